@@ -1,0 +1,200 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// emitter is the stream's Handler: it routes each change to its topic,
+// encodes it once and hands it to the producer, counting it in the tracker.
+// It runs on the stream goroutine; only the promise runs elsewhere.
+type emitter struct {
+	client  *kgo.Client
+	tracker *Tracker
+	topics  *topicMaker
+	enc     *schema.JSONEncoder
+	metrics *Metrics
+	prefix  string
+	include func(schema, table string) bool
+
+	routes  map[*schema.Relation]route
+	cur     *txAck
+	pool    sync.Pool
+	promise func(*kgo.Record, error)
+}
+
+type route struct {
+	topic string
+	skip  bool
+}
+
+func newEmitter(client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *schema.JSONEncoder, m *Metrics, prefix string, include func(string, string) bool) *emitter {
+	e := &emitter{client: client, tracker: tracker, topics: topics, enc: enc, metrics: m, prefix: prefix, include: include,
+		routes: make(map[*schema.Relation]route)}
+	e.pool.New = func() any { return new(kgo.Record) }
+	e.promise = e.onAck
+	return e
+}
+
+// Begin implements stream.Handler.
+func (e *emitter) Begin(*schema.Tx) error {
+	e.cur = e.tracker.Begin()
+	return nil
+}
+
+// Commit implements stream.Handler.
+func (e *emitter) Commit(tx *schema.Tx) error {
+	e.tracker.Commit(e.cur, tx.EndLSN)
+	e.cur = nil
+	e.metrics.TransactionsReceived.Inc()
+	return nil
+}
+
+// Change implements stream.Handler.
+func (e *emitter) Change(ch *schema.Change) error {
+	e.metrics.ChangesReceived.Inc()
+	if ch.Op == schema.OpMessage {
+		topic := e.prefix + ".message"
+		if err := e.topics.ensure(topic); err != nil {
+			return err
+		}
+		if ch.Tx == nil {
+			// A non-transactional message is its own unit of durability.
+			a := e.tracker.Begin()
+			err := e.produce(a, topic, ch, false)
+			e.tracker.Commit(a, ch.LSN)
+			return err
+		}
+		return e.produce(e.cur, topic, ch, false)
+	}
+	r, err := e.route(ch.Relation)
+	if err != nil || r.skip {
+		return err
+	}
+	return e.produce(e.cur, r.topic, ch, ch.Op == schema.OpDelete)
+}
+
+// route returns where a relation's changes go. Relations are immutable and
+// replaced on change, so the cache is keyed by pointer; it is rebuilt when
+// a session ends (relations are per session).
+func (e *emitter) route(rel *schema.Relation) (route, error) {
+	if r, ok := e.routes[rel]; ok {
+		return r, nil
+	}
+	r := route{skip: !e.include(rel.Schema, rel.Table)}
+	if !r.skip {
+		r.topic = TopicName(e.prefix, rel.Schema, rel.Table)
+		if err := e.topics.ensure(r.topic); err != nil {
+			return r, err
+		}
+	}
+	if len(e.routes) > 4096 {
+		clear(e.routes)
+	}
+	e.routes[rel] = r
+	return r, nil
+}
+
+// produce encodes ch into a pooled record and hands it to the producer;
+// with tombstone, a record with the same key and a null value follows.
+func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone bool) error {
+	rec := e.pool.Get().(*kgo.Record)
+	key, hasKey, err := e.enc.AppendKey(rec.Key[:0], ch)
+	if err != nil {
+		e.pool.Put(rec)
+		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
+	}
+	value, err := e.enc.AppendValue(rec.Value[:0], ch, time.Now().UnixMilli())
+	if err != nil {
+		e.pool.Put(rec)
+		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
+	}
+	*rec = kgo.Record{Topic: topic, Value: value, Context: a}
+	if hasKey {
+		rec.Key = key
+	}
+	e.send(a, rec)
+	if tombstone && hasKey {
+		ts := e.pool.Get().(*kgo.Record)
+		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a}
+		e.send(a, ts)
+	}
+	return nil
+}
+
+func (e *emitter) send(a *txAck, rec *kgo.Record) {
+	e.tracker.Add(a, len(rec.Key)+len(rec.Value))
+	// Produce does not block: the client's buffer is sized above the
+	// tracker's bound, and the stream waits on the tracker instead.
+	e.client.Produce(context.Background(), rec, e.promise)
+}
+
+// onAck runs on the producer's promise goroutine.
+func (e *emitter) onAck(rec *kgo.Record, err error) {
+	a := rec.Context.(*txAck)
+	n := len(rec.Key) + len(rec.Value)
+	if err != nil {
+		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
+	} else if rec.Value != nil {
+		e.metrics.ChangesWritten.Inc() // tombstones are not changes
+	}
+	e.tracker.Ack(a, n, err)
+	key, value := rec.Key[:0], rec.Value[:0]
+	*rec = kgo.Record{Key: key, Value: value}
+	e.pool.Put(rec)
+}
+
+// reset forgets per-session state.
+func (e *emitter) reset() {
+	clear(e.routes)
+	e.cur = nil
+}
+
+// TopicName is the data topic of a table: <prefix>.<schema>.<table>, with
+// characters Kafka does not allow in a topic name replaced by '_', as
+// Debezium does.
+func TopicName(prefix, schemaName, table string) string {
+	return sanitizeTopic(prefix + "." + schemaName + "." + table)
+}
+
+func sanitizeTopic(t string) string {
+	ok := true
+	for i := 0; i < len(t); i++ {
+		if !topicChar(t[i]) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return t
+	}
+	b := []byte(t)
+	for i := range b {
+		if !topicChar(b[i]) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func topicChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// RecordError is a change that could not be turned into a record.
+type RecordError struct {
+	Topic string
+	LSN   schema.LSN
+	Err   error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("encode change at LSN %s for topic %q: %v", e.LSN, e.Topic, e.Err)
+}
+func (e *RecordError) Unwrap() error { return e.Err }

@@ -1,0 +1,42 @@
+package connector
+
+import "errors"
+
+// Process exit codes, a public contract of the mooncdc command.
+const (
+	ExitOK           = 0
+	ExitRuntime      = 1
+	ExitConfig       = 2
+	ExitUnsafeResume = 3
+	ExitFenced       = 4
+)
+
+// ConfigError reports invalid configuration; the CLI exits with ExitConfig.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return "invalid config: " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// UnsafeResumeError reports that the offsets in Kafka do not describe the
+// Postgres source or slot that mooncdc is connected to. Resuming would lose
+// or duplicate data, so the pipeline stops; the message says how to start over.
+type UnsafeResumeError struct{ Reason string }
+
+func (e *UnsafeResumeError) Error() string { return "unsafe resume: " + e.Reason }
+
+// ExitCode maps an error returned by Run (or config loading) to the process
+// exit code.
+func ExitCode(err error) int {
+	var ce *ConfigError
+	var ue *UnsafeResumeError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ce):
+		return ExitConfig
+	case errors.As(err, &ue):
+		return ExitUnsafeResume
+	default:
+		return ExitRuntime
+	}
+}

@@ -1,0 +1,39 @@
+package connector
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+)
+
+// serveHTTP serves /metrics, /healthz (the process is up) and /readyz (200
+// only while the main worker streams) on addr until the server is closed.
+func serveHTTP(addr string, m *Metrics, ready func() bool, log *zap.Logger) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, &ConfigError{Err: fmt.Errorf("metrics.listen: cannot listen on %q: %w (choose a free address, or set it empty to disable)", addr, err)}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if ready() {
+			_, _ = w.Write([]byte("streaming\n"))
+			return
+		}
+		http.Error(w, "not streaming", http.StatusServiceUnavailable)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics server stopped", zap.Error(err))
+		}
+	}()
+	log.Info("serving metrics", zap.String("listen", ln.Addr().String()))
+	return srv, nil
+}

@@ -1,0 +1,53 @@
+package connector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the pipeline's Prometheus metrics. Names are a public
+// contract (dashboards, alerts): extend, don't rename.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	TransactionsReceived prometheus.Counter
+	ChangesReceived      prometheus.Counter
+	ChangesWritten       prometheus.Counter
+	TransactionsDurable  prometheus.Counter
+	PayloadBytes         prometheus.Counter
+	DurableLSN           prometheus.Gauge
+	LagBytes             prometheus.Gauge
+	InflightBytes        prometheus.GaugeFunc
+	WorkerErrors         *prometheus.CounterVec
+	Streaming            prometheus.Gauge
+}
+
+func newMetrics(inflight func() float64) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		TransactionsReceived: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mooncdc_transactions_received_total", Help: "Postgres transactions decoded from the replication stream."}),
+		ChangesReceived: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mooncdc_changes_received_total", Help: "Changes (rows, truncates, messages) decoded from the replication stream."}),
+		ChangesWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mooncdc_changes_written_total", Help: "Change records acknowledged by Kafka (tombstones not counted)."}),
+		TransactionsDurable: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mooncdc_transactions_durable_total", Help: "Transactions whose records are all acknowledged by Kafka."}),
+		PayloadBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mooncdc_replication_payload_bytes_total", Help: "pgoutput payload bytes received."}),
+		DurableLSN: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mooncdc_durable_lsn", Help: "The durable LSN: end of the newest transaction fully acknowledged by Kafka (confirmed to Postgres)."}),
+		LagBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mooncdc_replication_lag_bytes", Help: "Server WAL end minus the durable LSN."}),
+		InflightBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mooncdc_inflight_bytes", Help: "Bytes of records handed to the producer and not yet acknowledged."}, inflight),
+		WorkerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mooncdc_worker_errors_total", Help: "Errors by worker type."}, []string{"worker_type"}),
+		Streaming: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mooncdc_streaming", Help: "1 while the main worker is streaming from Postgres."}),
+	}
+	m.Registry.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
+		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	m.WorkerErrors.WithLabelValues("main")
+	return m
+}

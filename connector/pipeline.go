@@ -1,0 +1,361 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mooncdc/mooncdc/connector/stream"
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// Version is reported in every record's source.version.
+const Version = "mooncdc-0.1.0"
+
+// Pipeline streams one Postgres publication into Kafka. Build it with New;
+// it starts nothing until Run.
+type Pipeline struct {
+	cfg      Config
+	log      *zap.Logger
+	patterns []TablePattern
+	metrics  *Metrics
+	ready    atomic.Bool
+	tracker  atomic.Pointer[Tracker]
+	abort    chan struct{}
+	abortOne sync.Once
+
+	// set by Run
+	brokers []string
+}
+
+// New validates cfg and returns a pipeline ready to Run. It does no I/O.
+func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	p := &Pipeline{cfg: cfg, log: log, abort: make(chan struct{})}
+	p.metrics = newMetrics(func() float64 {
+		if t := p.tracker.Load(); t != nil {
+			return float64(t.Inflight())
+		}
+		return 0
+	})
+	for _, t := range cfg.Postgres.Tables {
+		tp, err := ParseTablePattern(t)
+		if err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("postgres.tables: %w", err)}
+		}
+		p.patterns = append(p.patterns, tp)
+	}
+	return p, nil
+}
+
+// Metrics returns the pipeline's metrics.
+func (p *Pipeline) Metrics() *Metrics { return p.metrics }
+
+// Ready reports whether the main worker is streaming.
+func (p *Pipeline) Ready() bool { return p.ready.Load() }
+
+// Abort makes Run return at once without flushing, writing offsets or
+// confirming anything: what a crash would leave. For tests; safe to call
+// from any goroutine, any number of times.
+func (p *Pipeline) Abort() { p.abortOne.Do(func() { close(p.abort) }) }
+
+// ErrAborted is returned by Run after Abort.
+var ErrAborted = errors.New("pipeline aborted")
+
+func (p *Pipeline) include(schemaName, table string) bool {
+	if len(p.patterns) == 0 {
+		return true
+	}
+	for _, tp := range p.patterns {
+		if tp.Match(schemaName, table) {
+			return true
+		}
+	}
+	return false
+}
+
+// Run streams until ctx is done (a clean stop: it finishes the open
+// transaction, waits for Kafka, writes the offsets, confirms the durable LSN
+// to Postgres and returns nil) or a critical error. It blocks, and owns
+// every goroutine it starts: they have all exited when it returns.
+func (p *Pipeline) Run(ctx context.Context) error {
+	hard, cancelHard := context.WithCancel(context.Background())
+	defer cancelHard()
+	go func() {
+		select {
+		case <-p.abort:
+			cancelHard()
+		case <-hard.Done():
+		}
+	}()
+	soft, cancelSoft := context.WithCancel(ctx)
+	defer cancelSoft()
+	stopLink := context.AfterFunc(hard, cancelSoft)
+	defer stopLink()
+
+	err := p.run(hard, soft)
+	select {
+	case <-p.abort:
+		return ErrAborted
+	default:
+	}
+	return err
+}
+
+func (p *Pipeline) run(hard, soft context.Context) error {
+	cfg := p.cfg
+	log := p.log
+
+	brokers := cfg.Kafka.Brokers
+	if len(brokers) == 0 {
+		emb, err := startEmbeddedKafka(cfg.DataDir, log)
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		brokers = emb.ListenAddrs()
+	}
+	p.brokers = brokers
+
+	g, gctx := errgroup.WithContext(hard)
+	if cfg.Metrics.Listen != "" {
+		srv, err := p.serveMetrics(cfg.Metrics.Listen)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	}
+
+	pgcfg, err := pgconn.ParseConfig(cfg.Postgres.URL)
+	if err != nil {
+		return &ConfigError{Err: fmt.Errorf("postgres.url: %w", err)}
+	}
+
+	kafkaState := newKafkaState(log)
+	client, err := kgo.NewClient(p.producerOpts(brokers, kafkaState)...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	defer client.Close()
+	adm := kadm.NewClient(client)
+
+	// Offsets first: they say where to resume and which source they are for.
+	if err := retry(soft, log, "prepare offsets topic "+cfg.Kafka.OffsetsTopic, func() error {
+		return offsets.EnsureTopic(soft, adm, cfg.Kafka.OffsetsTopic, int16(cfg.Kafka.TopicReplicationFactor))
+	}); err != nil {
+		return err
+	}
+	var state offsets.State
+	if err := retry(soft, log, "load offsets", func() error {
+		var err error
+		state, err = p.loadOffsets(soft, brokers)
+		return err
+	}); err != nil {
+		return err
+	}
+
+	src, err := p.prepareSource(soft, pgcfg, state)
+	if err != nil {
+		return err
+	}
+	log.Info("resuming", zap.String("slot", cfg.Postgres.Slot), zap.Stringer("lsn", schema.LSN(src.DurableLSN)),
+		zap.String("system_id", src.SystemID), zap.String("database", src.Database))
+	// Record the pipeline (new, or adopted) before streaming.
+	if err := p.writeOffsets(soft, client, src); err != nil {
+		return err
+	}
+
+	var lastServerEnd atomic.Uint64
+	tracker := NewTracker(schema.LSN(src.DurableLSN), cfg.Kafka.MaxInflightBytes, func(l schema.LSN, txs int) {
+		p.metrics.DurableLSN.Set(float64(l))
+		p.metrics.TransactionsDurable.Add(float64(txs))
+		if end := lastServerEnd.Load(); end > uint64(l) {
+			p.metrics.LagBytes.Set(float64(end - uint64(l)))
+		} else {
+			p.metrics.LagBytes.Set(0)
+		}
+	})
+	p.tracker.Store(tracker)
+	p.metrics.DurableLSN.Set(float64(src.DurableLSN))
+
+	enc := schema.NewJSONEncoder(schema.JSONConfig{Name: cfg.Kafka.TopicPrefix, Database: src.Database, Version: Version})
+	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor))
+	em := newEmitter(client, tracker, topics, enc, p.metrics, cfg.Kafka.TopicPrefix, p.include)
+	progress := &progress{Tracker: tracker, client: client}
+	obs := &observer{p: p, serverEnd: &lastServerEnd, tracker: tracker}
+
+	// The offsets writer: the durable LSN goes to the offsets topic once a
+	// second when it moved. Postgres hears it from the stream goroutine.
+	g.Go(func() error {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		written := src.DurableLSN
+		for {
+			select {
+			case <-gctx.Done():
+				return nil
+			case <-soft.Done():
+				return nil
+			case <-t.C:
+			}
+			if err := tracker.Err(); err != nil {
+				return &criticalError{err}
+			}
+			if d := uint64(tracker.Durable()); d != written {
+				src.DurableLSN = d
+				client.Produce(gctx, offsets.PipelineRecord(cfg.Kafka.OffsetsTopic, cfg.Name, src), func(_ *kgo.Record, err error) {
+					if err != nil && gctx.Err() == nil {
+						log.Warn("write offsets", zap.Error(err))
+					}
+				})
+				written = d
+			}
+		}
+	})
+
+	g.Go(func() error {
+		return p.stream(gctx, soft, pgcfg, src, tracker, em, progress, obs)
+	})
+	err = g.Wait()
+	if hard.Err() != nil {
+		return err
+	}
+	if err != nil {
+		p.metrics.WorkerErrors.WithLabelValues("main").Inc()
+		log.Error("pipeline stopped", zap.Error(err), zap.Stringer("durable_lsn", tracker.Durable()))
+		return err
+	}
+	// Clean stop: the stream drained and confirmed; record where we are.
+	src.DurableLSN = uint64(tracker.Durable())
+	flushCtx, cancel := context.WithTimeout(hard, 30*time.Second)
+	defer cancel()
+	if err := p.writeOffsets(flushCtx, client, src); err != nil {
+		return err
+	}
+	log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))
+	return nil
+}
+
+// stream runs replication sessions until a graceful stop or a critical
+// error, reconnecting with capped exponential backoff from the durable LSN.
+func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src offsets.Pipeline,
+	tracker *Tracker, em *emitter, prog *progress, obs *observer) error {
+	log := p.log.Named("stream")
+	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	down := false
+	for attempt := 0; ; attempt++ {
+		start := tracker.Durable()
+		sess := stream.NewSession(stream.Config{
+			ConnConfig: pgcfg, Slot: p.cfg.Postgres.Slot, Publication: p.cfg.Postgres.Publication,
+			StartLSN: start, Log: log, Progress: prog, Observer: obs,
+		})
+		err := sess.Run(hard, soft, em)
+		// Whatever ended the session, the open transaction's rest will be
+		// replayed from the durable LSN by the next session.
+		tracker.Abandon()
+		em.reset()
+		if err == nil {
+			return nil
+		}
+		if hard.Err() != nil {
+			return hard.Err()
+		}
+		if soft.Err() != nil && !isRetryable(err) {
+			return nil
+		}
+		switch classify(err) {
+		case classRetryable:
+			p.metrics.WorkerErrors.WithLabelValues("main").Inc()
+			if !down {
+				log.Warn("replication connection lost; reconnecting with backoff", zap.Error(err), zap.Stringer("durable_lsn", tracker.Durable()))
+				down = true
+			} else {
+				log.Debug("reconnect failed", zap.Error(err))
+			}
+			// Let Kafka catch up first, so the next session resumes as late
+			// as possible and repeats as little as possible.
+			waitCtx, cancel := context.WithTimeout(hard, 10*time.Second)
+			_ = tracker.Wait(waitCtx)
+			cancel()
+			if err := tracker.Err(); err != nil {
+				return &criticalError{err}
+			}
+			if soft.Err() != nil {
+				return nil
+			}
+			if !sleepCtx(soft, bo.next()) {
+				return nil
+			}
+			if err := p.checkSlotStillThere(soft, pgcfg); err != nil {
+				if errors.As(err, new(*UnsafeResumeError)) {
+					return err
+				}
+				log.Debug("slot check failed", zap.Error(err))
+			}
+			continue
+		default:
+			return err
+		}
+	}
+}
+
+// progress adapts the tracker to the session's Progress.
+type progress struct {
+	*Tracker
+	client *kgo.Client
+}
+
+// Drain flushes the producer: every record handed over is acked or failed.
+func (pr *progress) Drain(ctx context.Context) error {
+	if err := pr.client.Flush(ctx); err != nil {
+		return err
+	}
+	if err := pr.Tracker.Wait(ctx); err != nil {
+		return &criticalError{err}
+	}
+	return nil
+}
+
+// observer feeds the session's measurements into the metrics.
+type observer struct {
+	p         *Pipeline
+	serverEnd *atomic.Uint64
+	tracker   *Tracker
+}
+
+func (o *observer) Streaming(on bool) {
+	o.p.ready.Store(on)
+	if on {
+		o.p.metrics.Streaming.Set(1)
+	} else {
+		o.p.metrics.Streaming.Set(0)
+	}
+}
+func (o *observer) Received(n int) { o.p.metrics.PayloadBytes.Add(float64(n)) }
+func (o *observer) ServerWALEnd(l schema.LSN) {
+	o.serverEnd.Store(uint64(l))
+	if d := o.tracker.Durable(); l > d {
+		o.p.metrics.LagBytes.Set(float64(l - d))
+	}
+}
+
+func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
+	return serveHTTP(addr, p.metrics, p.Ready, p.log)
+}

@@ -1,0 +1,146 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/stream"
+)
+
+type errClass int
+
+const (
+	classCritical  errClass = iota // stop with a clear message
+	classRetryable                 // reconnect with backoff, resume from the durable LSN
+	classUnsafe                    // the source or slot is not the one the offsets describe
+)
+
+// criticalError marks an error that must stop the pipeline.
+type criticalError struct{ err error }
+
+func (e *criticalError) Error() string { return e.err.Error() }
+func (e *criticalError) Unwrap() error { return e.err }
+
+// classify decides, in one place, what an error means for the pipeline.
+func classify(err error) errClass {
+	var (
+		unsafe   *UnsafeResumeError
+		critical *criticalError
+		cfgErr   *ConfigError
+		proto    *stream.ProtocolError
+		recErr   *RecordError
+		pgErr    *pgconn.PgError
+		netErr   net.Error
+	)
+	switch {
+	case err == nil:
+		return classRetryable
+	case errors.As(err, &unsafe):
+		return classUnsafe
+	case errors.As(err, &critical), errors.As(err, &cfgErr):
+		return classCritical
+	case errors.As(err, &proto):
+		// The stream's bytes made no sense; reading them again will not help.
+		return classCritical
+	case errors.As(err, &recErr):
+		// A value that cannot be encoded; retrying would crash-loop.
+		return classCritical
+	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
+		errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.PolicyViolation),
+		errors.Is(err, kerr.InvalidReplicationFactor), errors.Is(err, kerr.InvalidTopicException):
+		return classCritical
+	case errors.As(err, &pgErr):
+		switch {
+		case pgErr.Code == "55006": // object_in_use: the slot is still held by an old session
+			return classRetryable
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, crash, cannot connect now
+			return classRetryable
+		case pgErr.Code == "53300": // too_many_connections
+			return classRetryable
+		case len(pgErr.Code) == 2+3 && pgErr.Code[:2] == "08": // connection exception
+			return classRetryable
+		default:
+			// Privileges, missing objects, authentication: a person must act.
+			return classCritical
+		}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.As(err, &netErr), pgconn.SafeToRetry(err), pgconn.Timeout(err):
+		return classRetryable
+	default:
+		var connErr *stream.ConnError
+		if errors.As(err, &connErr) {
+			return classRetryable // the connection broke without a server error
+		}
+		var ce *pgconn.ConnectError
+		if errors.As(err, &ce) {
+			return classRetryable
+		}
+		return classRetryable
+	}
+}
+
+func isRetryable(err error) bool { return classify(err) == classRetryable }
+
+// retry runs fn until it succeeds, fails with an error that is not
+// retryable, or ctx is done. The first failure is logged at warn, later
+// ones at debug: one log line per change of state.
+func retry(ctx context.Context, log *zap.Logger, what string, fn func() error) error {
+	bo := newBackoff(250*time.Millisecond, 30*time.Second)
+	failing := false
+	for {
+		err := fn()
+		if err == nil {
+			if failing {
+				log.Info(what + ": succeeded after retries")
+			}
+			return nil
+		}
+		if classify(err) != classRetryable {
+			return err
+		}
+		if !failing {
+			log.Warn(what+": failed, retrying with backoff", zap.Error(err))
+			failing = true
+		} else {
+			log.Debug(what+": failed again", zap.Error(err))
+		}
+		if !sleepCtx(ctx, bo.next()) {
+			return errors.Join(ctx.Err(), err)
+		}
+	}
+}
+
+// backoff is capped exponential backoff with full jitter on the upper half.
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max} }
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else if b.cur *= 2; b.cur > b.max {
+		b.cur = b.max
+	}
+	return b.cur/2 + time.Duration(rand.Int64N(int64(b.cur/2)+1))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,192 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+func (p *Pipeline) producerOpts(brokers []string, hooks kgo.Hook) []kgo.Opt {
+	maxBytes := p.cfg.Kafka.MaxInflightBytes
+	return []kgo.Opt{
+		kgo.SeedBrokers(brokers...),
+		kgo.ClientID("mooncdc-" + p.cfg.Name),
+		kgo.RequiredAcks(kgo.AllISRAcks()), // with the default idempotent writes
+		// The tracker bounds in-flight bytes and makes the stream wait; the
+		// client's own bounds sit above it so that Produce never blocks the
+		// stream goroutine (which must keep answering Postgres).
+		kgo.MaxBufferedBytes(int(maxBytes)*2 + 64<<20),
+		kgo.MaxBufferedRecords(1 << 24),
+		kgo.ProducerLinger(5 * time.Millisecond),
+		kgo.WithHooks(hooks),
+	}
+}
+
+func (p *Pipeline) loadOffsets(ctx context.Context, brokers []string) (offsets.State, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ClientID("mooncdc-"+p.cfg.Name+"-offsets"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return offsets.State{}, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	st, err := offsets.Load(ctx, cl, p.cfg.Kafka.OffsetsTopic, p.cfg.Name)
+	if err != nil {
+		return st, fmt.Errorf("load offsets from topic %q: %w", p.cfg.Kafka.OffsetsTopic, err)
+	}
+	return st, nil
+}
+
+func (p *Pipeline) writeOffsets(ctx context.Context, client *kgo.Client, src offsets.Pipeline) error {
+	src.UpdatedMs = time.Now().UnixMilli()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := client.ProduceSync(ctx, offsets.PipelineRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, src)).FirstErr(); err != nil {
+		return fmt.Errorf("write offsets to topic %q: %w", p.cfg.Kafka.OffsetsTopic, err)
+	}
+	return nil
+}
+
+// prepareSource checks that the stored offsets belong to this Postgres
+// source, makes sure the publication and slot exist, and returns the
+// pipeline's offsets record with the LSN to resume at.
+func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, state offsets.State) (offsets.Pipeline, error) {
+	var out offsets.Pipeline
+	err := retry(ctx, p.log, "connect to Postgres", func() error {
+		var err error
+		out, err = p.prepareSourceOnce(ctx, pgcfg, state)
+		return err
+	})
+	return out, err
+}
+
+func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State) (offsets.Pipeline, error) {
+	cfg := p.cfg
+	slotName, pubName := cfg.Postgres.Slot, cfg.Postgres.Publication
+	repl, err := connectReplication(ctx, pgcfg)
+	if err != nil {
+		return offsets.Pipeline{}, err
+	}
+	defer repl.Close(context.Background())
+	id, err := identify(ctx, repl)
+	if err != nil {
+		return offsets.Pipeline{}, err
+	}
+	db, err := connectSQL(ctx, pgcfg)
+	if err != nil {
+		return offsets.Pipeline{}, err
+	}
+	defer db.Close(context.Background())
+	slot, err := lookupSlot(ctx, db, slotName)
+	if err != nil {
+		return offsets.Pipeline{}, err
+	}
+	if slot.Exists && (slot.Plugin != "pgoutput" || slot.Type != "logical" || slot.Database != id.Database) {
+		return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
+			"replication slot %q exists but is a %s slot of plugin %q on database %q, not a pgoutput slot on %q: choose another postgres.slot, or drop that slot (SELECT pg_drop_replication_slot('%s')) if nothing else uses it",
+			slotName, slot.Type, slot.Plugin, slot.Database, id.Database, slotName)}
+	}
+	if _, _, err := ensurePublication(ctx, db, pubName, p.patterns); err != nil {
+		return offsets.Pipeline{}, err
+	}
+
+	if sp := state.Pipeline; sp != nil {
+		startOver := fmt.Sprintf("to start over, run with a new name (a new offsets key) or delete this connector's offsets from topic %q (a tombstone for key %s)",
+			cfg.Kafka.OffsetsTopic, offsets.PipelineKey(cfg.Name))
+		switch {
+		case sp.SystemID != id.SystemID || sp.Database != id.Database:
+			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
+				"the offsets of connector %q were written for Postgres system %s, database %q, but postgres.url reaches system %s, database %q; if postgres.url is wrong, fix it; if the database was rebuilt or restored, %s",
+				cfg.Name, sp.SystemID, sp.Database, id.SystemID, id.Database, startOver)}
+		case sp.Slot != slotName:
+			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
+				"the offsets of connector %q were written for slot %q, but postgres.slot is %q; set postgres.slot back, or %s",
+				cfg.Name, sp.Slot, slotName, startOver)}
+		case !slot.Exists:
+			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
+				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s",
+				slotName, cfg.Name, schema.LSN(sp.DurableLSN), startOver)}
+		}
+		out := *sp
+		out.Publication = pubName
+		// Postgres never moves a slot backwards; the offsets may trail the
+		// slot's confirmed position by up to the last write interval.
+		if uint64(slot.ConfirmedFlush) > out.DurableLSN {
+			out.DurableLSN = uint64(slot.ConfirmedFlush)
+		}
+		return out, nil
+	}
+
+	out := offsets.Pipeline{SystemID: id.SystemID, Database: id.Database, Slot: slotName, Publication: pubName}
+	if slot.Exists {
+		p.log.Warn("adopting an existing replication slot: changes before its confirmed position are not streamed",
+			zap.String("slot", slotName), zap.Stringer("lsn", slot.ConfirmedFlush))
+		out.InitialLSN = uint64(slot.ConfirmedFlush)
+	} else {
+		lsn, err := createSlot(ctx, repl, slotName)
+		if err != nil {
+			return offsets.Pipeline{}, err
+		}
+		p.log.Info("created replication slot", zap.String("slot", slotName), zap.Stringer("lsn", lsn))
+		out.InitialLSN = uint64(lsn)
+	}
+	out.DurableLSN = out.InitialLSN
+	return out, nil
+}
+
+// checkSlotStillThere turns a slot that vanished while mooncdc was
+// reconnecting into an unsafe-resume error instead of endless retries.
+func (p *Pipeline) checkSlotStillThere(ctx context.Context, pgcfg *pgconn.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	db, err := connectSQL(ctx, pgcfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	slot, err := lookupSlot(ctx, db, p.cfg.Postgres.Slot)
+	if err != nil {
+		return err
+	}
+	if !slot.Exists {
+		return &UnsafeResumeError{Reason: fmt.Sprintf("replication slot %q was dropped while mooncdc was running: changes after the durable LSN are gone from Postgres; to start over, run with a new name or delete this connector's offsets from topic %q",
+			p.cfg.Postgres.Slot, p.cfg.Kafka.OffsetsTopic)}
+	}
+	return nil
+}
+
+// kafkaState logs the Kafka connection going down and coming back, once per
+// change of state rather than once per failed dial.
+type kafkaState struct {
+	log  *zap.Logger
+	down bool
+	mu   chan struct{}
+}
+
+func newKafkaState(log *zap.Logger) *kafkaState {
+	return &kafkaState{log: log.Named("kafka"), mu: make(chan struct{}, 1)}
+}
+
+// OnBrokerConnect implements kgo.HookBrokerConnect.
+func (k *kafkaState) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	k.mu <- struct{}{}
+	defer func() { <-k.mu }()
+	addr := net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port))
+	switch {
+	case err != nil && !k.down:
+		k.down = true
+		k.log.Warn("Kafka unreachable; records stay buffered and Postgres waits once the buffer is full", zap.String("broker", addr), zap.Error(err))
+	case err == nil && k.down:
+		k.down = false
+		k.log.Info("Kafka reachable again", zap.String("broker", addr))
+	}
+}

@@ -1,0 +1,326 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// Progress is what the session needs from the rest of the pipeline.
+// Its methods are called from the session's goroutine and must not block,
+// except WaitRoom.
+type Progress interface {
+	// Durable is the flush position to report to Postgres: the end LSN of
+	// the newest transaction whose records Kafka has acknowledged.
+	Durable() schema.LSN
+	// AdvanceIdle is called with the server's WAL end when the session is
+	// between transactions and has decoded everything before walEnd; when
+	// nothing is in flight the durable LSN may move there, so an idle slot
+	// does not hold WAL.
+	AdvanceIdle(walEnd schema.LSN)
+	// WaitRoom blocks while the in-flight byte budget is used up. It returns
+	// true when there is room, false when deadline passed or ctx is done.
+	WaitRoom(ctx context.Context, deadline time.Time) bool
+	// Drain blocks until every record handed over so far is acknowledged
+	// (or failed), so that Durable covers every committed transaction. The
+	// session calls it on a graceful stop, before its last status update.
+	Drain(ctx context.Context) error
+}
+
+// Observer receives the session's measurements (metrics). Called from the
+// session's goroutine; must not block.
+type Observer interface {
+	Streaming(on bool)
+	Received(payloadBytes int)
+	ServerWALEnd(lsn schema.LSN)
+}
+
+// Config says which slot to stream and from where.
+type Config struct {
+	// ConnConfig is a parsed Postgres connection config; the session adds
+	// replication=database and the session settings pgoutput's text values
+	// are decoded with (UTC, ISO dates, full float precision).
+	ConnConfig  *pgconn.Config
+	Slot        string
+	Publication string
+	StartLSN    schema.LSN
+	// StatusInterval is how often a standby status update goes out even
+	// when the server does not ask (default 1s).
+	StatusInterval time.Duration
+	Log            *zap.Logger
+	Progress       Progress
+	Observer       Observer
+}
+
+// Session is one replication connection. Build it with NewSession; Run
+// connects and streams.
+type Session struct {
+	cfg      Config
+	conn     *pgconn.PgConn
+	dec      *Decoder
+	received schema.LSN
+	walEnd   schema.LSN
+}
+
+// NewSession returns a session for cfg; it starts nothing.
+func NewSession(cfg Config) *Session {
+	if cfg.StatusInterval <= 0 {
+		cfg.StatusInterval = time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	return &Session{cfg: cfg, dec: NewDecoder()}
+}
+
+// ReplicationConnConfig returns a copy of base set up for a logical
+// replication connection with the session settings mooncdc decodes with.
+func ReplicationConnConfig(base *pgconn.Config) *pgconn.Config {
+	c := base.Copy()
+	if c.RuntimeParams == nil {
+		c.RuntimeParams = map[string]string{}
+	}
+	c.RuntimeParams["replication"] = "database"
+	c.RuntimeParams["application_name"] = "mooncdc"
+	c.RuntimeParams["TimeZone"] = "UTC"
+	c.RuntimeParams["DateStyle"] = "ISO, YMD"
+	c.RuntimeParams["IntervalStyle"] = "postgres"
+	c.RuntimeParams["extra_float_digits"] = "3"
+	return c
+}
+
+// Run connects, starts replication at cfg.StartLSN and streams into h
+// until an error, or until soft is done (a graceful stop: it returns nil at
+// the next transaction boundary, after a last status update) or hard is done
+// (it returns hard's error at once). It blocks; it owns the connection and
+// closes it before returning.
+func (s *Session) Run(hard, soft context.Context, h Handler) (err error) {
+	cfg := s.cfg
+	conn, err := pgconn.ConnectConfig(hard, ReplicationConnConfig(cfg.ConnConfig))
+	if err != nil {
+		return &ConnError{Op: "connect for replication", Err: err}
+	}
+	s.conn = conn
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+		if cfg.Observer != nil {
+			cfg.Observer.Streaming(false)
+		}
+	}()
+
+	args := []string{
+		"proto_version '" + strconv.Itoa(protoVersion(conn)) + "'",
+		"publication_names '" + quotePublication(cfg.Publication) + "'",
+		"messages 'true'",
+	}
+	if err := pglogrepl.StartReplication(hard, conn, cfg.Slot, pglogrepl.LSN(cfg.StartLSN),
+		pglogrepl.StartReplicationOptions{Mode: pglogrepl.LogicalReplication, PluginArgs: args}); err != nil {
+		return &ConnError{Op: fmt.Sprintf("start replication on slot %q at %s", cfg.Slot, cfg.StartLSN), Err: err}
+	}
+	cfg.Log.Info("streaming", zap.String("slot", cfg.Slot), zap.Stringer("lsn", cfg.StartLSN))
+	if cfg.Observer != nil {
+		cfg.Observer.Streaming(true)
+	}
+	s.received = cfg.StartLSN
+	return s.loop(hard, soft, h)
+}
+
+func (s *Session) loop(hard, soft context.Context, h Handler) error {
+	cfg := s.cfg
+	next := time.Now().Add(cfg.StatusInterval)
+	var rc recvCtx
+	defer rc.release()
+	for {
+		now := time.Now()
+		if !now.Before(next) {
+			if err := s.sendStatus(false); err != nil {
+				return err
+			}
+			next = now.Add(cfg.StatusInterval)
+		}
+		if err := hard.Err(); err != nil {
+			return err
+		}
+		inTx := s.dec.InTx()
+		if !inTx && soft.Err() != nil {
+			// Graceful stop between transactions: wait for Kafka, then
+			// confirm what it made durable.
+			if err := cfg.Progress.Drain(hard); err != nil {
+				return err
+			}
+			return s.sendStatus(false)
+		}
+		// Backpressure: stop reading while the in-flight budget is used up.
+		// Status updates still go out, so the walsender keeps the session.
+		if !cfg.Progress.WaitRoom(hard, next) {
+			continue
+		}
+		base := soft
+		if inTx {
+			base = hard
+		}
+		msg, err := s.conn.ReceiveMessage(rc.get(base, next))
+		if err != nil {
+			if hard.Err() != nil {
+				return hard.Err()
+			}
+			if pgconn.Timeout(err) || errors.Is(err, context.Canceled) {
+				continue // status deadline, or a graceful stop between transactions
+			}
+			return &ConnError{Op: "receive replication message", Err: err}
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			if err := s.handleCopyData(m.Data, h); err != nil {
+				return err
+			}
+		case *pgproto3.ErrorResponse:
+			return &ConnError{Op: "replication stream", Err: pgconn.ErrorResponseToPgError(m)}
+		case *pgproto3.CopyDone:
+			return &ConnError{Op: "replication stream", Err: errors.New("server ended the replication stream")}
+		default:
+			// NoticeResponse and ParameterStatus carry nothing for us.
+		}
+	}
+}
+
+func (s *Session) handleCopyData(data []byte, h Handler) error {
+	if len(data) == 0 {
+		return &ProtocolError{LSN: s.received, Msg: "empty CopyData"}
+	}
+	switch data[0] {
+	case pglogrepl.PrimaryKeepaliveMessageByteID:
+		ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(data[1:])
+		if err != nil {
+			return &ProtocolError{LSN: s.received, Msg: err.Error()}
+		}
+		s.serverWALEnd(schema.LSN(ka.ServerWALEnd))
+		if !s.dec.InTx() {
+			s.cfg.Progress.AdvanceIdle(schema.LSN(ka.ServerWALEnd))
+		}
+		if ka.ReplyRequested {
+			return s.sendStatus(false)
+		}
+		return nil
+	case pglogrepl.XLogDataByteID:
+		xld, err := pglogrepl.ParseXLogData(data[1:])
+		if err != nil {
+			return &ProtocolError{LSN: s.received, Msg: err.Error()}
+		}
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.Received(len(xld.WALData))
+		}
+		s.serverWALEnd(schema.LSN(xld.ServerWALEnd))
+		start := schema.LSN(xld.WALStart)
+		if start > s.received {
+			s.received = start
+		}
+		return s.dec.Decode(start, xld.WALData, h)
+	default:
+		return &ProtocolError{LSN: s.received, Msg: fmt.Sprintf("unknown CopyData message %q", data[0])}
+	}
+}
+
+func (s *Session) serverWALEnd(l schema.LSN) {
+	if l > s.walEnd {
+		s.walEnd = l
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.ServerWALEnd(l)
+		}
+	}
+}
+
+// sendStatus reports the durable LSN as flushed and applied. The write
+// position is what was received, which Postgres only displays.
+func (s *Session) sendStatus(reply bool) error {
+	durable := s.cfg.Progress.Durable()
+	if durable == 0 {
+		// pglogrepl would report the write position as flushed; never do that.
+		return nil
+	}
+	write := s.received
+	if durable > write {
+		write = durable
+	}
+	err := pglogrepl.SendStandbyStatusUpdate(context.Background(), s.conn, pglogrepl.StandbyStatusUpdate{
+		WALWritePosition: pglogrepl.LSN(write),
+		WALFlushPosition: pglogrepl.LSN(durable),
+		WALApplyPosition: pglogrepl.LSN(durable),
+		ReplyRequested:   reply,
+	})
+	if err != nil {
+		return &ConnError{Op: "send standby status", Err: err}
+	}
+	return nil
+}
+
+// protoVersion picks pgoutput's protocol: 2 where the server has it (14+).
+// mooncdc does not ask for streaming of in-progress transactions, so both
+// versions carry the same messages.
+func protoVersion(conn *pgconn.PgConn) int {
+	v, err := strconv.Atoi(conn.ParameterStatus("server_version_num"))
+	if err != nil {
+		// server_version_num is reported from Postgres 12 on; older: "14.2 (Debian…)"
+		major, _, _ := strings.Cut(conn.ParameterStatus("server_version"), ".")
+		m, _ := strconv.Atoi(major)
+		v = m * 10000
+	}
+	if v >= 140000 {
+		return 2
+	}
+	return 1
+}
+
+// quotePublication quotes a publication name for the publication_names
+// option: a string literal holding an identifier list.
+func quotePublication(name string) string {
+	ident := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+	return strings.ReplaceAll(ident, `'`, `''`)
+}
+
+// recvCtx caches the receive context so that a deadline context is built
+// once per status interval, not once per message.
+type recvCtx struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	base     context.Context
+	deadline time.Time
+}
+
+func (r *recvCtx) get(base context.Context, deadline time.Time) context.Context {
+	if r.ctx == nil || r.base != base || !r.deadline.Equal(deadline) {
+		r.release()
+		r.ctx, r.cancel = context.WithDeadline(base, deadline)
+		r.base, r.deadline = base, deadline
+	}
+	return r.ctx
+}
+
+func (r *recvCtx) release() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+}
+
+// ConnError is a failure of the replication connection: connect, start,
+// receive or send. Whether it is worth a reconnect is decided by the caller
+// (connector's error classification) from the wrapped error.
+type ConnError struct {
+	Op  string
+	Err error
+}
+
+func (e *ConnError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *ConnError) Unwrap() error { return e.Err }

@@ -1,0 +1,220 @@
+package connector
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// txAck counts the records of one Postgres transaction that Kafka has not
+// acknowledged yet. It doubles as the kgo.Record's Context (embedding
+// context.Background), so that a record's promise finds its transaction
+// without a per-record allocation or lookup.
+type txAck struct {
+	context.Context
+	end     schema.LSN // end LSN; set at Commit
+	pending int
+	closed  bool
+}
+
+// Tracker turns out-of-order acks into one contiguous durable LSN: the end
+// LSN of the newest transaction that, with every transaction before it, has
+// all its records acknowledged. It also bounds memory: the bytes of records
+// handed to the producer and not yet acknowledged.
+//
+// Begin/Add/Commit are called by the stream goroutine, Ack by producer
+// promise goroutines; every method is safe for concurrent use.
+type Tracker struct {
+	mu      sync.Mutex
+	queue   []*txAck // transactions in commit order, oldest first
+	open    *txAck   // the transaction being read, also last in queue
+	durable atomic.Uint64
+	failed  error
+
+	inflight atomic.Int64
+	maxBytes int64
+	room     chan struct{} // a token when inflight drops back under maxBytes
+	drained  chan struct{} // closed and replaced when the queue empties
+
+	onDurable func(l schema.LSN, txs int)
+}
+
+// NewTracker returns a tracker whose durable LSN starts at start.
+func NewTracker(start schema.LSN, maxInflightBytes int64, onDurable func(l schema.LSN, txs int)) *Tracker {
+	t := &Tracker{maxBytes: maxInflightBytes, room: make(chan struct{}, 1), drained: make(chan struct{}), onDurable: onDurable}
+	t.durable.Store(uint64(start))
+	return t
+}
+
+// Durable returns the durable LSN.
+func (t *Tracker) Durable() schema.LSN { return schema.LSN(t.durable.Load()) }
+
+// Inflight returns the bytes handed to the producer and not yet acknowledged.
+func (t *Tracker) Inflight() int64 { return t.inflight.Load() }
+
+// Begin opens a transaction.
+func (t *Tracker) Begin() *txAck {
+	a := &txAck{Context: context.Background()}
+	t.mu.Lock()
+	t.queue = append(t.queue, a)
+	t.open = a
+	t.mu.Unlock()
+	return a
+}
+
+// Add counts one record of a, of n bytes, handed to the producer.
+func (t *Tracker) Add(a *txAck, n int) {
+	t.inflight.Add(int64(n))
+	t.mu.Lock()
+	a.pending++
+	t.mu.Unlock()
+}
+
+// Ack counts one record of a, of n bytes, acknowledged (err nil) or
+// failed. A failure stops the durable LSN before a for good.
+func (t *Tracker) Ack(a *txAck, n int, err error) {
+	if v := t.inflight.Add(-int64(n)); v <= t.maxBytes && v+int64(n) > t.maxBytes {
+		select {
+		case t.room <- struct{}{}:
+		default:
+		}
+	}
+	t.mu.Lock()
+	a.pending--
+	if err != nil && t.failed == nil {
+		t.failed = err
+	}
+	t.advanceLocked()
+	t.mu.Unlock()
+}
+
+// Commit closes a with its end LSN.
+func (t *Tracker) Commit(a *txAck, end schema.LSN) {
+	t.mu.Lock()
+	a.end = end
+	a.closed = true
+	if t.open == a {
+		t.open = nil
+	}
+	t.advanceLocked()
+	t.mu.Unlock()
+}
+
+// Abandon drops the open transaction, if any: its session is gone and the
+// next session replays it from the durable LSN. Records of it still in
+// flight are acknowledged into nothing.
+func (t *Tracker) Abandon() {
+	t.mu.Lock()
+	if t.open != nil {
+		n := len(t.queue) - 1
+		t.queue[n] = nil
+		t.queue = t.queue[:n]
+		t.open = nil
+	}
+	t.advanceLocked()
+	t.mu.Unlock()
+}
+
+// AdvanceIdle moves the durable LSN to walEnd when nothing is in flight and
+// no transaction is open: everything before walEnd has been received and
+// made durable or skipped.
+func (t *Tracker) AdvanceIdle(walEnd schema.LSN) {
+	t.mu.Lock()
+	if len(t.queue) == 0 && t.failed == nil && walEnd > t.Durable() {
+		t.setDurableLocked(walEnd, 0)
+	}
+	t.mu.Unlock()
+}
+
+// Err returns the first record failure, if any.
+func (t *Tracker) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failed
+}
+
+func (t *Tracker) advanceLocked() {
+	if t.failed != nil {
+		return
+	}
+	i := 0
+	var end schema.LSN
+	for ; i < len(t.queue); i++ {
+		a := t.queue[i]
+		if !a.closed || a.pending > 0 {
+			break
+		}
+		end = a.end
+		t.queue[i] = nil
+	}
+	if i == 0 {
+		return
+	}
+	t.queue = t.queue[i:]
+	if end > t.Durable() {
+		t.setDurableLocked(end, i)
+	}
+	if len(t.queue) == 0 {
+		close(t.drained)
+		t.drained = make(chan struct{})
+	}
+}
+
+func (t *Tracker) setDurableLocked(l schema.LSN, txs int) {
+	t.durable.Store(uint64(l))
+	if t.onDurable != nil {
+		t.onDurable(l, txs)
+	}
+}
+
+// WaitRoom blocks while the in-flight bytes exceed the bound. It returns
+// true when there is room, false when deadline passed or ctx is done.
+func (t *Tracker) WaitRoom(ctx context.Context, deadline time.Time) bool {
+	if t.inflight.Load() <= t.maxBytes {
+		return true
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for t.inflight.Load() > t.maxBytes {
+		select {
+		case <-t.room:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// Wait blocks until no closed transaction waits for acks (the open one, if
+// any, is not waited for), a record failed, or ctx is done.
+func (t *Tracker) Wait(ctx context.Context) error {
+	for {
+		t.mu.Lock()
+		if t.failed != nil {
+			err := t.failed
+			t.mu.Unlock()
+			return err
+		}
+		busy := len(t.queue)
+		if t.open != nil {
+			busy--
+		}
+		ch := t.drained
+		t.mu.Unlock()
+		if busy == 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+			// The open transaction keeps the queue from emptying; poll.
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+func TestTrackerDurableIsContiguousAcrossOutOfOrderAcks(t *testing.T) {
+	tr := NewTracker(100, 1<<20, nil)
+	a := tr.Begin()
+	tr.Add(a, 10)
+	tr.Add(a, 10)
+	tr.Commit(a, 200)
+	b := tr.Begin()
+	tr.Add(b, 10)
+	tr.Commit(b, 300)
+	c := tr.Begin() // still open
+
+	steps := []struct {
+		ack  *txAck
+		want schema.LSN
+	}{
+		{b, 100}, // b done, but a is not: nothing moves
+		{a, 100}, // one of a's two records
+		{a, 300}, // a and b done
+	}
+	for i, st := range steps {
+		tr.Ack(st.ack, 10, nil)
+		if got := tr.Durable(); got != st.want {
+			t.Fatalf("step %d: durable %s, want %s", i, got, st.want)
+		}
+	}
+	if tr.Inflight() != 0 {
+		t.Fatalf("inflight %d, want 0", tr.Inflight())
+	}
+	tr.Add(c, 5)
+	tr.Commit(c, 400)
+	tr.Ack(c, 5, nil)
+	if tr.Durable() != 400 {
+		t.Fatalf("durable %s, want 400", tr.Durable())
+	}
+}
+
+func TestTrackerEmptyTransactionIsDurableAtCommit(t *testing.T) {
+	tr := NewTracker(1, 100, nil)
+	a := tr.Begin()
+	tr.Commit(a, 50) // every change filtered out
+	if tr.Durable() != 50 {
+		t.Fatalf("durable %s, want 50", tr.Durable())
+	}
+}
+
+func TestTrackerFailureStopsDurableForGood(t *testing.T) {
+	tr := NewTracker(1, 100, nil)
+	a := tr.Begin()
+	tr.Add(a, 1)
+	tr.Commit(a, 10)
+	b := tr.Begin()
+	tr.Add(b, 1)
+	tr.Commit(b, 20)
+	boom := errors.New("message too large")
+	tr.Ack(a, 1, boom)
+	tr.Ack(b, 1, nil)
+	if tr.Durable() != 1 {
+		t.Fatalf("durable moved past a failed record: %s", tr.Durable())
+	}
+	if !errors.Is(tr.Err(), boom) || !errors.Is(tr.Wait(context.Background()), boom) {
+		t.Fatalf("failure not reported: %v", tr.Err())
+	}
+	tr.AdvanceIdle(1000)
+	if tr.Durable() != 1 {
+		t.Fatal("idle advance after a failure")
+	}
+}
+
+func TestTrackerAdvanceIdleOnlyWhenNothingPending(t *testing.T) {
+	tr := NewTracker(10, 100, nil)
+	a := tr.Begin()
+	tr.AdvanceIdle(500)
+	if tr.Durable() != 10 {
+		t.Fatal("idle advance while a transaction is open")
+	}
+	tr.Add(a, 1)
+	tr.Commit(a, 20)
+	tr.AdvanceIdle(500)
+	if tr.Durable() != 10 {
+		t.Fatal("idle advance while a record is in flight")
+	}
+	tr.Ack(a, 1, nil)
+	tr.AdvanceIdle(500)
+	if tr.Durable() != 500 {
+		t.Fatalf("durable %s, want 500", tr.Durable())
+	}
+	tr.AdvanceIdle(400)
+	if tr.Durable() != 500 {
+		t.Fatal("durable moved backwards")
+	}
+}
+
+func TestTrackerAbandonDropsOpenTransaction(t *testing.T) {
+	tr := NewTracker(10, 100, nil)
+	a := tr.Begin()
+	tr.Add(a, 1)
+	tr.Commit(a, 20)
+	b := tr.Begin()
+	tr.Add(b, 1)
+	tr.Abandon() // session lost mid-transaction b
+	tr.Ack(b, 1, nil)
+	tr.Ack(a, 1, nil)
+	if tr.Durable() != 20 {
+		t.Fatalf("durable %s, want 20", tr.Durable())
+	}
+	if err := tr.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTrackerWaitRoomBlocksUntilAcked(t *testing.T) {
+	tr := NewTracker(1, 100, nil)
+	a := tr.Begin()
+	tr.Add(a, 150)
+	if tr.WaitRoom(context.Background(), time.Now().Add(20*time.Millisecond)) {
+		t.Fatal("room while over the bound")
+	}
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		tr.Ack(a, 150, nil)
+	}()
+	if !tr.WaitRoom(context.Background(), time.Now().Add(5*time.Second)) {
+		t.Fatal("no room after the ack")
+	}
+}
+
+func TestBackoffIsCappedAndGrows(t *testing.T) {
+	b := newBackoff(100*time.Millisecond, time.Second)
+	prev := time.Duration(0)
+	for i := 0; i < 20; i++ {
+		d := b.next()
+		if d > time.Second {
+			t.Fatalf("backoff %v over the cap", d)
+		}
+		if i < 3 && d < prev/2 {
+			t.Fatalf("backoff shrank: %v after %v", d, prev)
+		}
+		prev = d
+	}
+}

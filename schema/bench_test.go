@@ -1,0 +1,76 @@
+package schema
+
+import "testing"
+
+// BenchmarkJSONEncodeInsert encodes the key and value of an insert into
+// public.customers (int8, text, numeric, timestamptz, bool, jsonb), reusing
+// the buffers as the producer's record pool does.
+func BenchmarkJSONEncodeInsert(b *testing.B) {
+	e := NewJSONEncoder(testJSONConfig)
+	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}
+	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+			b.Fatal(err)
+		}
+		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(kb) + len(vb)))
+}
+
+// BenchmarkJSONEncodeUpdateFull is an update with REPLICA IDENTITY FULL:
+// both images, twice the column work.
+func BenchmarkJSONEncodeUpdateFull(b *testing.B) {
+	e := NewJSONEncoder(testJSONConfig)
+	ch := &Change{Op: OpUpdate, Relation: customersFull, Before: rowAlice, After: rowAnne, Tx: testTx, LSN: 24023000}
+	kb, vb := make([]byte, 0, 256), make([]byte, 0, 2048)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+			b.Fatal(err)
+		}
+		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(kb) + len(vb)))
+}
+
+func BenchmarkParseTimestamptz(b *testing.B) {
+	s := []byte("2024-01-02 03:04:05.123456+00")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := ParseTimestamptz(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendJSONString(b *testing.B) {
+	s := []byte("The quick brown fox jumps over the lazy dog; \"quoted\" and naïve café.")
+	dst := make([]byte, 0, 256)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		dst = appendJSONString(dst[:0], s)
+	}
+}
+
+func BenchmarkAppendValueFloat8(b *testing.B) {
+	e := NewJSONEncoder(testJSONConfig)
+	c := &colPlan{kind: kindFloat8}
+	v := text("1.2345678901234567e-05")
+	dst := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if dst, err = e.appendValue(dst[:0], c, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

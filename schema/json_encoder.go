@@ -1,0 +1,319 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// JSONConfig configures a JSONEncoder.
+type JSONConfig struct {
+	Name             string // source.name (Debezium's topic.prefix / logical server name)
+	Database         string // source.db
+	Version          string // source.version, e.g. "mooncdc-0.1.0"
+	UnavailableValue string // placeholder for unchanged TOAST; default DefaultUnavailableValue
+}
+
+// DefaultUnavailableValue is Debezium's default unavailable.value.placeholder.
+const DefaultUnavailableValue = "__debezium_unavailable_value"
+
+// JSONEncoder writes changes as plain JSON records in the shape of
+// Debezium's PostgreSQL connector (2.x) with Kafka Connect's JsonConverter
+// and schemas.enable=false: the key is the row's key columns, the value the
+// envelope {before, after, source, op, ts_ms, transaction}.
+//
+// Create one with NewJSONEncoder. An encoder is reusable and keeps
+// per-relation state (a bounded cache); it is NOT safe for concurrent use:
+// use one per goroutine. Its methods do not block and do no I/O.
+type JSONEncoder struct {
+	// sourceHead is `"source":{"version":…,"connector":"postgresql","name":…,"ts_ms":`.
+	sourceHead []byte
+	// sourceDB is `,"db":…,"sequence":"[`.
+	sourceDB []byte
+	// unavailable and unavailableB64 are the TOAST placeholder as a JSON
+	// string, and its bytes as base64 for bytea columns.
+	unavailable, unavailableB64 []byte
+	// msgSourceTail is the source middle of logical messages (no table).
+	msgSourceTail []byte
+
+	plans    map[*Relation]*relPlan
+	lastRel  *Relation
+	lastPlan *relPlan
+	scratch  []byte // decoded bytea
+}
+
+// NewJSONEncoder returns an encoder for cfg.
+func NewJSONEncoder(cfg JSONConfig) *JSONEncoder {
+	if cfg.UnavailableValue == "" {
+		cfg.UnavailableValue = DefaultUnavailableValue
+	}
+	e := &JSONEncoder{plans: make(map[*Relation]*relPlan)}
+	b := append([]byte(nil), `"source":{"version":`...)
+	b = appendJSONString(b, cfg.Version)
+	b = append(b, `,"connector":"postgresql","name":`...)
+	b = appendJSONString(b, cfg.Name)
+	e.sourceHead = append(b, `,"ts_ms":`...)
+	b = append([]byte(nil), `,"db":`...)
+	b = appendJSONString(b, cfg.Database)
+	e.sourceDB = append(b, `,"sequence":"[`...)
+	e.unavailable = appendJSONString(nil, cfg.UnavailableValue)
+	e.unavailableB64 = appendBase64String(nil, []byte(cfg.UnavailableValue))
+	e.msgSourceTail = appendSourceTail(nil, "", "")
+	return e
+}
+
+// AppendKey appends the record key of ch to dst: a JSON object of the
+// relation's key columns (Relation.KeyIndexes), taken from After for r, c
+// and u and from Before for d. An After key value that is an unchanged
+// TOASTed value is taken from Before; if Before has none either, the key
+// cannot be built and the error wraps ErrUnchangedToastKey. The key of a
+// logical message is {"prefix":"<prefix>"}.
+//
+// ok is false when the record has no key: a truncate, a table without key
+// columns (REPLICA IDENTITY NOTHING, or DEFAULT without a primary key), or
+// a delete without an old image. On error or !ok, dst is returned
+// unchanged.
+func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, err error) {
+	start := len(dst)
+	switch ch.Op {
+	case OpMessage:
+		if ch.Message == nil {
+			return dst, false, errors.New("encode key: logical message change without Message")
+		}
+		dst = append(dst, `{"prefix":`...)
+		dst = appendJSONString(dst, ch.Message.Prefix)
+		return append(dst, '}'), true, nil
+	case OpTruncate:
+		return dst, false, nil
+	case OpRead, OpCreate, OpUpdate, OpDelete:
+	default:
+		return dst, false, errOp(ch.Op)
+	}
+	rel := ch.Relation
+	if rel == nil {
+		return dst, false, errNoRelation(ch.Op)
+	}
+	if len(rel.KeyIndexes) == 0 {
+		return dst, false, nil
+	}
+	primary, fallback := ch.After, ch.Before
+	if ch.Op == OpDelete {
+		primary, fallback = ch.Before, nil
+	}
+	if primary == nil {
+		primary, fallback = fallback, nil
+	}
+	if primary == nil {
+		return dst, false, nil
+	}
+	p := e.planFor(rel)
+	if err := checkTuple(rel, primary, fallback); err != nil {
+		return dst, false, err
+	}
+	dst = append(dst, '{')
+	for n, i := range rel.KeyIndexes {
+		if i < 0 || i >= len(p.cols) {
+			return dst[:start], false, fmt.Errorf("encode key of %s: key index %d out of range", rel.QualifiedName(), i)
+		}
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		c := &p.cols[i]
+		dst = append(dst, c.name...)
+		v := primary[i]
+		if v.Kind == ValueUnchangedToast {
+			if fallback == nil || fallback[i].Kind == ValueUnchangedToast {
+				return dst[:start], false, newValueError(rel, i, nil, ErrUnchangedToastKey)
+			}
+			v = fallback[i]
+		}
+		if dst, err = e.appendValue(dst, c, v); err != nil {
+			return dst[:start], false, newValueError(rel, i, v.Data, err)
+		}
+	}
+	return append(dst, '}'), true, nil
+}
+
+// AppendValue appends the record value of ch to dst: Debezium's envelope
+// {"before":…,"after":…,"source":{…},"op":…,"ts_ms":tsMs,"transaction":…},
+// or for a logical message
+// {"op":"m","ts_ms":…,"source":{…},"transaction":…,"message":{…}}.
+// tsMs is the processing time (the envelope's ts_ms). A value that does not
+// parse for its column type is a *ValueError; on error dst is returned
+// unchanged.
+func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, error) {
+	start := len(dst)
+	if ch.Op == OpMessage {
+		return e.appendMessage(dst, ch, tsMs)
+	}
+	switch ch.Op {
+	case OpRead, OpCreate, OpUpdate, OpDelete, OpTruncate:
+	default:
+		return dst, errOp(ch.Op)
+	}
+	rel := ch.Relation
+	if rel == nil {
+		return dst, errNoRelation(ch.Op)
+	}
+	p := e.planFor(rel)
+	before, after := ch.Before, ch.After
+	if ch.Op == OpTruncate {
+		before, after = nil, nil
+	}
+	if err := checkTuple(rel, before, after); err != nil {
+		return dst, err
+	}
+	var err error
+	dst = append(dst, `{"before":`...)
+	if dst, err = e.appendTuple(dst, rel, p, before); err != nil {
+		return dst[:start], err
+	}
+	dst = append(dst, `,"after":`...)
+	if dst, err = e.appendTuple(dst, rel, p, after); err != nil {
+		return dst[:start], err
+	}
+	dst = append(dst, ',')
+	dst = e.appendSource(dst, ch, p.sourceTail, tsMs)
+	dst = append(dst, `,"op":"`...)
+	dst = append(dst, byte(ch.Op))
+	dst = append(dst, `","ts_ms":`...)
+	dst = strconv.AppendInt(dst, tsMs, 10)
+	dst = append(dst, `,"transaction":`...)
+	dst = appendTransaction(dst, ch)
+	return append(dst, '}'), nil
+}
+
+// appendMessage writes a logical decoding message, in the field order of
+// Debezium's LogicalDecodingMessageMonitor value schema (op, ts_ms, source,
+// transaction, message). Content is base64, Debezium's default for
+// binary.handling.mode=bytes through JsonConverter. schema and table in
+// source are "".
+func (e *JSONEncoder) appendMessage(dst []byte, ch *Change, tsMs int64) ([]byte, error) {
+	if ch.Message == nil {
+		return dst, errors.New("encode value: logical message change without Message")
+	}
+	dst = append(dst, `{"op":"m","ts_ms":`...)
+	dst = strconv.AppendInt(dst, tsMs, 10)
+	dst = append(dst, ',')
+	dst = e.appendSource(dst, ch, e.msgSourceTail, tsMs)
+	dst = append(dst, `,"transaction":`...)
+	dst = appendTransaction(dst, ch)
+	dst = append(dst, `,"message":{"prefix":`...)
+	dst = appendJSONString(dst, ch.Message.Prefix)
+	dst = append(dst, `,"content":`...)
+	dst = appendBase64String(dst, ch.Message.Content)
+	return append(dst, "}}"...), nil
+}
+
+// appendTuple writes a row image as a JSON object in column order, or null
+// for a nil tuple.
+func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t Tuple) ([]byte, error) {
+	if t == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '{')
+	for i := range t {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		c := &p.cols[i]
+		dst = append(dst, c.name...)
+		var err error
+		if dst, err = e.appendValue(dst, c, t[i]); err != nil {
+			return dst, newValueError(rel, i, t[i].Data, err)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendSource writes the source block. Its static parts are precomputed;
+// tail is the per-relation `,"schema":…,"table":…,"txId":`.
+func (e *JSONEncoder) appendSource(dst []byte, ch *Change, tail []byte, tsMs int64) []byte {
+	dst = append(dst, e.sourceHead...)
+	ts := tsMs // a snapshot row or non-transactional message has no commit time
+	if ch.Tx != nil && !ch.Tx.CommitTime.IsZero() {
+		ts = ch.Tx.CommitTime.UnixMilli()
+	}
+	dst = strconv.AppendInt(dst, ts, 10)
+	dst = append(dst, `,"snapshot":`...)
+	if ch.Snapshot == "" {
+		dst = append(dst, `"false"`...)
+	} else {
+		dst = appendJSONString(dst, ch.Snapshot)
+	}
+	dst = append(dst, e.sourceDB...)
+	// sequence: a string holding the JSON array [last commit LSN, this
+	// event's LSN] of decimal strings, either may be null (Debezium's
+	// SourceInfo.sequence(), serialized by Jackson: no spaces).
+	var prev LSN
+	if ch.Tx != nil {
+		prev = ch.Tx.PrevCommitLSN
+	}
+	dst = appendSequenceLSN(dst, prev)
+	dst = append(dst, ',')
+	dst = appendSequenceLSN(dst, ch.LSN)
+	dst = append(dst, `]"`...)
+	dst = append(dst, tail...)
+	if ch.Tx != nil {
+		dst = strconv.AppendUint(dst, uint64(ch.Tx.Xid), 10)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = append(dst, `,"lsn":`...)
+	if ch.LSN != 0 {
+		dst = strconv.AppendUint(dst, uint64(ch.LSN), 10)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	return append(dst, `,"xmin":null}`...)
+}
+
+// appendSequenceLSN writes one element of source.sequence inside its JSON
+// string: \"<decimal>\" or null for an unknown (zero) LSN.
+func appendSequenceLSN(dst []byte, l LSN) []byte {
+	if l == 0 {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `\"`...)
+	dst = strconv.AppendUint(dst, uint64(l), 10)
+	return append(dst, `\"`...)
+}
+
+// appendTransaction writes the transaction block: null for snapshot rows
+// and changes without a transaction, else
+// {"id":"<xid>:<commit LSN>","total_order":…,"data_collection_order":…}.
+// The id uses the commit LSN so that it is the same for every event of the
+// transaction (Debezium's "txId:lsn" form).
+func appendTransaction(dst []byte, ch *Change) []byte {
+	if ch.Op == OpRead || ch.Tx == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, `{"id":"`...)
+	dst = strconv.AppendUint(dst, uint64(ch.Tx.Xid), 10)
+	dst = append(dst, ':')
+	dst = strconv.AppendUint(dst, uint64(ch.Tx.CommitLSN), 10)
+	dst = append(dst, `","total_order":`...)
+	dst = strconv.AppendInt(dst, int64(ch.Seq)+1, 10)
+	dst = append(dst, `,"data_collection_order":`...)
+	dst = strconv.AppendInt(dst, int64(ch.TableSeq)+1, 10)
+	return append(dst, '}')
+}
+
+// checkTuple checks that the images have one value per column of rel, so
+// that a malformed change is an error and never an index panic.
+func checkTuple(rel *Relation, ts ...Tuple) error {
+	for _, t := range ts {
+		if t != nil && len(t) != len(rel.Columns) {
+			return fmt.Errorf("encode %s: %w (%d values, %d columns)", rel.QualifiedName(), errTupleColumns, len(t), len(rel.Columns))
+		}
+	}
+	return nil
+}
+
+func errOp(op Op) error {
+	return fmt.Errorf("encode: unknown operation %q", byte(op))
+}
+
+func errNoRelation(op Op) error {
+	return fmt.Errorf("encode: %q change without Relation", byte(op))
+}

@@ -1,0 +1,279 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// customers is a table with a primary key (id) and one column of each
+// common kind.
+var customers = &Relation{
+	OID: 16385, Schema: "public", Table: "customers", ReplicaIdentity: 'd',
+	Columns: []Column{
+		{Name: "id", TypeOID: oidInt8, TypeMod: -1, Key: true},
+		{Name: "name", TypeOID: oidText, TypeMod: -1},
+		{Name: "balance", TypeOID: oidNumeric, TypeMod: 655366},
+		{Name: "updated", TypeOID: oidTimestamptz, TypeMod: -1},
+		{Name: "active", TypeOID: oidBool, TypeMod: -1},
+		{Name: "doc", TypeOID: oidJSONB, TypeMod: -1},
+	},
+	KeyIndexes: []int{0},
+}
+
+// customersFull is the same table with REPLICA IDENTITY FULL.
+var customersFull = func() *Relation {
+	r := *customers
+	r.ReplicaIdentity = 'f'
+	return &r
+}()
+
+// keyless has no primary key and REPLICA IDENTITY DEFAULT.
+var keyless = &Relation{
+	OID: 16390, Schema: "public", Table: "events", ReplicaIdentity: 'd',
+	Columns: []Column{{Name: "msg", TypeOID: oidText, TypeMod: -1}},
+}
+
+// composite has a two-column key that is not the leading columns.
+var composite = &Relation{
+	OID: 16400, Schema: "Sales \"EU\"", Table: "order lines", ReplicaIdentity: 'd',
+	Columns: []Column{
+		{Name: "note", TypeOID: oidText, TypeMod: -1},
+		{Name: "order_id", TypeOID: oidInt4, TypeMod: -1, Key: true},
+		{Name: "line", TypeOID: oidInt2, TypeMod: -1, Key: true},
+		{Name: "big", TypeOID: oidText, TypeMod: -1},
+	},
+	KeyIndexes: []int{1, 2},
+}
+
+var testTx = &Tx{
+	Xid: 556, CommitLSN: 24023128, EndLSN: 24023200,
+	CommitTime:    time.Date(2024, 1, 2, 3, 4, 5, 678_900_000, time.UTC),
+	PrevCommitLSN: 24022000,
+}
+
+const testTsMs = 1704164646000
+
+func row(id, name, balance, updated, active, doc Value) Tuple {
+	return Tuple{id, name, balance, updated, active, doc}
+}
+
+var (
+	rowAlice = row(text("1"), text("Alice"), text("12.50"), text("2024-01-02 03:04:05.123456+00"), text("t"), text(`{"tier": "gold"}`))
+	rowAnne  = row(text("1"), text("Anne Marie"), text("0.00"), text("2024-01-02 04:04:05+01"), text("f"), toast)
+	keyOnly  = row(text("1"), null, null, null, null, null)
+)
+
+func TestJSONEncodeInsertExact(t *testing.T) {
+	e := NewJSONEncoder(testJSONConfig)
+	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000, Seq: 2, TableSeq: 1}
+	key, ok, err := e.AppendKey(nil, ch)
+	if err != nil || !ok {
+		t.Fatalf("AppendKey: %v, %v", ok, err)
+	}
+	if want := `{"id":1}`; string(key) != want {
+		t.Errorf("key = %s, want %s", key, want)
+	}
+	val, err := e.AppendValue(nil, ch, testTsMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"before":null,` +
+		`"after":{"id":1,"name":"Alice","balance":"12.50","updated":"2024-01-02T03:04:05.123456Z","active":true,"doc":"{\"tier\": \"gold\"}"},` +
+		`"source":{"version":"mooncdc-test","connector":"postgresql","name":"srv","ts_ms":1704164645678,"snapshot":"false","db":"appdb",` +
+		`"sequence":"[\"24022000\",\"24023000\"]","schema":"public","table":"customers","txId":556,"lsn":24023000,"xmin":null},` +
+		`"op":"c","ts_ms":1704164646000,` +
+		`"transaction":{"id":"556:24023128","total_order":3,"data_collection_order":2}}`
+	if string(val) != want {
+		t.Errorf("value\n got  %s\n want %s", val, want)
+	}
+}
+
+// TestJSONEnvelopeGolden checks whole records, key and value, against
+// testdata/json/*.golden (go test -run Golden -update rewrites them).
+func TestJSONEnvelopeGolden(t *testing.T) {
+	noTx := &Tx{Xid: 560, CommitLSN: 30000000, CommitTime: time.Date(2024, 1, 2, 3, 4, 6, 0, time.UTC)}
+	tests := []struct {
+		name string
+		ch   *Change
+	}{
+		{"insert", &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}},
+		{"insert_nulls", &Change{Op: OpCreate, Relation: customers, After: row(text("2"), null, null, null, null, null), Tx: testTx, LSN: 24023001, Seq: 1, TableSeq: 1}},
+		{"update_default_identity", &Change{Op: OpUpdate, Relation: customers, After: rowAnne, Tx: testTx, LSN: 24023100, Seq: 3}},
+		{"update_full_identity", &Change{Op: OpUpdate, Relation: customersFull, Before: rowAlice, After: rowAnne, Tx: testTx, LSN: 24023100}},
+		{"update_key_change", &Change{Op: OpUpdate, Relation: customers, Before: keyOnly,
+			After: row(text("7"), text("Alice"), text("12.50"), null, text("t"), null), Tx: testTx, LSN: 24023100}},
+		{"delete_default_identity", &Change{Op: OpDelete, Relation: customers, Before: keyOnly, Tx: testTx, LSN: 24023200}},
+		{"delete_full_identity", &Change{Op: OpDelete, Relation: customersFull, Before: rowAlice, Tx: testTx, LSN: 24023200}},
+		{"delete_keyless_nothing", &Change{Op: OpDelete, Relation: keyless, Tx: testTx, LSN: 24023200}},
+		{"insert_keyless", &Change{Op: OpCreate, Relation: keyless, After: Tuple{text("hi")}, Tx: noTx, LSN: 29999000}},
+		{"truncate", &Change{Op: OpTruncate, Relation: customers, Tx: testTx, LSN: 24023300, Seq: 4, TableSeq: 2}},
+		{"read_snapshot", &Change{Op: OpRead, Relation: customers, After: rowAlice, LSN: 24000000, Snapshot: "true"}},
+		{"read_snapshot_last", &Change{Op: OpRead, Relation: customers, After: rowAlice, LSN: 24000000, Snapshot: "last"}},
+		{"read_snapshot_no_lsn", &Change{Op: OpRead, Relation: customers, After: rowAlice, Snapshot: "true"}},
+		{"composite_key_quoted_names", &Change{Op: OpUpdate, Relation: composite,
+			After: Tuple{text("n"), text("42"), text("3"), toast}, Tx: noTx, LSN: 30000001}},
+		{"message_transactional", &Change{Op: OpMessage, Tx: testTx, LSN: 24023150, Seq: 5,
+			Message: &Message{Transactional: true, Prefix: "audit", Content: []byte("bar")}}},
+		{"message_non_transactional", &Change{Op: OpMessage, LSN: 24023160,
+			Message: &Message{Prefix: "hb", Content: nil}}},
+	}
+	e := NewJSONEncoder(testJSONConfig)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key, ok, err := e.AppendKey(nil, tt.ch)
+			if err != nil {
+				t.Fatalf("AppendKey: %v", err)
+			}
+			val, err := e.AppendValue(nil, tt.ch, testTsMs)
+			if err != nil {
+				t.Fatalf("AppendValue: %v", err)
+			}
+			if !json.Valid(val) || (ok && !json.Valid(key)) {
+				t.Fatalf("invalid JSON:\n%s\n%s", key, val)
+			}
+			var got bytes.Buffer
+			got.WriteString("key: ")
+			if ok {
+				got.Write(key)
+			} else {
+				got.WriteString("(none)")
+			}
+			got.WriteString("\nvalue: ")
+			got.Write(val)
+			got.WriteString("\n")
+			checkGolden(t, filepath.Join("testdata", "json", tt.name+".golden"), got.Bytes())
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs\n got  %s\n want %s", path, got, want)
+	}
+}
+
+// TestJSONKeyNeverGuessesToast: an update that leaves a large key value
+// unchanged sends it as unchanged TOAST; the key must come from the old
+// image, and without one it is an error, never a placeholder key.
+func TestJSONKeyNeverGuessesToast(t *testing.T) {
+	rel := &Relation{Schema: "public", Table: "docs", Columns: []Column{
+		{Name: "path", TypeOID: oidText, Key: true}, {Name: "body", TypeOID: oidText}}, KeyIndexes: []int{0}}
+	e := NewJSONEncoder(testJSONConfig)
+
+	ch := &Change{Op: OpUpdate, Relation: rel, Before: Tuple{text("/a"), null}, After: Tuple{toast, text("x")}}
+	key, ok, err := e.AppendKey(nil, ch)
+	if err != nil || !ok || string(key) != `{"path":"/a"}` {
+		t.Errorf("with old image: %s, %v, %v; want {\"path\":\"/a\"}", key, ok, err)
+	}
+
+	ch = &Change{Op: OpUpdate, Relation: rel, After: Tuple{toast, text("x")}}
+	key, ok, err = e.AppendKey([]byte("keep"), ch)
+	if !errors.Is(err, ErrUnchangedToastKey) || ok || string(key) != "keep" {
+		t.Errorf("without old image: %q, %v, %v; want ErrUnchangedToastKey and dst unchanged", key, ok, err)
+	}
+	var ve *ValueError
+	if !errors.As(err, &ve) || ve.Column != "path" {
+		t.Errorf("error %v does not name the column", err)
+	}
+}
+
+func TestJSONMalformedChangesAreErrors(t *testing.T) {
+	e := NewJSONEncoder(testJSONConfig)
+	tests := []struct {
+		name string
+		ch   *Change
+	}{
+		{"unknown op", &Change{Op: 'x', Relation: customers, After: rowAlice}},
+		{"no relation", &Change{Op: OpCreate, After: rowAlice}},
+		{"short tuple", &Change{Op: OpCreate, Relation: customers, After: Tuple{text("1")}}},
+		{"long before", &Change{Op: OpDelete, Relation: keyless, Before: Tuple{text("1"), text("2")}}},
+		{"message without body", &Change{Op: OpMessage}},
+		{"bad key index", &Change{Op: OpCreate, Relation: &Relation{Columns: []Column{{Name: "a"}}, KeyIndexes: []int{3}}, After: Tuple{text("1")}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, _, kerr := e.AppendKey([]byte("k"), tt.ch)
+			v, verr := e.AppendValue([]byte("v"), tt.ch, 1)
+			if kerr == nil && verr == nil {
+				t.Errorf("no error for a malformed change")
+			}
+			if string(k) != "k" && kerr != nil || string(v) != "v" && verr != nil {
+				t.Errorf("dst changed on error: %q %q", k, v)
+			}
+		})
+	}
+}
+
+// TestJSONPlanCacheFollowsRelationPointer: a changed table arrives as a new
+// *Relation; the encoder must use the new columns, never a stale plan.
+func TestJSONPlanCacheFollowsRelationPointer(t *testing.T) {
+	e := NewJSONEncoder(testJSONConfig)
+	v1 := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidInt4}}}
+	v2 := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidText}, {Name: "b", TypeOID: oidInt4}}}
+	for range 2 {
+		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: v1, After: Tuple{text("5")}}, 1)
+		if err != nil || !bytes.Contains(out, []byte(`"after":{"a":5}`)) {
+			t.Fatalf("v1: %s, %v", out, err)
+		}
+		out, err = e.AppendValue(nil, &Change{Op: OpCreate, Relation: v2, After: Tuple{text("5"), text("6")}}, 1)
+		if err != nil || !bytes.Contains(out, []byte(`"after":{"a":"5","b":6}`)) {
+			t.Fatalf("v2: %s, %v", out, err)
+		}
+	}
+	// The cache stays bounded however many relation versions pass through.
+	for i := range maxPlans + 10 {
+		rel := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidInt4}}}
+		if _, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("1")}}, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(e.plans) > maxPlans {
+		t.Errorf("plan cache holds %d entries, bound is %d", len(e.plans), maxPlans)
+	}
+}
+
+// TestJSONEncodeZeroAllocs protects the throughput budget: encoding a
+// typical row into buffers with capacity allocates nothing once the
+// relation's plan is cached.
+func TestJSONEncodeZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	e := NewJSONEncoder(testJSONConfig)
+	ch := &Change{Op: OpUpdate, Relation: customers, Before: keyOnly, After: rowAlice, Tx: testTx, LSN: 24023000}
+	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
+	allocs := testing.AllocsPerRun(100, func() {
+		var err error
+		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+			t.Fatal(err)
+		}
+		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("AppendKey+AppendValue allocate %.1f times per row, want 0", allocs)
+	}
+}
