@@ -1,0 +1,12 @@
+// Command mooncdc streams a Postgres publication into Kafka as
+// Debezium-compatible records. It is the outermost layer of the pipeline
+// (cmd → connector → schema, offsets): it reads the configuration (defaults <
+// YAML file < MOONCDC_* environment < flags), builds the zap logger, turns
+// SIGINT/SIGTERM into a context cancellation, runs connector.Pipeline and maps
+// its error to the process exit code (connector.ExitCode: 0 clean stop,
+// 1 runtime error, 2 invalid config, 3 unsafe resume, 4 fenced).
+//
+// Everything except main itself lives in run, which takes its arguments,
+// environment and output streams as parameters so that tests drive the
+// command in-process.
+package main

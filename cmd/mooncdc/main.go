@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
+
+// version is set at build time: go build -ldflags "-X main.version=v1.2.3".
+// When empty, the module version or VCS revision from the build info is used.
+var version string
+
+// exit ends the process; a variable so that tests of the forced exit on a
+// second signal do not end the test binary.
+var exit = os.Exit
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
+
+// run executes one mooncdc command line (args without the program name) and
+// returns the process exit code. It blocks until the command is done; for
+// "run", that is until ctx is cancelled, a signal arrives or the pipeline
+// fails.
+func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage())
+		return connector.ExitConfig
+	}
+	switch args[0] {
+	case "run":
+		return runCommand(ctx, args[1:], environ, stdout, stderr)
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, versionLine())
+		return connector.ExitOK
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[1] == "run" {
+			fmt.Fprint(stdout, runUsage())
+		} else {
+			fmt.Fprint(stdout, usage())
+		}
+		return connector.ExitOK
+	default:
+		fmt.Fprintf(stderr, "mooncdc: unknown command %q\n\n%s", args[0], usage())
+		return connector.ExitConfig
+	}
+}
+
+// runCommand is "mooncdc run": load and validate the config, then run the
+// pipeline until it stops.
+func runCommand(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
+	cfg, err := loadRunConfig(args, environ)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, runUsage())
+		return connector.ExitOK
+	}
+	if err != nil {
+		fmt.Fprint(stderr, formatConfigError(err))
+		return connector.ExitCode(err)
+	}
+
+	log, err := newLogger(cfg.Log, stderr)
+	if err != nil { // Validate accepted level and format, so this is a bug
+		fmt.Fprintf(stderr, "mooncdc: build logger: %v\n", err)
+		return connector.ExitRuntime
+	}
+	defer func() { _ = log.Sync() }() // stderr may not support fsync
+
+	log.Info("starting mooncdc", zap.String("version", versionString()), zap.Object("config", cfg))
+
+	ctx, stop := notifyShutdown(ctx, log, exit)
+	defer stop()
+
+	p, err := connector.New(cfg, log)
+	if err == nil {
+		err = p.Run(ctx)
+	}
+	code := connector.ExitCode(err)
+	if err != nil {
+		log.Error("mooncdc stopped", zap.Error(err), zap.Int("exit_code", code))
+	} else {
+		log.Info("mooncdc stopped cleanly")
+	}
+	return code
+}
+
+// runFlags maps the flags of "mooncdc run" to config keys. The most used keys
+// have flags; every key has an environment variable.
+var runFlags = []struct{ flag, key, help string }{
+	{"name", "name", "connector name: offsets key, default slot/publication/topic prefix"},
+	{"postgres-url", "postgres.url", "Postgres connection URL, e.g. postgres://user@host:5432/db"},
+	{"tables", "postgres.tables", "comma-separated table patterns, e.g. public.orders,public.*"},
+	{"brokers", "kafka.brokers", "comma-separated Kafka brokers; empty for the embedded development Kafka"},
+	{"data-dir", "data_dir", "directory of the embedded Kafka's data"},
+	{"metrics-listen", "metrics.listen", "host:port for /metrics, /healthz, /readyz; empty disables"},
+	{"log-level", "log.level", "debug, info, warn or error"},
+	{"log-format", "log.format", "json or console"},
+}
+
+// loadRunConfig applies, in order, the defaults, the --config file, the
+// MOONCDC_* environment and the flags, then the derived defaults, and
+// validates. Errors other than flag.ErrHelp are *connector.ConfigError.
+func loadRunConfig(args []string, environ []string) (connector.Config, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported once, by the caller
+	configPath := fs.String("config", "", "YAML config file")
+	keyOf := map[string]string{}
+	for _, f := range runFlags {
+		fs.String(f.flag, "", f.help)
+		keyOf[f.flag] = f.key
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return connector.Config{}, err
+		}
+		return connector.Config{}, &connector.ConfigError{Err: fmt.Errorf("mooncdc run: %w", err)}
+	}
+	if fs.NArg() > 0 {
+		return connector.Config{}, &connector.ConfigError{Err: fmt.Errorf("mooncdc run: unexpected argument %q (flags take the form --name=value)", fs.Arg(0))}
+	}
+
+	cfg, err := connector.LoadConfig(*configPath, environ)
+	if err != nil {
+		return connector.Config{}, err
+	}
+	var errs []error
+	fs.Visit(func(f *flag.Flag) {
+		key, ok := keyOf[f.Name]
+		if !ok {
+			return
+		}
+		if err := cfg.Set(key, f.Value.String()); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w (sets %s)", f.Name, err, key))
+		}
+	})
+	if len(errs) > 0 {
+		return connector.Config{}, &connector.ConfigError{Err: errors.Join(errs...)}
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return connector.Config{}, err
+	}
+	return cfg, nil
+}
+
+// formatConfigError prints one problem per line under a heading.
+func formatConfigError(err error) string {
+	var ce *connector.ConfigError
+	if !errors.As(err, &ce) {
+		return fmt.Sprintf("mooncdc: %v\n", err)
+	}
+	lines := strings.Split(strings.TrimSpace(ce.Err.Error()), "\n")
+	var b strings.Builder
+	if len(lines) == 1 {
+		fmt.Fprintf(&b, "mooncdc: invalid config: %s\n", lines[0])
+	} else {
+		b.WriteString("mooncdc: invalid config:\n")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	b.WriteString("Run 'mooncdc help run' for the flags and environment variables.\n")
+	return b.String()
+}
+
+func usage() string {
+	return `mooncdc streams a Postgres publication into Kafka as Debezium-compatible records.
+
+Usage:
+  mooncdc run [--config FILE] [flags]   stream until SIGINT/SIGTERM
+  mooncdc version                       print the version
+  mooncdc help [run]                    print this help, or the flags of run
+
+Exit codes: 0 clean stop, 1 runtime error, 2 invalid config, 3 unsafe resume
+(the offsets do not describe this database or slot), 4 fenced by another instance.
+
+Run 'mooncdc help run' for the flags and environment variables.
+`
+}
+
+func runUsage() string {
+	var b strings.Builder
+	b.WriteString(`Usage: mooncdc run [--config FILE] [flags]
+
+Streams until SIGINT or SIGTERM, then stops cleanly (flushes to Kafka, writes
+the offsets, confirms the LSN to Postgres) and exits 0. A second signal exits
+at once with code 1.
+
+Configuration, each later source overriding the earlier ones:
+defaults < the YAML file (--config) < MOONCDC_* environment variables < flags.
+
+Flags:
+  --config FILE
+        YAML config file (unknown keys are rejected)
+`)
+	for _, f := range runFlags {
+		fmt.Fprintf(&b, "  --%s VALUE\n        %s (%s, %s)\n", f.flag, f.help, f.key, connector.EnvVar(f.key))
+	}
+	b.WriteString(`
+Environment: every config key has a variable, MOONCDC_ and the key path
+upper-cased with dots as '_'; lists are comma-separated. Any other MOONCDC_*
+variable is an error.
+`)
+	for _, k := range connector.ConfigKeys() {
+		fmt.Fprintf(&b, "  %-40s %s\n", connector.EnvVar(k), k)
+	}
+	return b.String()
+}
+
+// versionString is the build's version: -ldflags "-X main.version=…", else
+// the module version, else the VCS revision, else "dev".
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "dev-" + rev
+}
+
+func versionLine() string {
+	return fmt.Sprintf("mooncdc %s (%s %s/%s)", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,824 @@
+package connector
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap/zapcore"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole mooncdc configuration. Its yaml keys are a public
+// contract: extend them, never rename them. Every key also has an
+// environment variable, derived from its path (see EnvVar), so a new field
+// needs only a yaml tag to be settable from the file and the environment.
+//
+// Leaf fields may be strings (or named string types), booleans, integers,
+// floats, time.Duration or []string; nested structs group keys. A field
+// tagged `secret:"url"` is a connection URL whose password is masked when
+// the config is printed or logged; `secret:"true"` masks the whole value.
+type Config struct {
+	// Name identifies this connector: it keys the offsets topic and gives
+	// the default slot, publication and topic prefix. Required.
+	Name string `yaml:"name"`
+	// DataDir holds the embedded development Kafka's data when
+	// kafka.brokers is empty.
+	DataDir  string         `yaml:"data_dir"`
+	Postgres PostgresConfig `yaml:"postgres"`
+	Kafka    KafkaConfig    `yaml:"kafka"`
+	Metrics  MetricsConfig  `yaml:"metrics"`
+	Log      LogConfig      `yaml:"log"`
+}
+
+// PostgresConfig says where the source database is and what to stream.
+type PostgresConfig struct {
+	// URL is a libpq connection string (URL or keyword/value form).
+	URL string `yaml:"url" secret:"url"`
+	// Tables are table patterns (see ParseTablePattern). Empty means: use
+	// the publication as it exists.
+	Tables []string `yaml:"tables"`
+	// Publication defaults to mooncdc_<name>.
+	Publication string `yaml:"publication"`
+	// Slot is the logical replication slot; defaults to mooncdc_<name>.
+	Slot string `yaml:"slot"`
+}
+
+// KafkaConfig says where records go.
+type KafkaConfig struct {
+	// Brokers are seed brokers (host:port). Empty starts an embedded
+	// single-node development Kafka on 127.0.0.1:9092.
+	Brokers []string `yaml:"brokers"`
+	// TopicPrefix defaults to the name; data topics are
+	// <prefix>.<schema>.<table>.
+	TopicPrefix  string `yaml:"topic_prefix"`
+	OffsetsTopic string `yaml:"offsets_topic"`
+	// TopicPartitions and TopicReplicationFactor apply to the topics that
+	// mooncdc creates; -1 replication means the broker's default.
+	TopicPartitions        int32    `yaml:"topic_partitions"`
+	TopicReplicationFactor int16    `yaml:"topic_replication_factor"`
+	Delivery               Delivery `yaml:"delivery"`
+	// MaxInflightBytes bounds memory: bytes decoded but not yet acked.
+	MaxInflightBytes int64 `yaml:"max_inflight_bytes"`
+}
+
+// Delivery is the delivery guarantee towards Kafka.
+type Delivery string
+
+// The delivery guarantees.
+const (
+	DeliveryAtLeastOnce Delivery = "at-least-once"
+	DeliveryExactlyOnce Delivery = "exactly-once"
+)
+
+// MetricsConfig configures the HTTP endpoint for /metrics, /healthz, /readyz.
+type MetricsConfig struct {
+	// Listen is host:port; empty disables the endpoint.
+	Listen string `yaml:"listen"`
+}
+
+// LogConfig configures the zap logger built by the command.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error
+	Format string `yaml:"format"` // json | console
+}
+
+// Defaults that do not depend on the name.
+const (
+	DefaultDataDir          = "./mooncdc-data"
+	DefaultOffsetsTopic     = "mooncdc-offsets"
+	DefaultMaxInflightBytes = 64 << 20
+	DefaultMetricsListen    = "127.0.0.1:9187"
+	// EnvPrefix starts every configuration environment variable. All
+	// variables with it are reserved: an unknown one is an error.
+	EnvPrefix = "MOONCDC_"
+)
+
+// DefaultConfig returns every default that does not depend on the name.
+func DefaultConfig() Config {
+	return Config{
+		DataDir: DefaultDataDir,
+		Kafka: KafkaConfig{
+			OffsetsTopic:           DefaultOffsetsTopic,
+			TopicPartitions:        1,
+			TopicReplicationFactor: -1,
+			Delivery:               DeliveryAtLeastOnce,
+			MaxInflightBytes:       DefaultMaxInflightBytes,
+		},
+		Metrics: MetricsConfig{Listen: DefaultMetricsListen},
+		Log:     LogConfig{Level: "info", Format: "json"},
+	}
+}
+
+// ApplyDefaults fills the defaults derived from the name: publication and
+// slot mooncdc_<name> (lower-cased, characters outside [a-z0-9_] turned into
+// '_'), topic prefix <name>. Fields already set are kept. With an empty name
+// it changes nothing (Validate then reports the name).
+func (c *Config) ApplyDefaults() {
+	if c.Name == "" {
+		return
+	}
+	derived := "mooncdc_" + sanitizeSlotName(c.Name)
+	if c.Postgres.Publication == "" {
+		c.Postgres.Publication = derived
+	}
+	if c.Postgres.Slot == "" {
+		c.Postgres.Slot = derived
+	}
+	if c.Kafka.TopicPrefix == "" {
+		c.Kafka.TopicPrefix = c.Name
+	}
+}
+
+func sanitizeSlotName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9', r == '_':
+			return r
+		case 'A' <= r && r <= 'Z':
+			return r + ('a' - 'A')
+		default:
+			return '_'
+		}
+	}, s)
+}
+
+var (
+	nameRE       = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	slotRE       = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+	topicRE      = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	logLevels    = []string{"debug", "info", "warn", "error"}
+	logFormats   = []string{"json", "console"}
+	maxTopicName = 249 // Kafka's limit
+	maxIdentLen  = 63  // Postgres' NAMEDATALEN-1
+)
+
+// Validate checks every key and returns nil or a *ConfigError joining one
+// message per problem, each naming the key path and the fix. Call it after
+// ApplyDefaults. It does no network I/O (postgres.url is parsed with pgconn,
+// which may read PG* environment variables and a password file).
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	nameOK := false
+	switch {
+	case c.Name == "":
+		bad("name: required, e.g. name: shop (it keys the offsets and names the default slot, publication and topic prefix)")
+	case !nameRE.MatchString(c.Name):
+		bad("name: %q may contain only letters, digits, '_', '.' and '-'", c.Name)
+	case len(c.Name) > maxTopicName:
+		bad("name: %d characters is too long; use at most %d", len(c.Name), maxTopicName)
+	default:
+		nameOK = true
+	}
+
+	// postgres
+	if c.Postgres.URL == "" {
+		bad("postgres.url: required, e.g. postgres://user@host:5432/db")
+	} else if _, err := pgconn.ParseConfig(c.Postgres.URL); err != nil {
+		bad("postgres.url: %s; use a URL like postgres://user:password@host:5432/db?sslmode=disable or key=value pairs like \"host=h dbname=db\"", RedactURL(err.Error()))
+	}
+	if _, err := ParseTablePatterns(c.Postgres.Tables); err != nil {
+		for _, e := range unjoin(err) {
+			bad("postgres.tables: %v", e)
+		}
+	}
+	if c.Postgres.Publication == "" {
+		if nameOK {
+			bad("postgres.publication: empty; leave it unset for the default mooncdc_<name>, or name a publication")
+		}
+	} else if len(c.Postgres.Publication) > maxIdentLen || strings.IndexByte(c.Postgres.Publication, 0) >= 0 {
+		bad("postgres.publication: %q is not a valid Postgres name: use at most %d bytes and no NUL (the default is mooncdc_<name>: set postgres.publication or use a shorter name)", c.Postgres.Publication, maxIdentLen)
+	}
+	if c.Postgres.Slot == "" {
+		if nameOK {
+			bad("postgres.slot: empty; leave it unset for the default mooncdc_<name>, or name a slot")
+		}
+	} else if !slotRE.MatchString(c.Postgres.Slot) {
+		bad("postgres.slot: %q is not a valid replication slot name: use 1-%d characters from a-z, 0-9 and '_' (the default is mooncdc_<name>: set postgres.slot or use a shorter name)", c.Postgres.Slot, maxIdentLen)
+	}
+
+	// kafka
+	for i, b := range c.Kafka.Brokers {
+		if err := checkHostPort(b, false); err != nil {
+			bad("kafka.brokers[%d]: %q %v; write host:port, e.g. localhost:9092 (or leave kafka.brokers empty for the embedded development Kafka)", i, b, err)
+		}
+	}
+	if c.Kafka.TopicPrefix == "" {
+		if nameOK {
+			bad("kafka.topic_prefix: empty; leave it unset for the default <name>, or set a prefix")
+		}
+	} else if err := checkTopicName(c.Kafka.TopicPrefix); err != nil {
+		bad("kafka.topic_prefix: %q %v", c.Kafka.TopicPrefix, err)
+	}
+	if err := checkTopicName(c.Kafka.OffsetsTopic); err != nil {
+		bad("kafka.offsets_topic: %q %v (default %s)", c.Kafka.OffsetsTopic, err, DefaultOffsetsTopic)
+	}
+	if c.Kafka.TopicPartitions < 1 {
+		bad("kafka.topic_partitions: %d; use 1 or more", c.Kafka.TopicPartitions)
+	}
+	if c.Kafka.TopicReplicationFactor == 0 || c.Kafka.TopicReplicationFactor < -1 {
+		bad("kafka.topic_replication_factor: %d; use -1 for the broker's default, or 1 or more", c.Kafka.TopicReplicationFactor)
+	}
+	switch c.Kafka.Delivery {
+	case DeliveryAtLeastOnce:
+	case DeliveryExactlyOnce:
+		bad("kafka.delivery: %q is not supported yet; use %q", c.Kafka.Delivery, DeliveryAtLeastOnce)
+	default:
+		bad("kafka.delivery: %q is not one of %s, %s", c.Kafka.Delivery, DeliveryAtLeastOnce, DeliveryExactlyOnce)
+	}
+	if c.Kafka.MaxInflightBytes <= 0 {
+		bad("kafka.max_inflight_bytes: %d; use a positive number of bytes (default %d)", c.Kafka.MaxInflightBytes, DefaultMaxInflightBytes)
+	}
+
+	// metrics, log
+	if c.Metrics.Listen != "" {
+		if err := checkHostPort(c.Metrics.Listen, true); err != nil {
+			bad("metrics.listen: %q %v; write host:port, e.g. 127.0.0.1:9187 or :9187, or empty to disable", c.Metrics.Listen, err)
+		}
+	}
+	if !slices.Contains(logLevels, c.Log.Level) {
+		bad("log.level: %q is not one of %s", c.Log.Level, strings.Join(logLevels, ", "))
+	}
+	if !slices.Contains(logFormats, c.Log.Format) {
+		bad("log.format: %q is not one of %s", c.Log.Format, strings.Join(logFormats, ", "))
+	}
+
+	if len(errs) == 0 {
+		return nil
+	}
+	return &ConfigError{Err: errors.Join(errs...)}
+}
+
+// TablePatterns returns the parsed postgres.tables.
+func (c Config) TablePatterns() ([]TablePattern, error) {
+	return ParseTablePatterns(c.Postgres.Tables)
+}
+
+// EmbeddedKafka reports whether kafka.brokers is empty, so that mooncdc runs
+// its own development Kafka.
+func (c Config) EmbeddedKafka() bool { return len(c.Kafka.Brokers) == 0 }
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func checkHostPort(s string, emptyHostOK bool) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return errors.New("is not host:port")
+	}
+	if host == "" && !emptyHostOK {
+		return errors.New("has no host")
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && !emptyHostOK) {
+		return fmt.Errorf("has an invalid port %q", port)
+	}
+	return nil
+}
+
+func checkTopicName(s string) error {
+	switch {
+	case s == "":
+		return errors.New("is empty")
+	case s == "." || s == "..":
+		return errors.New("is not a valid Kafka topic name")
+	case len(s) > maxTopicName:
+		return fmt.Errorf("is longer than %d characters", maxTopicName)
+	case !topicRE.MatchString(s):
+		return errors.New("may contain only letters, digits, '.', '_' and '-' (Kafka topic names)")
+	}
+	return nil
+}
+
+// ---- keys, environment and flags ----
+
+// configKey is one leaf of Config, found by reflection over yaml tags.
+type configKey struct {
+	path   string // dotted yaml path, e.g. kafka.topic_partitions
+	env    string // MOONCDC_KAFKA_TOPIC_PARTITIONS
+	index  []int
+	typ    reflect.Type
+	secret string
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+var configKeys = sync.OnceValue(func() []configKey {
+	var keys []configKey
+	var walk func(t reflect.Type, prefix string, index []int)
+	walk = func(t reflect.Type, prefix string, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name := yamlName(f)
+			if name == "" {
+				continue
+			}
+			path := name
+			if prefix != "" {
+				path = prefix + "." + name
+			}
+			idx := append(slices.Clone(index), i)
+			if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+				walk(f.Type, path, idx)
+				continue
+			}
+			keys = append(keys, configKey{
+				path:   path,
+				env:    EnvVar(path),
+				index:  idx,
+				typ:    f.Type,
+				secret: f.Tag.Get("secret"),
+			})
+		}
+	}
+	walk(reflect.TypeFor[Config](), "", nil)
+	return keys
+})
+
+func yamlName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
+
+func lookupKey(path string) (configKey, bool) {
+	for _, k := range configKeys() {
+		if k.path == path {
+			return k, true
+		}
+	}
+	return configKey{}, false
+}
+
+// ConfigKeys returns every configuration key as a dotted path
+// (name, postgres.url, kafka.topic_partitions, …) in declaration order.
+func ConfigKeys() []string {
+	var out []string
+	for _, k := range configKeys() {
+		out = append(out, k.path)
+	}
+	return out
+}
+
+// EnvVar returns the environment variable for a dotted key path:
+// MOONCDC_ followed by the path upper-cased with dots turned into '_'
+// (kafka.topic_partitions → MOONCDC_KAFKA_TOPIC_PARTITIONS).
+func EnvVar(path string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(path, ".", "_"))
+}
+
+// Set sets one key, given as a dotted path, from its text form, the way an
+// environment variable or flag does: lists are comma-separated (commas inside
+// double quotes do not split, so "a,b".t is one table), and an empty value
+// makes an empty list or string. The error says what the value should be.
+func (c *Config) Set(path, value string) error {
+	k, ok := lookupKey(path)
+	if !ok {
+		return fmt.Errorf("unknown key %q", path)
+	}
+	fv := reflect.ValueOf(c).Elem().FieldByIndex(k.index)
+	return setFromString(fv, value)
+}
+
+func setFromString(fv reflect.Value, value string) error {
+	if fv.Type() == durationType {
+		d, err := time.ParseDuration(strings.TrimSpace(value))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration, e.g. 10s or 1m30s", value)
+		}
+		fv.SetInt(int64(d))
+		return nil
+	}
+	switch fv.Kind() {
+	case reflect.String:
+		fv.SetString(value)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(value))
+		if err != nil {
+			return fmt.Errorf("%q is not a boolean; use true or false", value)
+		}
+		fv.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, fv.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%q is not an integer in the range of %s", value, fv.Type().Kind())
+		}
+		fv.SetInt(n)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(strings.TrimSpace(value), 10, fv.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%q is not a non-negative integer in the range of %s", value, fv.Type().Kind())
+		}
+		fv.SetUint(n)
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(value), fv.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%q is not a number", value)
+		}
+		fv.SetFloat(f)
+	case reflect.Slice:
+		if fv.Type().Elem().Kind() != reflect.String {
+			panic("connector: unsupported config list type " + fv.Type().String())
+		}
+		items := SplitList(value)
+		s := reflect.MakeSlice(fv.Type(), len(items), len(items))
+		for i, it := range items {
+			s.Index(i).SetString(it)
+		}
+		fv.Set(s)
+	default:
+		panic("connector: unsupported config field type " + fv.Type().String())
+	}
+	return nil
+}
+
+// SplitList splits a comma-separated list, trimming spaces and dropping empty
+// items. A comma inside double quotes does not split, so quoted identifiers
+// such as "a,b".orders survive.
+func SplitList(s string) []string {
+	var out []string
+	start, quoted := 0, false
+	add := func(item string) {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				add(s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	add(s[start:])
+	return out
+}
+
+// applyEnv sets every key that has a MOONCDC_* variable in environ
+// ("KEY=value" entries, as os.Environ returns). Unknown MOONCDC_* variables
+// are errors, to catch typos. The first entry of a duplicated variable wins,
+// as with os.Getenv.
+func (c *Config) applyEnv(environ []string) error {
+	vals := map[string]string{}
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		if _, dup := vals[name]; !dup {
+			vals[name] = value
+		}
+	}
+	byEnv := map[string]configKey{}
+	for _, k := range configKeys() {
+		byEnv[k.env] = k
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(vals)) {
+		k, ok := byEnv[name]
+		if !ok {
+			msg := fmt.Sprintf("%s: unknown variable (all %s* variables are reserved for configuration)", name, EnvPrefix)
+			if s := suggest(name, slices.Collect(maps.Keys(byEnv))); s != "" {
+				msg += "; did you mean " + s + "?"
+			}
+			errs = append(errs, errors.New(msg))
+			continue
+		}
+		fv := reflect.ValueOf(c).Elem().FieldByIndex(k.index)
+		if err := setFromString(fv, vals[name]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w (sets %s)", name, err, k.path))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// suggest returns the candidate closest to s by edit distance, if close.
+func suggest(s string, candidates []string) string {
+	best, bestD := "", 4
+	for _, c := range slices.Sorted(slices.Values(candidates)) {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// ---- loading ----
+
+// LoadConfig builds a Config from DefaultConfig, then the YAML file at path
+// ("" means no file), then the MOONCDC_* variables in environ. Unknown keys
+// in the file and unknown MOONCDC_* variables are errors. It neither applies
+// the derived defaults nor validates: the caller does both, after applying
+// flags. Errors are *ConfigError, naming the file and line or the variable.
+func LoadConfig(path string, environ []string) (Config, error) {
+	cfg := DefaultConfig()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, &ConfigError{Err: fmt.Errorf("config file: %w", err)}
+		}
+		if err := decodeYAML(path, data, &cfg); err != nil {
+			return Config{}, &ConfigError{Err: err}
+		}
+	}
+	if err := cfg.applyEnv(environ); err != nil {
+		return Config{}, &ConfigError{Err: err}
+	}
+	return cfg, nil
+}
+
+// decodeYAML decodes data over cfg key by key, so that every error names the
+// key path and line, unknown keys are rejected (like yaml.v3's KnownFields,
+// but with the full path and a suggestion) and duplicate keys are caught.
+func decodeYAML(file string, data []byte, cfg *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil // empty file
+		}
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: holds more than one YAML document; keep one", file)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	var errs []error
+	decodeMapping(file, root, "", reflect.ValueOf(cfg).Elem(), &errs)
+	return errors.Join(errs...)
+}
+
+func decodeMapping(file string, n *yaml.Node, prefix string, v reflect.Value, errs *[]error) {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if isNull(n) {
+		return
+	}
+	where := prefix
+	if where == "" {
+		where = "top level"
+	}
+	if n.Kind != yaml.MappingNode {
+		*errs = append(*errs, fmt.Errorf("%s:%d: %s: expected a mapping of keys, found %s", file, n.Line, where, describeNode(n)))
+		return
+	}
+	fields := map[string]reflect.StructField{}
+	var names []string
+	for i := range v.NumField() {
+		if name := yamlName(v.Type().Field(i)); name != "" {
+			fields[name] = v.Type().Field(i)
+			names = append(names, name)
+		}
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		key := kn.Value
+		path := key
+		if prefix != "" {
+			path = prefix + "." + key
+		}
+		if first, dup := seen[key]; dup {
+			*errs = append(*errs, fmt.Errorf("%s:%d: %s: duplicate key (first set on line %d)", file, kn.Line, path, first))
+			continue
+		}
+		seen[key] = kn.Line
+		f, ok := fields[key]
+		if !ok {
+			msg := fmt.Sprintf("%s:%d: unknown key %s", file, kn.Line, path)
+			if s := suggest(key, names); s != "" {
+				if prefix != "" {
+					s = prefix + "." + s
+				}
+				msg += "; did you mean " + s + "?"
+			} else {
+				msg += fmt.Sprintf("; known keys under %s: %s", where, strings.Join(names, ", "))
+			}
+			*errs = append(*errs, errors.New(msg))
+			continue
+		}
+		fv := v.FieldByIndex(f.Index)
+		if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+			decodeMapping(file, vn, path, fv, errs)
+			continue
+		}
+		if isNull(vn) {
+			// "listen:" with no value means empty, as the comments in the
+			// reference config promise ("empty disables").
+			fv.Set(reflect.Zero(fv.Type()))
+			continue
+		}
+		if err := vn.Decode(fv.Addr().Interface()); err != nil {
+			*errs = append(*errs, fmt.Errorf("%s:%d: %s: %s", file, vn.Line, path, yamlErrorText(err)))
+		}
+	}
+}
+
+func isNull(n *yaml.Node) bool {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	default:
+		return "something else"
+	}
+}
+
+var yamlLineRE = regexp.MustCompile(`^line \d+: `)
+
+// yamlErrorText drops yaml.v3's "yaml: unmarshal errors:\n  line N:" framing:
+// the caller names the file, line and key itself.
+func yamlErrorText(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var parts []string
+		for _, e := range te.Errors {
+			parts = append(parts, yamlLineRE.ReplaceAllString(e, ""))
+		}
+		return strings.Join(parts, "; ")
+	}
+	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+// ---- printing without secrets ----
+
+var (
+	// userinfo password: up to the last '@' that still precedes the host
+	urlPasswordRE = regexp.MustCompile(`(://[^:/?#@\s]*:)[^@\s]*(?:@[^@\s/?#]*)*@`)
+	kvPasswordRE  = regexp.MustCompile(`(?i)\b((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^&\s]*)`)
+)
+
+const redactedMask = "xxxxx"
+
+// RedactURL masks the passwords in a Postgres connection string (URL
+// userinfo, password= and sslpassword= parameters, keyword/value pairs),
+// wherever they occur in s, so it can also clean an error message that
+// quotes one. It over-masks rather than leak on malformed input.
+func RedactURL(s string) string {
+	s = urlPasswordRE.ReplaceAllString(s, "${1}"+redactedMask+"@")
+	return kvPasswordRE.ReplaceAllString(s, "${1}"+redactedMask)
+}
+
+// Redacted returns a copy of c with every secret masked (fields tagged
+// `secret`), safe to print or log.
+func (c Config) Redacted() Config {
+	v := reflect.ValueOf(&c).Elem()
+	for _, k := range configKeys() {
+		if k.secret == "" {
+			continue
+		}
+		fv := v.FieldByIndex(k.index)
+		if fv.Kind() != reflect.String || fv.String() == "" {
+			continue
+		}
+		if k.secret == "url" {
+			fv.SetString(RedactURL(fv.String()))
+		} else {
+			fv.SetString(redactedMask)
+		}
+	}
+	return c
+}
+
+// String formats the redacted config on one line as key=value pairs, e.g.
+// name=shop postgres.url=postgres://u:xxxxx@h/db postgres.tables=[public.*] …
+func (c Config) String() string {
+	v := reflect.ValueOf(c.Redacted())
+	var b strings.Builder
+	for i, k := range configKeys() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fv := v.FieldByIndex(k.index)
+		b.WriteString(k.path)
+		b.WriteByte('=')
+		if fv.Kind() == reflect.Slice {
+			b.WriteByte('[')
+			for j := range fv.Len() {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprint(&b, fv.Index(j).Interface())
+			}
+			b.WriteByte(']')
+			continue
+		}
+		s := fmt.Sprint(fv.Interface())
+		if s == "" || strings.ContainsAny(s, " \t\n\"") {
+			s = strconv.Quote(s)
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// MarshalLogObject writes the redacted config as nested zap fields, so that
+// zap.Any("config", cfg) and zap.Object("config", cfg) never log a password.
+func (c Config) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	return marshalStruct(enc, reflect.ValueOf(c.Redacted()))
+}
+
+func marshalStruct(enc zapcore.ObjectEncoder, v reflect.Value) error {
+	for i := range v.NumField() {
+		name := yamlName(v.Type().Field(i))
+		if name == "" {
+			continue
+		}
+		fv := v.Field(i)
+		switch {
+		case fv.Type() == durationType:
+			enc.AddDuration(name, time.Duration(fv.Int()))
+		case fv.Kind() == reflect.Struct:
+			sub := fv
+			if err := enc.AddObject(name, zapcore.ObjectMarshalerFunc(func(e zapcore.ObjectEncoder) error {
+				return marshalStruct(e, sub)
+			})); err != nil {
+				return err
+			}
+		case fv.Kind() == reflect.String:
+			enc.AddString(name, fv.String())
+		case fv.Kind() == reflect.Bool:
+			enc.AddBool(name, fv.Bool())
+		case fv.CanInt():
+			enc.AddInt64(name, fv.Int())
+		case fv.CanUint():
+			enc.AddUint64(name, fv.Uint())
+		case fv.CanFloat():
+			enc.AddFloat64(name, fv.Float())
+		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.String:
+			list := fv
+			if err := enc.AddArray(name, zapcore.ArrayMarshalerFunc(func(ae zapcore.ArrayEncoder) error {
+				for j := range list.Len() {
+					ae.AppendString(list.Index(j).String())
+				}
+				return nil
+			})); err != nil {
+				return err
+			}
+		default:
+			if err := enc.AddReflected(name, fv.Interface()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

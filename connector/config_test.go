@@ -1,0 +1,461 @@
+package connector
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// validConfig is a config that passes Validate.
+func validConfig() Config {
+	c := DefaultConfig()
+	c.Name = "shop"
+	c.Postgres.URL = "postgres://user:s3cret@localhost:5432/shop?sslmode=disable"
+	c.Postgres.Tables = []string{"public.orders", "public.*"}
+	c.ApplyDefaults()
+	return c
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mooncdc.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaultConfig(t *testing.T) {
+	c := DefaultConfig()
+	want := Config{
+		DataDir: "./mooncdc-data",
+		Kafka: KafkaConfig{
+			OffsetsTopic:           "mooncdc-offsets",
+			TopicPartitions:        1,
+			TopicReplicationFactor: -1,
+			Delivery:               DeliveryAtLeastOnce,
+			MaxInflightBytes:       67108864,
+		},
+		Metrics: MetricsConfig{Listen: "127.0.0.1:9187"},
+		Log:     LogConfig{Level: "info", Format: "json"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("DefaultConfig() = %+v\nwant %+v", c, want)
+	}
+	if !c.EmbeddedKafka() {
+		t.Error("default config should use the embedded Kafka")
+	}
+}
+
+func TestApplyDefaultsDerivesFromName(t *testing.T) {
+	c := DefaultConfig()
+	c.Name = "Shop-EU.1"
+	c.ApplyDefaults()
+	if c.Postgres.Publication != "mooncdc_shop_eu_1" || c.Postgres.Slot != "mooncdc_shop_eu_1" || c.Kafka.TopicPrefix != "Shop-EU.1" {
+		t.Fatalf("derived defaults: publication %q slot %q prefix %q", c.Postgres.Publication, c.Postgres.Slot, c.Kafka.TopicPrefix)
+	}
+
+	c = DefaultConfig()
+	c.Name = "shop"
+	c.Postgres.Publication, c.Postgres.Slot, c.Kafka.TopicPrefix = "pub", "slot", "pre"
+	c.ApplyDefaults()
+	if c.Postgres.Publication != "pub" || c.Postgres.Slot != "slot" || c.Kafka.TopicPrefix != "pre" {
+		t.Fatalf("ApplyDefaults overwrote explicit values: %+v", c)
+	}
+
+	c = DefaultConfig()
+	c.ApplyDefaults()
+	if c.Postgres.Slot != "" || c.Postgres.Publication != "" || c.Kafka.TopicPrefix != "" {
+		t.Fatalf("ApplyDefaults without a name derived something: %+v", c)
+	}
+}
+
+func TestValidateAcceptsGoodConfig(t *testing.T) {
+	c := validConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	c.Kafka.Brokers = []string{"kafka:9092", "[::1]:9093"}
+	c.Metrics.Listen = ""
+	c.Postgres.URL = "host=localhost dbname=shop user=me password='a b'"
+	c.Postgres.Tables = nil
+	c.Log = LogConfig{Level: "debug", Format: "console"}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	c.Metrics.Listen = ":0"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate with metrics.listen :0: %v", err)
+	}
+}
+
+func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   []string // substrings of the error
+	}{
+		{"missing name", func(c *Config) { c.Name = "" }, []string{"name: required"}},
+		{"bad name", func(c *Config) { c.Name = "shop eu" }, []string{"name:", "letters, digits"}},
+		{"missing url", func(c *Config) { c.Postgres.URL = "" }, []string{"postgres.url: required, e.g. postgres://user@host:5432/db"}},
+		{"unparsable url", func(c *Config) { c.Postgres.URL = "postgres://u:hunter2@host:notaport/db" }, []string{"postgres.url:", "xxxxx"}},
+		{"bad table", func(c *Config) { c.Postgres.Tables = []string{"ok", "public."} }, []string{"postgres.tables:", `"public."`}},
+		{"bad slot", func(c *Config) { c.Postgres.Slot = "Bad-Slot" }, []string{"postgres.slot:", "a-z, 0-9"}},
+		{"long derived slot", func(c *Config) {
+			c.Name = strings.Repeat("n", 60)
+			c.Postgres.Slot, c.Postgres.Publication, c.Kafka.TopicPrefix = "", "", ""
+			c.ApplyDefaults()
+		}, []string{"postgres.slot:", "postgres.publication:", "shorter name"}},
+		{"bad broker", func(c *Config) { c.Kafka.Brokers = []string{"localhost"} }, []string{"kafka.brokers[0]:", "host:port"}},
+		{"bad broker port", func(c *Config) { c.Kafka.Brokers = []string{"a:1", "b:x"} }, []string{"kafka.brokers[1]:"}},
+		{"bad prefix", func(c *Config) { c.Kafka.TopicPrefix = "a/b" }, []string{"kafka.topic_prefix:"}},
+		{"empty offsets topic", func(c *Config) { c.Kafka.OffsetsTopic = "" }, []string{"kafka.offsets_topic:", "is empty"}},
+		{"partitions", func(c *Config) { c.Kafka.TopicPartitions = 0 }, []string{"kafka.topic_partitions: 0"}},
+		{"replication", func(c *Config) { c.Kafka.TopicReplicationFactor = 0 }, []string{"kafka.topic_replication_factor: 0", "-1"}},
+		{"exactly-once", func(c *Config) { c.Kafka.Delivery = DeliveryExactlyOnce }, []string{"kafka.delivery:", "not supported yet"}},
+		{"bad delivery", func(c *Config) { c.Kafka.Delivery = "twice" }, []string{"kafka.delivery:", "at-least-once"}},
+		{"inflight", func(c *Config) { c.Kafka.MaxInflightBytes = 0 }, []string{"kafka.max_inflight_bytes:"}},
+		{"metrics", func(c *Config) { c.Metrics.Listen = "9187" }, []string{"metrics.listen:", "host:port"}},
+		{"log level", func(c *Config) { c.Log.Level = "loud" }, []string{"log.level:", "debug, info, warn, error"}},
+		{"log format", func(c *Config) { c.Log.Format = "xml" }, []string{"log.format:", "json, console"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			tt.mutate(&c)
+			err := c.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted a bad config")
+			}
+			if ExitCode(err) != ExitConfig {
+				t.Errorf("ExitCode = %d, want %d", ExitCode(err), ExitConfig)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("error leaks a password: %q", err)
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
+	c := DefaultConfig()
+	c.Log.Level = "loud"
+	c.Kafka.TopicPartitions = 0
+	c.ApplyDefaults()
+	err := c.Validate()
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, w := range []string{"name: required", "postgres.url: required", "log.level", "kafka.topic_partitions"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+	// The name's derived keys are not reported on top of the missing name.
+	if strings.Contains(err.Error(), "postgres.slot") {
+		t.Errorf("error %q reports postgres.slot although only the name is missing", err)
+	}
+}
+
+func TestLoadConfigPrecedenceDefaultsFileEnv(t *testing.T) {
+	path := writeFile(t, `
+name: shop
+postgres:
+  url: postgres://file@host/db
+  tables: [public.orders, "public.*"]
+kafka:
+  brokers: [a:9092, b:9092]
+  topic_partitions: 3
+log:
+  level: debug
+`)
+	cfg, err := LoadConfig(path, []string{
+		"HOME=/root",
+		"MOONCDC_KAFKA_TOPIC_PARTITIONS=6",
+		"MOONCDC_LOG_FORMAT=console",
+		"MOONCDC_POSTGRES_TABLES=public.a, \"x,y\".b ,",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.Name = "shop"
+	want.Postgres.URL = "postgres://file@host/db"
+	want.Postgres.Tables = []string{"public.a", `"x,y".b`}
+	want.Kafka.Brokers = []string{"a:9092", "b:9092"}
+	want.Kafka.TopicPartitions = 6
+	want.Log = LogConfig{Level: "debug", Format: "console"}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Fatalf("LoadConfig =\n%+v\nwant\n%+v", cfg, want)
+	}
+}
+
+func TestLoadConfigWithoutFile(t *testing.T) {
+	cfg, err := LoadConfig("", nil)
+	if err != nil || !reflect.DeepEqual(cfg, DefaultConfig()) {
+		t.Fatalf("LoadConfig(\"\", nil) = %+v, %v; want the defaults", cfg, err)
+	}
+	cfg, err = LoadConfig(writeFile(t, ""), nil)
+	if err != nil || !reflect.DeepEqual(cfg, DefaultConfig()) {
+		t.Fatalf("empty file: %+v, %v; want the defaults", cfg, err)
+	}
+	cfg, err = LoadConfig(writeFile(t, "# only a comment\n"), nil)
+	if err != nil || !reflect.DeepEqual(cfg, DefaultConfig()) {
+		t.Fatalf("comment-only file: %+v, %v; want the defaults", cfg, err)
+	}
+}
+
+func TestLoadConfigEmptyEnvClearsAList(t *testing.T) {
+	path := writeFile(t, "kafka:\n  brokers: [a:9092]\nmetrics:\n  listen: 127.0.0.1:1\n")
+	cfg, err := LoadConfig(path, []string{"MOONCDC_KAFKA_BROKERS=", "MOONCDC_METRICS_LISTEN="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Kafka.Brokers) != 0 || cfg.Metrics.Listen != "" {
+		t.Fatalf("empty env values did not clear: brokers %q listen %q", cfg.Kafka.Brokers, cfg.Metrics.Listen)
+	}
+}
+
+func TestLoadConfigFileErrorsNameKeyAndLine(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown nested key", "name: shop\npostgres:\n  urll: x\n", []string{":3: unknown key postgres.urll", "did you mean postgres.url?"}},
+		{"unknown top key", "name: shop\nkafak:\n  brokers: []\n", []string{":2: unknown key kafak", "did you mean kafka?"}},
+		{"unknown key far from any", "zzzzzzzzzz: 1\n", []string{":1: unknown key zzzzzzzzzz", "known keys under top level: name, data_dir"}},
+		{"wrong type", "kafka:\n  topic_partitions: many\n", []string{":2: kafka.topic_partitions:", "int32"}},
+		{"overflow", "kafka:\n  topic_replication_factor: 70000\n", []string{":2: kafka.topic_replication_factor:"}},
+		{"list expected", "postgres:\n  tables: public.orders\n", []string{":2: postgres.tables:"}},
+		{"mapping expected", "postgres: postgres://x\n", []string{":1: postgres: expected a mapping", `"postgres://x"`}},
+		{"top level not a mapping", "- a\n- b\n", []string{":1: top level: expected a mapping", "a list"}},
+		{"duplicate key", "name: a\nname: b\n", []string{":2: name: duplicate key (first set on line 1)"}},
+		{"syntax", "name: [\n", []string{"mooncdc.yaml"}},
+		{"two documents", "name: a\n---\nname: b\n", []string{"more than one YAML document"}},
+		{"several errors", "nam: a\nlog:\n  levl: x\n", []string{"unknown key nam", "unknown key log.levl"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := LoadConfig(writeFile(t, tt.yaml), nil)
+			if err == nil {
+				t.Fatal("LoadConfig accepted a bad file")
+			}
+			if ExitCode(err) != ExitConfig {
+				t.Errorf("ExitCode = %d, want %d", ExitCode(err), ExitConfig)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadConfigMissingFile(t *testing.T) {
+	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	if err == nil || ExitCode(err) != ExitConfig || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Fatalf("LoadConfig(missing) = %v", err)
+	}
+}
+
+func TestLoadConfigYAMLNullsAndAnchors(t *testing.T) {
+	cfg, err := LoadConfig(writeFile(t, "postgres:\nkafka:\n  brokers: &b [x:1]\nmetrics:\n  listen:\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Metrics.Listen != "" || !reflect.DeepEqual(cfg.Kafka.Brokers, []string{"x:1"}) {
+		t.Fatalf("got %+v", cfg)
+	}
+}
+
+func TestLoadConfigEnvErrorsNameTheVariable(t *testing.T) {
+	tests := []struct {
+		env  string
+		want []string
+	}{
+		{"MOONCDC_KAFKA_TOPIC_PARTITIONS=abc", []string{"MOONCDC_KAFKA_TOPIC_PARTITIONS:", `"abc" is not an integer`, "kafka.topic_partitions"}},
+		{"MOONCDC_KAFKA_TOPIC_REPLICATION_FACTOR=99999", []string{"MOONCDC_KAFKA_TOPIC_REPLICATION_FACTOR:"}},
+		{"MOONCDC_KAFKA_MAX_INFLIGHT_BYTES=1.5", []string{"MOONCDC_KAFKA_MAX_INFLIGHT_BYTES:"}},
+		{"MOONCDC_POSTGRES_URI=x", []string{"MOONCDC_POSTGRES_URI: unknown variable", "did you mean MOONCDC_POSTGRES_URL?"}},
+		{"MOONCDC_WHATEVER_ELSE_ENTIRELY=x", []string{"MOONCDC_WHATEVER_ELSE_ENTIRELY: unknown variable"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			_, err := LoadConfig("", []string{"PATH=/bin", tt.env})
+			if err == nil {
+				t.Fatal("LoadConfig accepted a bad variable")
+			}
+			if ExitCode(err) != ExitConfig {
+				t.Errorf("ExitCode = %d, want %d", ExitCode(err), ExitConfig)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
+	want := []string{
+		"name", "data_dir",
+		"postgres.url", "postgres.tables", "postgres.publication", "postgres.slot",
+		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.topic_partitions",
+		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes",
+		"metrics.listen", "log.level", "log.format",
+	}
+	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ConfigKeys() = %q\nwant %q (keys are a public contract: extend, never rename)", got, want)
+	}
+	seen := map[string]string{}
+	for _, k := range ConfigKeys() {
+		env := EnvVar(k)
+		if other, dup := seen[env]; dup {
+			t.Errorf("keys %s and %s share the variable %s", other, k, env)
+		}
+		seen[env] = k
+	}
+	if EnvVar("kafka.topic_replication_factor") != "MOONCDC_KAFKA_TOPIC_REPLICATION_FACTOR" {
+		t.Errorf("EnvVar = %s", EnvVar("kafka.topic_replication_factor"))
+	}
+}
+
+// Every key can be set from the environment, and lands in the right field.
+func TestEveryKeySettableFromEnv(t *testing.T) {
+	samples := map[reflect.Kind]string{
+		reflect.String: "v", reflect.Int16: "7", reflect.Int32: "7", reflect.Int64: "7", reflect.Slice: "a,b",
+	}
+	for _, k := range configKeys() {
+		val, ok := samples[k.typ.Kind()]
+		if !ok {
+			t.Fatalf("no sample for %s (%s): add one", k.path, k.typ)
+		}
+		cfg, err := LoadConfig("", []string{k.env + "=" + val})
+		if err != nil {
+			t.Fatalf("%s: %v", k.env, err)
+		}
+		got := reflect.ValueOf(cfg).FieldByIndex(k.index)
+		var want any
+		switch k.typ.Kind() {
+		case reflect.Slice:
+			want = []string{"a", "b"}
+		case reflect.String:
+			want = "v"
+		default:
+			want = int64(7)
+		}
+		var gotV any = got.Interface()
+		switch got.Kind() {
+		case reflect.String:
+			gotV = got.String()
+		case reflect.Int16, reflect.Int32, reflect.Int64:
+			gotV = got.Int()
+		}
+		if !reflect.DeepEqual(gotV, want) {
+			t.Errorf("%s=%s set %s to %v", k.env, val, k.path, gotV)
+		}
+	}
+}
+
+func TestSetNamesTheFix(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Set("kafka.topic_partitions", "x"); err == nil || !strings.Contains(err.Error(), "integer") {
+		t.Errorf("Set(bad int) = %v", err)
+	}
+	if err := c.Set("no.such", "x"); err == nil || !strings.Contains(err.Error(), "no.such") {
+		t.Errorf("Set(unknown) = %v", err)
+	}
+	if err := c.Set("kafka.brokers", " a:1 , b:2 "); err != nil || !reflect.DeepEqual(c.Kafka.Brokers, []string{"a:1", "b:2"}) {
+		t.Errorf("Set(brokers) = %v, %q", err, c.Kafka.Brokers)
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	tests := map[string][]string{
+		"":                     nil,
+		" , ,":                 nil,
+		"a":                    {"a"},
+		"a,b":                  {"a", "b"},
+		" a , b ":              {"a", "b"},
+		`"a,b".c,d`:            {`"a,b".c`, "d"},
+		`public.*,"X"."y,z"`:   {"public.*", `"X"."y,z"`},
+		`"unterminated,still"`: {`"unterminated,still"`},
+	}
+	for in, want := range tests {
+		if got := SplitList(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("SplitList(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	tests := map[string]string{
+		"postgres://user:s3cret@host:5432/db?sslmode=disable":     "postgres://user:xxxxx@host:5432/db?sslmode=disable",
+		"postgres://user@host/db":                                 "postgres://user@host/db",
+		"postgresql://u:p%40ss@h1:5432,h2:5432/db":                "postgresql://u:xxxxx@h1:5432,h2:5432/db",
+		"postgres://u:pa/ss@h/db":                                 "postgres://u:xxxxx@h/db",
+		"postgres://u:pa@ss@h/db":                                 "postgres://u:xxxxx@h/db",
+		"postgres://h/db?user=u&password=s3cret&sslmode=x":        "postgres://h/db?user=u&password=xxxxx&sslmode=x",
+		"postgres://h/db?sslpassword=s3cret":                      "postgres://h/db?sslpassword=xxxxx",
+		"host=h password=s3cret dbname=db":                        "host=h password=xxxxx dbname=db",
+		"host=h password = 's3 cret' dbname=db":                   "host=h password = xxxxx dbname=db",
+		`host=h password='it\'s' dbname=db`:                       "host=h password=xxxxx dbname=db",
+		"host=h PASSWORD=s3cret":                                  "host=h PASSWORD=xxxxx",
+		`cannot parse "postgres://u:s3cret@h:x/db": invalid port`: `cannot parse "postgres://u:xxxxx@h:x/db": invalid port`,
+	}
+	for in, want := range tests {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestConfigPrintingNeverShowsThePassword(t *testing.T) {
+	c := validConfig()
+	if s := c.String(); strings.Contains(s, "s3cret") || !strings.Contains(s, "postgres.url=postgres://user:xxxxx@localhost") || !strings.Contains(s, "kafka.topic_partitions=1") {
+		t.Errorf("String() = %s", s)
+	}
+	if c.Postgres.URL != "postgres://user:s3cret@localhost:5432/shop?sslmode=disable" {
+		t.Error("String modified the config")
+	}
+
+	var buf bytes.Buffer
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&buf), zap.DebugLevel))
+	log.Info("start", zap.Any("config", c), zap.Object("cfg", c), zap.Stringer("s", c))
+	out := buf.String()
+	if strings.Contains(out, "s3cret") {
+		t.Errorf("log leaks the password: %s", out)
+	}
+	for _, w := range []string{`"postgres":{"url":"postgres://user:xxxxx@localhost:5432/shop?sslmode=disable","tables":["public.orders","public.*"]`, `"topic_partitions":1`, `"delivery":"at-least-once"`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("log %s does not contain %s", out, w)
+		}
+	}
+}
+
+func TestConfigErrorWrapsForExitCode(t *testing.T) {
+	err := validConfig().Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := validConfig()
+	c.Name = ""
+	var ce *ConfigError
+	if err := c.Validate(); !errors.As(err, &ce) {
+		t.Fatalf("Validate error %T is not a *ConfigError", err)
+	}
+}
