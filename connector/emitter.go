@@ -22,6 +22,7 @@ type emitter struct {
 	metrics *Metrics
 	prefix  string
 	include func(schema, table string) bool
+	keys    *keyResolver
 
 	routes  map[*schema.Relation]route
 	cur     *txAck
@@ -32,11 +33,13 @@ type emitter struct {
 type route struct {
 	topic string
 	skip  bool
+	rel   *schema.Relation // the relation to encode with (keyed by the primary key)
 }
 
-func newEmitter(client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *schema.JSONEncoder, m *Metrics, prefix string, include func(string, string) bool) *emitter {
+func newEmitter(client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *schema.JSONEncoder, m *Metrics, prefix string,
+	include func(string, string) bool, keys *keyResolver) *emitter {
 	e := &emitter{client: client, tracker: tracker, topics: topics, enc: enc, metrics: m, prefix: prefix, include: include,
-		routes: make(map[*schema.Relation]route)}
+		keys: keys, routes: make(map[*schema.Relation]route)}
 	e.pool.New = func() any { return new(kgo.Record) }
 	e.promise = e.onAck
 	return e
@@ -77,6 +80,18 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if err != nil || r.skip {
 		return err
 	}
+	ch.Relation = r.rel
+	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
+		// As Debezium: a delete and tombstone for the old key, then a
+		// create for the new one.
+		del, cre := *ch, *ch
+		del.Op, del.After = schema.OpDelete, nil
+		cre.Op, cre.Before = schema.OpCreate, nil
+		if err := e.produce(e.cur, r.topic, &del, true); err != nil {
+			return err
+		}
+		return e.produce(e.cur, r.topic, &cre, false)
+	}
 	return e.produce(e.cur, r.topic, ch, ch.Op == schema.OpDelete)
 }
 
@@ -87,12 +102,17 @@ func (e *emitter) route(rel *schema.Relation) (route, error) {
 	if r, ok := e.routes[rel]; ok {
 		return r, nil
 	}
-	r := route{skip: !e.include(rel.Schema, rel.Table)}
+	r := route{skip: !e.include(rel.Schema, rel.Table), rel: rel}
 	if !r.skip {
 		r.topic = TopicName(e.prefix, rel.Schema, rel.Table)
 		if err := e.topics.ensure(r.topic); err != nil {
 			return r, err
 		}
+		keyed, err := e.keys.keyed(rel)
+		if err != nil {
+			return r, err
+		}
+		r.rel = keyed
 	}
 	if len(e.routes) > 4096 {
 		clear(e.routes)
@@ -154,6 +174,7 @@ func (e *emitter) onAck(rec *kgo.Record, err error) {
 func (e *emitter) reset() {
 	clear(e.routes)
 	e.cur = nil
+	e.keys.close()
 }
 
 // TopicName is the data topic of a table: <prefix>.<schema>.<table>, with

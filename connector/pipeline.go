@@ -197,7 +197,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	enc := schema.NewJSONEncoder(schema.JSONConfig{Name: cfg.Kafka.TopicPrefix, Database: src.Database, Version: Version})
 	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor))
-	em := newEmitter(client, tracker, topics, enc, p.metrics, cfg.Kafka.TopicPrefix, p.include)
+	em := newEmitter(client, tracker, topics, enc, p.metrics, cfg.Kafka.TopicPrefix, p.include, &keyResolver{pgcfg: pgcfg})
+	defer em.keys.close()
 	progress := &progress{Tracker: tracker, client: client}
 	obs := &observer{p: p, serverEnd: &lastServerEnd, tracker: tracker}
 

@@ -215,7 +215,7 @@ func TestStreamRoundTripInsertUpdateDeleteTruncate(t *testing.T) {
 	e.exec(`TRUNCATE orders`)
 	e.exec(`SELECT pg_logical_emit_message(true, 'app', 'hello')`)
 
-	orders := consume(t, e.kafka, 6, "shop.public.orders")
+	orders := consume(t, e.kafka, 8, "shop.public.orders")
 	if err := r.stop(t); err != nil {
 		t.Fatalf("clean stop: %v", err)
 	}
@@ -235,7 +235,10 @@ func TestStreamRoundTripInsertUpdateDeleteTruncate(t *testing.T) {
 	wantOrders := []want{
 		{"c", `{"id":1}`, `null`, `{"amount":"12.50","at":"2024-01-02T03:04:05.123456Z","doc":"{\"a\": 1}","id":1,"note":"first","paid":true}`},
 		{"u", `{"id":1}`, `null`, `{"amount":"99.99","at":"2024-01-02T03:04:05.123456Z","doc":"{\"a\": 1}","id":1,"note":"second","paid":true}`},
-		{"u", `{"id":2}`, `{"amount":null,"at":null,"doc":null,"id":1,"note":null,"paid":null}`, `{"amount":"99.99","at":"2024-01-02T03:04:05.123456Z","doc":"{\"a\": 1}","id":2,"note":"second","paid":true}`},
+		// A key change: delete and tombstone for the old key, create for the new.
+		{"d", `{"id":1}`, `{"amount":null,"at":null,"doc":null,"id":1,"note":null,"paid":null}`, `null`},
+		{"tombstone", `{"id":1}`, ``, ``},
+		{"c", `{"id":2}`, `null`, `{"amount":"99.99","at":"2024-01-02T03:04:05.123456Z","doc":"{\"a\": 1}","id":2,"note":"second","paid":true}`},
 		{"d", `{"id":2}`, `{"amount":null,"at":null,"doc":null,"id":2,"note":null,"paid":null}`, `null`},
 		{"tombstone", `{"id":2}`, ``, ``},
 		{"t", `null`, `null`, `null`},
@@ -259,6 +262,11 @@ func TestStreamRoundTripInsertUpdateDeleteTruncate(t *testing.T) {
 	}
 
 	audit := consume(t, e.kafka, 4, "shop.public.audit")
+	for i, ev := range audit {
+		if j(ev.Key) != `{"k":7}` {
+			t.Errorf("REPLICA IDENTITY FULL record %d keyed %s, want the primary key {\"k\":7}", i, j(ev.Key))
+		}
+	}
 	if j(audit[1].Before) != `{"k":7,"v":"x"}` || j(audit[1].After) != `{"k":7,"v":"y"}` {
 		t.Errorf("REPLICA IDENTITY FULL update: before=%s after=%s", j(audit[1].Before), j(audit[1].After))
 	}

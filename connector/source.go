@@ -132,7 +132,7 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns 
 func patternStrings(ps []TablePattern) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = p.Schema + "." + p.Table
+		out[i] = p.String()
 	}
 	return out
 }
