@@ -261,7 +261,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 	log := p.log.Named("stream")
 	bo := newBackoff(500*time.Millisecond, 30*time.Second)
 	down := false
-	for attempt := 0; ; attempt++ {
+	for {
 		start := tracker.Durable()
 		sess := stream.NewSession(stream.Config{
 			ConnConfig: pgcfg, Slot: p.cfg.Postgres.Slot, Publication: p.cfg.Postgres.Publication,
@@ -280,6 +280,12 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 		}
 		if soft.Err() != nil && !isRetryable(err) {
 			return nil
+		}
+		if sess.Started() {
+			// It had streamed: this is a new outage, not another failed
+			// attempt at the old one.
+			down = false
+			bo = newBackoff(500*time.Millisecond, 30*time.Second)
 		}
 		switch classify(err) {
 		case classRetryable:

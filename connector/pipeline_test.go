@@ -432,27 +432,104 @@ func TestCrashMidStreamLosesNothing(t *testing.T) {
 	}
 }
 
+// writeLoadRetrying is writeLoad for a database that goes away: a failed
+// transaction is retried on a new connection until it commits. A retried
+// commit whose first attempt did commit writes the same values again, which
+// checkChanges counts as repeats.
+func writeLoadRetrying(t *testing.T, e *env, table string, txs, perTx, keys, startAt int) {
+	t.Helper()
+	ctx := context.Background()
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close(ctx)
+		}
+	}()
+	deadline := time.Now().Add(2 * time.Minute)
+	for i := 0; i < txs; {
+		if time.Now().After(deadline) {
+			t.Errorf("load: transaction %d never committed", i)
+			return
+		}
+		if conn == nil {
+			c, err := pgx.Connect(ctx, e.pg.URL("postgres"))
+			if err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			conn = c
+		}
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			for j := 0; j < perTx; j++ {
+				n := startAt + i*perTx + j
+				if _, err := tx.Exec(ctx, "INSERT INTO "+table+" (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n", n%keys, n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			conn.Close(ctx)
+			conn = nil
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		i++
+	}
+}
+
 func TestPostgresRestartMidStreamRecoversByItself(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE load (id int PRIMARY KEY, n int)`)
 	cfg := e.config("pgrestart", "public.load")
 	r := start(t, cfg)
-	writeLoad(t, e, "load", 20, 50, 100, 0)
-	consume(t, e.kafka, 1000, "pgrestart.public.load")
-	for _, mode := range []string{"fast", "immediate"} {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); writeLoadRetrying(t, e, "load", 150, 20, 100, 0) }()
+	for _, mode := range []string{"fast", "immediate", "fast"} {
+		time.Sleep(300 * time.Millisecond)
 		if err := e.pg.Restart(context.Background(), mode); err != nil {
 			t.Fatalf("restart postgres (%s): %v", mode, err)
 		}
 	}
-	writeLoad(t, e, "load", 20, 50, 100, 1000)
-	evs := consumeDistinct(t, e.kafka, "pgrestart.public.load", 2000)
-	checkChanges(t, evs, 2000, true)
+	wg.Wait()
+	evs := consumeDistinct(t, e.kafka, "pgrestart.public.load", 3000)
+	checkChanges(t, evs, 3000, true)
 	deadline := time.Now().Add(30 * time.Second)
 	for !r.p.Ready() {
 		if time.Now().After(deadline) {
 			t.Fatal("not streaming again after Postgres restarts")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKafkaRestartMidStreamRecoversByItself(t *testing.T) {
+	pg := pgtest.New(t)
+	broker := kafkatest.StartProcess(t, t.TempDir())
+	e := &env{t: t, pg: pg, kafka: broker.Addr()}
+	e.exec(`CREATE TABLE load (id int PRIMARY KEY, n int)`)
+	cfg := e.config("kafkarestart", "public.load")
+	r := start(t, cfg)
+	writeLoad(t, e, "load", 10, 50, 100, 0)
+	consume(t, e.kafka, 500, "kafkarestart.public.load")
+
+	// The broker dies; Postgres keeps committing; the broker comes back.
+	broker.Kill()
+	writeLoad(t, e, "load", 10, 50, 100, 500)
+	time.Sleep(time.Second)
+	broker.Start(t)
+	writeLoad(t, e, "load", 10, 50, 100, 1000)
+
+	evs := consumeDistinct(t, e.kafka, "kafkarestart.public.load", 1500)
+	checkChanges(t, evs, 1500, true)
+	select {
+	case err := <-r.done:
+		t.Fatalf("pipeline exited during the Kafka outage: %v", err)
+	default:
 	}
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)

@@ -70,7 +70,12 @@ type Session struct {
 	dec      *Decoder
 	received schema.LSN
 	walEnd   schema.LSN
+	started  bool
 }
+
+// Started reports whether Run got as far as streaming. Call it after Run
+// returns.
+func (s *Session) Started() bool { return s.started }
 
 // NewSession returns a session for cfg; it starts nothing.
 func NewSession(cfg Config) *Session {
@@ -129,6 +134,7 @@ func (s *Session) Run(hard, soft context.Context, h Handler) (err error) {
 		pglogrepl.StartReplicationOptions{Mode: pglogrepl.LogicalReplication, PluginArgs: args}); err != nil {
 		return &ConnError{Op: fmt.Sprintf("start replication on slot %q at %s", cfg.Slot, cfg.StartLSN), Err: err}
 	}
+	s.started = true
 	cfg.Log.Info("streaming", zap.String("slot", cfg.Slot), zap.Stringer("lsn", cfg.StartLSN))
 	if cfg.Observer != nil {
 		cfg.Observer.Streaming(true)
