@@ -1,0 +1,50 @@
+package offsets
+
+// Phases a table goes through, as stored in [Table.Phase]. The rules for
+// moving between them belong to the connector; this package only refuses
+// to load a phase it does not know.
+const (
+	PhaseInit    = "init"    // in the publication, not copied yet
+	PhaseCopying = "copying" // a copy worker holds it
+	PhaseCatchup = "catchup" // handed over at LSN, main worker still behind it
+	PhaseReady   = "ready"   // fully handed over at LSN
+	PhaseErrored = "errored" // the copy failed; see Attempts, LastError, Retry
+)
+
+func validPhase(p string) bool {
+	switch p {
+	case PhaseInit, PhaseCopying, PhaseCatchup, PhaseReady, PhaseErrored:
+		return true
+	}
+	return false
+}
+
+// Pipeline is the value of the {"source":"pipeline"} partition: which
+// source the offsets were written for, and how far Kafka has everything.
+type Pipeline struct {
+	SystemID    string `json:"system_id"`   // pg_control system identifier
+	Database    string `json:"database"`    // database name
+	Slot        string `json:"slot"`        // replication slot name
+	Publication string `json:"publication"` // publication name
+	InitialLSN  uint64 `json:"initial_lsn"` // the slot's consistent point when mooncdc created it
+	DurableLSN  uint64 `json:"durable_lsn"` // end LSN of the newest transaction fully acked by Kafka
+	UpdatedMs   int64  `json:"ts_ms"`       // wall clock of the write, Unix milliseconds
+}
+
+// Table is the value of a {"table":"schema.table"} partition.
+type Table struct {
+	Table     string `json:"-"`                    // "schema.table", from the key
+	OID       uint32 `json:"oid"`                  // relation oid when the phase was written
+	Phase     string `json:"phase"`                // one of the Phase constants
+	LSN       uint64 `json:"lsn"`                  // handover LSN for catchup and ready
+	Attempts  int    `json:"attempts"`             // copy attempts so far
+	LastError string `json:"last_error,omitempty"` // why the last copy failed
+	Retry     string `json:"retry,omitempty"`      // retry policy / next retry time, free-form
+	UpdatedMs int64  `json:"ts_ms"`                // wall clock of the write, Unix milliseconds
+}
+
+// State is everything stored for one connector name.
+type State struct {
+	Pipeline *Pipeline        // nil: nothing stored yet (a first start)
+	Tables   map[string]Table // by "schema.table"; absent: never stored or deleted
+}
