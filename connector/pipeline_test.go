@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,25 @@ func (e *env) exec(sql string, args ...any) {
 	if err := e.pg.Exec(context.Background(), "postgres", sql, args...); err != nil {
 		e.t.Fatalf("exec %q: %v", sql, err)
 	}
+}
+
+// lsn runs a query returning one pg_lsn.
+func (e *env) lsn(query string) uint64 {
+	e.t.Helper()
+	conn, err := e.pg.Connect(context.Background(), "postgres")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var s string
+	if err := conn.QueryRow(context.Background(), "SELECT ("+query+")::text").Scan(&s); err != nil {
+		e.t.Fatalf("%s: %v", query, err)
+	}
+	var hi, lo uint64
+	if _, err := fmt.Sscanf(s, "%X/%X", &hi, &lo); err != nil {
+		e.t.Fatalf("parse LSN %q: %v", s, err)
+	}
+	return hi<<32 | lo
 }
 
 // running is a pipeline started in the background.
@@ -519,13 +539,28 @@ func TestKafkaRestartMidStreamRecoversByItself(t *testing.T) {
 
 	// The broker dies; Postgres keeps committing; the broker comes back.
 	broker.Kill()
-	writeLoad(t, e, "load", 10, 50, 100, 500)
-	time.Sleep(time.Second)
+	writeLoad(t, e, "load", 1, 50, 100, 500)
+	afterFirst := e.lsn("SELECT pg_current_wal_lsn()")
+	writeLoad(t, e, "load", 9, 50, 100, 550)
+	time.Sleep(2 * time.Second)
+	// Nothing Kafka has not acknowledged may be confirmed to Postgres.
+	if c := e.lsn("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_kafkarestart'"); c >= afterFirst {
+		t.Fatalf("slot confirmed %X while Kafka was down, past the first unacknowledged transaction (ends before %X)", c, afterFirst)
+	}
 	broker.Start(t)
 	writeLoad(t, e, "load", 10, 50, 100, 1000)
+	end := e.lsn("SELECT pg_current_wal_lsn()")
 
 	evs := consumeDistinct(t, e.kafka, "kafkarestart.public.load", 1500)
 	checkChanges(t, evs, 1500, true)
+	// Once Kafka has everything, the slot follows within a few status updates.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.lsn("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_kafkarestart'") < end {
+		if time.Now().After(deadline) {
+			t.Fatal("slot not confirmed up to the acknowledged writes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	select {
 	case err := <-r.done:
 		t.Fatalf("pipeline exited during the Kafka outage: %v", err)
