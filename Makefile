@@ -39,11 +39,19 @@ fuzz:
 		done; \
 	done
 
-bench:
+# Go micro-benchmarks, then the whole pipeline against its limit: N inserts
+# read by pg_recvlogical vs mooncdc (Postgres → kfake, all acked), their
+# ratio and mooncdc's peak RSS. Needs the Postgres server binaries. Flags go
+# in BENCH_FLAGS, e.g. make bench BENCH_FLAGS='-n 200000 -tx 10'.
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/bench -mooncdc bin/mooncdc $(BENCH_FLAGS)
 
-demo:
-	$(GO) run ./internal/demo
+# Postgres (throwaway) → mooncdc → embedded Kafka, with a short write load;
+# needs the Postgres server binaries and a free 127.0.0.1:9092. Flags go in
+# DEMO_FLAGS, e.g. make demo DEMO_FLAGS='-load 10s -keep'.
+demo: build
+	$(GO) run ./internal/demo -mooncdc bin/mooncdc $(DEMO_FLAGS)
 
 clean:
 	rm -rf bin coverage.out coverage.html *.coverprofile

@@ -616,3 +616,34 @@ func runToEnd(t *testing.T, cfg connector.Config) error {
 }
 
 func testCounter(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
+
+func TestBadSourceSettingsFailFastWithTheCause(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE present (id int PRIMARY KEY)`)
+	cases := []struct {
+		name string
+		mod  func(*connector.Config)
+		want string
+	}{
+		{"no table matches", func(c *connector.Config) { c.Postgres.Tables = []string{"public.absent"} }, "no table matches postgres.tables"},
+		{"missing database", func(c *connector.Config) { c.Postgres.URL = e.pg.URL("nosuchdb") }, "nosuchdb"},
+		{"no tables and no publication", func(c *connector.Config) { c.Postgres.Tables = nil }, "postgres.tables is empty"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := e.config("bad", "public.present")
+			tc.mod(&cfg)
+			start := time.Now()
+			err := runToEnd(t, cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an error naming %q, got %v", tc.want, err)
+			}
+			if connector.ExitCode(err) != connector.ExitRuntime {
+				t.Fatalf("exit code %d, want %d", connector.ExitCode(err), connector.ExitRuntime)
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Fatalf("took %v: a permanent error must not be retried", d)
+			}
+		})
+	}
+}

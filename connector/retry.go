@@ -76,14 +76,21 @@ func classify(err error) errClass {
 		return classRetryable
 	default:
 		var connErr *stream.ConnError
-		if errors.As(err, &connErr) {
-			return classRetryable // the connection broke without a server error
-		}
 		var ce *pgconn.ConnectError
-		if errors.As(err, &ce) {
-			return classRetryable
+		var ke *kerr.Error
+		switch {
+		case errors.As(err, &connErr), errors.As(err, &ce):
+			return classRetryable // a connection broke without a server error
+		case errors.As(err, &ke):
+			if ke.Retriable {
+				return classRetryable
+			}
+			return classCritical
+		default:
+			// Anything unforeseen stops the pipeline with its message rather
+			// than looping on it silently.
+			return classCritical
 		}
-		return classRetryable
 	}
 }
 

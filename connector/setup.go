@@ -95,10 +95,6 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			"replication slot %q exists but is a %s slot of plugin %q on database %q, not a pgoutput slot on %q: choose another postgres.slot, or drop that slot (SELECT pg_drop_replication_slot('%s')) if nothing else uses it",
 			slotName, slot.Type, slot.Plugin, slot.Database, id.Database, slotName)}
 	}
-	if _, _, err := ensurePublication(ctx, db, pubName, p.patterns); err != nil {
-		return offsets.Pipeline{}, err
-	}
-
 	if sp := state.Pipeline; sp != nil {
 		startOver := fmt.Sprintf("to start over, run with a new name (a new offsets key) or delete this connector's offsets from topic %q (a tombstone for key %s)",
 			cfg.Kafka.OffsetsTopic, offsets.PipelineKey(cfg.Name))
@@ -116,6 +112,9 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s",
 				slotName, cfg.Name, schema.LSN(sp.DurableLSN), startOver)}
 		}
+		if _, _, err := ensurePublication(ctx, db, pubName, p.patterns); err != nil {
+			return offsets.Pipeline{}, err
+		}
 		out := *sp
 		out.Publication = pubName
 		// Postgres never moves a slot backwards; the offsets may trail the
@@ -126,6 +125,12 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 		return out, nil
 	}
 
+	// The publication comes before the slot: pgoutput looks it up in the
+	// catalog as of each decoded change, so it must exist from the slot's
+	// first LSN on.
+	if _, _, err := ensurePublication(ctx, db, pubName, p.patterns); err != nil {
+		return offsets.Pipeline{}, err
+	}
 	out := offsets.Pipeline{SystemID: id.SystemID, Database: id.Database, Slot: slotName, Publication: pubName}
 	if slot.Exists {
 		p.log.Warn("adopting an existing replication slot: changes before its confirmed position are not streamed",

@@ -94,7 +94,7 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns 
 		return false, nil, nil
 	}
 	if len(patterns) == 0 {
-		return false, nil, fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, QuoteIdent(name))
+		return false, nil, &criticalError{fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, QuoteIdent(name))}
 	}
 	rows, err := db.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
@@ -121,7 +121,7 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns 
 		return false, nil, fmt.Errorf("list tables: %w", err)
 	}
 	if len(quoted) == 0 {
-		return false, nil, fmt.Errorf("no table matches postgres.tables %v: check the schema and table names (unquoted names are lower-cased, as in SQL)", patternStrings(patterns))
+		return false, nil, &criticalError{fmt.Errorf("no table matches postgres.tables %v: check the schema and table names (unquoted names are lower-cased, as in SQL)", patternStrings(patterns))}
 	}
 	if _, err := db.Exec(ctx, "CREATE PUBLICATION "+QuoteIdent(name)+" FOR TABLE "+strings.Join(quoted, ", ")); err != nil {
 		return false, nil, fmt.Errorf("create publication %q: %w (mooncdc's role needs CREATE on the database and ownership of the tables, or create the publication yourself)", name, err)

@@ -1,0 +1,51 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/mooncdc/mooncdc/connector/stream"
+)
+
+func TestClassifyDecidesRetryInOnePlace(t *testing.T) {
+	pg := func(code string) error { return &pgconn.PgError{Code: code, Message: "x"} }
+	conn := func(err error) error { return &stream.ConnError{Op: "receive", Err: err} }
+	cases := []struct {
+		name string
+		err  error
+		want errClass
+	}{
+		{"connection reset", conn(io.ErrUnexpectedEOF), classRetryable},
+		{"dial refused", &net.OpError{Op: "dial", Err: errors.New("refused")}, classRetryable},
+		{"slot still active", conn(pg("55006")), classRetryable},
+		{"admin shutdown", conn(pg("57P01")), classRetryable},
+		{"starting up", pg("57P03"), classRetryable},
+		{"too many connections", pg("53300"), classRetryable},
+		{"connection exception", pg("08006"), classRetryable},
+		{"deadline", fmt.Errorf("load: %w", context.DeadlineExceeded), classRetryable},
+		{"kafka retriable", fmt.Errorf("produce: %w", kerr.NotLeaderForPartition), classRetryable},
+		{"kafka auth", fmt.Errorf("produce: %w", kerr.TopicAuthorizationFailed), classCritical},
+		{"kafka too large", fmt.Errorf("produce: %w", kerr.MessageTooLarge), classCritical},
+		{"no privilege", conn(pg("42501")), classCritical},
+		{"slot missing", conn(pg("42704")), classCritical},
+		{"bad password", pg("28P01"), classCritical},
+		{"protocol", &stream.ProtocolError{Msg: "bad"}, classCritical},
+		{"encode", &RecordError{Topic: "t", Err: errors.New("bad value")}, classCritical},
+		{"unsafe", &UnsafeResumeError{Reason: "x"}, classUnsafe},
+		{"config", &ConfigError{Err: errors.New("x")}, classCritical},
+		{"critical", &criticalError{errors.New("x")}, classCritical},
+		{"unknown", errors.New("something new"), classCritical},
+	}
+	for _, tc := range cases {
+		if got := classify(tc.err); got != tc.want {
+			t.Errorf("%s: classify(%v) = %d, want %d", tc.name, tc.err, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,294 @@
+// Command bench measures mooncdc against the limit of its source, on a
+// throwaway Postgres and a kfake broker process (`make bench` runs it).
+//
+// It loads N single-row inserts in transactions of -tx rows into a
+// published table, with the pgoutput slots of both readers made before the
+// load, so both decode exactly the same WAL, then times
+//
+//   - the limit: pg_recvlogical streaming slot bench_limit_1 into /dev/null
+//     up to the end LSN (the end of the load's last commit), with the
+//     plugin options mooncdc uses (proto_version, publication_names,
+//     messages);
+//   - mooncdc: `mooncdc run` (bin/mooncdc, or the connector in this
+//     process with -inprocess) from its start until its slot bench_mooncdc
+//     is confirmed up to the end LSN. mooncdc confirms only what Kafka has
+//     acked, so that is "every record acked", start-up included.
+//
+// and prints both rates, their ratio (the goal is >= 0.5), mooncdc's CPU
+// time and peak RSS, and the CPU time of the walsenders and the broker. It
+// checks that the data topic holds at least N records and exits 1 if not,
+// or if anything fails.
+//
+// Reading the figures:
+//   - mooncdc sends its standby status once a second, so the confirmed
+//     position, and with it mooncdc's time, moves in steps of up to a
+//     second. The report also gives the time until all transactions were
+//     acked, from mooncdc's metrics (polled every 100ms).
+//   - pg_recvlogical drains the socket message by message, so its walsender
+//     makes a send(2) per change and is the bottleneck of the limit run; a
+//     slower reader lets the walsender batch. The limit is what a minimal
+//     client reaches, not a bound on decoding.
+//   - The machine's other load is measured (/proc/stat) and reported; the
+//     figures of a busy machine are flagged.
+//
+// With -inprocess -cpuprofile FILE the pipeline runs in this process under
+// the CPU profiler, from its start to the end LSN, and the top of the
+// profile is printed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+const goal = 0.5
+
+type options struct {
+	n, tx       int
+	limitRuns   int
+	mooncdc     string
+	inprocess   bool
+	cpuprofile  string
+	timeout     time.Duration
+	requireGoal bool
+	verbose     bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 1_000_000, "rows to insert (one INSERT each)")
+	flag.IntVar(&o.tx, "tx", 100, "rows per transaction")
+	flag.IntVar(&o.limitRuns, "limit-runs", 1, "pg_recvlogical runs (one slot each); the fastest is the limit")
+	flag.StringVar(&o.mooncdc, "mooncdc", "bin/mooncdc", "the mooncdc binary (make build)")
+	flag.BoolVar(&o.inprocess, "inprocess", false, "run the connector in this process instead of the mooncdc binary")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "with -inprocess: write a CPU profile of the pipeline run to this file")
+	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up on a reader after this long")
+	flag.BoolVar(&o.requireGoal, "require-goal", false, "exit 1 when the ratio misses the goal")
+	flag.BoolVar(&o.verbose, "v", false, "print mooncdc's and the broker's log output")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	switch {
+	case o.n <= 0 || o.tx <= 0 || o.limitRuns <= 0:
+		return fmt.Errorf("-n, -tx and -limit-runs must be positive")
+	case o.cpuprofile != "" && !o.inprocess:
+		return fmt.Errorf("-cpuprofile profiles the in-process pipeline: add -inprocess")
+	case flag.NArg() > 0:
+		return fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if !o.inprocess {
+		if _, err := os.Stat(o.mooncdc); err != nil {
+			return fmt.Errorf("mooncdc binary: %w (run make build, or pass -mooncdc)", err)
+		}
+	}
+	// Ctrl-C cancels the phase under way, and the deferred clean-ups stop
+	// Postgres, the broker and mooncdc.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tmp, err := os.MkdirTemp("", "mooncdc-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	kfakeBin, err := goBuild(tmp, "github.com/mooncdc/mooncdc/internal/kafkatest/kfakeserver", "kfakeserver")
+	if err != nil {
+		return err
+	}
+
+	step("starting Postgres")
+	src, err := startSource(ctx, o.limitRuns)
+	if err != nil {
+		return err
+	}
+	defer src.c.Close()
+
+	step(fmt.Sprintf("loading %d rows in transactions of %d", o.n, o.tx))
+	if err := src.load(ctx, o.n, o.tx); err != nil {
+		return err
+	}
+	walBytes := float64(src.endLSN - src.startLSN)
+	step(fmt.Sprintf("loaded in %s (%s rows/s), WAL %s..%s (%.0f MiB)", round(src.loadTime), rate(o.n, src.loadTime),
+		src.startLSN, src.endLSN, walBytes/(1<<20)))
+
+	var lim limitResult
+	for i := range o.limitRuns {
+		step(fmt.Sprintf("limit: pg_recvlogical → /dev/null (slot %s)", limitSlotName(i)))
+		lctx, cancel := context.WithTimeout(ctx, o.timeout)
+		l, err := src.runLimit(lctx, limitSlotName(i))
+		cancel()
+		if err != nil {
+			return err
+		}
+		step(fmt.Sprintf("limit done in %s (walsender CPU %s, pg_recvlogical CPU %s)", round(l.elapsed), l.walsenderCPU, l.clientCPU))
+		if i == 0 || l.elapsed < lim.elapsed {
+			lim = l
+		}
+	}
+
+	brk, err := startBroker(kfakeBin, filepath.Join(tmp, "kafka"))
+	if err != nil {
+		return err
+	}
+	defer brk.kill()
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	cfg := pipelineConfig(src, brk.addr, metricsAddr)
+	var runner pipelineRunner
+	what := "mooncdc run (" + o.mooncdc + ")"
+	if o.inprocess {
+		what = "mooncdc in-process (connector.Run)"
+		runner = &inprocRunner{cfg: cfg, cpuprofile: o.cpuprofile}
+	} else {
+		path := filepath.Join(tmp, "mooncdc.yaml")
+		if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
+			return err
+		}
+		runner = &childRunner{bin: o.mooncdc, config: path}
+	}
+	step(what + " → Kafka (kfake " + brk.addr + ")")
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
+	res, err := runPipeline(pctx, src, runner, brk, metricsAddr, o.n, (o.n+o.tx-1)/o.tx)
+	cancel()
+	if o.verbose || err != nil {
+		printLog("mooncdc", res.log)
+		printLog("kfakeserver", brk.out.String())
+	}
+	if err != nil {
+		return err
+	}
+	step(fmt.Sprintf("mooncdc done in %s; stopped in %s", round(res.elapsed), round(res.stopTime)))
+
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	records, err := recordCount(cctx, brk.addr, dataTopic)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("count records in Kafka: %w", err)
+	}
+
+	// The report.
+	limitRate := float64(o.n) / lim.elapsed.Seconds()
+	moonRate := float64(o.n) / res.elapsed.Seconds()
+	ratio := moonRate / limitRate
+	mb := func(d time.Duration) string {
+		if res.payload == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", res.payload/(1<<20)/d.Seconds())
+	}
+	fmt.Println()
+	fmt.Printf("mooncdc bench: N=%d single-row inserts, %d rows/tx (%d transactions); row ≈ %.0f B on disk\n",
+		o.n, o.tx, (o.n+o.tx-1)/o.tx, src.rowBytes)
+	fmt.Printf("  Postgres %s (pgoutput proto_version %d), %d CPUs, GOMAXPROCS %d; WAL %.0f MiB; pgoutput payload %.0f MiB\n",
+		src.version, src.protoVer, runtime.NumCPU(), runtime.GOMAXPROCS(0), walBytes/(1<<20), res.payload/(1<<20))
+	fmt.Println()
+	fmt.Printf("  %-34s %9s %12s %10s\n", "", "time", "rows/s", "MiB/s")
+	fmt.Printf("  %-34s %9s %12s %10s\n", "limit: pg_recvlogical (pgoutput)", round(lim.elapsed), rate(o.n, lim.elapsed), mb(lim.elapsed))
+	fmt.Printf("  %-34s %9s %12s %10s\n", "mooncdc: Postgres → Kafka, acked", round(res.elapsed), rate(o.n, res.elapsed), mb(res.elapsed))
+	fmt.Println()
+	fmt.Printf("  ratio mooncdc / limit:   %.2f (on the time to all acked, from mooncdc's metrics at 100ms resolution: %.2f)\n",
+		ratio, lim.elapsed.Seconds()/res.acked.Seconds())
+	fmt.Printf("  mooncdc peak RSS:        %.1f MiB (%s; VmHWM at the end LSN %.1f MiB)\n",
+		float64(res.maxRSS)/(1<<20), map[bool]string{false: "ru_maxrss of the child", true: "VmHWM of this process"}[o.inprocess],
+		float64(res.hwmAtEnd)/(1<<20))
+	fmt.Printf("  mooncdc CPU:             %s over its whole life; %s up to the end LSN = %.2f cores\n",
+		res.cpu, round(res.cpuAtEnd.total()), res.cpuAtEnd.total().Seconds()/res.elapsed.Seconds())
+	fmt.Printf("  mooncdc timeline:        streaming %s, all decoded %s, all acked %s, durable LSN at end %s, slot confirmed %s; clean stop took %s\n",
+		round(res.ready), round(res.received), round(res.acked), round(res.durable), round(res.elapsed), round(res.stopTime))
+	fmt.Printf("  other CPU (mooncdc run): walsender %s, kfake broker %s\n", res.walsenderCPU, res.brokerCPU)
+	fmt.Printf("  other CPU (limit run):   walsender %s, pg_recvlogical %s\n", lim.walsenderCPU, lim.clientCPU)
+	// Other processes on the machine (other builds, tests) skew the
+	// figures: say how much CPU they took during each measurement.
+	limOurs := (lim.walsenderCPU.total() + lim.clientCPU.total()).Seconds() / lim.elapsed.Seconds()
+	limBusy := lim.hostBusy.Seconds() / lim.elapsed.Seconds()
+	resOurs := (res.cpuAtEnd.total() + res.walsenderCPU.total() + res.brokerCPU.total()).Seconds() / res.elapsed.Seconds()
+	resBusy := res.hostBusy.Seconds() / res.elapsed.Seconds()
+	fmt.Printf("  machine CPU busy:        limit run %.2f of %d cores (its processes %.2f); mooncdc run %.2f (mooncdc+walsender+broker %.2f)\n",
+		limBusy, runtime.NumCPU(), limOurs, resBusy, resOurs)
+	if other := max(limBusy-limOurs, resBusy-resOurs); other > 0.35 {
+		fmt.Printf("  WARNING: other processes used up to %.2f cores during a measurement; the figures are skewed, run again on a quiet machine\n", other)
+	}
+	fmt.Printf("  Kafka %s: %d records; mooncdc wrote %.0f\n", dataTopic, records, res.written)
+	fmt.Println()
+	verdict := "PASS"
+	if ratio < goal {
+		verdict = "FAIL"
+	}
+	fmt.Printf("goal: ratio >= %.1f  %s (%.2f)\n", goal, verdict, ratio)
+
+	if o.cpuprofile != "" {
+		fmt.Printf("\nCPU profile of the pipeline (start → end LSN) in %s; top 20:\n", o.cpuprofile)
+		cmd := exec.Command("go", "tool", "pprof", "-top", "-nodecount=20", o.cpuprofile)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "go tool pprof: %v\n", err)
+		}
+	}
+
+	if records < int64(o.n) {
+		return fmt.Errorf("delivery: topic %s holds %d records, want at least %d", dataTopic, records, o.n)
+	}
+	if o.requireGoal && ratio < goal {
+		return errors.New("the ratio misses the goal")
+	}
+	return nil
+}
+
+var started = time.Now()
+
+func step(msg string) {
+	fmt.Printf("[%6.1fs] %s\n", time.Since(started).Seconds(), msg)
+}
+
+func printLog(name, out string) {
+	if out == "" {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "---- %s output ----\n%s---- end of %s output ----\n", name, out, name)
+}
+
+func rate(n int, d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return commas(int64(float64(n) / d.Seconds()))
+}
+
+func commas(v int64) string {
+	s := fmt.Sprint(v)
+	out := make([]byte, 0, len(s)+len(s)/3)
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	default:
+		return d.Round(time.Millisecond)
+	}
+}

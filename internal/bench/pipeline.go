@@ -1,0 +1,493 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
+
+const (
+	connectorName = "bench"
+	dataTopic     = connectorName + ".public." + table
+)
+
+// syncBuffer collects a child's output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// goBuild builds a package of this module into dir.
+func goBuild(dir, pkg, name string) (string, error) {
+	path := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", path, pkg)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	return path, nil
+}
+
+// broker is a kfakeserver process.
+type broker struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	addr  string
+	out   *syncBuffer
+	done  chan struct{}
+}
+
+func startBroker(bin, dataDir string) (*broker, error) {
+	b := &broker{out: new(syncBuffer), done: make(chan struct{})}
+	b.cmd = exec.Command(bin, "-addr", "127.0.0.1:0", "-data-dir", dataDir, "-log-level", "warn", "-exit-on-stdin-eof")
+	pr, pw := io.Pipe()
+	b.cmd.Stdout = pw
+	b.cmd.Stderr = b.out
+	stdin, err := b.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	b.stdin = stdin
+	if err := b.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start kfakeserver: %w", err)
+	}
+	go func() {
+		_ = b.cmd.Wait()
+		_ = pw.Close()
+		close(b.done)
+	}()
+	addrs := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "listening on "); ok {
+				addrs <- a
+			}
+			_, _ = b.out.Write(append(sc.Bytes(), '\n'))
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	select {
+	case b.addr = <-addrs:
+	case <-b.done:
+		return nil, fmt.Errorf("kfakeserver exited before listening:\n%s", b.out.String())
+	case <-time.After(30 * time.Second):
+		b.kill()
+		return nil, fmt.Errorf("kfakeserver not listening after 30s:\n%s", b.out.String())
+	}
+	return b, nil
+}
+
+func (b *broker) pid() int { return b.cmd.Process.Pid }
+
+func (b *broker) kill() {
+	_ = b.cmd.Process.Kill()
+	<-b.done
+}
+
+// recordCount returns the number of records in topic: the sum over its
+// partitions of end offset minus start offset.
+func recordCount(ctx context.Context, addr, topic string) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("start offsets of %s: %w", topic, err)
+	}
+	var n int64
+	var errs []error
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			errs = append(errs, fmt.Errorf("%s/%d: %w", o.Topic, o.Partition, o.Err))
+			return
+		}
+		n += o.Offset
+		if s, ok := starts.Lookup(o.Topic, o.Partition); ok && s.Err == nil {
+			n -= s.Offset
+		}
+	})
+	if len(ends) == 0 {
+		errs = append(errs, fmt.Errorf("topic %s does not exist", topic))
+	}
+	return n, errors.Join(errs...)
+}
+
+// freeAddr returns 127.0.0.1:PORT with a port that was free a moment ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// pipelineConfig is the mooncdc configuration of the benchmark.
+func pipelineConfig(s *source, brokerAddr, metricsAddr string) connector.Config {
+	cfg := connector.DefaultConfig()
+	cfg.Name = connectorName
+	cfg.Postgres.URL = s.c.URL("")
+	cfg.Postgres.Tables = []string{"public." + table}
+	cfg.Postgres.Publication = publication
+	cfg.Postgres.Slot = mooncdcSlot
+	cfg.Kafka.Brokers = []string{brokerAddr}
+	cfg.Metrics.Listen = metricsAddr
+	cfg.Log.Level = "warn"
+	cfg.Log.Format = "console"
+	return cfg
+}
+
+// configYAML renders the keys pipelineConfig sets, for mooncdc run --config.
+func configYAML(cfg connector.Config) string {
+	q := strconv.Quote
+	return fmt.Sprintf(`name: %s
+postgres:
+  url: %s
+  tables: [%s]
+  publication: %s
+  slot: %s
+kafka:
+  brokers: [%s]
+metrics:
+  listen: %s
+log:
+  level: %s
+  format: %s
+`, q(cfg.Name), q(cfg.Postgres.URL), q(cfg.Postgres.Tables[0]), q(cfg.Postgres.Publication), q(cfg.Postgres.Slot),
+		q(cfg.Kafka.Brokers[0]), q(cfg.Metrics.Listen), q(cfg.Log.Level), q(cfg.Log.Format))
+}
+
+// mooncdcResult is the mooncdc run.
+type mooncdcResult struct {
+	elapsed      time.Duration // start → slot confirmed to the end LSN
+	ready        time.Duration // start → /readyz 200 (streaming)
+	received     time.Duration // start → mooncdc_changes_received_total ≥ N (metrics)
+	acked        time.Duration // start → mooncdc_transactions_durable_total ≥ N/tx (metrics)
+	durable      time.Duration // start → mooncdc_durable_lsn ≥ end LSN (metrics)
+	cpu          cpuTime       // mooncdc CPU, whole life (rusage)
+	cpuAtEnd     cpuTime       // mooncdc CPU when the slot reached the end
+	maxRSS       int64         // ru_maxrss (child) or VmHWM (in-process)
+	hwmAtEnd     int64         // VmHWM when the slot reached the end
+	walsenderCPU cpuTime
+	brokerCPU    cpuTime       // kfakeserver CPU when the slot reached the end
+	hostBusy     time.Duration // all processes on the machine, start → end LSN
+	payload      float64       // mooncdc_replication_payload_bytes_total
+	written      float64       // mooncdc_changes_written_total
+	stopTime     time.Duration // SIGTERM → exit
+	log          string
+}
+
+// pipelineRunner is mooncdc as a child process or in this process.
+type pipelineRunner interface {
+	start() error
+	pid() int
+	exited() <-chan struct{}
+	// stop asks for a clean stop and waits for it.
+	stop() error
+	rusage() (user, sys time.Duration, maxRSS int64)
+	output() string
+}
+
+type childRunner struct {
+	bin, config string
+	cmd         *exec.Cmd
+	out         syncBuffer
+	done        chan struct{}
+	err         error
+}
+
+func (r *childRunner) start() error {
+	r.cmd = exec.Command(r.bin, "run", "--config", r.config)
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+	// Should the benchmark die, mooncdc must not stream on.
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	r.done = make(chan struct{})
+	if err := r.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", r.bin, err)
+	}
+	go func() {
+		r.err = r.cmd.Wait()
+		close(r.done)
+	}()
+	return nil
+}
+
+func (r *childRunner) pid() int                { return r.cmd.Process.Pid }
+func (r *childRunner) exited() <-chan struct{} { return r.done }
+func (r *childRunner) output() string          { return r.out.String() }
+
+func (r *childRunner) stop() error {
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(2 * time.Minute):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		return fmt.Errorf("mooncdc did not stop within 2 minutes of SIGTERM; killed")
+	}
+	if r.err != nil {
+		return fmt.Errorf("mooncdc exited with %v", r.err)
+	}
+	return nil
+}
+
+func (r *childRunner) rusage() (time.Duration, time.Duration, int64) {
+	return childRusage(r.cmd.ProcessState)
+}
+
+// inprocRunner runs connector.New(cfg, log).Run(ctx) in this process, with
+// an optional CPU profile covering start to the end LSN.
+type inprocRunner struct {
+	cfg        connector.Config
+	cpuprofile string
+	out        syncBuffer
+	cancel     context.CancelFunc
+	done       chan struct{}
+	err        error
+	u0, s0     time.Duration
+	user, sys  time.Duration
+	profile    *os.File
+}
+
+func (r *inprocRunner) start() error {
+	enc := zap.NewDevelopmentEncoderConfig()
+	log := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(&r.out), zapcore.WarnLevel))
+	p, err := connector.New(r.cfg, log)
+	if err != nil {
+		return err
+	}
+	if r.cpuprofile != "" {
+		f, err := os.Create(r.cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		r.profile = f
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	r.done = make(chan struct{})
+	r.u0, r.s0 = selfRusage()
+	go func() {
+		r.err = p.Run(ctx)
+		close(r.done)
+	}()
+	return nil
+}
+
+// stopProfile ends the CPU profile (at the end LSN, before the shutdown).
+func (r *inprocRunner) stopProfile() error {
+	if r.profile == nil {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	err := r.profile.Close()
+	r.profile = nil
+	return err
+}
+
+func (r *inprocRunner) pid() int                { return os.Getpid() }
+func (r *inprocRunner) exited() <-chan struct{} { return r.done }
+func (r *inprocRunner) output() string          { return r.out.String() }
+
+func (r *inprocRunner) stop() error {
+	perr := r.stopProfile()
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-time.After(2 * time.Minute):
+		return fmt.Errorf("the in-process pipeline did not stop within 2 minutes")
+	}
+	u, s := selfRusage()
+	r.user, r.sys = u-r.u0, s-r.s0
+	if r.err != nil {
+		return fmt.Errorf("pipeline: %w", r.err)
+	}
+	return perr
+}
+
+func (r *inprocRunner) rusage() (time.Duration, time.Duration, int64) {
+	hwm, _ := vmHWM(os.Getpid())
+	return r.user, r.sys, hwm
+}
+
+// runPipeline starts mooncdc and times it until its slot is confirmed up to
+// the end LSN, then stops it cleanly.
+func runPipeline(ctx context.Context, s *source, r pipelineRunner, b *broker, metricsAddr string, rows, txs int) (mooncdcResult, error) {
+	var res mooncdcResult
+	w, err := s.watch(ctx, mooncdcSlot)
+	if err != nil {
+		return res, err
+	}
+	defer w.close()
+	hc := &http.Client{Timeout: 2 * time.Second}
+
+	start, busy0 := time.Now(), hostBusy()
+	if err := r.start(); err != nil {
+		return res, err
+	}
+	fail := func(err error) (mooncdcResult, error) {
+		select {
+		case <-r.exited():
+		default:
+			_ = r.stop()
+		}
+		res.log = r.output()
+		return res, err
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.exited():
+			res.log = r.output()
+			return res, fmt.Errorf("mooncdc exited before its slot reached %s", s.endLSN)
+		case <-ctx.Done():
+			return fail(fmt.Errorf("mooncdc's slot did not reach %s (timeout -timeout, or interrupted): %w", s.endLSN, ctx.Err()))
+		case <-tick.C:
+		}
+		if res.ready == 0 && get(hc, metricsAddr, "/readyz") != nil {
+			res.ready = time.Since(start)
+		}
+		if res.durable == 0 {
+			if m, err := scrape(hc, metricsAddr); err == nil {
+				now := time.Since(start)
+				if res.received == 0 && m["mooncdc_changes_received_total"] >= float64(rows) {
+					res.received = now
+				}
+				if res.acked == 0 && m["mooncdc_transactions_durable_total"] >= float64(txs) {
+					res.acked = now
+				}
+				if pglogrepl.LSN(m["mooncdc_durable_lsn"]) >= s.endLSN {
+					res.durable = now
+				}
+			}
+		}
+		confirmed, err := w.poll(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if confirmed >= s.endLSN {
+			res.elapsed = time.Since(start)
+			res.hostBusy = hostBusy() - busy0
+			break
+		}
+	}
+	if ip, ok := r.(*inprocRunner); ok {
+		if err := ip.stopProfile(); err != nil {
+			return fail(err)
+		}
+	}
+	for _, d := range []*time.Duration{&res.received, &res.acked, &res.durable} {
+		if *d == 0 {
+			*d = res.elapsed
+		}
+	}
+	res.walsenderCPU = w.walsenderCPU()
+	if u, sy, err := procCPU(b.pid()); err == nil {
+		res.brokerCPU = cpuTime{u, sy}
+	}
+	if ip, ok := r.(*inprocRunner); ok {
+		u, sy := selfRusage()
+		res.cpuAtEnd = cpuTime{u - ip.u0, sy - ip.s0}
+	} else if u, sy, err := procCPU(r.pid()); err == nil {
+		res.cpuAtEnd = cpuTime{u, sy}
+	}
+	res.hwmAtEnd, _ = vmHWM(r.pid())
+	m, err := scrape(hc, metricsAddr)
+	if err != nil {
+		return fail(fmt.Errorf("metrics: %w", err))
+	}
+	res.payload = m["mooncdc_replication_payload_bytes_total"]
+	res.written = m["mooncdc_changes_written_total"]
+
+	stopStart := time.Now()
+	err = r.stop()
+	res.stopTime = time.Since(stopStart)
+	res.cpu.user, res.cpu.sys, res.maxRSS = r.rusage()
+	res.log = r.output()
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// get returns nil unless GET path answers 200.
+func get(hc *http.Client, addr, path string) []byte {
+	resp, err := hc.Get("http://" + addr + path)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	return body
+}
+
+// scrape reads the mooncdc_* samples without labels from /metrics.
+func scrape(hc *http.Client, addr string) (map[string]float64, error) {
+	body := get(hc, addr, "/metrics")
+	if body == nil {
+		return nil, fmt.Errorf("GET http://%s/metrics failed", addr)
+	}
+	m := make(map[string]float64)
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if !strings.HasPrefix(line, "mooncdc_") {
+			continue
+		}
+		name, val, ok := strings.Cut(line, " ")
+		if !ok || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+			m[name] = v
+		}
+	}
+	return m, nil
+}

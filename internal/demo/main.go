@@ -1,0 +1,60 @@
+// Command demo is `make demo`: it shows mooncdc end to end on this machine.
+//
+// It starts a throwaway Postgres (internal/pgtest), creates a small shop
+// schema, runs the mooncdc binary against it with the embedded development
+// Kafka on 127.0.0.1:9092, writes a few seconds of inserts, updates and
+// deletes, reads the resulting topics back with a plain Kafka consumer, and
+// prints some records and a summary. Everything it starts is stopped, and
+// its temporary directory removed, when it ends or is interrupted (Ctrl-C).
+//
+//	go run ./internal/demo -mooncdc bin/mooncdc [-load 5s] [-keep]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	o := options{Out: os.Stdout}
+	flag.StringVar(&o.Binary, "mooncdc", "bin/mooncdc", "path of the mooncdc binary (make build makes it)")
+	flag.DurationVar(&o.Load, "load", 5*time.Second, "how long to write changes to Postgres")
+	flag.BoolVar(&o.Keep, "keep", false, "keep the temporary directory (config, logs, Postgres and Kafka data)")
+	flag.IntVar(&o.Samples, "samples", 3, "records to print per operation")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "demo: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+
+	// Ctrl-C (or SIGTERM) cancels ctx; run then stops mooncdc and Postgres
+	// and removes its files before returning.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	_, err := run(ctx, o)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		if !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(os.Stderr, "\ndemo: %v\n", err)
+		}
+		done := "everything it started is stopped and its files removed"
+		if o.Keep {
+			done = "everything it started is stopped; its files are kept"
+		}
+		fmt.Fprintf(os.Stderr, "\ndemo: interrupted; %s\n", done)
+		stop()
+		os.Exit(130)
+	default:
+		fmt.Fprintf(os.Stderr, "\ndemo: %v\n", err)
+		stop()
+		os.Exit(1)
+	}
+}
