@@ -132,8 +132,7 @@ func TestLogicalReplicationSlotCanBeCreated(t *testing.T) {
 	if len(res) != 1 || len(res[0].Rows) != 1 || string(res[0].Rows[0][3]) != "postgres" {
 		t.Fatalf("IDENTIFY_SYSTEM = %+v, want one row naming database postgres", res)
 	}
-	res, err = conn.Exec(ctx, `CREATE_REPLICATION_SLOT s2 TEMPORARY LOGICAL pgoutput`).ReadAll()
-	if err != nil {
+	if _, err := conn.Exec(ctx, `CREATE_REPLICATION_SLOT s2 TEMPORARY LOGICAL pgoutput`).ReadAll(); err != nil {
 		t.Fatal(err)
 	}
 	res, err = conn.Exec(ctx, `SELECT slot_name, plugin FROM pg_replication_slots ORDER BY slot_name`).ReadAll()
