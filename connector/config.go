@@ -72,6 +72,9 @@ type KafkaConfig struct {
 	Delivery               Delivery `yaml:"delivery"`
 	// MaxInflightBytes bounds memory: bytes decoded but not yet acked.
 	MaxInflightBytes int64 `yaml:"max_inflight_bytes"`
+	// Compression of produced batches: none (Kafka's producer default),
+	// gzip, snappy, lz4 or zstd.
+	Compression string `yaml:"compression"`
 }
 
 // Delivery is the delivery guarantee towards Kafka.
@@ -116,6 +119,7 @@ func DefaultConfig() Config {
 			TopicReplicationFactor: -1,
 			Delivery:               DeliveryAtLeastOnce,
 			MaxInflightBytes:       DefaultMaxInflightBytes,
+			Compression:            "none",
 		},
 		Metrics: MetricsConfig{Listen: DefaultMetricsListen},
 		Log:     LogConfig{Level: "info", Format: "json"},
@@ -242,6 +246,12 @@ func (c Config) Validate() error {
 	}
 	if c.Kafka.MaxInflightBytes <= 0 {
 		bad("kafka.max_inflight_bytes: %d; use a positive number of bytes (default %d)", c.Kafka.MaxInflightBytes, DefaultMaxInflightBytes)
+	}
+
+	switch c.Kafka.Compression {
+	case "none", "gzip", "snappy", "lz4", "zstd":
+	default:
+		bad("kafka.compression: %q is not one of none, gzip, snappy, lz4, zstd", c.Kafka.Compression)
 	}
 
 	// metrics, log

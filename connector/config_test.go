@@ -42,6 +42,7 @@ func TestDefaultConfig(t *testing.T) {
 			TopicReplicationFactor: -1,
 			Delivery:               DeliveryAtLeastOnce,
 			MaxInflightBytes:       67108864,
+			Compression:            "none",
 		},
 		Metrics: MetricsConfig{Listen: "127.0.0.1:9187"},
 		Log:     LogConfig{Level: "info", Format: "json"},
@@ -122,6 +123,7 @@ func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
 		{"exactly-once", func(c *Config) { c.Kafka.Delivery = DeliveryExactlyOnce }, []string{"kafka.delivery:", "not supported yet"}},
 		{"bad delivery", func(c *Config) { c.Kafka.Delivery = "twice" }, []string{"kafka.delivery:", "at-least-once"}},
 		{"inflight", func(c *Config) { c.Kafka.MaxInflightBytes = 0 }, []string{"kafka.max_inflight_bytes:"}},
+		{"compression", func(c *Config) { c.Kafka.Compression = "brotli" }, []string{"kafka.compression:", "lz4"}},
 		{"metrics", func(c *Config) { c.Metrics.Listen = "9187" }, []string{"metrics.listen:", "host:port"}},
 		{"log level", func(c *Config) { c.Log.Level = "loud" }, []string{"log.level:", "debug, info, warn, error"}},
 		{"log format", func(c *Config) { c.Log.Format = "xml" }, []string{"log.format:", "json, console"}},
@@ -315,7 +317,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"name", "data_dir",
 		"postgres.url", "postgres.tables", "postgres.publication", "postgres.slot",
 		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.topic_partitions",
-		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes",
+		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
 		"metrics.listen", "log.level", "log.format",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {

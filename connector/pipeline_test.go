@@ -533,6 +533,7 @@ func TestKafkaRestartMidStreamRecoversByItself(t *testing.T) {
 	e := &env{t: t, pg: pg, kafka: broker.Addr()}
 	e.exec(`CREATE TABLE load (id int PRIMARY KEY, n int)`)
 	cfg := e.config("kafkarestart", "public.load")
+	cfg.Kafka.MaxInflightBytes = 32 << 10 // small, so the outage fills it
 	r := start(t, cfg)
 	writeLoad(t, e, "load", 10, 50, 100, 0)
 	consume(t, e.kafka, 500, "kafkarestart.public.load")
@@ -543,6 +544,15 @@ func TestKafkaRestartMidStreamRecoversByItself(t *testing.T) {
 	afterFirst := e.lsn("SELECT pg_current_wal_lsn()")
 	writeLoad(t, e, "load", 9, 50, 100, 550)
 	time.Sleep(2 * time.Second)
+	// Memory is bounded: past the in-flight bound, reading from Postgres
+	// waits (one message may overshoot it).
+	m := r.p.Metrics()
+	if inflight := testCounter(m.InflightBytes); inflight > 32<<10+4096 {
+		t.Fatalf("in-flight bytes %v over the 32 KiB bound", inflight)
+	}
+	if got := testCounter(m.ChangesReceived); got >= 1000 {
+		t.Fatalf("decoded %v changes while Kafka was down: reading did not wait", got)
+	}
 	// Nothing Kafka has not acknowledged may be confirmed to Postgres.
 	if c := e.lsn("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_kafkarestart'"); c >= afterFirst {
 		t.Fatalf("slot confirmed %X while Kafka was down, past the first unacknowledged transaction (ends before %X)", c, afterFirst)

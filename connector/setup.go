@@ -26,7 +26,23 @@ func (p *Pipeline) producerOpts(brokers []string, hooks kgo.Hook) []kgo.Opt {
 		kgo.MaxBufferedBytes(int(maxBytes)*2 + 64<<20),
 		kgo.MaxBufferedRecords(1 << 24),
 		kgo.ProducerLinger(5 * time.Millisecond),
+		kgo.ProducerBatchCompression(compression(p.cfg.Kafka.Compression)),
 		kgo.WithHooks(hooks),
+	}
+}
+
+func compression(name string) kgo.CompressionCodec {
+	switch name {
+	case "gzip":
+		return kgo.GzipCompression()
+	case "snappy":
+		return kgo.SnappyCompression()
+	case "lz4":
+		return kgo.Lz4Compression()
+	case "zstd":
+		return kgo.ZstdCompression()
+	default:
+		return kgo.NoCompression()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,12 @@ type Session struct {
 	received schema.LSN
 	walEnd   schema.LSN
 	started  bool
+
+	sentDurable schema.LSN
+	sentAt      time.Time
 }
+
+const earlyStatus = 100 * time.Millisecond
 
 // Started reports whether Run got as far as streaming. Call it after Run
 // returns.
@@ -145,12 +151,24 @@ func (s *Session) Run(hard, soft context.Context, h Handler) (err error) {
 
 func (s *Session) loop(hard, soft context.Context, h Handler) error {
 	cfg := s.cfg
+	// Receives run without a context: pgconn would arm and disarm a context
+	// watcher per message, a fifth of the stream's CPU. A read deadline on
+	// the socket wakes the loop for status updates instead, and a stop
+	// interrupts a blocked read by moving the deadline to now.
+	netConn := s.conn.Conn()
+	interrupt := func() { _ = netConn.SetReadDeadline(time.Now()) }
+	defer context.AfterFunc(hard, interrupt)()
+	defer context.AfterFunc(soft, interrupt)()
+	defer func() { _ = netConn.SetReadDeadline(time.Time{}) }()
+
 	next := time.Now().Add(cfg.StatusInterval)
-	var rc recvCtx
-	defer rc.release()
+	var armed time.Time
 	for {
 		now := time.Now()
-		if !now.Before(next) {
+		// A status goes out every interval, and early (at most every
+		// 100 ms) once the durable LSN moved, so the slot trails Kafka by
+		// little.
+		if !now.Before(next) || (s.sentDurable != cfg.Progress.Durable() && now.After(s.sentAt.Add(earlyStatus))) {
 			if err := s.sendStatus(false); err != nil {
 				return err
 			}
@@ -173,17 +191,23 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 		if !cfg.Progress.WaitRoom(hard, next) {
 			continue
 		}
-		base := soft
-		if inTx {
-			base = hard
+		if !armed.Equal(next) {
+			if err := netConn.SetReadDeadline(next); err != nil {
+				return &ConnError{Op: "set read deadline", Err: err}
+			}
+			armed = next
 		}
-		msg, err := s.conn.ReceiveMessage(rc.get(base, next))
+		msg, err := s.conn.ReceiveMessage(context.Background())
 		if err != nil {
 			if hard.Err() != nil {
 				return hard.Err()
 			}
-			if pgconn.Timeout(err) || errors.Is(err, context.Canceled) {
-				continue // status deadline, or a graceful stop between transactions
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// The status deadline, or a stop: re-arm and look again. A
+				// message cut by the deadline is resumed by the next read.
+				armed = time.Time{}
+				continue
 			}
 			return &ConnError{Op: "receive replication message", Err: err}
 		}
@@ -269,6 +293,7 @@ func (s *Session) sendStatus(reply bool) error {
 	if err != nil {
 		return &ConnError{Op: "send standby status", Err: err}
 	}
+	s.sentDurable, s.sentAt = durable, time.Now()
 	return nil
 }
 
@@ -294,30 +319,6 @@ func protoVersion(conn *pgconn.PgConn) int {
 func quotePublication(name string) string {
 	ident := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 	return strings.ReplaceAll(ident, `'`, `''`)
-}
-
-// recvCtx caches the receive context so that a deadline context is built
-// once per status interval, not once per message.
-type recvCtx struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	base     context.Context
-	deadline time.Time
-}
-
-func (r *recvCtx) get(base context.Context, deadline time.Time) context.Context {
-	if r.ctx == nil || r.base != base || !r.deadline.Equal(deadline) {
-		r.release()
-		r.ctx, r.cancel = context.WithDeadline(base, deadline)
-		r.base, r.deadline = base, deadline
-	}
-	return r.ctx
-}
-
-func (r *recvCtx) release() {
-	if r.cancel != nil {
-		r.cancel()
-	}
 }
 
 // ConnError is a failure of the replication connection: connect, start,
