@@ -44,6 +44,7 @@ type Decoder struct {
 	tx         schema.Tx
 	inTx       bool
 	prevCommit schema.LSN
+	lastEnd    schema.LSN
 	seq        int
 	tableSeq   map[uint32]int
 
@@ -61,6 +62,9 @@ func NewDecoder() *Decoder {
 
 // InTx reports whether a transaction is open (Begin seen, Commit not yet).
 func (d *Decoder) InTx() bool { return d.inTx }
+
+// LastEnd returns the end LSN of the last committed transaction decoded.
+func (d *Decoder) LastEnd() schema.LSN { return d.lastEnd }
 
 // Relation returns the cached relation for oid, or nil.
 func (d *Decoder) Relation(oid uint32) *schema.Relation { return d.relations[oid] }
@@ -93,6 +97,7 @@ func (d *Decoder) Decode(walStart schema.LSN, data []byte, h Handler) error {
 		d.tx.EndLSN = schema.LSN(m.TransactionEndLSN)
 		d.inTx = false
 		d.prevCommit = d.tx.CommitLSN
+		d.lastEnd = d.tx.EndLSN
 		return h.Commit(&d.tx)
 	case *pglogrepl.RelationMessage:
 		return d.relation(walStart, m)

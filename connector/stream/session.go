@@ -191,11 +191,19 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 		if !cfg.Progress.WaitRoom(hard, next) {
 			continue
 		}
-		if !armed.Equal(next) {
-			if err := netConn.SetReadDeadline(next); err != nil {
+		wake := next
+		if s.dec.LastEnd() > s.sentDurable {
+			// Transactions wait for Kafka: look again soon, to confirm
+			// them without waiting for the next message or interval.
+			if early := now.Add(earlyStatus); early.Before(wake) {
+				wake = early
+			}
+		}
+		if !armed.Equal(wake) {
+			if err := netConn.SetReadDeadline(wake); err != nil {
 				return &ConnError{Op: "set read deadline", Err: err}
 			}
-			armed = next
+			armed = wake
 		}
 		msg, err := s.conn.ReceiveMessage(context.Background())
 		if err != nil {
