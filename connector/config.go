@@ -39,6 +39,7 @@ type Config struct {
 	DataDir  string         `yaml:"data_dir"`
 	Postgres PostgresConfig `yaml:"postgres"`
 	Kafka    KafkaConfig    `yaml:"kafka"`
+	Snapshot SnapshotConfig `yaml:"snapshot"`
 	Metrics  MetricsConfig  `yaml:"metrics"`
 	Log      LogConfig      `yaml:"log"`
 }
@@ -86,6 +87,48 @@ const (
 	DeliveryExactlyOnce Delivery = "exactly-once"
 )
 
+// SnapshotConfig says how tables get their first copy (the snapshot) and
+// how failed copies are retried.
+type SnapshotConfig struct {
+	// Mode says which tables are copied at start; see SnapshotMode.
+	Mode SnapshotMode `yaml:"mode"`
+	// Workers is the number of copy workers: tables copied at once.
+	Workers int `yaml:"workers"`
+	// ChunkRows: a table estimated (pg_class.reltuples) above this many
+	// rows is copied in ctid ranges by several connections.
+	ChunkRows int64 `yaml:"chunk_rows"`
+	// ConnectionsPerTable bounds the connections copying one big table.
+	ConnectionsPerTable int `yaml:"connections_per_table"`
+	// DiscoveryInterval is how often new publication tables (and resnapshot
+	// requests) are looked for while streaming.
+	DiscoveryInterval time.Duration `yaml:"discovery_interval"`
+	// RetryDelay is the first retry delay of a failed copy; later delays
+	// grow exponentially, with jitter, up to MaxSnapshotRetryDelay.
+	RetryDelay time.Duration `yaml:"retry_delay"`
+	// MaxRetries is how many times a failed copy is retried before the
+	// table waits for `mooncdc resnapshot`; 0 never retries.
+	MaxRetries int `yaml:"max_retries"`
+}
+
+// SnapshotMode says which tables are copied when mooncdc starts.
+type SnapshotMode string
+
+// The snapshot modes.
+const (
+	// SnapshotInitial copies the tables not yet ready, then streams.
+	SnapshotInitial SnapshotMode = "initial"
+	// SnapshotNever copies nothing: tables are marked ready at the slot's
+	// start and only changes are streamed.
+	SnapshotNever SnapshotMode = "never"
+	// SnapshotInitialOnly copies the tables not yet ready, then exits 0.
+	SnapshotInitialOnly SnapshotMode = "initial_only"
+	// SnapshotAlways re-copies every table at each start.
+	SnapshotAlways SnapshotMode = "always"
+)
+
+// SnapshotModes lists the valid snapshot.mode values.
+var SnapshotModes = []SnapshotMode{SnapshotInitial, SnapshotNever, SnapshotInitialOnly, SnapshotAlways}
+
 // MetricsConfig configures the HTTP endpoint for /metrics, /healthz, /readyz.
 type MetricsConfig struct {
 	// Listen is host:port; empty disables the endpoint.
@@ -104,6 +147,19 @@ const (
 	DefaultOffsetsTopic     = "mooncdc-offsets"
 	DefaultMaxInflightBytes = 64 << 20
 	DefaultMetricsListen    = "127.0.0.1:9187"
+
+	DefaultSnapshotWorkers             = 4
+	DefaultSnapshotChunkRows           = 100_000
+	DefaultSnapshotConnectionsPerTable = 4
+	DefaultSnapshotDiscoveryInterval   = 10 * time.Second
+	DefaultSnapshotRetryDelay          = 5 * time.Second
+	DefaultSnapshotMaxRetries          = 5
+	// MaxSnapshotRetryDelay caps the exponential backoff of copy retries,
+	// and so also snapshot.retry_delay.
+	MaxSnapshotRetryDelay = 5 * time.Minute
+	// Bounds of snapshot.workers and snapshot.connections_per_table.
+	MaxSnapshotWorkers             = 64
+	MaxSnapshotConnectionsPerTable = 32
 	// EnvPrefix starts every configuration environment variable. All
 	// variables with it are reserved: an unknown one is an error.
 	EnvPrefix = "MOONCDC_"
@@ -120,6 +176,15 @@ func DefaultConfig() Config {
 			Delivery:               DeliveryAtLeastOnce,
 			MaxInflightBytes:       DefaultMaxInflightBytes,
 			Compression:            "none",
+		},
+		Snapshot: SnapshotConfig{
+			Mode:                SnapshotInitial,
+			Workers:             DefaultSnapshotWorkers,
+			ChunkRows:           DefaultSnapshotChunkRows,
+			ConnectionsPerTable: DefaultSnapshotConnectionsPerTable,
+			DiscoveryInterval:   DefaultSnapshotDiscoveryInterval,
+			RetryDelay:          DefaultSnapshotRetryDelay,
+			MaxRetries:          DefaultSnapshotMaxRetries,
 		},
 		Metrics: MetricsConfig{Listen: DefaultMetricsListen},
 		Log:     LogConfig{Level: "info", Format: "json"},
@@ -254,6 +319,30 @@ func (c Config) Validate() error {
 		bad("kafka.compression: %q is not one of none, gzip, snappy, lz4, zstd", c.Kafka.Compression)
 	}
 
+	// snapshot
+	sn := c.Snapshot
+	if !slices.Contains(SnapshotModes, sn.Mode) {
+		bad("snapshot.mode: %q is not one of %s (default %s)", sn.Mode, joinModes(), SnapshotInitial)
+	}
+	if sn.Workers < 1 || sn.Workers > MaxSnapshotWorkers {
+		bad("snapshot.workers: %d; use 1 to %d copy workers (default %d)", sn.Workers, MaxSnapshotWorkers, DefaultSnapshotWorkers)
+	}
+	if sn.ChunkRows < 1 {
+		bad("snapshot.chunk_rows: %d; use a positive number of rows above which a table is copied in ctid ranges (default %d)", sn.ChunkRows, DefaultSnapshotChunkRows)
+	}
+	if sn.ConnectionsPerTable < 1 || sn.ConnectionsPerTable > MaxSnapshotConnectionsPerTable {
+		bad("snapshot.connections_per_table: %d; use 1 to %d (default %d)", sn.ConnectionsPerTable, MaxSnapshotConnectionsPerTable, DefaultSnapshotConnectionsPerTable)
+	}
+	if sn.DiscoveryInterval < time.Second {
+		bad("snapshot.discovery_interval: %s; use 1s or more, e.g. 10s (the default) or 1m", sn.DiscoveryInterval)
+	}
+	if sn.RetryDelay <= 0 || sn.RetryDelay > MaxSnapshotRetryDelay {
+		bad("snapshot.retry_delay: %s; use a positive duration up to %s (the backoff's cap), e.g. 5s (the default)", sn.RetryDelay, fmtDuration(MaxSnapshotRetryDelay))
+	}
+	if sn.MaxRetries < 0 {
+		bad("snapshot.max_retries: %d; use 0 (never retry: a failed table waits for `mooncdc resnapshot`) or more (default %d)", sn.MaxRetries, DefaultSnapshotMaxRetries)
+	}
+
 	// metrics, log
 	if c.Metrics.Listen != "" {
 		if err := checkHostPort(c.Metrics.Listen, true); err != nil {
@@ -271,6 +360,27 @@ func (c Config) Validate() error {
 		return nil
 	}
 	return &ConfigError{Err: errors.Join(errs...)}
+}
+
+func joinModes() string {
+	names := make([]string, len(SnapshotModes))
+	for i, m := range SnapshotModes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
+}
+
+// fmtDuration prints d without the zero units time.Duration.String adds
+// (5m rather than 5m0s).
+func fmtDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // TablePatterns returns the parsed postgres.tables.
@@ -416,7 +526,7 @@ func setFromString(fv reflect.Value, value string) error {
 	if fv.Type() == durationType {
 		d, err := time.ParseDuration(strings.TrimSpace(value))
 		if err != nil {
-			return fmt.Errorf("%q is not a duration, e.g. 10s or 1m30s", value)
+			return fmt.Errorf("%q is not a duration; write a number with a unit, e.g. 10s, 1m30s or 500ms", value)
 		}
 		fv.SetInt(int64(d))
 		return nil
@@ -667,6 +777,20 @@ func decodeMapping(file string, n *yaml.Node, prefix string, v reflect.Value, er
 			// "listen:" with no value means empty, as the comments in the
 			// reference config promise ("empty disables").
 			fv.Set(reflect.Zero(fv.Type()))
+			continue
+		}
+		if f.Type == durationType {
+			// Parsed like the environment and flags do, so "10s" means the
+			// same everywhere and a bare number (no unit) is refused.
+			sn := vn
+			for sn.Kind == yaml.AliasNode && sn.Alias != nil {
+				sn = sn.Alias
+			}
+			if sn.Kind != yaml.ScalarNode {
+				*errs = append(*errs, fmt.Errorf("%s:%d: %s: expected a duration such as 10s or 1m30s, found %s", file, vn.Line, path, describeNode(sn)))
+			} else if err := setFromString(fv, sn.Value); err != nil {
+				*errs = append(*errs, fmt.Errorf("%s:%d: %s: %v", file, vn.Line, path, err))
+			}
 			continue
 		}
 		if err := vn.Decode(fv.Addr().Interface()); err != nil {

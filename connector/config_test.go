@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -43,6 +44,15 @@ func TestDefaultConfig(t *testing.T) {
 			Delivery:               DeliveryAtLeastOnce,
 			MaxInflightBytes:       67108864,
 			Compression:            "none",
+		},
+		Snapshot: SnapshotConfig{
+			Mode:                SnapshotInitial,
+			Workers:             4,
+			ChunkRows:           100000,
+			ConnectionsPerTable: 4,
+			DiscoveryInterval:   10 * time.Second,
+			RetryDelay:          5 * time.Second,
+			MaxRetries:          5,
 		},
 		Metrics: MetricsConfig{Listen: "127.0.0.1:9187"},
 		Log:     LogConfig{Level: "info", Format: "json"},
@@ -124,6 +134,16 @@ func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
 		{"bad delivery", func(c *Config) { c.Kafka.Delivery = "twice" }, []string{"kafka.delivery:", "at-least-once"}},
 		{"inflight", func(c *Config) { c.Kafka.MaxInflightBytes = 0 }, []string{"kafka.max_inflight_bytes:"}},
 		{"compression", func(c *Config) { c.Kafka.Compression = "brotli" }, []string{"kafka.compression:", "lz4"}},
+		{"snapshot mode", func(c *Config) { c.Snapshot.Mode = "sometimes" }, []string{"snapshot.mode:", `"sometimes"`, "initial, never, initial_only, always"}},
+		{"snapshot workers 0", func(c *Config) { c.Snapshot.Workers = 0 }, []string{"snapshot.workers: 0", "1 to 64"}},
+		{"snapshot workers 65", func(c *Config) { c.Snapshot.Workers = 65 }, []string{"snapshot.workers: 65", "1 to 64"}},
+		{"snapshot chunk rows", func(c *Config) { c.Snapshot.ChunkRows = 0 }, []string{"snapshot.chunk_rows: 0", "positive"}},
+		{"snapshot connections 0", func(c *Config) { c.Snapshot.ConnectionsPerTable = 0 }, []string{"snapshot.connections_per_table: 0", "1 to 32"}},
+		{"snapshot connections 33", func(c *Config) { c.Snapshot.ConnectionsPerTable = 33 }, []string{"snapshot.connections_per_table: 33", "1 to 32"}},
+		{"snapshot discovery", func(c *Config) { c.Snapshot.DiscoveryInterval = 500 * time.Millisecond }, []string{"snapshot.discovery_interval: 500ms", "1s or more"}},
+		{"snapshot retry delay 0", func(c *Config) { c.Snapshot.RetryDelay = 0 }, []string{"snapshot.retry_delay: 0s", "positive", "5m"}},
+		{"snapshot retry delay above cap", func(c *Config) { c.Snapshot.RetryDelay = 6 * time.Minute }, []string{"snapshot.retry_delay: 6m0s", "up to 5m "}},
+		{"snapshot max retries", func(c *Config) { c.Snapshot.MaxRetries = -1 }, []string{"snapshot.max_retries: -1", "mooncdc resnapshot"}},
 		{"metrics", func(c *Config) { c.Metrics.Listen = "9187" }, []string{"metrics.listen:", "host:port"}},
 		{"log level", func(c *Config) { c.Log.Level = "loud" }, []string{"log.level:", "debug, info, warn, error"}},
 		{"log format", func(c *Config) { c.Log.Format = "xml" }, []string{"log.format:", "json, console"}},
@@ -318,6 +338,8 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"postgres.url", "postgres.tables", "postgres.publication", "postgres.slot",
 		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.topic_partitions",
 		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
+		"snapshot.mode", "snapshot.workers", "snapshot.chunk_rows", "snapshot.connections_per_table",
+		"snapshot.discovery_interval", "snapshot.retry_delay", "snapshot.max_retries",
 		"metrics.listen", "log.level", "log.format",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
@@ -339,10 +361,13 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 // Every key can be set from the environment, and lands in the right field.
 func TestEveryKeySettableFromEnv(t *testing.T) {
 	samples := map[reflect.Kind]string{
-		reflect.String: "v", reflect.Int16: "7", reflect.Int32: "7", reflect.Int64: "7", reflect.Slice: "a,b",
+		reflect.String: "v", reflect.Int: "7", reflect.Int16: "7", reflect.Int32: "7", reflect.Int64: "7", reflect.Slice: "a,b",
 	}
 	for _, k := range configKeys() {
 		val, ok := samples[k.typ.Kind()]
+		if k.typ == durationType {
+			val = "7ns"
+		}
 		if !ok {
 			t.Fatalf("no sample for %s (%s): add one", k.path, k.typ)
 		}
@@ -364,7 +389,7 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 		switch got.Kind() {
 		case reflect.String:
 			gotV = got.String()
-		case reflect.Int16, reflect.Int32, reflect.Int64:
+		case reflect.Int, reflect.Int16, reflect.Int32, reflect.Int64:
 			gotV = got.Int()
 		}
 		if !reflect.DeepEqual(gotV, want) {
@@ -383,6 +408,85 @@ func TestSetNamesTheFix(t *testing.T) {
 	}
 	if err := c.Set("kafka.brokers", " a:1 , b:2 "); err != nil || !reflect.DeepEqual(c.Kafka.Brokers, []string{"a:1", "b:2"}) {
 		t.Errorf("Set(brokers) = %v, %q", err, c.Kafka.Brokers)
+	}
+}
+
+func TestSnapshotDurationsFromFileEnvAndSet(t *testing.T) {
+	path := writeFile(t, `
+snapshot:
+  mode: initial_only
+  workers: 8
+  chunk_rows: 5000
+  connections_per_table: 2
+  discovery_interval: 1m30s
+  retry_delay: 250ms
+  max_retries: 0
+`)
+	cfg, err := LoadConfig(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SnapshotConfig{Mode: SnapshotInitialOnly, Workers: 8, ChunkRows: 5000, ConnectionsPerTable: 2,
+		DiscoveryInterval: 90 * time.Second, RetryDelay: 250 * time.Millisecond, MaxRetries: 0}
+	if cfg.Snapshot != want {
+		t.Fatalf("snapshot from file = %+v, want %+v", cfg.Snapshot, want)
+	}
+
+	cfg, err = LoadConfig(path, []string{"MOONCDC_SNAPSHOT_DISCOVERY_INTERVAL=30s", "MOONCDC_SNAPSHOT_MODE=always"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Snapshot.DiscoveryInterval != 30*time.Second || cfg.Snapshot.Mode != SnapshotAlways || cfg.Snapshot.RetryDelay != 250*time.Millisecond {
+		t.Fatalf("env did not override the file: %+v", cfg.Snapshot)
+	}
+
+	if err := cfg.Set("snapshot.retry_delay", "2m"); err != nil || cfg.Snapshot.RetryDelay != 2*time.Minute {
+		t.Fatalf("Set(retry_delay, 2m) = %v, %s", err, cfg.Snapshot.RetryDelay)
+	}
+	if err := cfg.Set("snapshot.retry_delay", "5"); err == nil || !strings.Contains(err.Error(), `"5" is not a duration`) || !strings.Contains(err.Error(), "1m30s") {
+		t.Fatalf("Set(retry_delay, 5) = %v, want an error with an example", err)
+	}
+	cfg.Name, cfg.Postgres.URL = "shop", "postgres://u@h/db"
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if s := cfg.String(); !strings.Contains(s, "snapshot.discovery_interval=30s") || !strings.Contains(s, "snapshot.mode=always") {
+		t.Errorf("String() = %s", s)
+	}
+}
+
+func TestSnapshotDurationErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		environ    []string
+		want       []string
+	}{
+		{name: "bare number in file", yaml: "snapshot:\n  retry_delay: 10\n", want: []string{":2: snapshot.retry_delay:", `"10" is not a duration`, "10s"}},
+		{name: "word in file", yaml: "snapshot:\n  discovery_interval: often\n", want: []string{":2: snapshot.discovery_interval:", `"often"`, "1m30s"}},
+		{name: "list in file", yaml: "snapshot:\n  discovery_interval: [1s]\n", want: []string{":2: snapshot.discovery_interval:", "expected a duration", "a list"}},
+		{name: "env", environ: []string{"MOONCDC_SNAPSHOT_DISCOVERY_INTERVAL=10 seconds"}, want: []string{"MOONCDC_SNAPSHOT_DISCOVERY_INTERVAL:", `"10 seconds" is not a duration`, "snapshot.discovery_interval"}},
+		{name: "workers not a number", yaml: "snapshot:\n  workers: many\n", want: []string{":2: snapshot.workers:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.yaml != "" {
+				path = writeFile(t, tt.yaml)
+			}
+			_, err := LoadConfig(path, tt.environ)
+			if err == nil {
+				t.Fatal("LoadConfig accepted a bad value")
+			}
+			if ExitCode(err) != ExitConfig {
+				t.Errorf("ExitCode = %d, want %d", ExitCode(err), ExitConfig)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
 	}
 }
 

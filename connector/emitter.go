@@ -24,6 +24,15 @@ type emitter struct {
 	include func(schema, table string) bool
 	keys    *keyResolver
 
+	// gate applies the phase rules (main worker only; nil for a copy
+	// worker's private catch-up): view is the phases as of the open
+	// transaction's Begin.
+	gate      *phases
+	hooks     *Hooks
+	view      phaseView
+	commit    schema.LSN
+	onPromote func([]*tableState)
+
 	routes  map[*schema.Relation]route
 	cur     *txAck
 	pool    sync.Pool
@@ -32,6 +41,7 @@ type emitter struct {
 
 type route struct {
 	topic string
+	name  string // "schema.table", the phase key
 	skip  bool
 	rel   *schema.Relation // the relation to encode with (keyed by the primary key)
 }
@@ -46,8 +56,17 @@ func newEmitter(client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *s
 }
 
 // Begin implements stream.Handler.
-func (e *emitter) Begin(*schema.Tx) error {
+func (e *emitter) Begin(tx *schema.Tx) error {
 	e.cur = e.tracker.Begin()
+	if e.gate != nil {
+		e.hooks.call(HookMainBegin, "")
+		var moved []*tableState
+		e.view, moved = e.gate.begin(tx.CommitLSN)
+		e.commit = tx.CommitLSN
+		if moved != nil && e.onPromote != nil {
+			e.onPromote(moved)
+		}
+	}
 	return nil
 }
 
@@ -56,6 +75,11 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 	e.tracker.Commit(e.cur, tx.EndLSN)
 	e.cur = nil
 	e.metrics.TransactionsReceived.Inc()
+	if e.gate != nil {
+		if moved := e.gate.advance(tx.EndLSN); moved != nil && e.onPromote != nil {
+			e.onPromote(moved)
+		}
+	}
 	return nil
 }
 
@@ -80,6 +104,9 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if err != nil || r.skip {
 		return err
 	}
+	if e.gate != nil && !e.view.emits(r.name, e.commit) {
+		return nil // not handed over yet, or emitted by the copy worker
+	}
 	ch.Relation = r.rel
 	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
 		// As Debezium: a delete and tombstone for the old key, then a
@@ -102,7 +129,7 @@ func (e *emitter) route(rel *schema.Relation) (route, error) {
 	if r, ok := e.routes[rel]; ok {
 		return r, nil
 	}
-	r := route{skip: !e.include(rel.Schema, rel.Table), rel: rel}
+	r := route{skip: !e.include(rel.Schema, rel.Table), rel: rel, name: rel.QualifiedName()}
 	if !r.skip {
 		r.topic = TopicName(e.prefix, rel.Schema, rel.Table)
 		if err := e.topics.ensure(r.topic); err != nil {

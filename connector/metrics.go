@@ -20,6 +20,8 @@ type Metrics struct {
 	InflightBytes        prometheus.GaugeFunc
 	WorkerErrors         *prometheus.CounterVec
 	Streaming            prometheus.Gauge
+	TableCopyRows        *prometheus.CounterVec
+	TableCopyDuration    *prometheus.GaugeVec
 }
 
 func newMetrics(inflight func() float64) *Metrics {
@@ -42,13 +44,18 @@ func newMetrics(inflight func() float64) *Metrics {
 		InflightBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "mooncdc_inflight_bytes", Help: "Bytes of records handed to the producer and not yet acknowledged."}, inflight),
 		WorkerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mooncdc_worker_errors_total", Help: "Errors by worker type."}, []string{"worker_type"}),
+			Name: "mooncdc_worker_errors_total", Help: "Errors by worker type (main, table_sync) and error type (transient, permanent, critical)."},
+			[]string{"worker_type", "error_type"}),
+		TableCopyRows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mooncdc_table_copy_rows_total", Help: "Rows copied by table snapshots."}, []string{"table"}),
+		TableCopyDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "mooncdc_table_copy_duration_seconds", Help: "Duration of the table's last completed copy (COPY and stale-key tombstones, acknowledged)."}, []string{"table"}),
 		Streaming: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mooncdc_streaming", Help: "1 while the main worker is streaming from Postgres."}),
 	}
 	m.Registry.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
-		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming,
+		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.TableCopyRows, m.TableCopyDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.WorkerErrors.WithLabelValues("main")
+	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m
 }

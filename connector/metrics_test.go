@@ -60,7 +60,7 @@ func TestMetricsEndpointsExportThePublicNames(t *testing.T) {
 	for _, name := range []string{
 		"mooncdc_transactions_received_total", "mooncdc_changes_received_total", "mooncdc_changes_written_total",
 		"mooncdc_transactions_durable_total", "mooncdc_replication_payload_bytes_total", "mooncdc_durable_lsn",
-		"mooncdc_replication_lag_bytes", "mooncdc_inflight_bytes", `mooncdc_worker_errors_total{worker_type="main"}`,
+		"mooncdc_replication_lag_bytes", "mooncdc_inflight_bytes", `mooncdc_worker_errors_total{error_type="transient",worker_type="main"}`, "mooncdc_table_copy_rows_total", "mooncdc_table_copy_duration_seconds",
 	} {
 		if !strings.Contains(body, name) {
 			t.Errorf("/metrics lacks %s", name)

@@ -35,8 +35,34 @@ type Pipeline struct {
 	abort    chan struct{}
 	abortOne sync.Once
 
-	// set by Run
-	brokers []string
+	hooks    Hooks
+	phasesAt atomic.Pointer[phases]
+
+	// set by Run before any goroutine that reads them starts
+	brokers  []string
+	client   *kgo.Client
+	database string
+}
+
+// Hooks returns the pipeline's test hooks.
+func (p *Pipeline) Hooks() *Hooks { return &p.hooks }
+
+// TablePhases returns each table's phase as the pipeline holds it now
+// (nil before Run has read the offsets).
+func (p *Pipeline) TablePhases() map[string]offsets.Table {
+	ph := p.phasesAt.Load()
+	if ph == nil {
+		return nil
+	}
+	out := map[string]offsets.Table{}
+	for name, ts := range ph.all() {
+		out[name] = ts.Table
+	}
+	return out
+}
+
+func (p *Pipeline) newEncoder() *schema.JSONEncoder {
+	return schema.NewJSONEncoder(schema.JSONConfig{Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: Version})
 }
 
 // New validates cfg and returns a pipeline ready to Run. It does no I/O.
@@ -154,6 +180,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	defer client.Close()
+	p.client = client
 	adm := kadm.NewClient(client)
 
 	// Offsets first: they say where to resume and which source they are for.
@@ -195,11 +222,37 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	p.tracker.Store(tracker)
 	p.metrics.DurableLSN.Set(float64(src.DurableLSN))
 
-	enc := schema.NewJSONEncoder(schema.JSONConfig{Name: cfg.Kafka.TopicPrefix, Database: src.Database, Version: Version})
+	p.database = src.Database
 	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor))
-	em := newEmitter(client, tracker, topics, enc, p.metrics, cfg.Kafka.TopicPrefix, p.include, &keyResolver{pgcfg: pgcfg})
+
+	// Table phases: the main worker emits a table's changes only once its
+	// copy is handed over (handover.go).
+	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(cfg.Snapshot.Mode, state.Tables))
+	p.phasesAt.Store(ph)
+	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"),
+		c: &copier{p: p, pgcfg: pgcfg, client: client, topics: topics, phases: ph, src: src, log: log.Named("copy")}}
+	// A first discovery before streaming, so that no table's changes are
+	// skipped for want of a phase (snapshot.mode never streams them at once).
+	if err := retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
+		return err
+	}
+	stopAfterSnapshot := func() {}
+	if cfg.Snapshot.Mode == SnapshotInitialOnly {
+		snapDone, cancelSnap := context.WithCancel(soft)
+		defer cancelSnap()
+		soft = snapDone
+		stopAfterSnapshot = func() {
+			log.Info("every table copied and handed over: stopping (snapshot.mode initial_only)")
+			cancelSnap()
+		}
+	}
+	snap.allDone = stopAfterSnapshot
+
+	em := newEmitter(client, tracker, topics, p.newEncoder(), p.metrics, cfg.Kafka.TopicPrefix, p.include, &keyResolver{pgcfg: pgcfg})
 	defer em.keys.close()
-	progress := &progress{Tracker: tracker, client: client}
+	em.gate, em.hooks = ph, &p.hooks
+	em.onPromote = func(moved []*tableState) { p.savePromoted(gctx, moved) }
+	progress := &progress{Tracker: tracker, client: client, phases: ph, p: p, ctx: gctx}
 	obs := &observer{p: p, serverEnd: &lastServerEnd, tracker: tracker}
 
 	// The offsets writer: the durable LSN goes to the offsets topic once a
@@ -234,12 +287,17 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	g.Go(func() error {
 		return p.stream(gctx, soft, pgcfg, src, tracker, em, progress, obs)
 	})
+	snapCtx, stopSnap := context.WithCancel(gctx)
+	defer stopSnap()
+	stopSnapOnSoft := context.AfterFunc(soft, stopSnap)
+	defer stopSnapOnSoft()
+	g.Go(func() error { return snap.run(snapCtx) })
 	err = g.Wait()
 	if hard.Err() != nil {
 		return err
 	}
 	if err != nil {
-		p.metrics.WorkerErrors.WithLabelValues("main").Inc()
+		p.metrics.WorkerErrors.WithLabelValues("main", "critical").Inc()
 		log.Error("pipeline stopped", zap.Error(err), zap.Stringer("durable_lsn", tracker.Durable()))
 		return err
 	}
@@ -289,7 +347,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 		}
 		switch classify(err) {
 		case classRetryable:
-			p.metrics.WorkerErrors.WithLabelValues("main").Inc()
+			p.metrics.WorkerErrors.WithLabelValues("main", "transient").Inc()
 			if !down {
 				log.Warn("replication connection lost; reconnecting with backoff", zap.Error(err), zap.Stringer("durable_lsn", tracker.Durable()))
 				down = true
@@ -327,6 +385,35 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 type progress struct {
 	*Tracker
 	client *kgo.Client
+	phases *phases
+	p      *Pipeline
+	ctx    context.Context
+}
+
+// AdvanceIdle moves the durable LSN when nothing is in flight, and the main
+// worker's position for the handover: it has decided everything before
+// walEnd.
+func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
+	pr.Tracker.AdvanceIdle(walEnd)
+	if moved := pr.phases.advance(walEnd); moved != nil {
+		pr.p.savePromoted(pr.ctx, moved)
+	}
+}
+
+// savePromoted stores tables that moved from catchup to ready. It does not
+// wait: catchup(L) and ready(L) mean the same to the main worker once it is
+// past L, so losing this write loses nothing.
+func (p *Pipeline) savePromoted(ctx context.Context, moved []*tableState) {
+	for _, ts := range moved {
+		t := ts.Table
+		t.UpdatedMs = time.Now().UnixMilli()
+		p.client.Produce(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t), func(_ *kgo.Record, err error) {
+			if err != nil && ctx.Err() == nil {
+				p.log.Warn("store table phase", zap.String("table", ts.Table.Table), zap.Error(err))
+			}
+		})
+		p.log.Info("table ready: the main worker is past its handover", zap.String("table", ts.Table.Table), zap.Stringer("lsn", schema.LSN(ts.LSN)))
+	}
 }
 
 // Drain flushes the producer: every record handed over is acked or failed.

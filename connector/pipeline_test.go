@@ -79,7 +79,48 @@ type running struct {
 	done   chan error
 }
 
+// start runs the pipeline and waits until it streams and every table is
+// handed over (copied).
 func start(t *testing.T, cfg connector.Config) *running {
+	t.Helper()
+	r := startStreaming(t, cfg)
+	r.waitHandedOver(t)
+	return r
+}
+
+// waitHandedOver waits until every table the pipeline knows is ready or
+// in catchup.
+func (r *running) waitHandedOver(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		ph := r.p.TablePhases()
+		done := ph != nil
+		for _, tb := range ph {
+			if tb.Phase != "ready" && tb.Phase != "catchup" {
+				done = false
+			}
+			if tb.Phase == "errored" && tb.Retry == "resnapshot" {
+				t.Fatalf("table %s errored for good: %s", tb.Table, tb.LastError)
+			}
+		}
+		if done {
+			return
+		}
+		select {
+		case err := <-r.done:
+			r.done <- err
+			t.Fatalf("pipeline stopped before the tables were handed over: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tables not handed over after 90s: %+v", ph)
+		}
+	}
+}
+
+// startStreaming runs the pipeline and waits until the main worker streams.
+func startStreaming(t *testing.T, cfg connector.Config) *running {
 	t.Helper()
 	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -11,8 +12,9 @@ import (
 )
 
 // topicMaker creates data topics the first time mooncdc writes to them.
-// It is used by one goroutine (the stream's).
+// It is safe for concurrent use (the main worker and copy workers).
 type topicMaker struct {
+	mu         sync.Mutex
 	adm        *kadm.Client
 	partitions int32
 	rf         int16
@@ -25,6 +27,8 @@ func newTopicMaker(adm *kadm.Client, partitions int32, rf int16) *topicMaker {
 
 // ensure creates topic unless it exists. It blocks for at most 30 s.
 func (m *topicMaker) ensure(topic string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.known[topic] {
 		return nil
 	}

@@ -66,6 +66,8 @@ func TestDecode(t *testing.T) {
 		{name: "unknown fields ignored", recs: []rec{{pk, val(`{"system_id":"7","future":{"x":[1]}}`)}}, want: State{Pipeline: &Pipeline{SystemID: "7"}}},
 		{name: "errored table keeps error and retry", recs: []rec{{orders, val(`{"oid":1,"phase":"errored","attempts":3,"last_error":"boom <&>","retry":"backoff 30s"}`)}},
 			want: State{Tables: map[string]Table{"public.orders": {Table: "public.orders", OID: 1, Phase: "errored", Attempts: 3, LastError: "boom <&>", Retry: "backoff 30s"}}}},
+		{name: "resnapshot request", recs: []rec{{orders, val(`{"oid":1,"phase":"init","lsn":0,"attempts":0,"ts_ms":9,"resnapshot_ms":1700000000123}`)}},
+			want: State{Tables: map[string]Table{"public.orders": {Table: "public.orders", OID: 1, Phase: "init", UpdatedMs: 9, ResnapshotMs: 1700000000123}}}},
 		{name: "max LSN", recs: []rec{{pk, val(`{"durable_lsn":18446744073709551615}`)}}, want: State{Pipeline: &Pipeline{DurableLSN: 1<<64 - 1}}},
 
 		{name: "bad key", recs: []rec{{`shop`, val(pipe)}}, wantErr: "not a JSON array"},
@@ -132,6 +134,7 @@ func TestRecordsDecodeBack(t *testing.T) {
 		{Table: "public.orders", OID: 16384, Phase: PhaseReady, LSN: 99, Attempts: 1, UpdatedMs: 1},
 		{Table: `odd."name"<&>`, OID: 1<<32 - 1, Phase: PhaseErrored, Attempts: 7, LastError: "copy: \"boom\"\n", Retry: "next 2024-01-01T00:00:00Z"},
 		{Table: "public.new", Phase: PhaseInit},
+		{Table: "public.again", OID: 42, Phase: PhaseInit, UpdatedMs: 5, ResnapshotMs: 1700000000999},
 	}
 	var st State
 	recs := []struct{ key, value []byte }{}
@@ -164,7 +167,7 @@ func TestRecordsDecodeBack(t *testing.T) {
 	if err := Decode("shop", del.Key, del.Value, &st); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := st.Tables["public.new"]; ok || len(st.Tables) != 2 {
+	if _, ok := st.Tables["public.new"]; ok || len(st.Tables) != 3 {
 		t.Errorf("tombstone did not delete: %v", st.Tables)
 	}
 }
@@ -172,6 +175,12 @@ func TestRecordsDecodeBack(t *testing.T) {
 func TestTableValueShape(t *testing.T) {
 	r := TableRecord("o", "shop", Table{Table: "public.orders", OID: 5, Phase: PhaseCatchup, LSN: 7, UpdatedMs: 3})
 	want := `{"oid":5,"phase":"catchup","lsn":7,"attempts":0,"ts_ms":3}`
+	if string(r.Value) != want {
+		t.Errorf("value %s, want %s", r.Value, want)
+	}
+	// A resnapshot request is written only when set, after ts_ms.
+	r = TableRecord("o", "shop", Table{Table: "public.orders", OID: 5, Phase: PhaseInit, UpdatedMs: 3, ResnapshotMs: 4})
+	want = `{"oid":5,"phase":"init","lsn":0,"attempts":0,"ts_ms":3,"resnapshot_ms":4}`
 	if string(r.Value) != want {
 		t.Errorf("value %s, want %s", r.Value, want)
 	}
@@ -204,6 +213,7 @@ func TestRecordsRefuseWhatLoadWouldNotReadBack(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add("shop", []byte(`["shop",{"source":"pipeline"}]`), []byte(`{"system_id":"7","durable_lsn":20}`), false)
 	f.Add("shop", []byte(`["shop",{"table":"public.orders"}]`), []byte(`{"oid":1,"phase":"ready","lsn":3}`), false)
+	f.Add("shop", []byte(`["shop",{"table":"public.orders"}]`), []byte(`{"oid":1,"phase":"init","resnapshot_ms":1700000000123}`), false)
 	f.Add("shop", []byte(`["shop",{"table":"public.orders"}]`), []byte(nil), true)
 	f.Add("shop", []byte(`["other",{"table":"x"}]`), []byte(`garbage`), false)
 	f.Add("", []byte(`["",{"source":"pipeline"}]`), []byte(`{}`), false)

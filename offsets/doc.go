@@ -14,7 +14,7 @@
 // of partition:
 //
 //	["shop",{"source":"pipeline"}]      -> Pipeline: source identity and durable LSN
-//	["shop",{"table":"public.orders"}]  -> Table: oid, phase, LSN, attempts, last error
+//	["shop",{"table":"public.orders"}]  -> Table: oid, phase, LSN, attempts, last error, resnapshot request
 //
 // Invariants:
 //   - One partition, cleanup.policy=compact ([EnsureTopic] refuses anything

@@ -41,6 +41,14 @@ type Table struct {
 	LastError string `json:"last_error,omitempty"` // why the last copy failed
 	Retry     string `json:"retry,omitempty"`      // retry policy / next retry time, free-form
 	UpdatedMs int64  `json:"ts_ms"`                // wall clock of the write, Unix milliseconds
+
+	// ResnapshotMs is when `mooncdc resnapshot` last asked for a new copy
+	// of the table (Unix milliseconds; 0: never). The command writes the
+	// table back to PhaseInit with a newer value; a running pipeline
+	// re-copies the table when it sees a value newer than the one it last
+	// acted on, and carries that value forward in the records it writes
+	// for the table afterwards, so the request is not acted on twice.
+	ResnapshotMs int64 `json:"resnapshot_ms,omitempty"`
 }
 
 // State is everything stored for one connector name.

@@ -40,13 +40,18 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 	switch args[0] {
 	case "run":
 		return runCommand(ctx, args[1:], environ, stdout, stderr)
+	case "resnapshot":
+		return resnapshotCommand(ctx, args[1:], environ, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, versionLine())
 		return connector.ExitOK
 	case "help", "-h", "-help", "--help":
-		if len(args) > 1 && args[1] == "run" {
+		switch {
+		case len(args) > 1 && args[1] == "run":
 			fmt.Fprint(stdout, runUsage())
-		} else {
+		case len(args) > 1 && args[1] == "resnapshot":
+			fmt.Fprint(stdout, resnapshotUsage())
+		default:
 			fmt.Fprint(stdout, usage())
 		}
 		return connector.ExitOK
@@ -105,13 +110,38 @@ var runFlags = []struct{ flag, key, help string }{
 	{"metrics-listen", "metrics.listen", "host:port for /metrics, /healthz, /readyz; empty disables"},
 	{"log-level", "log.level", "debug, info, warn or error"},
 	{"log-format", "log.format", "json or console"},
+	{"snapshot-mode", "snapshot.mode", "initial, never, initial_only or always"},
 }
 
 // loadRunConfig applies, in order, the defaults, the --config file, the
 // MOONCDC_* environment and the flags, then the derived defaults, and
 // validates. Errors other than flag.ErrHelp are *connector.ConfigError.
 func loadRunConfig(args []string, environ []string) (connector.Config, error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	cf, err := parseConfigFlags("run", args, false)
+	if err != nil {
+		return connector.Config{}, err
+	}
+	return cf.load(environ, connector.Config.Validate)
+}
+
+// configFlags are the parsed flags of a command that takes the config the
+// way run does (--config and runFlags).
+type configFlags struct {
+	cmd        string
+	configPath string
+	set        []flagValue // the config flags given, in the order flag.Visit reports them
+	args       []string    // positional arguments
+}
+
+type flagValue struct{ flag, key, value string }
+
+// parseConfigFlags parses --config and runFlags for command cmd. With
+// positional, arguments that are not flags are collected (flags may come
+// before, between or after them; everything after "--" is positional);
+// without it, any such argument is an error. Errors other than
+// flag.ErrHelp are *connector.ConfigError.
+func parseConfigFlags(cmd string, args []string, positional bool) (configFlags, error) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, by the caller
 	configPath := fs.String("config", "", "YAML config file")
 	keyOf := map[string]string{}
@@ -119,35 +149,56 @@ func loadRunConfig(args []string, environ []string) (connector.Config, error) {
 		fs.String(f.flag, "", f.help)
 		keyOf[f.flag] = f.key
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return connector.Config{}, err
+	cf := configFlags{cmd: cmd}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return configFlags{}, err
+			}
+			return configFlags{}, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: %w", cmd, err)}
 		}
-		return connector.Config{}, &connector.ConfigError{Err: fmt.Errorf("mooncdc run: %w", err)}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if !positional {
+			return configFlags{}, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: unexpected argument %q (flags take the form --name=value)", cmd, rest[0])}
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			cf.args = append(cf.args, rest...)
+			break
+		}
+		cf.args = append(cf.args, rest[0])
+		args = rest[1:]
 	}
-	if fs.NArg() > 0 {
-		return connector.Config{}, &connector.ConfigError{Err: fmt.Errorf("mooncdc run: unexpected argument %q (flags take the form --name=value)", fs.Arg(0))}
-	}
+	cf.configPath = *configPath
+	fs.Visit(func(f *flag.Flag) {
+		if key, ok := keyOf[f.Name]; ok {
+			cf.set = append(cf.set, flagValue{flag: f.Name, key: key, value: f.Value.String()})
+		}
+	})
+	return cf, nil
+}
 
-	cfg, err := connector.LoadConfig(*configPath, environ)
+// load applies, in order, the defaults, the --config file, the MOONCDC_*
+// environment and the flags, then the derived defaults, and checks the
+// result with validate. Errors are *connector.ConfigError.
+func (cf configFlags) load(environ []string, validate func(connector.Config) error) (connector.Config, error) {
+	cfg, err := connector.LoadConfig(cf.configPath, environ)
 	if err != nil {
 		return connector.Config{}, err
 	}
 	var errs []error
-	fs.Visit(func(f *flag.Flag) {
-		key, ok := keyOf[f.Name]
-		if !ok {
-			return
+	for _, f := range cf.set {
+		if err := cfg.Set(f.key, f.value); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w (sets %s)", f.flag, err, f.key))
 		}
-		if err := cfg.Set(key, f.Value.String()); err != nil {
-			errs = append(errs, fmt.Errorf("--%s: %w (sets %s)", f.Name, err, key))
-		}
-	})
+	}
 	if len(errs) > 0 {
 		return connector.Config{}, &connector.ConfigError{Err: errors.Join(errs...)}
 	}
 	cfg.ApplyDefaults()
-	if err := cfg.Validate(); err != nil {
+	if err := validate(cfg); err != nil {
 		return connector.Config{}, err
 	}
 	return cfg, nil
@@ -178,8 +229,10 @@ func usage() string {
 
 Usage:
   mooncdc run [--config FILE] [flags]   stream until SIGINT/SIGTERM
+  mooncdc resnapshot [--config FILE] [flags] TABLE...
+                                        copy tables again (sets them back to init)
   mooncdc version                       print the version
-  mooncdc help [run]                    print this help, or the flags of run
+  mooncdc help [run|resnapshot]         print this help, or a command's flags
 
 Exit codes: 0 clean stop, 1 runtime error, 2 invalid config, 3 unsafe resume
 (the offsets do not describe this database or slot), 4 fenced by another instance.
@@ -199,7 +252,16 @@ at once with code 1.
 Configuration, each later source overriding the earlier ones:
 defaults < the YAML file (--config) < MOONCDC_* environment variables < flags.
 
-Flags:
+`)
+	b.WriteString(configFlagsUsage())
+	return b.String()
+}
+
+// configFlagsUsage describes --config, runFlags and the environment
+// variables, which run and resnapshot share.
+func configFlagsUsage() string {
+	var b strings.Builder
+	b.WriteString(`Flags:
   --config FILE
         YAML config file (unknown keys are rejected)
 `)
@@ -208,8 +270,8 @@ Flags:
 	}
 	b.WriteString(`
 Environment: every config key has a variable, MOONCDC_ and the key path
-upper-cased with dots as '_'; lists are comma-separated. Any other MOONCDC_*
-variable is an error.
+upper-cased with dots as '_'; lists are comma-separated; durations have a
+unit (10s, 1m30s). Any other MOONCDC_* variable is an error.
 `)
 	for _, k := range connector.ConfigKeys() {
 		fmt.Fprintf(&b, "  %-40s %s\n", connector.EnvVar(k), k)

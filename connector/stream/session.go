@@ -51,7 +51,11 @@ type Config struct {
 	// ConnConfig is a parsed Postgres connection config; the session adds
 	// replication=database and the session settings pgoutput's text values
 	// are decoded with (UTC, ISO dates, full float precision).
-	ConnConfig  *pgconn.Config
+	ConnConfig *pgconn.Config
+	// Conn, when set, is an open replication connection to stream on
+	// instead of connecting (a temporary slot lives only on the
+	// connection that created it). The caller keeps it and closes it.
+	Conn        *pgconn.PgConn
 	Slot        string
 	Publication string
 	StartLSN    schema.LSN
@@ -117,15 +121,21 @@ func ReplicationConnConfig(base *pgconn.Config) *pgconn.Config {
 // closes it before returning.
 func (s *Session) Run(hard, soft context.Context, h Handler) (err error) {
 	cfg := s.cfg
-	conn, err := pgconn.ConnectConfig(hard, ReplicationConnConfig(cfg.ConnConfig))
-	if err != nil {
-		return &ConnError{Op: "connect for replication", Err: err}
+	conn := cfg.Conn
+	if conn == nil {
+		c, err := pgconn.ConnectConfig(hard, ReplicationConnConfig(cfg.ConnConfig))
+		if err != nil {
+			return &ConnError{Op: "connect for replication", Err: err}
+		}
+		conn = c
+		defer func() {
+			closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = conn.Close(closeCtx)
+		}()
 	}
 	s.conn = conn
 	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx)
 		if cfg.Observer != nil {
 			cfg.Observer.Streaming(false)
 		}

@@ -1,0 +1,56 @@
+package connector
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// handover ends a copy (seed: handover). A copy worker whose records up to
+// pos are acknowledged may hand over only when pos >= the main worker's
+// position D, under the pipeline mutex: it stores ready(pos) if pos == D,
+// else catchup(pos), in the offsets topic, and only then does the main
+// worker see the new phase. It returns false when the main worker is still
+// ahead (keep catching up).
+//
+// Crash ordering: before the phase record is durable, the table reads back
+// as copying, i.e. init, and is copied again from a new snapshot (snapshot
+// rows may repeat; they are upserts); after it, the main worker skips every
+// transaction with commit LSN < pos, which the copy worker emitted.
+func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN) (bool, error) {
+	c.p.hooks.call(HookBeforeHandover, ts.Table.Table)
+	c.phases.mu.Lock()
+	defer c.phases.mu.Unlock()
+	main := c.phases.mainPos
+	if pos < main {
+		return false, nil
+	}
+	next := &tableState{Table: ts.Table}
+	next.Phase = offsets.PhaseCatchup
+	if pos == main {
+		next.Phase = offsets.PhaseReady
+	}
+	next.LSN = uint64(pos)
+	next.Attempts, next.LastError, next.Retry = 0, "", ""
+	if err := c.p.saveTable(ctx, next); err != nil {
+		return false, &criticalError{err}
+	}
+	c.phases.setLocked(next)
+	c.log.Info("handed over", zap.String("table", ts.Table.Table), zap.String("phase", next.Phase),
+		zap.Stringer("lsn", pos), zap.Stringer("main_lsn", main))
+	return true, nil
+}
+
+// saveTable writes a table's phase to the offsets topic and waits for it.
+// ts is shared with readers of the phase view, so it is not modified.
+func (p *Pipeline) saveTable(ctx context.Context, ts *tableState) error {
+	t := ts.Table
+	t.UpdatedMs = time.Now().UnixMilli()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return p.client.ProduceSync(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t)).FirstErr()
+}

@@ -1,0 +1,144 @@
+package connector
+
+import (
+	"sync"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// tableState is one table's phase (design.md, "Table phases"), as the
+// pipeline holds it in memory and stores it in the offsets topic.
+type tableState struct {
+	offsets.Table
+	retryAt int64 // Unix ms when an errored table may be copied again; 0: wait for resnapshot
+}
+
+// phaseView is an immutable snapshot of every table's phase. The main
+// worker takes one at each Begin; a change of phase makes a new view.
+type phaseView map[string]*tableState
+
+// emits reports whether the main worker emits a change to table in a
+// transaction whose commit record starts at commit. Only a handed-over
+// table is emitted, and under catchup(L) or ready(L) only transactions
+// the copy worker did not emit: those with commit LSN >= L. (L is always a
+// record boundary, so "commit LSN >= L" is "end LSN > L".)
+func (v phaseView) emits(table string, commit schema.LSN) bool {
+	ts := v[table]
+	if ts == nil {
+		return false
+	}
+	switch ts.Phase {
+	case offsets.PhaseReady, offsets.PhaseCatchup:
+		return commit >= schema.LSN(ts.LSN)
+	default:
+		return false
+	}
+}
+
+// phases is the pipeline mutex of the seed: it serialises the main
+// worker's progress with every change of phase, so that a handover and the
+// main worker's decision for a transaction can never interleave.
+//
+// The main worker calls begin (under the mutex it advances its position D
+// to just past the transaction's commit LSN and takes the current view),
+// commit and idle (D moves to the position it has decided everything
+// before). A copy worker at position P hands over only if P >= D, under
+// the same mutex, after its records up to P are acknowledged and with the
+// new phase written to the offsets topic before the view changes. So a
+// transaction with commit LSN c is emitted by the copy worker iff c < P and
+// by the main worker iff c >= P: exactly once.
+type phases struct {
+	mu       sync.Mutex
+	mainPos  schema.LSN // D: every transaction with commit LSN < D is decided by the main worker
+	view     phaseView
+	catchups int // tables in catchup, so begin does not scan when there are none
+}
+
+func newPhases(start schema.LSN, tables map[string]*tableState) *phases {
+	p := &phases{mainPos: start, view: phaseView{}}
+	for name, ts := range tables {
+		p.view[name] = ts
+		if ts.Phase == offsets.PhaseCatchup {
+			p.catchups++
+		}
+	}
+	return p
+}
+
+// begin records that the main worker is deciding the transaction with
+// commit LSN commit, and returns the view to decide it with, and the
+// tables that moved from catchup to ready (to be stored).
+func (p *phases) begin(commit schema.LSN) (phaseView, []*tableState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if commit+1 > p.mainPos {
+		p.mainPos = commit + 1
+	}
+	return p.view, p.promoteLocked()
+}
+
+// advance records that the main worker decided everything before pos (a
+// commit's end LSN, or the server's WAL end between transactions).
+func (p *phases) advance(pos schema.LSN) []*tableState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pos > p.mainPos {
+		p.mainPos = pos
+	}
+	return p.promoteLocked()
+}
+
+// promoteLocked moves catchup(L) tables to ready(L) once the main worker is
+// past L.
+func (p *phases) promoteLocked() []*tableState {
+	if p.catchups == 0 {
+		return nil
+	}
+	var moved []*tableState
+	next := make(phaseView, len(p.view))
+	for name, ts := range p.view {
+		if ts.Phase == offsets.PhaseCatchup && p.mainPos >= schema.LSN(ts.LSN) {
+			c := *ts
+			c.Phase = offsets.PhaseReady
+			ts = &c
+			moved = append(moved, ts)
+			p.catchups--
+		}
+		next[name] = ts
+	}
+	if moved != nil {
+		p.view = next
+	}
+	return moved
+}
+
+// get returns table's state, or nil.
+func (p *phases) get(table string) *tableState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.view[table]
+}
+
+// all returns the current view.
+func (p *phases) all() phaseView {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.view
+}
+
+// setLocked replaces table's state; p.mu must be held.
+func (p *phases) setLocked(ts *tableState) {
+	next := make(phaseView, len(p.view)+1)
+	for k, v := range p.view {
+		next[k] = v
+	}
+	if old := next[ts.Table.Table]; old != nil && old.Phase == offsets.PhaseCatchup {
+		p.catchups--
+	}
+	if ts.Phase == offsets.PhaseCatchup {
+		p.catchups++
+	}
+	next[ts.Table.Table] = ts
+	p.view = next
+}

@@ -1,0 +1,385 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mooncdc/mooncdc/offsets"
+)
+
+// snapshotter runs the copy workers: it decides which tables to copy (snapshot
+// mode, new tables, resnapshot requests, retries of errored copies), hands
+// them to a pool of snapshot.workers, and records what became of each.
+// An errored table never stops the stream or the other tables.
+type snapshotter struct {
+	p      *Pipeline
+	c      *copier
+	phases *phases
+	log    *zap.Logger
+	jobs   chan string
+	busy   map[string]bool // queued or being copied; touched only by run's goroutine
+	done   chan copyResult
+	seen   map[string]int64 // resnapshot requests acted on, by table
+	// allDone is called once, in snapshot.mode initial_only, when every
+	// table is handed over or waits for resnapshot.
+	allDone func()
+}
+
+type copyResult struct {
+	table string
+	err   error
+}
+
+// initialPhases turns the stored phases into the starting ones.
+func initialPhases(mode SnapshotMode, stored map[string]offsets.Table) map[string]*tableState {
+	out := make(map[string]*tableState, len(stored))
+	for name, t := range stored {
+		ts := &tableState{Table: t}
+		ts.Table.Table = name
+		switch {
+		case mode == SnapshotAlways:
+			ts.Phase, ts.LSN = offsets.PhaseInit, 0
+		case ts.Phase == offsets.PhaseCopying:
+			// The snapshot died with the process: copy again.
+			ts.Phase = offsets.PhaseInit
+		case ts.Phase == offsets.PhaseErrored:
+			ts.retryAt = retryTime(ts.Retry)
+		}
+		out[name] = ts
+	}
+	return out
+}
+
+func (s *snapshotter) run(ctx context.Context) error {
+	cfg := s.p.cfg.Snapshot
+	s.jobs = make(chan string, 1024)
+	s.done = make(chan copyResult, cfg.Workers)
+	s.busy = map[string]bool{}
+	s.seen = map[string]int64{}
+	for name, ts := range s.phases.all() {
+		s.seen[name] = ts.ResnapshotMs
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i := 0; i < cfg.Workers; i++ {
+		g.Go(func() error { return s.worker(gctx) })
+	}
+	g.Go(func() error {
+		defer close(s.jobs)
+		return s.loop(gctx)
+	})
+	return g.Wait()
+}
+
+func (s *snapshotter) worker(ctx context.Context) error {
+	for name := range s.jobs {
+		ts := s.setPhase(ctx, name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
+		err := s.c.copyTable(ctx, ts)
+		if ctx.Err() != nil {
+			return nil
+		}
+		switch classify(err) {
+		case classUnsafe:
+			return err // the source is not the one the offsets describe: stop everything
+		}
+		var crit *criticalError
+		if errors.As(err, &crit) {
+			return err
+		}
+		select {
+		case s.done <- copyResult{table: name, err: err}:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+func (s *snapshotter) loop(ctx context.Context) error {
+	interval := s.p.cfg.Snapshot.DiscoveryInterval
+	tick := time.NewTicker(min(interval, time.Second))
+	defer tick.Stop()
+	lastDiscovery := time.Time{}
+	for {
+		if time.Since(lastDiscovery) >= interval {
+			if err := s.discover(ctx); err != nil {
+				if classify(err) != classRetryable {
+					return err
+				}
+				s.log.Warn("table discovery failed; trying again later", zap.Error(err))
+			}
+			if err := s.resnapshotRequests(ctx); err != nil {
+				s.log.Warn("reading resnapshot requests failed; trying again later", zap.Error(err))
+			}
+			lastDiscovery = time.Now()
+		}
+		s.schedule()
+		if s.allDone != nil && s.finished() {
+			s.allDone()
+			s.allDone = nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case r := <-s.done:
+			delete(s.busy, r.table)
+			if r.err != nil {
+				s.failed(ctx, r.table, r.err)
+			}
+		case <-tick.C:
+		}
+	}
+}
+
+// schedule queues tables in init, and errored tables whose retry is due.
+func (s *snapshotter) schedule() {
+	now := time.Now().UnixMilli()
+	for name, ts := range s.phases.all() {
+		if s.busy[name] {
+			continue
+		}
+		due := ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.retryAt > 0 && ts.retryAt <= now)
+		if !due {
+			continue
+		}
+		select {
+		case s.jobs <- name:
+			s.busy[name] = true
+		default:
+			return // the queue is full; the next tick tries again
+		}
+	}
+}
+
+// finished reports whether every table is handed over or waits for a
+// resnapshot, and nothing is being copied.
+func (s *snapshotter) finished() bool {
+	if len(s.busy) > 0 {
+		return false
+	}
+	for _, ts := range s.phases.all() {
+		switch {
+		case ts.Phase == offsets.PhaseReady, ts.Phase == offsets.PhaseCatchup:
+		case ts.Phase == offsets.PhaseErrored && ts.retryAt == 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// failed records a failed copy: errored, with a retry time for a transient
+// failure below snapshot.max_retries, or waiting for resnapshot.
+func (s *snapshotter) failed(ctx context.Context, name string, err error) {
+	cfg := s.p.cfg.Snapshot
+	var ce *copyError
+	permanent := errors.As(err, &ce) && ce.permanent
+	if !permanent && classify(err) == classCritical {
+		var pgErr *pgconn.PgError
+		// A server error other than a lost connection: a person must act.
+		permanent = errors.As(err, &pgErr)
+	}
+	errType := "transient"
+	if permanent {
+		errType = "permanent"
+	}
+	s.p.metrics.WorkerErrors.WithLabelValues("table_sync", errType).Inc()
+	ts := s.setPhase(ctx, name, func(ts *tableState) {
+		ts.Phase = offsets.PhaseErrored
+		ts.LastError = err.Error()
+		ts.retryAt = 0
+		ts.Retry = "resnapshot"
+		if !permanent && ts.Attempts <= cfg.MaxRetries {
+			delay := retryDelay(cfg.RetryDelay, ts.Attempts)
+			ts.retryAt = time.Now().Add(delay).UnixMilli()
+			ts.Retry = time.UnixMilli(ts.retryAt).UTC().Format(time.RFC3339Nano)
+		}
+	})
+	if ts.retryAt > 0 {
+		s.log.Warn("table copy failed; will retry", zap.String("table", name), zap.Int("attempts", ts.Attempts),
+			zap.String("retry_at", ts.Retry), zap.Error(err))
+	} else {
+		s.log.Error("table copy failed; the table waits for `mooncdc resnapshot` after the cause is fixed (the stream and other tables go on)",
+			zap.String("table", name), zap.Int("attempts", ts.Attempts), zap.Error(err))
+	}
+}
+
+// retryDelay is exponential backoff from base with jitter, capped at 5 min.
+func retryDelay(base time.Duration, attempts int) time.Duration {
+	d := base
+	for i := 1; i < attempts && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	d = min(d, 5*time.Minute)
+	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+func retryTime(s string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// setPhase changes a table's phase under the pipeline mutex and stores it.
+// A failure to store is logged: these phases (copying, errored, init) all
+// read back as "copy again", which is safe.
+func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*tableState)) *tableState {
+	s.phases.mu.Lock()
+	next := &tableState{}
+	if cur := s.phases.view[name]; cur != nil {
+		*next = *cur
+	}
+	next.Table.Table = name
+	change(next)
+	s.phases.setLocked(next)
+	s.phases.mu.Unlock()
+	if err := s.p.saveTable(ctx, next); err != nil && ctx.Err() == nil {
+		s.log.Warn("store table phase", zap.String("table", name), zap.Error(err))
+	}
+	return next
+}
+
+// discover finds the publication's tables (adding tables that match
+// postgres.tables to a publication mooncdc may change) and gives new ones
+// a phase: init, or ready at the main worker's position in snapshot.mode
+// never.
+func (s *snapshotter) discover(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	db, err := connectSQL(ctx, s.c.pgcfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	pub := s.p.cfg.Postgres.Publication
+	if len(s.p.patterns) > 0 {
+		if err := addMatchingTables(ctx, db, pub, s.p.patterns, s.log); err != nil {
+			return err
+		}
+	}
+	rows, err := db.Query(ctx, `SELECT c.oid, t.schemaname, t.tablename FROM pg_publication_tables t
+		JOIN pg_namespace n ON n.nspname = t.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename
+		WHERE t.pubname = $1`, pub)
+	if err != nil {
+		return fmt.Errorf("list the tables of publication %q: %w", pub, err)
+	}
+	type found struct {
+		oid  uint32
+		name string
+	}
+	var tables []found
+	for rows.Next() {
+		var f found
+		var sch, tab string
+		if err := rows.Scan(&f.oid, &sch, &tab); err != nil {
+			return err
+		}
+		if s.p.include(sch, tab) {
+			f.name = sch + "." + tab
+			tables = append(tables, f)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list the tables of publication %q: %w", pub, err)
+	}
+	for _, f := range tables {
+		if s.phases.get(f.name) != nil {
+			continue
+		}
+		oid := f.oid
+		if s.p.cfg.Snapshot.Mode == SnapshotNever {
+			s.phases.mu.Lock()
+			pos := s.phases.mainPos
+			s.phases.mu.Unlock()
+			s.setPhase(ctx, f.name, func(ts *tableState) {
+				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(pos)
+			})
+			s.log.Info("new table streams without a snapshot (snapshot.mode never)", zap.String("table", f.name), zap.Stringer("lsn", pos))
+			continue
+		}
+		s.setPhase(ctx, f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		s.log.Info("new table: copy queued", zap.String("table", f.name))
+	}
+	return nil
+}
+
+// resnapshotRequests re-reads the offsets topic for `mooncdc resnapshot`
+// requests: a table record whose resnapshot_ms is newer than the last one
+// acted on goes back to init.
+func (s *snapshotter) resnapshotRequests(ctx context.Context) error {
+	st, err := s.p.loadOffsets(ctx, s.p.brokers)
+	if err != nil {
+		return err
+	}
+	for name, t := range st.Tables {
+		if t.ResnapshotMs <= s.seen[name] {
+			continue
+		}
+		s.seen[name] = t.ResnapshotMs
+		if s.busy[name] {
+			s.log.Warn("resnapshot requested while the table is being copied; it is copied again afterwards", zap.String("table", name))
+		}
+		s.phases.mu.Lock()
+		next := &tableState{Table: t}
+		next.Table.Table = name
+		next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry = offsets.PhaseInit, 0, 0, "", ""
+		s.phases.setLocked(next)
+		s.phases.mu.Unlock()
+		s.log.Info("resnapshot requested: copy queued", zap.String("table", name))
+	}
+	return nil
+}
+
+// addMatchingTables adds tables that match postgres.tables and are missing
+// from the publication, unless it publishes all tables.
+func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern, log *zap.Logger) error {
+	var all bool
+	if err := db.QueryRow(ctx, `SELECT puballtables FROM pg_publication WHERE pubname = $1`, pub).Scan(&all); err != nil {
+		return fmt.Errorf("look up publication %q: %w", pub, err)
+	}
+	if all {
+		return nil
+	}
+	rows, err := db.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
+		  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+		  AND NOT EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = $1 AND t.schemaname = n.nspname AND t.tablename = c.relname)
+		ORDER BY 1, 2`, pub)
+	if err != nil {
+		return fmt.Errorf("list tables: %w", err)
+	}
+	var add []string
+	for rows.Next() {
+		var sch, tab string
+		if err := rows.Scan(&sch, &tab); err != nil {
+			return err
+		}
+		for _, p := range patterns {
+			if p.Match(sch, tab) {
+				add = append(add, QualifiedName(sch, tab))
+				break
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list tables: %w", err)
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if _, err := db.Exec(ctx, "ALTER PUBLICATION "+QuoteIdent(pub)+" ADD TABLE "+strings.Join(add, ", ")); err != nil {
+		return fmt.Errorf("add %s to publication %q: %w (grant mooncdc's role ownership of the tables, or add them yourself)", strings.Join(add, ", "), pub, err)
+	}
+	log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", add))
+	return nil
+}
