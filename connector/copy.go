@@ -87,7 +87,7 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState) error {
 	c.p.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
 	c.p.hooks.call(HookCopied, name)
 
-	if done, err := c.handover(ctx, ts, point.lsn); err != nil || done {
+	if done, err := c.handover(ctx, ts, point.lsn, nil); err != nil || done {
 		return err
 	}
 	return c.catchUp(ctx, ts, rel, repl, point, tracker, log)
@@ -249,7 +249,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		zap.Int("stale_keys", len(stale.keys)))
 
 	snap := tracker.Begin()
-	out := &snapshotOut{c: c, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
+	out := &snapshotOut{ctx: ctx, c: c, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		rows: c.p.metrics.TableCopyRows.WithLabelValues(name)}
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
@@ -294,6 +294,9 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 
 // snapshotOut is the sink of one table's copy, shared by its chunk workers.
 type snapshotOut struct {
+	// ctx is the copy's: records are produced with it, and a record whose
+	// context ends while buffered fails, so it must outlive the chunks.
+	ctx     context.Context
 	c       *copier
 	tracker *Tracker
 	ack     *txAck
@@ -376,7 +379,7 @@ func (w *chunkWriter) row(line []byte) error {
 	prev := w.held
 	w.held = rec
 	if prev != nil {
-		return w.out.produce(w.ctx, prev)
+		return w.out.produce(prev)
 	}
 	return nil
 }
@@ -393,7 +396,7 @@ func (w *chunkWriter) finish() error {
 	o.mu.Unlock()
 	w.held = nil
 	if prev != nil {
-		return o.produce(w.ctx, prev)
+		return o.produce(prev)
 	}
 	return nil
 }
@@ -403,7 +406,6 @@ var snapshotTrue = []byte(`"snapshot":"true"`)
 // finish produces the table's last row, marked "last", and tombstones for
 // the keys an earlier copy left that this snapshot no longer has.
 func (o *snapshotOut) finish() error {
-	ctx := context.Background()
 	if o.last != nil {
 		// source comes after before and after in the envelope and nothing
 		// after it holds row data, so the last match is source.snapshot;
@@ -411,12 +413,12 @@ func (o *snapshotOut) finish() error {
 		if i := bytes.LastIndex(o.last.Value, snapshotTrue); i >= 0 {
 			copy(o.last.Value[i+len(snapshotTrue)-5:], `last"`)
 		}
-		if err := o.produce(ctx, o.last); err != nil {
+		if err := o.produce(o.last); err != nil {
 			return err
 		}
 	}
 	for k := range o.stale.keys {
-		if err := o.produce(ctx, &kgo.Record{Topic: o.topic, Key: []byte(k), Context: o.ack}); err != nil {
+		if err := o.produce(&kgo.Record{Topic: o.topic, Key: []byte(k), Context: o.ack}); err != nil {
 			return err
 		}
 	}
@@ -446,7 +448,8 @@ func (o *snapshotOut) encode(enc *schema.JSONEncoder, ch *schema.Change) (*kgo.R
 
 // produce hands rec to the producer, waiting while the copy's in-flight
 // bytes are over its bound.
-func (o *snapshotOut) produce(ctx context.Context, rec *kgo.Record) error {
+func (o *snapshotOut) produce(rec *kgo.Record) error {
+	ctx := o.ctx
 	for !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -544,10 +547,7 @@ func (h *catchupHandler) tryHandover(pos schema.LSN) error {
 		return nil
 	}
 	// The records up to pos must be acknowledged before the phase says so.
-	if err := h.tracker.Wait(h.ctx); err != nil {
-		return err
-	}
-	done, err := h.c.handover(h.ctx, h.ts, pos)
+	done, err := h.c.handover(h.ctx, h.ts, pos, func() error { return h.tracker.Wait(h.ctx) })
 	if err != nil {
 		h.err = err
 		return err

@@ -21,13 +21,24 @@ import (
 // as copying, i.e. init, and is copied again from a new snapshot (snapshot
 // rows may repeat; they are upserts); after it, the main worker skips every
 // transaction with commit LSN < pos, which the copy worker emitted.
-func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN) (bool, error) {
+//
+// acked, when not nil, waits until the copy's records up to pos are
+// acknowledged. It runs under the mutex: the main worker waits meanwhile
+// and cannot move past pos, so a copy worker that reaches the main worker
+// hands over even under a steady stream of writes (waiting for the acks
+// first would let the main worker move on every time).
+func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, acked func() error) (bool, error) {
 	c.p.hooks.call(HookBeforeHandover, ts.Table.Table)
 	c.phases.mu.Lock()
 	defer c.phases.mu.Unlock()
 	main := c.phases.mainPos
 	if pos < main {
 		return false, nil
+	}
+	if acked != nil {
+		if err := acked(); err != nil {
+			return false, err
+		}
 	}
 	next := &tableState{Table: ts.Table}
 	next.Phase = offsets.PhaseCatchup
@@ -40,6 +51,7 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN) (
 		return false, &criticalError{err}
 	}
 	c.phases.setLocked(next)
+	c.p.hooks.call(HookHandedOver+next.Phase, ts.Table.Table)
 	c.log.Info("handed over", zap.String("table", ts.Table.Table), zap.String("phase", next.Phase),
 		zap.Stringer("lsn", pos), zap.Stringer("main_lsn", main))
 	return true, nil

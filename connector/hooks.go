@@ -9,6 +9,7 @@ const (
 	HookCatchup         = "catchup"          // private catch-up about to stream
 	HookBeforeHandover  = "before_handover"  // a handover attempt, before the pipeline mutex
 	HookMainBegin       = "main_begin"       // the main worker is about to decide a transaction
+	HookHandedOver      = "handed_over_"     // + the stored phase ("ready" or "catchup"): a handover is durable and visible
 )
 
 // Hooks lets tests run code at the hook points above, with the table

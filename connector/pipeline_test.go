@@ -126,6 +126,14 @@ func startStreaming(t *testing.T, cfg connector.Config) *running {
 	if err != nil {
 		t.Fatalf("new pipeline: %v", err)
 	}
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	return r
+}
+
+// runPipeline runs p in the background; the test's cleanup aborts it.
+func runPipeline(t *testing.T, p *connector.Pipeline) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{p: p, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- p.Run(ctx) }()
@@ -134,6 +142,13 @@ func startStreaming(t *testing.T, cfg connector.Config) *running {
 		cancel()
 		<-r.done
 	})
+	return r
+}
+
+// waitReady waits until the main worker streams.
+func (r *running) waitReady(t *testing.T) {
+	t.Helper()
+	p := r.p
 	deadline := time.Now().Add(60 * time.Second)
 	for !p.Ready() {
 		select {
@@ -146,7 +161,6 @@ func startStreaming(t *testing.T, cfg connector.Config) *running {
 			t.Fatal("pipeline not streaming after 60s")
 		}
 	}
-	return r
 }
 
 // stop stops cleanly and returns Run's error.
