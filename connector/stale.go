@@ -17,12 +17,13 @@ import (
 // the copy, so that compaction cannot keep a row the table no longer has
 // (Kafka cannot drop a table). Safe for concurrent use.
 type keySet struct {
-	mu   sync.Mutex
-	keys map[string]struct{}
+	mu     sync.Mutex
+	keys   map[string]struct{}
+	active bool // keys was not empty when the copy started; set before it
 }
 
 func (s *keySet) remove(key []byte) {
-	if len(s.keys) == 0 {
+	if !s.active {
 		return
 	}
 	s.mu.Lock()
@@ -90,5 +91,6 @@ func liveKeys(ctx context.Context, brokers []string, topic string) (*keySet, err
 			}
 		})
 	}
+	set.active = len(set.keys) > 0
 	return set, nil
 }

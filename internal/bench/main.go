@@ -10,7 +10,8 @@
 //     plugin options mooncdc uses (proto_version, publication_names,
 //     messages);
 //   - mooncdc: `mooncdc run` (bin/mooncdc, or the connector in this
-//     process with -inprocess) from its start until its slot bench_mooncdc
+//     process with -inprocess), with snapshot.mode never (the table is not
+//     copied first), from its start until its slot bench_mooncdc
 //     is confirmed up to the end LSN. mooncdc confirms only what Kafka has
 //     acked, so that is "every record acked", start-up included.
 //
@@ -34,6 +35,28 @@
 // With -inprocess -cpuprofile FILE the pipeline runs in this process under
 // the CPU profiler, from its start to the end LSN, and the top of the
 // profile is printed.
+//
+// Then, in the same run (snapshot.go; -stream=false runs it alone,
+// -snapshot=false skips it), the snapshot: a table public.snapbench of
+// -snapshot-rows rows (1,000,000; ≈ 100 B each in COPY text) loaded with
+// one INSERT … SELECT and vacuumed and analyzed (hint bits set, reltuples
+// known, so mooncdc splits the copy into ctid ranges), and timed
+//
+//   - the limit: `COPY public.snapbench TO STDOUT` on one connection, read
+//     with pgx (PgConn.CopyTo) into a byte counter that discards the data;
+//     the fastest of -snapshot-limit-runs runs. One psql run into /dev/null
+//     is shown for reference;
+//   - mooncdc: `mooncdc run` with snapshot.mode initial_only and tables
+//     [public.snapbench] into a fresh kfake broker, from its start until it
+//     exits by itself, which it does once the table is copied, every record
+//     acked and the table handed over.
+//
+// It reports rows/s and MiB/s (on the COPY output's bytes, for both), the
+// ratio, mooncdc's peak RSS (ru_maxrss of the child) and the goal: ratio
+// >= 0.5 and peak RSS < 200 MiB. It fails (exit 1) unless mooncdc exited 0,
+// the data topic holds at least N records and the offsets topic has the
+// table ready (or catchup). With -inprocess -snapshot-cpuprofile FILE the
+// snapshot runs in this process under the CPU profiler, start to exit.
 package main
 
 import (
@@ -61,6 +84,12 @@ type options struct {
 	timeout     time.Duration
 	requireGoal bool
 	verbose     bool
+
+	stream, snapshot   bool
+	snapRows           int
+	snapLimitRuns      int
+	snapConns          int
+	snapshotCPUProfile string
 }
 
 func main() {
@@ -74,6 +103,12 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up on a reader after this long")
 	flag.BoolVar(&o.requireGoal, "require-goal", false, "exit 1 when the ratio misses the goal")
 	flag.BoolVar(&o.verbose, "v", false, "print mooncdc's and the broker's log output")
+	flag.BoolVar(&o.stream, "stream", true, "run the streaming benchmark (inserts, pg_recvlogical vs mooncdc)")
+	flag.BoolVar(&o.snapshot, "snapshot", true, "run the snapshot benchmark (COPY TO STDOUT vs mooncdc's snapshot)")
+	flag.IntVar(&o.snapRows, "snapshot-rows", 1_000_000, "rows of the snapshot table")
+	flag.IntVar(&o.snapLimitRuns, "snapshot-limit-runs", 3, "COPY TO STDOUT runs; the fastest is the limit")
+	flag.IntVar(&o.snapConns, "snapshot-connections", 0, "snapshot.connections_per_table for mooncdc (0: mooncdc's default)")
+	flag.StringVar(&o.snapshotCPUProfile, "snapshot-cpuprofile", "", "with -inprocess: write a CPU profile of the snapshot run (start to exit) to this file")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -85,8 +120,18 @@ func run(o options) error {
 	switch {
 	case o.n <= 0 || o.tx <= 0 || o.limitRuns <= 0:
 		return fmt.Errorf("-n, -tx and -limit-runs must be positive")
+	case o.snapRows <= 0 || o.snapLimitRuns <= 0 || o.snapConns < 0:
+		return fmt.Errorf("-snapshot-rows and -snapshot-limit-runs must be positive, -snapshot-connections not negative")
+	case !o.stream && !o.snapshot:
+		return fmt.Errorf("-stream=false and -snapshot=false leave nothing to run")
 	case o.cpuprofile != "" && !o.inprocess:
 		return fmt.Errorf("-cpuprofile profiles the in-process pipeline: add -inprocess")
+	case o.snapshotCPUProfile != "" && !o.inprocess:
+		return fmt.Errorf("-snapshot-cpuprofile profiles the in-process snapshot: add -inprocess")
+	case o.cpuprofile != "" && !o.stream:
+		return fmt.Errorf("-cpuprofile profiles the streaming run, which -stream=false skips (use -snapshot-cpuprofile)")
+	case o.snapshotCPUProfile != "" && !o.snapshot:
+		return fmt.Errorf("-snapshot-cpuprofile profiles the snapshot run, which -snapshot=false skips")
 	case flag.NArg() > 0:
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
@@ -111,12 +156,38 @@ func run(o options) error {
 	}
 
 	step("starting Postgres")
-	src, err := startSource(ctx, o.limitRuns)
+	src, err := startSource(ctx)
 	if err != nil {
 		return err
 	}
 	defer src.c.Close()
 
+	// Each part prints its report; a part that fails (or misses its goal
+	// under -require-goal) does not keep the next one from running.
+	var errs []error
+	if o.stream {
+		if err := runStream(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("streaming benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("streaming: %w", err))
+		}
+	}
+	if o.snapshot && ctx.Err() == nil {
+		if o.stream {
+			fmt.Println()
+		}
+		if err := runSnapshot(ctx, o, src, kfakeBin, tmp); err != nil {
+			errs = append(errs, fmt.Errorf("snapshot: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runStream is the streaming benchmark: N inserts, pg_recvlogical vs
+// mooncdc.
+func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string) error {
+	if err := src.prepareStream(ctx, o.limitRuns); err != nil {
+		return err
+	}
 	step(fmt.Sprintf("loading %d rows in transactions of %d", o.n, o.tx))
 	if err := src.load(ctx, o.n, o.tx); err != nil {
 		return err
@@ -140,10 +211,14 @@ func run(o options) error {
 		}
 	}
 
-	brk, err := startBroker(kfakeBin, filepath.Join(tmp, "kafka"))
+	kafkaDir := filepath.Join(tmp, "kafka")
+	brk, err := startBroker(kfakeBin, kafkaDir)
 	if err != nil {
 		return err
 	}
+	// The broker's data (hundreds of MiB) goes with it, before the
+	// snapshot part starts its own broker.
+	defer os.RemoveAll(kafkaDir)
 	defer brk.kill()
 	metricsAddr, err := freeAddr()
 	if err != nil {

@@ -48,7 +48,9 @@ type source struct {
 	loadTime time.Duration
 }
 
-func startSource(ctx context.Context, limitRuns int) (*source, error) {
+// startSource starts the throwaway Postgres; prepareStream and
+// loadSnapshotTable create what each part of the benchmark needs.
+func startSource(ctx context.Context) (*source, error) {
 	c, err := pgtest.Start(ctx, pgtest.Options{Settings: serverSettings})
 	if err != nil {
 		return nil, err
@@ -70,6 +72,17 @@ func startSource(ctx context.Context, limitRuns int) (*source, error) {
 	if num >= 140000 {
 		s.protoVer = 2
 	}
+	return s, nil
+}
+
+// prepareStream creates the streaming benchmark's table, publication and
+// slots (mooncdc's and one per pg_recvlogical run).
+func (s *source) prepareStream(ctx context.Context, limitRuns int) error {
+	conn, err := s.c.Connect(ctx, "")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
 	setup := []string{
 		fmt.Sprintf(`CREATE TABLE public.%s (id bigint PRIMARY KEY, payload text NOT NULL, n int NOT NULL, at timestamptz NOT NULL)`, table),
 		fmt.Sprintf(`CREATE PUBLICATION %s FOR TABLE public.%s`, publication, table),
@@ -81,11 +94,10 @@ func startSource(ctx context.Context, limitRuns int) (*source, error) {
 	}
 	for _, q := range setup {
 		if _, err := conn.Exec(ctx, q); err != nil {
-			_ = c.Close()
-			return nil, fmt.Errorf("%s: %w", q, err)
+			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // load inserts n rows, one INSERT per row, committing every tx rows, and

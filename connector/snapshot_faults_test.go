@@ -1,0 +1,285 @@
+package connector_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
+
+// checkNoChangeRepeats: change records (c, u, d) carry each write at most
+// once; only snapshot rows may repeat.
+func checkNoChangeRepeats(t *testing.T, table string, v tableView) {
+	t.Helper()
+	for key, recs := range v.records {
+		seen := map[string]bool{}
+		for _, r := range recs {
+			if r.op == "r" || r.op == "d" {
+				continue
+			}
+			id := fmt.Sprint(r.n)
+			if seen[id] {
+				t.Fatalf("%s key %d: change n=%d emitted twice (records %v)", table, key, r.n, recs)
+			}
+			seen[id] = true
+		}
+	}
+}
+
+func newPipeline(t *testing.T, cfg connector.Config) *connector.Pipeline {
+	t.Helper()
+	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSnapshotCrashes kills the pipeline (no flush, no offsets, no
+// confirmation) during COPY, during the private catch-up and right after
+// the handover; after a restart the rebuilt table still equals Postgres,
+// and change records never repeat.
+func TestSnapshotCrashes(t *testing.T) {
+	for _, when := range []string{"during COPY", "during catch-up", "after handover"} {
+		t.Run(strings.ReplaceAll(when, " ", "_"), func(t *testing.T) {
+			e := newEnv(t)
+			e.exec(`CREATE TABLE crashy (id int PRIMARY KEY, n bigint)`)
+			m := newMutator(t, e, 60000, "crashy")
+			m.seed("crashy", 50000)
+			e.exec(`ANALYZE crashy`)
+			name := "crash" + strings.ReplaceAll(when, " ", "")
+			name = strings.ReplaceAll(name, "-", "")
+			cfg := e.config(name, "public.crashy")
+			cfg.Snapshot.ChunkRows = 10000
+			cfg.Snapshot.ConnectionsPerTable = 2
+			p := newPipeline(t, cfg)
+			release := make(chan struct{})
+			var crashed atomic.Bool
+			var handovers atomic.Int32
+			switch when {
+			case "during COPY":
+				// Crash once some rows are out.
+			case "during catch-up":
+				// The copy waits after its rows while the main worker moves
+				// on, so it must catch up; the crash comes at its first
+				// handover attempt inside the catch-up.
+				p.Hooks().Set(func(point, table string) {
+					switch point {
+					case connector.HookCopied:
+						<-release
+					case connector.HookBeforeHandover:
+						if handovers.Add(1) == 2 && crashed.CompareAndSwap(false, true) {
+							p.Abort()
+							// Let the abort reach the copy before it stores a handover.
+							time.Sleep(300 * time.Millisecond)
+						}
+					}
+				})
+			}
+			r := runPipeline(t, p)
+			r.waitReady(t)
+			switch when {
+			case "during COPY":
+				deadline := time.Now().Add(60 * time.Second)
+				for testCounter(p.Metrics().TableCopyRows.WithLabelValues("public.crashy")) < 5000 {
+					if time.Now().After(deadline) {
+						t.Fatal("copy made no progress")
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+				if ph := p.TablePhases()["public.crashy"]; ph.Phase != "copying" {
+					t.Fatalf("crash meant during COPY, but the table is %s", ph.Phase)
+				}
+				r.crash(t)
+			case "during catch-up":
+				m.run(context.Background(), 30)
+				close(release)
+				select {
+				case err := <-r.done:
+					r.done <- err
+					if !crashed.Load() {
+						t.Fatalf("pipeline stopped without the crash: %v", err)
+					}
+				case <-time.After(60 * time.Second):
+					t.Fatal("no crash during the catch-up")
+				}
+				if ph := p.TablePhases()["public.crashy"]; ph.Phase != "copying" {
+					t.Fatalf("crash meant during the catch-up, but the table is %s", ph.Phase)
+				}
+			case "after handover":
+				r.waitHandedOver(t)
+				r.crash(t)
+			}
+			m.run(context.Background(), 30) // while mooncdc is down
+			r2 := start(t, cfg)
+			m.run(context.Background(), 30)
+			v := converge(t, e, name, "crashy")
+			checkNoChangeRepeats(t, "crashy", v)
+			checkAfterLastSnapshot(t, "crashy", v, m.events["crashy"])
+			if err := r2.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestFailedCopyIsIsolatedAndResnapshotRecovers: a table mooncdc may not
+// read goes errored (waiting for resnapshot, the fix named), the other
+// table is copied and streams; after GRANT and a resnapshot it is copied.
+func TestFailedCopyIsIsolatedAndResnapshotRecovers(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE open_t (id int PRIMARY KEY, n bigint)`)
+	e.exec(`CREATE TABLE secret_t (id int PRIMARY KEY, n bigint)`)
+	e.exec(`CREATE ROLE cdc LOGIN REPLICATION`)
+	e.exec(`GRANT SELECT ON open_t TO cdc`)
+	e.exec(`CREATE PUBLICATION mooncdc_iso FOR TABLE open_t, secret_t`)
+	m := newMutator(t, e, 100, "open_t", "secret_t")
+	m.seed("open_t", 20)
+	m.seed("secret_t", 20)
+	cfg := e.config("iso", "public.open_t", "public.secret_t")
+	cfg.Postgres.URL = strings.Replace(cfg.Postgres.URL, "postgres@", "cdc@", 1)
+	cfg.Snapshot.DiscoveryInterval = time.Second
+	r := startStreaming(t, cfg)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ph := r.p.TablePhases()
+		if ph["public.open_t"].Phase == "ready" && ph["public.secret_t"].Phase == "errored" {
+			if s := ph["public.secret_t"]; s.Retry != "resnapshot" || !strings.Contains(s.LastError, "permission denied") {
+				t.Fatalf("secret_t errored with retry %q, error %q; want a permanent failure naming the privilege", s.Retry, s.LastError)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want open_t ready and secret_t errored: %+v", ph)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	m.run(context.Background(), 40) // the stream flows for the readable table
+	converge(t, e, "iso", "open_t")
+	if got := testCounter(r.p.Metrics().WorkerErrors.WithLabelValues("table_sync", "permanent")); got < 1 {
+		t.Errorf("mooncdc_worker_errors_total{worker_type=table_sync,error_type=permanent} = %v", got)
+	}
+
+	e.exec(`GRANT SELECT ON secret_t TO cdc`)
+	resnapshot(t, "iso", e, r, "public.secret_t")
+	deadline = time.Now().Add(60 * time.Second)
+	for ph := r.p.TablePhases()["public.secret_t"].Phase; ph != "ready" && ph != "catchup"; ph = r.p.TablePhases()["public.secret_t"].Phase {
+		if time.Now().After(deadline) {
+			t.Fatalf("secret_t not copied after GRANT and resnapshot: %+v", r.p.TablePhases()["public.secret_t"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	m.run(context.Background(), 40)
+	v := converge(t, e, "iso", "secret_t")
+	checkAfterLastSnapshot(t, "secret_t", v, m.events["secret_t"])
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNewTableIsCopiedThenStreamed: a table created while mooncdc streams,
+// matching postgres.tables, is added to the publication, copied and
+// streamed.
+func TestNewTableIsCopiedThenStreamed(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE first_t (id int PRIMARY KEY, n bigint)`)
+	cfg := e.config("grow", "public.*")
+	cfg.Snapshot.DiscoveryInterval = time.Second
+	r := start(t, cfg)
+	e.exec(`CREATE TABLE later_t (id int PRIMARY KEY, n bigint)`)
+	m := newMutator(t, e, 100, "later_t", "first_t")
+	m.seed("later_t", 30)
+	deadline := time.Now().Add(60 * time.Second)
+	for r.p.TablePhases()["public.later_t"].Phase != "ready" && r.p.TablePhases()["public.later_t"].Phase != "catchup" {
+		if time.Now().After(deadline) {
+			t.Fatalf("later_t not copied: %+v", r.p.TablePhases())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	m.run(context.Background(), 50)
+	v := converge(t, e, "grow", "later_t")
+	checkExactlyOnceAfterSnapshot(t, "later_t", v, m.events["later_t"])
+	if v.reads == 0 {
+		t.Error("later_t's existing rows did not come as snapshot rows")
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSnapshotModes(t *testing.T) {
+	t.Run("never", func(t *testing.T) {
+		e := newEnv(t)
+		e.exec(`CREATE TABLE t (id int PRIMARY KEY, n bigint)`)
+		m := newMutator(t, e, 50, "t")
+		m.seed("t", 20)
+		cfg := e.config("never", "public.t")
+		cfg.Snapshot.Mode = connector.SnapshotNever
+		r := start(t, cfg)
+		m.run(context.Background(), 10)
+		evs := consume(t, e.kafka, -1, "never.public.t")
+		deadline := time.Now().Add(30 * time.Second)
+		for len(evs) == 0 && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			evs = consume(t, e.kafka, -1, "never.public.t")
+		}
+		v := rebuild(t, evs)
+		if v.reads != 0 {
+			t.Fatalf("snapshot.mode never produced %d snapshot rows", v.reads)
+		}
+		if len(v.records) == 0 {
+			t.Fatal("no changes streamed")
+		}
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("initial_only", func(t *testing.T) {
+		e := newEnv(t)
+		e.exec(`CREATE TABLE t (id int PRIMARY KEY, n bigint)`)
+		m := newMutator(t, e, 50, "t")
+		m.seed("t", 25)
+		cfg := e.config("only", "public.t")
+		cfg.Snapshot.Mode = connector.SnapshotInitialOnly
+		if err := runToEnd(t, cfg); err != nil {
+			t.Fatalf("initial_only must copy, then return nil: %v", err)
+		}
+		v := converge(t, e, "only", "t")
+		if v.reads != 25 {
+			t.Fatalf("%d snapshot rows, want 25", v.reads)
+		}
+	})
+	t.Run("always_recopies_and_tombstones_stale_keys", func(t *testing.T) {
+		e := newEnv(t)
+		e.exec(`CREATE TABLE t (id int PRIMARY KEY, n bigint)`)
+		m := newMutator(t, e, 50, "t")
+		m.seed("t", 10)
+		cfg := e.config("always", "public.t")
+		cfg.Snapshot.Mode = connector.SnapshotAlways
+		r := start(t, cfg)
+		converge(t, e, "always", "t")
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		// While mooncdc is down. Under "always" the table is copied again
+		// and the stream does not replay these: the delete is known only
+		// because the new snapshot lacks the row.
+		e.exec(`DELETE FROM t WHERE id IN (3, 7)`)
+		e.exec(`UPDATE t SET n = 42 WHERE id = 5`)
+		r = start(t, cfg)
+		v := converge(t, e, "always", "t")
+		if v.reads != 10+8 {
+			t.Fatalf("%d snapshot rows over two runs, want 18 (the table copied twice)", v.reads)
+		}
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
