@@ -308,6 +308,8 @@ type snapshotOut struct {
 
 	mu   sync.Mutex
 	last *kgo.Record // the last row of a finished chunk, held back to become the table's "last"
+
+	pool sync.Pool // *kgo.Record with reusable Key and Value buffers
 }
 
 // chunkWriter turns COPY rows of one connection into records.
@@ -321,6 +323,8 @@ type chunkWriter struct {
 	held  *kgo.Record // this worker's newest record, produced when the next row arrives
 	err   error
 	ctx   context.Context
+	now   int64 // ts_ms of the records, refreshed every 256 rows (time.Now costs)
+	rows  int
 }
 
 func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
@@ -370,7 +374,11 @@ func (w *chunkWriter) row(line []byte) error {
 		return &copyError{permanent: true, err: fmt.Errorf("parse COPY row of %s: %w", w.rel.QualifiedName(), err)}
 	}
 	w.ch.After = w.tuple
-	rec, err := w.out.encode(w.enc, &w.ch)
+	if w.rows&255 == 0 {
+		w.now = time.Now().UnixMilli()
+	}
+	w.rows++
+	rec, err := w.out.encode(w.enc, &w.ch, w.now)
 	if err != nil {
 		return err
 	}
@@ -427,16 +435,20 @@ func (o *snapshotOut) finish() error {
 
 // encode turns a snapshot row into a record, and strikes its key from the
 // stale keys.
-func (o *snapshotOut) encode(enc *schema.JSONEncoder, ch *schema.Change) (*kgo.Record, error) {
-	key, hasKey, err := enc.AppendKey(nil, ch)
+func (o *snapshotOut) encode(enc *schema.JSONEncoder, ch *schema.Change, now int64) (*kgo.Record, error) {
+	rec, _ := o.pool.Get().(*kgo.Record)
+	if rec == nil {
+		rec = new(kgo.Record)
+	}
+	key, hasKey, err := enc.AppendKey(rec.Key[:0], ch)
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
-	value, err := enc.AppendValue(nil, ch, time.Now().UnixMilli())
+	value, err := enc.AppendValue(rec.Value[:0], ch, now)
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
-	rec := &kgo.Record{Topic: o.topic, Value: value, Context: o.ack}
+	*rec = kgo.Record{Topic: o.topic, Value: value, Context: o.ack}
 	if hasKey {
 		rec.Key = key
 		o.stale.remove(key)
@@ -450,7 +462,7 @@ func (o *snapshotOut) encode(enc *schema.JSONEncoder, ch *schema.Change) (*kgo.R
 // bytes are over its bound.
 func (o *snapshotOut) produce(rec *kgo.Record) error {
 	ctx := o.ctx
-	for !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
+	for o.tracker.Inflight() > o.tracker.maxBytes && !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -468,6 +480,10 @@ func (o *snapshotOut) promise(rec *kgo.Record, err error) {
 		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
 	}
 	o.tracker.Ack(rec.Context.(*txAck), len(rec.Key)+len(rec.Value), err)
+	if rec.Value != nil {
+		*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0]}
+		o.pool.Put(rec)
+	}
 }
 
 // copyError marks a copy failure that retrying cannot fix.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"time"
 
@@ -123,6 +124,9 @@ func (s *snapshotter) loop(ctx context.Context) error {
 		}
 		s.schedule()
 		if s.allDone != nil && s.finished() {
+			if err := s.failures(); err != nil {
+				return err
+			}
 			s.allDone()
 			s.allDone = nil
 		}
@@ -174,6 +178,22 @@ func (s *snapshotter) finished() bool {
 		}
 	}
 	return true
+}
+
+// failures is the error for tables whose copy failed for good, or nil.
+func (s *snapshotter) failures() error {
+	var msgs []string
+	for name, ts := range s.phases.all() {
+		if ts.Phase == offsets.PhaseErrored {
+			msgs = append(msgs, name+": "+ts.LastError)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	sort.Strings(msgs)
+	return &criticalError{fmt.Errorf("snapshot.mode initial_only: %d table(s) could not be copied (fix the cause, then run `mooncdc resnapshot` and start again): %s",
+		len(msgs), strings.Join(msgs, "; "))}
 }
 
 // failed records a failed copy: errored, with a retry time for a transient

@@ -60,7 +60,7 @@ func TestSnapshotCrashes(t *testing.T) {
 			cfg.Snapshot.ChunkRows = 10000
 			cfg.Snapshot.ConnectionsPerTable = 2
 			p := newPipeline(t, cfg)
-			release := make(chan struct{})
+			release, created := make(chan struct{}), make(chan struct{})
 			var crashed atomic.Bool
 			var handovers atomic.Int32
 			switch when {
@@ -72,7 +72,8 @@ func TestSnapshotCrashes(t *testing.T) {
 				// handover attempt inside the catch-up.
 				p.Hooks().Set(func(point, table string) {
 					switch point {
-					case connector.HookCopied:
+					case connector.HookSnapshotCreated:
+						close(created)
 						<-release
 					case connector.HookBeforeHandover:
 						if handovers.Add(1) == 2 && crashed.CompareAndSwap(false, true) {
@@ -99,7 +100,14 @@ func TestSnapshotCrashes(t *testing.T) {
 				}
 				r.crash(t)
 			case "during catch-up":
+				// Writes after the snapshot, decided by the main worker before
+				// the copy goes on: its first handover attempt must fail.
+				<-created
+				before := testCounter(p.Metrics().TransactionsReceived)
 				m.run(context.Background(), 30)
+				for testCounter(p.Metrics().TransactionsReceived) < before+30 {
+					time.Sleep(5 * time.Millisecond)
+				}
 				close(release)
 				select {
 				case err := <-r.done:
@@ -254,6 +262,21 @@ func TestSnapshotModes(t *testing.T) {
 		v := converge(t, e, "only", "t")
 		if v.reads != 25 {
 			t.Fatalf("%d snapshot rows, want 25", v.reads)
+		}
+	})
+	t.Run("initial_only_fails_when_a_copy_fails", func(t *testing.T) {
+		e := newEnv(t)
+		e.exec(`CREATE TABLE t (id int PRIMARY KEY, n bigint)`)
+		e.exec(`CREATE TABLE hidden (id int PRIMARY KEY, n bigint)`)
+		e.exec(`CREATE ROLE cdc LOGIN REPLICATION`)
+		e.exec(`GRANT SELECT ON t TO cdc`)
+		e.exec(`CREATE PUBLICATION mooncdc_onlyfail FOR TABLE t, hidden`)
+		cfg := e.config("onlyfail", "public.t", "public.hidden")
+		cfg.Postgres.URL = strings.Replace(cfg.Postgres.URL, "postgres@", "cdc@", 1)
+		cfg.Snapshot.Mode = connector.SnapshotInitialOnly
+		err := runToEnd(t, cfg)
+		if err == nil || !strings.Contains(err.Error(), "public.hidden") || !strings.Contains(err.Error(), "resnapshot") {
+			t.Fatalf("want an error naming the failed table and the fix, got %v", err)
 		}
 	})
 	t.Run("always_recopies_and_tombstones_stale_keys", func(t *testing.T) {

@@ -103,6 +103,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up on a reader after this long")
 	flag.BoolVar(&o.requireGoal, "require-goal", false, "exit 1 when the ratio misses the goal")
 	flag.BoolVar(&o.verbose, "v", false, "print mooncdc's and the broker's log output")
+	flag.StringVar(&compression, "compression", "none", "kafka.compression for mooncdc (none, gzip, snappy, lz4, zstd)")
 	flag.BoolVar(&o.stream, "stream", true, "run the streaming benchmark (inserts, pg_recvlogical vs mooncdc)")
 	flag.BoolVar(&o.snapshot, "snapshot", true, "run the snapshot benchmark (COPY TO STDOUT vs mooncdc's snapshot)")
 	flag.IntVar(&o.snapRows, "snapshot-rows", 1_000_000, "rows of the snapshot table")

@@ -177,11 +177,15 @@ func pipelineConfig(s *source, brokerAddr, metricsAddr string) connector.Config 
 	// change before the copy's snapshot: the whole load).
 	cfg.Snapshot.Mode = connector.SnapshotNever
 	cfg.Kafka.Brokers = []string{brokerAddr}
+	cfg.Kafka.Compression = compression
 	cfg.Metrics.Listen = metricsAddr
 	cfg.Log.Level = "warn"
 	cfg.Log.Format = "console"
 	return cfg
 }
+
+// compression is kafka.compression for both runs (-compression).
+var compression = "none"
 
 // configYAML renders the keys pipelineConfig and snapshotConfig set, for
 // mooncdc run --config.
@@ -195,6 +199,7 @@ postgres:
   slot: %s
 kafka:
   brokers: [%s]
+  compression: %s
 snapshot:
   mode: %s
   workers: %d
@@ -206,7 +211,7 @@ log:
   level: %s
   format: %s
 `, q(cfg.Name), q(cfg.Postgres.URL), q(cfg.Postgres.Tables[0]), q(cfg.Postgres.Publication), q(cfg.Postgres.Slot),
-		q(cfg.Kafka.Brokers[0]), q(string(cfg.Snapshot.Mode)), cfg.Snapshot.Workers, cfg.Snapshot.ChunkRows,
+		q(cfg.Kafka.Brokers[0]), q(cfg.Kafka.Compression), q(string(cfg.Snapshot.Mode)), cfg.Snapshot.Workers, cfg.Snapshot.ChunkRows,
 		cfg.Snapshot.ConnectionsPerTable, q(cfg.Metrics.Listen), q(cfg.Log.Level), q(cfg.Log.Format))
 }
 

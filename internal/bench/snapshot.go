@@ -185,6 +185,7 @@ func snapshotConfig(s *source, brokerAddr, metricsAddr string, conns int) connec
 		cfg.Snapshot.ConnectionsPerTable = conns
 	}
 	cfg.Kafka.Brokers = []string{brokerAddr}
+	cfg.Kafka.Compression = compression
 	cfg.Metrics.Listen = metricsAddr
 	// Info level: the copy's start, end and handover are read from the log
 	// (a handful of lines).
