@@ -236,17 +236,15 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if err := retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
 		return err
 	}
-	stopAfterSnapshot := func() {}
 	if cfg.Snapshot.Mode == SnapshotInitialOnly {
 		snapDone, cancelSnap := context.WithCancel(soft)
 		defer cancelSnap()
 		soft = snapDone
-		stopAfterSnapshot = func() {
+		snap.allDone = func() {
 			log.Info("every table copied and handed over: stopping (snapshot.mode initial_only)")
 			cancelSnap()
 		}
 	}
-	snap.allDone = stopAfterSnapshot
 
 	em := newEmitter(client, tracker, topics, p.newEncoder(), p.metrics, cfg.Kafka.TopicPrefix, p.include, &keyResolver{pgcfg: pgcfg})
 	defer em.keys.close()

@@ -112,6 +112,9 @@ func (s *snapshotter) loop(ctx context.Context) error {
 	for {
 		if time.Since(lastDiscovery) >= interval {
 			if err := s.discover(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil // stopping
+				}
 				if classify(err) != classRetryable {
 					return err
 				}

@@ -493,8 +493,39 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		errs = append(errs, fmt.Errorf("read the offsets topic: %w", phaseErr))
 	}
 	sample := "-"
+	var firstValue []byte
 	if rec, err := firstRecord(cctx, brk.addr, snapTopic); err == nil {
 		sample = fmt.Sprintf("key %d B, value %d B", len(rec.Key), len(rec.Value))
+		firstValue = rec.Value
+	}
+
+	// The Kafka limit: franz-go alone, records of the same shape, into a
+	// fresh broker started the same way. mooncdc's broker (and its data)
+	// goes first, so that the two do not share the machine.
+	brk.kill()
+	_ = os.RemoveAll(filepath.Join(tmp, "kafka-snapshot"))
+	klim, klimErr := func() (kafkaLimitResult, error) {
+		kdir := filepath.Join(tmp, "kafka-limit")
+		defer os.RemoveAll(kdir)
+		kbrk, err := startBroker(kfakeBin, kdir)
+		if err != nil {
+			return kafkaLimitResult{}, err
+		}
+		defer kbrk.kill()
+		step(fmt.Sprintf("limit: franz-go → Kafka (fresh kfake %s), %d records like mooncdc's, compression %s", kbrk.addr, o.snapRows, cfg.Kafka.Compression))
+		kctx, cancel := context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+		r, err := runKafkaLimit(kctx, kbrk, cfg, o.snapRows, firstValue)
+		if err != nil && o.verbose {
+			printLog("kfakeserver (kafka limit)", kbrk.out.String())
+		}
+		return r, err
+	}()
+	if klimErr != nil {
+		step(fmt.Sprintf("kafka limit failed: %v", klimErr))
+		errs = append(errs, fmt.Errorf("kafka limit: %w", klimErr))
+	} else {
+		step(fmt.Sprintf("kafka limit done in %s (client CPU %s, broker CPU %s)", round(klim.elapsed), klim.clientCPU, klim.brokerCPU))
 	}
 
 	// The report.
@@ -516,22 +547,45 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		src.version, runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.Snapshot.Mode, res.chunks, cfg.Snapshot.ChunkRows, tab.reltuples,
 		copyConns, cfg.Snapshot.ConnectionsPerTable)
 	fmt.Println()
-	fmt.Printf("  %-34s %9s %12s %10s\n", "", "time", "rows/s", "MiB/s")
-	fmt.Printf("  %-34s %9s %12s %10s\n", "limit: COPY TO STDOUT (pgx)", round(lim.elapsed), rate(n, lim.elapsed), mb(lim.elapsed))
+	fmt.Printf("  %-38s %9s %12s %10s\n", "", "time", "rows/s", "MiB/s")
+	fmt.Printf("  %-38s %9s %12s %10s\n", "limit: COPY TO STDOUT (pgx)", round(lim.elapsed), rate(n, lim.elapsed), mb(lim.elapsed))
 	if psqlErr == nil {
-		fmt.Printf("  %-34s %9s %12s %10s\n", "(psql COPY > /dev/null, reference)", round(psqlTime), rate(n, psqlTime), mb(psqlTime))
+		fmt.Printf("  %-38s %9s %12s %10s\n", "(psql COPY > /dev/null, reference)", round(psqlTime), rate(n, psqlTime), mb(psqlTime))
 	}
-	fmt.Printf("  %-34s %9s %12s %10s\n", "mooncdc: snapshot → Kafka, to exit", round(res.elapsed), rate(n, res.elapsed), mb(res.elapsed))
+	if klimErr == nil {
+		fmt.Printf("  %-38s %9s %12s %10s\n", "limit: franz-go → kfake (same records)", round(klim.elapsed), rate(n, klim.elapsed), mb(klim.elapsed))
+	} else {
+		fmt.Printf("  %-38s %9s %12s %10s\n", "limit: franz-go → kfake (same records)", "failed", "-", "-")
+	}
+	fmt.Printf("  %-38s %9s %12s %10s\n", "mooncdc: snapshot → Kafka, to exit", round(res.elapsed), rate(n, res.elapsed), mb(res.elapsed))
 	if res.firstRow > 0 && res.lastRow > res.firstRow {
 		d := res.lastRow - res.firstRow
-		fmt.Printf("  %-34s %9s %12s %10s\n", "(mooncdc: first → last row read)", round(d), rate(n, d), mb(d))
+		fmt.Printf("  %-38s %9s %12s %10s\n", "(mooncdc: first → last row read)", round(d), rate(n, d), mb(d))
 	}
 	fmt.Println()
-	fmt.Printf("  ratio mooncdc / limit:   %.2f (start → exit)", ratio)
+	fmt.Printf("  ratio mooncdc / COPY limit:  %.2f (start → exit)", ratio)
 	if res.copyTook > 0 {
 		fmt.Printf("; on the copy alone (mooncdc's \"took\": snapshot created → all acked) %.2f", lim.elapsed.Seconds()/res.copyTook.Seconds())
 	}
 	fmt.Println()
+	kratio := "-"
+	if klimErr == nil {
+		kratio = fmt.Sprintf("%.2f", klim.elapsed.Seconds()/res.elapsed.Seconds())
+		fmt.Printf("  ratio mooncdc / kafka limit: %s (start → exit)", kratio)
+		if res.copyTook > 0 {
+			fmt.Printf("; on the copy alone %.2f", klim.elapsed.Seconds()/res.copyTook.Seconds())
+		}
+		fmt.Println()
+		tmpl := "a synthetic envelope (no mooncdc record to copy)"
+		if klim.template {
+			tmpl = "mooncdc's first record with each row's id, payload and n"
+		}
+		fmt.Printf("  kafka limit:             topic %s, %d partition(s), compression %s, idempotent, acks all, linger 5ms, ≤ %d MiB unacked; key %.1f B, value %.1f B avg (%s)\n",
+			kafkaLimitTopic, cfg.Kafka.TopicPartitions, cfg.Kafka.Compression, klim.window>>20,
+			float64(klim.keyBytes)/float64(n), float64(klim.valueBytes)/float64(n), tmpl)
+	} else {
+		fmt.Printf("  ratio mooncdc / kafka limit: - (the kafka limit failed: see below)\n")
+	}
 	fmt.Printf("  mooncdc peak RSS:        %.1f MiB (%s)\n",
 		float64(res.maxRSS)/(1<<20), map[bool]string{false: "ru_maxrss of the child", true: "VmHWM of this process, the whole bench"}[o.inprocess])
 	fmt.Printf("  mooncdc CPU:             %s over its whole life = %.2f cores\n", res.cpu, res.cpu.total().Seconds()/res.elapsed.Seconds())
@@ -546,13 +600,24 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	fmt.Printf("  other CPU (mooncdc run): COPY backends %s (%d connection(s)), other backends and walsenders %s, kfake broker %s\n",
 		res.copyBackendCPU, res.copyBackends, res.otherPGCPU, res.brokerCPU)
 	fmt.Printf("  other CPU (limit run):   backend %s, pgx client (this process) %s\n", lim.backendCPU, lim.clientCPU)
+	if klimErr == nil {
+		fmt.Printf("  other CPU (kafka limit): franz-go client (this process) %s, kfake broker %s\n", klim.clientCPU, klim.brokerCPU)
+	}
 	limOurs := (lim.backendCPU.total() + lim.clientCPU.total()).Seconds() / lim.elapsed.Seconds()
 	limBusy := lim.hostBusy.Seconds() / lim.elapsed.Seconds()
 	resOurs := (res.cpu.total() + res.copyBackendCPU.total() + res.otherPGCPU.total() + res.brokerCPU.total()).Seconds() / res.elapsed.Seconds()
 	resBusy := res.hostBusy.Seconds() / res.elapsed.Seconds()
-	fmt.Printf("  machine CPU busy:        limit run %.2f of %d cores (its processes %.2f); mooncdc run %.2f (mooncdc+backends+broker %.2f)\n",
+	fmt.Printf("  machine CPU busy:        limit run %.2f of %d cores (its processes %.2f); mooncdc run %.2f (mooncdc+backends+broker %.2f)",
 		limBusy, runtime.NumCPU(), limOurs, resBusy, resOurs)
-	if other := max(limBusy-limOurs, resBusy-resOurs); other > 0.35 {
+	other := max(limBusy-limOurs, resBusy-resOurs)
+	if klimErr == nil && klim.elapsed > 0 {
+		kOurs := (klim.clientCPU.total() + klim.brokerCPU.total()).Seconds() / klim.elapsed.Seconds()
+		kBusy := klim.hostBusy.Seconds() / klim.elapsed.Seconds()
+		fmt.Printf("; kafka limit run %.2f (client+broker %.2f)", kBusy, kOurs)
+		other = max(other, kBusy-kOurs)
+	}
+	fmt.Println()
+	if other > 0.35 {
 		fmt.Printf("  WARNING: other processes used up to %.2f cores during a measurement; the figures are skewed, run again on a quiet machine\n", other)
 	}
 	phaseDesc := "missing"
@@ -574,7 +639,11 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	if len(errs) > 0 {
 		verdict, why = "FAIL", "; the run failed: see below"
 	}
-	fmt.Printf("goal: ratio >= %.1f and peak RSS < %d MiB  %s (%.2f, %.1f MiB%s)\n", goal, snapRSSGoal>>20, verdict, ratio, float64(res.maxRSS)/(1<<20), why)
+	kafkaBound := ""
+	if klimErr == nil {
+		kafkaBound = fmt.Sprintf(" (Kafka-bound: mooncdc reaches %s of what franz-go alone gets into this broker)", kratio)
+	}
+	fmt.Printf("goal: ratio vs COPY >= %.1f and peak RSS < %d MiB  %s (%.2f, %.1f MiB%s)%s\n", goal, snapRSSGoal>>20, verdict, ratio, float64(res.maxRSS)/(1<<20), why, kafkaBound)
 
 	if o.snapshotCPUProfile != "" {
 		fmt.Printf("\nCPU profile of the snapshot (start → exit) in %s; top 25:\n", o.snapshotCPUProfile)
