@@ -36,7 +36,8 @@ type Tracker struct {
 
 	inflight atomic.Int64
 	maxBytes int64
-	room     chan struct{} // a token when inflight drops back under maxBytes
+	roomMu   sync.Mutex
+	room     chan struct{} // closed and replaced when inflight drops back under maxBytes: wakes every waiter
 	drained  chan struct{} // closed and replaced when the queue empties
 
 	onDurable func(l schema.LSN, txs int)
@@ -44,7 +45,7 @@ type Tracker struct {
 
 // NewTracker returns a tracker whose durable LSN starts at start.
 func NewTracker(start schema.LSN, maxInflightBytes int64, onDurable func(l schema.LSN, txs int)) *Tracker {
-	t := &Tracker{maxBytes: maxInflightBytes, room: make(chan struct{}, 1), drained: make(chan struct{}), onDurable: onDurable}
+	t := &Tracker{maxBytes: maxInflightBytes, room: make(chan struct{}), drained: make(chan struct{}), onDurable: onDurable}
 	t.durable.Store(uint64(start))
 	return t
 }
@@ -77,10 +78,10 @@ func (t *Tracker) Add(a *txAck, n int) {
 // failed. A failure stops the durable LSN before a for good.
 func (t *Tracker) Ack(a *txAck, n int, err error) {
 	if v := t.inflight.Add(-int64(n)); v <= t.maxBytes && v+int64(n) > t.maxBytes {
-		select {
-		case t.room <- struct{}{}:
-		default:
-		}
+		t.roomMu.Lock()
+		close(t.room)
+		t.room = make(chan struct{})
+		t.roomMu.Unlock()
 	}
 	t.mu.Lock()
 	a.pending--
@@ -178,16 +179,22 @@ func (t *Tracker) WaitRoom(ctx context.Context, deadline time.Time) bool {
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	for t.inflight.Load() > t.maxBytes {
+	for {
+		// Take the channel before looking, so an Ack in between is not missed.
+		t.roomMu.Lock()
+		room := t.room
+		t.roomMu.Unlock()
+		if t.inflight.Load() <= t.maxBytes {
+			return true
+		}
 		select {
-		case <-t.room:
+		case <-room:
 		case <-timer.C:
 			return false
 		case <-ctx.Done():
 			return false
 		}
 	}
-	return true
 }
 
 // Wait blocks until no closed transaction waits for acks (the open one, if
