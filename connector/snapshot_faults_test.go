@@ -306,3 +306,73 @@ func TestSnapshotModes(t *testing.T) {
 		}
 	})
 }
+
+// TestTransientCopyFailureIsRetried: a copy whose connection is killed
+// mid-COPY goes errored with a retry time, is retried after
+// snapshot.retry_delay, and ends ready with the table rebuilt equal.
+func TestTransientCopyFailureIsRetried(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE flaky (id int PRIMARY KEY, n bigint)`)
+	m := newMutator(t, e, 60000, "flaky")
+	m.seed("flaky", 50000)
+	cfg := e.config("retry", "public.flaky")
+	cfg.Snapshot.RetryDelay = 200 * time.Millisecond
+	p := newPipeline(t, cfg)
+	var killed atomic.Bool
+	p.Hooks().Set(func(point, table string) {
+		if point != connector.HookSnapshotCreated || !killed.CompareAndSwap(false, true) {
+			return
+		}
+		// Kill the first attempt's COPY as soon as it runs.
+		go func() {
+			conn, err := e.pg.Connect(context.Background(), "postgres")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close(context.Background())
+			deadline := time.Now().Add(30 * time.Second)
+			for time.Now().Before(deadline) {
+				var n int
+				if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+					WHERE query LIKE 'COPY (SELECT%' AND state = 'active' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+					t.Error(err)
+					return
+				}
+				if n > 0 {
+					return
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			t.Error("the first COPY was never seen running")
+		}()
+	})
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ph := p.TablePhases()["public.flaky"]
+		if ph.Phase == "errored" {
+			if ph.Retry == "resnapshot" {
+				t.Fatalf("a lost connection must be retried, not wait for resnapshot: %+v", ph)
+			}
+		}
+		if ph.Phase == "ready" || ph.Phase == "catchup" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not copied after a retry: %+v", ph)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if got := testCounter(p.Metrics().WorkerErrors.WithLabelValues("table_sync", "transient")); got < 1 {
+		t.Fatalf("no transient copy failure recorded (worker_errors_total=%v)", got)
+	}
+	m.run(context.Background(), 30)
+	v := converge(t, e, "retry", "flaky")
+	checkNoChangeRepeats(t, "flaky", v)
+	checkAfterLastSnapshot(t, "flaky", v, m.events["flaky"])
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
