@@ -376,3 +376,58 @@ func TestTransientCopyFailureIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNonTransactionalDDLMessageFailsTheCopy: the seed's safety check — a
+// copy worker whose private catch-up meets a DDL logical message sent
+// outside a transaction raises a protocol error (here: the table waits,
+// with max_retries 0, naming the cause); the stream goes on.
+func TestNonTransactionalDDLMessageFailsTheCopy(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE ddl_t (id int PRIMARY KEY, n bigint)`)
+	m := newMutator(t, e, 100, "ddl_t")
+	m.seed("ddl_t", 10)
+	cfg := e.config("ddl", "public.ddl_t")
+	cfg.Snapshot.MaxRetries = 0
+	p := newPipeline(t, cfg)
+	created, release := make(chan struct{}), make(chan struct{})
+	var once atomic.Bool
+	p.Hooks().Set(func(point, table string) {
+		if point == connector.HookSnapshotCreated && once.CompareAndSwap(false, true) {
+			close(created)
+			<-release
+		}
+	})
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	<-created
+	// After the snapshot: a non-transactional DDL message, then
+	// transactions, all decided by the main worker before the copy goes on,
+	// so the copy must catch up through them.
+	before := testCounter(p.Metrics().ChangesReceived)
+	e.exec(`SELECT pg_logical_emit_message(false, '` + connector.DDLMessagePrefix + `', 'ALTER TABLE ddl_t ADD COLUMN x int')`)
+	m.run(context.Background(), 3)
+	for testCounter(p.Metrics().ChangesReceived) < before+4 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ph := p.TablePhases()["public.ddl_t"]
+		if ph.Phase == "errored" {
+			if !strings.Contains(ph.LastError, "DDL message must be transactional") {
+				t.Fatalf("copy failed for another reason: %s", ph.LastError)
+			}
+			break
+		}
+		if ph.Phase == "ready" || ph.Phase == "catchup" || time.Now().After(deadline) {
+			t.Fatalf("want the copy to fail on the non-transactional DDL message, got %+v", ph)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !p.Ready() {
+		t.Fatal("the stream stopped")
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,78 @@
+package connector
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+func lsnOf(v uint64) schema.LSN { return schema.LSN(v) }
+func itoa(v int64) string       { return strconv.FormatInt(v, 10) }
+
+func TestCopySafetyChecksRefuseAnotherSourceOrAnOldSnapshot(t *testing.T) {
+	c := &copier{src: offsets.Pipeline{SystemID: "7001", Database: "shop", InitialLSN: 1000}}
+	cases := []struct {
+		name string
+		id   sourceIdentity
+		lsn  uint64
+		want string
+	}{
+		{"same source, later snapshot", sourceIdentity{SystemID: "7001", Database: "shop"}, 2000, ""},
+		{"same source, snapshot at the slot's start", sourceIdentity{SystemID: "7001", Database: "shop"}, 1000, ""},
+		{"another system", sourceIdentity{SystemID: "7002", Database: "shop"}, 2000, "system"},
+		{"another database", sourceIdentity{SystemID: "7001", Database: "other"}, 2000, "database"},
+		{"snapshot before the pipeline slot", sourceIdentity{SystemID: "7001", Database: "shop"}, 999, "precedes"},
+	}
+	for _, tc := range cases {
+		err := c.checkSource(tc.id, snapshotPoint{lsn: lsnOf(tc.lsn)})
+		var ue *UnsafeResumeError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: unexpected %v", tc.name, err)
+		case tc.want != "" && (!errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: want an unsafe-resume error naming %q, got %v", tc.name, tc.want, err)
+		}
+	}
+}
+
+func TestChunksCoverTheWholeTable(t *testing.T) {
+	cases := []struct {
+		tuples, pages, chunkRows int64
+		want                     string
+	}{
+		{0, 0, 100, "[{0 -1}]"},
+		{50, 1, 100, "[{0 -1}]"},
+		{1000, 10, 100, "[{0 1} {1 2} {2 3} {3 4} {4 5} {5 6} {6 7} {7 8} {8 9} {9 -1}]"},
+		{1000, 7, 300, "[{0 2} {2 4} {4 6} {6 -1}]"},
+	}
+	for _, tc := range cases {
+		got := chunks(tableInfo{reltuples: tc.tuples, relpages: tc.pages}, tc.chunkRows)
+		if s := fmtChunks(got); s != tc.want {
+			t.Errorf("chunks(%d tuples, %d pages, %d) = %s, want %s", tc.tuples, tc.pages, tc.chunkRows, s, tc.want)
+		}
+		if got[0].from != 0 || got[len(got)-1].to != -1 {
+			t.Errorf("chunks must start at page 0 and end open: %s", fmtChunks(got))
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].from != got[i-1].to {
+				t.Errorf("gap or overlap between chunks: %s", fmtChunks(got))
+			}
+		}
+	}
+}
+
+func fmtChunks(cs []chunk) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString("{" + itoa(c.from) + " " + itoa(c.to) + "}")
+	}
+	return b.String() + "]"
+}
