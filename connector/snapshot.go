@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
@@ -30,6 +31,10 @@ type snapshotter struct {
 	busy   map[string]bool // queued or being copied; touched only by run's goroutine
 	done   chan copyResult
 	seen   map[string]int64 // resnapshot requests acted on, by table
+	// requests carries table records with a resnapshot request, as the
+	// offsets topic is tailed; pending holds those for tables being copied.
+	requests chan offsets.Table
+	pending  map[string]offsets.Table
 	// allDone is called once, in snapshot.mode initial_only, when every
 	// table is handed over or waits for resnapshot.
 	allDone func()
@@ -66,6 +71,8 @@ func (s *snapshotter) run(ctx context.Context) error {
 	s.done = make(chan copyResult, cfg.Workers)
 	s.busy = map[string]bool{}
 	s.seen = map[string]int64{}
+	s.requests = make(chan offsets.Table, 64)
+	s.pending = map[string]offsets.Table{}
 	for name, ts := range s.phases.all() {
 		s.seen[name] = ts.ResnapshotMs
 	}
@@ -77,6 +84,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 		defer close(s.jobs)
 		return s.loop(gctx)
 	})
+	g.Go(func() error { return s.watchRequests(gctx) })
 	return g.Wait()
 }
 
@@ -120,9 +128,6 @@ func (s *snapshotter) loop(ctx context.Context) error {
 				}
 				s.log.Warn("table discovery failed; trying again later", zap.Error(err))
 			}
-			if err := s.resnapshotRequests(ctx); err != nil {
-				s.log.Warn("reading resnapshot requests failed; trying again later", zap.Error(err))
-			}
 			lastDiscovery = time.Now()
 		}
 		s.schedule()
@@ -141,6 +146,12 @@ func (s *snapshotter) loop(ctx context.Context) error {
 			if r.err != nil {
 				s.failed(ctx, r.table, r.err)
 			}
+			if t, ok := s.pending[r.table]; ok {
+				delete(s.pending, r.table)
+				s.resnapshot(t)
+			}
+		case t := <-s.requests:
+			s.request(t)
 		case <-tick.C:
 		}
 	}
@@ -336,31 +347,77 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	return nil
 }
 
-// resnapshotRequests re-reads the offsets topic for `mooncdc resnapshot`
-// requests: a table record whose resnapshot_ms is newer than the last one
-// acted on goes back to init.
-func (s *snapshotter) resnapshotRequests(ctx context.Context) error {
-	st, err := s.p.loadOffsets(ctx, s.p.brokers)
+// watchRequests tails the offsets topic for `mooncdc resnapshot` requests
+// (table records with resnapshot_ms). Tailing sees every record, so a
+// request is not lost when the pipeline writes the table's record again
+// before it would have polled.
+func (s *snapshotter) watchRequests(ctx context.Context) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.p.brokers...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.p.cfg.Kafka.OffsetsTopic: {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
 		return err
 	}
-	for name, t := range st.Tables {
-		if t.ResnapshotMs <= s.seen[name] {
-			continue
+	defer cl.Close()
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return nil
 		}
-		s.seen[name] = t.ResnapshotMs
-		if s.busy[name] {
-			s.log.Warn("resnapshot requested while the table is being copied; it is copied again afterwards", zap.String("table", name))
-		}
-		s.phases.mu.Lock()
-		next := &tableState{Table: t}
-		next.Table.Table = name
-		next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry = offsets.PhaseInit, 0, 0, "", ""
-		s.phases.setLocked(next)
-		s.phases.mu.Unlock()
-		s.log.Info("resnapshot requested: copy queued", zap.String("table", name))
+		fs.EachError(func(_ string, _ int32, err error) {
+			s.log.Debug("reading resnapshot requests", zap.Error(err))
+		})
+		fs.EachRecord(func(r *kgo.Record) {
+			st := offsets.State{Tables: map[string]offsets.Table{}}
+			if err := offsets.Decode(s.p.cfg.Name, r.Key, r.Value, &st); err != nil {
+				return
+			}
+			for name, t := range st.Tables {
+				if t.ResnapshotMs == 0 {
+					continue
+				}
+				t.Table = name
+				select {
+				case s.requests <- t:
+				case <-ctx.Done():
+				}
+			}
+		})
 	}
-	return nil
+}
+
+// request acts on a resnapshot request newer than the last one seen for
+// its table: at once, or after the copy in progress.
+func (s *snapshotter) request(t offsets.Table) {
+	name := t.Table
+	if t.ResnapshotMs <= s.seen[name] {
+		return
+	}
+	s.seen[name] = t.ResnapshotMs
+	if s.busy[name] {
+		s.log.Info("resnapshot requested while the table is being copied; it is copied again afterwards", zap.String("table", name))
+		s.pending[name] = t
+		return
+	}
+	s.resnapshot(t)
+}
+
+// resnapshot puts a table back to init, keeping the request's time so
+// that later records carry it forward.
+func (s *snapshotter) resnapshot(t offsets.Table) {
+	name := t.Table
+	s.phases.mu.Lock()
+	next := &tableState{}
+	if cur := s.phases.view[name]; cur != nil {
+		*next = *cur
+	} else {
+		next.Table = t
+	}
+	next.Table.Table = name
+	next.ResnapshotMs = t.ResnapshotMs
+	next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry, next.retryAt = offsets.PhaseInit, 0, 0, "", "", 0
+	s.phases.setLocked(next)
+	s.phases.mu.Unlock()
+	s.log.Info("resnapshot requested: copy queued", zap.String("table", name))
 }
 
 // addMatchingTables adds tables that match postgres.tables and are missing

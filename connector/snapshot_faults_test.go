@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/offsets"
 )
 
 // checkNoChangeRepeats: change records (c, u, d) carry each write at most
@@ -426,6 +428,50 @@ func TestNonTransactionalDDLMessageFailsTheCopy(t *testing.T) {
 	}
 	if !p.Ready() {
 		t.Fatal("the stream stopped")
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResnapshotRequestSurvivesALaterRecord: a resnapshot request followed
+// at once by another record for the table (as the pipeline writes when a
+// phase changes) is still acted on: the offsets topic is tailed, not
+// polled for its last values.
+func TestResnapshotRequestSurvivesALaterRecord(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE req_t (id int PRIMARY KEY, n bigint)`)
+	m := newMutator(t, e, 100, "req_t")
+	m.seed("req_t", 10)
+	cfg := e.config("req", "public.req_t")
+	r := start(t, cfg)
+	copies := make(chan struct{}, 10)
+	r.p.Hooks().Set(func(point, table string) {
+		if point == connector.HookSnapshotCreated && table == "public.req_t" {
+			copies <- struct{}{}
+		}
+	})
+	resnapshot(t, "req", e, r, "public.req_t")
+	// The hiding record: the table as it was, without the request.
+	client, err := kgo.NewClient(kgo.SeedBrokers(e.kafka))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	cur := r.p.TablePhases()["public.req_t"]
+	cur.Table = "public.req_t"
+	if err := client.ProduceSync(context.Background(), offsets.TableRecord("mooncdc-offsets", "req", cur)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-copies:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the resnapshot request was lost behind a later record")
+	}
+	r.waitHandedOver(t)
+	v := converge(t, e, "req", "req_t")
+	if v.reads != 20 {
+		t.Fatalf("%d snapshot rows, want 20 (two copies of 10 rows)", v.reads)
 	}
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)

@@ -132,7 +132,7 @@ func resnapshot(ctx context.Context, cfg connector.Config, patterns []connector.
 			ResnapshotMs: max(nowMs, old.ResnapshotMs+1), // newer than any earlier request, whatever the clocks say
 		}
 		recs = append(recs, offsets.TableRecord(topic, cfg.Name, t))
-		lines = append(lines, name+": init (re-copy requested; the running pipeline picks it up within snapshot.discovery_interval, or the next start does)")
+		lines = append(lines, name+": init (re-copy requested; a running pipeline picks it up at once, or the next start does)")
 	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return nil, fmt.Errorf("write to offsets topic %q: %w (nothing may have been written; run the command again)", topic, err)
@@ -202,8 +202,8 @@ func resnapshotUsage() string {
 	b.WriteString(`Usage: mooncdc resnapshot [--config FILE] [flags] TABLE...
 
 Asks for a new copy (snapshot) of each TABLE: sets it back to the init phase
-in the offsets topic, clearing its attempts and last error. The running
-pipeline picks the request up within snapshot.discovery_interval and copies
+in the offsets topic, clearing its attempts and last error. A running
+pipeline (it tails the offsets topic) picks the request up at once and copies
 the table again while the other tables keep streaming; if none is running,
 the next 'mooncdc run' does. Use it for a table that is errored after its
 retries (once the cause is fixed) or whose Kafka topic must be rebuilt.

@@ -15,7 +15,7 @@ import (
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
-const resnapshotLine = ": init (re-copy requested; the running pipeline picks it up within snapshot.discovery_interval, or the next start does)"
+const resnapshotLine = ": init (re-copy requested; a running pipeline picks it up at once, or the next start does)"
 
 // seedOffsets starts a kfake broker and stores, for connector "shop" in
 // the default offsets topic, a pipeline record and the given tables.
@@ -198,7 +198,7 @@ func TestResnapshotHelp(t *testing.T) {
 		if code != 0 {
 			t.Errorf("%q: exit %d", args, code)
 		}
-		for _, w := range []string{"Usage: mooncdc resnapshot", "TABLE", "--brokers", "snapshot.discovery_interval", "MOONCDC_KAFKA_BROKERS"} {
+		for _, w := range []string{"Usage: mooncdc resnapshot", "TABLE", "--brokers", "at once", "MOONCDC_KAFKA_BROKERS"} {
 			if !strings.Contains(stdout, w) {
 				t.Errorf("%q: usage does not mention %s", args, w)
 			}
