@@ -555,6 +555,9 @@ func (h *catchupHandler) Commit(tx *schema.Tx) error {
 	if err := h.emitter.Commit(tx); err != nil {
 		return err
 	}
+	if err := h.tracker.Err(); err != nil {
+		return err // a record of the copy failed: this copy cannot hand over
+	}
 	return h.tryHandover(tx.EndLSN)
 }
 
@@ -563,9 +566,20 @@ func (h *catchupHandler) tryHandover(pos schema.LSN) error {
 		return nil
 	}
 	// The records up to pos must be acknowledged before the phase says so.
-	done, err := h.c.handover(h.ctx, h.ts, pos, func() error { return h.tracker.Wait(h.ctx) })
+	// The wait holds the pipeline mutex, so it is bounded: on timeout the
+	// handover is tried again at the next commit or keepalive.
+	done, err := h.c.handover(h.ctx, h.ts, pos, func() error {
+		ctx, cancel := context.WithTimeout(h.ctx, handoverAckWait)
+		defer cancel()
+		return h.tracker.Wait(ctx)
+	})
+	if errors.Is(err, context.DeadlineExceeded) && h.ctx.Err() == nil {
+		h.c.log.Warn("copy's records not acknowledged in time; handover tried again later", zap.String("table", h.ts.Table.Table))
+		return nil
+	}
 	if err != nil {
 		h.err = err
+		h.stop()
 		return err
 	}
 	if done {
@@ -590,12 +604,15 @@ func (p *catchupProgress) AdvanceIdle(walEnd schema.LSN) {
 	}
 }
 
+// Drain waits for the copy's own records only: the producer is shared, and
+// flushing it would wait for every other table's copy too.
 func (p *catchupProgress) Drain(ctx context.Context) error {
-	if err := p.client.Flush(ctx); err != nil {
-		return err
-	}
 	return p.Tracker.Wait(ctx)
 }
+
+// handoverAckWait bounds how long a handover waits, holding the pipeline
+// mutex (and so the main worker), for the copy's last acknowledgements.
+const handoverAckWait = 5 * time.Second
 
 // DDLMessagePrefix is the logical message prefix reserved for schema
 // change messages; they must be transactional.

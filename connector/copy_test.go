@@ -76,3 +76,24 @@ func fmtChunks(cs []chunk) string {
 	}
 	return b.String() + "]"
 }
+
+func TestTransientCopyErrorsAreRetriedOthersWait(t *testing.T) {
+	for code, want := range map[string]bool{
+		"53400": true,  // all replication slots in use
+		"40001": true,  // serialization failure
+		"40P01": true,  // deadlock
+		"55P03": true,  // lock timeout
+		"57014": true,  // statement timeout, recovery conflict
+		"58030": true,  // I/O error
+		"22023": true,  // exported snapshot gone
+		"42501": false, // no privilege
+		"42P01": false, // table dropped
+		"28P01": false, // password
+		"22P02": false, // bad data
+		"":      false,
+	} {
+		if got := transientCopyError(code); got != want {
+			t.Errorf("transientCopyError(%q) = %v, want %v", code, got, want)
+		}
+	}
+}

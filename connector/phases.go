@@ -75,7 +75,8 @@ func (p *phases) begin(commit schema.LSN) (phaseView, []*tableState) {
 	if commit+1 > p.mainPos {
 		p.mainPos = commit + 1
 	}
-	return p.view, p.promoteLocked()
+	moved := p.promoteLocked()
+	return p.view, moved
 }
 
 // advance records that the main worker decided everything before pos (a

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // snapshotter runs the copy workers: it decides which tables to copy (snapshot
@@ -218,8 +219,9 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	permanent := errors.As(err, &ce) && ce.permanent
 	if !permanent && classify(err) == classCritical {
 		var pgErr *pgconn.PgError
-		// A server error other than a lost connection: a person must act.
-		permanent = errors.As(err, &pgErr)
+		// A server error other than a lost connection: a person must act,
+		// unless it is about load or timing.
+		permanent = errors.As(err, &pgErr) && !transientCopyError(pgErr.Code)
 	}
 	errType := "transient"
 	if permanent {
@@ -244,6 +246,26 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 		s.log.Error("table copy failed; the table waits for `mooncdc resnapshot` after the cause is fixed (the stream and other tables go on)",
 			zap.String("table", name), zap.Int("attempts", ts.Attempts), zap.Error(err))
 	}
+}
+
+// transientCopyError reports SQLSTATEs that a later copy may not meet:
+// serialization failures and deadlocks (40), insufficient resources such as
+// all replication slots in use (53), lock and statement timeouts or
+// recovery conflicts (55P03, 57014), system errors (58), and an exported
+// snapshot that vanished with its connection (22023).
+func transientCopyError(code string) bool {
+	if len(code) != 5 {
+		return false
+	}
+	switch code[:2] {
+	case "40", "53", "58":
+		return true
+	}
+	switch code {
+	case "55P03", "57014", "22023":
+		return true
+	}
+	return false
 }
 
 // retryDelay is exponential backoff from base with jitter, capped at 5 min.
@@ -298,7 +320,12 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	pub := s.p.cfg.Postgres.Publication
 	if len(s.p.patterns) > 0 {
 		if err := addMatchingTables(ctx, db, pub, s.p.patterns, s.log); err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			// The stream and the published tables go on; the new table is
+			// not captured until someone acts (the message says how).
+			s.log.Warn("a new table matches postgres.tables but cannot be added to the publication", zap.Error(err))
 		}
 	}
 	rows, err := db.Query(ctx, `SELECT c.oid, t.schemaname, t.tablename FROM pg_publication_tables t
@@ -332,13 +359,12 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		}
 		oid := f.oid
 		if s.p.cfg.Snapshot.Mode == SnapshotNever {
-			s.phases.mu.Lock()
-			pos := s.phases.mainPos
-			s.phases.mu.Unlock()
-			s.setPhase(ctx, f.name, func(ts *tableState) {
-				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(pos)
+			// setPhase's callback runs under the pipeline mutex, so the
+			// position read is the one the main worker has when the view changes.
+			ts := s.setPhase(ctx, f.name, func(ts *tableState) {
+				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(s.phases.mainPos)
 			})
-			s.log.Info("new table streams without a snapshot (snapshot.mode never)", zap.String("table", f.name), zap.Stringer("lsn", pos))
+			s.log.Info("new table streams without a snapshot (snapshot.mode never)", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 			continue
 		}
 		s.setPhase(ctx, f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
