@@ -257,11 +257,14 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	}
 	close(jobs)
 	conns := min(len(parts), max(1, c.p.cfg.Snapshot.ConnectionsPerTable))
-	g, gctx := errgroup.WithContext(ctx)
+	copyCtx, cancelCopy := context.WithCancel(ctx)
+	defer cancelCopy()
+	g, gctx := errgroup.WithContext(copyCtx)
 	for i := 0; i < conns; i++ {
 		conn := first
 		if i > 0 {
 			if conn, err = c.importSnapshot(gctx, point.snapshot); err != nil {
+				cancelCopy() // the chunks already running stop at once
 				_ = g.Wait()
 				return 0, nil, err
 			}

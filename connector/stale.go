@@ -56,6 +56,19 @@ func liveKeys(ctx context.Context, brokers []string, topic string) (*keySet, err
 	if err := ends.Error(); err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
 	}
+	if len(want) > 0 {
+		// A partition whose records were all deleted (retention,
+		// DeleteRecords) has start == end: nothing to read there.
+		starts, err := adm.ListStartOffsets(kadm.WithAuthorizedOps(ctx), topic)
+		if err != nil {
+			return nil, fmt.Errorf("start offsets of %s: %w", topic, err)
+		}
+		starts.Each(func(o kadm.ListedOffset) {
+			if end, ok := want[o.Partition]; ok && o.Err == nil && o.Offset >= end {
+				delete(want, o.Partition)
+			}
+		})
+	}
 	if len(want) == 0 {
 		return set, nil
 	}
@@ -84,10 +97,16 @@ func liveKeys(ctx context.Context, brokers []string, topic string) (*keySet, err
 			}
 		})
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
-			if end, ok := want[p.Partition]; ok && p.HighWatermark >= end {
-				if n := len(p.Records); n > 0 && p.Records[n-1].Offset+1 >= end {
-					delete(want, p.Partition)
-				}
+			end, ok := want[p.Partition]
+			if !ok {
+				return
+			}
+			// Done once the records read reach the end as of the start
+			// (compaction may have removed the offsets just before it).
+			if n := len(p.Records); n > 0 && p.Records[n-1].Offset+1 >= end {
+				delete(want, p.Partition)
+			} else if n == 0 && p.Err == nil && p.HighWatermark >= end && p.LogStartOffset >= end {
+				delete(want, p.Partition)
 			}
 		})
 	}
