@@ -193,6 +193,29 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string) (tableInfo,
 	return info, nil
 }
 
+// settle waits, for a table that was streaming until a resnapshot, until
+// the main worker's records of it up to the flip are acknowledged, so that
+// the read of live keys sees them (a row inserted then deleted around the
+// flip would otherwise escape both the read and the tombstones).
+func (c *copier) settle(ctx context.Context, ts *tableState) error {
+	if ts.settleAt == 0 {
+		return nil
+	}
+	main := c.p.tracker.Load()
+	deadline := time.Now().Add(time.Minute)
+	for main != nil && main.Durable() < ts.settleAt {
+		if time.Now().After(deadline) {
+			c.log.Warn("the main worker's records are not acknowledged after a minute; reading the topic's keys anyway",
+				zap.String("table", ts.Table.Table), zap.Stringer("lsn", ts.settleAt))
+			return nil
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
 // chunk is a range of heap pages [from, to); to < 0 means to the end.
 type chunk struct{ from, to int64 }
 
@@ -238,6 +261,9 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	rel := info.rel
 	topic := TopicName(c.p.cfg.Kafka.TopicPrefix, rel.Schema, rel.Table)
 	if err := c.topics.ensure(topic); err != nil {
+		return 0, nil, err
+	}
+	if err := c.settle(ctx, ts); err != nil {
 		return 0, nil, err
 	}
 	stale, err := liveKeys(ctx, c.p.brokers, topic)

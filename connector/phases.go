@@ -12,6 +12,10 @@ import (
 type tableState struct {
 	offsets.Table
 	retryAt int64 // Unix ms when an errored table may be copied again; 0: wait for resnapshot
+	// settleAt is the main worker's position when a streaming table was
+	// sent back to init: its records up to there may still be in flight,
+	// and the copy's read of the topic's live keys must see them.
+	settleAt schema.LSN
 }
 
 // phaseView is an immutable snapshot of every table's phase. The main

@@ -440,6 +440,9 @@ func (s *snapshotter) resnapshot(t offsets.Table) {
 	}
 	next.Table.Table = name
 	next.ResnapshotMs = t.ResnapshotMs
+	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
+		next.settleAt = s.phases.mainPos
+	}
 	next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry, next.retryAt = offsets.PhaseInit, 0, 0, "", "", 0
 	s.phases.setLocked(next)
 	s.phases.mu.Unlock()
