@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -48,7 +49,11 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, a
 	next.LSN = uint64(pos)
 	next.Attempts, next.LastError, next.Retry = 0, "", ""
 	if err := c.p.saveTable(ctx, next); err != nil {
-		return false, &criticalError{err}
+		// Not visible yet: the table stays copying, this copy fails and is
+		// retried from a new snapshot (its records below pos are upserts
+		// or changes a new snapshot covers). If the write did land, the
+		// errored record written next supersedes it.
+		return false, fmt.Errorf("store the handover of %s: %w", ts.Table.Table, err)
 	}
 	c.phases.setLocked(next)
 	c.p.hooks.call(HookHandedOver+next.Phase, ts.Table.Table)
