@@ -309,6 +309,29 @@ func TestSnapshotModes(t *testing.T) {
 	})
 }
 
+// holdFirstCopy makes the first copy wait right after its snapshot is
+// taken: created is closed then, and the copy goes on when release is
+// closed.
+func holdFirstCopy(p *connector.Pipeline) (created, release chan struct{}) {
+	created, release = make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	p.Hooks().Set(func(point, table string) {
+		if point == connector.HookSnapshotCreated && first.CompareAndSwap(false, true) {
+			close(created)
+			<-release
+		}
+	})
+	return created, release
+}
+
+// waitMainDecided waits until the main worker has decided n more
+// transactions than before.
+func waitMainDecided(p *connector.Pipeline, before float64, n int) {
+	for testCounter(p.Metrics().TransactionsReceived) < before+float64(n) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestTransientCopyFailureIsRetried: a copy whose replication connection
 // is killed (its temporary slot with it) goes errored with a retry time,
 // is retried after snapshot.retry_delay, and ends ready with the table
@@ -321,14 +344,7 @@ func TestTransientCopyFailureIsRetried(t *testing.T) {
 	cfg := e.config("retry", "public.flaky")
 	cfg.Snapshot.RetryDelay = 200 * time.Millisecond
 	p := newPipeline(t, cfg)
-	created, release := make(chan struct{}), make(chan struct{})
-	var first atomic.Bool
-	p.Hooks().Set(func(point, table string) {
-		if point == connector.HookSnapshotCreated && first.CompareAndSwap(false, true) {
-			close(created)
-			<-release
-		}
-	})
+	created, release := holdFirstCopy(p)
 	r := runPipeline(t, p)
 	r.waitReady(t)
 	<-created
@@ -336,9 +352,7 @@ func TestTransientCopyFailureIsRetried(t *testing.T) {
 	// private catch-up; then its replication connection dies.
 	before := testCounter(p.Metrics().TransactionsReceived)
 	m.run(context.Background(), 3)
-	for testCounter(p.Metrics().TransactionsReceived) < before+3 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitMainDecided(p, before, 3)
 	e.exec(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name LIKE 'mooncdc_retry_copy_%' AND active_pid IS NOT NULL`)
 	close(release)
 	deadline := time.Now().Add(60 * time.Second)
@@ -379,26 +393,17 @@ func TestNonTransactionalDDLMessageFailsTheCopy(t *testing.T) {
 	cfg := e.config("ddl", "public.ddl_t")
 	cfg.Snapshot.MaxRetries = 0
 	p := newPipeline(t, cfg)
-	created, release := make(chan struct{}), make(chan struct{})
-	var once atomic.Bool
-	p.Hooks().Set(func(point, table string) {
-		if point == connector.HookSnapshotCreated && once.CompareAndSwap(false, true) {
-			close(created)
-			<-release
-		}
-	})
+	created, release := holdFirstCopy(p)
 	r := runPipeline(t, p)
 	r.waitReady(t)
 	<-created
 	// After the snapshot: a non-transactional DDL message, then
 	// transactions, all decided by the main worker before the copy goes on,
 	// so the copy must catch up through them.
-	before := testCounter(p.Metrics().ChangesReceived)
+	before := testCounter(p.Metrics().TransactionsReceived)
 	e.exec(`SELECT pg_logical_emit_message(false, '` + connector.DDLMessagePrefix + `', 'ALTER TABLE ddl_t ADD COLUMN x int')`)
 	m.run(context.Background(), 3)
-	for testCounter(p.Metrics().ChangesReceived) < before+4 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitMainDecided(p, before, 3)
 	close(release)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
