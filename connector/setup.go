@@ -26,12 +26,14 @@ func (p *Pipeline) producerOpts(brokers []string, hooks kgo.Hook) []kgo.Opt {
 		kgo.MaxBufferedBytes(int(maxBytes)*2 + 64<<20),
 		kgo.MaxBufferedRecords(1 << 24),
 		kgo.ProducerLinger(5 * time.Millisecond),
-		kgo.ProducerBatchCompression(compression(p.cfg.Kafka.Compression)),
+		kgo.ProducerBatchCompression(CompressionCodec(p.cfg.Kafka.Compression)),
 		kgo.WithHooks(hooks),
 	}
 }
 
-func compression(name string) kgo.CompressionCodec {
+// CompressionCodec maps a kafka.compression value to franz-go's codec
+// (none for anything Validate would reject).
+func CompressionCodec(name string) kgo.CompressionCodec {
 	switch name {
 	case "gzip":
 		return kgo.GzipCompression()

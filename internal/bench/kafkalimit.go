@@ -35,23 +35,6 @@ type kafkaLimitResult struct {
 	hostBusy   time.Duration
 }
 
-// kafkaCodec is connector/setup.go's compression(): kafka.compression to
-// the franz-go codec.
-func kafkaCodec(name string) kgo.CompressionCodec {
-	switch name {
-	case "gzip":
-		return kgo.GzipCompression()
-	case "snappy":
-		return kgo.SnappyCompression()
-	case "lz4":
-		return kgo.Lz4Compression()
-	case "zstd":
-		return kgo.ZstdCompression()
-	default:
-		return kgo.NoCompression()
-	}
-}
-
 // snapValueMaker builds the value of row id: a Debezium-like snapshot
 // envelope whose "after" holds the row as loadSnapshotTable makes it (id,
 // payload md5(id)||md5(id+1), n id%1000, at) and whose other fields are
@@ -122,7 +105,7 @@ func runKafkaLimit(ctx context.Context, brk *broker, cfg connector.Config, n int
 		kgo.MaxBufferedBytes(int(maxBytes)*2+64<<20),
 		kgo.MaxBufferedRecords(1<<24),
 		kgo.ProducerLinger(5*time.Millisecond),
-		kgo.ProducerBatchCompression(kafkaCodec(cfg.Kafka.Compression)),
+		kgo.ProducerBatchCompression(connector.CompressionCodec(cfg.Kafka.Compression)),
 	)
 	if err != nil {
 		return res, err
