@@ -35,6 +35,21 @@ func checkNoChangeRepeats(t *testing.T, table string, v tableView) {
 	}
 }
 
+// finishRecopied writes more changes to a table that was copied more
+// than once, then checks that its topic rebuilds it, that change records
+// never repeat, and that after the last snapshot row of each key come
+// exactly its later writes; then stops the pipeline cleanly.
+func finishRecopied(t *testing.T, e *env, r *running, m *mutator, prefix, table string) {
+	t.Helper()
+	m.run(context.Background(), 30)
+	v := converge(t, e, prefix, table)
+	checkNoChangeRepeats(t, table, v)
+	checkAfterLastSnapshot(t, table, v, m.events[table])
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func newPipeline(t *testing.T, cfg connector.Config) *connector.Pipeline {
 	t.Helper()
 	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
@@ -128,14 +143,7 @@ func TestSnapshotCrashes(t *testing.T) {
 				r.crash(t)
 			}
 			m.run(context.Background(), 30) // while mooncdc is down
-			r2 := start(t, cfg)
-			m.run(context.Background(), 30)
-			v := converge(t, e, name, "crashy")
-			checkNoChangeRepeats(t, "crashy", v)
-			checkAfterLastSnapshot(t, "crashy", v, m.events["crashy"])
-			if err := r2.stop(t); err != nil {
-				t.Fatal(err)
-			}
+			finishRecopied(t, e, start(t, cfg), m, name, "crashy")
 		})
 	}
 }
@@ -372,13 +380,7 @@ func TestTransientCopyFailureIsRetried(t *testing.T) {
 	if got := testCounter(p.Metrics().WorkerErrors.WithLabelValues("table_sync", "transient")); got < 1 {
 		t.Fatalf("no transient copy failure recorded (worker_errors_total=%v)", got)
 	}
-	m.run(context.Background(), 30)
-	v := converge(t, e, "retry", "flaky")
-	checkNoChangeRepeats(t, "flaky", v)
-	checkAfterLastSnapshot(t, "flaky", v, m.events["flaky"])
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+	finishRecopied(t, e, r, m, "retry", "flaky")
 }
 
 // TestNonTransactionalDDLMessageFailsTheCopy: the seed's safety check — a
