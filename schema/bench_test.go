@@ -63,14 +63,56 @@ func BenchmarkAppendJSONString(b *testing.B) {
 
 func BenchmarkAppendValueFloat8(b *testing.B) {
 	e := NewJSONEncoder(testJSONConfig)
-	c := &colPlan{kind: kindFloat8}
+	cfg := testJSONConfig.withDefaults()
+	c := mapColumn(&cfg, Column{Name: "f", TypeOID: oidFloat8, TypeMod: -1})
 	v := text("1.2345678901234567e-05")
 	dst := make([]byte, 0, 64)
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if dst, err = e.appendValue(dst[:0], c, v); err != nil {
+		if dst, err = e.appendColumn(dst[:0], c, v); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAvroEncodeInsert is BenchmarkJSONEncodeInsert in Avro: the same
+// row, key and value, Confluent wire format.
+func BenchmarkAvroEncodeInsert(b *testing.B) {
+	e := NewAvroEncoder(testJSONConfig)
+	if err := e.Register(customers, true, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
+		b.Fatal(err)
+	}
+	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}
+	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+			b.Fatal(err)
+		}
+		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(kb) + len(vb)))
+}
+
+// BenchmarkJSONSchemasEncodeInsert is the JSON encoder with Kafka Connect
+// schemas: the precomputed schema block is copied into every record.
+func BenchmarkJSONSchemasEncodeInsert(b *testing.B) {
+	e := NewJSONSchemaEncoder(testJSONConfig)
+	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}
+	kb, vb := make([]byte, 0, 512), make([]byte, 0, 8192)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+			b.Fatal(err)
+		}
+		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(kb) + len(vb)))
 }

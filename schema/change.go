@@ -39,6 +39,13 @@ type Column struct {
 	TypeOID uint32
 	TypeMod int32 // atttypmod; -1 when the type has none
 	Key     bool  // part of the replica identity (primary key, index or FULL)
+	// NotNull is the catalog's attnotnull; false when unknown, which makes
+	// the column optional in the record schema.
+	NotNull bool
+	// Type describes a type that is not built in (enum, domain, extension
+	// type, array of those), looked up in the catalog; nil for built-in
+	// types.
+	Type *TypeInfo
 }
 
 // Relation describes a table as the replication stream last sent it.

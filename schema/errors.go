@@ -86,11 +86,16 @@ var (
 var typeNames = map[uint32]string{
 	oidBool: "bool", oidBytea: "bytea", oidChar: "char", oidName: "name",
 	oidInt8: "int8", oidInt2: "int2", oidInt4: "int4", oidText: "text",
-	oidOID: "oid", oidJSON: "json", oidFloat4: "float4", oidFloat8: "float8",
-	790: "money", oidBpchar: "bpchar", oidVarchar: "varchar", oidDate: "date",
+	oidOID: "oid", oidJSON: "json", oidXML: "xml", oidPoint: "point", oidLseg: "lseg",
+	oidPath: "path", oidBox: "box", oidPolygon: "polygon", oidLine: "line", oidCidr: "cidr",
+	oidFloat4: "float4", oidFloat8: "float8", oidCircle: "circle", oidMacaddr8: "macaddr8",
+	oidMoney: "money", oidMacaddr: "macaddr", oidInet: "inet",
+	oidBpchar: "bpchar", oidVarchar: "varchar", oidDate: "date",
 	oidTime: "time", oidTimestamp: "timestamp", oidTimestamptz: "timestamptz",
-	1186: "interval", oidTimetz: "timetz", oidNumeric: "numeric",
-	oidUUID: "uuid", oidJSONB: "jsonb",
+	oidInterval: "interval", oidTimetz: "timetz", oidBit: "bit", oidVarbit: "varbit",
+	oidNumeric: "numeric", oidUUID: "uuid", oidTsvector: "tsvector", oidTsquery: "tsquery",
+	oidJSONB: "jsonb", oidInt4range: "int4range", oidNumrange: "numrange", oidTsrange: "tsrange",
+	oidTstzrange: "tstzrange", oidDaterange: "daterange", oidInt8range: "int8range",
 }
 
 // TypeName returns the name of a built-in type OID, or "unknown" for

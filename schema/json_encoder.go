@@ -1,21 +1,11 @@
 package schema
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
 )
-
-// JSONConfig configures a JSONEncoder.
-type JSONConfig struct {
-	Name             string // source.name (Debezium's topic.prefix / logical server name)
-	Database         string // source.db
-	Version          string // source.version, e.g. "mooncdc-0.1.0"
-	UnavailableValue string // placeholder for unchanged TOAST; default DefaultUnavailableValue
-}
-
-// DefaultUnavailableValue is Debezium's default unavailable.value.placeholder.
-const DefaultUnavailableValue = "__debezium_unavailable_value"
 
 // JSONEncoder writes changes as plain JSON records in the shape of
 // Debezium's PostgreSQL connector (2.x) with Kafka Connect's JsonConverter
@@ -30,24 +20,25 @@ type JSONEncoder struct {
 	sourceHead []byte
 	// sourceDB is `,"db":…,"sequence":"[`.
 	sourceDB []byte
-	// unavailable and unavailableB64 are the TOAST placeholder as a JSON
-	// string, and its bytes as base64 for bytea columns.
-	unavailable, unavailableB64 []byte
+	// ph and phBytes are the TOAST placeholder as text and as bytes.
+	ph      string
+	phBytes []byte
 	// msgSourceTail is the source middle of logical messages (no table).
 	msgSourceTail []byte
+	// schemas wraps keys and values in {"schema":…,"payload":…}.
+	schemas bool
+	// msgKeyHead and msgValueHead are the schema heads of messages.
+	msgKeyHead, msgValueHead []byte
 
-	plans    map[*Relation]*relPlan
-	lastRel  *Relation
-	lastPlan *relPlan
-	scratch  []byte // decoded bytea
+	plans planCache
+	cv    converter
 }
 
-// NewJSONEncoder returns an encoder for cfg.
-func NewJSONEncoder(cfg JSONConfig) *JSONEncoder {
-	if cfg.UnavailableValue == "" {
-		cfg.UnavailableValue = DefaultUnavailableValue
-	}
-	e := &JSONEncoder{plans: make(map[*Relation]*relPlan)}
+// NewJSONEncoder returns an encoder of plain JSON (JsonConverter with
+// schemas.enable=false) for cfg, which must be valid (Config.Validate).
+func NewJSONEncoder(cfg Config) *JSONEncoder {
+	cfg = cfg.withDefaults()
+	e := &JSONEncoder{plans: newPlanCache(cfg)}
 	b := append([]byte(nil), `"source":{"version":`...)
 	b = appendJSONString(b, cfg.Version)
 	b = append(b, `,"connector":"postgresql","name":`...)
@@ -56,10 +47,39 @@ func NewJSONEncoder(cfg JSONConfig) *JSONEncoder {
 	b = append([]byte(nil), `,"db":`...)
 	b = appendJSONString(b, cfg.Database)
 	e.sourceDB = append(b, `,"sequence":"[`...)
-	e.unavailable = appendJSONString(nil, cfg.UnavailableValue)
-	e.unavailableB64 = appendBase64String(nil, []byte(cfg.UnavailableValue))
+	e.phBytes, e.ph, _ = placeholder(cfg.UnavailableValue)
 	e.msgSourceTail = appendSourceTail(nil, "", "")
 	return e
+}
+
+// NewJSONSchemaEncoder returns an encoder of JSON with schemas: Kafka
+// Connect's JsonConverter with schemas.enable=true, each key and value
+// {"schema":<Connect schema>,"payload":<the plain JSON>}.
+func NewJSONSchemaEncoder(cfg Config) *JSONEncoder {
+	e := NewJSONEncoder(cfg)
+	e.schemas = true
+	e.msgKeyHead = schemaHead(messageKeySchema)
+	e.msgValueHead = schemaHead(messageValueSchema)
+	return e
+}
+
+func schemaHead(s *Schema) []byte {
+	b := append([]byte(nil), `{"schema":`...)
+	b = appendConnectJSON(b, s, "")
+	return append(b, `,"payload":`...)
+}
+
+// planFor returns the plan of rel, with the schema heads when the encoder
+// writes schemas.
+func (e *JSONEncoder) planFor(rel *Relation) *relPlan {
+	p, fresh := e.plans.get(rel)
+	if fresh && e.schemas {
+		if p.key != nil {
+			p.jsonKeyHead = schemaHead(p.key)
+		}
+		p.jsonValueHead = schemaHead(p.value)
+	}
+	return p
 }
 
 // AppendKey appends the record key of ch to dst: a JSON object of the
@@ -80,9 +100,14 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 		if ch.Message == nil {
 			return dst, false, errors.New("encode key: logical message change without Message")
 		}
+		dst = append(dst, e.msgKeyHead...)
 		dst = append(dst, `{"prefix":`...)
 		dst = appendJSONString(dst, ch.Message.Prefix)
-		return append(dst, '}'), true, nil
+		dst = append(dst, '}')
+		if e.schemas {
+			dst = append(dst, '}')
+		}
+		return dst, true, nil
 	case OpTruncate:
 		return dst, false, nil
 	case OpRead, OpCreate, OpUpdate, OpDelete:
@@ -110,6 +135,7 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 	if err := checkTuple(rel, primary, fallback); err != nil {
 		return dst, false, err
 	}
+	dst = append(dst, p.jsonKeyHead...)
 	dst = append(dst, '{')
 	for n, i := range rel.KeyIndexes {
 		if i < 0 || i >= len(p.cols) {
@@ -118,8 +144,7 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 		if n > 0 {
 			dst = append(dst, ',')
 		}
-		c := &p.cols[i]
-		dst = append(dst, c.name...)
+		dst = append(dst, p.names[i]...)
 		v := primary[i]
 		if v.Kind == ValueUnchangedToast {
 			if fallback == nil || fallback[i].Kind == ValueUnchangedToast {
@@ -127,11 +152,15 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 			}
 			v = fallback[i]
 		}
-		if dst, err = e.appendValue(dst, c, v); err != nil {
+		if dst, err = e.appendColumn(dst, p.cols[i], v); err != nil {
 			return dst[:start], false, newValueError(rel, i, v.Data, err)
 		}
 	}
-	return append(dst, '}'), true, nil
+	dst = append(dst, '}')
+	if e.schemas {
+		dst = append(dst, '}')
+	}
+	return dst, true, nil
 }
 
 // AppendValue appends the record value of ch to dst: Debezium's envelope
@@ -164,12 +193,13 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 		return dst, err
 	}
 	var err error
+	dst = append(dst, p.jsonValueHead...)
 	dst = append(dst, `{"before":`...)
-	if dst, err = e.appendTuple(dst, rel, p, before); err != nil {
+	if dst, err = e.appendTuple(dst, rel, p, before, nil); err != nil {
 		return dst[:start], err
 	}
 	dst = append(dst, `,"after":`...)
-	if dst, err = e.appendTuple(dst, rel, p, after); err != nil {
+	if dst, err = e.appendTuple(dst, rel, p, after, before); err != nil {
 		return dst[:start], err
 	}
 	dst = append(dst, ',')
@@ -180,7 +210,11 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 	dst = strconv.AppendInt(dst, tsMs, 10)
 	dst = append(dst, `,"transaction":`...)
 	dst = appendTransaction(dst, ch)
-	return append(dst, '}'), nil
+	dst = append(dst, '}')
+	if e.schemas {
+		dst = append(dst, '}')
+	}
+	return dst, nil
 }
 
 // appendMessage writes a logical decoding message, in the field order of
@@ -192,6 +226,7 @@ func (e *JSONEncoder) appendMessage(dst []byte, ch *Change, tsMs int64) ([]byte,
 	if ch.Message == nil {
 		return dst, errors.New("encode value: logical message change without Message")
 	}
+	dst = append(dst, e.msgValueHead...)
 	dst = append(dst, `{"op":"m","ts_ms":`...)
 	dst = strconv.AppendInt(dst, tsMs, 10)
 	dst = append(dst, ',')
@@ -202,12 +237,19 @@ func (e *JSONEncoder) appendMessage(dst []byte, ch *Change, tsMs int64) ([]byte,
 	dst = appendJSONString(dst, ch.Message.Prefix)
 	dst = append(dst, `,"content":`...)
 	dst = appendBase64String(dst, ch.Message.Content)
-	return append(dst, "}}"...), nil
+	dst = append(dst, "}}"...)
+	if e.schemas {
+		dst = append(dst, '}')
+	}
+	return dst, nil
 }
 
 // appendTuple writes a row image as a JSON object in column order, or null
-// for a nil tuple.
-func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t Tuple) ([]byte, error) {
+// for a nil tuple. An unchanged TOASTed value is taken from old, the old
+// image, when it has the value (REPLICA IDENTITY FULL sends it whole):
+// the value did not change, so that is the value; else it is the
+// placeholder.
+func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old Tuple) ([]byte, error) {
 	if t == nil {
 		return append(dst, "null"...), nil
 	}
@@ -216,11 +258,14 @@ func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t Tuple
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		c := &p.cols[i]
-		dst = append(dst, c.name...)
+		dst = append(dst, p.names[i]...)
+		v := t[i]
+		if v.Kind == ValueUnchangedToast && old != nil && old[i].Kind == ValueText {
+			v = old[i]
+		}
 		var err error
-		if dst, err = e.appendValue(dst, c, t[i]); err != nil {
-			return dst, newValueError(rel, i, t[i].Data, err)
+		if dst, err = e.appendColumn(dst, p.cols[i], v); err != nil {
+			return dst, newValueError(rel, i, v.Data, err)
 		}
 	}
 	return append(dst, '}'), nil
@@ -316,4 +361,19 @@ func errOp(op Op) error {
 
 func errNoRelation(op Op) error {
 	return fmt.Errorf("encode: %q change without Relation", byte(op))
+}
+
+var snapshotTrue = []byte(`"snapshot":"true"`)
+
+// MarkLast turns a snapshot record value this encoder wrote with
+// source.snapshot "true" into the table's last one, "last", in place (the
+// two have the same length). Nothing after source holds row data, so the
+// last match is source.snapshot. It reports whether it found the field.
+func (e *JSONEncoder) MarkLast(value []byte) bool {
+	i := bytes.LastIndex(value, snapshotTrue)
+	if i < 0 {
+		return false
+	}
+	copy(value[i+len(snapshotTrue)-5:], `last"`)
+	return true
 }

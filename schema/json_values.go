@@ -1,171 +1,205 @@
 package schema
 
-import "strconv"
-
-// This file converts one column value from Postgres text form to JSON,
-// following Debezium's PostgreSQL connector defaults:
-// time.precision.mode=adaptive; binary.handling.mode=bytes, which Kafka
-// Connect's JsonConverter writes as base64. Numeric is its exact decimal
-// text in a JSON string for now (like decimal.handling.mode=string; the
-// precise Decimal encoding is a later step). Interval and every type
-// without a mapping here are their text, as a JSON string.
-
-// Debezium's sentinels for Postgres' infinite dates and timestamps.
-const (
-	// Timestamp ±infinity: "converted to timestamps with value
-	// 9223372036825200000 in case of positive infinity or
-	// -9223372036832400000 in case of negative infinity. This behavior
-	// mimics the standard behavior of the PostgreSQL JDBC driver"
-	// (Debezium postgresql.adoc, "TIMESTAMP type"; the values are
-	// org.postgresql.PGStatement.DATE_POSITIVE_INFINITY and
-	// DATE_NEGATIVE_INFINITY). The documentation gives one value for both
-	// io.debezium.time.Timestamp and MicroTimestamp, and so do we.
-	timestampPosInfinity int64 = 9223372036825200000
-	timestampNegInfinity int64 = -9223372036832400000
-
-	// Date ±infinity: Debezium's PostgresValueConverter parses 'infinity'
-	// to POSITIVE_INFINITY_LOCAL_DATE = +5877611-06-21 and '-infinity' to
-	// NEGATIVE_INFINITY_LOCAL_DATE = -5877611-06-22, then writes their
-	// epoch day (io.debezium.time.Date). (Before debezium/dbz#2524 the
-	// positive constant had a '-' sign by mistake and +infinity came out
-	// as -2147472692; we follow the fixed value.)
-	datePosInfinity int32 = 2146033979
-	dateNegInfinity int32 = -2147472691
+import (
+	"errors"
+	"math"
+	"strconv"
 )
 
-// Timestamptz ±infinity is the string "infinity" / "-infinity": Debezium's
-// convertTimestampWithZone returns the Postgres text unchanged for them.
+// This file writes one column value as JSON, the way Kafka Connect's
+// JsonConverter writes the Connect value Debezium builds for it: bytes as
+// base64, Decimal as base64 of its unscaled bytes (decimal.format=BASE64,
+// the default), structs as objects, maps with string keys as objects,
+// non-finite doubles as the strings "NaN", "Infinity", "-Infinity".
 
-// appendValue appends the JSON for column value v encoded per plan c.
-// ValueNull is null; an unchanged TOASTed value is the placeholder (as a
-// string, or base64 of its bytes for bytea: UnchangedToastedPlaceholder's
-// getToastPlaceholderBinary).
-func (e *JSONEncoder) appendValue(dst []byte, c *colPlan, v Value) ([]byte, error) {
+// ErrUnchangedToastType is an unchanged TOASTed value in a column whose
+// type cannot carry the placeholder (a Decimal, a struct, a number) and
+// whose old value was not sent either.
+var ErrUnchangedToastType = errors.New("an unchanged TOASTed value cannot be represented for this column type; " +
+	"set REPLICA IDENTITY FULL on the table so that Postgres sends the old value")
+
+// appendColumn appends the JSON of value v of a column of type t.
+func (e *JSONEncoder) appendColumn(dst []byte, t *colType, v Value) ([]byte, error) {
 	switch v.Kind {
 	case ValueNull:
 		return append(dst, "null"...), nil
 	case ValueUnchangedToast:
-		if c.kind == kindBytea {
-			return append(dst, e.unavailableB64...), nil
-		}
-		return append(dst, e.unavailable...), nil
+		return e.appendToast(dst, t)
 	}
-	s := v.Data
-	switch c.kind {
-	case kindString:
-		return appendJSONString(dst, s), nil
-	case kindBool:
-		b, err := parseBool(s)
-		if err != nil {
-			return dst, err
-		}
-		return strconv.AppendBool(dst, b), nil
-	case kindInt2, kindInt4, kindInt8, kindOID:
-		lo, hi := intRange(c.kind)
-		n, err := parseInt(s, lo, hi)
-		if err != nil {
-			return dst, err
-		}
-		return strconv.AppendInt(dst, n, 10), nil
-	case kindFloat4:
-		return appendFloat(dst, s, 32)
-	case kindFloat8:
-		return appendFloat(dst, s, 64)
-	case kindNumeric:
-		if !validNumeric(s) {
-			return dst, errSyntax
-		}
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"'), nil
-	case kindBytea:
+	switch t.conv {
+	case convArray:
+		return e.appendArray(dst, t, v.Data)
+	case convHstoreMap:
 		var err error
-		e.scratch, err = DecodeByteaHex(e.scratch[:0], s)
-		if err != nil {
+		cv := &e.cv
+		if cv.hs, cv.hbuf, err = parseHstore(v.Data, cv.hs[:0], cv.hbuf[:0]); err != nil {
 			return dst, err
 		}
-		return appendBase64String(dst, e.scratch), nil
-	case kindDate:
-		days, inf, err := ParseDate(s)
-		switch {
-		case err != nil:
-			return dst, err
-		case inf == PosInfinity:
-			days = datePosInfinity
-		case inf == NegInfinity:
-			days = dateNegInfinity
-		}
-		return strconv.AppendInt(dst, int64(days), 10), nil
-	case kindTimeMillis, kindTimeMicros:
-		us, err := ParseTime(s)
-		if err != nil {
-			return dst, err
-		}
-		if c.kind == kindTimeMillis {
-			us /= 1000
-		}
-		return strconv.AppendInt(dst, us, 10), nil
-	case kindTimestampMillis, kindTimestampMicros:
-		us, inf, err := ParseTimestamp(s)
-		switch {
-		case err != nil:
-			return dst, err
-		case inf == PosInfinity:
-			return strconv.AppendInt(dst, timestampPosInfinity, 10), nil
-		case inf == NegInfinity:
-			return strconv.AppendInt(dst, timestampNegInfinity, 10), nil
-		}
-		if c.kind == kindTimestampMillis {
-			us = floorDiv(us, 1000)
-		}
-		return strconv.AppendInt(dst, us, 10), nil
-	case kindTimestamptz:
-		us, inf, err := ParseTimestamptz(s)
-		switch {
-		case err != nil:
-			return dst, err
-		case inf == PosInfinity:
-			return append(dst, `"infinity"`...), nil
-		case inf == NegInfinity:
-			return append(dst, `"-infinity"`...), nil
-		}
-		dst = append(dst, '"')
-		dst = appendZonedTimestamp(dst, us, int(c.prec))
-		return append(dst, '"'), nil
-	case kindTimetz:
-		us, off, err := ParseTimetz(s)
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, '"')
-		dst = appendZonedTime(dst, timetzToUTC(us, off))
-		return append(dst, '"'), nil
+		javaHashMapOrder(cv.hs)
+		return appendHstoreJSON(dst, cv.hs), nil
 	}
-	return appendJSONString(dst, s), nil
+	d, err := e.cv.scalar(t, v.Data)
+	if err != nil {
+		return dst, err
+	}
+	return appendDatumJSON(dst, d), nil
 }
 
-// timetzToUTC shifts a local time of day by its offset into UTC, wrapping
-// around midnight like java.time's OffsetTime.withOffsetSameInstant. The
-// end-of-day boundary 24:00:00 at UTC stays 24:00:00, as in Debezium.
-func timetzToUTC(local int64, offset int32) int64 {
-	if offset == 0 {
-		return local
+// appendArray writes a one-dimensional array as a JSON array; NULL
+// elements are null.
+func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, error) {
+	cv := &e.cv
+	var err error
+	if cv.elem, cv.ebuf, err = parseArray(s, arrayDelim(t.elem), cv.elem[:0], cv.ebuf[:0]); err != nil {
+		return dst, err
 	}
-	us := (local - int64(offset)*microsPerSecond) % microsPerDay
-	if us < 0 {
-		us += microsPerDay
+	if t.elem.conv == convArray || t.elem.conv == convHstoreMap {
+		return dst, errNestedComposite
 	}
-	return us
+	dst = append(dst, '[')
+	for i, el := range cv.elem {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if el.Null {
+			dst = append(dst, "null"...)
+			continue
+		}
+		d, err := cv.scalar(t.elem, el.Data)
+		if err != nil {
+			return dst, err
+		}
+		dst = appendDatumJSON(dst, d)
+	}
+	return append(dst, ']'), nil
 }
 
-func intRange(k colKind) (lo, hi int64) {
-	switch k {
-	case kindInt2:
-		return -1 << 15, 1<<15 - 1
-	case kindInt4:
-		return -1 << 31, 1<<31 - 1
-	case kindOID:
-		return 0, 1<<32 - 1
+var errNestedComposite = errors.New("arrays of arrays or of hstore maps are not supported; use hstore_handling_mode json")
+
+// arrayDelim is the element delimiter of an array's text form: ';' for
+// box, ',' for every other type.
+func arrayDelim(elem *colType) byte {
+	if elem.delim != 0 {
+		return elem.delim
 	}
-	return -1 << 63, 1<<63 - 1
+	return ','
+}
+
+// appendDatumJSON writes d.
+func appendDatumJSON(dst []byte, d datum) []byte {
+	switch d.k {
+	case dNull:
+		return append(dst, "null"...)
+	case dBool:
+		return strconv.AppendBool(dst, d.i != 0)
+	case dInt:
+		return strconv.AppendInt(dst, d.i, 10)
+	case dFloat:
+		return appendFloatJSON(dst, d.f, d.b)
+	case dString:
+		return appendJSONString(dst, d.b)
+	case dBytes:
+		return appendBase64String(dst, d.b)
+	case dVarDec:
+		dst = append(dst, `{"scale":`...)
+		dst = strconv.AppendInt(dst, d.i, 10)
+		dst = append(dst, `,"value":`...)
+		dst = appendBase64String(dst, d.b)
+		return append(dst, '}')
+	case dPoint:
+		dst = append(dst, `{"x":`...)
+		dst = appendFloatJSON(dst, d.f, nil)
+		dst = append(dst, `,"y":`...)
+		dst = appendFloatJSON(dst, d.g, nil)
+		dst = append(dst, `,"wkb":`...)
+		dst = appendBase64String(dst, d.b)
+		return append(dst, `,"srid":null}`...)
+	}
+	return append(dst, "null"...)
+}
+
+// appendFloatJSON writes a float: Postgres' own text when there is one
+// (the shortest exact form with extra_float_digits=3), the quoted names of
+// the non-finite values as Jackson writes them.
+func appendFloatJSON(dst []byte, f float64, text []byte) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	case text != nil:
+		return append(dst, text...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
+
+// appendToast writes the placeholder of an unchanged TOASTed value in the
+// shape of the column's type, as Debezium's UnchangedToastedPlaceholder:
+// the placeholder string, its bytes for binary columns, a one-element list
+// of it for text arrays, its bytes as numbers for integer arrays, a map
+// from it to itself for hstore maps.
+func (e *JSONEncoder) appendToast(dst []byte, t *colType) ([]byte, error) {
+	switch toastShape(t) {
+	case toastString:
+		return appendJSONString(dst, e.ph), nil
+	case toastBytes:
+		return appendBase64String(dst, e.phBytes), nil
+	case toastStringList:
+		dst = append(dst, '[')
+		dst = appendJSONString(dst, e.ph)
+		return append(dst, ']'), nil
+	case toastIntList:
+		dst = append(dst, '[')
+		for i, b := range e.phBytes {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, int64(int8(b)), 10)
+		}
+		return append(dst, ']'), nil
+	case toastMap:
+		dst = append(dst, '{')
+		dst = appendJSONString(dst, e.ph)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, e.ph)
+		return append(dst, '}'), nil
+	}
+	return dst, ErrUnchangedToastType
+}
+
+// toast shapes: how a type carries the unchanged-TOAST placeholder.
+type toastKind uint8
+
+const (
+	toastNone toastKind = iota
+	toastString
+	toastBytes
+	toastStringList
+	toastIntList
+	toastMap
+)
+
+func toastShape(t *colType) toastKind {
+	switch t.schema.Type {
+	case TypeString:
+		return toastString
+	case TypeBytes:
+		if t.conv == convBytes {
+			return toastBytes
+		}
+	case TypeArray:
+		switch t.elem.schema.Type {
+		case TypeString:
+			return toastStringList
+		case TypeInt16, TypeInt32, TypeInt64:
+			if t.elem.schema.Name == "" {
+				return toastIntList
+			}
+		}
+	case TypeMap:
+		return toastMap
+	}
+	return toastNone
 }

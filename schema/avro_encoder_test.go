@@ -1,0 +1,200 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math/big"
+	"testing"
+
+	"github.com/hamba/avro/v2"
+)
+
+// avroDecode decodes a Confluent-framed payload written by e with the
+// schema e reports, checking the header.
+func avroDecode(t *testing.T, schemaText string, wantID int, b []byte) map[string]any {
+	t.Helper()
+	if len(b) < 5 || b[0] != 0 || int(binary.BigEndian.Uint32(b[1:5])) != wantID {
+		t.Fatalf("header % x, want magic 0 and id %d", b[:min(5, len(b))], wantID)
+	}
+	s, err := avro.ParseWithCache(schemaText, "", &avro.SchemaCache{})
+	if err != nil {
+		t.Fatalf("schema does not parse: %v\n%s", err, schemaText)
+	}
+	var v map[string]any
+	if err := avro.Unmarshal(s, b[5:], &v); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return v
+}
+
+func registered(t *testing.T, e *AvroEncoder, rel *Relation) (key, value string) {
+	t.Helper()
+	err := e.Register(rel, true, true, func(isKey bool, s string) (int, error) {
+		if isKey {
+			key = s
+			return 7, nil
+		}
+		value = s
+		return 8, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key, value
+}
+
+// TestAvroRoundTripDecodesWithHamba: an update with both images decodes
+// with the encoder's own schema to the values it was given, and the
+// union branches, logical types and source block are where Debezium's
+// AvroConverter puts them.
+func TestAvroRoundTripDecodesWithHamba(t *testing.T) {
+	e := NewAvroEncoder(testJSONConfig)
+	keySchema, valueSchema := registered(t, e, customersFull)
+	ch := &Change{Op: OpUpdate, Relation: customersFull, Before: rowAlice, After: rowAnne, Tx: testTx, LSN: 24023100, Seq: 2, TableSeq: 1}
+	kb, ok, err := e.AppendKey(nil, ch)
+	if err != nil || !ok {
+		t.Fatalf("key: %v %v", ok, err)
+	}
+	if k := avroDecode(t, keySchema, 7, kb); k["id"] != int64(1) {
+		t.Errorf("key = %v", k)
+	}
+	vb, err := e.AppendValue(nil, ch, testTsMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := avroDecode(t, valueSchema, 8, vb)
+	unwrap := func(x any) map[string]any {
+		m, _ := x.(map[string]any)
+		if len(m) == 1 {
+			for _, in := range m {
+				if im, ok := in.(map[string]any); ok {
+					return im
+				}
+			}
+		}
+		return m
+	}
+	before, after := unwrap(v["before"]), unwrap(v["after"])
+	// hamba gives the value of a ["null", T] union as is.
+	if after["name"] != "Anne Marie" {
+		t.Errorf("after.name = %#v", after["name"])
+	}
+	// balance numeric(10,2) 12.50: the decimal logical type reads back as
+	// the exact value.
+	if r, ok := before["balance"].(*big.Rat); !ok || r.Cmp(big.NewRat(25, 2)) != 0 {
+		t.Errorf("before.balance = %#v", before["balance"])
+	}
+	// The unchanged TOASTed doc of the after image is the old value: it did
+	// not change, and REPLICA IDENTITY FULL sent it.
+	if after["doc"] != `{"tier": "gold"}` {
+		t.Errorf("after.doc = %#v", after["doc"])
+	}
+	src := v["source"].(map[string]any)
+	if src["snapshot"] != "false" || src["sequence"] != `["24022000","24023100"]` || src["lsn"] != int64(24023100) || src["txId"] != int64(556) {
+		t.Errorf("source = %v", src)
+	}
+	if v["op"] != "u" {
+		t.Errorf("op = %v", v["op"])
+	}
+	tx, _ := json.Marshal(v["transaction"])
+	if string(tx) != `{"event.block":{"data_collection_order":2,"id":"556:24023128","total_order":3}}` {
+		t.Errorf("transaction = %s", tx)
+	}
+}
+
+// TestAvroMarkLastRewritesSnapshotField: the held-back last snapshot row
+// says "last" after MarkLast, and nothing else changes.
+func TestAvroMarkLastRewritesSnapshotField(t *testing.T) {
+	e := NewAvroEncoder(testJSONConfig)
+	_, valueSchema := registered(t, e, customers)
+	// A row whose text contains the pattern's letters must not be hit.
+	r := row(text("1"), text("true"), text("1.00"), null, text("t"), text(`"true"`))
+	vb, err := e.AppendValue(nil, &Change{Op: OpRead, Relation: customers, After: r, LSN: 1, Snapshot: "true"}, testTsMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := bytes.Clone(vb)
+	if !e.MarkLast(vb) {
+		t.Fatal("MarkLast found no snapshot field")
+	}
+	if n := diffBytes(orig, vb); n != 4 {
+		t.Errorf("MarkLast changed %d bytes, want 4", n)
+	}
+	if got := avroDecode(t, valueSchema, 8, vb)["source"].(map[string]any)["snapshot"]; got != "last" {
+		t.Errorf("snapshot = %#v", got)
+	}
+}
+
+func diffBytes(a, b []byte) int {
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAvroNamesAreAdjusted: names Avro does not allow become valid ones,
+// as Debezium's avro schema name adjustment does.
+func TestAvroNamesAreAdjusted(t *testing.T) {
+	for in, want := range map[string]string{
+		"srv.public.orders.Value":      "srv.public.orders.Value",
+		"srv.Sales \"EU\".order lines": "srv.Sales__EU_.order_lines",
+		"1srv.2x.y-z":                  "_srv._x.y_z",
+		"":                             "_",
+	} {
+		if got := AvroName(in); got != want {
+			t.Errorf("AvroName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	e := NewAvroEncoder(testJSONConfig)
+	_, value := registered(t, e, composite)
+	if _, err := avro.ParseWithCache(value, "", &avro.SchemaCache{}); err != nil {
+		t.Fatalf("adjusted schema does not parse: %v", err)
+	}
+}
+
+// TestAvroSchemaCollisionIsATableError: two columns whose names adjust to
+// the same field make an invalid schema; Register says so, naming the
+// table, before anything reaches the registry.
+func TestAvroSchemaCollisionIsATableError(t *testing.T) {
+	rel := &Relation{Schema: "public", Table: "t", Columns: []Column{
+		{Name: "a b", TypeOID: oidText, TypeMod: -1}, {Name: "a-b", TypeOID: oidText, TypeMod: -1},
+	}}
+	e := NewAvroEncoder(testJSONConfig)
+	called := false
+	err := e.Register(rel, true, true, func(bool, string) (int, error) { called = true; return 1, nil })
+	if err == nil || called || !bytes.Contains([]byte(err.Error()), []byte("public.t")) {
+		t.Fatalf("err = %v, registry called = %v", err, called)
+	}
+}
+
+// TestAvroEncodeZeroAllocs: like the JSON encoder, a typical row costs no
+// allocation once its plan is cached.
+func TestAvroEncodeZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race; the non-race run of make test checks them")
+	}
+	e := NewAvroEncoder(testJSONConfig)
+	registered(t, e, customers)
+	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}
+	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
+	allocs := testing.AllocsPerRun(100, func() {
+		kb, _, _ = e.AppendKey(kb[:0], ch)
+		vb, _ = e.AppendValue(vb[:0], ch, testTsMs)
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per record, want 0", allocs)
+	}
+}
+
+// TestUnregisteredSchemaIsAnError: encoding before Register is an error,
+// never a record with a wrong id.
+func TestUnregisteredSchemaIsAnError(t *testing.T) {
+	e := NewAvroEncoder(testJSONConfig)
+	if _, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: customers, After: rowAlice}, 1); err == nil {
+		t.Fatal("no error")
+	}
+}

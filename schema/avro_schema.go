@@ -1,0 +1,278 @@
+package schema
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/hamba/avro/v2"
+)
+
+// This file renders a Kafka Connect schema as an Avro schema the way
+// Confluent's AvroConverter (AvroData.fromConnectSchema) does for the
+// schemas Debezium builds: connect.name, connect.version,
+// connect.parameters and connect.doc properties; int8/int16 as int with
+// connect.type; Decimal as bytes with the decimal logical type; the Connect
+// Date/Time/Timestamp types with their Avro logical types; optional
+// schemas as unions with null (null first and default null; a schema with
+// a default puts its type first and the default on the field). Names are
+// adjusted as Debezium's schema.name.adjustment.mode=avro does: a
+// character that is not valid in an Avro name becomes '_'.
+
+// avroRenderer renders one Avro schema; a named type is defined once and
+// referred to by its full name afterwards, as Avro requires.
+type avroRenderer struct {
+	defined map[string]bool
+}
+
+// renderAvro returns the Avro schema JSON of s (the schema of a record key
+// or value).
+func renderAvro(s *Schema) string {
+	r := avroRenderer{defined: map[string]bool{}}
+	return string(r.schema(nil, s))
+}
+
+// schema appends s, as a union with null when it is optional.
+func (r *avroRenderer) schema(dst []byte, s *Schema) []byte {
+	if s.Optional {
+		if s.HasDefault {
+			dst = append(dst, '[')
+			dst = r.plain(dst, s)
+			return append(dst, `,"null"]`...)
+		}
+		dst = append(dst, `["null",`...)
+		dst = r.plain(dst, s)
+		return append(dst, ']')
+	}
+	return r.plain(dst, s)
+}
+
+// plain appends s without its optionality.
+func (r *avroRenderer) plain(dst []byte, s *Schema) []byte {
+	switch s.Type {
+	case TypeStruct:
+		return r.record(dst, s)
+	case TypeArray:
+		dst = append(dst, `{"type":"array","items":`...)
+		dst = r.schema(dst, s.Items)
+		return r.props(dst, s, true)
+	case TypeMap:
+		dst = append(dst, `{"type":"map","values":`...)
+		dst = r.schema(dst, s.Values)
+		return r.props(dst, s, true)
+	}
+	prim := avroPrimitive(s.Type)
+	logical := avroLogical(s)
+	if s.Name == "" && len(s.Params) == 0 && !s.HasDefault && s.Doc == "" && s.Type != TypeInt8 && s.Type != TypeInt16 {
+		return strconv.AppendQuote(dst, prim)
+	}
+	dst = append(dst, `{"type":`...)
+	dst = strconv.AppendQuote(dst, prim)
+	if s.Type == TypeInt8 || s.Type == TypeInt16 {
+		dst = append(dst, `,"connect.type":`...)
+		dst = strconv.AppendQuote(dst, s.Type)
+	}
+	if logical == "decimal" {
+		scale, precision := decimalScale(s), 64
+		for _, p := range s.Params {
+			if p.Key == "connect.decimal.precision" {
+				precision, _ = strconv.Atoi(p.Value)
+			}
+		}
+		dst = append(dst, `,"scale":`...)
+		dst = strconv.AppendInt(dst, int64(scale), 10)
+		dst = append(dst, `,"precision":`...)
+		dst = strconv.AppendInt(dst, int64(precision), 10)
+	}
+	dst = r.props(dst, s, false)
+	if logical != "" {
+		dst = dst[:len(dst)-1]
+		dst = append(dst, `,"logicalType":`...)
+		dst = strconv.AppendQuote(dst, logical)
+		dst = append(dst, '}')
+	}
+	return dst
+}
+
+// props appends the connect.* properties of s and closes the object.
+func (r *avroRenderer) props(dst []byte, s *Schema, withName bool) []byte {
+	if s.Doc != "" {
+		dst = append(dst, `,"connect.doc":`...)
+		dst = appendJSONString(dst, s.Doc)
+	}
+	if s.Version != 0 {
+		dst = append(dst, `,"connect.version":`...)
+		dst = strconv.AppendInt(dst, int64(s.Version), 10)
+	}
+	if len(s.Params) > 0 {
+		dst = append(dst, `,"connect.parameters":{`...)
+		for i, p := range s.Params {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, p.Key)
+			dst = append(dst, ':')
+			dst = appendJSONString(dst, p.Value)
+		}
+		dst = append(dst, '}')
+	}
+	if s.HasDefault {
+		dst = append(dst, `,"connect.default":`...)
+		dst = appendJSONString(dst, s.Default)
+	}
+	if s.Name != "" && (!withName || s.Type != TypeStruct) {
+		dst = append(dst, `,"connect.name":`...)
+		dst = appendJSONString(dst, AvroName(s.Name))
+	}
+	return append(dst, '}')
+}
+
+// record appends a struct as an Avro record, or its full name when this
+// schema defined it already.
+func (r *avroRenderer) record(dst []byte, s *Schema) []byte {
+	full := AvroName(s.Name)
+	if r.defined[full] {
+		return strconv.AppendQuote(dst, full)
+	}
+	r.defined[full] = true
+	ns, name := "", full
+	for i := len(full) - 1; i >= 0; i-- {
+		if full[i] == '.' {
+			ns, name = full[:i], full[i+1:]
+			break
+		}
+	}
+	dst = append(dst, `{"type":"record","name":`...)
+	dst = strconv.AppendQuote(dst, name)
+	if ns != "" {
+		dst = append(dst, `,"namespace":`...)
+		dst = strconv.AppendQuote(dst, ns)
+	}
+	if s.Doc != "" {
+		dst = append(dst, `,"doc":`...)
+		dst = appendJSONString(dst, s.Doc)
+	}
+	dst = append(dst, `,"fields":[`...)
+	for i, f := range s.Fields {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"name":`...)
+		dst = strconv.AppendQuote(dst, avroFieldName(f.Name))
+		dst = append(dst, `,"type":`...)
+		dst = r.schema(dst, f.Schema)
+		switch {
+		case f.Schema.HasDefault:
+			dst = append(dst, `,"default":`...)
+			dst = appendJSONString(dst, f.Schema.Default)
+		case f.Schema.Optional:
+			dst = append(dst, `,"default":null`...)
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	if s.Version != 0 {
+		dst = append(dst, `,"connect.version":`...)
+		dst = strconv.AppendInt(dst, int64(s.Version), 10)
+	}
+	if s.Doc != "" {
+		dst = append(dst, `,"connect.doc":`...)
+		dst = appendJSONString(dst, s.Doc)
+	}
+	dst = append(dst, `,"connect.name":`...)
+	dst = strconv.AppendQuote(dst, full)
+	return append(dst, '}')
+}
+
+func avroPrimitive(t string) string {
+	switch t {
+	case TypeInt8, TypeInt16, TypeInt32:
+		return "int"
+	case TypeInt64:
+		return "long"
+	case TypeFloat32:
+		return "float"
+	case TypeFloat64:
+		return "double"
+	}
+	return t // boolean, string, bytes
+}
+
+// avroLogical is the Avro logical type AvroData gives Connect's logical
+// types (Debezium's own semantic types have none).
+func avroLogical(s *Schema) string {
+	switch s.Name {
+	case "org.apache.kafka.connect.data.Decimal":
+		return "decimal"
+	case "org.apache.kafka.connect.data.Date":
+		return "date"
+	case "org.apache.kafka.connect.data.Time":
+		return "time-millis"
+	case "org.apache.kafka.connect.data.Timestamp":
+		return "timestamp-millis"
+	}
+	return ""
+}
+
+// AvroName adjusts a dotted full name to Avro's rules: each part starts
+// with a letter or '_' and goes on with letters, digits or '_'; any other
+// character becomes '_' (Debezium's avro schema name adjustment).
+func AvroName(s string) string {
+	ok := true
+	for i := 0; i < len(s) && ok; i++ {
+		first := i == 0 || s[i-1] == '.'
+		ok = avroNameChar(s[i], first) || (s[i] == '.' && !first && i+1 < len(s))
+	}
+	if ok && s != "" {
+		return s
+	}
+	b := []byte(s)
+	for i := range b {
+		first := i == 0 || b[i-1] == '.'
+		if b[i] == '.' && !first && i+1 < len(b) {
+			continue
+		}
+		if !avroNameChar(b[i], first) {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
+// avroFieldName adjusts a column name to an Avro field name.
+func avroFieldName(s string) string {
+	ok := s != ""
+	for i := 0; i < len(s) && ok; i++ {
+		ok = avroNameChar(s[i], i == 0)
+	}
+	if ok {
+		return s
+	}
+	b := []byte(s)
+	for i := range b {
+		if !avroNameChar(b[i], i == 0) {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
+func avroNameChar(c byte, first bool) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9'
+}
+
+// checkAvro parses an Avro schema with hamba/avro, so that a schema that
+// the registry would refuse (for example two columns whose names adjust to
+// the same field name) is an error naming the table before anything is
+// sent.
+func checkAvro(what, s string) error {
+	if _, err := avro.ParseWithCache(s, "", &avro.SchemaCache{}); err != nil {
+		return fmt.Errorf("the Avro schema of %s is not valid (%w); rename the offending columns", what, err)
+	}
+	return nil
+}

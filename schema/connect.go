@@ -1,0 +1,193 @@
+package schema
+
+import "strconv"
+
+// This file holds the Kafka Connect schema model that both record formats
+// are derived from: the JSON converter's {"schema":…} block is its
+// JsonConverter rendering, the Avro schema its AvroData rendering. The
+// column mapping (types.go) builds one per column, so JSON and Avro can
+// never disagree on what a column is.
+
+// The Kafka Connect schema types, spelled as JsonConverter spells them.
+const (
+	TypeInt8    = "int8"
+	TypeInt16   = "int16"
+	TypeInt32   = "int32"
+	TypeInt64   = "int64"
+	TypeFloat32 = "float32"
+	TypeFloat64 = "float64"
+	TypeBoolean = "boolean"
+	TypeString  = "string"
+	TypeBytes   = "bytes"
+	TypeArray   = "array"
+	TypeMap     = "map"
+	TypeStruct  = "struct"
+)
+
+// Schema is a Kafka Connect schema: a type, optionality, an optional
+// semantic name with version and parameters, and the parts of a composite.
+// Schemas are built once per relation and never changed after.
+type Schema struct {
+	Type     string
+	Optional bool
+	Name     string // e.g. "io.debezium.time.MicroTimestamp"; "" for a plain type
+	Version  int    // 0 when the schema has none
+	Doc      string
+	Params   []Param
+	// Default, if HasDefault, is the field's default as a string value
+	// (only string defaults occur: source.snapshot's "false").
+	Default    string
+	HasDefault bool
+
+	Fields []Field // struct
+	Items  *Schema // array
+	Keys   *Schema // map
+	Values *Schema // map
+}
+
+// Param is one entry of a schema's parameters, kept in order.
+type Param struct{ Key, Value string }
+
+// Field is one field of a struct schema.
+type Field struct {
+	Name   string
+	Schema *Schema
+}
+
+// optional returns a copy of s marked optional (or required).
+func (s *Schema) withOptional(opt bool) *Schema {
+	if s.Optional == opt {
+		return s
+	}
+	c := *s
+	c.Optional = opt
+	return &c
+}
+
+// appendConnectJSON writes s as Kafka Connect's JsonConverter writes a
+// schema (JsonConverter.asJsonSchema): type, the composite parts, optional,
+// name, version, doc, parameters, default; field is added by the caller
+// for struct fields.
+func appendConnectJSON(dst []byte, s *Schema, field string) []byte {
+	dst = append(dst, `{"type":"`...)
+	dst = append(dst, s.Type...)
+	dst = append(dst, '"')
+	switch s.Type {
+	case TypeStruct:
+		dst = append(dst, `,"fields":[`...)
+		for i, f := range s.Fields {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendConnectJSON(dst, f.Schema, f.Name)
+		}
+		dst = append(dst, ']')
+	case TypeArray:
+		dst = append(dst, `,"items":`...)
+		dst = appendConnectJSON(dst, s.Items, "")
+	case TypeMap:
+		dst = append(dst, `,"keys":`...)
+		dst = appendConnectJSON(dst, s.Keys, "")
+		dst = append(dst, `,"values":`...)
+		dst = appendConnectJSON(dst, s.Values, "")
+	}
+	dst = append(dst, `,"optional":`...)
+	dst = strconv.AppendBool(dst, s.Optional)
+	if s.Name != "" {
+		dst = append(dst, `,"name":`...)
+		dst = appendJSONString(dst, s.Name)
+	}
+	if s.Version != 0 {
+		dst = append(dst, `,"version":`...)
+		dst = strconv.AppendInt(dst, int64(s.Version), 10)
+	}
+	if s.Doc != "" {
+		dst = append(dst, `,"doc":`...)
+		dst = appendJSONString(dst, s.Doc)
+	}
+	if len(s.Params) > 0 {
+		dst = append(dst, `,"parameters":{`...)
+		for i, p := range s.Params {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, p.Key)
+			dst = append(dst, ':')
+			dst = appendJSONString(dst, p.Value)
+		}
+		dst = append(dst, '}')
+	}
+	if s.HasDefault {
+		dst = append(dst, `,"default":`...)
+		dst = appendJSONString(dst, s.Default)
+	}
+	if field != "" {
+		dst = append(dst, `,"field":`...)
+		dst = appendJSONString(dst, field)
+	}
+	return append(dst, '}')
+}
+
+// Schemas shared by every envelope (Debezium's names and versions).
+var (
+	schemaString         = &Schema{Type: TypeString}
+	schemaOptionalString = &Schema{Type: TypeString, Optional: true}
+	schemaInt64          = &Schema{Type: TypeInt64}
+	schemaOptionalInt64  = &Schema{Type: TypeInt64, Optional: true}
+
+	// sourceSchema is io.debezium.connector.postgresql.Source as far as
+	// mooncdc fills it (the fields of the JSON source block, in order).
+	sourceSchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.Source", Fields: []Field{
+		{"version", schemaString},
+		{"connector", schemaString},
+		{"name", schemaString},
+		{"ts_ms", schemaInt64},
+		{"snapshot", &Schema{Type: TypeString, Optional: true, Name: "io.debezium.data.Enum", Version: 1,
+			Params: []Param{{"allowed", "true,last,false,incremental"}}, Default: "false", HasDefault: true}},
+		{"db", schemaString},
+		{"sequence", schemaOptionalString},
+		{"schema", schemaString},
+		{"table", schemaString},
+		{"txId", schemaOptionalInt64},
+		{"lsn", schemaOptionalInt64},
+		{"xmin", schemaOptionalInt64},
+	}}
+
+	// transactionSchema is Debezium's transaction block, event.block.
+	transactionSchema = &Schema{Type: TypeStruct, Optional: true, Name: "event.block", Version: 1, Fields: []Field{
+		{"id", schemaString},
+		{"total_order", schemaInt64},
+		{"data_collection_order", schemaInt64},
+	}}
+
+	// messageKeySchema and messageValueSchema are the schemas of logical
+	// decoding messages (Debezium's LogicalDecodingMessageMonitor).
+	messageKeySchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageKey", Fields: []Field{
+		{"prefix", schemaOptionalString},
+	}}
+	messageValueSchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageValue", Fields: []Field{
+		{"op", schemaString},
+		{"ts_ms", schemaOptionalInt64},
+		{"source", sourceSchema},
+		{"transaction", transactionSchema},
+		{"message", &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.Message", Fields: []Field{
+			{"prefix", schemaOptionalString},
+			{"content", &Schema{Type: TypeBytes, Optional: true}},
+		}}},
+	}}
+)
+
+// envelopeSchema is the value schema of a table's records:
+// <prefix>.<schema>.<table>.Envelope {before, after, source, op, ts_ms,
+// transaction}, in the order the JSON encoder writes them.
+func envelopeSchema(base string, value *Schema) *Schema {
+	opt := value.withOptional(true)
+	return &Schema{Type: TypeStruct, Name: base + ".Envelope", Version: 1, Fields: []Field{
+		{"before", opt},
+		{"after", opt},
+		{"source", sourceSchema},
+		{"op", schemaString},
+		{"ts_ms", schemaOptionalInt64},
+		{"transaction", transactionSchema},
+	}}
+}

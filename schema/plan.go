@@ -1,0 +1,103 @@
+package schema
+
+// This file holds what the encoders precompute once per *Relation: each
+// column's mapping (types.go), the escaped `"column":` prefixes, the
+// per-table part of the source block and the record schemas. A Relation is
+// immutable and a changed table gets a new pointer, so the pointer is the
+// cache key and an entry never goes stale; the cache is bounded so that a
+// session that sees many relation versions does not keep them all alive.
+
+// relPlan is the precomputed encoding of one relation.
+type relPlan struct {
+	cols  []*colType
+	names [][]byte // `"name":`, escaped
+	// sourceTail is `,"schema":"<schema>","table":"<table>","txId":`, the
+	// per-table middle of the source block.
+	sourceTail []byte
+	// key and value are the Connect schemas of the record key (nil when
+	// the relation has no key columns) and value (the envelope).
+	key, value *Schema
+
+	// Format-specific parts, filled by the encoder that owns the plan.
+	jsonKeyHead, jsonValueHead []byte // `{"schema":…,"payload":` (JSON with schemas)
+	avro                       *avroPlan
+}
+
+// maxPlans bounds a plan cache. Each session resends relations, and DDL
+// creates new versions; far fewer than this are live at once.
+const maxPlans = 4096
+
+// planCache maps relations to their plans for one encoder.
+type planCache struct {
+	cfg      Config
+	plans    map[*Relation]*relPlan
+	lastRel  *Relation
+	lastPlan *relPlan
+}
+
+func newPlanCache(cfg Config) planCache {
+	return planCache{cfg: cfg, plans: make(map[*Relation]*relPlan)}
+}
+
+// get returns the cached plan of rel and whether it was just built.
+func (c *planCache) get(rel *Relation) (*relPlan, bool) {
+	if rel == c.lastRel {
+		return c.lastPlan, false
+	}
+	p, ok := c.plans[rel]
+	if !ok {
+		if len(c.plans) >= maxPlans {
+			// Evict an arbitrary entry: cheap, and a miss only costs a
+			// rebuild.
+			for k := range c.plans {
+				delete(c.plans, k)
+				break
+			}
+		}
+		p = buildPlan(&c.cfg, rel)
+		c.plans[rel] = p
+	}
+	c.lastRel, c.lastPlan = rel, p
+	return p, !ok
+}
+
+func buildPlan(cfg *Config, rel *Relation) *relPlan {
+	p := &relPlan{cols: make([]*colType, len(rel.Columns)), names: make([][]byte, len(rel.Columns))}
+	base := cfg.Name + "." + rel.Schema + "." + rel.Table
+	value := &Schema{Type: TypeStruct, Name: base + ".Value"}
+	for i, c := range rel.Columns {
+		p.cols[i] = mapColumn(cfg, c)
+		if p.cols[i].unknown && cfg.OnUnknownType != nil {
+			cfg.OnUnknownType(rel.QualifiedName(), c.Name, typeDisplayName(c))
+		}
+		p.names[i] = append(appendJSONString(nil, c.Name), ':')
+		value.Fields = append(value.Fields, Field{c.Name, p.cols[i].schema})
+	}
+	if len(rel.KeyIndexes) > 0 {
+		p.key = &Schema{Type: TypeStruct, Name: base + ".Key"}
+		for _, i := range rel.KeyIndexes {
+			if i >= 0 && i < len(p.cols) {
+				p.key.Fields = append(p.key.Fields, Field{rel.Columns[i].Name, p.cols[i].schema.withOptional(false)})
+			}
+		}
+	}
+	p.value = envelopeSchema(base, value)
+	p.sourceTail = appendSourceTail(nil, rel.Schema, rel.Table)
+	return p
+}
+
+// typeDisplayName names a column's type for messages.
+func typeDisplayName(c Column) string {
+	if c.Type != nil && c.Type.Name != "" {
+		return c.Type.Name
+	}
+	return TypeName(c.TypeOID)
+}
+
+func appendSourceTail(dst []byte, schemaName, table string) []byte {
+	dst = append(dst, `,"schema":`...)
+	dst = appendJSONString(dst, schemaName)
+	dst = append(dst, `,"table":`...)
+	dst = appendJSONString(dst, table)
+	return append(dst, `,"txId":`...)
+}
