@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -19,6 +20,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap/zapcore"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // Config is the whole mooncdc configuration. Its yaml keys are a public
@@ -40,6 +43,7 @@ type Config struct {
 	Postgres PostgresConfig `yaml:"postgres"`
 	Kafka    KafkaConfig    `yaml:"kafka"`
 	Snapshot SnapshotConfig `yaml:"snapshot"`
+	Format   FormatConfig   `yaml:"format"`
 	Metrics  MetricsConfig  `yaml:"metrics"`
 	Log      LogConfig      `yaml:"log"`
 }
@@ -129,6 +133,59 @@ const (
 // SnapshotModes lists the valid snapshot.mode values.
 var SnapshotModes = []SnapshotMode{SnapshotInitial, SnapshotNever, SnapshotInitialOnly, SnapshotAlways}
 
+// FormatConfig says how records are written: the key and value formats,
+// the Schema Registry for Avro, and Debezium's value-mapping options (the
+// same names as Debezium's, with '_' for '.').
+type FormatConfig struct {
+	// Key and Value are "json" (Kafka Connect's JsonConverter) or "avro"
+	// (Confluent's AvroConverter with the Schema Registry).
+	Key   string `yaml:"key"`
+	Value string `yaml:"value"`
+	// JSONSchemas wraps JSON keys and values in {"schema":…,"payload":…}
+	// (JsonConverter's schemas.enable=true).
+	JSONSchemas    bool                 `yaml:"json_schemas"`
+	SchemaRegistry SchemaRegistryConfig `yaml:"schema_registry"`
+	// DecimalHandlingMode: precise (Connect Decimal), double or string.
+	DecimalHandlingMode string `yaml:"decimal_handling_mode"`
+	// BinaryHandlingMode: bytes, base64, base64-url-safe or hex.
+	BinaryHandlingMode string `yaml:"binary_handling_mode"`
+	// TimePrecisionMode: adaptive, adaptive_time_microseconds or connect.
+	TimePrecisionMode string `yaml:"time_precision_mode"`
+	// IntervalHandlingMode: numeric (MicroDuration) or string (ISO 8601).
+	IntervalHandlingMode string `yaml:"interval_handling_mode"`
+	// HstoreHandlingMode: json or map.
+	HstoreHandlingMode string `yaml:"hstore_handling_mode"`
+	// MoneyFractionDigits is the scale of money in precise mode.
+	MoneyFractionDigits int `yaml:"money_fraction_digits"`
+	// UnavailableValuePlaceholder stands for an unchanged TOASTed value;
+	// "hex:" followed by hex digits gives it as bytes.
+	UnavailableValuePlaceholder string `yaml:"unavailable_value_placeholder"`
+}
+
+// The record formats.
+const (
+	FormatJSON = "json"
+	FormatAvro = "avro"
+)
+
+// SchemaRegistryConfig is the Confluent Schema Registry that Avro schemas
+// are registered with (subjects <topic>-key and <topic>-value).
+type SchemaRegistryConfig struct {
+	// URL, e.g. http://localhost:8081; https:// for TLS.
+	URL      string `yaml:"url" secret:"url"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password" secret:"true"`
+	// CAFile is a PEM file of CAs to trust instead of the system's;
+	// CertFile and KeyFile a client certificate (mutual TLS).
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+	// AutoRegister registers new schemas; when false, mooncdc only looks
+	// them up and a missing one stops the table with an error.
+	AutoRegister bool `yaml:"auto_register"`
+}
+
 // MetricsConfig configures the HTTP endpoint for /metrics, /healthz, /readyz.
 type MetricsConfig struct {
 	// Listen is host:port; empty disables the endpoint.
@@ -185,6 +242,17 @@ func DefaultConfig() Config {
 			DiscoveryInterval:   DefaultSnapshotDiscoveryInterval,
 			RetryDelay:          DefaultSnapshotRetryDelay,
 			MaxRetries:          DefaultSnapshotMaxRetries,
+		},
+		Format: FormatConfig{
+			Key: FormatJSON, Value: FormatJSON,
+			SchemaRegistry:              SchemaRegistryConfig{AutoRegister: true},
+			DecimalHandlingMode:         schema.DecimalModes[0],
+			BinaryHandlingMode:          schema.BinaryModes[0],
+			TimePrecisionMode:           schema.TimePrecisionModes[0],
+			IntervalHandlingMode:        schema.IntervalModes[0],
+			HstoreHandlingMode:          schema.HstoreModes[0],
+			MoneyFractionDigits:         2,
+			UnavailableValuePlaceholder: schema.DefaultUnavailableValue,
 		},
 		Metrics: MetricsConfig{Listen: DefaultMetricsListen},
 		Log:     LogConfig{Level: "info", Format: "json"},
@@ -341,6 +409,40 @@ func (c Config) Validate() error {
 	}
 	if sn.MaxRetries < 0 {
 		bad("snapshot.max_retries: %d; use 0 (never retry: a failed table waits for `mooncdc resnapshot`) or more (default %d)", sn.MaxRetries, DefaultSnapshotMaxRetries)
+	}
+
+	// format
+	fm := c.Format
+	avro := false
+	for _, f := range []struct{ key, v string }{{"format.key", fm.Key}, {"format.value", fm.Value}} {
+		switch f.v {
+		case FormatJSON:
+		case FormatAvro:
+			avro = true
+		default:
+			bad("%s: %q is not one of json, avro", f.key, f.v)
+		}
+	}
+	sc := schema.Config{UnavailableValue: fm.UnavailableValuePlaceholder, DecimalMode: fm.DecimalHandlingMode,
+		BinaryMode: fm.BinaryHandlingMode, TimePrecisionMode: fm.TimePrecisionMode, IntervalMode: fm.IntervalHandlingMode,
+		HstoreMode: fm.HstoreHandlingMode, MoneyFractionDigits: fm.MoneyFractionDigits}
+	if err := sc.Validate(); err != nil {
+		for _, e := range unjoin(err) {
+			bad("format.%v", e)
+		}
+	}
+	if fm.MoneyFractionDigits == 0 {
+		bad("format.money_fraction_digits: 0 is not supported; use 1 to 20 (default 2)")
+	}
+	if reg := fm.SchemaRegistry; reg.URL != "" {
+		if u, err := url.Parse(reg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("format.schema_registry.url: %q is not an http:// or https:// URL, e.g. http://localhost:8081", RedactURL(reg.URL))
+		}
+		if (reg.CertFile == "") != (reg.KeyFile == "") {
+			bad("format.schema_registry.cert_file and key_file: set both (a client certificate and its key) or neither")
+		}
+	} else if avro {
+		bad("format.schema_registry.url: required when format.key or format.value is avro, e.g. http://localhost:8081")
 	}
 
 	// metrics, log

@@ -54,6 +54,17 @@ func TestDefaultConfig(t *testing.T) {
 			RetryDelay:          5 * time.Second,
 			MaxRetries:          5,
 		},
+		Format: FormatConfig{
+			Key: "json", Value: "json",
+			SchemaRegistry:              SchemaRegistryConfig{AutoRegister: true},
+			DecimalHandlingMode:         "precise",
+			BinaryHandlingMode:          "bytes",
+			TimePrecisionMode:           "adaptive",
+			IntervalHandlingMode:        "numeric",
+			HstoreHandlingMode:          "json",
+			MoneyFractionDigits:         2,
+			UnavailableValuePlaceholder: "__debezium_unavailable_value",
+		},
 		Metrics: MetricsConfig{Listen: "127.0.0.1:9187"},
 		Log:     LogConfig{Level: "info", Format: "json"},
 	}
@@ -340,6 +351,13 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
 		"snapshot.mode", "snapshot.workers", "snapshot.chunk_rows", "snapshot.connections_per_table",
 		"snapshot.discovery_interval", "snapshot.retry_delay", "snapshot.max_retries",
+		"format.key", "format.value", "format.json_schemas",
+		"format.schema_registry.url", "format.schema_registry.username", "format.schema_registry.password",
+		"format.schema_registry.ca_file", "format.schema_registry.cert_file", "format.schema_registry.key_file",
+		"format.schema_registry.insecure_skip_verify", "format.schema_registry.auto_register",
+		"format.decimal_handling_mode", "format.binary_handling_mode", "format.time_precision_mode",
+		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
+		"format.unavailable_value_placeholder",
 		"metrics.listen", "log.level", "log.format",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
@@ -362,6 +380,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 func TestEveryKeySettableFromEnv(t *testing.T) {
 	samples := map[reflect.Kind]string{
 		reflect.String: "v", reflect.Int: "7", reflect.Int16: "7", reflect.Int32: "7", reflect.Int64: "7", reflect.Slice: "a,b",
+		reflect.Bool: "true",
 	}
 	for _, k := range configKeys() {
 		val, ok := samples[k.typ.Kind()]
@@ -382,6 +401,8 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 			want = []string{"a", "b"}
 		case reflect.String:
 			want = "v"
+		case reflect.Bool:
+			want = true
 		default:
 			want = int64(7)
 		}
@@ -391,6 +412,8 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 			gotV = got.String()
 		case reflect.Int, reflect.Int16, reflect.Int32, reflect.Int64:
 			gotV = got.Int()
+		case reflect.Bool:
+			gotV = got.Bool()
 		}
 		if !reflect.DeepEqual(gotV, want) {
 			t.Errorf("%s=%s set %s to %v", k.env, val, k.path, gotV)

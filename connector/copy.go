@@ -189,6 +189,9 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string) (tableInfo,
 	if err := rows.Err(); err != nil {
 		return info, fmt.Errorf("describe columns of %s: %w", name, err)
 	}
+	if rel, err = completeRelation(ctx, conn, rel, typeCache{}); err != nil {
+		return info, err
+	}
 	info.rel = rel
 	return info, nil
 }
@@ -344,7 +347,7 @@ type snapshotOut struct {
 // chunkWriter turns COPY rows of one connection into records.
 type chunkWriter struct {
 	out   *snapshotOut
-	enc   *schema.JSONEncoder
+	enc   *codec
 	rel   *schema.Relation
 	ch    schema.Change
 	tuple schema.Tuple
@@ -357,7 +360,7 @@ type chunkWriter struct {
 }
 
 func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
-	return &chunkWriter{out: o, rel: rel, enc: o.c.p.newEncoder(), ctx: context.Background(),
+	return &chunkWriter{out: o, rel: rel, enc: o.c.p.newCodec(), ctx: context.Background(),
 		ch: schema.Change{Op: schema.OpRead, Relation: rel, LSN: o.lsn, Snapshot: "true"}}
 }
 
@@ -368,6 +371,9 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	}
 	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
 	w.ctx = ctx
+	if err := w.enc.prepare(ctx, w.out.topic, rel); err != nil {
+		return &copyError{permanent: ctx.Err() == nil, err: err}
+	}
 	if _, err := conn.PgConn().CopyTo(ctx, w, sql); err != nil {
 		if w.err != nil {
 			return w.err
@@ -438,18 +444,11 @@ func (w *chunkWriter) finish() error {
 	return nil
 }
 
-var snapshotTrue = []byte(`"snapshot":"true"`)
-
 // finish produces the table's last row, marked "last", and tombstones for
 // the keys an earlier copy left that this snapshot no longer has.
 func (o *snapshotOut) finish() error {
 	if o.last != nil {
-		// source comes after before and after in the envelope and nothing
-		// after it holds row data, so the last match is source.snapshot;
-		// "true" and "last" have the same length.
-		if i := bytes.LastIndex(o.last.Value, snapshotTrue); i >= 0 {
-			copy(o.last.Value[i+len(snapshotTrue)-5:], `last"`)
-		}
+		o.c.p.newCodec().MarkLast(o.last.Value)
 		if err := o.produce(o.last); err != nil {
 			return err
 		}
@@ -464,7 +463,7 @@ func (o *snapshotOut) finish() error {
 
 // encode turns a snapshot row into a record, and strikes its key from the
 // stale keys.
-func (o *snapshotOut) encode(enc *schema.JSONEncoder, ch *schema.Change, now int64) (*kgo.Record, error) {
+func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now int64) (*kgo.Record, error) {
 	rec, _ := o.pool.Get().(*kgo.Record)
 	if rec == nil {
 		rec = new(kgo.Record)
@@ -530,8 +529,8 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 	point snapshotPoint, tracker *Tracker, log *zap.Logger) error {
 	name := ts.Table.Table
 	c.p.hooks.call(HookCatchup, name)
-	em := newEmitter(c.client, tracker, c.topics, c.p.newEncoder(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
-		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, &keyResolver{pgcfg: c.pgcfg})
+	em := newEmitter(ctx, c.client, tracker, c.topics, c.p.newCodec(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
+		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg))
 	defer em.keys.close()
 	soft, stop := context.WithCancel(ctx)
 	defer stop()

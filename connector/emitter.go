@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -18,7 +19,8 @@ type emitter struct {
 	client  *kgo.Client
 	tracker *Tracker
 	topics  *topicMaker
-	enc     *schema.JSONEncoder
+	enc     *codec
+	ctx     context.Context // bounds schema registration
 	metrics *Metrics
 	prefix  string
 	include func(schema, table string) bool
@@ -32,11 +34,19 @@ type emitter struct {
 	view      phaseView
 	commit    schema.LSN
 	onPromote func([]*tableState)
+	// onTableError parks a table whose records cannot be written (main
+	// worker only; nil for a copy worker, whose copy fails instead).
+	// failed holds the tables parked during the open transaction, whose
+	// view still shows them as emitting.
+	onTableError func(table string, err error)
+	failed       map[string]bool
 
-	routes  map[*schema.Relation]route
-	cur     *txAck
-	pool    sync.Pool
-	promise func(*kgo.Record, error)
+	routes map[*schema.Relation]route
+	// messagesReady: the logical messages' schemas are registered.
+	messagesReady bool
+	cur           *txAck
+	pool          sync.Pool
+	promise       func(*kgo.Record, error)
 }
 
 type route struct {
@@ -44,11 +54,13 @@ type route struct {
 	name  string // "schema.table", the phase key
 	skip  bool
 	rel   *schema.Relation // the relation to encode with (keyed by the primary key)
+	// prepared: the record schemas are registered.
+	prepared bool
 }
 
-func newEmitter(client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *schema.JSONEncoder, m *Metrics, prefix string,
+func newEmitter(ctx context.Context, client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *codec, m *Metrics, prefix string,
 	include func(string, string) bool, keys *keyResolver) *emitter {
-	e := &emitter{client: client, tracker: tracker, topics: topics, enc: enc, metrics: m, prefix: prefix, include: include,
+	e := &emitter{ctx: ctx, client: client, tracker: tracker, topics: topics, enc: enc, metrics: m, prefix: prefix, include: include,
 		keys: keys, routes: make(map[*schema.Relation]route)}
 	e.pool.New = func() any { return new(kgo.Record) }
 	e.promise = e.onAck
@@ -58,6 +70,7 @@ func newEmitter(client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *s
 // Begin implements stream.Handler.
 func (e *emitter) Begin(tx *schema.Tx) error {
 	e.cur = e.tracker.Begin()
+	clear(e.failed)
 	if e.gate != nil {
 		e.hooks.call(HookMainBegin, "")
 		var moved []*tableState
@@ -91,6 +104,12 @@ func (e *emitter) Change(ch *schema.Change) error {
 		if err := e.topics.ensure(topic); err != nil {
 			return err
 		}
+		if !e.messagesReady {
+			if err := e.enc.prepare(e.ctx, topic, nil); err != nil {
+				return err
+			}
+			e.messagesReady = true
+		}
 		if ch.Tx == nil {
 			// A non-transactional message is its own unit of durability.
 			a := e.tracker.Begin()
@@ -104,10 +123,46 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if err != nil || r.skip {
 		return err
 	}
-	if e.gate != nil && !e.view.emits(r.name, e.commit) {
-		return nil // not handed over yet, or emitted by the copy worker
+	if e.gate != nil && !e.view.emits(r.name, e.commit) || e.failed[r.name] {
+		return nil // not handed over yet, or emitted by the copy worker, or parked
+	}
+	if !r.prepared {
+		if err := e.enc.prepare(e.ctx, r.topic, r.rel); err != nil {
+			return e.tableError(r.name, err)
+		}
+		r.prepared = true
+		e.routes[ch.Relation] = r
 	}
 	ch.Relation = r.rel
+	if err := e.changeOf(r, ch); err != nil {
+		return e.tableError(r.name, err)
+	}
+	return nil
+}
+
+// tableError parks the table of a change that cannot be written: its
+// schema is refused, or one of its values cannot be encoded. The main
+// worker sends the table to errored (waiting for `mooncdc resnapshot`)
+// and goes on with the others; anything else stops the stream, which is
+// what a copy worker's catch-up does too (its copy then fails).
+func (e *emitter) tableError(table string, err error) error {
+	var tse *tableSchemaError
+	var re *RecordError
+	var ve *schema.ValueError
+	parkable := errors.As(err, &tse) || errors.As(err, &re) && errors.As(err, &ve)
+	if !parkable || e.onTableError == nil {
+		return err
+	}
+	if e.failed == nil {
+		e.failed = map[string]bool{}
+	}
+	e.failed[table] = true
+	e.onTableError(table, err)
+	return nil
+}
+
+// changeOf writes one row change of a routed table.
+func (e *emitter) changeOf(r route, ch *schema.Change) error {
 	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
 		// As Debezium: a delete and tombstone for the old key, then a
 		// create for the new one.
@@ -200,6 +255,7 @@ func (e *emitter) onAck(rec *kgo.Record, err error) {
 // reset forgets per-session state.
 func (e *emitter) reset() {
 	clear(e.routes)
+	e.messagesReady = false
 	e.cur = nil
 	e.keys.close()
 }

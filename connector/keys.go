@@ -12,39 +12,38 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// keyResolver finds a table's primary key columns. pgoutput flags the
+// keyResolver completes the stream's relations from the catalog
+// (catalog.go) and finds a table's primary key columns. pgoutput flags the
 // replica identity columns, which is every column under REPLICA IDENTITY
 // FULL and none under NOTHING; Debezium keys records by the primary key, so
 // for those tables mooncdc asks the catalog. It runs on the stream
 // goroutine, once per relation per session.
 type keyResolver struct {
-	pgcfg *pgconn.Config
-	conn  *pgx.Conn
+	catalogConn
 }
 
-func (k *keyResolver) close() {
-	if k.conn != nil {
-		_ = k.conn.Close(context.Background())
-		k.conn = nil
-	}
+func newKeyResolver(pgcfg *pgconn.Config) *keyResolver {
+	return &keyResolver{catalogConn{pgcfg: pgcfg}}
 }
 
-// keyed returns rel with KeyIndexes set to its primary key when its replica
-// identity does not name one; otherwise rel itself.
+// keyed returns rel completed from the catalog, with KeyIndexes set to its
+// primary key when its replica identity does not name one.
 func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
-	if rel.ReplicaIdentity != 'f' && rel.ReplicaIdentity != 'n' {
-		return rel, nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if k.conn == nil {
-		conn, err := connectSQL(ctx, k.pgcfg)
-		if err != nil {
-			return nil, err
-		}
-		k.conn = conn
+	conn, err := k.get(ctx)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := k.conn.Query(ctx, `SELECT a.attname FROM pg_index i
+	out, err := completeRelation(ctx, conn, rel, k.types)
+	if err != nil {
+		k.close()
+		return nil, err
+	}
+	if rel.ReplicaIdentity != 'f' && rel.ReplicaIdentity != 'n' {
+		return out, nil
+	}
+	rows, err := conn.Query(ctx, `SELECT a.attname FROM pg_index i
 		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
 		WHERE i.indrelid = $1 AND i.indisprimary
 		ORDER BY array_position(i.indkey::int2[], a.attnum)`, rel.OID)
@@ -57,10 +56,9 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 		k.close()
 		return nil, fmt.Errorf("look up the primary key of %s: %w", rel.QualifiedName(), err)
 	}
-	out := *rel
-	out.Columns = make([]schema.Column, len(rel.Columns))
 	out.KeyIndexes = nil
-	for i, c := range rel.Columns {
+	for i := range out.Columns {
+		c := &out.Columns[i]
 		c.Key = false
 		for _, n := range names {
 			if c.Name == n {
@@ -68,9 +66,8 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 				out.KeyIndexes = append(out.KeyIndexes, i)
 			}
 		}
-		out.Columns[i] = c
 	}
-	return &out, nil
+	return out, nil
 }
 
 // keyChanged reports whether an update moved the row to another key: then

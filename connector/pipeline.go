@@ -42,6 +42,9 @@ type Pipeline struct {
 	brokers  []string
 	client   *kgo.Client
 	database string
+	registry *registry // nil unless a format is avro
+
+	unknownTypes sync.Map // "table\x00column" of columns warned about
 }
 
 // Hooks returns the pipeline's test hooks.
@@ -59,10 +62,6 @@ func (p *Pipeline) TablePhases() map[string]offsets.Table {
 		out[name] = ts.Table
 	}
 	return out
-}
-
-func (p *Pipeline) newEncoder() *schema.JSONEncoder {
-	return schema.NewJSONEncoder(schema.JSONConfig{Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: Version})
 }
 
 // New validates cfg and returns a pipeline ready to Run. It does no I/O.
@@ -173,6 +172,11 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if err != nil {
 		return &ConfigError{Err: fmt.Errorf("postgres.url: %w", err)}
 	}
+	if cfg.Format.Key == FormatAvro || cfg.Format.Value == FormatAvro {
+		if p.registry, err = newRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
+			return err
+		}
+	}
 
 	kafkaState := newKafkaState(log)
 	client, err := kgo.NewClient(p.producerOpts(brokers, kafkaState)...)
@@ -246,8 +250,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		}
 	}
 
-	em := newEmitter(client, tracker, topics, p.newEncoder(), p.metrics, cfg.Kafka.TopicPrefix, p.include, &keyResolver{pgcfg: pgcfg})
+	em := newEmitter(gctx, client, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, p.include, newKeyResolver(pgcfg))
 	defer em.keys.close()
+	em.onTableError = func(table string, err error) { snap.parked(gctx, table, err) }
 	em.gate, em.hooks = ph, &p.hooks
 	em.onPromote = func(moved []*tableState) { p.savePromoted(gctx, moved) }
 	progress := &progress{Tracker: tracker, client: client, phases: ph, p: p, ctx: gctx}

@@ -216,7 +216,9 @@ func (s *snapshotter) failures() error {
 func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	cfg := s.p.cfg.Snapshot
 	var ce *copyError
-	permanent := errors.As(err, &ce) && ce.permanent
+	var tse *tableSchemaError
+	var ve *schema.ValueError
+	permanent := errors.As(err, &ce) && ce.permanent || errors.As(err, &tse) || errors.As(err, &ve)
 	if !permanent && classify(err) == classCritical {
 		var pgErr *pgconn.PgError
 		// A server error other than a lost connection: a person must act,
@@ -246,6 +248,22 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 		s.log.Error("table copy failed; the table waits for `mooncdc resnapshot` after the cause is fixed (the stream and other tables go on)",
 			zap.String("table", name), zap.Int("attempts", ts.Attempts), zap.Error(err))
 	}
+}
+
+// parked records that the main worker cannot write a table's records (its
+// schema is refused by the registry, or a value cannot be encoded): the
+// table goes errored and waits for `mooncdc resnapshot`, the stream and
+// the other tables go on. It runs on the stream goroutine.
+func (s *snapshotter) parked(ctx context.Context, name string, err error) {
+	s.p.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
+	s.setPhase(ctx, name, func(ts *tableState) {
+		ts.Phase = offsets.PhaseErrored
+		ts.LastError = err.Error()
+		ts.retryAt = 0
+		ts.Retry = "resnapshot"
+	})
+	s.log.Error("the table's changes cannot be written; it waits for `mooncdc resnapshot` after the cause is fixed (the stream and other tables go on)",
+		zap.String("table", name), zap.Error(err))
 }
 
 // transientCopyError reports SQLSTATEs that a later copy may not meet:

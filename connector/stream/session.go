@@ -111,6 +111,7 @@ func ReplicationConnConfig(base *pgconn.Config) *pgconn.Config {
 	c.RuntimeParams["DateStyle"] = "ISO, YMD"
 	c.RuntimeParams["IntervalStyle"] = "postgres"
 	c.RuntimeParams["extra_float_digits"] = "3"
+	c.RuntimeParams["lc_monetary"] = "C" // money as $1,234.56 whatever the server locale
 	return c
 }
 

@@ -80,6 +80,9 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
 const goal = 0.5
@@ -89,6 +92,7 @@ type options struct {
 	limitRuns   int
 	mooncdc     string
 	inprocess   bool
+	avro        bool
 	cpuprofile  string
 	timeout     time.Duration
 	requireGoal bool
@@ -113,6 +117,7 @@ func main() {
 	flag.BoolVar(&o.requireGoal, "require-goal", false, "exit 1 when the ratio misses the goal")
 	flag.BoolVar(&o.verbose, "v", false, "print mooncdc's and the broker's log output")
 	flag.StringVar(&compression, "compression", "none", "kafka.compression for mooncdc (none, gzip, snappy, lz4, zstd)")
+	flag.BoolVar(&o.avro, "avro", true, "in the streaming benchmark, run mooncdc a second time with format avro (an in-process Schema Registry stand-in)")
 	flag.BoolVar(&o.stream, "stream", true, "run the streaming benchmark (inserts, pg_recvlogical vs mooncdc)")
 	flag.BoolVar(&o.snapshot, "snapshot", true, "run the snapshot benchmark (COPY TO STDOUT vs mooncdc's snapshot)")
 	flag.IntVar(&o.snapRows, "snapshot-rows", 1_000_000, "rows of the snapshot table")
@@ -195,7 +200,11 @@ func run(o options) error {
 // runStream is the streaming benchmark: N inserts, pg_recvlogical vs
 // mooncdc.
 func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string) error {
-	if err := src.prepareStream(ctx, o.limitRuns); err != nil {
+	var extra []string
+	if o.avro {
+		extra = append(extra, avroSlot)
+	}
+	if err := src.prepareStream(ctx, o.limitRuns, extra...); err != nil {
 		return err
 	}
 	step(fmt.Sprintf("loading %d rows in transactions of %d", o.n, o.tx))
@@ -221,50 +230,21 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 		}
 	}
 
-	kafkaDir := filepath.Join(tmp, "kafka")
-	brk, err := startBroker(kfakeBin, kafkaDir)
+	res, records, err := streamRun(ctx, o, src, kfakeBin, tmp, mooncdcSlot, "")
 	if err != nil {
 		return err
 	}
-	// The broker's data (hundreds of MiB) goes with it, before the
-	// snapshot part starts its own broker.
-	defer os.RemoveAll(kafkaDir)
-	defer brk.kill()
-	metricsAddr, err := freeAddr()
-	if err != nil {
-		return err
-	}
-	cfg := pipelineConfig(src, brk.addr, metricsAddr)
-	var runner pipelineRunner
-	what := "mooncdc run (" + o.mooncdc + ")"
-	if o.inprocess {
-		what = "mooncdc in-process (connector.Run)"
-		runner = &inprocRunner{cfg: cfg, cpuprofile: o.cpuprofile}
-	} else {
-		path := filepath.Join(tmp, "mooncdc.yaml")
-		if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
+	var avroRes mooncdcResult
+	var avroRecords int64
+	if o.avro {
+		reg, err := srtest.Start()
+		if err != nil {
 			return err
 		}
-		runner = &childRunner{bin: o.mooncdc, config: path}
-	}
-	step(what + " → Kafka (kfake " + brk.addr + ")")
-	pctx, cancel := context.WithTimeout(ctx, o.timeout)
-	res, err := runPipeline(pctx, src, runner, brk, metricsAddr, o.n, (o.n+o.tx-1)/o.tx)
-	cancel()
-	if o.verbose || err != nil {
-		printLog("mooncdc", res.log)
-		printLog("kfakeserver", brk.out.String())
-	}
-	if err != nil {
-		return err
-	}
-	step(fmt.Sprintf("mooncdc done in %s; stopped in %s", round(res.elapsed), round(res.stopTime)))
-
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	records, err := recordCount(cctx, brk.addr, dataTopic)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("count records in Kafka: %w", err)
+		defer reg.Close()
+		if avroRes, avroRecords, err = streamRun(ctx, o, src, kfakeBin, tmp, avroSlot, reg.URL()); err != nil {
+			return fmt.Errorf("avro run: %w", err)
+		}
 	}
 
 	// The report.
@@ -286,6 +266,10 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	fmt.Printf("  %-34s %9s %12s %10s\n", "", "time", "rows/s", "MiB/s")
 	fmt.Printf("  %-34s %9s %12s %10s\n", "limit: pg_recvlogical (pgoutput)", round(lim.elapsed), rate(o.n, lim.elapsed), mb(lim.elapsed))
 	fmt.Printf("  %-34s %9s %12s %10s\n", "mooncdc: Postgres → Kafka, acked", round(res.elapsed), rate(o.n, res.elapsed), mb(res.elapsed))
+	if o.avro {
+		fmt.Printf("  %-34s %9s %12s %10s   (ratio %.2f; %d records; peak RSS %.1f MiB)\n", "mooncdc, format avro (registry)", round(avroRes.elapsed),
+			rate(o.n, avroRes.elapsed), mb(avroRes.elapsed), lim.elapsed.Seconds()/avroRes.elapsed.Seconds(), avroRecords, float64(avroRes.maxRSS)/(1<<20))
+	}
 	fmt.Println()
 	fmt.Printf("  ratio mooncdc / limit:   %.2f (on the time to all acked, from mooncdc's metrics at 100ms resolution: %.2f)\n",
 		ratio, lim.elapsed.Seconds()/res.acked.Seconds())
@@ -326,8 +310,8 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 		}
 	}
 
-	if records < int64(o.n) {
-		return fmt.Errorf("delivery: topic %s holds %d records, want at least %d", dataTopic, records, o.n)
+	if records < int64(o.n) || o.avro && avroRecords < int64(o.n) {
+		return fmt.Errorf("delivery: topic %s holds %d records (avro run: %d), want at least %d", dataTopic, records, avroRecords, o.n)
 	}
 	if o.requireGoal && ratio < goal {
 		return errors.New("the ratio misses the goal")
@@ -376,4 +360,70 @@ func round(d time.Duration) time.Duration {
 	default:
 		return d.Round(time.Millisecond)
 	}
+}
+
+// avroSlot is the slot of the streaming run with format avro; it is made
+// with the others, so that it sees the same WAL.
+const avroSlot = "bench_mooncdc_avro"
+
+// streamRun runs mooncdc over the loaded WAL from slot, on a broker of its
+// own, until the slot is confirmed to the end; with registryURL, key and
+// value are Avro. It returns the run and the records in the data topic.
+func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot, registryURL string) (mooncdcResult, int64, error) {
+	var res mooncdcResult
+	kafkaDir := filepath.Join(tmp, "kafka-"+slot)
+	brk, err := startBroker(kfakeBin, kafkaDir)
+	if err != nil {
+		return res, 0, err
+	}
+	// The broker's data (hundreds of MiB) goes with it, before the next
+	// part starts its own broker.
+	defer os.RemoveAll(kafkaDir)
+	defer brk.kill()
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return res, 0, err
+	}
+	cfg := pipelineConfig(src, brk.addr, metricsAddr)
+	cfg.Postgres.Slot = slot
+	format := "json"
+	if registryURL != "" {
+		format = "avro"
+		cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+		cfg.Format.SchemaRegistry.URL = registryURL
+	}
+	var runner pipelineRunner
+	what := "mooncdc run (" + o.mooncdc + ")"
+	if o.inprocess {
+		what = "mooncdc in-process (connector.Run)"
+		runner = &inprocRunner{cfg: cfg, cpuprofile: o.cpuprofile}
+		if registryURL != "" {
+			runner = &inprocRunner{cfg: cfg}
+		}
+	} else {
+		path := filepath.Join(tmp, "mooncdc-"+slot+".yaml")
+		if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
+			return res, 0, err
+		}
+		runner = &childRunner{bin: o.mooncdc, config: path}
+	}
+	step(what + ", format " + format + " → Kafka (kfake " + brk.addr + ")")
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
+	res, err = runPipeline(pctx, src, runner, brk, metricsAddr, slot, o.n, (o.n+o.tx-1)/o.tx)
+	cancel()
+	if o.verbose || err != nil {
+		printLog("mooncdc", res.log)
+		printLog("kfakeserver", brk.out.String())
+	}
+	if err != nil {
+		return res, 0, err
+	}
+	step(fmt.Sprintf("mooncdc done in %s; stopped in %s", round(res.elapsed), round(res.stopTime)))
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	records, err := recordCount(cctx, brk.addr, dataTopic)
+	cancel()
+	if err != nil {
+		return res, 0, fmt.Errorf("count records in Kafka: %w", err)
+	}
+	return res, records, nil
 }

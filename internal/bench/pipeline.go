@@ -205,6 +205,11 @@ snapshot:
   workers: %d
   chunk_rows: %d
   connections_per_table: %d
+format:
+  key: %s
+  value: %s
+  schema_registry:
+    url: %s
 metrics:
   listen: %s
 log:
@@ -212,7 +217,7 @@ log:
   format: %s
 `, q(cfg.Name), q(cfg.Postgres.URL), q(cfg.Postgres.Tables[0]), q(cfg.Postgres.Publication), q(cfg.Postgres.Slot),
 		q(cfg.Kafka.Brokers[0]), q(cfg.Kafka.Compression), q(string(cfg.Snapshot.Mode)), cfg.Snapshot.Workers, cfg.Snapshot.ChunkRows,
-		cfg.Snapshot.ConnectionsPerTable, q(cfg.Metrics.Listen), q(cfg.Log.Level), q(cfg.Log.Format))
+		cfg.Snapshot.ConnectionsPerTable, q(cfg.Format.Key), q(cfg.Format.Value), q(cfg.Format.SchemaRegistry.URL), q(cfg.Metrics.Listen), q(cfg.Log.Level), q(cfg.Log.Format))
 }
 
 // mooncdcResult is the mooncdc run.
@@ -384,9 +389,9 @@ func (r *inprocRunner) rusage() (time.Duration, time.Duration, int64) {
 
 // runPipeline starts mooncdc and times it until its slot is confirmed up to
 // the end LSN, then stops it cleanly.
-func runPipeline(ctx context.Context, s *source, r pipelineRunner, b *broker, metricsAddr string, rows, txs int) (mooncdcResult, error) {
+func runPipeline(ctx context.Context, s *source, r pipelineRunner, b *broker, metricsAddr, slot string, rows, txs int) (mooncdcResult, error) {
 	var res mooncdcResult
-	w, err := s.watch(ctx, mooncdcSlot)
+	w, err := s.watch(ctx, slot)
 	if err != nil {
 		return res, err
 	}

@@ -77,7 +77,7 @@ func startSource(ctx context.Context) (*source, error) {
 
 // prepareStream creates the streaming benchmark's table, publication and
 // slots (mooncdc's and one per pg_recvlogical run).
-func (s *source) prepareStream(ctx context.Context, limitRuns int) error {
+func (s *source) prepareStream(ctx context.Context, limitRuns int, extraSlots ...string) error {
 	conn, err := s.c.Connect(ctx, "")
 	if err != nil {
 		return err
@@ -88,6 +88,9 @@ func (s *source) prepareStream(ctx context.Context, limitRuns int) error {
 		fmt.Sprintf(`CREATE PUBLICATION %s FOR TABLE public.%s`, publication, table),
 		// Both slots exist before the load, so both see exactly the same WAL.
 		fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'pgoutput')`, mooncdcSlot),
+	}
+	for _, slot := range extraSlots {
+		setup = append(setup, fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'pgoutput')`, slot))
 	}
 	for i := range limitRuns {
 		setup = append(setup, fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'pgoutput')`, limitSlotName(i)))

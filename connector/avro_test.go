@@ -1,0 +1,320 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hamba/avro/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/srtest"
+)
+
+// avroRecord is a record decoded with the schema the registry returns for
+// the id in its Confluent header.
+type avroRecord struct {
+	keyID, valueID int
+	key, value     map[string]any // nil for a tombstone's value
+}
+
+// decodeAvro decodes one Confluent wire-format payload.
+func decodeAvro(t *testing.T, reg *srtest.Registry, b []byte) (int, map[string]any) {
+	t.Helper()
+	if len(b) < 5 || b[0] != 0 {
+		t.Fatalf("not Confluent wire format: % x", b[:min(len(b), 8)])
+	}
+	id := int(binary.BigEndian.Uint32(b[1:5]))
+	text, ok := reg.SchemaByID(id)
+	if !ok {
+		t.Fatalf("schema id %d is not in the registry", id)
+	}
+	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	if err != nil {
+		t.Fatalf("registry schema %d does not parse: %v", id, err)
+	}
+	var v map[string]any
+	if err := avro.Unmarshal(s, b[5:], &v); err != nil {
+		t.Fatalf("decode with schema %d: %v", id, err)
+	}
+	return id, unwrapUnions(v).(map[string]any)
+}
+
+// unwrapUnions replaces hamba's generic form of a union value, a map from
+// the branch's type name to the value, by the value.
+func unwrapUnions(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 1 {
+			for k, inner := range x {
+				if avroTypeName(k) {
+					return unwrapUnions(inner)
+				}
+			}
+		}
+		for k, inner := range x {
+			x[k] = unwrapUnions(inner)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = unwrapUnions(x[i])
+		}
+	}
+	return v
+}
+
+func avroTypeName(k string) bool {
+	switch k {
+	case "string", "bytes", "int", "long", "float", "double", "boolean", "array", "map":
+		return true
+	}
+	return strings.Contains(k, ".")
+}
+
+func readAvro(t *testing.T, reg *srtest.Registry, addr string, n int, topic string) []avroRecord {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	recs := kafkatest.ReadAll(ctx, t, addr, n, topic)
+	if len(recs) < n {
+		t.Fatalf("read %d records of %d from %s", len(recs), n, topic)
+	}
+	out := make([]avroRecord, 0, len(recs))
+	for _, r := range recs {
+		var ar avroRecord
+		if r.Key != nil {
+			ar.keyID, ar.key = decodeAvro(t, reg, r.Key)
+		}
+		if r.Value != nil {
+			ar.valueID, ar.value = decodeAvro(t, reg, r.Value)
+		}
+		out = append(out, ar)
+	}
+	return out
+}
+
+func avroConfig(e *env, reg *srtest.Registry, name string, tables ...string) connector.Config {
+	cfg := e.config(name, tables...)
+	cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+	cfg.Format.SchemaRegistry.URL = reg.URL()
+	return cfg
+}
+
+// after returns the after image of a decoded envelope.
+func after(t *testing.T, r avroRecord) map[string]any {
+	t.Helper()
+	a, ok := r.value["after"].(map[string]any)
+	if !ok {
+		t.Fatalf("record has no after image: %v", r.value)
+	}
+	return a
+}
+
+// TestAvroSchemaEvolvesWithAlterTable: a column added mid-stream gives the
+// next records a new value schema version (a new id); records on both
+// sides of the ALTER decode with the schema the registry returns for their
+// id; each schema is registered once per process.
+func TestAvroSchemaEvolvesWithAlterTable(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL)`)
+	e.exec(`INSERT INTO items VALUES (1, 'snap')`)
+	r := start(t, avroConfig(e, reg, "evo", "public.items"))
+
+	e.exec(`INSERT INTO items VALUES (2, 'before')`)
+	e.exec(`INSERT INTO items VALUES (3, 'before too')`)
+	e.exec(`ALTER TABLE items ADD COLUMN price numeric(8,2)`)
+	e.exec(`INSERT INTO items VALUES (4, 'after', 9.99)`)
+	e.exec(`ALTER TABLE items DROP COLUMN price`)
+	e.exec(`INSERT INTO items VALUES (5, 'dropped')`)
+
+	recs := readAvro(t, reg, e.kafka, 5, "evo.public.items")
+	ids := make([]int, len(recs))
+	for i, rec := range recs {
+		ids[i] = rec.valueID
+		if got := after(t, rec)["id"]; got != i+1 {
+			t.Fatalf("record %d has id %v", i, got)
+		}
+	}
+	// The snapshot row and the streamed rows of the same table version
+	// share one schema; the added column makes a new one; dropping it again
+	// gives back the first schema (same text, same id).
+	if ids[0] != ids[1] || ids[1] != ids[2] {
+		t.Errorf("value schema ids before the ALTER differ: %v", ids)
+	}
+	if ids[3] == ids[2] {
+		t.Errorf("the added column did not give a new value schema id: %v", ids)
+	}
+	if ids[4] != ids[0] {
+		t.Errorf("after dropping the column again the schema id is %d, want the first one %d", ids[4], ids[0])
+	}
+	if _, has := after(t, recs[2])["price"]; has {
+		t.Errorf("record before the ALTER has price: %v", after(t, recs[2]))
+	}
+	if got := after(t, recs[3])["price"]; got == nil {
+		t.Errorf("record after the ALTER lacks price: %v", after(t, recs[3]))
+	}
+	if recs[0].keyID != recs[4].keyID {
+		t.Errorf("key schema changed with a non-key column: %d vs %d", recs[0].keyID, recs[4].keyID)
+	}
+	if v := reg.Versions("evo.public.items-value"); len(v) != 2 {
+		t.Errorf("value subject versions = %v, want 2 (v1, v2 with price)", v)
+	}
+	// Register calls: key once, value v1 once per process (the copy worker
+	// and the main worker share the cache), v2 once.
+	if n := reg.Requests(srtest.EndpointRegister); n != 3 {
+		t.Errorf("register requests = %d, want 3: a schema is registered once per process", n)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIncompatibleSchemaParksOnlyThatTable: a type change the registry
+// refuses under BACKWARD compatibility sends that table to errored with the
+// registry's message; the stream and the other table go on, and nothing
+// of the parked table is written with a wrong schema.
+func TestIncompatibleSchemaParksOnlyThatTable(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE public.a (id int PRIMARY KEY, v text)`)
+	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
+	r := start(t, avroConfig(e, reg, "inc", "public.a", "public.b"))
+
+	e.exec(`INSERT INTO a VALUES (1, 'x')`)
+	e.exec(`ALTER TABLE a ALTER COLUMN v TYPE int USING 0`)
+	e.exec(`INSERT INTO a VALUES (2, 7)`)
+	e.exec(`INSERT INTO b VALUES (1, 'still flowing')`)
+
+	b := readAvro(t, reg, e.kafka, 1, "inc.public.b")
+	if got := after(t, b[0])["v"]; got != "still flowing" {
+		t.Fatalf("table b: %v", after(t, b[0]))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ph := r.p.TablePhases()["public.a"]
+		if ph.Phase == "errored" {
+			if ph.Retry != "resnapshot" || !strings.Contains(ph.LastError, "incompatible") || !strings.Contains(ph.LastError, "inc.public.a-value") {
+				t.Fatalf("errored phase = %+v", ph)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("table a not errored: %+v", ph)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.exec(`INSERT INTO b VALUES (2, 'after the refusal')`)
+	b = readAvro(t, reg, e.kafka, 2, "inc.public.b")
+	if len(b) != 2 {
+		t.Fatalf("table b has %d records, want 2", len(b))
+	}
+	if a := readAvro(t, reg, e.kafka, 1, "inc.public.a"); len(a) != 1 {
+		t.Fatalf("table a has %d records, want only the one before the refused change", len(a))
+	}
+	if !r.p.Ready() {
+		t.Fatal("the pipeline stopped streaming")
+	}
+}
+
+// TestAvroWithoutAutoRegisterNeedsRegisteredSchemas: with
+// auto_register false a schema is looked up, never registered; a missing
+// one parks the table with a message saying how to fix it, and a
+// pre-registered one is used.
+func TestAvroWithoutAutoRegisterNeedsRegisteredSchemas(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := avroConfig(e, reg, "noreg", "public.t")
+	cfg.Format.SchemaRegistry.AutoRegister = false
+	cfg.Snapshot.MaxRetries = 0
+	r := startStreaming(t, cfg)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ph := r.p.TablePhases()["public.t"]
+		if ph.Phase == "errored" {
+			if !strings.Contains(ph.LastError, "auto_register") || !strings.Contains(ph.LastError, "noreg.public.t-") {
+				t.Fatalf("errored phase = %+v", ph)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("table not errored: %+v", ph)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := reg.Requests(srtest.EndpointRegister); n != 0 {
+		t.Errorf("%d register requests with auto_register false", n)
+	}
+}
+
+// TestRegistryOutageDelaysButLosesNothing: while the registry answers 503
+// the stream waits; once it answers, every change is there.
+func TestRegistryOutageDelaysButLosesNothing(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := avroConfig(e, reg, "down", "public.t")
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	startStreaming(t, cfg)
+	reg.FailNextOn(srtest.EndpointRegister, 4, 503)
+	for i := 1; i <= 20; i++ {
+		e.exec(`INSERT INTO t VALUES ($1)`, i)
+	}
+	recs := readAvro(t, reg, e.kafka, 20, "down.public.t")
+	for i, rec := range recs[:20] {
+		if got := after(t, rec)["id"]; got != i+1 {
+			t.Fatalf("record %d has id %v", i, got)
+		}
+	}
+	if n := reg.Requests(srtest.EndpointRegister); n < 5 {
+		t.Errorf("register requests = %d: the failures were not retried", n)
+	}
+}
+
+// TestJSONWithSchemasWrapsKeyAndValue: format.json_schemas gives Kafka
+// Connect's {"schema":…,"payload":…} with Debezium's names.
+func TestJSONWithSchemasWrapsKeyAndValue(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, at timestamp NOT NULL)`)
+	cfg := e.config("js", "public.t")
+	cfg.Format.JSONSchemas = true
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	startStreaming(t, cfg)
+	e.exec(`INSERT INTO t VALUES (1, '2024-01-02 03:04:05.123456')`)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	recs := kafkatest.ReadAll(ctx, t, e.kafka, 1, "js.public.t")
+	if len(recs) != 1 {
+		t.Fatalf("got %d records", len(recs))
+	}
+	checkJSONSchemas(t, recs[0])
+}
+
+func checkJSONSchemas(t *testing.T, rec *kgo.Record) {
+	t.Helper()
+	wantKey := `{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"}],"optional":false,"name":"js.public.t.Key"},"payload":{"id":1}}`
+	if string(rec.Key) != wantKey {
+		t.Errorf("key\n got  %s\n want %s", rec.Key, wantKey)
+	}
+	for _, want := range []string{
+		`{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},` +
+			`{"type":"int64","optional":false,"name":"io.debezium.time.MicroTimestamp","version":1,"field":"at"}],` +
+			`"optional":true,"name":"js.public.t.Value","field":"before"}`,
+		`"name":"js.public.t.Envelope","version":1},"payload":{"before":null,"after":{"id":1,"at":1704164645123456},`,
+	} {
+		if !strings.Contains(string(rec.Value), want) {
+			t.Errorf("value lacks %s\n value: %s", want, rec.Value)
+		}
+	}
+	if dir := os.Getenv("MOONCDC_DUMP"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, "json_schemas.json"), rec.Value, 0o644)
+	}
+}

@@ -1,0 +1,122 @@
+package connector
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// recordEncoder is what both record formats offer (schema.JSONEncoder,
+// schema.AvroEncoder).
+type recordEncoder interface {
+	AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error)
+	AppendValue(dst []byte, ch *schema.Change, tsMs int64) ([]byte, error)
+	MarkLast(value []byte) bool
+}
+
+// codec encodes records with the configured key and value formats. Each
+// worker has its own (encoders are not safe for concurrent use); they
+// share the pipeline's registry. Before the first record of a relation
+// (or of logical messages), prepare registers its Avro schemas.
+type codec struct {
+	key, value         recordEncoder
+	keyAvro, valueAvro *schema.AvroEncoder
+	reg                *registry
+}
+
+// encoderConfig is the schema.Config of the pipeline.
+func (p *Pipeline) encoderConfig() schema.Config {
+	f := p.cfg.Format
+	return schema.Config{
+		Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: Version,
+		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
+		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
+		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
+		MoneyFractionDigits: f.MoneyFractionDigits, OnUnknownType: p.unknownType,
+	}
+}
+
+// unknownType warns once per column of a type without a mapping.
+func (p *Pipeline) unknownType(table, column, typ string) {
+	if _, seen := p.unknownTypes.LoadOrStore(table+"\x00"+column, true); seen {
+		return
+	}
+	p.log.Warn("column type has no mapping; its values are sent as their text form (a string)",
+		zap.String("table", table), zap.String("column", column), zap.String("type", typ))
+}
+
+func (p *Pipeline) newCodec() *codec {
+	cfg := p.encoderConfig()
+	c := &codec{reg: p.registry}
+	pick := func(format string) (recordEncoder, *schema.AvroEncoder) {
+		switch {
+		case format == FormatAvro:
+			a := schema.NewAvroEncoder(cfg)
+			return a, a
+		case p.cfg.Format.JSONSchemas:
+			return schema.NewJSONSchemaEncoder(cfg), nil
+		}
+		return schema.NewJSONEncoder(cfg), nil
+	}
+	c.key, c.keyAvro = pick(p.cfg.Format.Key)
+	c.value, c.valueAvro = pick(p.cfg.Format.Value)
+	return c
+}
+
+// prepare registers the Avro schemas of rel's records on topic (rel nil:
+// logical messages) under TopicNameStrategy, <topic>-key and
+// <topic>-value. It blocks while the registry is unreachable; a schema the
+// registry refuses, or that is not valid Avro, is a *tableSchemaError.
+func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation) error {
+	var regErr error
+	register := func(isKey bool, s string) (int, error) {
+		subject := topic + "-value"
+		if isKey {
+			subject = topic + "-key"
+		}
+		id, err := c.reg.id(ctx, subject, s)
+		regErr = err
+		return id, err
+	}
+	for _, role := range []struct {
+		enc        *schema.AvroEncoder
+		key, value bool
+	}{{c.keyAvro, true, false}, {c.valueAvro, false, true}} {
+		if role.enc == nil {
+			continue
+		}
+		err := role.enc.Register(rel, role.key, role.value, register)
+		switch {
+		case err == nil:
+		case err != regErr:
+			return &tableSchemaError{err: err} // the schema is not valid Avro
+		case ctx.Err() != nil:
+			return err
+		case !registryRetryable(err):
+			return &tableSchemaError{err: err} // refused: incompatible, not registered, bad request
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {
+	return c.key.AppendKey(dst, ch)
+}
+
+func (c *codec) AppendValue(dst []byte, ch *schema.Change, tsMs int64) ([]byte, error) {
+	return c.value.AppendValue(dst, ch, tsMs)
+}
+
+func (c *codec) MarkLast(value []byte) bool { return c.value.MarkLast(value) }
+
+// tableSchemaError is a table whose records cannot be written until a
+// person acts: its schema is refused by the registry or is not valid. The
+// table goes errored; the stream and other tables go on.
+type tableSchemaError struct{ err error }
+
+func (e *tableSchemaError) Error() string { return e.err.Error() }
+func (e *tableSchemaError) Unwrap() error { return e.err }

@@ -1,0 +1,188 @@
+package connector
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/sr"
+	"go.uber.org/zap"
+)
+
+// registry gives Avro schemas their Schema Registry ids. A schema is
+// registered (or, with auto_register off, looked up) once per subject per
+// process: the answer is cached by subject and schema text, which the
+// encoders build deterministically. Safe for concurrent use; id blocks
+// while the registry answers, retrying an unreachable or failing registry
+// with backoff until ctx ends.
+type registry struct {
+	cl           *sr.Client
+	autoRegister bool
+	log          *zap.Logger
+
+	mu  sync.Mutex
+	ids map[string]int // subject + "\x00" + schema
+}
+
+// SchemaIncompatibleError is a schema the registry refused as incompatible
+// with the subject's earlier versions (HTTP 409).
+type SchemaIncompatibleError struct {
+	Subject string
+	Message string
+}
+
+func (e *SchemaIncompatibleError) Error() string {
+	msg := e.Message
+	if len(msg) > 600 { // the registry quotes the whole old schema
+		msg = msg[:600] + "…"
+	}
+	return fmt.Sprintf("the Schema Registry refused the new schema of subject %q as incompatible: %s; "+
+		"make the change compatible (for example add columns as nullable), or change the subject's compatibility level, then run `mooncdc resnapshot` for the table",
+		e.Subject, msg)
+}
+
+// SchemaNotRegisteredError is a schema that is not registered while
+// format.schema_registry.auto_register is false.
+type SchemaNotRegisteredError struct {
+	Subject string
+	Err     error
+}
+
+func (e *SchemaNotRegisteredError) Error() string {
+	return fmt.Sprintf("schema of subject %q is not registered and format.schema_registry.auto_register is false: %v; "+
+		"register the schema (mooncdc logs it at debug level) or set format.schema_registry.auto_register: true", e.Subject, e.Err)
+}
+
+func (e *SchemaNotRegisteredError) Unwrap() error { return e.Err }
+
+// newRegistry builds the client of format.schema_registry. It reads the TLS
+// files but does not contact the registry.
+func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
+	opts := []sr.ClientOpt{sr.URLs(cfg.URL), sr.UserAgent("mooncdc/" + Version)}
+	if cfg.Username != "" || cfg.Password != "" {
+		opts = append(opts, sr.BasicAuth(cfg.Username, cfg.Password))
+	}
+	tlsCfg, err := registryTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     tlsCfg,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConnsPerHost: 4,
+	}
+	opts = append(opts, sr.HTTPClient(&http.Client{Transport: tr, Timeout: 30 * time.Second}))
+	cl, err := sr.NewClient(opts...)
+	if err != nil {
+		return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.url: %w", err)}
+	}
+	return &registry{cl: cl, autoRegister: cfg.AutoRegister, log: log, ids: map[string]int{}}, nil
+}
+
+func registryTLS(cfg SchemaRegistryConfig) (*tls.Config, error) {
+	t := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.ca_file: %w", err)}
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.ca_file: %s holds no PEM certificate", cfg.CAFile)}
+		}
+		t.RootCAs = pool
+	}
+	if cfg.CertFile != "" || cfg.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+		if err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.cert_file/key_file: %w", err)}
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+// id returns the id of schema under subject, registering it when
+// auto_register is on. Incompatible and not-registered schemas are typed
+// errors; other failures (registry down, 5xx, timeouts) are retried with
+// backoff until ctx ends, logged once per outage.
+func (r *registry) id(ctx context.Context, subject, schema string) (int, error) {
+	k := subject + "\x00" + schema
+	r.mu.Lock()
+	id, ok := r.ids[k]
+	r.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	var b backoff
+	for attempt := 0; ; attempt++ {
+		id, err := r.call(ctx, subject, schema)
+		if err == nil {
+			r.mu.Lock()
+			r.ids[k] = id
+			r.mu.Unlock()
+			if attempt > 0 {
+				r.log.Info("Schema Registry reachable again", zap.String("subject", subject))
+			}
+			r.log.Debug("schema registered", zap.String("subject", subject), zap.Int("id", id), zap.String("schema", schema))
+			return id, nil
+		}
+		if !registryRetryable(err) {
+			return 0, err
+		}
+		if attempt == 0 {
+			r.log.Warn("Schema Registry unavailable; retrying (the stream waits, nothing is skipped)",
+				zap.String("subject", subject), zap.Error(err))
+		}
+		if !sleepCtx(ctx, b.next()) {
+			return 0, fmt.Errorf("register schema of subject %q: %w (last error: %v)", subject, ctx.Err(), err)
+		}
+	}
+}
+
+func (r *registry) call(ctx context.Context, subject, schema string) (int, error) {
+	s := sr.Schema{Schema: schema, Type: sr.TypeAvro}
+	var re *sr.ResponseError
+	if r.autoRegister {
+		id, err := r.cl.RegisterSchema(ctx, subject, s, -1, -1)
+		if errors.As(err, &re) && re.ErrorCode == 409 {
+			return 0, &SchemaIncompatibleError{Subject: subject, Message: re.Message}
+		}
+		return id, wrapRegistryErr(subject, err)
+	}
+	ss, err := r.cl.LookupSchema(ctx, subject, s)
+	if errors.As(err, &re) && (re.ErrorCode == 40401 || re.ErrorCode == 40403) {
+		return 0, &SchemaNotRegisteredError{Subject: subject, Err: err}
+	}
+	return ss.ID, wrapRegistryErr(subject, err)
+}
+
+func wrapRegistryErr(subject string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("register schema of subject %q: %w", subject, err)
+}
+
+// registryRetryable reports whether a registry failure may pass: no answer
+// (network, timeout), a server error (5xx), or rate limiting (429). A
+// refusal of the request itself (4xx: bad schema, bad credentials) needs a
+// person.
+func registryRetryable(err error) bool {
+	var re *sr.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode >= 500 || re.StatusCode == http.StatusTooManyRequests
+	}
+	var inc *SchemaIncompatibleError
+	var nr *SchemaNotRegisteredError
+	return !errors.As(err, &inc) && !errors.As(err, &nr)
+}
