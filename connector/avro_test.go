@@ -318,3 +318,42 @@ func checkJSONSchemas(t *testing.T, rec *kgo.Record) {
 		_ = os.WriteFile(filepath.Join(dir, "json_schemas.json"), rec.Value, 0o644)
 	}
 }
+
+// TestAvroRegistryOverTLSWithBasicAuth: the registry's CA file, username
+// and password reach the client; wrong credentials stop the pipeline with
+// a configuration error naming the keys, instead of parking every table.
+func TestAvroRegistryOverTLSWithBasicAuth(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t, srtest.WithTLS(), srtest.WithBasicAuth("moon", "s3cret"))
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, reg.CACertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := avroConfig(e, reg, "tls", "public.t")
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Format.SchemaRegistry.CAFile = ca
+	cfg.Format.SchemaRegistry.Username, cfg.Format.SchemaRegistry.Password = "moon", "s3cret"
+	r := startStreaming(t, cfg)
+	e.exec(`INSERT INTO t VALUES (1)`)
+	if got := after(t, readAvro(t, reg, e.kafka, 1, "tls.public.t")[0])["id"]; got != 1 {
+		t.Fatalf("id = %v", got)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg.Name = "tls2"
+	cfg.Format.SchemaRegistry.Password = "wrong"
+	r = startStreaming(t, cfg)
+	e.exec(`INSERT INTO t VALUES (2)`)
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup
+		if connector.ExitCode(err) != 2 || !strings.Contains(err.Error(), "format.schema_registry") {
+			t.Fatalf("exit %d: %v", connector.ExitCode(err), err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("wrong registry credentials did not stop the pipeline")
+	}
+}

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 
 	"go.uber.org/zap"
 
@@ -92,8 +93,8 @@ func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation)
 		case err == nil:
 		case err != regErr:
 			return &tableSchemaError{err: err} // the schema is not valid Avro
-		case ctx.Err() != nil:
-			return err
+		case ctx.Err() != nil, errors.As(err, new(*ConfigError)):
+			return err // stopping, or every table would fail alike (credentials)
 		case !registryRetryable(err):
 			return &tableSchemaError{err: err} // refused: incompatible, not registered, bad request
 		default:

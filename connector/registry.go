@@ -170,6 +170,12 @@ func wrapRegistryErr(subject string, err error) error {
 	if err == nil {
 		return nil
 	}
+	var re *sr.ResponseError
+	if errors.As(err, &re) && (re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden) {
+		// Every table would fail the same way: stop, as for a bad config.
+		return &ConfigError{Err: fmt.Errorf("format.schema_registry: the registry refused mooncdc's credentials for subject %q (HTTP %d: %v); "+
+			"check format.schema_registry.username and password", subject, re.StatusCode, err)}
+	}
 	return fmt.Errorf("register schema of subject %q: %w", subject, err)
 }
 
@@ -184,5 +190,6 @@ func registryRetryable(err error) bool {
 	}
 	var inc *SchemaIncompatibleError
 	var nr *SchemaNotRegisteredError
-	return !errors.As(err, &inc) && !errors.As(err, &nr)
+	var ce *ConfigError
+	return !errors.As(err, &inc) && !errors.As(err, &nr) && !errors.As(err, &ce)
 }
