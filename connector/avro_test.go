@@ -357,3 +357,30 @@ func TestAvroRegistryOverTLSWithBasicAuth(t *testing.T) {
 		t.Fatal("wrong registry credentials did not stop the pipeline")
 	}
 }
+
+// TestRecordOverMaxParksOnlyThatTable: a record above
+// kafka.max_record_bytes is refused before it is produced; its table goes
+// errored with a message naming the key, the others go on.
+func TestRecordOverMaxParksOnlyThatTable(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.a (id int PRIMARY KEY, v text)`)
+	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
+	cfg := e.config("big", "public.a", "public.b")
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Kafka.MaxRecordBytes = 2048
+	r := startStreaming(t, cfg)
+	e.exec(`INSERT INTO a VALUES (1, (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 200) i))`)
+	e.exec(`INSERT INTO b VALUES (1, 'small')`)
+	e.exec(`INSERT INTO a VALUES (2, 'small too, but the table is parked')`)
+	e.exec(`INSERT INTO b VALUES (2, 'small')`)
+	if evs := consume(t, e.kafka, 2, "big.public.b"); len(evs) != 2 {
+		t.Fatalf("table b: %d records", len(evs))
+	}
+	ph := r.p.TablePhases()["public.a"]
+	if ph.Phase != "errored" || ph.Retry != "resnapshot" || !strings.Contains(ph.LastError, "kafka.max_record_bytes") {
+		t.Fatalf("table a: %+v", ph)
+	}
+	if evs := consume(t, e.kafka, -1, "big.public.a"); len(evs) != 0 {
+		t.Fatalf("table a has %d records, want none", len(evs))
+	}
+}

@@ -80,6 +80,11 @@ type KafkaConfig struct {
 	// Compression of produced batches: none (Kafka's producer default),
 	// gzip, snappy, lz4 or zstd.
 	Compression string `yaml:"compression"`
+	// MaxRecordBytes is the largest record (key + value) mooncdc writes
+	// (Kafka's max.request.size). A larger one parks its table with an
+	// error. Topics mooncdc creates get max.message.bytes to match; the
+	// brokers' message.max.bytes must allow it for other topics.
+	MaxRecordBytes int32 `yaml:"max_record_bytes"`
 }
 
 // Delivery is the delivery guarantee towards Kafka.
@@ -203,7 +208,9 @@ const (
 	DefaultDataDir          = "./mooncdc-data"
 	DefaultOffsetsTopic     = "mooncdc-offsets"
 	DefaultMaxInflightBytes = 64 << 20
-	DefaultMetricsListen    = "127.0.0.1:9187"
+	// DefaultMaxRecordBytes is Kafka's default max.request.size, 1 MiB.
+	DefaultMaxRecordBytes = 1 << 20
+	DefaultMetricsListen  = "127.0.0.1:9187"
 
 	DefaultSnapshotWorkers             = 4
 	DefaultSnapshotChunkRows           = 100_000
@@ -233,6 +240,7 @@ func DefaultConfig() Config {
 			Delivery:               DeliveryAtLeastOnce,
 			MaxInflightBytes:       DefaultMaxInflightBytes,
 			Compression:            "none",
+			MaxRecordBytes:         DefaultMaxRecordBytes,
 		},
 		Snapshot: SnapshotConfig{
 			Mode:                SnapshotInitial,
@@ -379,6 +387,12 @@ func (c Config) Validate() error {
 	}
 	if c.Kafka.MaxInflightBytes <= 0 {
 		bad("kafka.max_inflight_bytes: %d; use a positive number of bytes (default %d)", c.Kafka.MaxInflightBytes, DefaultMaxInflightBytes)
+	}
+
+	if c.Kafka.MaxRecordBytes < 1024 || c.Kafka.MaxRecordBytes > 1<<30 {
+		bad("kafka.max_record_bytes: %d; use 1024 to 1073741824 bytes (default %d, Kafka's max.request.size)", c.Kafka.MaxRecordBytes, DefaultMaxRecordBytes)
+	} else if int64(c.Kafka.MaxRecordBytes) > c.Kafka.MaxInflightBytes {
+		bad("kafka.max_record_bytes: %d is above kafka.max_inflight_bytes %d; raise max_inflight_bytes", c.Kafka.MaxRecordBytes, c.Kafka.MaxInflightBytes)
 	}
 
 	switch c.Kafka.Compression {

@@ -44,6 +44,7 @@ func TestDefaultConfig(t *testing.T) {
 			Delivery:               DeliveryAtLeastOnce,
 			MaxInflightBytes:       67108864,
 			Compression:            "none",
+			MaxRecordBytes:         1 << 20,
 		},
 		Snapshot: SnapshotConfig{
 			Mode:                SnapshotInitial,
@@ -349,6 +350,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"postgres.url", "postgres.tables", "postgres.publication", "postgres.slot",
 		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.topic_partitions",
 		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
+		"kafka.max_record_bytes",
 		"snapshot.mode", "snapshot.workers", "snapshot.chunk_rows", "snapshot.connections_per_table",
 		"snapshot.discovery_interval", "snapshot.retry_delay", "snapshot.max_retries",
 		"format.key", "format.value", "format.json_schemas",

@@ -473,6 +473,9 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now int64) (*kgo.Rec
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
 	value, err := enc.AppendValue(rec.Value[:0], ch, now)
+	if err == nil {
+		err = enc.checkSize(key, value)
+	}
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}

@@ -149,7 +149,8 @@ func (e *emitter) tableError(table string, err error) error {
 	var tse *tableSchemaError
 	var re *RecordError
 	var ve *schema.ValueError
-	parkable := errors.As(err, &tse) || errors.As(err, &re) && errors.As(err, &ve)
+	var big *RecordTooLargeError
+	parkable := errors.As(err, &tse) || errors.As(err, &re) && (errors.As(err, &ve) || errors.As(err, &big))
 	if !parkable || e.onTableError == nil {
 		return err
 	}
@@ -213,7 +214,11 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
 	}
 	value, err := e.enc.AppendValue(rec.Value[:0], ch, time.Now().UnixMilli())
+	if err == nil {
+		err = e.enc.checkSize(key, value)
+	}
 	if err != nil {
+		rec.Key, rec.Value = key[:0], value[:0]
 		e.pool.Put(rec)
 		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
 	}

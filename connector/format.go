@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.uber.org/zap"
 
@@ -25,6 +26,7 @@ type codec struct {
 	key, value         recordEncoder
 	keyAvro, valueAvro *schema.AvroEncoder
 	reg                *registry
+	maxRecord          int // kafka.max_record_bytes
 }
 
 // encoderConfig is the schema.Config of the pipeline.
@@ -50,7 +52,7 @@ func (p *Pipeline) unknownType(table, column, typ string) {
 
 func (p *Pipeline) newCodec() *codec {
 	cfg := p.encoderConfig()
-	c := &codec{reg: p.registry}
+	c := &codec{reg: p.registry, maxRecord: int(p.cfg.Kafka.MaxRecordBytes)}
 	pick := func(format string) (recordEncoder, *schema.AvroEncoder) {
 		switch {
 		case format == FormatAvro:
@@ -113,6 +115,24 @@ func (c *codec) AppendValue(dst []byte, ch *schema.Change, tsMs int64) ([]byte, 
 }
 
 func (c *codec) MarkLast(value []byte) bool { return c.value.MarkLast(value) }
+
+// checkSize refuses a record above kafka.max_record_bytes before it is
+// produced: the broker would refuse it anyway, later and for the whole
+// batch. The table is parked; nothing of it is skipped silently.
+func (c *codec) checkSize(key, value []byte) error {
+	if n := len(key) + len(value); n > c.maxRecord {
+		return &RecordTooLargeError{Size: n, Max: c.maxRecord}
+	}
+	return nil
+}
+
+// RecordTooLargeError is a record above kafka.max_record_bytes.
+type RecordTooLargeError struct{ Size, Max int }
+
+func (e *RecordTooLargeError) Error() string {
+	return fmt.Sprintf("record of %d bytes is above kafka.max_record_bytes %d; raise it (and the brokers' message.max.bytes, "+
+		"or the topic's max.message.bytes if the topic was not created by mooncdc), then run `mooncdc resnapshot` for the table", e.Size, e.Max)
+}
 
 // tableSchemaError is a table whose records cannot be written until a
 // person acts: its schema is refused by the registry or is not valid. The

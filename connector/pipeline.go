@@ -227,7 +227,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	p.metrics.DurableLSN.Set(float64(src.DurableLSN))
 
 	p.database = src.Database
-	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor))
+	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
 
 	// Table phases: the main worker emits a table's changes only once its
 	// copy is handed over (handover.go).

@@ -26,6 +26,9 @@ func (p *Pipeline) producerOpts(brokers []string, hooks kgo.Hook) []kgo.Opt {
 		kgo.MaxBufferedBytes(int(maxBytes)*2 + 64<<20),
 		kgo.MaxBufferedRecords(1 << 24),
 		kgo.ProducerLinger(5 * time.Millisecond),
+		// A batch holds at least one record; the emitters refuse records
+		// above kafka.max_record_bytes, so this never splits or fails one.
+		kgo.ProducerBatchMaxBytes(p.cfg.Kafka.MaxRecordBytes + recordOverhead),
 		kgo.ProducerBatchCompression(CompressionCodec(p.cfg.Kafka.Compression)),
 		kgo.WithHooks(hooks),
 	}

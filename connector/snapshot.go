@@ -218,7 +218,8 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	var ce *copyError
 	var tse *tableSchemaError
 	var ve *schema.ValueError
-	permanent := errors.As(err, &ce) && ce.permanent || errors.As(err, &tse) || errors.As(err, &ve)
+	var big *RecordTooLargeError
+	permanent := errors.As(err, &ce) && ce.permanent || errors.As(err, &tse) || errors.As(err, &ve) || errors.As(err, &big)
 	if !permanent && classify(err) == classCritical {
 		var pgErr *pgconn.PgError
 		// A server error other than a lost connection: a person must act,

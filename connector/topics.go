@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -18,11 +19,19 @@ type topicMaker struct {
 	adm        *kadm.Client
 	partitions int32
 	rf         int16
+	configs    map[string]*string
 	known      map[string]bool
 }
 
-func newTopicMaker(adm *kadm.Client, partitions int32, rf int16) *topicMaker {
-	return &topicMaker{adm: adm, partitions: partitions, rf: rf, known: make(map[string]bool)}
+// newTopicMaker makes topics with partitions and replication factor rf;
+// above Kafka's default, maxRecord sets the topic's max.message.bytes.
+func newTopicMaker(adm *kadm.Client, partitions int32, rf int16, maxRecord int32) *topicMaker {
+	m := &topicMaker{adm: adm, partitions: partitions, rf: rf, known: make(map[string]bool)}
+	if maxRecord > DefaultMaxRecordBytes {
+		v := strconv.Itoa(int(maxRecord) + recordOverhead)
+		m.configs = map[string]*string{"max.message.bytes": &v}
+	}
+	return m
 }
 
 // ensure creates topic unless it exists. It blocks for at most 30 s.
@@ -34,7 +43,7 @@ func (m *topicMaker) ensure(topic string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := m.adm.CreateTopic(ctx, m.partitions, m.rf, nil, topic)
+	resp, err := m.adm.CreateTopic(ctx, m.partitions, m.rf, m.configs, topic)
 	if err == nil {
 		err = resp.Err
 	}
@@ -55,3 +64,7 @@ func (e *TopicError) Error() string {
 	return fmt.Sprintf("create topic %q: %v (create it yourself, or give mooncdc's Kafka user CREATE on the cluster)", e.Topic, e.Err)
 }
 func (e *TopicError) Unwrap() error { return e.Err }
+
+// recordOverhead is room for a record batch's framing and a record's
+// headers above kafka.max_record_bytes of key and value.
+const recordOverhead = 1024

@@ -95,9 +95,9 @@ package connector_test
 //     tables do not list them, and here they stay strings.
 //   - timestamptz values past 294247-01-01 (up to Postgres' 294276 AD) are a
 //     range error (schema/timeparse.go); Debezium prints them as strings.
-// The TOASTed text is 480,000 characters, not over 1 MB: a record over
-// 1,000,012 bytes fails with MESSAGE_TOO_LARGE, as Kafka Connect's default
-// max.request.size does, and mooncdc has no setting to raise the limit.
+// The TOASTed text is over 1 MB (1,120,000 characters); its records are
+// above Kafka's default 1 MiB, so the pipelines raise
+// kafka.max_record_bytes (as a Debezium user raises max.request.size).
 
 import (
 	"bytes"
@@ -129,6 +129,10 @@ import (
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
+// tyAvroAPI decodes values over hamba's default 1 MiB limit (the TOASTed
+// text is longer).
+var tyAvroAPI = avro.Config{MaxByteSliceSize: 64 << 20}.Freeze()
+
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/types")
 
 const (
@@ -137,13 +141,10 @@ const (
 
 	// tyBigChunks is the number of md5 hex digests (32 characters each) of
 	// the TOASTed text; the bytea of the same row holds their 16 bytes
-	// each. The record of that row must stay under Kafka's (and
-	// franz-go's) default record batch limit of 1,000,012 bytes: mooncdc
-	// has no setting to raise the producer's limit, so a 1 MB text fails
-	// with MESSAGE_TOO_LARGE (as Debezium does with Kafka Connect's
-	// default max.request.size). 15000 chunks: a 480,000-character text
-	// and a 240,000-byte bytea, stored out of line and incompressible.
-	tyBigChunks  = 15000
+	// each. 35000 chunks: a 1,120,000-character text and a 560,000-byte
+	// bytea, stored out of line and incompressible; the record needs
+	// kafka.max_record_bytes above the 1 MiB default.
+	tyBigChunks  = 35000
 	tyFullChunks = 2000 // the TOASTed text of the REPLICA IDENTITY FULL table
 )
 
@@ -353,6 +354,7 @@ func TestEveryType(t *testing.T) {
 	for _, f := range formats {
 		cfg := e.config(f.name, "public.every_type", "public.toast_full")
 		cfg.Snapshot.Mode = connector.SnapshotInitial
+		cfg.Kafka.MaxRecordBytes = 8 << 20
 		if f.mod != nil {
 			f.mod(&cfg)
 		}
@@ -946,7 +948,7 @@ func tyDecodeAvro(t *testing.T, text string, body []byte) any {
 	t.Helper()
 	s := tyMustParseAvro(t, text)
 	var v any
-	if err := avro.Unmarshal(s, body, &v); err != nil {
+	if err := tyAvroAPI.Unmarshal(s, body, &v); err != nil {
 		t.Fatalf("decode Avro: %v", err)
 	}
 	return v
