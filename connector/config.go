@@ -208,8 +208,10 @@ const (
 	DefaultDataDir          = "./mooncdc-data"
 	DefaultOffsetsTopic     = "mooncdc-offsets"
 	DefaultMaxInflightBytes = 64 << 20
-	// DefaultMaxRecordBytes is Kafka's default max.request.size, 1 MiB.
-	DefaultMaxRecordBytes = 1 << 20
+	// DefaultMaxRecordBytes keeps a record, with its batch framing, under
+	// the brokers' default message.max.bytes (1048588) and franz-go's
+	// default batch size (1000012).
+	DefaultMaxRecordBytes = 1_000_000
 	DefaultMetricsListen  = "127.0.0.1:9187"
 
 	DefaultSnapshotWorkers             = 4

@@ -44,7 +44,7 @@ func TestDefaultConfig(t *testing.T) {
 			Delivery:               DeliveryAtLeastOnce,
 			MaxInflightBytes:       67108864,
 			Compression:            "none",
-			MaxRecordBytes:         1 << 20,
+			MaxRecordBytes:         1_000_000,
 		},
 		Snapshot: SnapshotConfig{
 			Mode:                SnapshotInitial,

@@ -28,7 +28,7 @@ func (p *Pipeline) producerOpts(brokers []string, hooks kgo.Hook) []kgo.Opt {
 		kgo.ProducerLinger(5 * time.Millisecond),
 		// A batch holds at least one record; the emitters refuse records
 		// above kafka.max_record_bytes, so this never splits or fails one.
-		kgo.ProducerBatchMaxBytes(p.cfg.Kafka.MaxRecordBytes + recordOverhead),
+		kgo.ProducerBatchMaxBytes(max(1_000_012, p.cfg.Kafka.MaxRecordBytes+recordOverhead)),
 		kgo.ProducerBatchCompression(CompressionCodec(p.cfg.Kafka.Compression)),
 		kgo.WithHooks(hooks),
 	}

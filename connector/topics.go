@@ -67,4 +67,4 @@ func (e *TopicError) Unwrap() error { return e.Err }
 
 // recordOverhead is room for a record batch's framing and a record's
 // headers above kafka.max_record_bytes of key and value.
-const recordOverhead = 1024
+const recordOverhead = 512
