@@ -384,3 +384,45 @@ func TestRecordOverMaxParksOnlyThatTable(t *testing.T) {
 		t.Fatalf("table a has %d records, want none", len(evs))
 	}
 }
+
+// TestAvroMessagesAndTruncate: logical messages have Debezium's
+// MessageKey/MessageValue schemas on <prefix>.message, and a truncate is
+// the table's envelope with op t and a null key.
+func TestAvroMessagesAndTruncate(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := avroConfig(e, reg, "msg", "public.t")
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	startStreaming(t, cfg)
+	e.exec(`INSERT INTO t VALUES (1)`)
+	e.exec(`TRUNCATE t`)
+	e.exec(`SELECT pg_logical_emit_message(true, 'app', 'hello')`)
+	e.exec(`SELECT pg_logical_emit_message(false, 'ops', '\x00ff'::bytea)`)
+
+	recs := readAvro(t, reg, e.kafka, 2, "msg.public.t")
+	if recs[1].value["op"] != "t" || recs[1].key != nil || recs[1].value["before"] != nil || recs[1].value["after"] != nil {
+		t.Errorf("truncate record = key %v value %v", recs[1].key, recs[1].value)
+	}
+	if recs[1].valueID != recs[0].valueID {
+		t.Errorf("truncate uses value schema %d, the table's is %d", recs[1].valueID, recs[0].valueID)
+	}
+	msgs := readAvro(t, reg, e.kafka, 2, "msg.message")
+	for i, want := range []struct {
+		prefix  string
+		content []byte
+	}{{"app", []byte("hello")}, {"ops", []byte{0, 0xff}}} {
+		m := msgs[i]
+		if m.key["prefix"] != want.prefix || m.value["op"] != "m" {
+			t.Fatalf("message %d: key %v value %v", i, m.key, m.value)
+		}
+		body := m.value["message"].(map[string]any)
+		if body["prefix"] != want.prefix || string(body["content"].([]byte)) != string(want.content) {
+			t.Errorf("message %d body = %v", i, body)
+		}
+	}
+	text, _ := reg.SchemaByID(msgs[0].valueID)
+	if !strings.Contains(text, `"name":"MessageValue","namespace":"io.debezium.connector.postgresql"`) {
+		t.Errorf("message value schema: %s", text)
+	}
+}

@@ -198,3 +198,24 @@ func TestUnregisteredSchemaIsAnError(t *testing.T) {
 		t.Fatal("no error")
 	}
 }
+
+// TestUnknownTypeIsTextWithAWarning: a type without a mapping is sent as
+// its text, and the hook hears of the column once per relation.
+func TestUnknownTypeIsTextWithAWarning(t *testing.T) {
+	var warned []string
+	cfg := testJSONConfig
+	cfg.OnUnknownType = func(table, column, typ string) { warned = append(warned, table+"."+column+":"+typ) }
+	rel := &Relation{Schema: "public", Table: "shapes", Columns: []Column{
+		{Name: "g", TypeOID: 91000, TypeMod: -1, Type: &TypeInfo{OID: 91000, Name: "geometry", Kind: 'b', Mod: -1}},
+	}}
+	e := NewJSONEncoder(cfg)
+	for range 3 {
+		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("POINT(1 2)")}}, 1)
+		if err != nil || !bytes.Contains(out, []byte(`"after":{"g":"POINT(1 2)"}`)) {
+			t.Fatalf("%s %v", out, err)
+		}
+	}
+	if len(warned) != 1 || warned[0] != "public.shapes.g:geometry" {
+		t.Errorf("warnings = %q", warned)
+	}
+}
