@@ -1,9 +1,6 @@
 package schema
 
-import (
-	"math"
-	"strconv"
-)
+import "math"
 
 // This file checks and writes the numeric types. Postgres' text output of
 // integers, floats (extra_float_digits=3: shortest exact form) and numerics
@@ -47,27 +44,6 @@ func parseInt(s []byte, lo, hi int64) (int64, error) {
 		return 0, errRange
 	}
 	return v, nil
-}
-
-// appendFloat writes a float4 or float8: a JSON number, or the JSON string
-// "NaN", "Infinity" or "-Infinity" (Jackson's default for non-finite
-// doubles, what Kafka Connect's JsonConverter writes).
-func appendFloat(dst, s []byte, bits int) ([]byte, error) {
-	switch string(s) {
-	case "NaN", "Infinity", "-Infinity":
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"'), nil
-	}
-	if !validJSONNumber(s) {
-		return dst, errSyntax
-	}
-	// The grammar check above is the JSON one; ParseFloat adds the range
-	// check (1e999 is valid JSON but no float8).
-	if _, err := strconv.ParseFloat(string(s), bits); err != nil {
-		return dst, errRange
-	}
-	return append(dst, s...), nil
 }
 
 // validJSONNumber reports whether s matches RFC 8259's number grammar:

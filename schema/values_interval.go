@@ -111,8 +111,7 @@ func parseInterval(s []byte) (months int32, days int32, micros int64, err error)
 			}
 			micros = us
 			stage = 4
-			i = len(s)
-			break
+			break // the time part ends the text
 		}
 		num := s[i:k]
 		if num[0] == '+' {
