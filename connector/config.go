@@ -393,8 +393,6 @@ func (c Config) Validate() error {
 
 	if c.Kafka.MaxRecordBytes < 1024 || c.Kafka.MaxRecordBytes > 1<<30 {
 		bad("kafka.max_record_bytes: %d; use 1024 to 1073741824 bytes (default %d, Kafka's max.request.size)", c.Kafka.MaxRecordBytes, DefaultMaxRecordBytes)
-	} else if int64(c.Kafka.MaxRecordBytes) > c.Kafka.MaxInflightBytes {
-		bad("kafka.max_record_bytes: %d is above kafka.max_inflight_bytes %d; raise max_inflight_bytes", c.Kafka.MaxRecordBytes, c.Kafka.MaxInflightBytes)
 	}
 
 	switch c.Kafka.Compression {

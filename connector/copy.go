@@ -453,8 +453,12 @@ func (o *snapshotOut) finish() error {
 			return err
 		}
 	}
+	seq := o.count.Load() // stale-key tombstones number on after the rows
 	for k := range o.stale.keys {
-		if err := o.produce(&kgo.Record{Topic: o.topic, Key: []byte(k), Context: o.ack}); err != nil {
+		ts := &kgo.Record{Topic: o.topic, Key: []byte(k), Context: o.ack}
+		setHeaders(ts, o.lsn, o.lsn, seq)
+		seq++
+		if err := o.produce(ts); err != nil {
 			return err
 		}
 	}
@@ -479,12 +483,12 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now int64) (*kgo.Rec
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
-	*rec = kgo.Record{Topic: o.topic, Value: value, Context: o.ack}
+	*rec = kgo.Record{Topic: o.topic, Value: value, Context: o.ack, Headers: rec.Headers}
 	if hasKey {
 		rec.Key = key
 		o.stale.remove(key)
 	}
-	o.count.Add(1)
+	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
 	o.rows.Add(1)
 	return rec, nil
 }
@@ -512,7 +516,7 @@ func (o *snapshotOut) promise(rec *kgo.Record, err error) {
 	}
 	o.tracker.Ack(rec.Context.(*txAck), len(rec.Key)+len(rec.Value), err)
 	if rec.Value != nil {
-		*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0]}
+		*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0], Headers: rec.Headers[:0]}
 		o.pool.Put(rec)
 	}
 }

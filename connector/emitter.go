@@ -222,14 +222,16 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 		e.pool.Put(rec)
 		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
 	}
-	*rec = kgo.Record{Topic: topic, Value: value, Context: a}
+	*rec = kgo.Record{Topic: topic, Value: value, Context: a, Headers: rec.Headers}
 	if hasKey {
 		rec.Key = key
 	}
+	changeHeaders(rec, ch)
 	e.send(a, rec)
 	if tombstone && hasKey {
 		ts := e.pool.Get().(*kgo.Record)
-		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a}
+		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers}
+		copyHeaders(ts, rec)
 		e.send(a, ts)
 	}
 	return nil
@@ -252,8 +254,8 @@ func (e *emitter) onAck(rec *kgo.Record, err error) {
 		e.metrics.ChangesWritten.Inc() // tombstones are not changes
 	}
 	e.tracker.Ack(a, n, err)
-	key, value := rec.Key[:0], rec.Value[:0]
-	*rec = kgo.Record{Key: key, Value: value}
+	key, value, headers := rec.Key[:0], rec.Value[:0], rec.Headers[:0]
+	*rec = kgo.Record{Key: key, Value: value, Headers: headers}
 	e.pool.Put(rec)
 }
 
