@@ -80,6 +80,17 @@ type KafkaConfig struct {
 	// Compression of produced batches: none (Kafka's producer default),
 	// gzip, snappy, lz4 or zstd.
 	Compression string `yaml:"compression"`
+	// TransactionMaxBytes and TransactionMaxInterval bound a Kafka
+	// transaction in exactly-once mode: it is committed, with the offsets
+	// record covering it, at the first Postgres commit after either is
+	// reached (a larger Postgres transaction is never split).
+	TransactionMaxBytes    int64         `yaml:"transaction_max_bytes"`
+	TransactionMaxInterval time.Duration `yaml:"transaction_max_interval"`
+	// TransactionTimeout is the transaction.timeout.ms mooncdc asks for in
+	// exactly-once mode: the longest a Postgres transaction's or a table
+	// copy's Kafka transaction may stay open; at most the brokers'
+	// transaction.max.timeout.ms (15m by default).
+	TransactionTimeout time.Duration `yaml:"transaction_timeout"`
 	// MaxRecordBytes is the largest record (key + value) mooncdc writes
 	// (Kafka's max.request.size). A larger one parks its table with an
 	// error. Topics mooncdc creates get max.message.bytes to match; the
@@ -212,7 +223,11 @@ const (
 	// the brokers' default message.max.bytes (1048588) and franz-go's
 	// default batch size (1000012).
 	DefaultMaxRecordBytes = 1_000_000
-	DefaultMetricsListen  = "127.0.0.1:9187"
+	// Exactly-once transaction bounds and timeout.
+	DefaultTransactionMaxBytes    = 8 << 20
+	DefaultTransactionMaxInterval = 100 * time.Millisecond
+	DefaultTransactionTimeout     = 15 * time.Minute
+	DefaultMetricsListen          = "127.0.0.1:9187"
 
 	DefaultSnapshotWorkers             = 4
 	DefaultSnapshotChunkRows           = 100_000
@@ -243,6 +258,9 @@ func DefaultConfig() Config {
 			MaxInflightBytes:       DefaultMaxInflightBytes,
 			Compression:            "none",
 			MaxRecordBytes:         DefaultMaxRecordBytes,
+			TransactionMaxBytes:    DefaultTransactionMaxBytes,
+			TransactionMaxInterval: DefaultTransactionMaxInterval,
+			TransactionTimeout:     DefaultTransactionTimeout,
 		},
 		Snapshot: SnapshotConfig{
 			Mode:                SnapshotInitial,
@@ -383,7 +401,6 @@ func (c Config) Validate() error {
 	switch c.Kafka.Delivery {
 	case DeliveryAtLeastOnce:
 	case DeliveryExactlyOnce:
-		bad("kafka.delivery: %q is not supported yet; use %q", c.Kafka.Delivery, DeliveryAtLeastOnce)
 	default:
 		bad("kafka.delivery: %q is not one of %s, %s", c.Kafka.Delivery, DeliveryAtLeastOnce, DeliveryExactlyOnce)
 	}
@@ -391,6 +408,17 @@ func (c Config) Validate() error {
 		bad("kafka.max_inflight_bytes: %d; use a positive number of bytes (default %d)", c.Kafka.MaxInflightBytes, DefaultMaxInflightBytes)
 	}
 
+	if c.Kafka.TransactionMaxBytes < 1 {
+		bad("kafka.transaction_max_bytes: %d; use a positive number of bytes (default %d)", c.Kafka.TransactionMaxBytes, DefaultTransactionMaxBytes)
+	}
+	if c.Kafka.TransactionMaxInterval < time.Millisecond || c.Kafka.TransactionMaxInterval > time.Minute {
+		bad("kafka.transaction_max_interval: %s; use 1ms to 1m (default %s)", c.Kafka.TransactionMaxInterval, DefaultTransactionMaxInterval)
+	}
+	if c.Kafka.TransactionTimeout < time.Second || c.Kafka.TransactionTimeout > time.Hour {
+		bad("kafka.transaction_timeout: %s; use 1s to 1h, at most the brokers' transaction.max.timeout.ms (default %s)", c.Kafka.TransactionTimeout, fmtDuration(DefaultTransactionTimeout))
+	} else if c.Kafka.TransactionTimeout <= c.Kafka.TransactionMaxInterval {
+		bad("kafka.transaction_timeout: %s must be above kafka.transaction_max_interval %s", c.Kafka.TransactionTimeout, c.Kafka.TransactionMaxInterval)
+	}
 	if c.Kafka.MaxRecordBytes < 1024 || c.Kafka.MaxRecordBytes > 1<<30 {
 		bad("kafka.max_record_bytes: %d; use 1024 to 1073741824 bytes (default %d, Kafka's max.request.size)", c.Kafka.MaxRecordBytes, DefaultMaxRecordBytes)
 	}

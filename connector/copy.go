@@ -38,6 +38,10 @@ type copier struct {
 	src     offsets.Pipeline
 	log     *zap.Logger
 	slotSeq atomic.Uint64
+	// txns are the copy workers' transactional producers, one per worker
+	// (exactly-once mode; nil otherwise), and newTxn makes a replacement.
+	txns   []*kgo.Client
+	newTxn func(ctx context.Context, n int) (*kgo.Client, error)
 }
 
 // snapshotPoint is where a copy's snapshot sits in the WAL.
@@ -49,10 +53,22 @@ type snapshotPoint struct {
 
 // copyTable copies table and hands it over. It returns nil once the table
 // is catchup or ready, and an error otherwise (the caller decides retry).
-func (c *copier) copyTable(ctx context.Context, ts *tableState) error {
+func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int) error {
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
 	started := time.Now()
+
+	// Where the copy's records go: in exactly-once mode, one Kafka
+	// transaction of this worker's producer, committed with the handover.
+	out, tx := c.client, (*kgo.Client)(nil)
+	if c.txns != nil {
+		var err error
+		if tx, err = c.beginCopyTxn(ctx, worker); err != nil {
+			return err
+		}
+		out = tx
+		defer c.endCopyTxn(tx)
+	}
 
 	// The replication connection exports the snapshot and, later, streams
 	// the private catch-up: a temporary slot lives only on its connection,
@@ -78,7 +94,7 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState) error {
 	c.p.hooks.call(HookSnapshotCreated, name)
 
 	tracker := NewTracker(point.lsn, c.p.cfg.Kafka.MaxInflightBytes/int64(max(1, c.p.cfg.Snapshot.Workers)), nil)
-	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log)
+	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out)
 	if err != nil {
 		return err
 	}
@@ -87,10 +103,10 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState) error {
 	c.p.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
 	c.p.hooks.call(HookCopied, name)
 
-	if done, err := c.handover(ctx, ts, point.lsn, nil); err != nil || done {
+	if done, err := c.handover(ctx, ts, point.lsn, nil, tx); err != nil || done {
 		return err
 	}
-	return c.catchUp(ctx, ts, rel, repl, point, tracker, log)
+	return c.catchUp(ctx, ts, rel, repl, point, tracker, log, out, tx)
 }
 
 // createSnapshot creates the temporary slot with an exported snapshot. The
@@ -250,7 +266,7 @@ func (ch chunk) where() string {
 
 // copyRows streams the table's rows as op "r" records and tombstones keys
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
-func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, log *zap.Logger) (int64, *schema.Relation, error) {
+func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, log *zap.Logger, cl *kgo.Client) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
 	first, err := c.importSnapshot(ctx, point.snapshot)
 	if err != nil {
@@ -278,7 +294,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		zap.Int("stale_keys", len(stale.keys)))
 
 	snap := tracker.Begin()
-	out := &snapshotOut{ctx: ctx, c: c, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
+	out := &snapshotOut{ctx: ctx, c: c, cl: cl, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		rows: c.p.metrics.TableCopyRows.WithLabelValues(name)}
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
@@ -326,6 +342,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 
 // snapshotOut is the sink of one table's copy, shared by its chunk workers.
 type snapshotOut struct {
+	cl *kgo.Client // the producer (the copy's transactional one in exactly-once mode)
 	// ctx is the copy's: records are produced with it, and a record whose
 	// context ends while buffered fails, so it must outlive the chunks.
 	ctx     context.Context
@@ -506,7 +523,7 @@ func (o *snapshotOut) produce(rec *kgo.Record) error {
 		}
 	}
 	o.tracker.Add(o.ack, len(rec.Key)+len(rec.Value))
-	o.c.client.Produce(ctx, rec, o.promise)
+	o.cl.Produce(ctx, rec, o.promise)
 	return nil
 }
 
@@ -533,18 +550,18 @@ func (e *copyError) Unwrap() error { return e.err }
 // catchUp streams the temporary slot from the snapshot's consistent point,
 // emitting only this table's changes, until the handover succeeds.
 func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relation, repl *pgconn.PgConn,
-	point snapshotPoint, tracker *Tracker, log *zap.Logger) error {
+	point snapshotPoint, tracker *Tracker, log *zap.Logger, cl, tx *kgo.Client) error {
 	name := ts.Table.Table
 	c.p.hooks.call(HookCatchup, name)
-	em := newEmitter(ctx, c.client, tracker, c.topics, c.p.newCodec(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
+	em := newEmitter(ctx, cl, tracker, c.topics, c.p.newCodec(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
 		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg))
 	defer em.keys.close()
 	soft, stop := context.WithCancel(ctx)
 	defer stop()
-	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop}
+	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, tx: tx}
 	sess := stream.NewSession(stream.Config{
 		Conn: repl, ConnConfig: c.pgcfg, Slot: point.slot, Publication: c.p.cfg.Postgres.Publication,
-		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: &catchupProgress{Tracker: tracker, h: h, client: c.client},
+		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: &catchupProgress{Tracker: tracker, h: h, client: cl},
 	})
 	err := sess.Run(ctx, soft, h)
 	if h.err != nil {
@@ -566,6 +583,7 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 // changes go out like the main worker's, and after each transaction (and at
 // each idle keepalive) the copy worker tries to hand over.
 type catchupHandler struct {
+	tx *kgo.Client // the copy's transactional producer (exactly-once mode), committed by the handover
 	*emitter
 	c       *copier
 	ts      *tableState
@@ -607,7 +625,7 @@ func (h *catchupHandler) tryHandover(pos schema.LSN) error {
 		ctx, cancel := context.WithTimeout(h.ctx, handoverAckWait)
 		defer cancel()
 		return h.tracker.Wait(ctx)
-	})
+	}, h.tx)
 	if errors.Is(err, context.DeadlineExceeded) && h.ctx.Err() == nil {
 		h.c.log.Warn("copy's records not acknowledged in time; handover tried again later", zap.String("table", h.ts.Table.Table))
 		return nil

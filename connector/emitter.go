@@ -40,6 +40,9 @@ type emitter struct {
 	// view still shows them as emitting.
 	onTableError func(table string, err error)
 	failed       map[string]bool
+	// txn batches whole transactions into Kafka transactions (main worker
+	// in exactly-once mode; nil otherwise).
+	txn *txnWriter
 
 	routes map[*schema.Relation]route
 	// messagesReady: the logical messages' schemas are registered.
@@ -69,6 +72,11 @@ func newEmitter(ctx context.Context, client *kgo.Client, tracker *Tracker, topic
 
 // Begin implements stream.Handler.
 func (e *emitter) Begin(tx *schema.Tx) error {
+	if e.txn != nil {
+		if err := e.txn.begin(); err != nil {
+			return err
+		}
+	}
 	e.cur = e.tracker.Begin()
 	clear(e.failed)
 	if e.gate != nil {
@@ -93,6 +101,9 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 			e.onPromote(moved)
 		}
 	}
+	if e.txn != nil {
+		return e.txn.ended(e.ctx, tx.EndLSN)
+	}
 	return nil
 }
 
@@ -112,9 +123,17 @@ func (e *emitter) Change(ch *schema.Change) error {
 		}
 		if ch.Tx == nil {
 			// A non-transactional message is its own unit of durability.
+			if e.txn != nil {
+				if err := e.txn.begin(); err != nil {
+					return err
+				}
+			}
 			a := e.tracker.Begin()
 			err := e.produce(a, topic, ch, false)
 			e.tracker.Commit(a, ch.LSN)
+			if err == nil && e.txn != nil {
+				err = e.txn.ended(e.ctx, ch.LSN)
+			}
 			return err
 		}
 		return e.produce(e.cur, topic, ch, false)
@@ -239,6 +258,9 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 
 func (e *emitter) send(a *txAck, rec *kgo.Record) {
 	e.tracker.Add(a, len(rec.Key)+len(rec.Value))
+	if e.txn != nil {
+		e.txn.add(len(rec.Key) + len(rec.Value))
+	}
 	// Produce does not block: the client's buffer is sized above the
 	// tracker's bound, and the stream waits on the tracker instead.
 	e.client.Produce(context.Background(), rec, e.promise)

@@ -24,11 +24,25 @@ type UnsafeResumeError struct{ Reason string }
 
 func (e *UnsafeResumeError) Error() string { return "unsafe resume: " + e.Reason }
 
+// FencedError reports that another mooncdc with the same name (the same
+// transactional id) took over: this one must never write again.
+type FencedError struct {
+	TransactionalID string
+	Err             error
+}
+
+func (e *FencedError) Error() string {
+	return "fenced: another mooncdc instance with the same name took over (transactional id " + e.TransactionalID +
+		"): this one stops and writes nothing more; run one instance per name (" + e.Err.Error() + ")"
+}
+func (e *FencedError) Unwrap() error { return e.Err }
+
 // ExitCode maps an error returned by Run (or config loading) to the process
 // exit code.
 func ExitCode(err error) int {
 	var ce *ConfigError
 	var ue *UnsafeResumeError
+	var fe *FencedError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -36,6 +50,8 @@ func ExitCode(err error) int {
 		return ExitConfig
 	case errors.As(err, &ue):
 		return ExitUnsafeResume
+	case errors.As(err, &fe):
+		return ExitFenced
 	default:
 		return ExitRuntime
 	}

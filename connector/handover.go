@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/offsets"
@@ -28,7 +29,12 @@ import (
 // and cannot move past pos, so a copy worker that reaches the main worker
 // hands over even under a steady stream of writes (waiting for the acks
 // first would let the main worker move on every time).
-func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, acked func() error) (bool, error) {
+//
+// In exactly-once mode (tx not nil) the phase record is the last record of
+// the copy's Kafka transaction, and storing it is committing the
+// transaction: all of the copy's records and its handover become visible
+// together, or none of them.
+func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, acked func() error, tx *kgo.Client) (bool, error) {
 	c.p.hooks.call(HookBeforeHandover, ts.Table.Table)
 	c.phases.mu.Lock()
 	defer c.phases.mu.Unlock()
@@ -48,7 +54,11 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, a
 	}
 	next.LSN = uint64(pos)
 	next.Attempts, next.LastError, next.Retry = 0, "", ""
-	if err := c.p.saveTable(ctx, next); err != nil {
+	store := c.p.saveTable
+	if tx != nil {
+		store = func(ctx context.Context, ts *tableState) error { return c.commitHandover(ctx, tx, ts) }
+	}
+	if err := store(ctx, next); err != nil {
 		// Not visible yet: the table stays copying, this copy fails and is
 		// retried from a new snapshot (its records below pos are upserts
 		// or changes a new snapshot covers). If the write did land, the

@@ -22,6 +22,7 @@ type Metrics struct {
 	Streaming            prometheus.Gauge
 	TableCopyRows        *prometheus.CounterVec
 	TableCopyDuration    *prometheus.GaugeVec
+	KafkaTransactions    *prometheus.CounterVec
 }
 
 func newMetrics(inflight func() float64) *Metrics {
@@ -50,11 +51,13 @@ func newMetrics(inflight func() float64) *Metrics {
 			Name: "mooncdc_table_copy_rows_total", Help: "Rows copied by table snapshots."}, []string{"table"}),
 		TableCopyDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mooncdc_table_copy_duration_seconds", Help: "Duration of the table's last completed copy (COPY and stale-key tombstones, acknowledged)."}, []string{"table"}),
+		KafkaTransactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mooncdc_kafka_transactions_total", Help: "Kafka transactions ended in exactly-once mode, by outcome (commit, abort)."}, []string{"outcome"}),
 		Streaming: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mooncdc_streaming", Help: "1 while the main worker is streaming from Postgres."}),
 	}
 	m.Registry.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
-		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.TableCopyRows, m.TableCopyDuration,
+		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m

@@ -193,6 +193,41 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}); err != nil {
 		return err
 	}
+	// Exactly-once: take over the transactional ids before reading the
+	// offsets, so that an earlier instance is fenced and its open
+	// transactions aborted, and what is read is final.
+	eos := cfg.Kafka.Delivery == DeliveryExactlyOnce
+	var mainTx *kgo.Client
+	var copyTx []*kgo.Client
+	newCopyTx := func(ctx context.Context, n int) (*kgo.Client, error) {
+		return p.newTxnClient(ctx, brokers, fmt.Sprintf("%s-copy-%d", cfg.Name, n), kafkaState)
+	}
+	if eos {
+		if err := retry(soft, log, "take over the transactional producers", func() error {
+			var err error
+			if mainTx == nil {
+				if mainTx, err = p.newTxnClient(soft, brokers, cfg.Name+"-main", kafkaState); err != nil {
+					return err
+				}
+			}
+			for n := len(copyTx); n < cfg.Snapshot.Workers; n++ {
+				tx, err := newCopyTx(soft, n)
+				if err != nil {
+					return err
+				}
+				copyTx = append(copyTx, tx)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		defer func() {
+			mainTx.Close()
+			for _, tx := range copyTx {
+				tx.Close()
+			}
+		}()
+	}
 	var state offsets.State
 	if err := retry(soft, log, "load offsets", func() error {
 		var err error
@@ -208,8 +243,21 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	log.Info("resuming", zap.String("slot", cfg.Postgres.Slot), zap.Stringer("lsn", schema.LSN(src.DurableLSN)),
 		zap.String("system_id", src.SystemID), zap.String("database", src.Database))
+	var txw *txnWriter
+	if eos {
+		txw = &txnWriter{p: p, cl: mainTx, id: cfg.Name + "-main",
+			newClient: func(ctx context.Context) (*kgo.Client, error) {
+				return p.newTxnClient(ctx, brokers, cfg.Name+"-main", kafkaState)
+			}}
+	}
 	// Record the pipeline (new, or adopted) before streaming.
-	if err := p.writeOffsets(soft, client, src); err != nil {
+	if eos {
+		// The tracker comes later; the first commit needs none.
+		txw.tracker = NewTracker(schema.LSN(src.DurableLSN), 1, nil)
+		if err := txw.writeOffsetsTxn(soft, src); err != nil {
+			return err
+		}
+	} else if err := p.writeOffsets(soft, client, src); err != nil {
 		return err
 	}
 
@@ -223,6 +271,10 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			p.metrics.LagBytes.Set(0)
 		}
 	})
+	if eos {
+		tracker.Gate()
+		txw.tracker = tracker
+	}
 	p.tracker.Store(tracker)
 	p.metrics.DurableLSN.Set(float64(src.DurableLSN))
 
@@ -234,7 +286,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(cfg.Snapshot.Mode, state.Tables))
 	p.phasesAt.Store(ph)
 	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"),
-		c: &copier{p: p, pgcfg: pgcfg, client: client, topics: topics, phases: ph, src: src, log: log.Named("copy")}}
+		c: &copier{p: p, pgcfg: pgcfg, client: client, topics: topics, phases: ph, src: src, log: log.Named("copy"),
+			txns: copyTx, newTxn: newCopyTx}}
 	// A first discovery before streaming, so that no table's changes are
 	// skipped for want of a phase (snapshot.mode never streams them at once).
 	if err := retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
@@ -250,12 +303,20 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		}
 	}
 
-	em := newEmitter(gctx, client, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, p.include, newKeyResolver(pgcfg))
+	mainOut := client
+	if eos {
+		mainOut = mainTx
+	}
+	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, p.include, newKeyResolver(pgcfg))
+	em.txn = txw
 	defer em.keys.close()
 	em.onTableError = func(table string, err error) { snap.parked(gctx, table, err) }
 	em.gate, em.hooks = ph, &p.hooks
 	em.onPromote = func(moved []*tableState) { p.savePromoted(gctx, moved) }
-	progress := &progress{Tracker: tracker, client: client, phases: ph, p: p, ctx: gctx}
+	progress := &progress{Tracker: tracker, client: mainOut, phases: ph, p: p, ctx: gctx, txn: txw}
+	if txw != nil {
+		txw.onClient = func(cl *kgo.Client) { em.client, progress.client = cl, cl }
+	}
 	obs := &observer{p: p, serverEnd: &lastServerEnd, tracker: tracker}
 
 	// The offsets writer: the durable LSN goes to the offsets topic once a
@@ -275,7 +336,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			if err := tracker.Err(); err != nil {
 				return &criticalError{err}
 			}
-			if d := uint64(tracker.Durable()); d != written {
+			if d := uint64(tracker.Durable()); d != written && !eos { // exactly-once: each Kafka transaction carries it
 				src.DurableLSN = d
 				client.Produce(gctx, offsets.PipelineRecord(cfg.Kafka.OffsetsTopic, cfg.Name, src), func(_ *kgo.Record, err error) {
 					if err != nil && gctx.Err() == nil {
@@ -304,6 +365,11 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		log.Error("pipeline stopped", zap.Error(err), zap.Stringer("durable_lsn", tracker.Durable()))
 		return err
 	}
+	if eos {
+		// The last Kafka transaction, committed by the drain, recorded it.
+		log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))
+		return nil
+	}
 	// Clean stop: the stream drained and confirmed; record where we are.
 	src.DurableLSN = uint64(tracker.Durable())
 	flushCtx, cancel := context.WithTimeout(hard, 30*time.Second)
@@ -330,9 +396,21 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 		})
 		err := sess.Run(hard, soft, em)
 		// Whatever ended the session, the open transaction's rest will be
-		// replayed from the durable LSN by the next session.
+		// replayed from the durable LSN by the next session. In
+		// exactly-once mode that is the last Kafka commit: the open Kafka
+		// transaction is aborted.
 		tracker.Abandon()
 		em.reset()
+		if prog.txn != nil && (err != nil || prog.txn.open) {
+			if rerr := prog.txn.recover(hard); rerr != nil {
+				if err == nil || errors.As(rerr, new(*FencedError)) {
+					err = rerr
+				}
+				if hard.Err() == nil && !isRetryable(rerr) {
+					return rerr
+				}
+			}
+		}
 		if err == nil {
 			return nil
 		}
@@ -391,6 +469,7 @@ type progress struct {
 	phases *phases
 	p      *Pipeline
 	ctx    context.Context
+	txn    *txnWriter // exactly-once mode; nil otherwise
 }
 
 // AdvanceIdle moves the durable LSN when nothing is in flight, and the main
@@ -398,6 +477,9 @@ type progress struct {
 // walEnd.
 func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 	pr.Tracker.AdvanceIdle(walEnd)
+	if pr.txn != nil {
+		pr.txn.idle(walEnd)
+	}
 	if moved := pr.phases.advance(walEnd); moved != nil {
 		pr.p.savePromoted(pr.ctx, moved)
 	}
@@ -419,8 +501,14 @@ func (p *Pipeline) savePromoted(ctx context.Context, moved []*tableState) {
 	}
 }
 
-// Drain flushes the producer: every record handed over is acked or failed.
+// Drain flushes the producer: every record handed over is acked or failed;
+// in exactly-once mode it commits the open Kafka transaction.
 func (pr *progress) Drain(ctx context.Context) error {
+	if pr.txn != nil {
+		if err := pr.txn.commit(ctx); err != nil {
+			return err
+		}
+	}
 	if err := pr.client.Flush(ctx); err != nil {
 		return err
 	}

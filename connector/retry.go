@@ -45,8 +45,10 @@ func classify(err error) errClass {
 		return classRetryable
 	case errors.As(err, &unsafe):
 		return classUnsafe
-	case errors.As(err, &critical), errors.As(err, &cfgErr):
+	case errors.As(err, &critical), errors.As(err, &cfgErr), errors.As(err, new(*FencedError)):
 		return classCritical
+	case errors.As(err, new(*TxnAbortedError)):
+		return classRetryable // aborted; the next session replays from the last commit
 	case errors.As(err, &proto):
 		// The stream's bytes made no sense; reading them again will not help.
 		return classCritical

@@ -79,7 +79,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for i := 0; i < cfg.Workers; i++ {
-		g.Go(func() error { return s.worker(gctx) })
+		g.Go(func() error { return s.worker(gctx, i) })
 	}
 	g.Go(func() error {
 		defer close(s.jobs)
@@ -89,10 +89,10 @@ func (s *snapshotter) run(ctx context.Context) error {
 	return g.Wait()
 }
 
-func (s *snapshotter) worker(ctx context.Context) error {
+func (s *snapshotter) worker(ctx context.Context, n int) error {
 	for name := range s.jobs {
 		ts := s.setPhase(ctx, name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
-		err := s.c.copyTable(ctx, ts)
+		err := s.c.copyTable(ctx, ts, n)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -101,8 +101,8 @@ func (s *snapshotter) worker(ctx context.Context) error {
 			return err // the source is not the one the offsets describe: stop everything
 		}
 		var crit *criticalError
-		if errors.As(err, &crit) {
-			return err
+		if errors.As(err, &crit) || errors.As(err, new(*FencedError)) {
+			return err // a fenced producer never writes again: stop
 		}
 		select {
 		case s.done <- copyResult{table: name, err: err}:

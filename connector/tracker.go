@@ -18,6 +18,7 @@ type txAck struct {
 	end     schema.LSN // end LSN; set at Commit
 	pending int
 	closed  bool
+	gen     uint64 // the tracker generation it was opened in (Restart)
 }
 
 // Tracker turns out-of-order acks into one contiguous durable LSN: the end
@@ -41,6 +42,57 @@ type Tracker struct {
 	drained  chan struct{} // closed and replaced when the queue empties
 
 	onDurable func(l schema.LSN, txs int)
+
+	// In exactly-once mode (gated) the durable LSN may not pass ceiling,
+	// the end LSN covered by the last committed Kafka transaction: a
+	// record acknowledged inside an open transaction is not durable yet.
+	// acked is the contiguous acknowledged position the ceiling holds back.
+	gated   bool
+	ceiling schema.LSN
+	acked   schema.LSN
+	gen     uint64
+}
+
+// Restart forgets every open transaction and any failure, after an
+// aborted Kafka transaction (exactly-once mode): the next session replays
+// from the durable LSN, the last commit. Records of the aborted
+// transaction still in flight are acknowledged into nothing, their
+// failures ignored.
+func (t *Tracker) Restart() {
+	t.mu.Lock()
+	clear(t.queue)
+	t.queue = t.queue[:0]
+	t.open = nil
+	t.failed = nil
+	t.acked = t.Durable()
+	t.gen++
+	close(t.drained)
+	t.drained = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// Gate makes the durable LSN wait for SetCeiling (exactly-once mode). Call
+// it before the tracker is used.
+func (t *Tracker) Gate() {
+	t.gated = true
+	t.ceiling = t.Durable()
+	t.acked = t.Durable()
+}
+
+// SetCeiling raises the position the durable LSN may reach: a Kafka
+// transaction covering everything before l is committed.
+func (t *Tracker) SetCeiling(l schema.LSN) {
+	t.mu.Lock()
+	if l > t.ceiling {
+		t.ceiling = l
+		if d := min(t.acked, t.ceiling); d > t.Durable() {
+			t.durable.Store(uint64(d))
+			if t.onDurable != nil {
+				t.onDurable(d, 0)
+			}
+		}
+	}
+	t.mu.Unlock()
 }
 
 // NewTracker returns a tracker whose durable LSN starts at start.
@@ -60,6 +112,7 @@ func (t *Tracker) Inflight() int64 { return t.inflight.Load() }
 func (t *Tracker) Begin() *txAck {
 	a := &txAck{Context: context.Background()}
 	t.mu.Lock()
+	a.gen = t.gen
 	t.queue = append(t.queue, a)
 	t.open = a
 	t.mu.Unlock()
@@ -85,7 +138,7 @@ func (t *Tracker) Ack(a *txAck, n int, err error) {
 	}
 	t.mu.Lock()
 	a.pending--
-	if err != nil && t.failed == nil {
+	if err != nil && t.failed == nil && a.gen == t.gen {
 		t.failed = err
 	}
 	t.advanceLocked()
@@ -124,7 +177,7 @@ func (t *Tracker) Abandon() {
 // made durable or skipped.
 func (t *Tracker) AdvanceIdle(walEnd schema.LSN) {
 	t.mu.Lock()
-	if len(t.queue) == 0 && t.failed == nil && walEnd > t.Durable() {
+	if len(t.queue) == 0 && t.failed == nil && walEnd > max(t.Durable(), t.acked) {
 		t.setDurableLocked(walEnd, 0)
 	}
 	t.mu.Unlock()
@@ -165,6 +218,16 @@ func (t *Tracker) advanceLocked() {
 }
 
 func (t *Tracker) setDurableLocked(l schema.LSN, txs int) {
+	if t.gated {
+		t.acked = max(t.acked, l)
+		l = min(t.acked, t.ceiling)
+		if l <= t.Durable() {
+			if t.onDurable != nil && txs > 0 {
+				t.onDurable(t.Durable(), txs) // counted as acknowledged
+			}
+			return
+		}
+	}
 	t.durable.Store(uint64(l))
 	if t.onDurable != nil {
 		t.onDurable(l, txs)

@@ -61,8 +61,9 @@ func TestInvalidConfigExitsTwoAndNamesTheKey(t *testing.T) {
 		{name: "bad table pattern from env", args: []string{"--name", "shop", "--postgres-url", goodURL},
 			environ: []string{"MOONCDC_POSTGRES_TABLES=a.b.c"}, want: []string{"postgres.tables:", `"a.b.c"`}},
 		{name: "missing config file", args: []string{"--config", "/nonexistent/mooncdc.yaml"}, want: []string{"/nonexistent/mooncdc.yaml"}},
-		{name: "exactly-once not yet", args: []string{"--name", "shop", "--postgres-url", goodURL},
-			environ: []string{"MOONCDC_KAFKA_DELIVERY=exactly-once"}, want: []string{"kafka.delivery:", "not supported yet"}},
+		{name: "exactly-once timeout below interval", args: []string{"--name", "shop", "--postgres-url", goodURL},
+			environ: []string{"MOONCDC_KAFKA_DELIVERY=exactly-once", "MOONCDC_KAFKA_TRANSACTION_TIMEOUT=1s", "MOONCDC_KAFKA_TRANSACTION_MAX_INTERVAL=2s"},
+			want:    []string{"kafka.transaction_timeout:", "above kafka.transaction_max_interval"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,6 +38,15 @@ type Progress interface {
 	Drain(ctx context.Context) error
 }
 
+// Ticker is an optional part of a Progress: Tick is called on the session
+// goroutine between transactions, at least every 100 ms while a
+// transaction waits to become durable, so that exactly-once delivery can
+// commit a Kafka transaction when the stream goes quiet. An error ends the
+// session.
+type Ticker interface {
+	Tick() error
+}
+
 // Observer receives the session's measurements (metrics). Called from the
 // session's goroutine; must not block.
 type Observer interface {
@@ -174,8 +183,14 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 
 	next := time.Now().Add(cfg.StatusInterval)
 	var armed time.Time
+	ticker, _ := cfg.Progress.(Ticker)
 	for {
 		now := time.Now()
+		if ticker != nil && !s.dec.InTx() {
+			if err := ticker.Tick(); err != nil {
+				return err
+			}
+		}
 		// A status goes out every interval, and early (at most every
 		// 100 ms) once the durable LSN moved, so the slot trails Kafka by
 		// little.

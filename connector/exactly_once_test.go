@@ -1,0 +1,144 @@
+package connector_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
+
+func eosConfig(e *env, name string, tables ...string) connector.Config {
+	cfg := e.config(name, tables...)
+	cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+	return cfg
+}
+
+// countByID counts the create records of each id in a table's events.
+func countByID(evs []event) map[float64]int {
+	n := map[float64]int{}
+	for _, ev := range evs {
+		if ev.Op == "c" && ev.After != nil {
+			n[ev.After["id"].(float64)]++
+		}
+	}
+	return n
+}
+
+// TestExactlyOnceCrashRepeatsNothing: in exactly-once mode a crash (no
+// flush, no commit, no confirmation) and a restart leave every change in
+// Kafka exactly once for a read_committed consumer, where at-least-once
+// would repeat what was acknowledged but not confirmed.
+func TestExactlyOnceCrashRepeatsNothing(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+	e.exec(`INSERT INTO t SELECT i, 'snap' FROM generate_series(1, 500) i`)
+	cfg := eosConfig(e, "eos", "public.t")
+	r := start(t, cfg)
+	const batches, per = 40, 50
+	for b := 0; b < batches; b++ {
+		e.exec(`INSERT INTO t SELECT i, 'x' FROM generate_series($1::int, $2::int) i`, 1000+b*per, 1000+b*per+per-1)
+		if b == batches/2 {
+			r.crash(t)
+			r = startStreaming(t, cfg)
+		}
+	}
+	want := batches * per
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		evs := consume(t, e.kafka, -1, "eos.public.t")
+		n := countByID(evs)
+		total, dup := 0, 0
+		for _, c := range n {
+			total++
+			if c > 1 {
+				dup++
+			}
+		}
+		if dup > 0 {
+			t.Fatalf("%d ids written more than once in exactly-once mode", dup)
+		}
+		if total == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d changes after the crash and restart", total, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	// A clean stop committed everything: a restart repeats nothing either.
+	r = startStreaming(t, cfg)
+	e.exec(`INSERT INTO t VALUES (99999, 'last')`)
+	evs := consume(t, e.kafka, -1, "eos.public.t")
+	deadline = time.Now().Add(30 * time.Second)
+	for countByID(evs)[99999] == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		evs = consume(t, e.kafka, -1, "eos.public.t")
+	}
+	for id, c := range countByID(evs) {
+		if c != 1 {
+			t.Fatalf("id %v written %d times", id, c)
+		}
+	}
+	if len(countByID(evs)) != want+1 {
+		t.Fatalf("%d ids, want %d", len(countByID(evs)), want+1)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSecondInstanceFencesTheFirst: a second instance with the same name
+// takes over the transactional ids: the first stops with a FencedError
+// (exit code 4) and writes nothing more, the second resumes where the
+// first's last commit ended; every change is in Kafka once.
+func TestSecondInstanceFencesTheFirst(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := eosConfig(e, "fence", "public.t")
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	first := startStreaming(t, cfg)
+	e.exec(`INSERT INTO t SELECT generate_series(1, 100)`)
+	consume(t, e.kafka, 100, "fence.public.t")
+
+	second, err := connector.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := runPipeline(t, second)
+	// The first learns it is fenced at its next commit.
+	e.exec(`INSERT INTO t SELECT generate_series(101, 200)`)
+	select {
+	case err := <-first.done:
+		first.done <- err
+		if connector.ExitCode(err) != connector.ExitFenced || !strings.Contains(err.Error(), "fence-main") {
+			t.Fatalf("first instance ended with exit %d: %v", connector.ExitCode(err), err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the first instance was not fenced")
+	}
+	r2.waitReady(t)
+	e.exec(`INSERT INTO t SELECT generate_series(201, 300)`)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var n map[float64]int
+	for ctx.Err() == nil {
+		n = countByID(consume(t, e.kafka, -1, "fence.public.t"))
+		if len(n) == 300 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(n) != 300 {
+		t.Fatalf("%d of 300 ids", len(n))
+	}
+	for id, c := range n {
+		if c != 1 {
+			t.Fatalf("id %v written %d times", id, c)
+		}
+	}
+}
