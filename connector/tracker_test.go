@@ -149,3 +149,55 @@ func TestBackoffIsCappedAndGrows(t *testing.T) {
 		prev = d
 	}
 }
+
+// TestTrackerGatedWaitsForTheKafkaCommit: in exactly-once mode an
+// acknowledged transaction is durable only once a Kafka commit covers it,
+// and after a Restart late failures of the aborted transaction are
+// ignored.
+func TestTrackerGatedWaitsForTheKafkaCommit(t *testing.T) {
+	tr := NewTracker(100, 1<<20, nil)
+	tr.Gate()
+	a := tr.Begin()
+	tr.Add(a, 10)
+	tr.Commit(a, 200)
+	tr.Ack(a, 10, nil)
+	if got := tr.Durable(); got != 100 {
+		t.Fatalf("acknowledged but not committed: durable %s, want 100", got)
+	}
+	tr.SetCeiling(200)
+	if got := tr.Durable(); got != 200 {
+		t.Fatalf("committed: durable %s, want 200", got)
+	}
+	// A commit ahead of the acks (cannot happen after Flush, but the
+	// ceiling alone must not move the LSN).
+	b := tr.Begin()
+	tr.Add(b, 10)
+	tr.Commit(b, 300)
+	tr.SetCeiling(300)
+	if got := tr.Durable(); got != 200 {
+		t.Fatalf("committed, not acknowledged: durable %s, want 200", got)
+	}
+	// Aborted: the transaction is forgotten; its late failure is ignored.
+	tr.Restart()
+	tr.Ack(b, 10, errors.New("aborted"))
+	if err := tr.Err(); err != nil {
+		t.Fatalf("failure of an aborted transaction stuck: %v", err)
+	}
+	c := tr.Begin()
+	tr.Add(c, 10)
+	tr.Commit(c, 400)
+	tr.Ack(c, 10, nil)
+	tr.SetCeiling(400)
+	if got := tr.Durable(); got != 400 {
+		t.Fatalf("after the restart: durable %s, want 400", got)
+	}
+	// Idle: nothing open, nothing in flight; the ceiling still bounds.
+	tr.AdvanceIdle(500)
+	if got := tr.Durable(); got != 400 {
+		t.Fatalf("idle without a commit: durable %s, want 400", got)
+	}
+	tr.SetCeiling(500)
+	if got := tr.Durable(); got != 500 {
+		t.Fatalf("idle, ceiling raised: durable %s, want 500", got)
+	}
+}

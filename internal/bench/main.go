@@ -93,6 +93,7 @@ type options struct {
 	mooncdc     string
 	inprocess   bool
 	avro        bool
+	eos         bool
 	cpuprofile  string
 	timeout     time.Duration
 	requireGoal bool
@@ -117,6 +118,7 @@ func main() {
 	flag.BoolVar(&o.requireGoal, "require-goal", false, "exit 1 when the ratio misses the goal")
 	flag.BoolVar(&o.verbose, "v", false, "print mooncdc's and the broker's log output")
 	flag.StringVar(&compression, "compression", "none", "kafka.compression for mooncdc (none, gzip, snappy, lz4, zstd)")
+	flag.BoolVar(&o.eos, "eos", true, "in the streaming benchmark, run mooncdc a third time with kafka.delivery exactly-once")
 	flag.BoolVar(&o.avro, "avro", true, "in the streaming benchmark, run mooncdc a second time with format avro (an in-process Schema Registry stand-in)")
 	flag.BoolVar(&o.stream, "stream", true, "run the streaming benchmark (inserts, pg_recvlogical vs mooncdc)")
 	flag.BoolVar(&o.snapshot, "snapshot", true, "run the snapshot benchmark (COPY TO STDOUT vs mooncdc's snapshot)")
@@ -204,6 +206,9 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	if o.avro {
 		extra = append(extra, avroSlot)
 	}
+	if o.eos {
+		extra = append(extra, eosSlot)
+	}
 	if err := src.prepareStream(ctx, o.limitRuns, extra...); err != nil {
 		return err
 	}
@@ -230,7 +235,7 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 		}
 	}
 
-	res, records, err := streamRun(ctx, o, src, kfakeBin, tmp, mooncdcSlot, "")
+	res, records, err := streamRun(ctx, o, src, kfakeBin, tmp, mooncdcSlot, "", false)
 	if err != nil {
 		return err
 	}
@@ -242,8 +247,15 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 			return err
 		}
 		defer reg.Close()
-		if avroRes, avroRecords, err = streamRun(ctx, o, src, kfakeBin, tmp, avroSlot, reg.URL()); err != nil {
+		if avroRes, avroRecords, err = streamRun(ctx, o, src, kfakeBin, tmp, avroSlot, reg.URL(), false); err != nil {
 			return fmt.Errorf("avro run: %w", err)
+		}
+	}
+	var eosRes mooncdcResult
+	var eosRecords int64
+	if o.eos {
+		if eosRes, eosRecords, err = streamRun(ctx, o, src, kfakeBin, tmp, eosSlot, "", true); err != nil {
+			return fmt.Errorf("exactly-once run: %w", err)
 		}
 	}
 
@@ -269,6 +281,11 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	if o.avro {
 		fmt.Printf("  %-34s %9s %12s %10s   (ratio %.2f; %d records; peak RSS %.1f MiB)\n", "mooncdc, format avro (registry)", round(avroRes.elapsed),
 			rate(o.n, avroRes.elapsed), mb(avroRes.elapsed), lim.elapsed.Seconds()/avroRes.elapsed.Seconds(), avroRecords, float64(avroRes.maxRSS)/(1<<20))
+	}
+	if o.eos {
+		fmt.Printf("  %-34s %9s %12s %10s   (ratio %.2f; %.2f of at-least-once; %d records; peak RSS %.1f MiB)\n", "mooncdc, exactly-once", round(eosRes.elapsed),
+			rate(o.n, eosRes.elapsed), mb(eosRes.elapsed), lim.elapsed.Seconds()/eosRes.elapsed.Seconds(),
+			res.elapsed.Seconds()/eosRes.elapsed.Seconds(), eosRecords, float64(eosRes.maxRSS)/(1<<20))
 	}
 	fmt.Println()
 	fmt.Printf("  ratio mooncdc / limit:   %.2f (on the time to all acked, from mooncdc's metrics at 100ms resolution: %.2f)\n",
@@ -310,8 +327,16 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 		}
 	}
 
-	if records < int64(o.n) || o.avro && avroRecords < int64(o.n) {
-		return fmt.Errorf("delivery: topic %s holds %d records (avro run: %d), want at least %d", dataTopic, records, avroRecords, o.n)
+	if records < int64(o.n) || o.avro && avroRecords < int64(o.n) || o.eos && eosRecords != int64(o.n) {
+		return fmt.Errorf("delivery: topic %s holds %d records (avro run: %d, exactly-once run: %d), want %d", dataTopic, records, avroRecords, eosRecords, o.n)
+	}
+	if o.eos {
+		eosRatio := res.elapsed.Seconds() / eosRes.elapsed.Seconds()
+		verdict := "PASS"
+		if eosRatio < 0.75 {
+			verdict = "FAIL"
+		}
+		fmt.Printf("goal: exactly-once within 25%% of at-least-once  %s (%.2f)\n", verdict, eosRatio)
 	}
 	if o.requireGoal && ratio < goal {
 		return errors.New("the ratio misses the goal")
@@ -366,10 +391,14 @@ func round(d time.Duration) time.Duration {
 // with the others, so that it sees the same WAL.
 const avroSlot = "bench_mooncdc_avro"
 
+// eosSlot is the slot of the streaming run with kafka.delivery
+// exactly-once.
+const eosSlot = "bench_mooncdc_eos"
+
 // streamRun runs mooncdc over the loaded WAL from slot, on a broker of its
 // own, until the slot is confirmed to the end; with registryURL, key and
 // value are Avro. It returns the run and the records in the data topic.
-func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot, registryURL string) (mooncdcResult, int64, error) {
+func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot, registryURL string, eos bool) (mooncdcResult, int64, error) {
 	var res mooncdcResult
 	kafkaDir := filepath.Join(tmp, "kafka-"+slot)
 	brk, err := startBroker(kfakeBin, kafkaDir)
@@ -391,6 +420,10 @@ func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot,
 		format = "avro"
 		cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
 		cfg.Format.SchemaRegistry.URL = registryURL
+	}
+	if eos {
+		format += ", exactly-once"
+		cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
 	}
 	var runner pipelineRunner
 	what := "mooncdc run (" + o.mooncdc + ")"
@@ -421,6 +454,10 @@ func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot,
 	step(fmt.Sprintf("mooncdc done in %s; stopped in %s", round(res.elapsed), round(res.stopTime)))
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	records, err := recordCount(cctx, brk.addr, dataTopic)
+	if eos {
+		// Offsets count the transaction markers too: read them.
+		records, err = committedCount(cctx, brk.addr, dataTopic, int64(o.n))
+	}
 	cancel()
 	if err != nil {
 		return res, 0, fmt.Errorf("count records in Kafka: %w", err)

@@ -200,6 +200,7 @@ postgres:
 kafka:
   brokers: [%s]
   compression: %s
+  delivery: %s
 snapshot:
   mode: %s
   workers: %d
@@ -216,7 +217,7 @@ log:
   level: %s
   format: %s
 `, q(cfg.Name), q(cfg.Postgres.URL), q(cfg.Postgres.Tables[0]), q(cfg.Postgres.Publication), q(cfg.Postgres.Slot),
-		q(cfg.Kafka.Brokers[0]), q(cfg.Kafka.Compression), q(string(cfg.Snapshot.Mode)), cfg.Snapshot.Workers, cfg.Snapshot.ChunkRows,
+		q(cfg.Kafka.Brokers[0]), q(cfg.Kafka.Compression), q(string(cfg.Kafka.Delivery)), q(string(cfg.Snapshot.Mode)), cfg.Snapshot.Workers, cfg.Snapshot.ChunkRows,
 		cfg.Snapshot.ConnectionsPerTable, q(cfg.Format.Key), q(cfg.Format.Value), q(cfg.Format.SchemaRegistry.URL), q(cfg.Metrics.Listen), q(cfg.Log.Level), q(cfg.Log.Format))
 }
 
@@ -526,4 +527,38 @@ func scrape(hc *http.Client, addr string) (map[string]float64, error) {
 		}
 	}
 	return m, nil
+}
+
+// committedCount counts the records of topic a read_committed consumer
+// sees (offsets would count transaction markers too). It stops when no
+// record came for a second after want were seen, or for 5 s at all.
+func committedCount(ctx context.Context, addr, topic string, want int64) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var n int64
+	last := time.Now()
+	for {
+		quiet := 5 * time.Second
+		if n >= want {
+			quiet = time.Second
+		}
+		if time.Since(last) > quiet {
+			return n, nil
+		}
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		got := int64(fs.NumRecords())
+		if got > 0 {
+			n += got
+			last = time.Now()
+		}
+	}
 }
