@@ -2,7 +2,9 @@ package connector_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,5 +142,47 @@ func TestSecondInstanceFencesTheFirst(t *testing.T) {
 		if c != 1 {
 			t.Fatalf("id %v written %d times", id, c)
 		}
+	}
+}
+
+// TestTransactionOverTheTimeoutStopsNamingTheSetting: a Kafka transaction
+// the broker times out (here: the main worker held between two Postgres
+// transactions longer than kafka.transaction_timeout) is never committed
+// in part; the pipeline stops with a message naming the setting, and
+// nothing of it is visible.
+func TestTransactionOverTheTimeoutStopsNamingTheSetting(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := eosConfig(e, "slow", "public.t")
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Kafka.TransactionTimeout = 2 * time.Second
+	cfg.Kafka.TransactionMaxInterval = time.Second
+	r := startStreaming(t, cfg)
+	var once sync.Once
+	begins := 0
+	r.p.Hooks().Set(func(point, _ string) {
+		if point != connector.HookMainBegin {
+			return
+		}
+		begins++
+		if begins == 1 {
+			once.Do(func() { time.Sleep(3 * time.Second) })
+		}
+	})
+	// A non-transactional message opens the Kafka transaction; the hook
+	// holds the transaction right after it past the timeout.
+	e.exec(`DO $$ BEGIN PERFORM pg_logical_emit_message(false, 'x', 'y'); END $$`)
+	e.exec(`INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)`)
+	select {
+	case err := <-r.done:
+		r.done <- err
+		if !strings.Contains(fmt.Sprint(err), "kafka.transaction_timeout") {
+			t.Fatalf("pipeline ended with %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the timed-out transaction did not stop the pipeline")
+	}
+	if evs := consume(t, e.kafka, -1, "slow.public.t"); len(evs) != 0 {
+		t.Fatalf("%d records of the timed-out transaction are visible", len(evs))
 	}
 }

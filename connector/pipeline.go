@@ -403,11 +403,14 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 		em.reset()
 		if prog.txn != nil && (err != nil || prog.txn.open) {
 			if rerr := prog.txn.recover(hard); rerr != nil {
-				if err == nil || errors.As(rerr, new(*FencedError)) {
+				// A fence outranks a retryable cause; a critical cause (a
+				// transaction over its timeout, which the broker ends by
+				// bumping the epoch: a fence too) says more.
+				if err == nil || errors.As(rerr, new(*FencedError)) && classify(err) != classCritical {
 					err = rerr
 				}
 				if hard.Err() == nil && !isRetryable(rerr) {
-					return rerr
+					return err
 				}
 			}
 		}

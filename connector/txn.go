@@ -167,15 +167,28 @@ func (w *txnWriter) commit(ctx context.Context) error {
 	offErr := w.offErr
 	w.mu.Unlock()
 	if err := errors.Join(w.tracker.Err(), offErr); err != nil {
-		return txnError(w.id, fmt.Errorf("a record of the Kafka transaction failed: %w", err))
+		return w.failed(fmt.Errorf("a record of the Kafka transaction failed: %w", err))
 	}
 	if err := w.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return txnError(w.id, fmt.Errorf("commit Kafka transaction (up to LSN %s): %w", w.lastEnd, err))
+		return w.failed(fmt.Errorf("commit Kafka transaction (up to LSN %s): %w", w.lastEnd, err))
 	}
 	w.open = false
 	w.tracker.SetCeiling(w.lastEnd)
 	w.p.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
 	return nil
+}
+
+// failed types a failed commit. A transaction open about as long as
+// kafka.transaction_timeout was most likely timed out by the broker
+// (which can look like fencing); replaying would time out again, so a
+// person must raise the bound.
+func (w *txnWriter) failed(err error) error {
+	if open := time.Since(w.started); open >= w.p.cfg.Kafka.TransactionTimeout*9/10 {
+		return &criticalError{fmt.Errorf("the Kafka transaction was open %s, about kafka.transaction_timeout (%s): a Postgres "+
+			"transaction takes longer than that to stream, and is never split; raise kafka.transaction_timeout (and the brokers' "+
+			"transaction.max.timeout.ms): %w", open.Round(time.Second), w.p.cfg.Kafka.TransactionTimeout, err)}
+	}
+	return txnError(w.id, err)
 }
 
 func (w *txnWriter) offsetsPromise(_ *kgo.Record, err error) {
