@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/offsets"
 )
 
 // keySet holds the keys that are live in a table's topic before a copy: a
@@ -72,43 +74,24 @@ func liveKeys(ctx context.Context, brokers []string, topic string) (*keySet, err
 	if len(want) == 0 {
 		return set, nil
 	}
-	parts := map[int32]kgo.Offset{}
-	for p := range want {
-		parts[p] = kgo.NewOffset().AtStart()
-	}
-	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts})
+	// Read with offsets.ReadCommitted, not a consumer: in exactly-once
+	// mode every partition ends with a transaction marker (or aborted
+	// records) that a consumer skips silently, so it could not tell that
+	// it reached the end.
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	for len(want) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("read keys of %s: %w", topic, err)
-		}
-		var ferr error
-		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
-		if ferr != nil {
-			return nil, fmt.Errorf("read keys of %s: %w", topic, ferr)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
+	for p := range want {
+		err := offsets.ReadCommitted(ctx, cl, topic, p, func(r *kgo.Record) error {
 			if r.Value == nil {
 				delete(set.keys, string(r.Key))
 			} else if r.Key != nil {
 				set.keys[string(r.Key)] = struct{}{}
 			}
+			return nil
 		})
-		fs.EachPartition(func(p kgo.FetchTopicPartition) {
-			end, ok := want[p.Partition]
-			if !ok {
-				return
-			}
-			// Done once the records read reach the end as of the start
-			// (compaction may have removed the offsets just before it).
-			if n := len(p.Records); n > 0 && p.Records[n-1].Offset+1 >= end {
-				delete(want, p.Partition)
-			} else if n == 0 && p.Err == nil && p.HighWatermark >= end && p.LogStartOffset >= end {
-				delete(want, p.Partition)
-			}
-		})
+		if err != nil {
+			return nil, fmt.Errorf("read keys of %s: %w", topic, err)
+		}
 	}
 	set.active = len(set.keys) > 0
 	return set, nil

@@ -42,8 +42,32 @@ import (
 // concurrently with other use of cl.
 func Load(ctx context.Context, cl *kgo.Client, topic, name string) (State, error) {
 	st := State{Tables: make(map[string]Table)}
-	fail := func(format string, args ...any) (State, error) {
-		return State{}, fmt.Errorf("load offsets topic %q: "+format, append([]any{topic}, args...)...)
+	err := ReadCommitted(ctx, cl, topic, 0, func(r *kgo.Record) error {
+		if err := Decode(name, r.Key, r.Value, &st); err != nil {
+			var me *MalformedError
+			if errors.As(err, &me) {
+				me.Offset = r.Offset
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return State{}, fmt.Errorf("load offsets topic %q: %w", topic, err)
+	}
+	return st, nil
+}
+
+// ReadCommitted reads one partition of topic from its start up to its high
+// watermark as of the call, read_committed, calling fn for each record in
+// log order (an error of fn stops the read and is returned). A missing
+// topic or partition reads as empty. It knows when it is done even when
+// the partition ends with aborted records or transaction markers, which a
+// consumer skips silently (see Load for why it waits for open
+// transactions, and how it blocks and retries).
+func ReadCommitted(ctx context.Context, cl *kgo.Client, topic string, partition int32, fn func(*kgo.Record) error) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("partition %d: "+format, append([]any{partition}, args...)...)
 	}
 	adm := kadm.NewClient(cl)
 
@@ -51,10 +75,10 @@ func Load(ctx context.Context, cl *kgo.Client, topic, name string) (State, error
 	if err != nil {
 		return fail("list end offset: %w", err)
 	}
-	listed, ok := ends.Lookup(topic, 0)
+	listed, ok := ends.Lookup(topic, partition)
 	switch {
 	case !ok, errors.Is(listed.Err, kerr.UnknownTopicOrPartition):
-		return st, nil // missing; see the doc comment
+		return nil // missing
 	case listed.Err != nil:
 		return fail("list end offset: %w", listed.Err)
 	}
@@ -71,19 +95,19 @@ func Load(ctx context.Context, cl *kgo.Client, topic, name string) (State, error
 		if leader < 0 {
 			details, err := adm.ListTopics(fresh(ctx), topic)
 			if err != nil {
-				return fail("find the leader of partition 0: %w", err)
+				return fail("find the leader: %w", err)
 			}
 			td := details[topic]
 			if td.Err != nil {
-				return fail("find the leader of partition 0: %w", td.Err)
+				return fail("find the leader: %w", td.Err)
 			}
-			p, ok := td.Partitions[0]
+			p, ok := td.Partitions[partition]
 			if ok && p.Err == nil && p.Leader >= 0 {
 				leader, topicID = p.Leader, td.ID
 			}
 		}
 		if leader >= 0 {
-			fp, nextOffset, err := fetch(ctx, cl, leader, topic, topicID, next, decompress)
+			fp, nextOffset, err := fetch(ctx, cl, leader, topic, topicID, partition, next, decompress)
 			switch {
 			case err != nil && ctx.Err() == nil:
 				leader = -1 // connection trouble or a moved leader: look again
@@ -91,32 +115,28 @@ func Load(ctx context.Context, cl *kgo.Client, topic, name string) (State, error
 			case errors.Is(fp.Err, kerr.OffsetOutOfRange):
 				// Records below the log start were deleted
 				// (DeleteRecords; compaction alone never moves
-				// it): nothing there to load, go on from it.
+				// it): nothing there to read, go on from it.
 				starts, err := adm.ListStartOffsets(fresh(ctx), topic)
 				if err != nil {
 					return fail("list start offset after OFFSET_OUT_OF_RANGE at %d: %w", next, err)
 				}
-				if start, ok := starts.Lookup(topic, 0); ok && start.Err == nil && start.Offset > next {
+				if start, ok := starts.Lookup(topic, partition); ok && start.Err == nil && start.Offset > next {
 					next = start.Offset
 					continue
 				}
-				return fail("fetch partition 0 at offset %d: %w", next, fp.Err)
+				return fail("fetch at offset %d: %w", next, fp.Err)
 			case fp.Err != nil && kerr.IsRetriable(fp.Err):
 				leader = -1
 			case fp.Err != nil:
-				return fail("fetch partition 0 at offset %d: %w", next, fp.Err)
+				return fail("fetch at offset %d: %w", next, fp.Err)
 			default:
 				lso = fp.LastStableOffset
 				for _, r := range fp.Records {
 					if r.Offset >= end {
 						break // written after the call
 					}
-					if err := Decode(name, r.Key, r.Value, &st); err != nil {
-						var me *MalformedError
-						if errors.As(err, &me) {
-							me.Offset = r.Offset
-						}
-						return fail("%w", err)
+					if err := fn(r); err != nil {
+						return err
 					}
 				}
 				if nextOffset > next {
@@ -136,15 +156,15 @@ func Load(ctx context.Context, cl *kgo.Client, topic, name string) (State, error
 		}
 		sleep(ctx, 50*time.Millisecond) // no progress this round
 	}
-	return st, nil
+	return nil
 }
 
-// fetch issues one read_committed Fetch for partition 0 of topic at offset
+// fetch issues one read_committed Fetch for partition of topic at offset
 // to the leader and decodes the answer. It returns the records, the
 // partition-level error and offsets, and the offset to fetch next, which
 // moves past aborted records and transaction markers too. It waits up to
 // half a second for data when there is none to return.
-func fetch(ctx context.Context, cl *kgo.Client, leader int32, topic string, topicID [16]byte, offset int64, decompress kgo.Decompressor) (kgo.FetchPartition, int64, error) {
+func fetch(ctx context.Context, cl *kgo.Client, leader int32, topic string, topicID [16]byte, partition int32, offset int64, decompress kgo.Decompressor) (kgo.FetchPartition, int64, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.MaxWaitMillis = 500
 	req.MinBytes = 1
@@ -153,7 +173,7 @@ func fetch(ctx context.Context, cl *kgo.Client, leader int32, topic string, topi
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic, rt.TopicID = topic, topicID // by name before v13, by ID after
 	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.Partition = 0
+	rp.Partition = partition
 	rp.FetchOffset = offset
 	rp.PartitionMaxBytes = 8 << 20
 	rt.Partitions = append(rt.Partitions, rp)
@@ -169,19 +189,19 @@ func fetch(ctx context.Context, cl *kgo.Client, leader int32, topic string, topi
 	}
 	for _, t := range resp.Topics {
 		for i := range t.Partitions {
-			if t.Partitions[i].Partition != 0 {
+			if t.Partitions[i].Partition != partition {
 				continue
 			}
 			fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
 				Offset:         offset,
 				IsolationLevel: kgo.ReadCommitted(),
 				Topic:          topic,
-				Partition:      0,
+				Partition:      partition,
 			}, &t.Partitions[i], decompress, nil)
 			return fp, next, nil
 		}
 	}
-	return kgo.FetchPartition{}, offset, errors.New("fetch response without partition 0")
+	return kgo.FetchPartition{}, offset, fmt.Errorf("fetch response without partition %d", partition)
 }
 
 // sleep waits for d or until ctx is done.
