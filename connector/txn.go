@@ -99,6 +99,7 @@ type txnWriter struct {
 
 	open    bool
 	started time.Time
+	last    time.Time // the last commit
 	bytes   int64
 	lastEnd schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
 
@@ -136,11 +137,24 @@ func (w *txnWriter) ended(ctx context.Context, end schema.LSN) error {
 	return nil
 }
 
+// txnHeartbeat is how often an idle main worker commits a transaction
+// holding only the offsets record: so that an instance that was fenced
+// while nothing changed learns it (and releases the slot) within seconds.
+const txnHeartbeat = 5 * time.Second
+
 // tick commits an open transaction that holds whole Postgres
-// transactions and is older than the interval: the stream went quiet. Call
-// it between Postgres transactions only.
+// transactions and is older than the interval: the stream went quiet; and
+// writes the heartbeat transaction when idle. Call it between Postgres
+// transactions only.
 func (w *txnWriter) tick(ctx context.Context) error {
-	if w.open && w.lastEnd != 0 && time.Since(w.started) >= w.p.cfg.Kafka.TransactionMaxInterval {
+	switch {
+	case w.open && w.lastEnd != 0 && time.Since(w.started) >= w.p.cfg.Kafka.TransactionMaxInterval:
+		return w.commit(ctx)
+	case !w.open && time.Since(w.last) >= txnHeartbeat:
+		if err := w.begin(); err != nil {
+			return err
+		}
+		w.lastEnd = w.tracker.Durable()
 		return w.commit(ctx)
 	}
 	return nil
@@ -172,7 +186,7 @@ func (w *txnWriter) commit(ctx context.Context) error {
 	if err := w.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return w.failed(fmt.Errorf("commit Kafka transaction (up to LSN %s): %w", w.lastEnd, err))
 	}
-	w.open = false
+	w.open, w.last = false, time.Now()
 	w.tracker.SetCeiling(w.lastEnd)
 	w.p.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
 	return nil
