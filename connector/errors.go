@@ -32,8 +32,10 @@ type FencedError struct {
 }
 
 func (e *FencedError) Error() string {
-	return "fenced: another mooncdc instance with the same name took over (transactional id " + e.TransactionalID +
-		"): this one stops and writes nothing more; run one instance per name (" + e.Err.Error() + ")"
+	return "fenced: the broker refused transactional id " + e.TransactionalID + "'s epoch: another mooncdc instance with the " +
+		"same name took over, or the broker aborted the open transaction (a transaction timeout, a coordinator failure); this " +
+		"one stops and writes nothing more. Run one instance per name; if no other runs, restart this one: it resumes from the " +
+		"last commit (" + e.Err.Error() + ")"
 }
 func (e *FencedError) Unwrap() error { return e.Err }
 

@@ -77,6 +77,14 @@ func (s *snapshotter) run(ctx context.Context) error {
 	for name, ts := range s.phases.all() {
 		s.seen[name] = ts.ResnapshotMs
 	}
+	// Copy nothing before the main worker holds the slot: an instance that
+	// cannot take it (another one with the same name still streams) must
+	// not copy tables that one is copying or has handed over.
+	for !s.p.ready.Load() {
+		if !sleepCtx(ctx, 50*time.Millisecond) {
+			return nil
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	for i := 0; i < cfg.Workers; i++ {
 		g.Go(func() error { return s.worker(gctx, i) })

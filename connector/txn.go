@@ -64,8 +64,13 @@ func txnError(id string, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, kerr.ProducerFenced), errors.Is(err, kerr.InvalidProducerEpoch):
+	case errors.Is(err, kerr.ProducerFenced):
 		return &FencedError{TransactionalID: id, Err: err}
+	case errors.Is(err, kerr.InvalidProducerEpoch):
+		// On a produce this may be recoverable (the abort that follows
+		// tells: a fenced producer's abort is refused as fenced); on an
+		// abort it is a fence.
+		return &TxnAbortedError{Err: err}
 	case errors.Is(err, kerr.InvalidTransactionTimeout):
 		return &ConfigError{Err: fmt.Errorf("kafka.transaction_timeout: the brokers refuse it (%v); "+
 			"set it at most to their transaction.max.timeout.ms", err)}
@@ -226,6 +231,9 @@ func (w *txnWriter) abort(ctx context.Context) error {
 		return txnError(w.id, fmt.Errorf("abort Kafka transaction: %w", err))
 	}
 	if err := w.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		if errors.Is(err, kerr.InvalidProducerEpoch) {
+			return &FencedError{TransactionalID: w.id, Err: err}
+		}
 		return txnError(w.id, fmt.Errorf("abort Kafka transaction: %w", err))
 	}
 	w.p.metrics.KafkaTransactions.WithLabelValues("abort").Inc()

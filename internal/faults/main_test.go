@@ -1,0 +1,117 @@
+//go:build faults
+
+package faults
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mooncdcBin is the mooncdc binary built from ./cmd/mooncdc for this run.
+var mooncdcBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "faults-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		os.Exit(1)
+	}
+	mooncdcBin = filepath.Join(dir, "mooncdc")
+	// The test's working directory is this package's, inside the module.
+	build := exec.Command("go", "build", "-o", mooncdcBin, "github.com/mooncdc/mooncdc/cmd/mooncdc")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "faults: go build ./cmd/mooncdc: %v\n%s", err, out)
+		_ = os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const (
+	modeAtLeastOnce = "at-least-once"
+	modeExactlyOnce = "exactly-once"
+)
+
+// modes returns the delivery modes to run: FAULTS_MODES, comma-separated,
+// or both.
+func modes(t *testing.T) []string {
+	v := strings.TrimSpace(os.Getenv("FAULTS_MODES"))
+	if v == "" {
+		return []string{modeAtLeastOnce, modeExactlyOnce}
+	}
+	var out []string
+	for _, m := range strings.Split(v, ",") {
+		m = strings.TrimSpace(m)
+		switch m {
+		case modeAtLeastOnce, modeExactlyOnce:
+			out = append(out, m)
+		case "":
+		default:
+			t.Fatalf("FAULTS_MODES: unknown mode %q (want %s and/or %s)", m, modeAtLeastOnce, modeExactlyOnce)
+		}
+	}
+	return out
+}
+
+// seed returns FAULTS_SEED or a seed from the clock.
+func seed(t *testing.T) uint64 {
+	if v := os.Getenv("FAULTS_SEED"); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("FAULTS_SEED=%q: %v", v, err)
+		}
+		return s
+	}
+	return uint64(time.Now().UnixNano())
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+// scenario is one fault pattern; run injects the faults while the load
+// runs and returns how many it injected. The harness then finishes the
+// load, waits for mooncdc to catch up, stops it cleanly and checks.
+type scenario struct {
+	name string
+	run  func(e *env) int
+}
+
+var scenarios = []scenario{
+	{"kill9", runKill9},
+	{"pgrestart", runPGRestart},
+	{"brokerrestart", runBrokerRestart},
+	{"twoinstances", runTwoInstances},
+}
+
+// TestFaults runs every scenario in every mode, each on a fresh Postgres
+// and broker: TestFaults/<scenario>/<mode>.
+func TestFaults(t *testing.T) {
+	ms := modes(t)
+	base := seed(t)
+	for i, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			for j, mode := range ms {
+				t.Run(mode, func(t *testing.T) {
+					runScenario(t, sc, mode, base, base+uint64(i*10+j))
+				})
+			}
+		})
+	}
+}
