@@ -333,7 +333,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 				return nil
 			case <-t.C:
 			}
-			if err := tracker.Err(); err != nil {
+			if err := tracker.Err(); err != nil && !eos { // exactly-once: the transaction is aborted and replayed
 				return &criticalError{err}
 			}
 			if d := uint64(tracker.Durable()); d != written && !eos { // exactly-once: each Kafka transaction carries it
@@ -402,7 +402,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 		tracker.Abandon()
 		em.reset()
 		if prog.txn != nil && (err != nil || prog.txn.open) {
-			if rerr := prog.txn.recover(hard); rerr != nil {
+			if rerr := prog.txn.recover(hard, err); rerr != nil {
 				// A fence outranks a retryable cause; a critical cause (a
 				// transaction over its timeout, which the broker ends by
 				// bumping the epoch: a fence too) says more.

@@ -109,9 +109,11 @@ func (s *snapshotter) worker(ctx context.Context, n int) error {
 			return err // the source is not the one the offsets describe: stop everything
 		}
 		var crit *criticalError
-		if errors.As(err, &crit) || errors.As(err, new(*FencedError)) {
-			return err // a fenced producer never writes again: stop
+		if errors.As(err, &crit) {
+			return err
 		}
+		// A fenced copy producer is replaced at the next copy; if another
+		// instance took over, the main worker learns it and stops all.
 		select {
 		case s.done <- copyResult{table: name, err: err}:
 		case <-ctx.Done():

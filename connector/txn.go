@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -105,11 +104,12 @@ type txnWriter struct {
 	open    bool
 	started time.Time
 	last    time.Time // the last commit
-	bytes   int64
-	lastEnd schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
-
-	mu     sync.Mutex
-	offErr error // the offsets record's produce error
+	// lastRecord is the pipeline record of the last commit: when the
+	// broker says the producer is fenced, a newer record by another
+	// writer tells a real fence from a transaction the broker aborted.
+	lastRecord offsets.Pipeline
+	bytes      int64
+	lastEnd    schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
 
 	// newClient makes a replacement producer; onClient hands it to the
 	// emitter.
@@ -178,20 +178,18 @@ func (w *txnWriter) commit(ctx context.Context) error {
 	src := w.src
 	src.DurableLSN = uint64(w.lastEnd)
 	src.UpdatedMs = time.Now().UnixMilli()
-	w.cl.Produce(ctx, offsets.PipelineRecord(w.p.cfg.Kafka.OffsetsTopic, w.p.cfg.Name, src), w.offsetsPromise)
+	// Produced last and waited for, with the rest (Flush).
+	offErr := w.cl.ProduceSync(ctx, offsets.PipelineRecord(w.p.cfg.Kafka.OffsetsTopic, w.p.cfg.Name, src)).FirstErr()
 	if err := w.cl.Flush(ctx); err != nil {
 		return err
 	}
-	w.mu.Lock()
-	offErr := w.offErr
-	w.mu.Unlock()
 	if err := errors.Join(w.tracker.Err(), offErr); err != nil {
 		return w.failed(fmt.Errorf("a record of the Kafka transaction failed: %w", err))
 	}
 	if err := w.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return w.failed(fmt.Errorf("commit Kafka transaction (up to LSN %s): %w", w.lastEnd, err))
 	}
-	w.open, w.last = false, time.Now()
+	w.open, w.last, w.lastRecord = false, time.Now(), src
 	w.tracker.SetCeiling(w.lastEnd)
 	w.p.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
 	return nil
@@ -208,16 +206,6 @@ func (w *txnWriter) failed(err error) error {
 			"transaction.max.timeout.ms): %w", open.Round(time.Second), w.p.cfg.Kafka.TransactionTimeout, err)}
 	}
 	return txnError(w.id, err)
-}
-
-func (w *txnWriter) offsetsPromise(_ *kgo.Record, err error) {
-	if err != nil {
-		w.mu.Lock()
-		if w.offErr == nil {
-			w.offErr = err
-		}
-		w.mu.Unlock()
-	}
 }
 
 // abort drops the open transaction: nothing of it becomes visible, and the
@@ -269,11 +257,18 @@ func (w *txnWriter) writeOffsetsTxn(ctx context.Context, src offsets.Pipeline) e
 // with the same transactional id aborts it) and resets the tracker to the
 // last commit, where the next session resumes. A fenced producer is not
 // recovered.
-func (w *txnWriter) recover(ctx context.Context) error {
+func (w *txnWriter) recover(ctx context.Context, cause error) error {
 	if w.open {
 		err := w.abort(ctx)
-		if errors.As(err, new(*FencedError)) {
-			return err
+		epoch := errors.Is(cause, kerr.InvalidProducerEpoch) || errors.Is(cause, kerr.ProducerFenced) ||
+			errors.As(err, new(*FencedError))
+		if epoch && w.fencedByAnother(ctx) {
+			return &FencedError{TransactionalID: w.id, Err: errors.Join(cause, err)}
+		}
+		if err == nil && epoch {
+			// The abort went through, but the producer's epoch is stale:
+			// every later write would fail the same way.
+			err = errors.New("stale producer epoch")
 		}
 		if err != nil {
 			w.p.log.Warn("abort of the Kafka transaction failed; replacing the transactional producer", zap.Error(err))
@@ -299,6 +294,31 @@ func (w *txnWriter) recover(ctx context.Context) error {
 	w.open = false
 	w.tracker.Restart()
 	return nil
+}
+
+// fencedByAnother tells a real fence from a broker that aborted the open
+// transaction itself (a transaction timeout, a coordinator that lost its
+// state): both bump the producer epoch. An instance that fences this one
+// stores its own pipeline record right after; so after a moment, a
+// committed pipeline record other than this instance's last one means
+// another instance runs. When the offsets cannot be read, it assumes a
+// fence: stopping is safe, taking the id back could fence the other one.
+func (w *txnWriter) fencedByAnother(ctx context.Context) bool {
+	if !sleepCtx(ctx, 2*time.Second) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	st, err := offsets.Load(ctx, w.p.client, w.p.cfg.Kafka.OffsetsTopic, w.p.cfg.Name)
+	if err != nil || st.Pipeline == nil {
+		return true
+	}
+	if *st.Pipeline != w.lastRecord {
+		return true
+	}
+	w.p.log.Warn("the broker aborted the open Kafka transaction (its producer epoch moved, but no other instance wrote the offsets): "+
+		"taking the transactional id back and replaying from the last commit", zap.String("transactional_id", w.id))
+	return false
 }
 
 // Tick implements stream.Ticker for the main worker.
