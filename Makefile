@@ -66,3 +66,13 @@ clean:
 # Also deletes the embedded development Kafka's data (records and offsets).
 distclean: clean
 	rm -rf mooncdc-data
+
+# The Docker Compose stack (docker-compose.yml; needs a Docker engine with
+# Compose v2): Postgres 16, Kafka, a schema registry, mooncdc built from the
+# Dockerfile and a Kafka UI. `down` also deletes the volumes.
+.PHONY: up down
+up:
+	docker compose up --build -d
+
+down:
+	docker compose down -v
