@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The three tables: big is still being copied (in chunks) when the load
@@ -357,6 +358,7 @@ func (gen *generator) apply(ctx context.Context, connp **pgx.Conn, stmts []stmt)
 	// the load may be stopping.
 	rctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	asked := time.Now()
 	for {
 		status, err := txStatus(rctx, gen.url, xid)
 		switch {
@@ -370,12 +372,30 @@ func (gen *generator) apply(ctx context.Context, connp **pgx.Conn, stmts []stmt)
 			gen.commit(stmts)
 			return nil
 		case status == "in progress":
+			// The session that ran it may outlive its broken client
+			// connection (idle in transaction): end it, so the outcome
+			// becomes known (aborted) instead of waiting forever.
+			if time.Since(asked) > 5*time.Second {
+				terminateXid(rctx, gen.url, xid)
+			}
 			sleepCtx(rctx, 100*time.Millisecond)
 			continue
 		default: // aborted, or null (never assigned)
 			return nil
 		}
 	}
+}
+
+// terminateXid ends the backend whose transaction has id xid, if any.
+func terminateXid(ctx context.Context, url string, xid int64) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, url)
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	_, _ = conn.Exec(cctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_xid::text::bigint = $1 % 4294967296`, xid)
 }
 
 func txStatus(ctx context.Context, url string, xid int64) (string, error) {
@@ -388,6 +408,12 @@ func txStatus(ctx context.Context, url string, xid int64) (string, error) {
 	defer conn.Close(context.Background())
 	var status *string
 	if err := conn.QueryRow(cctx, `SELECT txid_status($1)`, xid).Scan(&status); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && strings.Contains(pgErr.Message, "is in the future") {
+			// After a crash restart the xid was never WAL-logged: the
+			// transaction wrote nothing durable, so it did not commit.
+			return "aborted", nil
+		}
 		return "", err
 	}
 	if status == nil {
