@@ -131,29 +131,12 @@ func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 		w.WriteLong(1)
 		w.WriteString(ch.Message.Prefix)
 		return append(appendHeader(dst, e.msgKeyID), w.Buffer()...), true, nil
-	case OpTruncate:
-		return dst, false, nil
-	case OpRead, OpCreate, OpUpdate, OpDelete:
-	default:
-		return dst, false, errOp(ch.Op)
+	}
+	primary, fallback, err := keyImages(ch)
+	if err != nil || primary == nil {
+		return dst, false, err
 	}
 	rel := ch.Relation
-	if rel == nil {
-		return dst, false, errNoRelation(ch.Op)
-	}
-	if len(rel.KeyIndexes) == 0 {
-		return dst, false, nil
-	}
-	primary, fallback := ch.After, ch.Before
-	if ch.Op == OpDelete {
-		primary, fallback = ch.Before, nil
-	}
-	if primary == nil {
-		primary, fallback = fallback, nil
-	}
-	if primary == nil {
-		return dst, false, nil
-	}
 	p := e.planFor(rel)
 	if p.avro.keyID < 0 {
 		return dst, false, errNotRegistered

@@ -108,29 +108,12 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 			dst = append(dst, '}')
 		}
 		return dst, true, nil
-	case OpTruncate:
-		return dst, false, nil
-	case OpRead, OpCreate, OpUpdate, OpDelete:
-	default:
-		return dst, false, errOp(ch.Op)
+	}
+	primary, fallback, err := keyImages(ch)
+	if err != nil || primary == nil {
+		return dst, false, err
 	}
 	rel := ch.Relation
-	if rel == nil {
-		return dst, false, errNoRelation(ch.Op)
-	}
-	if len(rel.KeyIndexes) == 0 {
-		return dst, false, nil
-	}
-	primary, fallback := ch.After, ch.Before
-	if ch.Op == OpDelete {
-		primary, fallback = ch.Before, nil
-	}
-	if primary == nil {
-		primary, fallback = fallback, nil
-	}
-	if primary == nil {
-		return dst, false, nil
-	}
 	p := e.planFor(rel)
 	if err := checkTuple(rel, primary, fallback); err != nil {
 		return dst, false, err
@@ -376,4 +359,33 @@ func (e *JSONEncoder) MarkLast(value []byte) bool {
 	}
 	copy(value[i+len(snapshotTrue)-5:], `last"`)
 	return true
+}
+
+// keyImages picks the images a record key is built from: the new row (the
+// old one for a delete), with the other image to take an unchanged
+// TOASTed key value from. primary is nil when the record has no key: a
+// truncate, a table without key columns, a delete without an old image.
+func keyImages(ch *Change) (primary, fallback Tuple, err error) {
+	switch ch.Op {
+	case OpTruncate:
+		return nil, nil, nil
+	case OpRead, OpCreate, OpUpdate, OpDelete:
+	default:
+		return nil, nil, errOp(ch.Op)
+	}
+	rel := ch.Relation
+	if rel == nil {
+		return nil, nil, errNoRelation(ch.Op)
+	}
+	if len(rel.KeyIndexes) == 0 {
+		return nil, nil, nil
+	}
+	primary, fallback = ch.After, ch.Before
+	if ch.Op == OpDelete {
+		primary, fallback = ch.Before, nil
+	}
+	if primary == nil {
+		primary, fallback = fallback, nil
+	}
+	return primary, fallback, nil
 }
