@@ -123,6 +123,12 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 	}
 	u.detail("streaming after %.1fs; embedded Kafka on %s; metrics on %s/metrics",
 		time.Since(started).Seconds(), kafkaAddr, mc.metricsURL)
+	// The tables are empty: their snapshots are done in a moment, and
+	// everything the load writes then streams as changes.
+	if err := mc.waitCopied(ctx, readyTimeout, demoTables...); err != nil {
+		return nil, err
+	}
+	u.detail("tables copied (empty, snapshot.mode initial) after %.1fs", time.Since(started).Seconds())
 
 	// 3. A consumer, and the load.
 	cons, err := startConsumer(kafkaAddr, demoTopics(), o.Samples)

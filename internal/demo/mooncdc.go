@@ -180,3 +180,38 @@ func (m *mooncdc) tail(n int) string {
 	}
 	return "    " + strings.Join(lines, "\n    ")
 }
+
+// waitCopied waits until mooncdc reports a finished copy of every table
+// (mooncdc_table_copy_duration_seconds{table=…} appears once a copy is
+// handed over), so that the load that follows streams as changes rather
+// than racing the (empty) snapshot.
+func (m *mooncdc) waitCopied(ctx context.Context, timeout time.Duration, tables ...string) error {
+	deadline := time.Now().Add(timeout)
+	client := &http.Client{Timeout: time.Second}
+	for {
+		missing := tables
+		if resp, err := client.Get(m.metricsURL + "/metrics"); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			missing = nil
+			for _, t := range tables {
+				if !strings.Contains(string(body), `mooncdc_table_copy_duration_seconds{table="`+t+`"}`) {
+					missing = append(missing, t)
+				}
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("mooncdc has not copied %s after %s; the end of its log:\n%s", strings.Join(missing, ", "), timeout, m.tail(20))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-m.exited:
+			return m.diedError("while copying the tables")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
