@@ -170,25 +170,14 @@ func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 	if ch.Op == OpMessage {
 		return e.appendMessage(dst, ch, tsMs)
 	}
-	switch ch.Op {
-	case OpRead, OpCreate, OpUpdate, OpDelete, OpTruncate:
-	default:
-		return dst, errOp(ch.Op)
+	before, after, err := valueImages(ch)
+	if err != nil {
+		return dst, err
 	}
 	rel := ch.Relation
-	if rel == nil {
-		return dst, errNoRelation(ch.Op)
-	}
 	p := e.planFor(rel)
 	if p.avro.valueID < 0 {
 		return dst, errNotRegistered
-	}
-	before, after := ch.Before, ch.After
-	if ch.Op == OpTruncate {
-		before, after = nil, nil
-	}
-	if err := checkTuple(rel, before, after); err != nil {
-		return dst, err
 	}
 	w := e.reset()
 	if err := e.writeTuple(rel, p, before, nil); err != nil {

@@ -104,16 +104,8 @@ func (r *avroRenderer) props(dst []byte, s *Schema, withName bool) []byte {
 		dst = strconv.AppendInt(dst, int64(s.Version), 10)
 	}
 	if len(s.Params) > 0 {
-		dst = append(dst, `,"connect.parameters":{`...)
-		for i, p := range s.Params {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, p.Key)
-			dst = append(dst, ':')
-			dst = appendJSONString(dst, p.Value)
-		}
-		dst = append(dst, '}')
+		dst = append(dst, `,"connect.parameters":`...)
+		dst = appendParams(dst, s.Params)
 	}
 	if s.HasDefault {
 		dst = append(dst, `,"connect.default":`...)

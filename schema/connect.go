@@ -106,16 +106,8 @@ func appendConnectJSON(dst []byte, s *Schema, field string) []byte {
 		dst = appendJSONString(dst, s.Doc)
 	}
 	if len(s.Params) > 0 {
-		dst = append(dst, `,"parameters":{`...)
-		for i, p := range s.Params {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, p.Key)
-			dst = append(dst, ':')
-			dst = appendJSONString(dst, p.Value)
-		}
-		dst = append(dst, '}')
+		dst = append(dst, `,"parameters":`...)
+		dst = appendParams(dst, s.Params)
 	}
 	if s.HasDefault {
 		dst = append(dst, `,"default":`...)
@@ -124,6 +116,20 @@ func appendConnectJSON(dst []byte, s *Schema, field string) []byte {
 	if field != "" {
 		dst = append(dst, `,"field":`...)
 		dst = appendJSONString(dst, field)
+	}
+	return append(dst, '}')
+}
+
+// appendParams writes schema parameters as a JSON object, in order.
+func appendParams(dst []byte, params []Param) []byte {
+	dst = append(dst, '{')
+	for i, p := range params {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, p.Key)
+		dst = append(dst, ':')
+		dst = appendJSONString(dst, p.Value)
 	}
 	return append(dst, '}')
 }

@@ -158,24 +158,12 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 	if ch.Op == OpMessage {
 		return e.appendMessage(dst, ch, tsMs)
 	}
-	switch ch.Op {
-	case OpRead, OpCreate, OpUpdate, OpDelete, OpTruncate:
-	default:
-		return dst, errOp(ch.Op)
-	}
-	rel := ch.Relation
-	if rel == nil {
-		return dst, errNoRelation(ch.Op)
-	}
-	p := e.planFor(rel)
-	before, after := ch.Before, ch.After
-	if ch.Op == OpTruncate {
-		before, after = nil, nil
-	}
-	if err := checkTuple(rel, before, after); err != nil {
+	before, after, err := valueImages(ch)
+	if err != nil {
 		return dst, err
 	}
-	var err error
+	rel := ch.Relation
+	p := e.planFor(rel)
 	dst = append(dst, p.jsonValueHead...)
 	dst = append(dst, `{"before":`...)
 	if dst, err = e.appendTuple(dst, rel, p, before, nil); err != nil {
@@ -359,6 +347,23 @@ func (e *JSONEncoder) MarkLast(value []byte) bool {
 	}
 	copy(value[i+len(snapshotTrue)-5:], `last"`)
 	return true
+}
+
+// valueImages checks a row change and returns the images its value
+// carries: none for a truncate.
+func valueImages(ch *Change) (before, after Tuple, err error) {
+	switch ch.Op {
+	case OpRead, OpCreate, OpUpdate, OpDelete, OpTruncate:
+	default:
+		return nil, nil, errOp(ch.Op)
+	}
+	if ch.Relation == nil {
+		return nil, nil, errNoRelation(ch.Op)
+	}
+	if ch.Op == OpTruncate {
+		return nil, nil, nil
+	}
+	return ch.Before, ch.After, checkTuple(ch.Relation, ch.Before, ch.After)
 }
 
 // keyImages picks the images a record key is built from: the new row (the
