@@ -44,8 +44,10 @@ type Config struct {
 	Kafka    KafkaConfig    `yaml:"kafka"`
 	Snapshot SnapshotConfig `yaml:"snapshot"`
 	Format   FormatConfig   `yaml:"format"`
-	Metrics  MetricsConfig  `yaml:"metrics"`
-	Log      LogConfig      `yaml:"log"`
+	// Heartbeat keeps the slot moving when no captured change flows.
+	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
+	Metrics   MetricsConfig   `yaml:"metrics"`
+	Log       LogConfig       `yaml:"log"`
 }
 
 // PostgresConfig says where the source database is and what to stream.
@@ -59,6 +61,10 @@ type PostgresConfig struct {
 	Publication string `yaml:"publication"`
 	// Slot is the logical replication slot; defaults to mooncdc_<name>.
 	Slot string `yaml:"slot"`
+	// PasswordFile holds the password (one line; a trailing newline is
+	// ignored), which then overrides any password in the URL. For secrets
+	// mounted as files (Docker/Kubernetes secrets).
+	PasswordFile string `yaml:"password_file"`
 }
 
 // KafkaConfig says where records go.
@@ -96,6 +102,53 @@ type KafkaConfig struct {
 	// error. Topics mooncdc creates get max.message.bytes to match; the
 	// brokers' message.max.bytes must allow it for other topics.
 	MaxRecordBytes int32 `yaml:"max_record_bytes"`
+	// TLS and SASL secure the connections to kafka.brokers (not to the
+	// embedded development Kafka, which listens on loopback only).
+	TLS  KafkaTLSConfig  `yaml:"tls"`
+	SASL KafkaSASLConfig `yaml:"sasl"`
+}
+
+// KafkaTLSConfig is TLS to the brokers.
+type KafkaTLSConfig struct {
+	// Enabled turns TLS on; with no ca_file the system's CAs are trusted.
+	Enabled bool `yaml:"enabled"`
+	// CAFile is a PEM file of CAs to trust instead of the system's;
+	// CertFile and KeyFile a client certificate (mutual TLS).
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// ServerName overrides the name checked in the brokers' certificates
+	// (default: the host of each broker address).
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// KafkaSASLConfig is SASL authentication to the brokers.
+type KafkaSASLConfig struct {
+	// Mechanism is empty (no SASL), PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.
+	Mechanism string `yaml:"mechanism"`
+	Username  string `yaml:"username"`
+	Password  string `yaml:"password" secret:"true"`
+	// PasswordFile holds the password instead of kafka.sasl.password.
+	PasswordFile string `yaml:"password_file"`
+}
+
+// The SASL mechanisms of kafka.sasl.mechanism.
+var SASLMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+
+// HeartbeatConfig: when no captured change flows for Interval, mooncdc
+// confirms the server's WAL end to the slot (nothing being pending), emits a
+// logical message (pg_logical_emit_message, prefix mooncdc_heartbeat) so that
+// a slot on an idle database moves while other databases write, and writes
+// a record to Topic.
+type HeartbeatConfig struct {
+	// Interval between heartbeats of an idle stream; 0 turns heartbeats
+	// off.
+	Interval time.Duration `yaml:"interval"`
+	// Records writes a heartbeat record to Topic at each heartbeat.
+	Records bool `yaml:"records"`
+	// Topic defaults to <prefix>.heartbeat.
+	Topic string `yaml:"topic"`
 }
 
 // Delivery is the delivery guarantee towards Kafka.
@@ -191,6 +244,8 @@ type SchemaRegistryConfig struct {
 	URL      string `yaml:"url" secret:"url"`
 	Username string `yaml:"username"`
 	Password string `yaml:"password" secret:"true"`
+	// PasswordFile holds the password instead of password.
+	PasswordFile string `yaml:"password_file"`
 	// CAFile is a PEM file of CAs to trust instead of the system's;
 	// CertFile and KeyFile a client certificate (mutual TLS).
 	CAFile             string `yaml:"ca_file"`
@@ -228,6 +283,7 @@ const (
 	DefaultTransactionMaxInterval = 100 * time.Millisecond
 	DefaultTransactionTimeout     = 15 * time.Minute
 	DefaultMetricsListen          = "127.0.0.1:9187"
+	DefaultHeartbeatInterval      = 10 * time.Second
 
 	DefaultSnapshotWorkers             = 4
 	DefaultSnapshotChunkRows           = 100_000
@@ -282,8 +338,9 @@ func DefaultConfig() Config {
 			MoneyFractionDigits:         2,
 			UnavailableValuePlaceholder: schema.DefaultUnavailableValue,
 		},
-		Metrics: MetricsConfig{Listen: DefaultMetricsListen},
-		Log:     LogConfig{Level: "info", Format: "json"},
+		Heartbeat: HeartbeatConfig{Interval: DefaultHeartbeatInterval, Records: true},
+		Metrics:   MetricsConfig{Listen: DefaultMetricsListen},
+		Log:       LogConfig{Level: "info", Format: "json"},
 	}
 }
 
@@ -304,6 +361,9 @@ func (c *Config) ApplyDefaults() {
 	}
 	if c.Kafka.TopicPrefix == "" {
 		c.Kafka.TopicPrefix = c.Name
+	}
+	if c.Heartbeat.Topic == "" {
+		c.Heartbeat.Topic = c.Kafka.TopicPrefix + ".heartbeat"
 	}
 }
 
@@ -429,6 +489,8 @@ func (c Config) Validate() error {
 		bad("kafka.compression: %q is not one of none, gzip, snappy, lz4, zstd", c.Kafka.Compression)
 	}
 
+	errs = append(errs, c.validateSecurity()...)
+
 	// snapshot
 	sn := c.Snapshot
 	if !slices.Contains(SnapshotModes, sn.Mode) {
@@ -485,6 +547,16 @@ func (c Config) Validate() error {
 		}
 	} else if avro {
 		bad("format.schema_registry.url: required when format.key or format.value is avro, e.g. http://localhost:8081")
+	}
+
+	// heartbeat
+	if hb := c.Heartbeat; hb.Interval < 0 || (hb.Interval > 0 && hb.Interval < 100*time.Millisecond) || hb.Interval > time.Hour {
+		bad("heartbeat.interval: %s; use 100ms to 1h, or 0 to turn heartbeats off (default %s)", hb.Interval, fmtDuration(DefaultHeartbeatInterval))
+	}
+	if c.Heartbeat.Topic != "" {
+		if err := checkTopicName(c.Heartbeat.Topic); err != nil {
+			bad("heartbeat.topic: %q %v (default <prefix>.heartbeat)", c.Heartbeat.Topic, err)
+		}
 	}
 
 	// metrics, log

@@ -69,8 +69,9 @@ func TestDefaultConfig(t *testing.T) {
 			MoneyFractionDigits:         2,
 			UnavailableValuePlaceholder: "__debezium_unavailable_value",
 		},
-		Metrics: MetricsConfig{Listen: "127.0.0.1:9187"},
-		Log:     LogConfig{Level: "info", Format: "json"},
+		Heartbeat: HeartbeatConfig{Interval: 10 * time.Second, Records: true},
+		Metrics:   MetricsConfig{Listen: "127.0.0.1:9187"},
+		Log:       LogConfig{Level: "info", Format: "json"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", c, want)
@@ -353,20 +354,24 @@ func TestLoadConfigEnvErrorsNameTheVariable(t *testing.T) {
 func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 	want := []string{
 		"name", "data_dir",
-		"postgres.url", "postgres.tables", "postgres.publication", "postgres.slot",
+		"postgres.url", "postgres.tables", "postgres.publication", "postgres.slot", "postgres.password_file",
 		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.topic_partitions",
 		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
 		"kafka.transaction_max_bytes", "kafka.transaction_max_interval", "kafka.transaction_timeout",
 		"kafka.max_record_bytes",
+		"kafka.tls.enabled", "kafka.tls.ca_file", "kafka.tls.cert_file", "kafka.tls.key_file",
+		"kafka.tls.server_name", "kafka.tls.insecure_skip_verify",
+		"kafka.sasl.mechanism", "kafka.sasl.username", "kafka.sasl.password", "kafka.sasl.password_file",
 		"snapshot.mode", "snapshot.workers", "snapshot.chunk_rows", "snapshot.connections_per_table",
 		"snapshot.discovery_interval", "snapshot.retry_delay", "snapshot.max_retries",
 		"format.key", "format.value", "format.json_schemas",
 		"format.schema_registry.url", "format.schema_registry.username", "format.schema_registry.password",
-		"format.schema_registry.ca_file", "format.schema_registry.cert_file", "format.schema_registry.key_file",
+		"format.schema_registry.password_file", "format.schema_registry.ca_file", "format.schema_registry.cert_file", "format.schema_registry.key_file",
 		"format.schema_registry.insecure_skip_verify", "format.schema_registry.auto_register",
 		"format.decimal_handling_mode", "format.binary_handling_mode", "format.time_precision_mode",
 		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
 		"format.unavailable_value_placeholder",
+		"heartbeat.interval", "heartbeat.records", "heartbeat.topic",
 		"metrics.listen", "log.level", "log.format",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {

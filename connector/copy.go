@@ -285,7 +285,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err := c.settle(ctx, ts); err != nil {
 		return 0, nil, err
 	}
-	stale, err := liveKeys(ctx, c.p.brokers, topic)
+	stale, err := liveKeys(ctx, c.p.kafka, topic)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -296,6 +296,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	snap := tracker.Begin()
 	out := &snapshotOut{ctx: ctx, c: c, cl: cl, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		rows: c.p.metrics.TableCopyRows.WithLabelValues(name)}
+	defer c.p.copies.start(name, info.reltuples, &out.count)()
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
 		jobs <- p

@@ -11,15 +11,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// serveHTTP serves /metrics, /healthz (the process is up) and /readyz (200
-// only while the main worker streams) on addr until the server is closed.
-func serveHTTP(addr string, m *Metrics, ready func() bool, log *zap.Logger) (*http.Server, error) {
+// serveHTTP serves /metrics, /healthz (the process is up), /readyz (200
+// only while the main worker streams) and /status (the live status, JSON) on addr until the server is closed.
+func serveHTTP(addr string, m *Metrics, ready func() bool, status http.HandlerFunc, log *zap.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("metrics.listen: cannot listen on %q: %w (choose a free address, or set it empty to disable)", addr, err)}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/status", status)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if ready() {

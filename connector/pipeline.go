@@ -39,11 +39,12 @@ type Pipeline struct {
 	phasesAt atomic.Pointer[phases]
 
 	// set by Run before any goroutine that reads them starts
-	brokers  []string
+	kafka    []kgo.Opt // seed brokers, TLS and SASL: the base of every Kafka client
 	client   *kgo.Client
 	database string
 	registry *registry // nil unless a format is avro
 
+	copies       copies   // running table copies, for /status and progress
 	unknownTypes sync.Map // "table\x00column" of columns warned about
 }
 
@@ -157,7 +158,11 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		defer emb.Close()
 		brokers = emb.ListenAddrs()
 	}
-	p.brokers = brokers
+	kafkaOpts, err := cfg.KafkaOpts(brokers)
+	if err != nil {
+		return err
+	}
+	p.kafka = kafkaOpts
 
 	g, gctx := errgroup.WithContext(hard)
 	if cfg.Metrics.Listen != "" {
@@ -168,9 +173,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		defer srv.Close()
 	}
 
-	pgcfg, err := pgconn.ParseConfig(cfg.Postgres.URL)
+	pgcfg, err := cfg.PostgresConnConfig()
 	if err != nil {
-		return &ConfigError{Err: fmt.Errorf("postgres.url: %w", err)}
+		return err
 	}
 	if cfg.Format.Key == FormatAvro || cfg.Format.Value == FormatAvro {
 		if p.registry, err = newRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
@@ -179,7 +184,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 
 	kafkaState := newKafkaState(log)
-	client, err := kgo.NewClient(p.producerOpts(brokers, kafkaState)...)
+	client, err := kgo.NewClient(p.producerOpts(kafkaState)...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
@@ -200,13 +205,13 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	var mainTx *kgo.Client
 	var copyTx []*kgo.Client
 	newCopyTx := func(ctx context.Context, n int) (*kgo.Client, error) {
-		return p.newTxnClient(ctx, brokers, fmt.Sprintf("%s-copy-%d", cfg.Name, n), kafkaState)
+		return p.newTxnClient(ctx, fmt.Sprintf("%s-copy-%d", cfg.Name, n), kafkaState)
 	}
 	if eos {
 		if err := retry(soft, log, "take over the transactional producers", func() error {
 			var err error
 			if mainTx == nil {
-				if mainTx, err = p.newTxnClient(soft, brokers, cfg.Name+"-main", kafkaState); err != nil {
+				if mainTx, err = p.newTxnClient(soft, cfg.Name+"-main", kafkaState); err != nil {
 					return err
 				}
 			}
@@ -231,7 +236,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	var state offsets.State
 	if err := retry(soft, log, "load offsets", func() error {
 		var err error
-		state, err = p.loadOffsets(soft, brokers)
+		state, err = p.loadOffsets(soft)
 		return err
 	}); err != nil {
 		return err
@@ -247,7 +252,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if eos {
 		txw = &txnWriter{p: p, cl: mainTx, id: cfg.Name + "-main",
 			newClient: func(ctx context.Context) (*kgo.Client, error) {
-				return p.newTxnClient(ctx, brokers, cfg.Name+"-main", kafkaState)
+				return p.newTxnClient(ctx, cfg.Name+"-main", kafkaState)
 			}}
 	}
 	// Record the pipeline (new, or adopted) before streaming.
@@ -545,5 +550,5 @@ func (o *observer) ServerWALEnd(l schema.LSN) {
 }
 
 func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
-	return serveHTTP(addr, p.metrics, p.Ready, p.log)
+	return serveHTTP(addr, p.metrics, p.Ready, p.serveStatus, p.log)
 }

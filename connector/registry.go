@@ -3,12 +3,10 @@ package connector
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -66,8 +64,12 @@ func (e *SchemaNotRegisteredError) Unwrap() error { return e.Err }
 // files but does not contact the registry.
 func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 	opts := []sr.ClientOpt{sr.URLs(cfg.URL), sr.UserAgent("mooncdc/" + Version)}
-	if cfg.Username != "" || cfg.Password != "" {
-		opts = append(opts, sr.BasicAuth(cfg.Username, cfg.Password))
+	pw, err := secretValue(cfg.Password, "format.schema_registry.password_file", cfg.PasswordFile)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Username != "" || pw != "" {
+		opts = append(opts, sr.BasicAuth(cfg.Username, pw))
 	}
 	tlsCfg, err := registryTLS(cfg)
 	if err != nil {
@@ -89,26 +91,7 @@ func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 }
 
 func registryTLS(cfg SchemaRegistryConfig) (*tls.Config, error) {
-	t := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // opt-in
-	if cfg.CAFile != "" {
-		pem, err := os.ReadFile(cfg.CAFile)
-		if err != nil {
-			return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.ca_file: %w", err)}
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.ca_file: %s holds no PEM certificate", cfg.CAFile)}
-		}
-		t.RootCAs = pool
-	}
-	if cfg.CertFile != "" || cfg.KeyFile != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
-		if err != nil {
-			return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.cert_file/key_file: %w", err)}
-		}
-		t.Certificates = []tls.Certificate{cert}
-	}
-	return t, nil
+	return loadTLS("format.schema_registry", cfg.CAFile, cfg.CertFile, cfg.KeyFile, cfg.InsecureSkipVerify)
 }
 
 // id returns the id of schema under subject, registering it when

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,24 +15,23 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-func (p *Pipeline) producerOpts(brokers []string, hooks kgo.Hook) []kgo.Opt {
+func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 	maxBytes := p.cfg.Kafka.MaxInflightBytes
-	return []kgo.Opt{
-		kgo.SeedBrokers(brokers...),
-		kgo.ClientID("mooncdc-" + p.cfg.Name),
+	return append(slices.Clip(p.kafka),
+		kgo.ClientID("mooncdc-"+p.cfg.Name),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // with the default idempotent writes
 		// The tracker bounds in-flight bytes and makes the stream wait; the
 		// client's own bounds sit above it so that Produce never blocks the
 		// stream goroutine (which must keep answering Postgres).
-		kgo.MaxBufferedBytes(int(maxBytes)*2 + 64<<20),
-		kgo.MaxBufferedRecords(1 << 24),
-		kgo.ProducerLinger(5 * time.Millisecond),
+		kgo.MaxBufferedBytes(int(maxBytes)*2+64<<20),
+		kgo.MaxBufferedRecords(1<<24),
+		kgo.ProducerLinger(5*time.Millisecond),
 		// A batch holds at least one record; the emitters refuse records
 		// above kafka.max_record_bytes, so this never splits or fails one.
 		kgo.ProducerBatchMaxBytes(max(1_000_012, p.cfg.Kafka.MaxRecordBytes+recordOverhead)),
 		kgo.ProducerBatchCompression(CompressionCodec(p.cfg.Kafka.Compression)),
 		kgo.WithHooks(hooks),
-	}
+	)
 }
 
 // CompressionCodec maps a kafka.compression value to franz-go's codec
@@ -51,9 +51,9 @@ func CompressionCodec(name string) kgo.CompressionCodec {
 	}
 }
 
-func (p *Pipeline) loadOffsets(ctx context.Context, brokers []string) (offsets.State, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ClientID("mooncdc-"+p.cfg.Name+"-offsets"),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+func (p *Pipeline) loadOffsets(ctx context.Context) (offsets.State, error) {
+	cl, err := kgo.NewClient(append(slices.Clip(p.kafka), kgo.ClientID("mooncdc-"+p.cfg.Name+"-offsets"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
 	if err != nil {
 		return offsets.State{}, err
 	}

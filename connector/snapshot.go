@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -407,8 +408,8 @@ func (s *snapshotter) discover(ctx context.Context) error {
 // request is not lost when the pipeline writes the table's record again
 // before it would have polled.
 func (s *snapshotter) watchRequests(ctx context.Context) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.p.brokers...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.p.cfg.Kafka.OffsetsTopic: {0: kgo.NewOffset().AtStart()}}))
+	cl, err := kgo.NewClient(append(slices.Clip(s.p.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.p.cfg.Kafka.OffsetsTopic: {0: kgo.NewOffset().AtStart()}}))...)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,9 +38,9 @@ func (s *keySet) remove(key []byte) {
 // whose last record is not a tombstone. While a table is being copied the
 // main worker emits none of its changes, so the topic does not move
 // underneath.
-func liveKeys(ctx context.Context, brokers []string, topic string) (*keySet, error) {
+func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string) (*keySet, error) {
 	set := &keySet{keys: map[string]struct{}{}}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	cl, err := kgo.NewClient(append(slices.Clip(kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
 	if err != nil {
 		return nil, err
 	}

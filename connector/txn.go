@@ -41,8 +41,8 @@ import (
 // aborts its open transaction, so that what is read afterwards
 // (read_committed) is final. It blocks until the broker answers or ctx
 // ends.
-func (p *Pipeline) newTxnClient(ctx context.Context, brokers []string, id string, hooks kgo.Hook) (*kgo.Client, error) {
-	opts := append(p.producerOpts(brokers, hooks),
+func (p *Pipeline) newTxnClient(ctx context.Context, id string, hooks kgo.Hook) (*kgo.Client, error) {
+	opts := append(p.producerOpts(hooks),
 		kgo.TransactionalID(id),
 		kgo.TransactionTimeout(p.cfg.Kafka.TransactionTimeout),
 	)

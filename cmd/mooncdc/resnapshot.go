@@ -96,13 +96,16 @@ func validateForResnapshot(cfg connector.Config) error {
 // returns the lines to print, one per table. Nothing is written if a
 // pattern matches no known table.
 func resnapshot(ctx context.Context, cfg connector.Config, patterns []connector.TablePattern, now time.Time) ([]string, error) {
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(cfg.Kafka.Brokers...),
+	base, err := cfg.KafkaOpts(cfg.Kafka.Brokers)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := kgo.NewClient(append(base,
 		kgo.ClientID("mooncdc-"+cfg.Name+"-resnapshot"),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // with the default idempotent writes
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-	)
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
 	}

@@ -1,0 +1,197 @@
+package connector
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// Secrets may come from the config file, from MOONCDC_* variables (every
+// key has one) or from files (the *password_file keys, for mounted
+// secrets). A secret is never logged: the password keys are tagged secret
+// and the connection URL's password is masked (Config.Redacted); the files'
+// contents are only ever read into the clients' configs.
+
+// readSecretFile reads a one-line secret; one trailing newline (as editors
+// and `echo` leave) is dropped. Errors name the key and are *ConfigError.
+func readSecretFile(key, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", &ConfigError{Err: fmt.Errorf("%s: cannot read the password file: %w (check the path and that mooncdc's user may read it)", key, err)}
+	}
+	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if s == "" {
+		return "", &ConfigError{Err: fmt.Errorf("%s: %s is empty; write the password into it", key, path)}
+	}
+	return s, nil
+}
+
+// secretValue is value, or the content of file when file is set.
+func secretValue(value, fileKey, file string) (string, error) {
+	if file == "" {
+		return value, nil
+	}
+	return readSecretFile(fileKey, file)
+}
+
+// PostgresConnConfig parses postgres.url and applies postgres.password_file.
+// Errors are *ConfigError and never quote a password.
+func (c Config) PostgresConnConfig() (*pgconn.Config, error) {
+	pgcfg, err := pgconn.ParseConfig(c.Postgres.URL)
+	if err != nil {
+		return nil, &ConfigError{Err: fmt.Errorf("postgres.url: %s", RedactURL(err.Error()))}
+	}
+	if c.Postgres.PasswordFile != "" {
+		pw, err := readSecretFile("postgres.password_file", c.Postgres.PasswordFile)
+		if err != nil {
+			return nil, err
+		}
+		pgcfg.Password = pw
+	}
+	return pgcfg, nil
+}
+
+// KafkaOpts returns the options that connect a franz-go client to brokers
+// as kafka.tls and kafka.sasl say: seed brokers, TLS dialer, SASL. Every
+// Kafka client of mooncdc (producers, offsets readers, the commands) starts
+// from them. The embedded development Kafka gets neither TLS nor SASL.
+// Errors are *ConfigError.
+func (c Config) KafkaOpts(brokers []string) ([]kgo.Opt, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(brokers...)}
+	if c.EmbeddedKafka() {
+		return opts, nil
+	}
+	k := c.Kafka
+	if k.TLS.Enabled {
+		t, err := loadTLS("kafka.tls", k.TLS.CAFile, k.TLS.CertFile, k.TLS.KeyFile, k.TLS.InsecureSkipVerify)
+		if err != nil {
+			return nil, err
+		}
+		t.ServerName = k.TLS.ServerName // empty: franz-go sets each broker's host
+		opts = append(opts, kgo.DialTLSConfig(t), kgo.Dialer((&net.Dialer{Timeout: 10 * time.Second}).DialContext))
+	}
+	if k.SASL.Mechanism != "" {
+		pw, err := secretValue(k.SASL.Password, "kafka.sasl.password_file", k.SASL.PasswordFile)
+		if err != nil {
+			return nil, err
+		}
+		var m sasl.Mechanism
+		switch strings.ToUpper(k.SASL.Mechanism) {
+		case "PLAIN":
+			m = plain.Auth{User: k.SASL.Username, Pass: pw}.AsMechanism()
+		case "SCRAM-SHA-256":
+			m = scram.Auth{User: k.SASL.Username, Pass: pw}.AsSha256Mechanism()
+		case "SCRAM-SHA-512":
+			m = scram.Auth{User: k.SASL.Username, Pass: pw}.AsSha512Mechanism()
+		default:
+			return nil, &ConfigError{Err: fmt.Errorf("kafka.sasl.mechanism: %q is not one of %s", k.SASL.Mechanism, strings.Join(SASLMechanisms, ", "))}
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts, nil
+}
+
+// loadTLS builds a client TLS config from PEM files; key names the config
+// keys in errors.
+func loadTLS(key, caFile, certFile, keyFile string, insecure bool) (*tls.Config, error) {
+	t := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} //nolint:gosec // opt-in
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("%s.ca_file: %w", key, err)}
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, &ConfigError{Err: fmt.Errorf("%s.ca_file: %s holds no PEM certificate", key, caFile)}
+		}
+		t.RootCAs = pool
+	}
+	if certFile != "" || keyFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("%s.cert_file/key_file: %w", key, err)}
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+// IsAuthError reports whether err is the brokers refusing mooncdc's SASL
+// credentials or TLS handshake, which no retry fixes.
+func IsAuthError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "SASL_AUTHENTICATION_FAILED") || strings.Contains(msg, "UNSUPPORTED_SASL_MECHANISM") ||
+		strings.Contains(msg, "ILLEGAL_SASL_STATE") || strings.Contains(msg, "tls: ")
+}
+
+// validateSecurity checks kafka.tls, kafka.sasl and the password files.
+func (c Config) validateSecurity() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	k := c.Kafka
+	tlsSet := k.TLS.CAFile != "" || k.TLS.CertFile != "" || k.TLS.KeyFile != "" || k.TLS.ServerName != "" || k.TLS.InsecureSkipVerify
+	if tlsSet && !k.TLS.Enabled {
+		bad("kafka.tls: ca_file, cert_file, key_file, server_name or insecure_skip_verify is set but kafka.tls.enabled is false; set kafka.tls.enabled: true")
+	}
+	if (k.TLS.CertFile == "") != (k.TLS.KeyFile == "") {
+		bad("kafka.tls.cert_file and key_file: set both (a client certificate and its key) or neither")
+	}
+	s := k.SASL
+	if s.Mechanism != "" && !slices.Contains(SASLMechanisms, strings.ToUpper(s.Mechanism)) {
+		bad("kafka.sasl.mechanism: %q is not one of %s", s.Mechanism, strings.Join(SASLMechanisms, ", "))
+	}
+	if s.Mechanism == "" && (s.Username != "" || s.Password != "" || s.PasswordFile != "") {
+		bad("kafka.sasl: username or password is set but kafka.sasl.mechanism is empty; set it to one of %s", strings.Join(SASLMechanisms, ", "))
+	}
+	if s.Mechanism != "" {
+		if s.Username == "" {
+			bad("kafka.sasl.username: required with kafka.sasl.mechanism %s", s.Mechanism)
+		}
+		if s.Password == "" && s.PasswordFile == "" {
+			bad("kafka.sasl.password: required with kafka.sasl.mechanism %s; set it (or MOONCDC_KAFKA_SASL_PASSWORD) or kafka.sasl.password_file", s.Mechanism)
+		}
+	}
+	if c.EmbeddedKafka() && (k.TLS.Enabled || s.Mechanism != "") {
+		bad("kafka.tls/kafka.sasl: set for the embedded development Kafka (kafka.brokers is empty), which has neither; set kafka.brokers, or remove them")
+	}
+	for _, f := range []struct{ key, value, file string }{
+		{"postgres.password_file", "", c.Postgres.PasswordFile},
+		{"kafka.sasl.password_file", s.Password, s.PasswordFile},
+		{"format.schema_registry.password_file", c.Format.SchemaRegistry.Password, c.Format.SchemaRegistry.PasswordFile},
+	} {
+		if f.file == "" {
+			continue
+		}
+		if f.value != "" {
+			bad("%s: set together with the password itself; keep one of them", f.key)
+			continue
+		}
+		if _, err := readSecretFile(f.key, f.file); err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				err = ce.Err
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
