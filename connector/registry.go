@@ -63,6 +63,18 @@ func (e *SchemaNotRegisteredError) Unwrap() error { return e.Err }
 // newRegistry builds the client of format.schema_registry. It reads the TLS
 // files but does not contact the registry.
 func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
+	cl, err := NewRegistryClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &registry{cl: cl, autoRegister: cfg.AutoRegister, log: log, ids: map[string]int{}}, nil
+}
+
+// NewRegistryClient returns a Schema Registry client configured as
+// format.schema_registry says (URL, basic auth with the password or its
+// file, TLS). It reads the files but does not contact the registry. Errors
+// are *ConfigError.
+func NewRegistryClient(cfg SchemaRegistryConfig) (*sr.Client, error) {
 	opts := []sr.ClientOpt{sr.URLs(cfg.URL), sr.UserAgent("mooncdc/" + Version)}
 	pw, err := secretValue(cfg.Password, "format.schema_registry.password_file", cfg.PasswordFile)
 	if err != nil {
@@ -87,7 +99,7 @@ func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.url: %w", err)}
 	}
-	return &registry{cl: cl, autoRegister: cfg.AutoRegister, log: log, ids: map[string]int{}}, nil
+	return cl, nil
 }
 
 func registryTLS(cfg SchemaRegistryConfig) (*tls.Config, error) {

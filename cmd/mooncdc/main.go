@@ -42,6 +42,12 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		return runCommand(ctx, args[1:], environ, stdout, stderr)
 	case "resnapshot":
 		return resnapshotCommand(ctx, args[1:], environ, stdout, stderr)
+	case "check":
+		return checkCommand(ctx, args[1:], environ, stdout, stderr)
+	case "status":
+		return statusCommand(ctx, args[1:], environ, stdout, stderr)
+	case "tail":
+		return tailCommand(ctx, args[1:], environ, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, versionLine())
 		return connector.ExitOK
@@ -51,6 +57,12 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 			fmt.Fprint(stdout, runUsage())
 		case len(args) > 1 && args[1] == "resnapshot":
 			fmt.Fprint(stdout, resnapshotUsage())
+		case len(args) > 1 && args[1] == "check":
+			fmt.Fprint(stdout, checkUsage())
+		case len(args) > 1 && args[1] == "status":
+			fmt.Fprint(stdout, statusUsage())
+		case len(args) > 1 && args[1] == "tail":
+			fmt.Fprint(stdout, tailUsage())
 		default:
 			fmt.Fprint(stdout, usage())
 		}
@@ -231,8 +243,14 @@ Usage:
   mooncdc run [--config FILE] [flags]   stream until SIGINT/SIGTERM
   mooncdc resnapshot [--config FILE] [flags] TABLE...
                                         copy tables again (sets them back to init)
+  mooncdc check [--config FILE] [flags] preflight: Postgres, slot, tables, Kafka, registry
+  mooncdc status [--config FILE] [flags] [--json]
+                                        each table's phase and progress, the slot's lag
+  mooncdc tail [--config FILE] [flags] [--pretty] TOPIC...
+                                        print records as they arrive, decoded
   mooncdc version                       print the version
-  mooncdc help [run|resnapshot]         print this help, or a command's flags
+  mooncdc help [run|resnapshot|check|status|tail]
+                                        print this help, or a command's flags
 
 Exit codes: 0 clean stop, 1 runtime error, 2 invalid config, 3 unsafe resume
 (the offsets do not describe this database or slot), 4 fenced by another instance.
