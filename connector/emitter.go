@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -43,6 +44,11 @@ type emitter struct {
 	// txn batches whole transactions into Kafka transactions (main worker
 	// in exactly-once mode; nil otherwise).
 	txn *txnWriter
+
+	// activity counts transactions (main worker), for the heartbeater's
+	// idle test; heartbeatTopic receives heartbeat records ("" for none).
+	activity       *atomic.Uint64
+	heartbeatTopic string
 
 	routes map[*schema.Relation]route
 	// messagesReady: the logical messages' schemas are registered.
@@ -96,6 +102,9 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 	e.tracker.Commit(e.cur, tx.EndLSN)
 	e.cur = nil
 	e.metrics.TransactionsReceived.Inc()
+	if e.activity != nil {
+		e.activity.Add(1)
+	}
 	if e.gate != nil {
 		if moved := e.gate.advance(tx.EndLSN); moved != nil && e.onPromote != nil {
 			e.onPromote(moved)
@@ -111,6 +120,9 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 func (e *emitter) Change(ch *schema.Change) error {
 	e.metrics.ChangesReceived.Inc()
 	if ch.Op == schema.OpMessage {
+		if ch.Message.Prefix == HeartbeatMessagePrefix {
+			return e.heartbeat(ch)
+		}
 		topic := e.prefix + ".message"
 		if err := e.topics.ensure(topic); err != nil {
 			return err

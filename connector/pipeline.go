@@ -44,7 +44,8 @@ type Pipeline struct {
 	database string
 	registry *registry // nil unless a format is avro
 
-	copies       copies   // running table copies, for /status and progress
+	copies       copies // running table copies, for /status and progress
+	activity     atomic.Uint64
 	unknownTypes sync.Map // "table\x00column" of columns warned about
 }
 
@@ -318,6 +319,10 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	em.onTableError = func(table string, err error) { snap.parked(gctx, table, err) }
 	em.gate, em.hooks = ph, &p.hooks
 	em.onPromote = func(moved []*tableState) { p.savePromoted(gctx, moved) }
+	em.activity = &p.activity
+	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
+		em.heartbeatTopic = cfg.Heartbeat.Topic
+	}
 	progress := &progress{Tracker: tracker, client: mainOut, phases: ph, p: p, ctx: gctx, txn: txw}
 	if txw != nil {
 		txw.onClient = func(cl *kgo.Client) { em.client, progress.client = cl, cl }
@@ -361,6 +366,10 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	stopSnapOnSoft := context.AfterFunc(soft, stopSnap)
 	defer stopSnapOnSoft()
 	g.Go(func() error { return snap.run(snapCtx) })
+	if cfg.Heartbeat.Interval > 0 {
+		hb := &heartbeater{p: p, pgcfg: pgcfg, interval: cfg.Heartbeat.Interval, activity: &p.activity, log: log.Named("heartbeat")}
+		g.Go(func() error { return hb.run(snapCtx) })
+	}
 	err = g.Wait()
 	if hard.Err() != nil {
 		return err

@@ -1,0 +1,152 @@
+package connector
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// Heartbeats keep an idle slot moving. Two things hold a slot's WAL back
+// when no captured change flows: the durable LSN only moves when Postgres
+// tells the stream where its WAL ends (keepalives; AdvanceIdle confirms
+// that position when nothing is pending), and a walsender whose database
+// writes nothing may not send one for a long time while other databases
+// fill the WAL. So, when the stream has been idle for heartbeat.interval,
+// the heartbeater writes a tiny non-transactional logical message into the
+// captured database: the stream receives it, everything before it is
+// decided, and its LSN becomes durable like a transaction's. When
+// heartbeat.records is on, the message also becomes a record on
+// heartbeat.topic, which shows consumers that the pipeline is alive from
+// Postgres to Kafka.
+
+// HeartbeatMessagePrefix is the logical message prefix of heartbeats; such
+// messages are never written to the <prefix>.message topic.
+const HeartbeatMessagePrefix = "mooncdc_heartbeat"
+
+// heartbeater emits heartbeat messages while the stream is idle. It owns
+// one SQL connection, opened when first needed and reopened after an error.
+type heartbeater struct {
+	p        *Pipeline
+	pgcfg    *pgconn.Config
+	interval time.Duration
+	activity *atomic.Uint64 // transactions the emitter has seen
+	log      *zap.Logger
+
+	conn   *pgx.Conn
+	failed bool // the last attempt failed (logged once per outage)
+}
+
+// run emits a heartbeat every interval in which the stream was up and saw
+// no transaction, until ctx ends. Failures are logged, never fatal: a
+// standby or a role without EXECUTE on pg_logical_emit_message only loses
+// the heartbeats.
+func (h *heartbeater) run(ctx context.Context) error {
+	t := time.NewTicker(h.interval)
+	defer t.Stop()
+	defer func() {
+		if h.conn != nil {
+			_ = h.conn.Close(context.Background())
+		}
+	}()
+	seen := h.activity.Load()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		now := h.activity.Load()
+		idle := now == seen
+		seen = now
+		if !idle || !h.p.Ready() {
+			continue
+		}
+		h.emit(ctx)
+	}
+}
+
+func (h *heartbeater) emit(parent context.Context) {
+	ctx, cancel := context.WithTimeout(parent, max(h.interval, 5*time.Second))
+	defer cancel()
+	err := h.emitOnce(ctx)
+	if err == nil {
+		if h.failed {
+			h.log.Info("heartbeats written again")
+			h.failed = false
+		}
+		return
+	}
+	if parent.Err() != nil {
+		return // stopping
+	}
+	if h.conn != nil {
+		_ = h.conn.Close(context.Background())
+		h.conn = nil
+	}
+	if !h.failed {
+		h.log.Warn("cannot write a heartbeat into Postgres; an idle slot may retain WAL while other databases write "+
+			"(grant EXECUTE ON FUNCTION pg_logical_emit_message to the role, or set heartbeat.interval: 0 to turn heartbeats off)",
+			zap.Error(err))
+		h.failed = true
+	}
+}
+
+func (h *heartbeater) emitOnce(ctx context.Context) error {
+	if h.conn == nil {
+		conn, err := connectSQL(ctx, h.pgcfg)
+		if err != nil {
+			return err
+		}
+		h.conn = conn
+	}
+	content := `{"name":` + strconv.Quote(h.p.cfg.Name) + `,"ts_ms":` + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
+	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", HeartbeatMessagePrefix, content)
+	return err
+}
+
+// heartbeat handles a heartbeat message in the main stream: its LSN becomes
+// durable as its own unit, with a record on the heartbeat topic when
+// heartbeat.records is on. Transactional messages with the prefix (not
+// mooncdc's) are dropped with their transaction.
+func (e *emitter) heartbeat(ch *schema.Change) error {
+	if ch.Tx != nil {
+		return nil
+	}
+	if e.txn != nil {
+		if err := e.txn.begin(); err != nil {
+			return err
+		}
+	}
+	a := e.tracker.Begin()
+	if e.heartbeatTopic != "" {
+		if err := e.topics.ensure(e.heartbeatTopic); err != nil {
+			e.tracker.Commit(a, ch.LSN)
+			return err
+		}
+		rec := e.pool.Get().(*kgo.Record)
+		key := append(rec.Key[:0], `{"serverName":`...)
+		key = strconv.AppendQuote(key, e.prefix)
+		key = append(key, '}')
+		value := append(rec.Value[:0], `{"ts_ms":`...)
+		value = strconv.AppendInt(value, time.Now().UnixMilli(), 10)
+		value = append(value, `,"lsn":`...)
+		value = strconv.AppendUint(value, uint64(ch.LSN), 10)
+		value = append(value, '}')
+		*rec = kgo.Record{Topic: e.heartbeatTopic, Key: key, Value: value, Context: a, Headers: rec.Headers[:0]}
+		changeHeaders(rec, ch)
+		e.send(a, rec)
+	}
+	e.tracker.Commit(a, ch.LSN)
+	if e.txn != nil {
+		return e.txn.ended(e.ctx, ch.LSN)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+)
+
+// slotWAL returns the WAL the slot retains (current − restart_lsn) and how
+// far its confirmed_flush_lsn trails the current WAL position.
+func slotWAL(t *testing.T, e *env, slot string) (retained, behind int64) {
+	t.Helper()
+	conn, err := e.pg.Connect(context.Background(), "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	err = conn.QueryRow(context.Background(), `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint,
+		pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint
+		FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&retained, &behind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return retained, behind
+}
+
+// An idle captured database while another database writes 100 MB: the
+// slot must not keep that WAL. Two things move it: the stream confirms the
+// server's WAL end from keepalives when nothing is pending, and the
+// heartbeats (a logical message into the captured database when the stream
+// is idle) give it a position of its own to confirm when the walsender
+// sends none. (With heartbeat.interval 0 the bound still holds here through
+// the keepalives; the heartbeat records below do not.)
+func TestHeartbeatsKeepAnIdleSlotsWALBounded(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.idle (id int PRIMARY KEY)`)
+	e.exec(`CREATE DATABASE other`)
+	if err := e.pg.Exec(context.Background(), "other", `CREATE TABLE big (id int PRIMARY KEY, pad text)`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config("hb", "public.idle")
+	cfg.Heartbeat.Interval = 500 * time.Millisecond
+	start(t, cfg)
+
+	// ~100 MB of WAL in the other database (1,000-byte rows, uncompressible
+	// enough: md5 chains), in 10 transactions.
+	for i := range 10 {
+		err := e.pg.Exec(context.Background(), "other", `INSERT INTO big SELECT g, repeat(md5(g::text), 32)
+			FROM generate_series($1::int, $1::int + 9999) g`, i*10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if retained, _ := slotWAL(t, e, "mooncdc_hb"); retained < 90<<20 {
+		t.Logf("retained %d bytes right after the load", retained)
+	}
+	// restart_lsn moves at the next xl_running_xacts the slot decodes past
+	// its confirmed position (the background writer logs one every 15 s
+	// while WAL is written); then the slot keeps little.
+	const bound = 16 << 20
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		retained, behind := slotWAL(t, e, "mooncdc_hb")
+		if retained < bound && behind < 1<<20 {
+			t.Logf("slot retains %d bytes, confirmed %d bytes behind the WAL", retained, behind)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 100 MB written elsewhere the idle slot still retains %d bytes (confirmed %d behind); want < %d", retained, behind, bound)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+
+	// The heartbeats reached Kafka as records, and not as messages.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	recs := kafkatest.ReadAll(ctx, t, e.kafka, 1, "hb.heartbeat")
+	if len(recs) == 0 {
+		t.Fatal("no heartbeat record on hb.heartbeat")
+	}
+	if got := string(recs[0].Key); got != `{"serverName":"hb"}` {
+		t.Errorf("heartbeat key = %s, want {\"serverName\":\"hb\"}", got)
+	}
+	var v struct {
+		TsMs int64  `json:"ts_ms"`
+		LSN  uint64 `json:"lsn"`
+	}
+	if err := json.Unmarshal(recs[0].Value, &v); err != nil || v.TsMs == 0 || v.LSN == 0 {
+		t.Errorf("heartbeat value %s: want ts_ms and lsn (%v)", recs[0].Value, err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel2()
+	if msgs := kafkatest.ReadAll(ctx2, t, e.kafka, -1, "hb.message"); len(msgs) != 0 {
+		t.Errorf("heartbeats leaked into hb.message: %d records", len(msgs))
+	}
+}
+
+// probeHeartbeats consumes a test_decoding slot and counts mooncdc's
+// heartbeat messages in it.
+func probeHeartbeats(t *testing.T, e *env) int {
+	t.Helper()
+	conn, err := e.pg.Connect(context.Background(), "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	err = conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_logical_slot_get_changes('probe', NULL, NULL)
+		WHERE data LIKE '%prefix: ' || $1 || '%'`, connector.HeartbeatMessagePrefix).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// heartbeat.records false keeps the heartbeats in Postgres only, and
+// heartbeat.interval 0 turns them off.
+func TestHeartbeatRecordsCanBeTurnedOff(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	e.exec(`SELECT pg_create_logical_replication_slot('probe', 'test_decoding')`)
+	cfg := e.config("quiet", "public.t")
+	cfg.Heartbeat.Interval = 200 * time.Millisecond
+	cfg.Heartbeat.Records = false
+	r := start(t, cfg)
+	time.Sleep(2 * time.Second)
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := probeHeartbeats(t, e); n < 3 {
+		t.Errorf("%d heartbeat messages in 2s at a 200ms interval; want several", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if recs := kafkatest.ReadAll(ctx, t, e.kafka, -1, "quiet.heartbeat"); len(recs) != 0 {
+		t.Errorf("heartbeat.records false, yet %d heartbeat records", len(recs))
+	}
+
+	cfg.Heartbeat.Interval = 0
+	r = start(t, cfg)
+	time.Sleep(2 * time.Second)
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if n := probeHeartbeats(t, e); n != 0 {
+		t.Errorf("heartbeat.interval 0, yet %d heartbeat messages", n)
+	}
+	cfg.Heartbeat.Interval = 10 * time.Millisecond
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "heartbeat.interval") {
+		t.Errorf("heartbeat.interval 10ms: want an error naming the key, got %v", err)
+	}
+}
