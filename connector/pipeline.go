@@ -184,7 +184,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		}
 	}
 
-	kafkaState := newKafkaState(log)
+	kafkaState := newKafkaState(log, cfg.Kafka.SASL.Mechanism)
 	client, err := kgo.NewClient(p.producerOpts(kafkaState)...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)

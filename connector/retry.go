@@ -47,6 +47,10 @@ func classify(err error) errClass {
 		return classUnsafe
 	case errors.As(err, &critical), errors.As(err, &cfgErr), errors.As(err, new(*FencedError)):
 		return classCritical
+	case certificateError(err):
+		// A server certificate that does not verify stays so until a
+		// person changes the CA setting or the certificate.
+		return classCritical
 	case errors.As(err, new(*TxnAbortedError)):
 		return classRetryable // aborted; the next session replays from the last commit
 	case errors.As(err, &proto):

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -128,19 +129,24 @@ func loadTLS(key, caFile, certFile, keyFile string, insecure bool) (*tls.Config,
 	return t, nil
 }
 
+// certificateError reports whether err is a TLS peer certificate that did
+// not verify (unknown authority, wrong host name, expired): no retry fixes
+// it, the CA setting (sslrootcert, kafka.tls.ca_file,
+// format.schema_registry.ca_file) or the certificate must change.
+func certificateError(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
+}
+
 // IsAuthError reports whether err is the brokers refusing mooncdc's SASL
-// credentials or TLS handshake, which no retry fixes.
+// credentials or mechanism, or a TLS server certificate that does not
+// verify: no retry fixes those.
 func IsAuthError(err error) bool {
-	if err == nil {
-		return false
-	}
-	var certErr *tls.CertificateVerificationError
-	if errors.As(err, &certErr) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "SASL_AUTHENTICATION_FAILED") || strings.Contains(msg, "UNSUPPORTED_SASL_MECHANISM") ||
-		strings.Contains(msg, "ILLEGAL_SASL_STATE") || strings.Contains(msg, "tls: ")
+	return errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) ||
+		errors.Is(err, kerr.IllegalSaslState) || certificateError(err)
 }
 
 // validateSecurity checks kafka.tls, kafka.sasl and the password files.

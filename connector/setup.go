@@ -2,7 +2,9 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"time"
@@ -194,12 +196,13 @@ func (p *Pipeline) checkSlotStillThere(ctx context.Context, pgcfg *pgconn.Config
 // change of state rather than once per failed dial.
 type kafkaState struct {
 	log  *zap.Logger
+	sasl string // kafka.sasl.mechanism, for the hint on a closed connection
 	down bool
 	mu   chan struct{}
 }
 
-func newKafkaState(log *zap.Logger) *kafkaState {
-	return &kafkaState{log: log.Named("kafka"), mu: make(chan struct{}, 1)}
+func newKafkaState(log *zap.Logger, saslMechanism string) *kafkaState {
+	return &kafkaState{log: log.Named("kafka"), sasl: saslMechanism, mu: make(chan struct{}, 1)}
 }
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
@@ -210,7 +213,14 @@ func (k *kafkaState) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _
 	switch {
 	case err != nil && !k.down:
 		k.down = true
-		k.log.Warn("Kafka unreachable; records stay buffered and Postgres waits once the buffer is full", zap.String("broker", addr), zap.Error(err))
+		msg := "Kafka unreachable; records stay buffered and Postgres waits once the buffer is full"
+		if k.sasl != "" && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+			// Some brokers close the connection on failed authentication
+			// instead of answering with SASL_AUTHENTICATION_FAILED.
+			msg += "; the broker closed the connection during the " + k.sasl +
+				" login: if it persists, check kafka.sasl.username and the password"
+		}
+		k.log.Warn(msg, zap.String("broker", addr), zap.Error(err))
 	case err == nil && k.down:
 		k.down = false
 		k.log.Info("Kafka reachable again", zap.String("broker", addr))
