@@ -5,11 +5,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -81,7 +79,7 @@ func (c Config) KafkaOpts(brokers []string) ([]kgo.Opt, error) {
 			return nil, err
 		}
 		t.ServerName = k.TLS.ServerName // empty: franz-go sets each broker's host
-		opts = append(opts, kgo.DialTLSConfig(t), kgo.Dialer((&net.Dialer{Timeout: 10 * time.Second}).DialContext))
+		opts = append(opts, kgo.DialTLSConfig(t))
 	}
 	if k.SASL.Mechanism != "" {
 		pw, err := secretValue(k.SASL.Password, "kafka.sasl.password_file", k.SASL.PasswordFile)

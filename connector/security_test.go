@@ -179,3 +179,53 @@ func TestKafkaSASLSCRAMAgainstUsers(t *testing.T) {
 		}
 	}
 }
+
+// Kafka over TLS (kafka.tls.* with the test CA) with SASL PLAIN on top:
+// the records arrive; the system CAs alone do not trust the test CA, and
+// that stops the pipeline at once with the cause.
+func TestKafkaTLSWithPlainSASL(t *testing.T) {
+	pg := pgtest.New(t)
+	ca := tlstest.NewCA(t)
+	broker := kafkatest.New(t, kfake.TLS(ca.ServerConfig(t, "127.0.0.1", "localhost")), kfake.EnableSASL(),
+		kfake.Superuser("PLAIN", "cdc", "plain-pass"))
+	if err := pg.Exec(context.Background(), "postgres", `CREATE TABLE public.t (id int PRIMARY KEY); INSERT INTO public.t VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, pg: pg, kafka: broker.Addr()}
+	caFile := ca.WriteCA(t, t.TempDir())
+	cfg := e.config("tlskafka", "public.t")
+	cfg.Kafka.TLS = connector.KafkaTLSConfig{Enabled: true, CAFile: caFile}
+	cfg.Kafka.SASL = connector.KafkaSASLConfig{Mechanism: "PLAIN", Username: "cdc", Password: "plain-pass"}
+	r := start(t, cfg)
+	opts, err := cfg.KafkaOpts(cfg.Kafka.Brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics("tlskafka.public.t"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var keys []string
+	for len(keys) == 0 && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { keys = append(keys, string(r.Key)) })
+	}
+	if len(keys) != 1 || keys[0] != `{"id":7}` {
+		t.Fatalf("records over TLS: %q", keys)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg.Kafka.TLS.CAFile = "" // the system's CAs: the test CA is not among them
+	begin := time.Now()
+	err = runToEnd(t, cfg)
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("want an error about the broker's certificate, got %v", err)
+	}
+	if d := time.Since(begin); d > 30*time.Second {
+		t.Fatalf("took %v: an untrusted certificate must not be retried", d)
+	}
+}
