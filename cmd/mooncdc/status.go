@@ -2,12 +2,805 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
-// statusCommand is written by a helper session; replaced before the commit.
+// How long status waits for each source; variables for the tests. The
+// three are read at once, so the command takes at most the longest.
+var (
+	statusKafkaTimeout    = 10 * time.Second
+	statusPostgresTimeout = 10 * time.Second
+	statusLiveTimeout     = time.Second
+)
+
+// statusCommand is "mooncdc status [flags] [--json]": it reads the offsets
+// topic, Postgres (the slot, the current WAL position, the tables' row
+// estimates) and, when the pipeline runs, its /status endpoint, and prints
+// what they say together. It only reads. A source it cannot read is
+// reported in the output and makes it exit 1; the others are still shown.
 func statusCommand(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
-	panic("mooncdc status: not written yet")
+	asJSON, args, err := cutJSONFlag(args)
+	if err != nil {
+		fmt.Fprint(stderr, formatConfigError(err))
+		return connector.ExitConfig
+	}
+	cf, err := parseConfigFlags("status", args, false)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, statusUsage())
+		return connector.ExitOK
+	}
+	if err != nil {
+		fmt.Fprint(stderr, formatConfigError(err))
+		return connector.ExitCode(err)
+	}
+	// The same rule as resnapshot: postgres.url may be absent (the
+	// Postgres part then says so), but a URL that is set must be valid.
+	cfg, err := cf.load(environ, validateForResnapshot)
+	if err != nil {
+		fmt.Fprint(stderr, formatConfigError(err))
+		return connector.ExitCode(err)
+	}
+
+	in := gatherStatus(ctx, cfg)
+	rep := buildStatusReport(cfg, in)
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "mooncdc status: %v\n", err)
+			return connector.ExitRuntime
+		}
+	} else {
+		writeStatus(stdout, rep)
+	}
+	code := connector.ExitOK
+	if rep.Offsets.Error != "" {
+		fmt.Fprintf(stderr, "mooncdc status: could not read the offsets: %s\n", singleLine(rep.Offsets.Error))
+		code = connector.ExitRuntime
+	}
+	if rep.Postgres.Error != "" {
+		fmt.Fprintf(stderr, "mooncdc status: could not read Postgres: %s\n", singleLine(rep.Postgres.Error))
+		code = connector.ExitRuntime
+	}
+	return code
 }
 
-func statusUsage() string { return "" }
+// cutJSONFlag removes --json (also -json, --json=BOOL) from args, which
+// parseConfigFlags does not know; everything after "--" is left alone.
+// A bad value is a *connector.ConfigError.
+func cutJSONFlag(args []string) (bool, []string, error) {
+	on := false
+	rest := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "json" {
+			rest = append(rest, a)
+			continue
+		}
+		on = true
+		if hasValue {
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return false, nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc status: --json=%s: want true or false", value)}
+			}
+			on = b
+		}
+	}
+	return on, rest, nil
+}
+
+// statusInputs is what the sources said, or why they could not be read.
+type statusInputs struct {
+	now        time.Time
+	state      offsets.State
+	offsetsErr error
+	pg         pgStatus
+	pgErr      error
+	live       *connector.LiveStatus // nil: see liveNote
+	liveNote   string                // why live is nil
+	liveSilent bool                  // nothing answered on metrics.listen
+}
+
+// pgStatus is what Postgres says about the slot and the tables.
+type pgStatus struct {
+	standby bool
+	current schema.LSN // 0: unknown (a standby receiving nothing)
+	slot    *slotRow   // nil: no such slot
+	// estimates is pg_class.reltuples by "schema.table"; absent or
+	// negative: unknown (never analyzed, or no such table).
+	estimates map[string]int64
+}
+
+type slotRow struct {
+	active         bool
+	activePID      *int32
+	confirmedFlush schema.LSN
+	restart        schema.LSN
+	walStatus      string
+	safeWALSize    *int64 // nil: unlimited (max_slot_wal_keep_size -1) or lost
+}
+
+// gatherStatus reads the three sources at once and returns when all have
+// answered or timed out.
+func gatherStatus(ctx context.Context, cfg connector.Config) statusInputs {
+	in := statusInputs{}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		in.state, in.offsetsErr = readOffsets(ctx, cfg)
+	}()
+	go func() {
+		defer wg.Done()
+		in.live, in.liveNote, in.liveSilent = readLive(ctx, cfg)
+	}()
+	// The row estimates need the table names, which the offsets give; the
+	// slot and WAL part does not wait for them.
+	pgCtx, cancel := context.WithTimeout(ctx, statusPostgresTimeout)
+	defer cancel()
+	conn, err := connectStatusPostgres(pgCtx, cfg)
+	if err == nil {
+		defer conn.Close(context.Background())
+		in.pg, err = readSlot(pgCtx, conn, cfg.Postgres.Slot)
+	}
+	wg.Wait()
+	if err == nil {
+		names := slices.Collect(maps.Keys(in.state.Tables))
+		if in.live != nil {
+			names = slices.AppendSeq(names, maps.Keys(in.live.Tables))
+		}
+		// A timeout of its own: the wait for Kafka may have used up pgCtx's.
+		estCtx, cancel := context.WithTimeout(ctx, statusPostgresTimeout)
+		defer cancel()
+		in.pg.estimates, err = readEstimates(estCtx, conn, names)
+	}
+	in.pgErr = err
+	in.now = time.Now()
+	return in
+}
+
+// readOffsets loads cfg.Name's state from the offsets topic, giving up
+// after statusKafkaTimeout.
+func readOffsets(ctx context.Context, cfg connector.Config) (offsets.State, error) {
+	brokers := cfg.Kafka.Brokers
+	if cfg.EmbeddedKafka() {
+		brokers = []string{connector.EmbeddedKafkaAddr}
+		// Not up unless run is: say so at once rather than after the timeout.
+		c, err := net.DialTimeout("tcp", connector.EmbeddedKafkaAddr, time.Second)
+		if err != nil {
+			return offsets.State{}, fmt.Errorf("kafka.brokers is empty and nothing listens on %s: the embedded development Kafka lives inside 'mooncdc run' and is up only while it runs", connector.EmbeddedKafkaAddr)
+		}
+		_ = c.Close()
+	}
+	base, err := cfg.KafkaOpts(brokers)
+	if err != nil {
+		return offsets.State{}, err
+	}
+	cl, err := kgo.NewClient(append(base, kgo.ClientID("mooncdc-"+cfg.Name+"-status"))...)
+	if err != nil {
+		return offsets.State{}, fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, statusKafkaTimeout)
+	defer cancel()
+	st, err := offsets.Load(ctx, cl, cfg.Kafka.OffsetsTopic, cfg.Name)
+	if err != nil {
+		return offsets.State{}, fmt.Errorf("%w (brokers %s)", err, strings.Join(brokers, ","))
+	}
+	return st, nil
+}
+
+// readLive asks a running pipeline for GET /status on metrics.listen. It
+// returns the answer, or why there is none and whether that is because
+// nothing answered at all.
+func readLive(ctx context.Context, cfg connector.Config) (live *connector.LiveStatus, note string, silent bool) {
+	if cfg.Metrics.Listen == "" {
+		return nil, "metrics.listen is empty, so there is no /status to ask", false
+	}
+	host, port, err := net.SplitHostPort(cfg.Metrics.Listen)
+	if err != nil || port == "0" {
+		return nil, fmt.Sprintf("metrics.listen %q names no port to ask", cfg.Metrics.Listen), false
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip != nil && ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	url := "http://" + net.JoinHostPort(host, port) + "/status"
+	ctx, cancel := context.WithTimeout(ctx, statusLiveTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err.Error(), false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, "nothing answers on " + url, true
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Sprintf("%s answered %s: not a mooncdc of this version?", url, resp.Status), false
+	}
+	live = new(connector.LiveStatus)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(live); err != nil {
+		return nil, fmt.Sprintf("%s answered, but not with a mooncdc status: %v", url, err), false
+	}
+	if live.Name != cfg.Name {
+		return nil, fmt.Sprintf("%s answers for connector %q, not %q", url, live.Name, cfg.Name), false
+	}
+	return live, "", false
+}
+
+// connectStatusPostgres opens a plain SQL connection with the config's
+// connection settings; errors never quote a password.
+func connectStatusPostgres(ctx context.Context, cfg connector.Config) (*pgx.Conn, error) {
+	if cfg.Postgres.URL == "" {
+		return nil, errors.New("postgres.url not set")
+	}
+	base, err := cfg.PostgresConnConfig()
+	if err != nil {
+		return nil, err
+	}
+	cc, err := pgx.ParseConfig("")
+	if err != nil {
+		return nil, err
+	}
+	cc.Config = *base.Copy()
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	cc.RuntimeParams["application_name"] = "mooncdc status"
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Postgres: %s", connector.RedactURL(err.Error()))
+	}
+	return conn, nil
+}
+
+// readSlot reads the current WAL position and the slot's row of
+// pg_replication_slots.
+func readSlot(ctx context.Context, conn *pgx.Conn, slot string) (pgStatus, error) {
+	var st pgStatus
+	var cur *string
+	// On a standby the WAL it has received is the end a slot can reach.
+	err := conn.QueryRow(ctx, `SELECT pg_is_in_recovery(),
+		(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn() ELSE pg_current_wal_lsn() END)::text`).Scan(&st.standby, &cur)
+	if err != nil {
+		return pgStatus{}, fmt.Errorf("read the current WAL position: %w", err)
+	}
+	if st.current, err = parseNullLSN(cur); err != nil {
+		return pgStatus{}, err
+	}
+	var s slotRow
+	var confirmed, restart, walStatus *string
+	err = conn.QueryRow(ctx, `SELECT active, active_pid, confirmed_flush_lsn::text, restart_lsn::text, wal_status, safe_wal_size
+		FROM pg_replication_slots WHERE slot_name = $1`, slot).
+		Scan(&s.active, &s.activePID, &confirmed, &restart, &walStatus, &s.safeWALSize)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return st, nil
+	case err != nil:
+		return pgStatus{}, fmt.Errorf("read slot %q from pg_replication_slots: %w", slot, err)
+	}
+	if s.confirmedFlush, err = parseNullLSN(confirmed); err != nil {
+		return pgStatus{}, err
+	}
+	if s.restart, err = parseNullLSN(restart); err != nil {
+		return pgStatus{}, err
+	}
+	if walStatus != nil {
+		s.walStatus = *walStatus
+	}
+	st.slot = &s
+	return st, nil
+}
+
+// readEstimates reads pg_class.reltuples of the named tables ("schema.table",
+// raw names joined by '.', as the offsets keys are).
+func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname, c.reltuples::float8
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p') AND n.nspname || '.' || c.relname = ANY($1)`, names)
+	if err != nil {
+		return nil, fmt.Errorf("read the tables' row estimates: %w", err)
+	}
+	for rows.Next() {
+		var name string
+		var n float64
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, fmt.Errorf("read the tables' row estimates: %w", err)
+		}
+		out[name] = int64(n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the tables' row estimates: %w", err)
+	}
+	return out, nil
+}
+
+func parseNullLSN(s *string) (schema.LSN, error) {
+	if s == nil {
+		return 0, nil
+	}
+	return schema.ParseLSN(*s)
+}
+
+// statusReport is the output of status, and with --json its exact form:
+// the field names are a public contract (statusUsage documents them).
+// Unknown numbers are null; unknown LSNs and times are absent.
+type statusReport struct {
+	Name          string         `json:"name"`
+	Time          time.Time      `json:"time"`
+	Running       string         `json:"running"` // yes, no, unknown
+	RunningDetail string         `json:"running_detail,omitempty"`
+	Version       string         `json:"version,omitempty"`
+	Streaming     *bool          `json:"streaming"`
+	DurableLSN    string         `json:"durable_lsn,omitempty"`
+	DurableFrom   string         `json:"durable_lsn_from,omitempty"` // live or offsets
+	Offsets       offsetsReport  `json:"offsets"`
+	Postgres      postgresReport `json:"postgres"`
+	Lag           lagReport      `json:"lag"`
+	Tables        []tableReport  `json:"tables"`
+}
+
+type offsetsReport struct {
+	Topic      string     `json:"topic"`
+	Error      string     `json:"error,omitempty"`
+	Found      bool       `json:"found"` // a pipeline record exists for the name
+	DurableLSN string     `json:"durable_lsn,omitempty"`
+	UpdatedAt  *time.Time `json:"updated_at,omitempty"`
+}
+
+type postgresReport struct {
+	Error      string      `json:"error,omitempty"`
+	Standby    bool        `json:"standby"`
+	CurrentLSN string      `json:"current_lsn,omitempty"`
+	Slot       *slotReport `json:"slot"` // null when Postgres could not be read
+}
+
+type slotReport struct {
+	Name              string `json:"name"`
+	Exists            bool   `json:"exists"`
+	Active            bool   `json:"active"`
+	ActivePID         *int32 `json:"active_pid"`
+	ConfirmedFlushLSN string `json:"confirmed_flush_lsn,omitempty"`
+	RestartLSN        string `json:"restart_lsn,omitempty"`
+	WALStatus         string `json:"wal_status,omitempty"`
+	SafeWALSizeBytes  *int64 `json:"safe_wal_size_bytes"`
+	RetainedWALBytes  *int64 `json:"retained_wal_bytes"`
+}
+
+type lagReport struct {
+	Bytes       *int64     `json:"bytes"`
+	Seconds     *float64   `json:"seconds"`
+	BehindSince *time.Time `json:"behind_since,omitempty"`
+}
+
+type tableReport struct {
+	Table         string      `json:"table"`
+	Phase         string      `json:"phase"`
+	LSN           string      `json:"lsn,omitempty"`
+	Attempts      int         `json:"attempts"`
+	LastError     string      `json:"last_error,omitempty"`
+	Retry         string      `json:"retry,omitempty"`
+	UpdatedAt     *time.Time  `json:"updated_at,omitempty"`
+	EstimatedRows *int64      `json:"estimated_rows"`
+	Copy          *copyReport `json:"copy"`
+}
+
+type copyReport struct {
+	Rows          int64     `json:"rows"`
+	EstimatedRows int64     `json:"estimated_rows"`
+	Started       time.Time `json:"started"`
+	RowsPerSecond float64   `json:"rows_per_second"`
+	ETASeconds    *float64  `json:"eta_seconds"`
+}
+
+// buildStatusReport merges what the sources said. It does no I/O.
+func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
+	r := statusReport{Name: cfg.Name, Time: in.now.UTC(), Tables: []tableReport{}}
+
+	r.Offsets.Topic = cfg.Kafka.OffsetsTopic
+	var pipeline *offsets.Pipeline
+	if in.offsetsErr != nil {
+		r.Offsets.Error = in.offsetsErr.Error()
+	} else if pipeline = in.state.Pipeline; pipeline != nil {
+		r.Offsets.Found = true
+		r.Offsets.DurableLSN = schema.LSN(pipeline.DurableLSN).String()
+		r.Offsets.UpdatedAt = msTime(pipeline.UpdatedMs)
+	}
+
+	var slot *slotRow
+	if in.pgErr != nil {
+		r.Postgres.Error = connector.RedactURL(in.pgErr.Error())
+	} else {
+		r.Postgres.Slot = &slotReport{Name: cfg.Postgres.Slot}
+		r.Postgres.Standby = in.pg.standby
+		if in.pg.current != 0 {
+			r.Postgres.CurrentLSN = in.pg.current.String()
+		}
+		if slot = in.pg.slot; slot != nil {
+			s := r.Postgres.Slot
+			s.Exists, s.Active, s.ActivePID, s.WALStatus, s.SafeWALSizeBytes = true, slot.active, slot.activePID, slot.walStatus, slot.safeWALSize
+			if slot.confirmedFlush != 0 {
+				s.ConfirmedFlushLSN = slot.confirmedFlush.String()
+			}
+			if slot.restart != 0 {
+				s.RestartLSN = slot.restart.String()
+				if in.pg.current != 0 {
+					s.RetainedWALBytes = ptr(lsnDiff(in.pg.current, slot.restart))
+				}
+			}
+		}
+	}
+
+	switch {
+	case in.live != nil:
+		r.Running, r.Version, r.Streaming = "yes", in.live.Version, &in.live.Streaming
+	case in.liveSilent && !(slot != nil && slot.active):
+		r.Running, r.RunningDetail = "no", in.liveNote
+	default:
+		r.Running, r.RunningDetail = "unknown", in.liveNote
+		if slot != nil && slot.active {
+			r.RunningDetail += fmt.Sprintf("; but the slot is active (pid %d): something streams from it", deref(slot.activePID))
+		}
+	}
+	if in.live != nil && in.live.DurableLSN != "" {
+		r.DurableLSN, r.DurableFrom = in.live.DurableLSN, "live"
+	} else if pipeline != nil {
+		r.DurableLSN, r.DurableFrom = r.Offsets.DurableLSN, "offsets"
+	}
+
+	// Lag: the WAL the slot still has to confirm. As a duration, only what
+	// is known: none when caught up, else the time since the offsets last
+	// recorded the durable LSN (the pipeline writes it when it moves, and
+	// at a clean stop).
+	if slot != nil && slot.confirmedFlush != 0 && in.pg.current != 0 {
+		lag := lsnDiff(in.pg.current, slot.confirmedFlush)
+		r.Lag.Bytes = &lag
+		switch {
+		case lag == 0:
+			r.Lag.Seconds = ptr(0.0)
+		case pipeline != nil && pipeline.UpdatedMs > 0:
+			since := msTime(pipeline.UpdatedMs)
+			r.Lag.BehindSince = since
+			r.Lag.Seconds = ptr(max(0, in.now.Sub(*since).Seconds()))
+		}
+	}
+
+	r.Tables = tableReports(in)
+	return r
+}
+
+// tableReports lists every table of the offsets and of the running
+// pipeline (whose phases, being newer, win), by name.
+func tableReports(in statusInputs) []tableReport {
+	tables := maps.Clone(in.state.Tables)
+	if tables == nil {
+		tables = map[string]offsets.Table{}
+	}
+	copies := map[string]connector.CopyProgress{}
+	if in.live != nil {
+		for name, t := range in.live.Tables {
+			t.Table = name
+			tables[name] = t
+		}
+		for _, c := range in.live.Copies {
+			copies[c.Table] = c
+		}
+	}
+	out := []tableReport{}
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
+		t := tables[name]
+		tr := tableReport{Table: name, Phase: t.Phase, Attempts: t.Attempts, LastError: t.LastError, Retry: t.Retry, UpdatedAt: msTime(t.UpdatedMs)}
+		if t.LSN != 0 {
+			tr.LSN = schema.LSN(t.LSN).String()
+		}
+		if n, ok := in.pg.estimates[name]; ok && n >= 0 {
+			tr.EstimatedRows = ptr(n)
+		}
+		if c, ok := copies[name]; ok {
+			tr.Copy = copyProgress(c, in.live.Time)
+		}
+		out = append(out, tr)
+	}
+	return out
+}
+
+// copyProgress adds a rate and an ETA to a running copy, measured with the
+// running process's clock (now is its time of the answer).
+func copyProgress(c connector.CopyProgress, now time.Time) *copyReport {
+	cr := &copyReport{Rows: c.Rows, EstimatedRows: c.EstimatedRows, Started: c.Started}
+	if el := now.Sub(c.Started).Seconds(); el > 0 {
+		cr.RowsPerSecond = float64(c.Rows) / el
+	}
+	if cr.RowsPerSecond > 0 && c.EstimatedRows > c.Rows {
+		cr.ETASeconds = ptr(float64(c.EstimatedRows-c.Rows) / cr.RowsPerSecond)
+	}
+	return cr
+}
+
+// writeStatus prints r for people: a header, then one line per table.
+func writeStatus(w io.Writer, r statusReport) {
+	tw := tabwriter.NewWriter(w, len("durable LSN")+2, 8, 2, ' ', 0) // the same layout whichever lines there are
+	line := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+
+	line("connector", "%s", r.Name)
+	running := r.Running
+	switch {
+	case r.Running == "yes" && r.Streaming != nil && *r.Streaming:
+		running += " (streaming, version " + r.Version + ")"
+	case r.Running == "yes":
+		running += " (not streaming yet, version " + r.Version + ")"
+	case r.RunningDetail != "":
+		running += " (" + r.RunningDetail + ")"
+	}
+	line("running", "%s", running)
+
+	switch {
+	case r.Offsets.Error != "":
+		line("offsets", "could not be read: %s", singleLine(r.Offsets.Error))
+	case !r.Offsets.Found:
+		line("offsets", "nothing stored for %q in topic %s ('mooncdc run' has not started against these brokers?)", r.Name, r.Offsets.Topic)
+	}
+	if r.DurableLSN != "" {
+		d := r.DurableLSN
+		if r.DurableFrom == "live" {
+			d += " (acknowledged by Kafka, from the running pipeline)"
+			if r.Offsets.DurableLSN != "" && r.Offsets.DurableLSN != r.DurableLSN {
+				d += "; " + r.Offsets.DurableLSN + " in the offsets"
+			}
+		} else if r.Offsets.UpdatedAt != nil {
+			d += fmt.Sprintf(" (offsets, recorded %s, %s ago)", r.Offsets.UpdatedAt.Format(time.RFC3339), humanDuration(r.Time.Sub(*r.Offsets.UpdatedAt)))
+		}
+		line("durable LSN", "%s", d)
+	}
+
+	p := r.Postgres
+	switch {
+	case p.Error != "":
+		line("postgres", "could not be read: %s", singleLine(p.Error))
+	case !p.Slot.Exists:
+		line("slot", "%s does not exist ('mooncdc run' creates it)", p.Slot.Name)
+	default:
+		s := p.Slot
+		state := "inactive"
+		if s.Active {
+			state = fmt.Sprintf("active (pid %d)", deref(s.ActivePID))
+		}
+		line("slot", "%s, %s: confirmed_flush %s, restart %s", s.Name, state, orDash(s.ConfirmedFlushLSN), orDash(s.RestartLSN))
+		safe := "unlimited"
+		if s.WALStatus == "lost" {
+			safe = "-"
+		}
+		if s.SafeWALSizeBytes != nil {
+			safe = humanBytes(*s.SafeWALSizeBytes)
+		}
+		retained := "-"
+		if s.RetainedWALBytes != nil {
+			retained = humanBytes(*s.RetainedWALBytes)
+		}
+		line("WAL", "current %s%s; retained for the slot %s; wal_status %s, safe_wal_size %s",
+			orDash(p.CurrentLSN), map[bool]string{true: " (standby: received)"}[p.Standby], retained, orDash(s.WALStatus), safe)
+	}
+	if r.Lag.Bytes != nil {
+		lag := humanBytes(*r.Lag.Bytes) + " of WAL not yet confirmed"
+		switch {
+		case *r.Lag.Bytes == 0:
+			lag = "0 B (caught up)"
+		case r.Lag.BehindSince != nil:
+			lag += fmt.Sprintf("; behind since %s (%s ago), when the offsets last recorded the durable LSN",
+				r.Lag.BehindSince.Format(time.RFC3339), humanDuration(time.Duration(*r.Lag.Seconds*float64(time.Second))))
+		case r.Offsets.Error != "":
+			lag += " (for how long is unknown: the offsets could not be read)"
+		default:
+			lag += " (for how long is unknown: no durable LSN recorded yet)"
+		}
+		line("lag", "%s", lag)
+	}
+	_ = tw.Flush()
+
+	fmt.Fprintln(w)
+	if len(r.Tables) == 0 {
+		if r.Offsets.Error != "" && r.Running != "yes" {
+			fmt.Fprintln(w, "tables unknown: the offsets could not be read")
+		} else {
+			fmt.Fprintln(w, "no tables known")
+		}
+		return
+	}
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "TABLE\tPHASE\tLSN\tPROGRESS\tATTEMPTS\tLAST ERROR")
+	for _, t := range r.Tables {
+		lastErr := singleLine(t.LastError)
+		if t.Retry != "" {
+			lastErr += " (" + t.Retry + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.Table, t.Phase, orDash(t.LSN), tableProgress(t, r.Running), t.Attempts, orDash(strings.TrimSpace(lastErr)))
+	}
+	_ = tw.Flush()
+}
+
+// tableProgress says how far the copy of t is.
+func tableProgress(t tableReport, running string) string {
+	if c := t.Copy; c != nil {
+		s := fmt.Sprintf("%d rows", c.Rows)
+		if c.EstimatedRows > 0 {
+			s = fmt.Sprintf("%d/~%d rows (%d%%)", c.Rows, c.EstimatedRows, min(100, c.Rows*100/c.EstimatedRows))
+		}
+		if c.RowsPerSecond > 0 {
+			s += fmt.Sprintf(", %.0f rows/s", c.RowsPerSecond)
+		}
+		if c.ETASeconds != nil {
+			s += ", ETA " + humanDuration(time.Duration(*c.ETASeconds*float64(time.Second)))
+		}
+		return s
+	}
+	est := ""
+	if t.EstimatedRows != nil {
+		est = fmt.Sprintf(" (~%d rows)", *t.EstimatedRows)
+	}
+	switch t.Phase {
+	case offsets.PhaseReady:
+		return "copied"
+	case offsets.PhaseCatchup:
+		return "copied, catching up"
+	case offsets.PhaseInit:
+		return "not copied yet" + est
+	case offsets.PhaseCopying:
+		if running == "yes" {
+			return "copy starting" + est
+		}
+		return "copy interrupted, starts over on the next run" + est
+	case offsets.PhaseErrored:
+		return "copy failed" + est
+	}
+	return "-"
+}
+
+// lsnDiff is pg_wal_lsn_diff(a, b), floored at 0.
+func lsnDiff(a, b schema.LSN) int64 {
+	if a <= b {
+		return 0
+	}
+	return int64(a - b)
+}
+
+func msTime(ms int64) *time.Time {
+	if ms <= 0 {
+		return nil
+	}
+	t := time.UnixMilli(ms).UTC()
+	return &t
+}
+
+// humanBytes prints n in binary units: 512 B, 1.2 MiB.
+func humanBytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, unit := float64(n)/1024, 0
+	for v >= 1024 && unit < 4 {
+		v /= 1024
+		unit++
+	}
+	return fmt.Sprintf("%.1f %s", v, []string{"KiB", "MiB", "GiB", "TiB", "PiB"}[unit])
+}
+
+// humanDuration rounds d for reading: 850ms, 42s, 3m12s, 5h4m.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	default:
+		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+	}
+}
+
+// singleLine joins a multi-line message (pgconn lists every address it tried).
+func singleLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func statusUsage() string {
+	var b strings.Builder
+	b.WriteString(`Usage: mooncdc status [--config FILE] [flags] [--json]
+
+Shows where the connector is, from the offsets topic, Postgres and, while
+'mooncdc run' runs, its /status endpoint (http://<metrics.listen>/status):
+each table's phase, handover LSN, copy progress, attempts and last error;
+the durable LSN (what Kafka has acknowledged); the replication slot's
+confirmed_flush_lsn and restart_lsn, the WAL it retains, and the lag. It only
+reads, and works whether run is running or not. It reads the config like run
+does, with the same flags; postgres.url may be absent (the Postgres part then
+says so). With kafka.brokers empty it reads the embedded development Kafka,
+which is up only while run is.
+
+Lag is the WAL between the slot's confirmed_flush_lsn and the current WAL
+position (on a standby: the WAL received). As a duration it is 0 when there
+is no lag; otherwise it is the time since the offsets last recorded the
+durable LSN (run records it about once a second while it moves, and at a
+clean stop): how long the connector has not moved forward, not the age of
+the oldest change still to stream.
+
+Exit codes: 0 when the offsets and Postgres were read; 1 when either could
+not be (the rest is still shown); 2 invalid config.
+
+Flags:
+  --json
+        print one JSON document instead of text:
+          name, time
+          running            "yes" (the /status endpoint answered), "no"
+                             (nothing answers and the slot is inactive) or
+                             "unknown"; running_detail says why not "yes"
+          version, streaming the running process's (streaming null if not)
+          durable_lsn        the running pipeline's, else the offsets'
+          durable_lsn_from   "live" or "offsets"
+          offsets            {topic, error, found, durable_lsn, updated_at}
+          postgres           {error, standby, current_lsn, slot: {name, exists,
+                             active, active_pid, confirmed_flush_lsn,
+                             restart_lsn, wal_status, safe_wal_size_bytes,
+                             retained_wal_bytes}}; slot is null when
+                             Postgres could not be read
+          lag                {bytes, seconds, behind_since}
+          tables             [{table, phase, lsn, attempts, last_error, retry,
+                             updated_at, estimated_rows (pg_class.reltuples),
+                             copy: {rows, estimated_rows, started,
+                             rows_per_second, eta_seconds}}]
+        LSNs are strings (0/16B3748), times RFC 3339; an unknown number is
+        null, an unknown LSN, time or error is absent; copy is null unless the
+        table is being copied by the running pipeline: rows produced so far
+        (not all acknowledged yet), rows_per_second averaged since started,
+        eta_seconds the rows left to the estimate at that rate. A
+        safe_wal_size_bytes of null with a wal_status other than "lost"
+        means unlimited.
+`)
+	b.WriteString(strings.TrimPrefix(configFlagsUsage(), "Flags:\n"))
+	return b.String()
+}
