@@ -6,6 +6,11 @@
 // its error to the process exit code (connector.ExitCode: 0 clean stop,
 // 1 runtime error, 2 invalid config, 3 unsafe resume, 4 fenced).
 //
+// The other commands use the same configuration: resnapshot (resnapshot.go)
+// asks for tables to be copied again, check (check*.go) is the preflight,
+// status (status.go) reports phases, progress and lag, tail (tail.go,
+// decode.go) prints records decoded.
+//
 // Everything except main itself lives in run, which takes its arguments,
 // environment and output streams as parameters so that tests drive the
 // command in-process.
