@@ -54,9 +54,14 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./internal/bench -mooncdc bin/mooncdc $(BENCH_FLAGS)
 
-# Postgres (throwaway) → mooncdc → embedded Kafka, with a short write load;
-# needs the Postgres server binaries and a free 127.0.0.1:9092. Flags go in
-# DEMO_FLAGS, e.g. make demo DEMO_FLAGS='-load 10s -keep'.
+# Postgres (throwaway) → mooncdc → embedded Kafka: the snapshot of a
+# 1.5-million-row table with its progress bars, then a short write load with
+# its changes shown as they arrive, checked by replaying the records; under a
+# minute. Needs the Postgres server binaries and a free 127.0.0.1:9092. Flags
+# go in DEMO_FLAGS: -load 10s (the load's length), -rows N (the big table's
+# rows), -keep (keep the files), -avro (Avro keys and values, their schemas in
+# an in-process Schema Registry stand-in), -avro -registry URL (in a real
+# one), e.g. make demo DEMO_FLAGS='-avro'.
 demo: build
 	$(GO) run ./internal/demo -mooncdc bin/mooncdc $(DEMO_FLAGS)
 

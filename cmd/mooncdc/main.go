@@ -86,7 +86,8 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 		return connector.ExitCode(err)
 	}
 
-	log, err := newLogger(cfg.Log, stderr)
+	prog := newProgress(cfg.Log, stderr)
+	log, err := newLogger(cfg.Log, prog.Writer())
 	if err != nil { // Validate accepted level and format, so this is a bug
 		fmt.Fprintf(stderr, "mooncdc: build logger: %v\n", err)
 		return connector.ExitRuntime
@@ -100,7 +101,9 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 
 	p, err := connector.New(cfg, log)
 	if err == nil {
+		stopProgress := startProgress(ctx, prog, p.Copies, log.Named("progress"))
 		err = p.Run(ctx)
+		stopProgress()
 	}
 	code := connector.ExitCode(err)
 	if err != nil {

@@ -15,8 +15,9 @@ const kafkaAddr = "127.0.0.1:9092"
 // topicPrefix is the demo connector's name, hence its topic prefix.
 const topicPrefix = "demo"
 
-// configTemplate is the demo's mooncdc.yaml. Arguments: the Postgres URL,
-// the embedded Kafka's data directory, the metrics address.
+// configTemplate is the demo's mooncdc.yaml. Arguments: the name, the
+// embedded Kafka's data directory, the Postgres URL, the Kafka address, the
+// metrics address, the format section.
 const configTemplate = `# Written by the mooncdc demo.
 name: %s
 data_dir: %s  # the embedded Kafka's data, fresh for every demo
@@ -26,10 +27,19 @@ postgres:
 kafka:
   brokers: []  # empty: the embedded development Kafka on %s
 metrics:
-  listen: %s
+  listen: %s  # also serves /status, which the demo polls for the snapshot's progress
 log:
   level: info
   format: console
+%s`
+
+// avroFormat is the format section for Avro keys and values; the argument
+// is the Schema Registry's URL.
+const avroFormat = `format:
+  key: avro
+  value: avro
+  schema_registry:
+    url: %s
 `
 
 // exampleConfig is the minimal config printed at the end, for the user's own
@@ -42,12 +52,17 @@ kafka:
   brokers: [localhost:9092]     # leave empty for the embedded development Kafka
 `
 
-// writeConfig writes dir/mooncdc.yaml and returns its path.
-func writeConfig(dir, postgresURL, metricsAddr string) (string, error) {
+// writeConfig writes dir/mooncdc.yaml and returns its path. A registryURL
+// makes the keys and values Avro; empty leaves them JSON.
+func writeConfig(dir, postgresURL, metricsAddr, registryURL string) (string, error) {
 	path := filepath.Join(dir, "mooncdc.yaml")
+	format := ""
+	if registryURL != "" {
+		format = fmt.Sprintf(avroFormat, strconv.Quote(registryURL))
+	}
 	text := fmt.Sprintf(configTemplate, topicPrefix,
 		strconv.Quote(filepath.Join(dir, "mooncdc-data")),
-		strconv.Quote(postgresURL), kafkaAddr, strconv.Quote(metricsAddr))
+		strconv.Quote(postgresURL), kafkaAddr, strconv.Quote(metricsAddr), format)
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		return "", fmt.Errorf("write the mooncdc config: %w", err)
 	}

@@ -7,17 +7,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mooncdc/mooncdc/internal/progress"
 )
 
 // options configure one demo run.
 type options struct {
-	Binary  string        // the mooncdc binary
-	Load    time.Duration // how long to write
-	Keep    bool          // keep the temporary directory
-	Samples int           // records printed per op
-	Out     io.Writer
+	Binary   string        // the mooncdc binary
+	Load     time.Duration // how long to write
+	Keep     bool          // keep the temporary directory
+	Samples  int           // records printed per op
+	Rows     int           // rows of seedTable
+	Avro     bool          // Avro keys and values
+	Registry string        // with Avro: the Schema Registry; empty starts srtest's
+	Out      io.Writer
 }
 
 // result is what a demo run measured.
@@ -26,6 +32,8 @@ type result struct {
 	Counts   map[string]map[string]int // topic → op → records read
 	Records  int                       // records read
 	Expected int                       // records the load should make
+	Seeded   int64                     // records of seedTable's topic, its snapshot
+	Live     int                       // changes the live view saw during the load
 	ExitCode int                       // mooncdc's
 	Replayed bool                      // the records replay into the tables' rows
 }
@@ -33,6 +41,7 @@ type result struct {
 // Timeouts of the demo's waits.
 const (
 	readyTimeout   = 60 * time.Second // for /readyz
+	copyTimeout    = 5 * time.Minute  // for the snapshot of every table
 	catchUpTimeout = 30 * time.Second // for the last record after the last commit
 	stopTimeout    = 30 * time.Second // for mooncdc to exit after SIGTERM
 )
@@ -45,6 +54,9 @@ func demoTopics() []string {
 	}
 	return topics
 }
+
+// seedTopic is seedTable's topic.
+const seedTopic = topicPrefix + "." + seedTable
 
 // run is the whole demo. Whatever happens, including ctx ending (Ctrl-C),
 // it stops mooncdc and Postgres and removes its directory (unless o.Keep)
@@ -81,9 +93,13 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 	if o.Keep {
 		kept = "kept"
 	}
-	u.printf("mooncdc demo: Postgres → mooncdc → Kafka, on this machine. Files in %s (%s).\n\n", dir, kept)
+	format := "JSON"
+	if o.Avro {
+		format = "Avro"
+	}
+	u.printf("mooncdc demo: Postgres → mooncdc → Kafka (%s records), on this machine. Files in %s (%s).\n\n", format, dir, kept)
 
-	// 1. Postgres and the schema.
+	// 1. Postgres, the schema and the rows to copy.
 	u.step("postgres", "starting a throwaway Postgres (initdb, pg_ctl) …")
 	pg, version, err := startPostgres(ctx, dir)
 	if err != nil {
@@ -95,14 +111,40 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 		}
 	}()
 	u.detail("PostgreSQL %s on 127.0.0.1:%d, wal_level=logical", version, pg.Port())
-	u.detail("created tables %s and %s", demoTables[0], demoTables[1])
+	conn, err := pg.Connect(ctx, "postgres")
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	seeded := time.Now()
+	if err := seedPageViews(ctx, conn, o.Rows); err != nil {
+		return nil, err
+	}
+	u.detail("created tables %s and %s (empty), and %s with %s rows (%.1fs)",
+		demoTables[0], demoTables[1], seedTable, thousands(int64(o.Rows)), time.Since(seeded).Seconds())
 
-	// 2. mooncdc, with the embedded Kafka.
+	// 2. The Schema Registry, for Avro.
+	var avroDec *avroDecoder
+	registryURL := ""
+	if o.Avro {
+		reg, err := startRegistry(o.Registry)
+		if err != nil {
+			return nil, err
+		}
+		defer reg.close()
+		registryURL = reg.url
+		if avroDec, err = newAvroDecoder(reg.url); err != nil {
+			return nil, err
+		}
+		u.step("registry", "%s", reg.about)
+	}
+
+	// 3. mooncdc, with the embedded Kafka.
 	metricsAddr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
 	}
-	cfgPath, err := writeConfig(dir, pg.URL("postgres"), metricsAddr)
+	cfgPath, err := writeConfig(dir, pg.URL("postgres"), metricsAddr, registryURL)
 	if err != nil {
 		return nil, err
 	}
@@ -121,36 +163,61 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 	if err := mc.waitReady(ctx, readyTimeout); err != nil {
 		return nil, err
 	}
-	u.detail("streaming after %.1fs; embedded Kafka on %s; metrics on %s/metrics",
-		time.Since(started).Seconds(), kafkaAddr, mc.metricsURL)
-	// The tables are empty: their snapshots are done in a moment, and
-	// everything the load writes then streams as changes.
-	if err := mc.waitCopied(ctx, readyTimeout, demoTables...); err != nil {
+	u.detail("streaming after %.1fs; embedded Kafka on %s; metrics on %s/metrics, progress on %s/status",
+		time.Since(started).Seconds(), kafkaAddr, mc.metricsURL, mc.metricsURL)
+
+	// 4. The snapshot: every table is copied (snapshot.mode initial) while
+	// changes stream; the bars are the ones `mooncdc run` draws on a
+	// terminal, fed from /status.
+	u.step("snapshot", "copying the rows already in the tables, while streaming the changes made meanwhile …")
+	stopBars := showCopies(o.Out, mc.copies())
+	err = mc.waitCopied(ctx, copyTimeout, append([]string{seedTable}, demoTables...)...)
+	if err == nil {
+		// A copy is handed over a moment before it leaves /status; the
+		// bars complete when it has.
+		waitNoCopies(ctx, mc.copies(), 5*time.Second)
+	}
+	stopBars()
+	if err != nil {
 		return nil, err
 	}
-	u.detail("tables copied (empty, snapshot.mode initial) after %.1fs", time.Since(started).Seconds())
+	copied, took := seedCopy(ctx, mc)
+	u.detail("copied %s rows of %s in %.1fs (%s rows/s); %s and %s were empty",
+		thousands(int64(copied)), seedTable, took.Seconds(), thousands(int64(float64(copied)/max(took.Seconds(), 1e-3))),
+		demoTables[0], demoTables[1])
 
-	// 3. A consumer, and the load.
-	cons, err := startConsumer(kafkaAddr, demoTopics(), o.Samples)
+	// 5. A consumer, and the load, its changes shown as they arrive.
+	cons, err := startConsumer(kafkaAddr, demoTopics(), o.Samples, avroDec)
 	if err != nil {
 		return nil, err
 	}
 	defer cons.close()
-	conn, err := pg.Connect(ctx, "postgres")
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	u.step("load", "writing for %s: inserts, updates and deletes, 1 to 4 rows per transaction …", o.Load)
+	u.step("load", "writing for %s: inserts, updates and deletes, 1 to 4 rows per transaction; the changes as a Kafka consumer reads them:", o.Load)
+	live := newLiveView(u, progress.TerminalWidth(o.Out))
+	cons.watch(live.offer)
+	liveCtx, stopLive := context.WithCancel(ctx)
+	liveDone := make(chan struct{})
+	go func() {
+		defer close(liveDone)
+		live.run(liveCtx)
+	}()
 	stats, err := runLoad(ctx, conn, o.Load)
+	// The last changes arrive shortly after the last commit.
+	if err == nil {
+		cons.waitFor(ctx, stats.ExpectedRecords(), time.Second, mc.exited)
+	}
+	cons.watch(nil)
+	stopLive()
+	<-liveDone
 	if err != nil {
 		return nil, err
 	}
-	u.detail("%d changes in %d transactions (%.0f changes/s)",
-		stats.Changes(), stats.Transactions, float64(stats.Changes())/stats.End.Sub(stats.Start).Seconds())
+	liveTotal, liveShown := live.counts()
+	u.detail("%d changes in %d transactions (%.0f changes/s); %d of them shown above, of the %d read back meanwhile",
+		stats.Changes(), stats.Transactions, float64(stats.Changes())/stats.End.Sub(stats.Start).Seconds(), liveShown, liveTotal)
 
-	// 4. Wait for every record, show some.
-	res := &result{Load: stats, Expected: stats.ExpectedRecords()}
+	// 6. Wait for every record, show some.
+	res := &result{Load: stats, Expected: stats.ExpectedRecords(), Live: liveTotal}
 	u.step("consume", "reading %s from %s (read_committed, from the start) …", strings.Join(demoTopics(), ", "), kafkaAddr)
 	complete := cons.waitFor(ctx, res.Expected, catchUpTimeout, mc.exited)
 	if ctx.Err() != nil {
@@ -160,6 +227,9 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 	case <-mc.exited:
 		return nil, mc.diedError("while streaming")
 	default:
+	}
+	if err := cons.err(); err != nil {
+		return nil, err
 	}
 	counts, total, samples, lastRead := cons.snapshot()
 	res.Counts, res.Records = counts, total
@@ -175,7 +245,22 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 		u.detail("%v", mismatch)
 	}
 	res.Replayed = mismatch == nil
-	printSamples(u, samples, o.Samples)
+	res.Seeded, err = cons.endOffset(ctx, seedTopic)
+	if err != nil {
+		return nil, err
+	}
+	seedMismatch := error(nil)
+	if res.Seeded == int64(o.Rows) {
+		u.detail("%s holds %s records, one per row of %s", seedTopic, thousands(res.Seeded), seedTable)
+	} else {
+		seedMismatch = fmt.Errorf("%s holds %d records, but %s has %d rows", seedTopic, res.Seeded, seedTable, o.Rows)
+		u.detail("%v", seedMismatch)
+	}
+	res.Counts[seedTopic] = map[string]int{"r": int(res.Seeded)}
+	printSamples(u, samples, o.Samples, o.Avro)
+	if o.Avro {
+		printSubjects(ctx, u, avroDec)
+	}
 
 	written := -1.0
 	if m, merr := mc.metrics(ctx, "mooncdc_changes_written_total"); merr == nil {
@@ -184,11 +269,11 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 		}
 	}
 
-	// 5. A clean stop.
+	// 7. A clean stop.
 	cons.close() // before the embedded Kafka goes away with mooncdc
 	u.printf("\n")
 	u.step("stop", "sending SIGTERM to mooncdc …")
-	took, err := mc.stop(stopTimeout)
+	took, err = mc.stop(stopTimeout)
 	if err != nil {
 		return res, err
 	}
@@ -200,8 +285,8 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 	}
 
 	printSummary(u, summary{
-		Load: stats, Counts: counts, Records: total, Complete: complete, LastRead: lastRead, Written: written,
-		ExitCode: res.ExitCode, Binary: o.Binary,
+		Load: stats, Counts: res.Counts, Records: total, Complete: complete, LastRead: lastRead, Written: written,
+		ExitCode: res.ExitCode, Binary: o.Binary, Format: format,
 	})
 	switch {
 	case res.ExitCode != 0:
@@ -210,6 +295,36 @@ func run(ctx context.Context, o options) (_ *result, err error) {
 		return res, fmt.Errorf("mooncdc delivered %d of the %d records the load made", total, res.Expected)
 	case mismatch != nil:
 		return res, mismatch
+	case seedMismatch != nil:
+		return res, seedMismatch
 	}
 	return res, nil
+}
+
+// seedCopy returns how many rows mooncdc copied of seedTable and how long
+// the copy took, from its metrics (zero when they cannot be read).
+func seedCopy(ctx context.Context, mc *mooncdc) (rows float64, took time.Duration) {
+	rowsSeries := `mooncdc_table_copy_rows_total{table="` + seedTable + `"}`
+	durSeries := `mooncdc_table_copy_duration_seconds{table="` + seedTable + `"}`
+	m, err := mc.metrics(ctx, rowsSeries, durSeries)
+	if err != nil {
+		return 0, 0
+	}
+	return m[rowsSeries], time.Duration(m[durSeries] * float64(time.Second))
+}
+
+// thousands formats n with commas: 1,500,000.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

@@ -1,13 +1,19 @@
 // Command demo is `make demo`: it shows mooncdc end to end on this machine.
 //
 // It starts a throwaway Postgres (internal/pgtest), creates a small shop
-// schema, runs the mooncdc binary against it with the embedded development
-// Kafka on 127.0.0.1:9092, writes a few seconds of inserts, updates and
-// deletes, reads the resulting topics back with a plain Kafka consumer, and
-// prints some records and a summary. Everything it starts is stopped, and
-// its temporary directory removed, when it ends or is interrupted (Ctrl-C).
+// schema with one big table (public.page_views, -rows rows), runs the
+// mooncdc binary against it with the embedded development Kafka on
+// 127.0.0.1:9092 and shows the snapshot's progress (the bars `mooncdc run`
+// draws on a terminal, fed from mooncdc's /status endpoint). Then it writes
+// a few seconds of inserts, updates and deletes and prints the changes as a
+// plain Kafka consumer reads them, checks that the records replay into the
+// tables' rows, and prints some records and a summary. With -avro the
+// records are Avro, their schemas in a Schema Registry: the one at
+// -registry, or an in-process stand-in (internal/srtest). Everything it
+// starts is stopped, and its temporary directory removed, when it ends or
+// is interrupted (Ctrl-C).
 //
-//	go run ./internal/demo -mooncdc bin/mooncdc [-load 5s] [-keep]
+//	go run ./internal/demo -mooncdc bin/mooncdc [-load 5s] [-rows 1500000] [-avro [-registry URL]] [-keep]
 package main
 
 import (
@@ -27,7 +33,18 @@ func main() {
 	flag.DurationVar(&o.Load, "load", 5*time.Second, "how long to write changes to Postgres")
 	flag.BoolVar(&o.Keep, "keep", false, "keep the temporary directory (config, logs, Postgres and Kafka data)")
 	flag.IntVar(&o.Samples, "samples", 3, "records to print per operation")
+	flag.IntVar(&o.Rows, "rows", defaultRows, "rows of public.page_views, the table whose snapshot the demo shows")
+	flag.BoolVar(&o.Avro, "avro", false, "write Avro keys and values (format.key/value: avro), their schemas in a Schema Registry")
+	flag.StringVar(&o.Registry, "registry", "", "with -avro: the Schema Registry's URL; empty starts an in-process stand-in")
 	flag.Parse()
+	if o.Rows < 0 {
+		fmt.Fprintln(os.Stderr, "demo: -rows must be 0 or more")
+		os.Exit(2)
+	}
+	if o.Registry != "" && !o.Avro {
+		fmt.Fprintln(os.Stderr, "demo: -registry needs -avro")
+		os.Exit(2)
+	}
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "demo: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
 
@@ -38,10 +40,45 @@ CREATE TABLE public.orders (
 );
 ALTER TABLE public.customers REPLICA IDENTITY FULL;
 ALTER TABLE public.orders REPLICA IDENTITY FULL;
+CREATE TABLE public.page_views (
+    id        bigint PRIMARY KEY,
+    customer  bigint NOT NULL,
+    path      text NOT NULL,
+    viewed_at timestamptz NOT NULL
+);
 `
 
-// demoTables are the tables of schemaSQL, as mooncdc names them.
+// demoTables are the tables of schemaSQL that the load writes to, as
+// mooncdc names them.
 var demoTables = []string{"public.customers", "public.orders"}
+
+// seedTable is the table of schemaSQL that the demo fills before mooncdc
+// starts, so that there is a snapshot to watch; the load leaves it alone.
+const seedTable = "public.page_views"
+
+// defaultRows is the size of seedTable: narrow rows that this demo's
+// mooncdc copies in a few seconds on a small machine.
+const defaultRows = 1_500_000
+
+// seedSQL fills seedTable with $1 rows, and analyzes it so that
+// pg_class.reltuples, the estimate the progress bars count towards, is
+// right.
+const seedSQL = `
+INSERT INTO public.page_views
+SELECT i, 1 + i % 5000, (ARRAY['/', '/lamps', '/maps', '/telescopes', '/kits'])[1 + i % 5],
+       timestamptz '2025-01-01 00:00:00+00' + i * interval '1 second'
+FROM generate_series(1, $1::bigint) i`
+
+// seedPageViews writes rows rows into seedTable.
+func seedPageViews(ctx context.Context, conn *pgx.Conn, rows int) error {
+	if _, err := conn.Exec(ctx, seedSQL, rows); err != nil {
+		return fmt.Errorf("fill %s: %w", seedTable, err)
+	}
+	if _, err := conn.Exec(ctx, "ANALYZE "+seedTable); err != nil {
+		return fmt.Errorf("analyze %s: %w", seedTable, err)
+	}
+	return nil
+}
 
 // startPostgres starts a throwaway cluster under dir/postgres (data and
 // postgres.log) and creates the demo schema in the database "postgres". It

@@ -15,8 +15,8 @@ var (
 
 // printSamples prints up to n records of each op, taking the topics in
 // turn, condensed to one line each; then one whole record as a consumer
-// receives it.
-func printSamples(u ui, samples map[string][]record, n int) {
+// receives it (decoded with its registered schema when avro).
+func printSamples(u ui, samples map[string][]record, n int, avro bool) {
 	u.printf("\nRecords read back from Kafka, the first of each kind (key, then the row; for updates the changed columns):\n")
 	var whole *record
 	for _, op := range opOrder {
@@ -38,7 +38,11 @@ func printSamples(u ui, samples map[string][]record, n int) {
 			}
 		}
 	}
-	if whole != nil {
+	switch {
+	case whole != nil && avro:
+		u.printf("\nOne update's whole value, as any Kafka consumer decodes it with the schema the registry gives for its id (key %s on %s):\n%s",
+			whole.Key, whole.Topic, envelope(whole.Value))
+	case whole != nil:
 		u.printf("\nOne update's whole value, as any Kafka consumer gets it (key %s on %s):\n%s", whole.Key, whole.Topic, envelope(whole.Value))
 	}
 }

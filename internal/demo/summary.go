@@ -15,21 +15,26 @@ type summary struct {
 	Written  float64 // mooncdc_changes_written_total; -1 if unknown
 	ExitCode int
 	Binary   string // the mooncdc binary, as the user gave it
+	Format   string // of the records: JSON or Avro
 }
+
+// summaryOps are the columns of the summary's records table: the
+// snapshot's reads first.
+var summaryOps = append([]string{"r"}, opOrder...)
 
 // printSummary prints the closing summary and the ways to go further.
 func printSummary(u ui, s summary) {
 	u.printf("\nSummary\n")
-	u.printf("  tables    %s → topics %s.<schema>.<table>\n", strings.Join(demoTables, ", "), topicPrefix)
+	u.printf("  tables    %s, %s → topics %s.<schema>.<table>, %s records\n", strings.Join(demoTables, ", "), seedTable, topicPrefix, s.Format)
 	u.printf("  records   %-24s", "topic")
-	for _, op := range opOrder {
+	for _, op := range summaryOps {
 		u.printf(" %9s", op)
 	}
 	u.printf(" %9s\n", "total")
-	for _, topic := range demoTopics() {
+	for _, topic := range append(demoTopics(), seedTopic) {
 		u.printf("            %-24s", topic)
 		total := 0
-		for _, op := range opOrder {
+		for _, op := range summaryOps {
 			n := s.Counts[topic][op]
 			total += n
 			u.printf(" %9d", n)

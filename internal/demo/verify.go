@@ -40,7 +40,7 @@ func (r *replica) apply(rec record) {
 	}
 	id, had := *key.ID, ids[*key.ID]
 	switch rec.Op {
-	case "c":
+	case "c", "r": // an insert, or a row of the snapshot
 		if had {
 			r.oddOne(rec, "an insert of a row the topic already has")
 		}
