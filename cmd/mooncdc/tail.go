@@ -406,7 +406,7 @@ func (r *registrySchemas) fetch(id int) schemaEntry {
 	case errors.As(err, &re) && re.StatusCode == http.StatusNotFound:
 		return schemaEntry{err: errors.New("not in the Schema Registry")}
 	case err != nil:
-		return schemaEntry{err: fmt.Errorf("Schema Registry: %w", err), until: time.Now().Add(registryRetryAfter)}
+		return schemaEntry{err: fmt.Errorf("ask the Schema Registry: %w", err), until: time.Now().Add(registryRetryAfter)}
 	case s.Type != sr.TypeAvro:
 		return schemaEntry{err: fmt.Errorf("a %s schema, not Avro", s.Type)}
 	}
