@@ -49,6 +49,7 @@ type emitter struct {
 	// idle test; heartbeatTopic receives heartbeat records ("" for none).
 	activity       *atomic.Uint64
 	heartbeatTopic string
+	heartbeatOf    []byte // how this connector's heartbeat messages begin
 
 	routes map[*schema.Relation]route
 	// messagesReady: the logical messages' schemas are registered.
@@ -135,18 +136,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 		}
 		if ch.Tx == nil {
 			// A non-transactional message is its own unit of durability.
-			if e.txn != nil {
-				if err := e.txn.begin(); err != nil {
-					return err
-				}
-			}
-			a := e.tracker.Begin()
-			err := e.produce(a, topic, ch, false)
-			e.tracker.Commit(a, ch.LSN)
-			if err == nil && e.txn != nil {
-				err = e.txn.ended(e.ctx, ch.LSN)
-			}
-			return err
+			return e.ownUnit(ch.LSN, func(a *txAck) error { return e.produce(a, topic, ch, false) })
 		}
 		return e.produce(e.cur, topic, ch, false)
 	}
@@ -169,6 +159,25 @@ func (e *emitter) Change(ch *schema.Change) error {
 		return e.tableError(r.name, err)
 	}
 	return nil
+}
+
+// ownUnit writes what produce adds to a unit of durability of its own, a
+// non-transactional message at lsn: counted in the tracker like a
+// transaction ending at lsn, and in exactly-once mode inside a Kafka
+// transaction (begin and ended pair here, whatever produce does).
+func (e *emitter) ownUnit(lsn schema.LSN, produce func(*txAck) error) error {
+	if e.txn != nil {
+		if err := e.txn.begin(); err != nil {
+			return err
+		}
+	}
+	a := e.tracker.Begin()
+	err := produce(a)
+	e.tracker.Commit(a, lsn)
+	if err == nil && e.txn != nil {
+		err = e.txn.ended(e.ctx, lsn)
+	}
+	return err
 }
 
 // tableError parks the table of a change that cannot be written: its

@@ -1,7 +1,9 @@
 package connector
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -92,9 +94,17 @@ func (h *heartbeater) emit(parent context.Context) {
 		h.conn = nil
 	}
 	if !h.failed {
-		h.log.Warn("cannot write a heartbeat into Postgres; an idle slot may retain WAL while other databases write "+
-			"(grant EXECUTE ON FUNCTION pg_logical_emit_message to the role, or set heartbeat.interval: 0 to turn heartbeats off)",
-			zap.Error(err))
+		fix := "check the connection, or set heartbeat.interval: 0 to turn heartbeats off"
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			switch pgErr.Code {
+			case "42501": // insufficient_privilege
+				fix = "GRANT EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) TO the role, or set heartbeat.interval: 0"
+			case "25006": // read_only_sql_transaction: a standby
+				fix = "the server is read-only (a standby?): heartbeats cannot be written there; set heartbeat.interval: 0 to stop trying"
+			}
+		}
+		h.log.Warn("cannot write a heartbeat into Postgres; an idle slot may retain WAL while other databases write ("+fix+")", zap.Error(err))
 		h.failed = true
 	}
 }
@@ -107,29 +117,32 @@ func (h *heartbeater) emitOnce(ctx context.Context) error {
 		}
 		h.conn = conn
 	}
-	content := `{"name":` + strconv.Quote(h.p.cfg.Name) + `,"ts_ms":` + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
+	content := string(heartbeatContentPrefix(h.p.cfg.Name)) + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
 	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", HeartbeatMessagePrefix, content)
 	return err
 }
 
+// heartbeatContentPrefix is how the content of connector name's heartbeat
+// messages begins: {"name":"<name>","ts_ms":. Every connector streaming the
+// database receives every heartbeat message; each writes records for its
+// own only.
+func heartbeatContentPrefix(name string) []byte {
+	return []byte(`{"name":` + strconv.Quote(name) + `,"ts_ms":`)
+}
+
 // heartbeat handles a heartbeat message in the main stream: its LSN becomes
 // durable as its own unit, with a record on the heartbeat topic when
-// heartbeat.records is on. Transactional messages with the prefix (not
-// mooncdc's) are dropped with their transaction.
+// heartbeat.records is on and the message is this connector's.
+// Transactional messages with the prefix (not mooncdc's) go with their
+// transaction and write nothing.
 func (e *emitter) heartbeat(ch *schema.Change) error {
 	if ch.Tx != nil {
 		return nil
 	}
-	if e.txn != nil {
-		if err := e.txn.begin(); err != nil {
-			return err
-		}
-	}
-	a := e.tracker.Begin()
-	if e.heartbeatTopic != "" {
-		if err := e.topics.ensure(e.heartbeatTopic); err != nil {
-			e.tracker.Commit(a, ch.LSN)
-			return err
+	mine := bytes.HasPrefix(ch.Message.Content, e.heartbeatOf)
+	return e.ownUnit(ch.LSN, func(a *txAck) error {
+		if e.heartbeatTopic == "" || !mine {
+			return nil
 		}
 		rec := e.pool.Get().(*kgo.Record)
 		key := append(rec.Key[:0], `{"serverName":`...)
@@ -143,10 +156,6 @@ func (e *emitter) heartbeat(ch *schema.Change) error {
 		*rec = kgo.Record{Topic: e.heartbeatTopic, Key: key, Value: value, Context: a, Headers: rec.Headers[:0]}
 		changeHeaders(rec, ch)
 		e.send(a, rec)
-	}
-	e.tracker.Commit(a, ch.LSN)
-	if e.txn != nil {
-		return e.txn.ended(e.ctx, ch.LSN)
-	}
-	return nil
+		return nil
+	})
 }

@@ -155,3 +155,37 @@ func TestHeartbeatRecordsCanBeTurnedOff(t *testing.T) {
 		t.Errorf("heartbeat.interval 10ms: want an error naming the key, got %v", err)
 	}
 }
+
+// Exactly-once: heartbeat records are written in Kafka transactions that
+// commit (read_committed sees them), the stop is clean, and a heartbeat
+// message of another connector on the same database makes no record.
+func TestHeartbeatsInExactlyOnceModeAndOnlyOurOwn(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := e.config("eo", "public.t")
+	cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+	cfg.Heartbeat.Interval = 300 * time.Millisecond
+	r := start(t, cfg)
+	foreign := e.lsn(`SELECT pg_logical_emit_message(false, '` + connector.HeartbeatMessagePrefix + `', '{"name":"other","ts_ms":1}')`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	recs := kafkatest.ReadAll(ctx, t, e.kafka, 3, "eo.heartbeat")
+	if len(recs) < 3 {
+		t.Fatalf("%d heartbeat records read_committed, want 3", len(recs))
+	}
+	for _, rec := range recs {
+		var v struct {
+			LSN uint64 `json:"lsn"`
+		}
+		if err := json.Unmarshal(rec.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		if string(rec.Key) != `{"serverName":"eo"}` || v.LSN == foreign {
+			t.Errorf("heartbeat record %s %s: another connector's heartbeat (lsn %d) made a record, or the key is wrong", rec.Key, rec.Value, foreign)
+		}
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatalf("clean stop after heartbeats in exactly-once mode: %v", err)
+	}
+}

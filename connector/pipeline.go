@@ -286,6 +286,13 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	p.database = src.Database
 	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
+	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
+		// Created now, so that a topic the brokers refuse is a clear start
+		// failure rather than a stop at the first idle interval.
+		if err := retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
+			return &ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
+		}
+	}
 
 	// Table phases: the main worker emits a table's changes only once its
 	// copy is handed over (handover.go).
@@ -323,6 +330,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
 		em.heartbeatTopic = cfg.Heartbeat.Topic
 	}
+	em.heartbeatOf = heartbeatContentPrefix(cfg.Name)
 	progress := &progress{Tracker: tracker, client: mainOut, phases: ph, p: p, ctx: gctx, txn: txw}
 	if txw != nil {
 		txw.onClient = func(cl *kgo.Client) { em.client, progress.client = cl, cl }
