@@ -147,6 +147,27 @@ func IsAuthError(err error) bool {
 		errors.Is(err, kerr.IllegalSaslState) || certificateError(err)
 }
 
+// SecurityWarnings lists settings that work but expose a secret: SASL
+// credentials sent without TLS (PLAIN sends the password itself), or over
+// TLS that does not verify the brokers. run logs them at start and check
+// prints them.
+func (c Config) SecurityWarnings() []string {
+	var w []string
+	k := c.Kafka
+	if c.EmbeddedKafka() || k.SASL.Mechanism == "" {
+		return nil
+	}
+	switch {
+	case !k.TLS.Enabled && strings.EqualFold(k.SASL.Mechanism, "PLAIN"):
+		w = append(w, "kafka.sasl.mechanism PLAIN without kafka.tls.enabled sends the password in clear text; enable TLS, or use SCRAM")
+	case !k.TLS.Enabled:
+		w = append(w, "kafka.sasl without kafka.tls.enabled: the login is not sent in clear, but every record is; enable TLS")
+	case k.TLS.InsecureSkipVerify:
+		w = append(w, "kafka.tls.insecure_skip_verify with kafka.sasl: a man in the middle can take the login; trust the brokers' CA with kafka.tls.ca_file instead")
+	}
+	return w
+}
+
 // validateSecurity checks kafka.tls, kafka.sasl and the password files.
 func (c Config) validateSecurity() []error {
 	var errs []error
@@ -177,16 +198,20 @@ func (c Config) validateSecurity() []error {
 	if c.EmbeddedKafka() && (k.TLS.Enabled || s.Mechanism != "") {
 		bad("kafka.tls/kafka.sasl: set for the embedded development Kafka (kafka.brokers is empty), which has neither; set kafka.brokers, or remove them")
 	}
-	for _, f := range []struct{ key, value, file string }{
-		{"postgres.password_file", "", c.Postgres.PasswordFile},
-		{"kafka.sasl.password_file", s.Password, s.PasswordFile},
-		{"format.schema_registry.password_file", c.Format.SchemaRegistry.Password, c.Format.SchemaRegistry.PasswordFile},
+	urlPassword := ""
+	if RedactURL(c.Postgres.URL) != c.Postgres.URL {
+		urlPassword = "x"
+	}
+	for _, f := range []struct{ key, value, file, other string }{
+		{"postgres.password_file", urlPassword, c.Postgres.PasswordFile, "a password in postgres.url"},
+		{"kafka.sasl.password_file", s.Password, s.PasswordFile, "kafka.sasl.password"},
+		{"format.schema_registry.password_file", c.Format.SchemaRegistry.Password, c.Format.SchemaRegistry.PasswordFile, "format.schema_registry.password"},
 	} {
 		if f.file == "" {
 			continue
 		}
 		if f.value != "" {
-			bad("%s: set together with the password itself; keep one of them", f.key)
+			bad("%s: set together with %s; keep one of them", f.key, f.other)
 			continue
 		}
 		if _, err := readSecretFile(f.key, f.file); err != nil {

@@ -63,21 +63,39 @@ func EnsureTopic(ctx context.Context, adm *kadm.Client, topic string, replicatio
 
 // checkTopic returns why the existing topic td cannot be the offsets topic.
 func checkTopic(ctx context.Context, adm *kadm.Client, td kadm.TopicDetail) error {
+	problems, err := TopicProblems(ctx, adm, td)
+	if err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = errors.New(p)
+		}
+		return fmt.Errorf("%w: %q: %w", ErrTopicMisconfigured, td.Topic, errors.Join(errs...))
+	}
+	return nil
+}
+
+// TopicProblems returns why the existing topic td cannot be the offsets
+// topic, one sentence per problem with its fix, or none. The error is a
+// failure to read the topic's configs. It blocks on the broker.
+func TopicProblems(ctx context.Context, adm *kadm.Client, td kadm.TopicDetail) ([]string, error) {
 	topic := td.Topic
-	var problems []error
+	var problems []string
 	if n := len(td.Partitions); n != 1 {
-		problems = append(problems, fmt.Errorf("it has %d partitions and needs exactly 1 so that every write keeps its order; Kafka cannot remove partitions: configure a new offsets topic (mooncdc creates it), or delete this one with `kafka-topics.sh --bootstrap-server <broker> --delete --topic %s` if starting every table over is acceptable", n, topic))
+		problems = append(problems, fmt.Sprintf("it has %d partitions and needs exactly 1 so that every write keeps its order; Kafka cannot remove partitions: configure a new offsets topic (mooncdc creates it), or delete this one with `kafka-topics.sh --bootstrap-server <broker> --delete --topic %s` if starting every table over is acceptable", n, topic))
 	}
 	configs, err := adm.DescribeTopicConfigs(ctx, topic)
 	if err != nil {
-		return fmt.Errorf("describe configs of offsets topic %q: %w", topic, err)
+		return nil, fmt.Errorf("describe configs of offsets topic %q: %w", topic, err)
 	}
 	rc, err := configs.On(topic, nil)
 	if err == nil {
 		err = rc.Err
 	}
 	if err != nil {
-		return fmt.Errorf("describe configs of offsets topic %q: %w", topic, err)
+		return nil, fmt.Errorf("describe configs of offsets topic %q: %w", topic, err)
 	}
 	policy := "delete" // Kafka's default when the broker does not say
 	for _, c := range rc.Configs {
@@ -86,12 +104,9 @@ func checkTopic(ctx context.Context, adm *kadm.Client, td kadm.TopicDetail) erro
 		}
 	}
 	if strings.ReplaceAll(policy, " ", "") != "compact" {
-		problems = append(problems, fmt.Errorf("its cleanup.policy is %q and must be exactly \"compact\", or retention deletes table phases that were not rewritten lately; fix it with `kafka-configs.sh --bootstrap-server <broker> --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact`", policy, topic))
+		problems = append(problems, fmt.Sprintf("its cleanup.policy is %q and must be exactly \"compact\", or retention deletes table phases that were not rewritten lately; fix it with `kafka-configs.sh --bootstrap-server <broker> --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact`", policy, topic))
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%w: %q: %w", ErrTopicMisconfigured, topic, errors.Join(problems...))
-	}
-	return nil
+	return problems, nil
 }
 
 // fresh returns a context under which kadm asks the broker for metadata

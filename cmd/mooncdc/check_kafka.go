@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -30,6 +30,10 @@ func checkKafka(ctx context.Context, cfg connector.Config) checkLines {
 	}
 	what := "Kafka " + strings.Join(brokers, ",")
 	topicWhat := fmt.Sprintf("offsets topic %q", cfg.Kafka.OffsetsTopic)
+	for _, w := range cfg.SecurityWarnings() {
+		cause, fix, _ := strings.Cut(w, "; ")
+		out.warn("Kafka security", cause, fix)
+	}
 	opts, err := cfg.KafkaOpts(brokers)
 	if err != nil {
 		out.fail(what, err.Error(), "")
@@ -114,17 +118,12 @@ func checkKafka(ctx context.Context, cfg connector.Config) checkLines {
 // or TLS settings when they refused the login or the handshake, else the
 // addresses.
 func checkKafkaFix(cfg connector.Config, err error) string {
-	var cv *tls.CertificateVerificationError
-	var ua x509.UnknownAuthorityError
-	var he x509.HostnameError
-	var ci x509.CertificateInvalidError
 	var rh tls.RecordHeaderError
 	switch {
 	case errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) ||
 		errors.Is(err, kerr.IllegalSaslState) || strings.Contains(err.Error(), "SASL"):
 		return "check kafka.sasl.mechanism, kafka.sasl.username and kafka.sasl.password (or kafka.sasl.password_file)"
-	case errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci) ||
-		errors.As(err, &rh) || strings.Contains(err.Error(), "tls: "):
+	case connector.IsAuthError(err) || errors.As(err, &rh) || strings.Contains(err.Error(), "tls: "):
 		return "check kafka.tls.* (ca_file must hold the CA of the brokers' certificates; server_name; cert_file and key_file) and that the brokers speak TLS on this port"
 	case cfg.Kafka.SASL.Mechanism != "" && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
 		// Brokers (kfake, older Kafka) close the connection on a failed login.
@@ -156,36 +155,15 @@ func checkOffsetsTopic(ctx context.Context, adm *kadm.Client, topic string) chec
 		out.fail(what, "could not describe it: "+td.Err.Error(), "grant mooncdc's principal Describe and DescribeConfigs on the topic")
 		return out
 	}
-	configs, err := adm.DescribeTopicConfigs(ctx, topic)
-	var rc kadm.ResourceConfig
-	if err == nil {
-		rc, err = configs.On(topic, nil)
-	}
-	if err == nil {
-		err = rc.Err
-	}
+	problems, err := offsets.TopicProblems(ctx, adm, td)
 	if err != nil {
 		out.fail(what, "could not read its configs: "+err.Error(), "grant mooncdc's principal DescribeConfigs on the topic")
 		return out
 	}
-	policy := "delete" // Kafka's default
-	for _, c := range rc.Configs {
-		if c.Key == "cleanup.policy" && c.Value != nil {
-			policy = *c.Value
-		}
+	for _, p := range problems {
+		out.fail(what, p, "")
 	}
-	ok = true
-	if n := len(td.Partitions); n != 1 {
-		ok = false
-		out.fail(what, fmt.Sprintf("has %d partitions; it needs exactly 1 so that the offsets keep their order", n),
-			"Kafka cannot remove partitions: set kafka.offsets_topic to a new name (mooncdc run creates it), or delete this topic if every table may be copied again")
-	}
-	if strings.ReplaceAll(policy, " ", "") != "compact" {
-		ok = false
-		out.fail(what, fmt.Sprintf("cleanup.policy is %q; it must be exactly compact, or retention deletes the phases of tables not rewritten lately", policy),
-			fmt.Sprintf("kafka-configs.sh --bootstrap-server <broker> --alter --entity-type topics --entity-name %s --add-config cleanup.policy=compact", topic))
-	}
-	if ok {
+	if len(problems) == 0 {
 		out.pass(what, "1 partition, cleanup.policy=compact")
 	}
 	return out

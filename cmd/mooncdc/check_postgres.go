@@ -123,13 +123,14 @@ func (c *checkPG) connect(ctx context.Context) bool {
 		Scan(&version, &c.version, &c.walLevel, &c.maxSlots, &c.maxSends, &c.database, &c.user, &c.userSQL, &c.pubSQL)
 	if err != nil {
 		_ = c.conn.Close(context.Background())
-		c.out.fail(what, "connected, but could not read the server settings: "+err.Error(), "")
+		c.out.fail(what, "connected, but could not read the server settings: "+connector.RedactURL(err.Error()), "")
 		return false
 	}
 	version, _, _ = strings.Cut(version, " ")
-	if c.version < 100000 {
+	if c.version < 140000 {
 		_ = c.conn.Close(context.Background())
-		c.out.fail(what, fmt.Sprintf("PostgreSQL %s has no logical replication", version), "use PostgreSQL 10 or later")
+		c.out.fail(what, fmt.Sprintf("PostgreSQL %s is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought", version),
+			"use PostgreSQL 14 or later")
 		return false
 	}
 	c.out.pass(what, fmt.Sprintf("PostgreSQL %s, database %q, role %q", version, c.database, c.user))

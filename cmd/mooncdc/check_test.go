@@ -232,7 +232,7 @@ func TestCheckAgainstPostgres(t *testing.T) {
 		checkWantLine(t, lines, `✗ publication "mooncdc_bad": does not exist, and mooncdc run cannot create it: role "app" is not a superuser`,
 			"does not own public.nopk, public.orders, public.secret",
 			"— as an admin: CREATE PUBLICATION mooncdc_bad FOR TABLE public.nopk, public.orders, public.secret;")
-		checkWantLine(t, lines, `✗ offsets topic "bad_offsets": cleanup.policy is "delete"`, "--entity-name bad_offsets --add-config cleanup.policy=compact")
+		checkWantLine(t, lines, `✗ offsets topic "bad_offsets": its cleanup.policy is "delete"`, "--entity-name bad_offsets --add-config cleanup.policy=compact")
 		checkWantLine(t, lines, "✓ Kafka "+broker.Addr())
 		checkWantLine(t, lines, "", "5 failed")
 
@@ -482,6 +482,7 @@ func TestCheckKafkaSecurityFailuresNameTheirKeys(t *testing.T) {
 		checkNoLine(t, lines, "wrong")
 		lines = check(t, broker.Addr(), "  sasl:\n    mechanism: PLAIN\n    username: admin\n    password: right\n")
 		checkWantLine(t, lines, "✓ Kafka "+broker.Addr()+": 1 broker")
+		checkWantLine(t, lines, "! Kafka security: kafka.sasl.mechanism PLAIN without kafka.tls.enabled sends the password in clear text", "enable TLS")
 	})
 
 	t.Run("TLS", func(t *testing.T) {

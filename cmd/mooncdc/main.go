@@ -95,6 +95,9 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 	defer func() { _ = log.Sync() }() // stderr may not support fsync
 
 	log.Info("starting mooncdc", zap.String("version", versionString()), zap.Object("config", cfg))
+	for _, w := range cfg.SecurityWarnings() {
+		log.Warn(w)
+	}
 
 	ctx, stop := notifyShutdown(ctx, log, exit)
 	defer stop()
