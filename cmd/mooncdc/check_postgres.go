@@ -558,7 +558,7 @@ func checkJudgeSlot(cfg connector.Config, database string, s checkSlotState) che
 			out.warn("max_slot_wal_keep_size", "is -1 (unlimited): while mooncdc is stopped or behind, the slot keeps WAL without bound and can fill the disk",
 				"set a bound, e.g. ALTER SYSTEM SET max_slot_wal_keep_size = '50GB'; SELECT pg_reload_conf(); (a slot further behind is then lost and needs a new snapshot)")
 		case s.maxKeep >= 0:
-			out.pass("max_slot_wal_keep_size", checkBytes(s.maxKeep)+" bounds the WAL the slot keeps")
+			out.pass("max_slot_wal_keep_size", humanBytes(s.maxKeep)+" bounds the WAL the slot keeps")
 		}
 	}
 	if !s.exists {
@@ -586,7 +586,7 @@ func checkJudgeSlot(cfg connector.Config, database string, s checkSlotState) che
 	default:
 		if s.maxKeep > 0 && s.safeWALSize >= 0 && s.safeWALSize < s.maxKeep/5 {
 			ok = false
-			out.warn(what, fmt.Sprintf("only %s of WAL left before it is lost (safe_wal_size, of max_slot_wal_keep_size %s)", checkBytes(s.safeWALSize), checkBytes(s.maxKeep)),
+			out.warn(what, fmt.Sprintf("only %s of WAL left before it is lost (safe_wal_size, of max_slot_wal_keep_size %s)", humanBytes(s.safeWALSize), humanBytes(s.maxKeep)),
 				"let mooncdc run catch up, or raise max_slot_wal_keep_size")
 		}
 	}
@@ -604,19 +604,4 @@ func checkJudgeSlot(cfg connector.Config, database string, s checkSlotState) che
 	}
 	keep()
 	return out
-}
-
-// checkBytes prints n bytes in the largest binary unit that keeps it at one
-// or more, as Postgres sizes are written (1GB, 512MB).
-func checkBytes(n int64) string {
-	units := []string{"bytes", "kB", "MB", "GB", "TB"}
-	f, i := float64(n), 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if f == float64(int64(f)) {
-		return fmt.Sprintf("%d%s", int64(f), units[i])
-	}
-	return fmt.Sprintf("%.1f%s", f, units[i])
 }

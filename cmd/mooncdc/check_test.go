@@ -137,7 +137,7 @@ func TestCheckAgainstPostgres(t *testing.T) {
 		checkWantLine(t, lines, "✓ replica identity: every table has a primary key")
 		checkWantLine(t, lines, `✓ publication "mooncdc_good": does not exist; mooncdc run creates it for the 2 tables`)
 		checkWantLine(t, lines, `✓ replication slot "mooncdc_good": does not exist; mooncdc run creates it (pgoutput)`)
-		checkWantLine(t, lines, "✓ max_slot_wal_keep_size: 1GB bounds the WAL the slot keeps")
+		checkWantLine(t, lines, "✓ max_slot_wal_keep_size: 1.0 GiB bounds the WAL the slot keeps")
 		checkWantLine(t, lines, "✓ Kafka "+broker.Addr()+": 1 broker ("+broker.Addr()+")")
 		checkWantLine(t, lines, `✓ offsets topic "`+connector.DefaultOffsetsTopic+`": does not exist; mooncdc run creates it (1 partition, cleanup.policy=compact)`)
 		checkWantLine(t, lines, "✓ Schema Registry "+reg.URL()+": reachable, supports AVRO")
@@ -410,16 +410,16 @@ func TestCheckSlotVerdicts(t *testing.T) {
 		{"missing, before Postgres 13", checkSlotState{maxKeep: -2}, []string{`✓ replication slot "mooncdc_shop": does not exist`}},
 		{"good", good, []string{
 			`✓ replication slot "mooncdc_shop": exists: pgoutput on database "db", wal_status reserved, not in use`,
-			"✓ max_slot_wal_keep_size: 1GB bounds"}},
+			"✓ max_slot_wal_keep_size: 1.0 GiB bounds"}},
 		{"another plugin", with(func(s *checkSlotState) { s.plugin = "wal2json" }), []string{
-			`✗ replication slot "mooncdc_shop": is a logical slot of plugin "wal2json" on database "db"`, "1GB"}},
+			`✗ replication slot "mooncdc_shop": is a logical slot of plugin "wal2json" on database "db"`, "1.0 GiB"}},
 		{"physical", with(func(s *checkSlotState) { s.slotType, s.plugin, s.database = "physical", "", "" }), []string{
-			`✗ replication slot "mooncdc_shop": is a physical slot`, "1GB"}},
-		{"another database", with(func(s *checkSlotState) { s.database = "other" }), []string{`✗ replication slot "mooncdc_shop": is a logical slot of plugin "pgoutput" on database "other"`, "1GB"}},
+			`✗ replication slot "mooncdc_shop": is a physical slot`, "1.0 GiB"}},
+		{"another database", with(func(s *checkSlotState) { s.database = "other" }), []string{`✗ replication slot "mooncdc_shop": is a logical slot of plugin "pgoutput" on database "other"`, "1.0 GiB"}},
 		{"lost", with(func(s *checkSlotState) { s.walStatus = "lost" }), []string{
-			`✗ replication slot "mooncdc_shop": wal_status is lost`, `SELECT pg_drop_replication_slot('mooncdc_shop');`, `topic "` + connector.DefaultOffsetsTopic + `"`, "1GB"}},
-		{"unreserved", with(func(s *checkSlotState) { s.walStatus = "unreserved" }), []string{`! replication slot "mooncdc_shop": wal_status is unreserved`, "1GB"}},
-		{"nearly full", with(func(s *checkSlotState) { s.safeWALSize = gb / 10 }), []string{`! replication slot "mooncdc_shop": only 102.4MB of WAL left`, "1GB"}},
+			`✗ replication slot "mooncdc_shop": wal_status is lost`, `SELECT pg_drop_replication_slot('mooncdc_shop');`, `topic "` + connector.DefaultOffsetsTopic + `"`, "1.0 GiB"}},
+		{"unreserved", with(func(s *checkSlotState) { s.walStatus = "unreserved" }), []string{`! replication slot "mooncdc_shop": wal_status is unreserved`, "1.0 GiB"}},
+		{"nearly full", with(func(s *checkSlotState) { s.safeWALSize = gb / 10 }), []string{`! replication slot "mooncdc_shop": only 102.4 MiB of WAL left`, "1.0 GiB"}},
 		{"unbounded, in use", with(func(s *checkSlotState) { s.maxKeep, s.safeWALSize, s.activePID, s.activeApp = -1, -1, 42, "mooncdc" }), []string{
 			`! replication slot "mooncdc_shop": in use by PID 42 (application_name "mooncdc")`, "! max_slot_wal_keep_size: is -1"}},
 	}
