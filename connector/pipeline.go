@@ -355,7 +355,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 				return &criticalError{err}
 			}
 			if d := uint64(tracker.Durable()); d != written && !eos { // exactly-once: each Kafka transaction carries it
+				prev := src
 				src.DurableLSN = d
+				src.Stamp(prev, time.Now().UnixMilli())
 				client.Produce(gctx, offsets.PipelineRecord(cfg.Kafka.OffsetsTopic, cfg.Name, src), func(_ *kgo.Record, err error) {
 					if err != nil && gctx.Err() == nil {
 						log.Warn("write offsets", zap.Error(err))
@@ -393,7 +395,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		return nil
 	}
 	// Clean stop: the stream drained and confirmed; record where we are.
+	prev := src
 	src.DurableLSN = uint64(tracker.Durable())
+	src.Stamp(prev, time.Now().UnixMilli())
 	flushCtx, cancel := context.WithTimeout(hard, 30*time.Second)
 	defer cancel()
 	if err := p.writeOffsets(flushCtx, client, src); err != nil {

@@ -70,7 +70,11 @@ func (p *Pipeline) loadOffsets(ctx context.Context) (offsets.State, error) {
 }
 
 func (p *Pipeline) writeOffsets(ctx context.Context, client *kgo.Client, src offsets.Pipeline) error {
-	src.UpdatedMs = time.Now().UnixMilli()
+	now := time.Now().UnixMilli()
+	src.UpdatedMs = now
+	if src.DurableMs == 0 {
+		src.DurableMs = now
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := client.ProduceSync(ctx, offsets.PipelineRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, src)).FirstErr(); err != nil {

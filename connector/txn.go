@@ -177,7 +177,11 @@ func (w *txnWriter) commit(ctx context.Context) error {
 	}
 	src := w.src
 	src.DurableLSN = uint64(w.lastEnd)
-	src.UpdatedMs = time.Now().UnixMilli()
+	prev := w.lastRecord
+	if prev == (offsets.Pipeline{}) {
+		prev = w.src
+	}
+	src.Stamp(prev, time.Now().UnixMilli())
 	// Produced last and waited for, with the rest (Flush).
 	offErr := w.cl.ProduceSync(ctx, offsets.PipelineRecord(w.p.cfg.Kafka.OffsetsTopic, w.p.cfg.Name, src)).FirstErr()
 	if err := w.cl.Flush(ctx); err != nil {

@@ -319,3 +319,25 @@ func TestLoadStartsAtTheLogStart(t *testing.T) {
 	}
 	wantState(t, load(t, cl, "shop"), nil, table("public.orders", PhaseReady, 2))
 }
+
+func TestStampKeepsWhenTheDurableLSNLastMoved(t *testing.T) {
+	for _, tt := range []struct {
+		name                 string
+		prev                 Pipeline
+		durable              uint64
+		wantDurableMs, wantT int64
+	}{
+		{"moved", Pipeline{DurableLSN: 10, DurableMs: 100}, 20, 500, 500},
+		{"stood still", Pipeline{DurableLSN: 10, DurableMs: 100}, 10, 100, 500},
+		{"record of an older version", Pipeline{DurableLSN: 10}, 10, 500, 500},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.prev
+			p.DurableLSN = tt.durable
+			p.Stamp(tt.prev, 500)
+			if p.DurableMs != tt.wantDurableMs || p.UpdatedMs != tt.wantT {
+				t.Fatalf("durable_ms %d ts_ms %d, want %d %d", p.DurableMs, p.UpdatedMs, tt.wantDurableMs, tt.wantT)
+			}
+		})
+	}
+}

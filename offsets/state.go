@@ -29,6 +29,23 @@ type Pipeline struct {
 	InitialLSN  uint64 `json:"initial_lsn"` // the slot's consistent point when mooncdc created it
 	DurableLSN  uint64 `json:"durable_lsn"` // end LSN of the newest transaction fully acked by Kafka
 	UpdatedMs   int64  `json:"ts_ms"`       // wall clock of the write, Unix milliseconds
+	// DurableMs is the wall clock (Unix milliseconds) when DurableLSN last
+	// moved; 0 in records of older versions. Exactly-once mode rewrites the
+	// record while idle, so UpdatedMs alone does not say how long the
+	// durable LSN has stood still.
+	DurableMs int64 `json:"durable_ms,omitempty"`
+}
+
+// Stamp sets p's write time to nowMs, and DurableMs to nowMs when the
+// durable LSN differs from prev's (or prev has no DurableMs); otherwise p
+// keeps prev's DurableMs.
+func (p *Pipeline) Stamp(prev Pipeline, nowMs int64) {
+	p.UpdatedMs = nowMs
+	if p.DurableLSN != prev.DurableLSN || prev.DurableMs == 0 {
+		p.DurableMs = nowMs
+	} else {
+		p.DurableMs = prev.DurableMs
+	}
 }
 
 // Table is the value of a {"table":"schema.table"} partition.

@@ -378,6 +378,9 @@ type offsetsReport struct {
 	Found      bool       `json:"found"` // a pipeline record exists for the name
 	DurableLSN string     `json:"durable_lsn,omitempty"`
 	UpdatedAt  *time.Time `json:"updated_at,omitempty"`
+	// DurableSince is when the durable LSN last moved (absent in records
+	// of older versions).
+	DurableSince *time.Time `json:"durable_since,omitempty"`
 }
 
 type postgresReport struct {
@@ -437,6 +440,9 @@ func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
 		r.Offsets.Found = true
 		r.Offsets.DurableLSN = schema.LSN(pipeline.DurableLSN).String()
 		r.Offsets.UpdatedAt = msTime(pipeline.UpdatedMs)
+		if pipeline.DurableMs > 0 {
+			r.Offsets.DurableSince = msTime(pipeline.DurableMs)
+		}
 	}
 
 	var slot *slotRow
@@ -481,17 +487,20 @@ func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
 	}
 
 	// Lag: the WAL the slot still has to confirm. As a duration, only what
-	// is known: none when caught up, else the time since the offsets last
-	// recorded the durable LSN (the pipeline writes it when it moves, and
-	// at a clean stop).
+	// is known: none when caught up, else the time since the durable LSN
+	// last moved (durable_ms in the offsets; records of older versions
+	// have only the time of the write, ts_ms).
 	if slot != nil && slot.confirmedFlush != 0 && in.pg.current != 0 {
 		lag := lsnDiff(in.pg.current, slot.confirmedFlush)
 		r.Lag.Bytes = &lag
 		switch {
 		case lag == 0:
 			r.Lag.Seconds = ptr(0.0)
-		case pipeline != nil && pipeline.UpdatedMs > 0:
-			since := msTime(pipeline.UpdatedMs)
+		case pipeline != nil && (pipeline.DurableMs > 0 || pipeline.UpdatedMs > 0):
+			since := msTime(pipeline.DurableMs)
+			if pipeline.DurableMs == 0 {
+				since = msTime(pipeline.UpdatedMs)
+			}
 			r.Lag.BehindSince = since
 			r.Lag.Seconds = ptr(max(0, in.now.Sub(*since).Seconds()))
 		}
@@ -618,7 +627,7 @@ func writeStatus(w io.Writer, r statusReport) {
 		case *r.Lag.Bytes == 0:
 			lag = "0 B (caught up)"
 		case r.Lag.BehindSince != nil:
-			lag += fmt.Sprintf("; behind since %s (%s ago), when the offsets last recorded the durable LSN",
+			lag += fmt.Sprintf("; behind since %s (%s ago), when the durable LSN last moved",
 				r.Lag.BehindSince.Format(time.RFC3339), humanDuration(time.Duration(*r.Lag.Seconds*float64(time.Second))))
 		case r.Offsets.Error != "":
 			lag += " (for how long is unknown: the offsets could not be read)"
@@ -764,10 +773,10 @@ which is up only while run is.
 
 Lag is the WAL between the slot's confirmed_flush_lsn and the current WAL
 position (on a standby: the WAL received). As a duration it is 0 when there
-is no lag; otherwise it is the time since the offsets last recorded the
-durable LSN (run records it about once a second while it moves, and at a
-clean stop): how long the connector has not moved forward, not the age of
-the oldest change still to stream.
+is no lag; otherwise it is the time since the durable LSN last moved (the
+offsets record it, about once a second while it moves): how long the
+connector has not moved forward, not the age of the oldest change still to
+stream.
 
 Exit codes: 0 when the offsets and Postgres were read; 1 when either could
 not be (the rest is still shown); 2 invalid config.
@@ -782,7 +791,8 @@ Flags:
           version, streaming the running process's (streaming null if not)
           durable_lsn        the running pipeline's, else the offsets'
           durable_lsn_from   "live" or "offsets"
-          offsets            {topic, error, found, durable_lsn, updated_at}
+          offsets            {topic, error, found, durable_lsn, updated_at,
+                             durable_since}
           postgres           {error, standby, current_lsn, slot: {name, exists,
                              active, active_pid, confirmed_flush_lsn,
                              restart_lsn, wal_status, safe_wal_size_bytes,

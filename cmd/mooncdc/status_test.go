@@ -31,11 +31,12 @@ type statusJSON struct {
 	DurableLSN     string `json:"durable_lsn"`
 	DurableLSNFrom string `json:"durable_lsn_from"`
 	Offsets        struct {
-		Topic      string     `json:"topic"`
-		Error      string     `json:"error"`
-		Found      bool       `json:"found"`
-		DurableLSN string     `json:"durable_lsn"`
-		UpdatedAt  *time.Time `json:"updated_at"`
+		Topic        string     `json:"topic"`
+		Error        string     `json:"error"`
+		Found        bool       `json:"found"`
+		DurableLSN   string     `json:"durable_lsn"`
+		UpdatedAt    *time.Time `json:"updated_at"`
+		DurableSince *time.Time `json:"durable_since"`
 	} `json:"offsets"`
 	Postgres struct {
 		Error      string `json:"error"`
@@ -192,8 +193,8 @@ func TestStatusAfterACleanStopShowsReadyTablesTheSlotAndTheLag(t *testing.T) {
 	if behind.Lag.Bytes == nil || *behind.Lag.Bytes <= *st.Lag.Bytes || *behind.Lag.Bytes < 2000*20 {
 		t.Errorf("lag after 2000 inserts: %v bytes, before %d", behind.Lag.Bytes, *st.Lag.Bytes)
 	}
-	if behind.Lag.Seconds == nil || *behind.Lag.Seconds <= 0 || behind.Lag.BehindSince == nil || !behind.Lag.BehindSince.Equal(*st.Offsets.UpdatedAt) {
-		t.Errorf("lag duration %v since %v, want > 0 since the offsets' %v", behind.Lag.Seconds, behind.Lag.BehindSince, st.Offsets.UpdatedAt)
+	if behind.Lag.Seconds == nil || *behind.Lag.Seconds <= 0 || behind.Lag.BehindSince == nil || st.Offsets.DurableSince == nil || !behind.Lag.BehindSince.Equal(*st.Offsets.DurableSince) {
+		t.Errorf("lag duration %v since %v, want > 0 since the offsets' durable_since %v", behind.Lag.Seconds, behind.Lag.BehindSince, st.Offsets.DurableSince)
 	}
 	if cur, now := mustLSN(t, behind.Postgres.CurrentLSN), mustLSN(t, current); cur > now || cur <= mustLSN(t, confirmed) || behind.DurableLSN != confirmed {
 		t.Errorf("current LSN %s (Postgres now %s), durable %s (want unchanged %s)", behind.Postgres.CurrentLSN, current, behind.DurableLSN, confirmed)
@@ -210,7 +211,7 @@ func TestStatusAfterACleanStopShowsReadyTablesTheSlotAndTheLag(t *testing.T) {
 		"durable LSN  " + confirmed + " (offsets, recorded ",
 		"slot         mooncdc_shop, inactive: confirmed_flush " + confirmed + ", restart ",
 		"wal_status reserved, safe_wal_size unlimited",
-		" of WAL not yet confirmed; behind since ", " ago), when the offsets last recorded the durable LSN",
+		" of WAL not yet confirmed; behind since ", " ago), when the durable LSN last moved",
 		"TABLE          PHASE  LSN", "PROGRESS  ATTEMPTS  LAST ERROR",
 		"public.orders  ready  ", "  copied    0         -",
 	} {
