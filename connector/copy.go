@@ -94,10 +94,13 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int) erro
 	c.p.hooks.call(HookSnapshotCreated, name)
 
 	tracker := NewTracker(point.lsn, c.p.cfg.Kafka.MaxInflightBytes/int64(max(1, c.p.cfg.Snapshot.Workers)), nil)
-	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out)
+	prog := c.p.copies.start(name)
+	defer prog.end(name)
+	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out, prog)
 	if err != nil {
 		return err
 	}
+	prog.catchingUp()
 	log.Info("table copied", zap.Int64("rows", rows), zap.Duration("took", time.Since(started)),
 		zap.Float64("rows_per_s", float64(rows)/time.Since(started).Seconds()), zap.Stringer("lsn", point.lsn))
 	c.p.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
@@ -266,7 +269,8 @@ func (ch chunk) where() string {
 
 // copyRows streams the table's rows as op "r" records and tombstones keys
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
-func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, log *zap.Logger, cl *kgo.Client) (int64, *schema.Relation, error) {
+func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, log *zap.Logger, cl *kgo.Client,
+	prog *runningCopy) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
 	first, err := c.importSnapshot(ctx, point.snapshot)
 	if err != nil {
@@ -296,7 +300,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	snap := tracker.Begin()
 	out := &snapshotOut{ctx: ctx, c: c, cl: cl, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		rows: c.p.metrics.TableCopyRows.WithLabelValues(name)}
-	defer c.p.copies.start(name, info.reltuples, &out.count)()
+	prog.copying(info.reltuples, &out.count)
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
 		jobs <- p

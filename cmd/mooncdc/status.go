@@ -421,6 +421,7 @@ type tableReport struct {
 }
 
 type copyReport struct {
+	Stage         string    `json:"stage"` // starting, copying, catching up
 	Rows          int64     `json:"rows"`
 	EstimatedRows int64     `json:"estimated_rows"`
 	Started       time.Time `json:"started"`
@@ -548,7 +549,10 @@ func tableReports(in statusInputs) []tableReport {
 // copyProgress adds a rate and an ETA to a running copy, measured with the
 // running process's clock (now is its time of the answer).
 func copyProgress(c connector.CopyProgress, now time.Time) *copyReport {
-	cr := &copyReport{Rows: c.Rows, EstimatedRows: c.EstimatedRows, Started: c.Started}
+	cr := &copyReport{Stage: c.Stage, Rows: c.Rows, EstimatedRows: c.EstimatedRows, Started: c.Started}
+	if c.Stage != connector.CopyStageCopying {
+		return cr // no rate or ETA: no rows are read now
+	}
 	if el := now.Sub(c.Started).Seconds(); el > 0 {
 		cr.RowsPerSecond = float64(c.Rows) / el
 	}
@@ -661,6 +665,12 @@ func writeStatus(w io.Writer, r statusReport) {
 
 // tableProgress says how far the copy of t is.
 func tableProgress(t tableReport, running string) string {
+	if c := t.Copy; c != nil && c.Stage == connector.CopyStageStarting {
+		return "copy starting (snapshot taken)"
+	}
+	if c := t.Copy; c != nil && c.Stage == connector.CopyStageCatchingUp {
+		return fmt.Sprintf("%d rows copied, catching up to the stream", c.Rows)
+	}
 	if c := t.Copy; c != nil {
 		s := fmt.Sprintf("%d rows", c.Rows)
 		if c.EstimatedRows > 0 {
@@ -801,7 +811,7 @@ Flags:
           lag                {bytes, seconds, behind_since}
           tables             [{table, phase, lsn, attempts, last_error, retry,
                              updated_at, estimated_rows (pg_class.reltuples),
-                             copy: {rows, estimated_rows, started,
+                             copy: {stage, rows, estimated_rows, started,
                              rows_per_second, eta_seconds}}]
         LSNs are strings (0/16B3748), times RFC 3339; an unknown number is
         null, an unknown LSN, time or error is absent; copy is null unless the

@@ -65,6 +65,7 @@ type statusJSON struct {
 		Retry         string `json:"retry"`
 		EstimatedRows *int64 `json:"estimated_rows"`
 		Copy          *struct {
+			Stage         string    `json:"stage"`
 			Rows          int64     `json:"rows"`
 			EstimatedRows int64     `json:"estimated_rows"`
 			Started       time.Time `json:"started"`
@@ -299,7 +300,7 @@ func TestStatusWhileRunningShowsTheCopyInProgress(t *testing.T) {
 	if tb.Table != "public.big" || tb.Phase != offsets.PhaseCopying || tb.EstimatedRows == nil || *tb.EstimatedRows != rows {
 		t.Errorf("table %+v, want public.big copying, estimated %d", tb, rows)
 	}
-	if cp.Rows >= rows || cp.EstimatedRows != rows || cp.Started.IsZero() || cp.RowsPerSecond <= 0 || cp.ETASeconds == nil || *cp.ETASeconds <= 0 {
+	if cp.Stage != "copying" || cp.Rows >= rows || cp.EstimatedRows != rows || cp.Started.IsZero() || cp.RowsPerSecond <= 0 || cp.ETASeconds == nil || *cp.ETASeconds <= 0 {
 		t.Errorf("copy %+v (eta %v), want 0 < rows < %d of %d estimated, a rate and an ETA", cp, cp.ETASeconds, rows, rows)
 	}
 	code, out, stderr := runCLI(t, []string{"status", "--config", cfg}, nil)

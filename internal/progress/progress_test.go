@@ -377,3 +377,20 @@ func TestProgressFormats(t *testing.T) {
 		}
 	}
 }
+
+// A copy that has copied its rows and catches up, or that is still
+// starting, draws no bar and logs no progress: only copies reading rows do.
+func TestOnlyCopiesReadingRowsAreShown(t *testing.T) {
+	t0 := time.Now()
+	src := func() []connector.CopyProgress {
+		return []connector.CopyProgress{
+			{Table: "public.a", Stage: connector.CopyStageStarting, Started: t0},
+			{Table: "public.b", Stage: connector.CopyStageCopying, Rows: 5, EstimatedRows: 10, Started: t0},
+			{Table: "public.c", Stage: connector.CopyStageCatchingUp, Rows: 10, EstimatedRows: 10, Started: t0},
+		}
+	}
+	got := readingRows(src)()
+	if len(got) != 1 || got[0].Table != "public.b" {
+		t.Fatalf("shown copies %+v, want only public.b", got)
+	}
+}

@@ -86,6 +86,7 @@ func (r *Reporter) Writer() io.Writer {
 // a last look at src, the bars of copies that are gone are complete, those
 // of copies still running show where they stopped. Run may be called once.
 func (r *Reporter) Run(ctx context.Context, src Source, log *zap.Logger) {
+	src = readingRows(src)
 	if r.bars != nil {
 		r.runBars(ctx, src)
 		return
@@ -94,6 +95,22 @@ func (r *Reporter) Run(ctx context.Context, src Source, log *zap.Logger) {
 		log = zap.NewNop()
 	}
 	r.runLogs(ctx, src, log)
+}
+
+// readingRows keeps the copies that read rows: a copy's bar ends when its
+// rows are copied, though the copy goes on catching up until its handover,
+// and none is drawn while it starts (no count, no estimate yet).
+func readingRows(src Source) Source {
+	return func() []connector.CopyProgress {
+		all := src()
+		out := all[:0:0]
+		for _, c := range all {
+			if c.Stage == "" || c.Stage == connector.CopyStageCopying {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
 }
 
 func (r *Reporter) runBars(ctx context.Context, src Source) {
