@@ -224,3 +224,10 @@ func (c Config) validateSecurity() []error {
 	}
 	return errs
 }
+
+// redactedError is err with any connection-string password in its message
+// masked; errors.Is and errors.As still see err.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return RedactURL(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }

@@ -139,6 +139,14 @@ func patternStrings(ps []TablePattern) []string {
 
 // connectSQL opens a normal (non-replication) connection for catalog work.
 func connectSQL(ctx context.Context, base *pgconn.Config) (*pgx.Conn, error) {
+	return ConnectSQL(ctx, base, "mooncdc")
+}
+
+// ConnectSQL opens a normal (non-replication) connection with base's
+// settings, the session settings mooncdc decodes with, and application
+// name app. It blocks until connected or ctx ends; the error never quotes
+// a password.
+func ConnectSQL(ctx context.Context, base *pgconn.Config, app string) (*pgx.Conn, error) {
 	cc, err := pgx.ParseConfig("")
 	if err != nil {
 		return nil, err
@@ -155,9 +163,10 @@ func connectSQL(ctx context.Context, base *pgconn.Config) (*pgx.Conn, error) {
 	cc.RuntimeParams["extra_float_digits"] = "3"
 	cc.RuntimeParams["TimeZone"] = "UTC"
 	cc.RuntimeParams["lc_monetary"] = "C"
+	cc.RuntimeParams["application_name"] = app
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
-		return nil, fmt.Errorf("connect to Postgres: %w", err)
+		return nil, fmt.Errorf("connect to Postgres: %w", redactedError{err})
 	}
 	return conn, nil
 }

@@ -107,11 +107,7 @@ func (c *checkPG) connect(ctx context.Context) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	cc, err := pgx.ParseConfig("")
-	if err == nil {
-		cc.Config = *pgcfg.Copy()
-		c.conn, err = pgx.ConnectConfig(ctx, cc)
-	}
+	c.conn, err = connector.ConnectSQL(ctx, pgcfg, "mooncdc check")
 	if err != nil {
 		c.out.fail(what, checkOneLine(connector.RedactURL(err.Error())), checkPGConnectFix(err))
 		return false

@@ -266,20 +266,7 @@ func connectStatusPostgres(ctx context.Context, cfg connector.Config) (*pgx.Conn
 	if err != nil {
 		return nil, err
 	}
-	cc, err := pgx.ParseConfig("")
-	if err != nil {
-		return nil, err
-	}
-	cc.Config = *base.Copy()
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["application_name"] = "mooncdc status"
-	conn, err := pgx.ConnectConfig(ctx, cc)
-	if err != nil {
-		return nil, fmt.Errorf("connect to Postgres: %s", connector.RedactURL(err.Error()))
-	}
-	return conn, nil
+	return connector.ConnectSQL(ctx, base, "mooncdc status")
 }
 
 // readSlot reads the current WAL position and the slot's row of
