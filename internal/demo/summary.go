@@ -62,9 +62,11 @@ func printSummary(u ui, s summary) {
 	for _, line := range strings.Split(strings.TrimRight(exampleConfig, "\n"), "\n") {
 		u.printf("      %s\n", line)
 	}
-	u.printf("\n  and run:  %s run --config mooncdc.yaml     (all keys: %s help run)\n", s.Binary, s.Binary)
-	u.printf("  Read the topics, <name>.<schema>.<table>, with any Kafka client (the embedded Kafka, too,\n")
-	u.printf("  listens on localhost:9092 while mooncdc runs):\n")
+	u.printf("\n  check it:  %s check --config mooncdc.yaml   (✓/✗ per requirement, with the fix)\n", s.Binary)
+	u.printf("  and run:   %s run --config mooncdc.yaml     (all keys: %s help run)\n", s.Binary, s.Binary)
+	u.printf("  where it is: %s status --config mooncdc.yaml (phases, copy progress, the slot's lag)\n", s.Binary)
+	u.printf("  Read the topics, <name>.<schema>.<table>, decoded:  %s tail --config mooncdc.yaml shop.public.orders\n", s.Binary)
+	u.printf("  or with any Kafka client (the embedded Kafka, too, listens on localhost:9092 while mooncdc runs):\n")
 	u.printf("      kcat -C -b localhost:9092 -t shop.public.orders -f '%%k %%s\\n'\n")
 	u.printf("      kafka-console-consumer.sh --bootstrap-server localhost:9092 --topic shop.public.orders \\\n")
 	u.printf("          --from-beginning --property print.key=true\n")
