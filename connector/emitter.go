@@ -49,7 +49,8 @@ type emitter struct {
 	// idle test; heartbeatTopic receives heartbeat records ("" for none).
 	activity       *atomic.Uint64
 	heartbeatTopic string
-	heartbeatOf    []byte // how this connector's heartbeat messages begin
+	heartbeatFmt   *heartbeatFormat // nil: no heartbeat records
+	heartbeatOf    []byte           // how this connector's heartbeat messages begin
 
 	routes map[*schema.Relation]route
 	// messagesReady: the logical messages' schemas are registered.

@@ -141,18 +141,18 @@ func (e *emitter) heartbeat(ch *schema.Change) error {
 	}
 	mine := bytes.HasPrefix(ch.Message.Content, e.heartbeatOf)
 	return e.ownUnit(ch.LSN, func(a *txAck) error {
-		if e.heartbeatTopic == "" || !mine {
+		if e.heartbeatFmt == nil || !mine {
 			return nil
 		}
 		rec := e.pool.Get().(*kgo.Record)
-		key := append(rec.Key[:0], `{"serverName":`...)
-		key = strconv.AppendQuote(key, e.prefix)
-		key = append(key, '}')
-		value := append(rec.Value[:0], `{"ts_ms":`...)
-		value = strconv.AppendInt(value, time.Now().UnixMilli(), 10)
-		value = append(value, `,"lsn":`...)
-		value = strconv.AppendUint(value, uint64(ch.LSN), 10)
-		value = append(value, '}')
+		key, err := e.heartbeatFmt.appendKey(rec.Key[:0])
+		if err != nil {
+			return err
+		}
+		value, err := e.heartbeatFmt.appendValue(rec.Value[:0], time.Now().UnixMilli(), uint64(ch.LSN))
+		if err != nil {
+			return err
+		}
 		*rec = kgo.Record{Topic: e.heartbeatTopic, Key: key, Value: value, Context: a, Headers: rec.Headers[:0]}
 		changeHeaders(rec, ch)
 		e.send(a, rec)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
 // slotWAL returns the WAL the slot retains (current − restart_lsn) and how
@@ -187,5 +188,61 @@ func TestHeartbeatsInExactlyOnceModeAndOnlyOurOwn(t *testing.T) {
 	}
 	if err := r.stop(t); err != nil {
 		t.Fatalf("clean stop after heartbeats in exactly-once mode: %v", err)
+	}
+}
+
+// Heartbeat records in the configured formats, as Debezium's heartbeats
+// go through its converters: Avro with schemas registered under the
+// heartbeat topic's subjects, and JSON with schemas.
+func TestHeartbeatRecordsInTheConfiguredFormats(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+
+	reg := srtest.New(t)
+	cfg := avroConfig(e, reg, "hbavro", "public.t")
+	cfg.Heartbeat.Interval = 200 * time.Millisecond
+	r := start(t, cfg)
+	recs := readAvro(t, reg, e.kafka, 1, "hbavro.heartbeat")
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := recs[0].key["serverName"]; got != "hbavro" {
+		t.Errorf("Avro heartbeat key %v, want serverName hbavro", recs[0].key)
+	}
+	if ts, _ := recs[0].value["ts_ms"].(int64); ts <= 0 {
+		t.Errorf("Avro heartbeat value %v, want ts_ms", recs[0].value)
+	}
+	for _, subject := range []string{"hbavro.heartbeat-key", "hbavro.heartbeat-value"} {
+		if len(reg.Versions(subject)) != 1 {
+			t.Errorf("subject %s: %d versions registered, want 1", subject, len(reg.Versions(subject)))
+		}
+	}
+
+	cfg = e.config("hbjs", "public.t")
+	cfg.Format.JSONSchemas = true
+	cfg.Heartbeat.Interval = 200 * time.Millisecond
+	r = start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	raw := kafkatest.ReadAll(ctx, t, e.kafka, 1, "hbjs.heartbeat")
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) == 0 {
+		t.Fatal("no heartbeat record with json_schemas")
+	}
+	wantKey := `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],"optional":false,` +
+		`"name":"io.debezium.connector.common.ServerNameKey"},"payload":{"serverName":"hbjs"}}`
+	if string(raw[0].Key) != wantKey {
+		t.Errorf("key\n got  %s\n want %s", raw[0].Key, wantKey)
+	}
+	var v struct {
+		Schema  struct{ Name string } `json:"schema"`
+		Payload struct {
+			TsMs int64 `json:"ts_ms"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal(raw[0].Value, &v); err != nil || v.Schema.Name != "io.debezium.connector.common.Heartbeat" || v.Payload.TsMs <= 0 {
+		t.Errorf("value %s: want a Heartbeat schema and ts_ms (%v)", raw[0].Value, err)
 	}
 }

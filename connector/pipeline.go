@@ -286,11 +286,15 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	p.database = src.Database
 	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
+	var hbFormat *heartbeatFormat
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
 		// Created now, so that a topic the brokers refuse is a clear start
 		// failure rather than a stop at the first idle interval.
 		if err := retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
 			return &ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
+		}
+		if hbFormat, err = newHeartbeatFormat(soft, cfg, p.registry); err != nil {
+			return err
 		}
 	}
 
@@ -327,8 +331,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	em.gate, em.hooks = ph, &p.hooks
 	em.onPromote = func(moved []*tableState) { p.savePromoted(gctx, moved) }
 	em.activity = &p.activity
-	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
-		em.heartbeatTopic = cfg.Heartbeat.Topic
+	if hbFormat != nil {
+		em.heartbeatTopic, em.heartbeatFmt = cfg.Heartbeat.Topic, hbFormat
 	}
 	em.heartbeatOf = heartbeatContentPrefix(cfg.Name)
 	progress := &progress{Tracker: tracker, client: mainOut, phases: ph, p: p, ctx: gctx, txn: txw}

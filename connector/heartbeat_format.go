@@ -1,0 +1,135 @@
+package connector
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+
+	"github.com/hamba/avro/v2"
+)
+
+// Heartbeat records are written in the configured formats, as Debezium
+// writes its heartbeats through the configured converters: the key is
+// io.debezium.connector.common.ServerNameKey {serverName}, the value
+// io.debezium.connector.common.Heartbeat {ts_ms} with mooncdc's lsn beside
+// it. Plain JSON: {"serverName":"shop"} and {"ts_ms":…,"lsn":…}; JSON with
+// schemas: the same in {"schema","payload"}; Avro: Confluent-framed, the
+// schemas registered under <heartbeat topic>-key and -value.
+
+const (
+	heartbeatKeyName   = "io.debezium.connector.common.ServerNameKey"
+	heartbeatValueName = "io.debezium.connector.common.Heartbeat"
+
+	heartbeatKeyAvro = `{"type":"record","name":"ServerNameKey","namespace":"io.debezium.connector.common",` +
+		`"fields":[{"name":"serverName","type":"string"}],"connect.name":"` + heartbeatKeyName + `"}`
+	heartbeatValueAvro = `{"type":"record","name":"Heartbeat","namespace":"io.debezium.connector.common",` +
+		`"fields":[{"name":"ts_ms","type":"long"},{"name":"lsn","type":"long"}],"connect.name":"` + heartbeatValueName + `"}`
+
+	heartbeatKeyConnect = `{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],` +
+		`"optional":false,"name":"` + heartbeatKeyName + `"}`
+	heartbeatValueConnect = `{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"},` +
+		`{"type":"int64","optional":false,"field":"lsn"}],"optional":false,"name":"` + heartbeatValueName + `"}`
+)
+
+// heartbeatFormat encodes heartbeat records. Build it with
+// newHeartbeatFormat, which registers the Avro schemas; append is then
+// pure and safe to call from the stream goroutine.
+type heartbeatFormat struct {
+	prefix               string
+	keyFormat, valueFmt  string
+	schemas              bool // JSON with {"schema","payload"}
+	keySchema, valSchema avro.Schema
+	keyID, valueID       int
+}
+
+type heartbeatKey struct {
+	ServerName string `avro:"serverName"`
+}
+
+type heartbeatValue struct {
+	TsMs int64 `avro:"ts_ms"`
+	LSN  int64 `avro:"lsn"`
+}
+
+// newHeartbeatFormat prepares the heartbeat encoding of cfg; with Avro it
+// registers the two schemas (blocking, retried while the registry is
+// down, until ctx ends).
+func newHeartbeatFormat(ctx context.Context, cfg Config, reg *registry) (*heartbeatFormat, error) {
+	f := &heartbeatFormat{prefix: cfg.Kafka.TopicPrefix, keyFormat: cfg.Format.Key, valueFmt: cfg.Format.Value, schemas: cfg.Format.JSONSchemas}
+	var err error
+	if f.keyFormat == FormatAvro {
+		if f.keySchema, f.keyID, err = registerHeartbeatSchema(ctx, reg, cfg.Heartbeat.Topic+"-key", heartbeatKeyAvro); err != nil {
+			return nil, err
+		}
+	}
+	if f.valueFmt == FormatAvro {
+		if f.valSchema, f.valueID, err = registerHeartbeatSchema(ctx, reg, cfg.Heartbeat.Topic+"-value", heartbeatValueAvro); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+func registerHeartbeatSchema(ctx context.Context, reg *registry, subject, text string) (avro.Schema, int, error) {
+	s, err := avro.Parse(text)
+	if err != nil {
+		return nil, 0, fmt.Errorf("heartbeat schema: %w", err) // a bug: the text is a constant
+	}
+	id, err := reg.id(ctx, subject, text)
+	if err != nil {
+		return nil, 0, fmt.Errorf("register the heartbeat schema under %q: %w", subject, err)
+	}
+	return s, id, nil
+}
+
+// appendKey and appendValue write the record's key and value.
+func (f *heartbeatFormat) appendKey(dst []byte) ([]byte, error) {
+	switch {
+	case f.keyFormat == FormatAvro:
+		return appendConfluent(dst, f.keyID, f.keySchema, heartbeatKey{ServerName: f.prefix})
+	case f.schemas:
+		dst = append(dst, `{"schema":`+heartbeatKeyConnect+`,"payload":`...)
+		return append(appendServerName(dst, f.prefix), '}'), nil
+	default:
+		return appendServerName(dst, f.prefix), nil
+	}
+}
+
+func (f *heartbeatFormat) appendValue(dst []byte, tsMs int64, lsn uint64) ([]byte, error) {
+	switch {
+	case f.valueFmt == FormatAvro:
+		return appendConfluent(dst, f.valueID, f.valSchema, heartbeatValue{TsMs: tsMs, LSN: int64(lsn)})
+	case f.schemas:
+		dst = append(dst, `{"schema":`+heartbeatValueConnect+`,"payload":`...)
+		return append(appendHeartbeatJSON(dst, tsMs, lsn), '}'), nil
+	default:
+		return appendHeartbeatJSON(dst, tsMs, lsn), nil
+	}
+}
+
+func appendServerName(dst []byte, prefix string) []byte {
+	dst = append(dst, `{"serverName":`...)
+	dst = strconv.AppendQuote(dst, prefix)
+	return append(dst, '}')
+}
+
+func appendHeartbeatJSON(dst []byte, tsMs int64, lsn uint64) []byte {
+	dst = append(dst, `{"ts_ms":`...)
+	dst = strconv.AppendInt(dst, tsMs, 10)
+	dst = append(dst, `,"lsn":`...)
+	dst = strconv.AppendUint(dst, lsn, 10)
+	return append(dst, '}')
+}
+
+// appendConfluent writes v in the Confluent wire format: magic byte 0, the
+// schema id (big-endian int32), the Avro binary encoding.
+func appendConfluent(dst []byte, id int, s avro.Schema, v any) ([]byte, error) {
+	body, err := avro.Marshal(s, v)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(id))
+	return append(dst, body...), nil
+}
