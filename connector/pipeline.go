@@ -293,7 +293,13 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		if err := retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
 			return &ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
 		}
-		if hbFormat, err = newHeartbeatFormat(soft, cfg, p.registry); err != nil {
+		if hbFormat, err = newHeartbeatFormat(soft, cfg, p.registry); errors.As(err, new(*SchemaNotRegisteredError)) {
+			// auto_register off and nobody registered them: the heartbeats
+			// still move the slot, without records.
+			log.Warn("heartbeat records are off: their schemas are not registered and format.schema_registry.auto_register is false "+
+				"(register them, or set heartbeat.records: false to silence this)", zap.Error(err))
+			hbFormat = nil
+		} else if err != nil {
 			return err
 		}
 	}
