@@ -151,19 +151,7 @@ func ConnectSQL(ctx context.Context, base *pgconn.Config, app string) (*pgx.Conn
 	if err != nil {
 		return nil, err
 	}
-	cc.Config = *base.Copy()
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	// The text forms the value parsers expect, as on the replication
-	// connection (stream.ReplicationConnConfig): COPY rows and streamed
-	// rows must read the same.
-	cc.RuntimeParams["DateStyle"] = "ISO, YMD"
-	cc.RuntimeParams["IntervalStyle"] = "postgres"
-	cc.RuntimeParams["extra_float_digits"] = "3"
-	cc.RuntimeParams["TimeZone"] = "UTC"
-	cc.RuntimeParams["lc_monetary"] = "C"
-	cc.RuntimeParams["application_name"] = app
+	cc.Config = *stream.SessionConnConfig(base, app)
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", redactedError{err})

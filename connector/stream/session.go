@@ -110,12 +110,21 @@ func NewSession(cfg Config) *Session {
 // ReplicationConnConfig returns a copy of base set up for a logical
 // replication connection with the session settings mooncdc decodes with.
 func ReplicationConnConfig(base *pgconn.Config) *pgconn.Config {
+	c := SessionConnConfig(base, "mooncdc")
+	c.RuntimeParams["replication"] = "database"
+	return c
+}
+
+// SessionConnConfig returns a copy of base with application name app and
+// the session settings whose text forms the value parsers expect, so that
+// COPY rows and streamed rows read the same whatever the server's
+// defaults.
+func SessionConnConfig(base *pgconn.Config, app string) *pgconn.Config {
 	c := base.Copy()
 	if c.RuntimeParams == nil {
 		c.RuntimeParams = map[string]string{}
 	}
-	c.RuntimeParams["replication"] = "database"
-	c.RuntimeParams["application_name"] = "mooncdc"
+	c.RuntimeParams["application_name"] = app
 	c.RuntimeParams["TimeZone"] = "UTC"
 	c.RuntimeParams["DateStyle"] = "ISO, YMD"
 	c.RuntimeParams["IntervalStyle"] = "postgres"
