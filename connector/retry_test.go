@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -46,6 +47,26 @@ func TestClassifyDecidesRetryInOnePlace(t *testing.T) {
 	for _, tc := range cases {
 		if got := classify(tc.err); got != tc.want {
 			t.Errorf("%s: classify(%v) = %d, want %d", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestServerVersionBelow14IsRefusedWithTheCause(t *testing.T) {
+	for _, tt := range []struct {
+		num  int
+		want string
+	}{
+		{130012, "PostgreSQL 13.12 is too old"},
+		{100023, "PostgreSQL 10.23 is too old"},
+		{140000, ""},
+		{150018, ""},
+	} {
+		err := checkServerVersion(tt.num)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%d: %v", tt.num, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || classify(err) != classCritical):
+			t.Errorf("%d: want a critical error containing %q, got %v", tt.num, tt.want, err)
 		}
 	}
 }

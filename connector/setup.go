@@ -96,6 +96,20 @@ func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, stat
 	return out, err
 }
 
+// MinServerVersion is the oldest Postgres mooncdc streams from
+// (server_version_num): pgoutput sends logical messages from 14 on.
+const MinServerVersion = 140000
+
+// checkServerVersion refuses a server older than MinServerVersion, which
+// would otherwise fail later at START_REPLICATION with an unclear error.
+func checkServerVersion(num int) error {
+	if num >= MinServerVersion {
+		return nil
+	}
+	return &criticalError{fmt.Errorf("PostgreSQL %d.%d is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought; upgrade the server to 14 or later",
+		num/10000, num%10000)}
+}
+
 func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State) (offsets.Pipeline, error) {
 	cfg := p.cfg
 	slotName, pubName := cfg.Postgres.Slot, cfg.Postgres.Publication
@@ -113,6 +127,13 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 		return offsets.Pipeline{}, err
 	}
 	defer db.Close(context.Background())
+	var version int
+	if err := db.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
+		return offsets.Pipeline{}, fmt.Errorf("read the server version: %w", err)
+	}
+	if err := checkServerVersion(version); err != nil {
+		return offsets.Pipeline{}, err
+	}
 	slot, err := lookupSlot(ctx, db, slotName)
 	if err != nil {
 		return offsets.Pipeline{}, err

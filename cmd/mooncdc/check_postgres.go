@@ -123,7 +123,7 @@ func (c *checkPG) connect(ctx context.Context) bool {
 		return false
 	}
 	version, _, _ = strings.Cut(version, " ")
-	if c.version < 140000 {
+	if c.version < connector.MinServerVersion {
 		_ = c.conn.Close(context.Background())
 		c.out.fail(what, fmt.Sprintf("PostgreSQL %s is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought", version),
 			"use PostgreSQL 14 or later")
