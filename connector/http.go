@@ -12,7 +12,8 @@ import (
 )
 
 // serveHTTP serves /metrics, /healthz (the process is up), /readyz (200
-// only while the main worker streams) and /status (the live status, JSON) on addr until the server is closed.
+// only while the main worker streams) and /status (the live status, JSON)
+// on addr until the server is closed.
 func serveHTTP(addr string, m *Metrics, ready func() bool, status http.HandlerFunc, log *zap.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
