@@ -65,6 +65,12 @@ type PostgresConfig struct {
 	// ignored), which then overrides any password in the URL. For secrets
 	// mounted as files (Docker/Kubernetes secrets).
 	PasswordFile string `yaml:"password_file"`
+	// PublishViaPartitionRoot makes a publication that mooncdc creates
+	// publish a partitioned table's changes as its root's (WITH
+	// (publish_via_partition_root = true)): one table, one topic, copied
+	// and streamed through the root. Off, each partition is a table of
+	// its own. An existing publication is left as it is.
+	PublishViaPartitionRoot bool `yaml:"publish_via_partition_root"`
 }
 
 // KafkaConfig says where records go.
@@ -305,7 +311,8 @@ const (
 // DefaultConfig returns every default that does not depend on the name.
 func DefaultConfig() Config {
 	return Config{
-		DataDir: DefaultDataDir,
+		DataDir:  DefaultDataDir,
+		Postgres: PostgresConfig{PublishViaPartitionRoot: true},
 		Kafka: KafkaConfig{
 			OffsetsTopic:           DefaultOffsetsTopic,
 			TopicPartitions:        1,

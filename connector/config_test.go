@@ -36,7 +36,8 @@ func writeFile(t *testing.T, content string) string {
 func TestDefaultConfig(t *testing.T) {
 	c := DefaultConfig()
 	want := Config{
-		DataDir: "./mooncdc-data",
+		DataDir:  "./mooncdc-data",
+		Postgres: PostgresConfig{PublishViaPartitionRoot: true},
 		Kafka: KafkaConfig{
 			OffsetsTopic:           "mooncdc-offsets",
 			TopicPartitions:        1,

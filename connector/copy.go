@@ -174,7 +174,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string) (tableInfo,
 	var info tableInfo
 	rel := &schema.Relation{Schema: schemaName, Table: table, ReplicaIdentity: 'd'}
 	var ident string
-	err := conn.QueryRow(ctx, `SELECT c.oid, greatest(c.reltuples, 0)::bigint, c.relpages, c.relreplident::text
+	err := conn.QueryRow(ctx, `SELECT c.oid, greatest(`+EstimatedRowsSQL+`, 0)::bigint, c.relpages, c.relreplident::text
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
 		schemaName, table).Scan(&rel.OID, &info.reltuples, &info.relpages, &ident)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -45,6 +45,7 @@ type Pipeline struct {
 	registry *registry // nil unless a format is avro
 
 	copies       copies // running table copies, for /status and progress
+	keyless      keylessTables
 	activity     atomic.Uint64
 	unknownTypes sync.Map // "table\x00column" of columns warned about
 }
@@ -333,7 +334,12 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if eos {
 		mainOut = mainTx
 	}
-	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, p.include, newKeyResolver(pgcfg))
+	// A table that discovery gave a phase is captured even when its name
+	// matches no pattern: a partition selected by its root's name.
+	captured := func(schemaName, table string) bool {
+		return p.include(schemaName, table) || ph.get(schemaName+"."+table) != nil
+	}
+	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, captured, newKeyResolver(pgcfg))
 	em.txn = txw
 	defer em.keys.close()
 	em.onTableError = func(table string, err error) { snap.parked(gctx, table, err) }

@@ -160,7 +160,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s",
 				slotName, cfg.Name, schema.LSN(sp.DurableLSN), startOver)}
 		}
-		if _, _, err := ensurePublication(ctx, db, pubName, p.patterns); err != nil {
+		if err := p.ensurePublication(ctx, db); err != nil {
 			return offsets.Pipeline{}, err
 		}
 		out := *sp
@@ -176,7 +176,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 	// The publication comes before the slot: pgoutput looks it up in the
 	// catalog as of each decoded change, so it must exist from the slot's
 	// first LSN on.
-	if _, _, err := ensurePublication(ctx, db, pubName, p.patterns); err != nil {
+	if err := p.ensurePublication(ctx, db); err != nil {
 		return offsets.Pipeline{}, err
 	}
 	out := offsets.Pipeline{SystemID: id.SystemID, Database: id.Database, Slot: slotName, Publication: pubName}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
@@ -37,6 +36,9 @@ type snapshotter struct {
 	// offsets topic is tailed; pending holds those for tables being copied.
 	requests chan offsets.Table
 	pending  map[string]offsets.Table
+	// warnedPartitions: the warning about a publication that publishes
+	// partitions separately was logged (discovery's goroutine only).
+	warnedPartitions bool
 	// allDone is called once, in snapshot.mode initial_only, when every
 	// table is handed over or waits for resnapshot.
 	allDone func()
@@ -349,7 +351,8 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	defer db.Close(context.Background())
 	pub := s.p.cfg.Postgres.Publication
 	if len(s.p.patterns) > 0 {
-		if err := addMatchingTables(ctx, db, pub, s.p.patterns, s.log); err != nil {
+		added, keyless, err := addMatchingTables(ctx, db, pub, s.p.patterns)
+		if err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
@@ -357,9 +360,17 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			// not captured until someone acts (the message says how).
 			s.log.Warn("a new table matches postgres.tables but cannot be added to the publication", zap.Error(err))
 		}
+		if len(added) > 0 {
+			s.log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", added))
+		}
+		s.p.keyless.report(s.log, keyless)
 	}
-	rows, err := db.Query(ctx, `SELECT c.oid, t.schemaname, t.tablename FROM pg_publication_tables t
+	// A publication without publish_via_partition_root lists the
+	// partitions of a partitioned table, each streamed as a table of its
+	// own: postgres.tables selects them by their root's name.
+	rows, err := db.Query(ctx, `SELECT c.oid, t.schemaname, t.tablename, rn.nspname, r.relname FROM pg_publication_tables t
 		JOIN pg_namespace n ON n.nspname = t.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename
+		JOIN pg_class r ON r.oid = coalesce(pg_partition_root(c.oid), c.oid) JOIN pg_namespace rn ON rn.oid = r.relnamespace
 		WHERE t.pubname = $1`, pub)
 	if err != nil {
 		return fmt.Errorf("list the tables of publication %q: %w", pub, err)
@@ -371,11 +382,20 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	var tables []found
 	for rows.Next() {
 		var f found
-		var sch, tab string
-		if err := rows.Scan(&f.oid, &sch, &tab); err != nil {
+		var sch, tab, rootSch, rootTab string
+		if err := rows.Scan(&f.oid, &sch, &tab, &rootSch, &rootTab); err != nil {
 			return err
 		}
-		if s.p.include(sch, tab) {
+		partition := sch != rootSch || tab != rootTab
+		if s.p.include(sch, tab) || partition && s.p.include(rootSch, rootTab) {
+			if partition && s.p.cfg.Postgres.PublishViaPartitionRoot && !s.warnedPartitions {
+				s.warnedPartitions = true
+				s.log.Warn("the publication publishes the partitions of a partitioned table as tables of their own (one topic each; a row that moves "+
+					"between partitions becomes a delete in one and a create in another): it was created without publish_via_partition_root. "+
+					"To capture the table through its root, create the publication anew WITH (publish_via_partition_root = true) with a new "+
+					"slot, or ALTER PUBLICATION "+QuoteIdent(pub)+" SET (publish_via_partition_root = true) and resnapshot the table",
+					zap.String("publication", pub), zap.String("table", rootSch+"."+rootTab), zap.String("partition", sch+"."+tab))
+			}
 			f.name = sch + "." + tab
 			tables = append(tables, f)
 		}
@@ -477,48 +497,4 @@ func (s *snapshotter) resnapshot(t offsets.Table) {
 	s.phases.setLocked(next)
 	s.phases.mu.Unlock()
 	s.log.Info("resnapshot requested: copy queued", zap.String("table", name))
-}
-
-// addMatchingTables adds tables that match postgres.tables and are missing
-// from the publication, unless it publishes all tables.
-func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern, log *zap.Logger) error {
-	var all bool
-	if err := db.QueryRow(ctx, `SELECT puballtables FROM pg_publication WHERE pubname = $1`, pub).Scan(&all); err != nil {
-		return fmt.Errorf("look up publication %q: %w", pub, err)
-	}
-	if all {
-		return nil
-	}
-	rows, err := db.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
-		  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
-		  AND NOT EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = $1 AND t.schemaname = n.nspname AND t.tablename = c.relname)
-		ORDER BY 1, 2`, pub)
-	if err != nil {
-		return fmt.Errorf("list tables: %w", err)
-	}
-	var add []string
-	for rows.Next() {
-		var sch, tab string
-		if err := rows.Scan(&sch, &tab); err != nil {
-			return err
-		}
-		for _, p := range patterns {
-			if p.Match(sch, tab) {
-				add = append(add, QualifiedName(sch, tab))
-				break
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("list tables: %w", err)
-	}
-	if len(add) == 0 {
-		return nil
-	}
-	if _, err := db.Exec(ctx, "ALTER PUBLICATION "+QuoteIdent(pub)+" ADD TABLE "+strings.Join(add, ", ")); err != nil {
-		return fmt.Errorf("add %s to publication %q: %w (grant mooncdc's role ownership of the tables, or add them yourself)", strings.Join(add, ", "), pub, err)
-	}
-	log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", add))
-	return nil
 }

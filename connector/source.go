@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -81,60 +80,6 @@ func createSlot(ctx context.Context, conn *pgconn.PgConn, slot string) (schema.L
 		return 0, fmt.Errorf("create replication slot %q: %w", slot, err)
 	}
 	return schema.ParseLSN(res.ConsistentPoint)
-}
-
-// ensurePublication creates the publication FOR TABLE the tables matching
-// patterns, unless it exists; an existing publication is left alone.
-func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns []TablePattern) (created bool, tables []string, err error) {
-	var exists bool
-	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, name).Scan(&exists); err != nil {
-		return false, nil, fmt.Errorf("look up publication %q: %w", name, err)
-	}
-	if exists {
-		return false, nil, nil
-	}
-	if len(patterns) == 0 {
-		return false, nil, &criticalError{fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, QuoteIdent(name))}
-	}
-	rows, err := db.Query(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
-		  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
-		ORDER BY 1, 2`)
-	if err != nil {
-		return false, nil, fmt.Errorf("list tables: %w", err)
-	}
-	var quoted []string
-	for rows.Next() {
-		var s, t string
-		if err := rows.Scan(&s, &t); err != nil {
-			return false, nil, err
-		}
-		for _, p := range patterns {
-			if p.Match(s, t) {
-				quoted = append(quoted, QualifiedName(s, t))
-				tables = append(tables, s+"."+t)
-				break
-			}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return false, nil, fmt.Errorf("list tables: %w", err)
-	}
-	if len(quoted) == 0 {
-		return false, nil, &criticalError{fmt.Errorf("no table matches postgres.tables %v: check the schema and table names (unquoted names are lower-cased, as in SQL)", patternStrings(patterns))}
-	}
-	if _, err := db.Exec(ctx, "CREATE PUBLICATION "+QuoteIdent(name)+" FOR TABLE "+strings.Join(quoted, ", ")); err != nil {
-		return false, nil, fmt.Errorf("create publication %q: %w (mooncdc's role needs CREATE on the database and ownership of the tables, or create the publication yourself)", name, err)
-	}
-	return true, tables, nil
-}
-
-func patternStrings(ps []TablePattern) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.String()
-	}
-	return out
 }
 
 // connectSQL opens a normal (non-replication) connection for catalog work.

@@ -16,14 +16,13 @@ import (
 
 // checkTable is a table of the source database, as the checks need it.
 type checkTable struct {
-	name      string // schema.table, raw, as run logs it
-	sql       string // quoted for SQL where needed (quote_ident)
-	schema    string
-	table     string
-	readable  bool // SELECT on the table and USAGE on its schema
-	owned     bool // the role may ALTER it (a member of its owner)
-	replIdent byte // relreplident: d, n, f or i
-	hasPK     bool
+	name     string // schema.table, raw, as run logs it
+	sql      string // quoted for SQL where needed (quote_ident)
+	schema   string
+	table    string
+	readable bool // SELECT on the table and USAGE on its schema
+	owned    bool // the role may ALTER it (a member of its owner)
+	identity bool // a replica identity UPDATE and DELETE can publish (connector.IdentitySQL)
 }
 
 // checkPG runs the checks that need Postgres, on one connection, and
@@ -53,7 +52,9 @@ type checkPubState struct {
 	exists                       bool
 	allTables, owned             bool
 	insert, update, del, truncat bool
+	viaRoot                      bool            // publish_via_partition_root
 	tables                       map[string]bool // published tables by name (partitions as their root)
+	splitRoots                   map[string]bool // partitioned tables whose partitions are published as themselves
 }
 
 func (c *checkPG) slotWhat() string { return fmt.Sprintf("replication slot %q", c.cfg.Postgres.Slot) }
@@ -223,7 +224,7 @@ func (c *checkPG) checkRole(ctx context.Context) error {
 func (c *checkPG) loadTables(ctx context.Context) error {
 	rows, err := c.conn.Query(ctx, `SELECT n.nspname, c.relname, quote_ident(n.nspname) || '.' || quote_ident(c.relname),
 			has_table_privilege(c.oid, 'SELECT') AND has_schema_privilege(n.oid, 'USAGE'), pg_has_role(c.relowner, 'USAGE'),
-			c.relreplident::text, EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)
+			`+connector.IdentitySQL+`
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
 		  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
@@ -233,12 +234,8 @@ func (c *checkPG) loadTables(ctx context.Context) error {
 	}
 	c.all, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkTable, error) {
 		var t checkTable
-		var ident string
-		err := r.Scan(&t.schema, &t.table, &t.sql, &t.readable, &t.owned, &ident, &t.hasPK)
+		err := r.Scan(&t.schema, &t.table, &t.sql, &t.readable, &t.owned, &t.identity)
 		t.name = t.schema + "." + t.table
-		if ident != "" {
-			t.replIdent = ident[0]
-		}
 		return t, err
 	})
 	if err != nil {
@@ -249,10 +246,14 @@ func (c *checkPG) loadTables(ctx context.Context) error {
 	if c.version >= 110000 {
 		truncate = "pubtruncate"
 	}
+	viaRoot := "false" // before Postgres 13 partitions are always published as themselves
+	if c.version >= 130000 {
+		viaRoot = "pubviaroot"
+	}
 	p := &c.pub
-	err = c.conn.QueryRow(ctx, `SELECT puballtables, pubinsert, pubupdate, pubdelete, `+truncate+`, pg_has_role(pubowner, 'USAGE')
+	err = c.conn.QueryRow(ctx, `SELECT puballtables, pubinsert, pubupdate, pubdelete, `+truncate+`, pg_has_role(pubowner, 'USAGE'), `+viaRoot+`
 		FROM pg_publication WHERE pubname = $1`, c.cfg.Postgres.Publication).
-		Scan(&p.allTables, &p.insert, &p.update, &p.del, &p.truncat, &p.owned)
+		Scan(&p.allTables, &p.insert, &p.update, &p.del, &p.truncat, &p.owned, &p.viaRoot)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -266,22 +267,22 @@ func (c *checkPG) loadTables(ctx context.Context) error {
 	if c.version >= 120000 {
 		root = "coalesce(pg_partition_root(c.oid), c.oid)"
 	}
-	rows, err = c.conn.Query(ctx, `SELECT DISTINCT rn.nspname || '.' || r.relname FROM pg_publication_tables t
+	rows, err = c.conn.Query(ctx, `SELECT rn.nspname || '.' || r.relname, bool_or(c.relispartition) FROM pg_publication_tables t
 		JOIN pg_namespace n ON n.nspname = t.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename
 		JOIN pg_class r ON r.oid = `+root+` JOIN pg_namespace rn ON rn.oid = r.relnamespace
-		WHERE t.pubname = $1`, c.cfg.Postgres.Publication)
+		WHERE t.pubname = $1 GROUP BY 1`, c.cfg.Postgres.Publication)
 	if err != nil {
 		return err
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	p.tables = map[string]bool{}
-	for _, n := range names {
-		p.tables[n] = true
-	}
-	return nil
+	p.tables, p.splitRoots = map[string]bool{}, map[string]bool{}
+	var name string
+	var split bool
+	_, err = pgx.ForEachRow(rows, []any{&name, &split}, func() error {
+		p.tables[name] = true
+		p.splitRoots[name] = split
+		return nil
+	})
+	return err
 }
 
 // checkTables resolves the configured set (postgres.tables, or the
@@ -351,7 +352,7 @@ func (c *checkPG) checkTables(ctx context.Context) error {
 		if !t.readable {
 			unreadable, unreadableSQL = append(unreadable, t.name), append(unreadableSQL, t.sql)
 		}
-		if t.replIdent == 'n' || (t.replIdent == 'd' && !t.hasPK) {
+		if !t.identity {
 			unkeyed, unkeyedSQL = append(unkeyed, t.name), append(unkeyedSQL, t.sql)
 		}
 	}
@@ -369,10 +370,11 @@ func (c *checkPG) checkTables(ctx context.Context) error {
 			fix = append(fix, "ALTER TABLE "+t+" REPLICA IDENTITY FULL;")
 		}
 		n := len(unkeyed)
-		c.out.warn("replica identity", fmt.Sprintf("%s %s no primary key and no REPLICA IDENTITY FULL or USING INDEX: "+
-			"%s updates and deletes have no key (and once published, Postgres refuses UPDATE and DELETE on %s)",
-			checkNames(unkeyed), checkPlural(n, "has", "have"), checkPlural(n, "its", "their"), checkPlural(n, "it", "them")),
-			strings.Join(fix, " ")+" or add a primary key")
+		c.out.warn("replica identity", fmt.Sprintf("%s %s no primary key and no REPLICA IDENTITY FULL or USING INDEX (for a partitioned table: on every partition): "+
+			"once published, Postgres refuses UPDATE and DELETE on %s, so mooncdc run does not add %s to the publication and does not capture %s until %s one",
+			checkNames(unkeyed), checkPlural(n, "has", "have"), checkPlural(n, "it", "them"), checkPlural(n, "it", "them"),
+			checkPlural(n, "it", "them"), checkPlural(n, "it has", "they have")),
+			strings.Join(fix, " ")+" or add a primary key (on a partitioned table, set the identity on each partition: it does not recurse)")
 	}
 	return nil
 }
@@ -434,6 +436,9 @@ func (c *checkPG) checkPublication(context.Context) error {
 		ok = false
 		c.out.fail(what, fmt.Sprintf("does not publish %s, so those changes never reach Kafka", strings.Join(ops, ", ")),
 			fmt.Sprintf("ALTER PUBLICATION %s SET (publish = 'insert, update, delete, truncate');", c.pubSQL))
+	}
+	if !c.checkPartitionRoot() {
+		ok = false
 	}
 	if p.allTables {
 		if ok {

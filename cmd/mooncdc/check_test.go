@@ -251,7 +251,8 @@ func TestCheckAgainstPostgres(t *testing.T) {
 			t.Errorf("exit %d, want 0", code)
 		}
 		checkWantLine(t, lines, "! replica identity: public.nopk has no primary key and no REPLICA IDENTITY FULL or USING INDEX",
-			"Postgres refuses UPDATE and DELETE on it)")
+			"Postgres refuses UPDATE and DELETE on it, so mooncdc run does not add it to the publication and does not capture it until it has one",
+			"— ALTER TABLE public.nopk REPLICA IDENTITY FULL; or add a primary key")
 		checkNoLine(t, lines, "full_ident REPLICA")
 		checkWantLine(t, lines, "✓ postgres.tables public.*: 3 tables: public.full_ident, public.keyed, public.nopk")
 		checkWantLine(t, lines, "", "1 warning, 0 failed: mooncdc run can start; read the ! lines")
@@ -290,17 +291,38 @@ func TestCheckAgainstPostgres(t *testing.T) {
 		checkWantLine(t, lines, `✗ publication "mooncdc_nopub": does not exist and postgres.tables is empty`, "CREATE PUBLICATION mooncdc_nopub FOR TABLE …;")
 	})
 
-	t.Run("a partitioned table is one table, published by its partitions", func(t *testing.T) {
+	// A partitioned table is one table. Published through its root, it is
+	// one topic; published by its partitions (the publication lacks
+	// publish_via_partition_root), run would make a topic per partition,
+	// which postgres.publish_via_partition_root (default true) says is not
+	// wanted: a failure with the fix.
+	t.Run("a partitioned table is one table, published through its root", func(t *testing.T) {
 		checkDatabase(t, pg, "parts", `CREATE TABLE events (id int, at date, PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
 			CREATE TABLE events_2026 PARTITION OF events FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
 			CREATE PUBLICATION mooncdc_parts FOR TABLE events`)
 		broker := kafkatest.New(t)
-		code, lines := checkRun(t, "--name", "parts", "--postgres-url", pg.URL("parts"), "--brokers", broker.Addr(), "--tables", "public.*")
-		if code != connector.ExitOK {
-			t.Errorf("exit %d, want 0", code)
+		args := []string{"--name", "parts", "--postgres-url", pg.URL("parts"), "--brokers", broker.Addr(), "--tables", "public.*"}
+		code, lines := checkRun(t, args...)
+		if code != connector.ExitRuntime {
+			t.Errorf("partitions published as themselves: exit %d, want 1", code)
 		}
 		checkWantLine(t, lines, "✓ postgres.tables public.*: 1 table: public.events")
+		checkWantLine(t, lines, `✗ publication "mooncdc_parts": publishes the partitions of public.events as tables of their own (publish_via_partition_root is off)`,
+			"— before mooncdc first streams it: ALTER PUBLICATION mooncdc_parts SET (publish_via_partition_root = true);")
+
+		checkSQL(t, pg, "parts", `ALTER PUBLICATION mooncdc_parts SET (publish_via_partition_root = true)`)
+		code, lines = checkRun(t, args...)
+		if code != connector.ExitOK {
+			t.Errorf("published through the root: exit %d, want 0", code)
+		}
 		checkWantLine(t, lines, `✓ publication "mooncdc_parts": publishes the 1 table (insert, update, delete, truncate)`)
+
+		// A partitioned table whose partition has no key is keyless: an
+		// UPDATE there would be refused once published.
+		checkSQL(t, pg, "parts", `CREATE TABLE logs (v text, at date) PARTITION BY RANGE (at);
+			CREATE TABLE logs_2026 PARTITION OF logs FOR VALUES FROM ('2026-01-01') TO ('2027-01-01')`)
+		_, lines = checkRun(t, args...)
+		checkWantLine(t, lines, "! replica identity: public.logs has no primary key", "ALTER TABLE public.logs REPLICA IDENTITY FULL;")
 	})
 }
 

@@ -313,7 +313,7 @@ func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[str
 	if len(names) == 0 {
 		return out, nil
 	}
-	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname, c.reltuples::float8
+	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname, `+connector.EstimatedRowsSQL+`
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p') AND n.nspname || '.' || c.relname = ANY($1)`, names)
 	if err != nil {

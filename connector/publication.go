@@ -1,0 +1,241 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+)
+
+// This file holds what mooncdc does to the publication: create it for the
+// tables that postgres.tables selects, and add tables that appear later.
+// Two rules decide what goes in, here and nowhere else:
+//
+//   - A partition is never added on its own: its root is (the publication
+//     then covers the partitions). With postgres.publish_via_partition_root
+//     a created publication sends the partitions' changes as the root's.
+//   - A table that has no replica identity (no primary key, or REPLICA
+//     IDENTITY NOTHING, or USING INDEX on an index that is gone) is never
+//     added: Postgres refuses every UPDATE and DELETE on a table in a
+//     publication that publishes them without a replica identity ("cannot
+//     update table … because it does not have a replica identity"), so
+//     adding it would break the application's writes. It is reported
+//     instead (run's log, status, check), and added by a later discovery
+//     once it has an identity.
+
+// IdentitySQL is the SQL condition that a table (pg_class alias c) has a
+// replica identity that UPDATE and DELETE can publish: for a partitioned
+// table, every one of its partitions has one (Postgres checks each
+// partition that a write touches).
+const IdentitySQL = `NOT EXISTS (SELECT 1 FROM pg_class l WHERE l.oid IN (` + treeSQL + `)
+	AND l.relkind = 'r' AND NOT (l.relreplident = 'f'
+		OR (l.relreplident = 'd' AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = l.oid AND i.indisprimary))
+		OR (l.relreplident = 'i' AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = l.oid AND i.indisreplident))))`
+
+// EstimatedRowsSQL is the SQL expression for the planner's row estimate of
+// a table (pg_class alias c), -1 when never analyzed. A partitioned table
+// has no rows of its own: its estimate is the sum of its partitions'.
+const EstimatedRowsSQL = `(CASE WHEN c.relkind = 'p' THEN (SELECT coalesce(sum(l.reltuples) FILTER (WHERE l.reltuples >= 0), -1)
+		FROM pg_partition_tree(c.oid) pt JOIN pg_class l ON l.oid = pt.relid WHERE l.relkind = 'r')
+	ELSE c.reltuples END)::float8`
+
+// treeSQL lists a table (pg_class alias c) and, for a partitioned table,
+// its partitions at every level (pg_partition_tree lists nothing for a
+// table that is not partitioned).
+const treeSQL = `SELECT c.oid UNION SELECT relid FROM pg_partition_tree(c.oid)`
+
+// KeylessFix is the advice for a table without a replica identity.
+func KeylessFix(schemaName, table string) string {
+	return "add a primary key, or ALTER TABLE " + QualifiedName(schemaName, table) +
+		" REPLICA IDENTITY FULL (or USING INDEX on a unique index of NOT NULL columns; for a partitioned table, on each partition: it does not recurse); mooncdc adds it to the publication at its next table discovery"
+}
+
+// candidate is a table that postgres.tables selects and the publication
+// does not cover yet.
+type candidate struct {
+	schema, table string
+	identity      bool
+}
+
+func (c candidate) name() string { return c.schema + "." + c.table }
+
+// uncovered lists the tables that patterns select and that publication pub
+// (which need not exist) does not cover: neither the table nor, for a
+// partitioned table, any of its partitions is published. Only logged
+// ordinary and partitioned tables that are not partitions themselves are
+// candidates.
+func uncovered(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) ([]candidate, error) {
+	rows, err := db.Query(ctx, `SELECT n.nspname, c.relname, `+IdentitySQL+`
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
+		  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+		  AND NOT EXISTS (SELECT 1 FROM pg_publication_tables t
+			JOIN pg_namespace tn ON tn.nspname = t.schemaname JOIN pg_class tc ON tc.relnamespace = tn.oid AND tc.relname = t.tablename
+			WHERE t.pubname = $1 AND tc.oid IN (`+treeSQL+`))
+		ORDER BY 1, 2`, pub)
+	if err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	var out []candidate
+	for rows.Next() {
+		var c candidate
+		if err := rows.Scan(&c.schema, &c.table, &c.identity); err != nil {
+			return nil, fmt.Errorf("list tables: %w", err)
+		}
+		for _, p := range patterns {
+			if p.Match(c.schema, c.table) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	return out, nil
+}
+
+// splitByIdentity returns the quoted names of the candidates that may be
+// published and the names of those that have no replica identity.
+func splitByIdentity(cs []candidate) (publish, keyless []string) {
+	for _, c := range cs {
+		if c.identity {
+			publish = append(publish, QualifiedName(c.schema, c.table))
+		} else {
+			keyless = append(keyless, c.name())
+		}
+	}
+	return publish, keyless
+}
+
+// UnpublishedKeyless lists the tables that patterns select which mooncdc
+// leaves out of publication pub because they have no replica identity
+// (schema.table names). For status and check; it only reads.
+func UnpublishedKeyless(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) ([]string, error) {
+	if all, _, err := publicationInfo(ctx, db, pub); err != nil || all {
+		return nil, err
+	}
+	cs, err := uncovered(ctx, db, pub, patterns)
+	if err != nil {
+		return nil, err
+	}
+	_, keyless := splitByIdentity(cs)
+	return keyless, nil
+}
+
+// publicationInfo says whether pub is FOR ALL TABLES and whether it exists.
+func publicationInfo(ctx context.Context, db *pgx.Conn, pub string) (allTables, exists bool, err error) {
+	err = db.QueryRow(ctx, `SELECT puballtables FROM pg_publication WHERE pubname = $1`, pub).Scan(&allTables)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("look up publication %q: %w", pub, err)
+	}
+	return allTables, true, nil
+}
+
+// ensurePublication creates publication name FOR TABLE the tables that
+// patterns select, unless it exists (an existing publication is left
+// alone). It returns the selected tables left out for want of a replica
+// identity; when every selected table is such, the publication is created
+// empty and discovery adds them once they have one.
+func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns []TablePattern, viaRoot bool) (keyless []string, err error) {
+	_, exists, err := publicationInfo(ctx, db, name)
+	if err != nil || exists {
+		return nil, err
+	}
+	if len(patterns) == 0 {
+		return nil, &criticalError{fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, QuoteIdent(name))}
+	}
+	cs, err := uncovered(ctx, db, name, patterns)
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) == 0 {
+		return nil, &criticalError{fmt.Errorf("no table matches postgres.tables %v: check the schema and table names (unquoted names are lower-cased, as in SQL)", patternStrings(patterns))}
+	}
+	publish, keyless := splitByIdentity(cs)
+	sql := "CREATE PUBLICATION " + QuoteIdent(name)
+	if len(publish) > 0 {
+		sql += " FOR TABLE " + strings.Join(publish, ", ")
+	}
+	if viaRoot {
+		sql += " WITH (publish_via_partition_root = true)"
+	}
+	if _, err := db.Exec(ctx, sql); err != nil {
+		return nil, fmt.Errorf("create publication %q: %w (mooncdc's role needs CREATE on the database and ownership of the tables, or create the publication yourself)", name, err)
+	}
+	return keyless, nil
+}
+
+// addMatchingTables adds the tables that patterns select and publication
+// pub does not cover yet, unless it publishes all tables. It returns the
+// tables it added and those it left out for want of a replica identity.
+func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) (added, keyless []string, err error) {
+	all, _, err := publicationInfo(ctx, db, pub)
+	if err != nil || all {
+		return nil, nil, err
+	}
+	cs, err := uncovered(ctx, db, pub, patterns)
+	if err != nil {
+		return nil, nil, err
+	}
+	publish, keyless := splitByIdentity(cs)
+	if len(publish) == 0 {
+		return nil, keyless, nil
+	}
+	if _, err := db.Exec(ctx, "ALTER PUBLICATION "+QuoteIdent(pub)+" ADD TABLE "+strings.Join(publish, ", ")); err != nil {
+		return nil, keyless, fmt.Errorf("add %s to publication %q: %w (grant mooncdc's role ownership of the tables, or add them yourself)", strings.Join(publish, ", "), pub, err)
+	}
+	return publish, keyless, nil
+}
+
+func patternStrings(ps []TablePattern) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
+// ensurePublication creates the pipeline's publication if it is missing,
+// reporting the selected tables it leaves out.
+func (p *Pipeline) ensurePublication(ctx context.Context, db *pgx.Conn) error {
+	keyless, err := ensurePublication(ctx, db, p.cfg.Postgres.Publication, p.patterns, p.cfg.Postgres.PublishViaPartitionRoot)
+	if err != nil {
+		return err
+	}
+	p.keyless.report(p.log, keyless)
+	return nil
+}
+
+// keylessTables remembers which selected tables were reported as left out
+// of the publication, so that each is logged once (again if it comes back
+// after being fixed). Safe for concurrent use.
+type keylessTables struct {
+	mu       sync.Mutex
+	reported map[string]bool
+}
+
+// report logs, as an error with the fix, each table of now that was not
+// reported before, and forgets those no longer in now.
+func (k *keylessTables) report(log *zap.Logger, now []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	next := make(map[string]bool, len(now))
+	for _, name := range now {
+		next[name] = true
+		if k.reported[name] {
+			continue
+		}
+		schemaName, table, _ := strings.Cut(name, ".")
+		log.Error("table not captured: it has no primary key or replica identity, and adding it to the publication would make Postgres refuse "+
+			"every UPDATE and DELETE on it; "+KeylessFix(schemaName, table), zap.String("table", name))
+	}
+	k.reported = next
+}

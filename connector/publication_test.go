@@ -1,0 +1,246 @@
+package connector_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
+
+// topicsWithPrefix lists the broker's topics that start with prefix.
+func topicsWithPrefix(t *testing.T, addr, prefix string) []string {
+	t.Helper()
+	kc, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl := kadm.NewClient(kc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	td, err := cl.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, name := range td.Names() {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPartitionedTableIsCapturedThroughItsRoot: a partitioned table selected
+// by its root's name is copied and streamed as one table on one topic, in
+// both delivery modes, with the default postgres.publish_via_partition_root;
+// a row that moves between partitions is a delete and a create on that
+// topic, in order. (Before: no record at all, and a warning about ownership
+// every discovery.)
+func TestPartitionedTableIsCapturedThroughItsRoot(t *testing.T) {
+	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := newEnv(t)
+			e.exec(`CREATE TABLE public.m (id int, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
+			e.exec(`CREATE TABLE public.m_eu PARTITION OF public.m FOR VALUES IN ('eu')`)
+			e.exec(`CREATE TABLE public.m_us PARTITION OF public.m FOR VALUES IN ('us')`)
+			e.exec(`INSERT INTO m SELECT i, CASE WHEN i % 2 = 0 THEN 'eu' ELSE 'us' END, 'snap' FROM generate_series(1, 100) i`)
+			e.exec(`ANALYZE m_eu, m_us`)
+			cfg := e.config("part", "public.m")
+			cfg.Kafka.Delivery = mode
+			r := start(t, cfg)
+			if ph := r.p.TablePhases(); len(ph) != 1 || ph["public.m"].Phase == "" {
+				t.Fatalf("phases: want public.m alone, got %+v", ph)
+			}
+
+			e.exec(`INSERT INTO m VALUES (101, 'eu', 'new'), (102, 'us', 'new')`)
+			e.exec(`UPDATE m SET v = 'changed' WHERE id = 2`)         // within m_eu
+			e.exec(`UPDATE m SET region = 'us' WHERE id = 4`)         // moves m_eu → m_us
+			e.exec(`DELETE FROM m WHERE id = 3`)                      // from m_us
+			e.exec(`SELECT pg_logical_emit_message(true, 'end', '')`) // the last transaction
+
+			consume(t, e.kafka, 1, "part.message")
+			// 100 reads, 2 creates, 1 update, delete+tombstone+create, delete+tombstone.
+			evs := consume(t, e.kafka, 100+2+1+3+2, "part.public.m")
+			if err := r.stop(t); err != nil {
+				t.Fatalf("clean stop: %v", err)
+			}
+			reads := 0
+			var changes []string
+			for _, ev := range evs {
+				switch {
+				case ev.Tombstone:
+					changes = append(changes, "tombstone "+keyString(ev.Key))
+				case ev.Op == "r":
+					reads++
+					if ev.Source.Table != "m" {
+						t.Errorf("snapshot row names table %q, want m", ev.Source.Table)
+					}
+				default:
+					if ev.Source.Table != "m" {
+						t.Errorf("change names table %q, want m", ev.Source.Table)
+					}
+					changes = append(changes, ev.Op+" "+keyString(ev.Key))
+				}
+			}
+			if reads != 100 {
+				t.Errorf("snapshot rows: got %d, want 100", reads)
+			}
+			want := []string{
+				"c id=101,region=eu", "c id=102,region=us", "u id=2,region=eu",
+				"d id=4,region=eu", "tombstone id=4,region=eu", "c id=4,region=us",
+				"d id=3,region=us", "tombstone id=3,region=us",
+			}
+			if !slices.Equal(changes, want) {
+				t.Errorf("changes on part.public.m:\n got %v\nwant %v", changes, want)
+			}
+			if got := topicsWithPrefix(t, e.kafka, "part.public."); !slices.Equal(got, []string{"part.public.m"}) {
+				t.Errorf("data topics: got %v, want [part.public.m] (no topic per partition)", got)
+			}
+		})
+	}
+}
+
+// keyString renders a JSON key map as k=v pairs in key order.
+func keyString(k map[string]any) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(k)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", name, k[name]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// TestKeylessTableIsLeftOutAndApplicationWritesGoOn: a table without a
+// primary key or replica identity that postgres.tables selects is not put
+// in the publication mooncdc creates (Postgres would then refuse its
+// UPDATE and DELETE): the application's updates go on while mooncdc runs,
+// the error is logged once with the fix, the other tables stream, and once
+// the table has a replica identity the next discovery adds and copies it.
+func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.k (a int, b text)`)
+	e.exec(`INSERT INTO k SELECT i, 'x' FROM generate_series(1, 10) i`)
+	e.exec(`CREATE TABLE public.ok (id int PRIMARY KEY, v text)`)
+	cfg := e.config("kl", "public.*")
+	cfg.Snapshot.DiscoveryInterval = time.Second
+
+	// The application updates and deletes in k all along.
+	var appErr atomic.Value
+	var appWrites atomic.Int64
+	stopApp := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stopApp:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if err := e.pg.Exec(context.Background(), "postgres", `UPDATE k SET b = $1 WHERE a = 1`, fmt.Sprint(i)); err != nil {
+				appErr.Store(err)
+				return
+			}
+			appWrites.Add(1)
+		}
+	}()
+	defer func() { close(stopApp); wg.Wait() }()
+
+	core, logs := observer.New(zap.InfoLevel)
+	p, err := connector.New(cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	r.waitHandedOver(t)
+	if ph := p.TablePhases(); ph["public.k"].Phase != "" || ph["public.ok"].Phase == "" {
+		t.Fatalf("phases: want public.ok and no public.k, got %+v", ph)
+	}
+	e.exec(`INSERT INTO ok VALUES (1, 'a')`)
+	consume(t, e.kafka, 1, "kl.public.ok")
+	// A few discoveries pass; the application's writes never fail.
+	time.Sleep(2500 * time.Millisecond)
+	if err, _ := appErr.Load().(error); err != nil {
+		t.Fatalf("the application's UPDATE failed while mooncdc ran: %v", err)
+	}
+	if appWrites.Load() == 0 {
+		t.Fatal("the application made no write")
+	}
+	if err := e.pg.Exec(context.Background(), "postgres", `DELETE FROM k WHERE a = 10`); err != nil {
+		t.Fatalf("the application's DELETE failed: %v", err)
+	}
+	errs := logs.FilterMessageSnippet("table not captured: it has no primary key or replica identity").FilterField(zap.String("table", "public.k"))
+	if errs.Len() != 1 {
+		t.Fatalf("want the error logged once for public.k, got %d: %v", errs.Len(), logs.All())
+	}
+	if msg := errs.All()[0].Message; !strings.Contains(msg, `ALTER TABLE "public"."k" REPLICA IDENTITY FULL`) || errs.All()[0].Level != zap.ErrorLevel {
+		t.Errorf("the error does not name the fix at level error: %q", msg)
+	}
+	conn, err := e.pg.Connect(context.Background(), "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	patterns, _ := connector.ParseTablePatterns(cfg.Postgres.Tables)
+	left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", patterns)
+	if err != nil || !slices.Equal(left, []string{"public.k"}) {
+		t.Fatalf("UnpublishedKeyless = %v, %v; want [public.k]", left, err)
+	}
+
+	// Fixed: discovery adds it, and it is copied and streamed.
+	e.exec(`ALTER TABLE k REPLICA IDENTITY FULL`)
+	r.waitTable(t, "public.k")
+	e.exec(`UPDATE k SET b = 'fixed' WHERE a = 2`)
+	evs := consume(t, e.kafka, -1, "kl.public.k")
+	deadline := time.Now().Add(30 * time.Second)
+	for !hasUpdate(evs, "fixed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no update record for k after its fix: %+v", evs)
+		}
+		time.Sleep(200 * time.Millisecond)
+		evs = consume(t, e.kafka, -1, "kl.public.k")
+	}
+	if left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", patterns); err != nil || len(left) != 0 {
+		t.Fatalf("after the fix UnpublishedKeyless = %v, %v; want none", left, err)
+	}
+}
+
+func hasUpdate(evs []event, b string) bool {
+	for _, ev := range evs {
+		if ev.Op == "u" && ev.After["b"] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// waitTable waits until table is handed over.
+func (r *running) waitTable(t *testing.T, table string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ph := r.p.TablePhases()[table].Phase
+		if ph == "ready" || ph == "catchup" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("table %s not handed over after 60s (phase %q)", table, ph)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
