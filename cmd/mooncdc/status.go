@@ -132,6 +132,9 @@ type pgStatus struct {
 	// estimates is pg_class.reltuples by "schema.table"; absent or
 	// negative: unknown (never analyzed, or no such table).
 	estimates map[string]int64
+	// keyless are the tables postgres.tables selects that run leaves out
+	// of the publication: they have no replica identity.
+	keyless []string
 }
 
 type slotRow struct {
@@ -176,6 +179,9 @@ func gatherStatus(ctx context.Context, cfg connector.Config) statusInputs {
 		estCtx, cancel := context.WithTimeout(ctx, statusPostgresTimeout)
 		defer cancel()
 		in.pg.estimates, err = readEstimates(estCtx, conn, names)
+		if err == nil {
+			in.pg.keyless, err = readKeyless(estCtx, conn, cfg)
+		}
 	}
 	in.pgErr = err
 	in.now = time.Now()
@@ -331,6 +337,20 @@ func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[str
 		return nil, fmt.Errorf("read the tables' row estimates: %w", err)
 	}
 	return out, nil
+}
+
+// readKeyless lists the tables that postgres.tables selects and run does
+// not capture for want of a replica identity.
+func readKeyless(ctx context.Context, conn *pgx.Conn, cfg connector.Config) ([]string, error) {
+	patterns, err := cfg.TablePatterns()
+	if err != nil || len(patterns) == 0 {
+		return nil, err
+	}
+	names, err := connector.UnpublishedKeyless(ctx, conn, cfg.Postgres.Publication, patterns)
+	if err != nil {
+		return nil, fmt.Errorf("read the tables without a replica identity: %w", err)
+	}
+	return names, nil
 }
 
 func parseNullLSN(s *string) (schema.LSN, error) {

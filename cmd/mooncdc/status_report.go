@@ -206,8 +206,22 @@ func tableReports(in statusInputs) []tableReport {
 		}
 		out = append(out, tr)
 	}
+	for _, name := range in.pg.keyless {
+		if _, known := tables[name]; known {
+			continue
+		}
+		schemaName, table, _ := strings.Cut(name, ".")
+		out = append(out, tableReport{Table: name, Phase: phaseNotCaptured,
+			LastError: "no primary key or replica identity, so it is left out of the publication (Postgres would refuse UPDATE and DELETE on it); " +
+				connector.KeylessFix(schemaName, table)})
+	}
+	slices.SortFunc(out, func(a, b tableReport) int { return strings.Compare(a.Table, b.Table) })
 	return out
 }
+
+// phaseNotCaptured is status's phase for a table that postgres.tables
+// selects and run leaves out of the publication (it is never stored).
+const phaseNotCaptured = "not_captured"
 
 // copyProgress adds a rate and an ETA to a running copy, measured with the
 // running process's clock (now is its time of the answer).

@@ -495,3 +495,58 @@ func TestStatusReportSaysRunningOnlyWhenKnownAndLagOnlyWhereKnown(t *testing.T) 
 		})
 	}
 }
+
+// TestStatusShowsKeylessTablesAndPartitionedEstimates: a table that
+// postgres.tables selects but that run leaves out of the publication (it
+// has no replica identity) is listed as not_captured with the fix, and a
+// partitioned table's row estimate is its partitions'.
+func TestStatusShowsKeylessTablesAndPartitionedEstimates(t *testing.T) {
+	ctx := context.Background()
+	pg := pgtest.New(t)
+	broker := kafkatest.New(t)
+	if err := pg.Exec(ctx, "postgres", `CREATE TABLE orders (id int PRIMARY KEY);
+		CREATE TABLE nopk (v text);
+		CREATE TABLE m (id int, r int, PRIMARY KEY (id, r)) PARTITION BY LIST (r);
+		CREATE TABLE m1 PARTITION OF m FOR VALUES IN (1);
+		CREATE TABLE m2 PARTITION OF m FOR VALUES IN (2);
+		INSERT INTO m SELECT g, 1 + g % 2 FROM generate_series(1, 300) g;
+		ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, fmt.Sprintf("name: kl\npostgres:\n  url: %s\n  tables: [public.*]\nkafka:\n  brokers: [%s]\nmetrics:\n  listen: %q\n",
+		pg.URL("postgres"), broker.Addr(), unusedAddr(t)))
+	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var runErr bytes.Buffer
+	if code := run(runCtx, []string{"run", "--config", cfg, "--snapshot-mode", "initial_only"}, nil, io.Discard, &runErr); code != 0 {
+		t.Fatalf("run exited %d:\n%s", code, runErr.String())
+	}
+	if !strings.Contains(runErr.String(), "table not captured: it has no primary key or replica identity") {
+		t.Errorf("run did not log the keyless table:\n%s", runErr.String())
+	}
+
+	st, raw := statusOf(t, connector.ExitOK, "--config", cfg)
+	t.Logf("status --json:\n%s", raw)
+	got := map[string]string{}
+	for _, tb := range st.Tables {
+		got[tb.Table] = tb.Phase
+		switch tb.Table {
+		case "public.nopk":
+			if !strings.Contains(tb.LastError, `ALTER TABLE "public"."nopk" REPLICA IDENTITY FULL`) {
+				t.Errorf("nopk's last_error does not name the fix: %q", tb.LastError)
+			}
+		case "public.m":
+			if tb.EstimatedRows == nil || *tb.EstimatedRows != 300 {
+				t.Errorf("partitioned m estimated %v rows, want its partitions' 300", tb.EstimatedRows)
+			}
+		}
+	}
+	want := map[string]string{"public.m": offsets.PhaseReady, "public.orders": offsets.PhaseReady, "public.nopk": "not_captured"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("tables %v, want %v", got, want)
+	}
+	_, out, _ := runCLI(t, []string{"status", "--config", cfg}, nil)
+	if !strings.Contains(out, "public.nopk    not_captured") {
+		t.Errorf("status output lacks the not_captured line:\n%s", out)
+	}
+}
