@@ -169,24 +169,49 @@ type tableInfo struct {
 	relpages  int64
 }
 
-func describeTable(ctx context.Context, conn *pgx.Conn, name string) (tableInfo, error) {
-	schemaName, table, _ := strings.Cut(name, ".")
+// describeTable reads the table named name ("schema.table", as the
+// offsets and phases name tables) as of conn's snapshot. Schema and table
+// names may themselves hold dots, so the name is never split: the table
+// is found by oid (the one discovery saw) when that still carries the
+// name, else by the joined name.
+func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32) (tableInfo, error) {
 	var info tableInfo
-	rel := &schema.Relation{Schema: schemaName, Table: table, ReplicaIdentity: 'd'}
+	rel := &schema.Relation{ReplicaIdentity: 'd'}
 	var ident string
-	err := conn.QueryRow(ctx, `SELECT c.oid, greatest(`+EstimatedRowsSQL+`, 0)::bigint, c.relpages, c.relreplident::text
-		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
-		schemaName, table).Scan(&rel.OID, &info.reltuples, &info.relpages, &ident)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return info, &copyError{permanent: true, err: fmt.Errorf("table %s does not exist (dropped?); remove it from the publication, or recreate it and run mooncdc resnapshot", name)}
-	}
+	rows, err := conn.Query(ctx, `SELECT c.oid, n.nspname, c.relname, greatest(`+EstimatedRowsSQL+`, 0)::bigint, c.relpages, c.relreplident::text
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p') AND n.nspname || '.' || c.relname = $1
+		ORDER BY c.oid = $2 DESC`, name, oid)
 	if err != nil {
 		return info, fmt.Errorf("describe %s: %w", name, err)
+	}
+	found := 0
+	for rows.Next() {
+		found++
+		if found > 1 {
+			// Two tables join to the same name ("a.b"."c" and "a"."b.c"):
+			// the oid discovery saw decides, and it sorted first.
+			if rel.OID == oid {
+				continue
+			}
+			rows.Close()
+			return info, &copyError{permanent: true, err: fmt.Errorf("two tables are named %s (schema and table names that hold dots); rename one", name)}
+		}
+		if err := rows.Scan(&rel.OID, &rel.Schema, &rel.Table, &info.reltuples, &info.relpages, &ident); err != nil {
+			rows.Close()
+			return info, fmt.Errorf("describe %s: %w", name, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return info, fmt.Errorf("describe %s: %w", name, err)
+	}
+	if found == 0 {
+		return info, &copyError{permanent: true, err: fmt.Errorf("table %s does not exist (dropped?); remove it from the publication, or recreate it and run mooncdc resnapshot", name)}
 	}
 	if ident != "" {
 		rel.ReplicaIdentity = ident[0]
 	}
-	rows, err := conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod,
+	rows, err = conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod,
 			EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = a.attrelid AND i.indisprimary AND a.attnum = ANY (i.indkey))
 		FROM pg_attribute a WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 		ORDER BY a.attnum`, rel.OID)
@@ -277,7 +302,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		return 0, nil, err
 	}
 	defer first.Close(context.Background())
-	info, err := describeTable(ctx, first, name)
+	info, err := describeTable(ctx, first, name, ts.OID)
 	if err != nil {
 		return 0, nil, err
 	}

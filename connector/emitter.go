@@ -311,37 +311,6 @@ func (e *emitter) reset() {
 	e.keys.close()
 }
 
-// TopicName is the data topic of a table: <prefix>.<schema>.<table>, with
-// characters Kafka does not allow in a topic name replaced by '_', as
-// Debezium does.
-func TopicName(prefix, schemaName, table string) string {
-	return sanitizeTopic(prefix + "." + schemaName + "." + table)
-}
-
-func sanitizeTopic(t string) string {
-	ok := true
-	for i := 0; i < len(t); i++ {
-		if !topicChar(t[i]) {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return t
-	}
-	b := []byte(t)
-	for i := range b {
-		if !topicChar(b[i]) {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
-
-func topicChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
-}
-
 // RecordError is a change that could not be turned into a record.
 type RecordError struct {
 	Topic string

@@ -49,19 +49,17 @@ const EstimatedRowsSQL = `(CASE WHEN c.relkind = 'p' THEN (SELECT coalesce(sum(l
 const treeSQL = `SELECT c.oid UNION SELECT relid FROM pg_partition_tree(c.oid)`
 
 // KeylessFix is the advice for a table without a replica identity.
-func KeylessFix(schemaName, table string) string {
-	return "add a primary key, or ALTER TABLE " + QualifiedName(schemaName, table) +
+func KeylessFix(t TableName) string {
+	return "add a primary key, or ALTER TABLE " + QualifiedName(t.Schema, t.Table) +
 		" REPLICA IDENTITY FULL (or USING INDEX on a unique index of NOT NULL columns; for a partitioned table, on each partition: it does not recurse); mooncdc adds it to the publication at its next table discovery"
 }
 
 // candidate is a table that postgres.tables selects and the publication
 // does not cover yet.
 type candidate struct {
-	schema, table string
-	identity      bool
+	TableName
+	identity bool
 }
-
-func (c candidate) name() string { return c.schema + "." + c.table }
 
 // uncovered lists the tables that patterns select and that publication pub
 // (which need not exist) does not cover: neither the table nor, for a
@@ -83,11 +81,11 @@ func uncovered(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePa
 	var out []candidate
 	for rows.Next() {
 		var c candidate
-		if err := rows.Scan(&c.schema, &c.table, &c.identity); err != nil {
+		if err := rows.Scan(&c.Schema, &c.Table, &c.identity); err != nil {
 			return nil, fmt.Errorf("list tables: %w", err)
 		}
 		for _, p := range patterns {
-			if p.Match(c.schema, c.table) {
+			if p.Match(c.Schema, c.Table) {
 				out = append(out, c)
 				break
 			}
@@ -100,13 +98,13 @@ func uncovered(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePa
 }
 
 // splitByIdentity returns the quoted names of the candidates that may be
-// published and the names of those that have no replica identity.
-func splitByIdentity(cs []candidate) (publish, keyless []string) {
+// published and the tables that have no replica identity.
+func splitByIdentity(cs []candidate) (publish []string, keyless []TableName) {
 	for _, c := range cs {
 		if c.identity {
-			publish = append(publish, QualifiedName(c.schema, c.table))
+			publish = append(publish, QualifiedName(c.Schema, c.Table))
 		} else {
-			keyless = append(keyless, c.name())
+			keyless = append(keyless, c.TableName)
 		}
 	}
 	return publish, keyless
@@ -114,8 +112,8 @@ func splitByIdentity(cs []candidate) (publish, keyless []string) {
 
 // UnpublishedKeyless lists the tables that patterns select which mooncdc
 // leaves out of publication pub because they have no replica identity
-// (schema.table names). For status and check; it only reads.
-func UnpublishedKeyless(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) ([]string, error) {
+// For status and check; it only reads.
+func UnpublishedKeyless(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) ([]TableName, error) {
 	if all, _, err := publicationInfo(ctx, db, pub); err != nil || all {
 		return nil, err
 	}
@@ -144,7 +142,7 @@ func publicationInfo(ctx context.Context, db *pgx.Conn, pub string) (allTables, 
 // alone). It returns the selected tables left out for want of a replica
 // identity; when every selected table is such, the publication is created
 // empty and discovery adds them once they have one.
-func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns []TablePattern, viaRoot bool) (keyless []string, err error) {
+func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns []TablePattern, viaRoot bool) (keyless []TableName, err error) {
 	_, exists, err := publicationInfo(ctx, db, name)
 	if err != nil || exists {
 		return nil, err
@@ -176,7 +174,7 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns 
 // addMatchingTables adds the tables that patterns select and publication
 // pub does not cover yet, unless it publishes all tables. It returns the
 // tables it added and those it left out for want of a replica identity.
-func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) (added, keyless []string, err error) {
+func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) (added []string, keyless []TableName, err error) {
 	all, _, err := publicationInfo(ctx, db, pub)
 	if err != nil || all {
 		return nil, nil, err
@@ -219,23 +217,22 @@ func (p *Pipeline) ensurePublication(ctx context.Context, db *pgx.Conn) error {
 // after being fixed). Safe for concurrent use.
 type keylessTables struct {
 	mu       sync.Mutex
-	reported map[string]bool
+	reported map[TableName]bool
 }
 
 // report logs, as an error with the fix, each table of now that was not
 // reported before, and forgets those no longer in now.
-func (k *keylessTables) report(log *zap.Logger, now []string) {
+func (k *keylessTables) report(log *zap.Logger, now []TableName) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	next := make(map[string]bool, len(now))
-	for _, name := range now {
-		next[name] = true
-		if k.reported[name] {
+	next := make(map[TableName]bool, len(now))
+	for _, t := range now {
+		next[t] = true
+		if k.reported[t] {
 			continue
 		}
-		schemaName, table, _ := strings.Cut(name, ".")
 		log.Error("table not captured: it has no primary key or replica identity, and adding it to the publication would make Postgres refuse "+
-			"every UPDATE and DELETE on it; "+KeylessFix(schemaName, table), zap.String("table", name))
+			"every UPDATE and DELETE on it; "+KeylessFix(t), zap.Stringer("table", t))
 	}
 	k.reported = next
 }

@@ -198,7 +198,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	defer conn.Close(context.Background())
 	patterns, _ := connector.ParseTablePatterns(cfg.Postgres.Tables)
 	left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", patterns)
-	if err != nil || !slices.Equal(left, []string{"public.k"}) {
+	if err != nil || !slices.Equal(left, []connector.TableName{{Schema: "public", Table: "k"}}) {
 		t.Fatalf("UnpublishedKeyless = %v, %v; want [public.k]", left, err)
 	}
 

@@ -211,6 +211,14 @@ func globMatch(pattern, name string) bool {
 	return p == len(pattern)
 }
 
+// TableName is a table's schema and name, unquoted. Either may hold any
+// character, dots included, so a TableName is never parsed back from its
+// String form.
+type TableName struct{ Schema, Table string }
+
+// String is "schema.table", the form the offsets and the logs use.
+func (t TableName) String() string { return t.Schema + "." + t.Table }
+
 // QuoteIdent quotes s as a Postgres identifier: always double-quoted, with
 // '"' doubled. NUL bytes, which Postgres identifiers cannot hold, are dropped.
 func QuoteIdent(s string) string {

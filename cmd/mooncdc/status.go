@@ -134,7 +134,7 @@ type pgStatus struct {
 	estimates map[string]int64
 	// keyless are the tables postgres.tables selects that run leaves out
 	// of the publication: they have no replica identity.
-	keyless []string
+	keyless []connector.TableName
 }
 
 type slotRow struct {
@@ -341,7 +341,7 @@ func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[str
 
 // readKeyless lists the tables that postgres.tables selects and run does
 // not capture for want of a replica identity.
-func readKeyless(ctx context.Context, conn *pgx.Conn, cfg connector.Config) ([]string, error) {
+func readKeyless(ctx context.Context, conn *pgx.Conn, cfg connector.Config) ([]connector.TableName, error) {
 	patterns, err := cfg.TablePatterns()
 	if err != nil || len(patterns) == 0 {
 		return nil, err

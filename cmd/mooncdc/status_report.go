@@ -206,14 +206,13 @@ func tableReports(in statusInputs) []tableReport {
 		}
 		out = append(out, tr)
 	}
-	for _, name := range in.pg.keyless {
-		if _, known := tables[name]; known {
+	for _, t := range in.pg.keyless {
+		if _, known := tables[t.String()]; known {
 			continue
 		}
-		schemaName, table, _ := strings.Cut(name, ".")
-		out = append(out, tableReport{Table: name, Phase: phaseNotCaptured,
+		out = append(out, tableReport{Table: t.String(), Phase: phaseNotCaptured,
 			LastError: "no primary key or replica identity, so it is left out of the publication (Postgres would refuse UPDATE and DELETE on it); " +
-				connector.KeylessFix(schemaName, table)})
+				connector.KeylessFix(t)})
 	}
 	slices.SortFunc(out, func(a, b tableReport) int { return strings.Compare(a.Table, b.Table) })
 	return out
