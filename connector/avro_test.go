@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/connecttest"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
@@ -304,6 +305,11 @@ func TestJSONWithSchemasWrapsKeyAndValue(t *testing.T) {
 
 func checkJSONSchemas(t *testing.T, rec *kgo.Record) {
 	t.Helper()
+	for _, b := range [][]byte{rec.Key, rec.Value} {
+		if err := connecttest.Validate(b); err != nil {
+			t.Errorf("Kafka Connect's JsonConverter would refuse %s: %v", b, err)
+		}
+	}
 	wantKey := `{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"}],"optional":false,"name":"js.public.t.Key"},"payload":{"id":1}}`
 	if string(rec.Key) != wantKey {
 		t.Errorf("key\n got  %s\n want %s", rec.Key, wantKey)

@@ -231,6 +231,7 @@ func TestHeartbeatRecordsInTheConfiguredFormats(t *testing.T) {
 	if len(raw) == 0 {
 		t.Fatal("no heartbeat record with json_schemas")
 	}
+	unwrapConnect(t, raw[0]) // JsonConverter's rules
 	wantKey := `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],"optional":false,` +
 		`"name":"io.debezium.connector.common.ServerNameKey"},"payload":{"serverName":"hbjs"}}`
 	if string(raw[0].Key) != wantKey {

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/connecttest"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -221,10 +222,15 @@ type event struct {
 	Offset int64
 }
 
+// decode decodes plain JSON records. Records in JsonConverter's enveloped
+// form (format.json_schemas) are checked with JsonConverter's rules first,
+// so every such record a test reads is one a Connect sink can read, and
+// then decoded from their payload.
 func decode(t *testing.T, recs []*kgo.Record) []event {
 	t.Helper()
 	out := make([]event, 0, len(recs))
 	for _, r := range recs {
+		r = unwrapConnect(t, r)
 		var ev event
 		if r.Key != nil {
 			if err := json.Unmarshal(r.Key, &ev.Key); err != nil {
@@ -240,6 +246,37 @@ func decode(t *testing.T, recs []*kgo.Record) []event {
 		out = append(out, ev)
 	}
 	return out
+}
+
+// unwrapConnect returns r with its key and value replaced by their
+// payloads when they are in JsonConverter's enveloped form, after checking
+// them with JsonConverter's rules; other records are returned as they are.
+func unwrapConnect(t *testing.T, r *kgo.Record) *kgo.Record {
+	t.Helper()
+	payload := func(b []byte) ([]byte, bool) {
+		var env struct {
+			Schema  json.RawMessage `json:"schema"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if len(b) == 0 || json.Unmarshal(b, &env) != nil || env.Schema == nil {
+			return b, false
+		}
+		if err := connecttest.Validate(b); err != nil {
+			t.Errorf("%s offset %d: Kafka Connect's JsonConverter would refuse %s: %v", r.Topic, r.Offset, b, err)
+		}
+		return env.Payload, true
+	}
+	key, k := payload(r.Key)
+	value, v := payload(r.Value)
+	if !k && !v {
+		return r
+	}
+	c := *r
+	c.Key, c.Value = key, value
+	if string(value) == "null" {
+		c.Value = nil
+	}
+	return &c
 }
 
 func consume(t *testing.T, addr string, n int, topics ...string) []event {

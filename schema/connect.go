@@ -8,14 +8,16 @@ import "strconv"
 // column mapping (types.go) builds one per column, so JSON and Avro can
 // never disagree on what a column is.
 
-// The Kafka Connect schema types, spelled as JsonConverter spells them.
+// The Kafka Connect schema types, spelled as JsonConverter spells them
+// (apache/kafka connect/json/src/main/java/org/apache/kafka/connect/json/JsonSchema.java:41-58):
+// Connect's FLOAT32 and FLOAT64 are "float" and "double" there.
 const (
 	TypeInt8    = "int8"
 	TypeInt16   = "int16"
 	TypeInt32   = "int32"
 	TypeInt64   = "int64"
-	TypeFloat32 = "float32"
-	TypeFloat64 = "float64"
+	TypeFloat32 = "float"
+	TypeFloat64 = "double"
 	TypeBoolean = "boolean"
 	TypeString  = "string"
 	TypeBytes   = "bytes"
