@@ -104,6 +104,10 @@ type options struct {
 	snapLimitRuns      int
 	snapConns          int
 	snapshotCPUProfile string
+
+	latency         bool
+	latencyRates    string
+	latencyDuration time.Duration
 }
 
 func main() {
@@ -126,6 +130,9 @@ func main() {
 	flag.IntVar(&o.snapLimitRuns, "snapshot-limit-runs", 3, "COPY TO STDOUT runs; the fastest is the limit")
 	flag.IntVar(&o.snapConns, "snapshot-connections", 0, "snapshot.connections_per_table for mooncdc (0: mooncdc's default)")
 	flag.StringVar(&o.snapshotCPUProfile, "snapshot-cpuprofile", "", "with -inprocess: write a CPU profile of the snapshot run (start to exit) to this file")
+	flag.BoolVar(&o.latency, "latency", true, "run the latency benchmark (commit → record seen by a read_committed consumer, both delivery modes)")
+	flag.StringVar(&o.latencyRates, "latency-rates", "1000,10000,0", "the latency benchmark's write rates, changes/s (0 = saturation)")
+	flag.DurationVar(&o.latencyDuration, "latency-duration", 5*time.Second, "how long the latency benchmark writes at each rate")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -139,8 +146,10 @@ func run(o options) error {
 		return fmt.Errorf("-n, -tx and -limit-runs must be positive")
 	case o.snapRows <= 0 || o.snapLimitRuns <= 0 || o.snapConns < 0:
 		return fmt.Errorf("-snapshot-rows and -snapshot-limit-runs must be positive, -snapshot-connections not negative")
-	case !o.stream && !o.snapshot:
-		return fmt.Errorf("-stream=false and -snapshot=false leave nothing to run")
+	case !o.stream && !o.snapshot && !o.latency:
+		return fmt.Errorf("-stream=false, -snapshot=false and -latency=false leave nothing to run")
+	case o.latency && o.inprocess:
+		return fmt.Errorf("-latency runs the mooncdc binary: add -latency=false with -inprocess")
 	case o.cpuprofile != "" && !o.inprocess:
 		return fmt.Errorf("-cpuprofile profiles the in-process pipeline: add -inprocess")
 	case o.snapshotCPUProfile != "" && !o.inprocess:
@@ -194,6 +203,12 @@ func run(o options) error {
 		}
 		if err := runSnapshot(ctx, o, src, kfakeBin, tmp); err != nil {
 			errs = append(errs, fmt.Errorf("snapshot: %w", err))
+		}
+	}
+	if o.latency && ctx.Err() == nil {
+		if err := runLatency(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("latency benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("latency: %w", err))
 		}
 	}
 	return errors.Join(errs...)
