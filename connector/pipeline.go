@@ -497,7 +497,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 			if !sleepCtx(soft, bo.next()) {
 				return nil
 			}
-			if err := p.checkSlotStillThere(soft, pgcfg); err != nil {
+			if err := p.checkSlotStillThere(soft, pgcfg, nil); err != nil {
 				if errors.As(err, new(*UnsafeResumeError)) {
 					return err
 				}
@@ -505,6 +505,17 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 			}
 			continue
 		default:
+			// A server error may be the slot's: invalidated (wal_status
+			// lost) or dropped. Say so, with what to do, rather than
+			// Postgres's bare "cannot read from logical replication slot".
+			if errors.As(err, new(*pgconn.PgError)) {
+				cctx, cancel := context.WithTimeout(hard, 10*time.Second)
+				serr := p.checkSlotStillThere(cctx, pgcfg, err)
+				cancel()
+				if errors.As(serr, new(*UnsafeResumeError)) {
+					return serr
+				}
+			}
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -143,9 +144,11 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			"replication slot %q exists but is a %s slot of plugin %q on database %q, not a pgoutput slot on %q: choose another postgres.slot, or drop that slot (SELECT pg_drop_replication_slot('%s')) if nothing else uses it",
 			slotName, slot.Type, slot.Plugin, slot.Database, id.Database, slotName)}
 	}
+	if slot.Exists && slot.WALStatus == "lost" {
+		return offsets.Pipeline{}, p.slotLost(state.Pipeline, "")
+	}
 	if sp := state.Pipeline; sp != nil {
-		startOver := fmt.Sprintf("to start over, run with a new name (a new offsets key) or delete this connector's offsets from topic %q (a tombstone for key %s)",
-			cfg.Kafka.OffsetsTopic, offsets.PipelineKey(cfg.Name))
+		startOver := p.startOver(false)
 		switch {
 		case sp.SystemID != id.SystemID || sp.Database != id.Database:
 			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
@@ -158,7 +161,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 		case !slot.Exists:
 			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
 				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s",
-				slotName, cfg.Name, schema.LSN(sp.DurableLSN), startOver)}
+				slotName, cfg.Name, schema.LSN(sp.DurableLSN), p.startOver(false))}
 		}
 		if err := p.ensurePublication(ctx, db); err != nil {
 			return offsets.Pipeline{}, err
@@ -196,9 +199,11 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 	return out, nil
 }
 
-// checkSlotStillThere turns a slot that vanished while mooncdc was
-// reconnecting into an unsafe-resume error instead of endless retries.
-func (p *Pipeline) checkSlotStillThere(ctx context.Context, pgcfg *pgconn.Config) error {
+// checkSlotStillThere turns a slot that vanished, or that Postgres
+// invalidated, while mooncdc was streaming or reconnecting into an
+// unsafe-resume error instead of endless retries or a bare server error.
+// cause is the error the stream stopped with (its DETAIL is quoted), or nil.
+func (p *Pipeline) checkSlotStillThere(ctx context.Context, pgcfg *pgconn.Config, cause error) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	db, err := connectSQL(ctx, pgcfg)
@@ -210,11 +215,52 @@ func (p *Pipeline) checkSlotStillThere(ctx context.Context, pgcfg *pgconn.Config
 	if err != nil {
 		return err
 	}
-	if !slot.Exists {
-		return &UnsafeResumeError{Reason: fmt.Sprintf("replication slot %q was dropped while mooncdc was running: changes after the durable LSN are gone from Postgres; to start over, run with a new name or delete this connector's offsets from topic %q",
-			p.cfg.Postgres.Slot, p.cfg.Kafka.OffsetsTopic)}
+	switch {
+	case !slot.Exists:
+		return &UnsafeResumeError{Reason: fmt.Sprintf("replication slot %q was dropped while mooncdc was running: changes after the durable LSN are gone from Postgres; %s",
+			p.cfg.Postgres.Slot, p.startOver(false))}
+	case slot.WALStatus == "lost":
+		var pgErr *pgconn.PgError
+		detail := ""
+		if errors.As(cause, &pgErr) {
+			detail = pgErr.Message
+			if pgErr.Detail != "" {
+				detail += ": " + pgErr.Detail
+			}
+		}
+		return p.slotLost(nil, detail)
 	}
 	return nil
+}
+
+// startOver is the advice of every unsafe-resume message: the command
+// that deletes this connector's offsets (and with dropSlot its slot), so
+// that the next run starts over with a new snapshot under the same name
+// and topics.
+func (p *Pipeline) startOver(dropSlot bool) string {
+	cmd := "mooncdc reset --config <your config>"
+	if dropSlot {
+		cmd += " --drop-slot"
+	}
+	return fmt.Sprintf("to start over with a new snapshot, stop every mooncdc of connector %q and run `%s` (it deletes the connector's offsets from topic %q%s; the data topics stay), then mooncdc run",
+		p.cfg.Name, cmd, p.cfg.Kafka.OffsetsTopic, map[bool]string{true: " and drops the slot", false: ""}[dropSlot])
+}
+
+// slotLost is the unsafe-resume error for the pipeline's slot invalidated
+// by Postgres (wal_status lost, e.g. past max_slot_wal_keep_size): the WAL
+// after its position is gone, and no reconnect brings it back. detail is
+// Postgres's own DETAIL, when an error carried one.
+func (p *Pipeline) slotLost(sp *offsets.Pipeline, detail string) error {
+	since := ""
+	if sp != nil {
+		since = fmt.Sprintf(" after LSN %s, where the offsets of connector %q stand,", schema.LSN(sp.DurableLSN), p.cfg.Name)
+	}
+	if detail != "" {
+		detail = " (Postgres: " + strings.TrimSuffix(detail, ".") + ")"
+	}
+	return &UnsafeResumeError{Reason: fmt.Sprintf("replication slot %q was invalidated (wal_status lost): Postgres removed WAL it still needed%s, so the changes%s are gone; "+
+		"raise max_slot_wal_keep_size so that it does not happen again, and %s",
+		p.cfg.Postgres.Slot, detail, since, p.startOver(true))}
 }
 
 // kafkaState logs the Kafka connection going down and coming back, once per

@@ -29,6 +29,9 @@ type slotInfo struct {
 	Database       string
 	ConfirmedFlush schema.LSN
 	ActivePID      int32
+	// WALStatus is pg_replication_slots.wal_status: reserved, extended,
+	// unreserved, or lost (Postgres removed WAL the slot needs).
+	WALStatus string
 }
 
 // identify runs IDENTIFY_SYSTEM on a replication connection: it needs only
@@ -45,9 +48,9 @@ func lookupSlot(ctx context.Context, db *pgx.Conn, slot string) (slotInfo, error
 	var s slotInfo
 	var confirmed *string
 	var pid *int32
-	var database *string
-	err := db.QueryRow(ctx, `SELECT coalesce(plugin, ''), slot_type, database, confirmed_flush_lsn::text, active_pid
-		FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&s.Plugin, &s.Type, &database, &confirmed, &pid)
+	var database, walStatus *string
+	err := db.QueryRow(ctx, `SELECT coalesce(plugin, ''), slot_type, database, confirmed_flush_lsn::text, active_pid, wal_status
+		FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&s.Plugin, &s.Type, &database, &confirmed, &pid, &walStatus)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, nil
 	}
@@ -60,6 +63,9 @@ func lookupSlot(ctx context.Context, db *pgx.Conn, slot string) (slotInfo, error
 	}
 	if pid != nil {
 		s.ActivePID = *pid
+	}
+	if walStatus != nil {
+		s.WALStatus = *walStatus
 	}
 	if confirmed != nil {
 		l, err := schema.ParseLSN(*confirmed)

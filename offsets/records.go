@@ -48,6 +48,13 @@ func DeleteTableRecord(topic, name, table string) *kgo.Record {
 	return &kgo.Record{Topic: topic, Partition: 0, Key: TableKey(name, table), Value: nil}
 }
 
+// DeletePipelineRecord returns the tombstone that deletes connector name's
+// pipeline entry (mooncdc reset): the next start finds no offsets.
+func DeletePipelineRecord(topic, name string) *kgo.Record {
+	mustKeyable("connector name", name)
+	return &kgo.Record{Topic: topic, Partition: 0, Key: PipelineKey(name), Value: nil}
+}
+
 // mustKeyable panics if s is not valid UTF-8. JSON carries only UTF-8: an
 // invalid byte would be written as U+FFFD, and the key read back would name
 // another connector or table, so the state would be lost silently.

@@ -578,8 +578,8 @@ func checkJudgeSlot(cfg connector.Config, database string, s checkSlotState) che
 	case "lost":
 		ok = false
 		out.fail(what, "wal_status is lost: Postgres removed WAL the slot still needed, so changes are gone",
-			fmt.Sprintf("drop it (%s) and start over with a new snapshot: delete this connector's offsets from topic %q (or use a new name), then mooncdc run",
-				drop, cfg.Kafka.OffsetsTopic))
+			fmt.Sprintf("start over with a new snapshot: stop mooncdc, run mooncdc reset --config <your config> --drop-slot (it deletes the connector's offsets from topic %q and drops the slot: %s), then mooncdc run",
+				cfg.Kafka.OffsetsTopic, drop))
 	case "unreserved":
 		ok = false
 		out.warn(what, "wal_status is unreserved: WAL it needs is past max_slot_wal_keep_size and goes at the next checkpoint",

@@ -42,6 +42,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		return runCommand(ctx, args[1:], environ, stdout, stderr)
 	case "resnapshot":
 		return resnapshotCommand(ctx, args[1:], environ, stdout, stderr)
+	case "reset":
+		return resetCommand(ctx, args[1:], environ, stdout, stderr)
 	case "check":
 		return checkCommand(ctx, args[1:], environ, stdout, stderr)
 	case "status":
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 			fmt.Fprint(stdout, runUsage())
 		case len(args) > 1 && args[1] == "resnapshot":
 			fmt.Fprint(stdout, resnapshotUsage())
+		case len(args) > 1 && args[1] == "reset":
+			fmt.Fprint(stdout, resetUsage())
 		case len(args) > 1 && args[1] == "check":
 			fmt.Fprint(stdout, checkUsage())
 		case len(args) > 1 && args[1] == "status":
@@ -249,17 +253,20 @@ Usage:
   mooncdc run [--config FILE] [flags]   stream until SIGINT/SIGTERM
   mooncdc resnapshot [--config FILE] [flags] TABLE...
                                         copy tables again (sets them back to init)
+  mooncdc reset [--config FILE] [flags] [--drop-slot] [--yes]
+                                        start over: delete the offsets (and the slot)
   mooncdc check [--config FILE] [flags] preflight: Postgres, slot, tables, Kafka, registry
   mooncdc status [--config FILE] [flags] [--json]
                                         each table's phase and progress, the slot's lag
   mooncdc tail [--config FILE] [flags] [--pretty] TOPIC...
                                         print records as they arrive, decoded
   mooncdc version                       print the version
-  mooncdc help [run|resnapshot|check|status|tail]
+  mooncdc help [run|resnapshot|reset|check|status|tail]
                                         print this help, or a command's flags
 
 Exit codes: 0 clean stop, 1 runtime error, 2 invalid config, 3 unsafe resume
-(the offsets do not describe this database or slot), 4 fenced by another instance.
+(the offsets do not describe this database or slot, or the slot was invalidated:
+the message names 'mooncdc reset'), 4 fenced by another instance.
 
 Run 'mooncdc help run' for the flags and environment variables.
 `

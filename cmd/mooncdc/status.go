@@ -84,10 +84,14 @@ func statusCommand(ctx context.Context, args []string, environ []string, stdout,
 	return code
 }
 
-// cutJSONFlag removes --json (also -json, --json=BOOL) from args, which
-// parseConfigFlags does not know; everything after "--" is left alone.
-// A bad value is a *connector.ConfigError.
-func cutJSONFlag(args []string) (bool, []string, error) {
+// cutJSONFlag removes status's --json (also -json, --json=BOOL) from args.
+func cutJSONFlag(args []string) (bool, []string, error) { return cutBoolFlag("status", "json", args) }
+
+// cutBoolFlag removes the boolean flag --name (also -name, --name=BOOL)
+// of command cmd from args, for the flags parseConfigFlags does not know;
+// everything after "--" is left alone. A bad value is a
+// *connector.ConfigError.
+func cutBoolFlag(cmd, name string, args []string) (bool, []string, error) {
 	on := false
 	rest := make([]string, 0, len(args))
 	for i, a := range args {
@@ -95,8 +99,8 @@ func cutJSONFlag(args []string) (bool, []string, error) {
 			rest = append(rest, args[i:]...)
 			break
 		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "json" {
+		n, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") || n != name {
 			rest = append(rest, a)
 			continue
 		}
@@ -104,7 +108,7 @@ func cutJSONFlag(args []string) (bool, []string, error) {
 		if hasValue {
 			b, err := strconv.ParseBool(value)
 			if err != nil {
-				return false, nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc status: --json=%s: want true or false", value)}
+				return false, nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: --%s=%s: want true or false", cmd, name, value)}
 			}
 			on = b
 		}
