@@ -48,6 +48,10 @@ type Config struct {
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
 	Metrics   MetricsConfig   `yaml:"metrics"`
 	Log       LogConfig       `yaml:"log"`
+	// ShutdownTimeout bounds a clean stop: past it, records Kafka has not
+	// acknowledged are given up (never confirmed to Postgres, so sent again
+	// at the next start) and run exits 1.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 }
 
 // PostgresConfig says where the source database is and what to stream.
@@ -290,6 +294,7 @@ const (
 	DefaultTransactionTimeout     = 15 * time.Minute
 	DefaultMetricsListen          = "127.0.0.1:9187"
 	DefaultHeartbeatInterval      = 10 * time.Second
+	DefaultShutdownTimeout        = 30 * time.Second
 
 	DefaultSnapshotWorkers             = 4
 	DefaultSnapshotChunkRows           = 100_000
@@ -311,8 +316,9 @@ const (
 // DefaultConfig returns every default that does not depend on the name.
 func DefaultConfig() Config {
 	return Config{
-		DataDir:  DefaultDataDir,
-		Postgres: PostgresConfig{PublishViaPartitionRoot: true},
+		DataDir:         DefaultDataDir,
+		ShutdownTimeout: DefaultShutdownTimeout,
+		Postgres:        PostgresConfig{PublishViaPartitionRoot: true},
 		Kafka: KafkaConfig{
 			OffsetsTopic:           DefaultOffsetsTopic,
 			TopicPartitions:        1,
@@ -554,6 +560,10 @@ func (c Config) Validate() error {
 		}
 	} else if avro {
 		bad("format.schema_registry.url: required when format.key or format.value is avro, e.g. http://localhost:8081")
+	}
+
+	if c.ShutdownTimeout < time.Second || c.ShutdownTimeout > time.Hour {
+		bad("shutdown_timeout: %s; use 1s to 1h (default %s): how long a clean stop may wait for Kafka", c.ShutdownTimeout, fmtDuration(DefaultShutdownTimeout))
 	}
 
 	// heartbeat

@@ -36,8 +36,9 @@ func writeFile(t *testing.T, content string) string {
 func TestDefaultConfig(t *testing.T) {
 	c := DefaultConfig()
 	want := Config{
-		DataDir:  "./mooncdc-data",
-		Postgres: PostgresConfig{PublishViaPartitionRoot: true},
+		DataDir:         "./mooncdc-data",
+		ShutdownTimeout: 30 * time.Second,
+		Postgres:        PostgresConfig{PublishViaPartitionRoot: true},
 		Kafka: KafkaConfig{
 			OffsetsTopic:           "mooncdc-offsets",
 			TopicPartitions:        1,
@@ -373,7 +374,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
 		"format.unavailable_value_placeholder",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic",
-		"metrics.listen", "log.level", "log.format",
+		"metrics.listen", "log.level", "log.format", "shutdown_timeout",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ConfigKeys() = %q\nwant %q (keys are a public contract: extend, never rename)", got, want)

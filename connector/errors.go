@@ -1,6 +1,12 @@
 package connector
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
 
 // Process exit codes, a public contract of the mooncdc command.
 const (
@@ -38,6 +44,22 @@ func (e *FencedError) Error() string {
 		"last commit (" + e.Err.Error() + ")"
 }
 func (e *FencedError) Unwrap() error { return e.Err }
+
+// ShutdownTimeoutError is a clean stop that did not finish within
+// shutdown_timeout, most often because Kafka did not acknowledge what was
+// sent. Nothing unacknowledged was confirmed to Postgres: the next start
+// resumes at Durable and sends those records again.
+type ShutdownTimeoutError struct {
+	Timeout time.Duration
+	Unacked int64
+	Durable schema.LSN
+}
+
+func (e *ShutdownTimeoutError) Error() string {
+	return fmt.Sprintf("the clean stop did not finish within shutdown_timeout (%s): %d records were not acknowledged by Kafka; "+
+		"nothing after the durable LSN %s was confirmed to Postgres, so the next start sends them again "+
+		"(is Kafka reachable? raise shutdown_timeout to wait longer)", e.Timeout, e.Unacked, e.Durable)
+}
 
 // ExitCode maps an error returned by Run (or config loading) to the process
 // exit code.

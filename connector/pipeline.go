@@ -39,12 +39,15 @@ type Pipeline struct {
 	phasesAt atomic.Pointer[phases]
 
 	// set by Run before any goroutine that reads them starts
+	hard     context.Context // ends on Abort, past shutdown_timeout, and when Run returns
 	kafka    []kgo.Opt // seed brokers, TLS and SASL: the base of every Kafka client
 	client   *kgo.Client
 	database string
 	registry *registry // nil unless a format is avro
 
 	copies       copies // running table copies, for /status and progress
+	producersMu  sync.Mutex
+	producers    []*kgo.Client // for unacked
 	keyless      keylessTables
 	activity     atomic.Uint64
 	unknownTypes sync.Map // "table\x00column" of columns warned about
@@ -123,14 +126,29 @@ func (p *Pipeline) include(schemaName, table string) bool {
 // transaction, waits for Kafka, writes the offsets, confirms the durable LSN
 // to Postgres and returns nil) or a critical error. It blocks, and owns
 // every goroutine it starts: they have all exited when it returns.
+//
+// A clean stop is bounded by shutdown_timeout: past it, Run gives up the
+// records Kafka has not acknowledged (they were never confirmed to
+// Postgres, so the next start sends them again) and returns a
+// *ShutdownTimeoutError. A stop while a start-up step waits for Postgres,
+// Kafka or the registry returns nil: nothing was read that is not durable.
 func (p *Pipeline) Run(ctx context.Context) error {
 	hard, cancelHard := context.WithCancel(context.Background())
 	defer cancelHard()
+	p.hard = hard
+	var timedOut atomic.Pointer[ShutdownTimeoutError]
 	go func() {
 		select {
 		case <-p.abort:
 			cancelHard()
+			return
 		case <-hard.Done():
+			return
+		case <-ctx.Done():
+		}
+		if e := p.boundStop(hard); e != nil {
+			timedOut.Store(e)
+			cancelHard()
 		}
 	}()
 	soft, cancelSoft := context.WithCancel(ctx)
@@ -144,7 +162,67 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		return ErrAborted
 	default:
 	}
+	if e := timedOut.Load(); e != nil {
+		return e
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Stopped while a step was still retrying (Postgres, Kafka or the
+		// registry unreachable): a clean stop.
+		p.log.Info("stopped while waiting", zap.String("for", err.Error()))
+		return nil
+	}
 	return err
+}
+
+// boundStop waits, once a stop was asked for, until the clean stop is done
+// (hard ends: nil) or shutdown_timeout passes (the error to return, with
+// the records still unacknowledged then), logging what it waits for.
+func (p *Pipeline) boundStop(hard context.Context) *ShutdownTimeoutError {
+	limit := time.NewTimer(p.cfg.ShutdownTimeout)
+	defer limit.Stop()
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-hard.Done():
+			return nil
+		case <-p.abort:
+			return nil
+		case <-tick.C:
+			if n := p.unacked(); n > 0 {
+				p.log.Info("stopping: waiting for Kafka to acknowledge records", zap.Int64("records", n),
+					zap.Duration("shutdown_timeout", p.cfg.ShutdownTimeout))
+			}
+		case <-limit.C:
+			return &ShutdownTimeoutError{Timeout: p.cfg.ShutdownTimeout, Unacked: p.unacked(), Durable: schema.LSN(p.durable())}
+		}
+	}
+}
+
+// unacked counts the records handed to the producers and not yet
+// acknowledged by Kafka. Safe for concurrent use.
+func (p *Pipeline) unacked() int64 {
+	p.producersMu.Lock()
+	defer p.producersMu.Unlock()
+	var n int64
+	for _, cl := range p.producers {
+		n += cl.BufferedProduceRecords()
+	}
+	return n
+}
+
+// addProducer makes cl's buffered records count in unacked.
+func (p *Pipeline) addProducer(cl *kgo.Client) {
+	p.producersMu.Lock()
+	p.producers = append(p.producers, cl)
+	p.producersMu.Unlock()
+}
+
+func (p *Pipeline) durable() uint64 {
+	if t := p.tracker.Load(); t != nil {
+		return uint64(t.Durable())
+	}
+	return 0
 }
 
 func (p *Pipeline) run(hard, soft context.Context) error {
@@ -183,6 +261,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		if p.registry, err = newRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
 			return err
 		}
+		p.registry.stopping = soft
 	}
 
 	kafkaState := newKafkaState(log, cfg.Kafka.SASL.Mechanism)
@@ -192,6 +271,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	defer client.Close()
 	p.client = client
+	p.addProducer(client)
 	adm := kadm.NewClient(client)
 
 	// Offsets first: they say where to resume and which source they are for.

@@ -27,6 +27,10 @@ type registry struct {
 
 	mu  sync.Mutex
 	ids map[string]int // subject + "\x00" + schema
+
+	// stopping ends when the pipeline is asked to stop (set by Run before
+	// any record is encoded); nil for the commands that only look up.
+	stopping context.Context
 }
 
 // SchemaIncompatibleError is a schema the registry refused as incompatible
@@ -138,10 +142,24 @@ func (r *registry) id(ctx context.Context, subject, schema string) (int, error) 
 			r.log.Warn("Schema Registry unavailable; retrying (the stream waits, nothing is skipped)",
 				zap.String("subject", subject), zap.Error(err))
 		}
-		if !sleepCtx(ctx, b.next()) {
-			return 0, fmt.Errorf("register schema of subject %q: %w (last error: %v)", subject, ctx.Err(), err)
+		if !r.sleep(ctx, b.next()) {
+			return 0, fmt.Errorf("register schema of subject %q: %w (last error: %v)", subject, context.Canceled, err)
 		}
 	}
+}
+
+// sleep waits d between attempts; false when ctx ends or the pipeline is
+// stopping. A stop while the registry is down ends the wait: the record is
+// not produced, its transaction is not acknowledged, and the next start
+// replays it, where waiting on might never end.
+func (r *registry) sleep(ctx context.Context, d time.Duration) bool {
+	if r.stopping != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(r.stopping, cancel)()
+	}
+	return sleepCtx(ctx, d)
 }
 
 func (r *registry) call(ctx context.Context, subject, schema string) (int, error) {

@@ -21,6 +21,9 @@ import (
 func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 	maxBytes := p.cfg.Kafka.MaxInflightBytes
 	return append(slices.Clip(p.kafka),
+		// Run's hard context: a stop past shutdown_timeout (or an abort)
+		// fails the requests Kafka never answers, instead of waiting on them.
+		kgo.WithContext(p.hard),
 		kgo.ClientID("mooncdc-"+p.cfg.Name),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // with the default idempotent writes
 		// The tracker bounds in-flight bytes and makes the stream wait; the

@@ -118,6 +118,7 @@ func TestInvalidatedSlotWhileStreamingIsAnUnsafeResume(t *testing.T) {
 	r := start(t, cfg)
 
 	c := broker.Cluster()
+	topicID := c.TopicInfo("lost.public.t").TopicID
 	release := make(chan struct{})
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
@@ -125,7 +126,7 @@ func TestInvalidatedSlotWhileStreamingIsAnUnsafeResume(t *testing.T) {
 	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		for _, rt := range req.(*kmsg.ProduceRequest).Topics {
-			if rt.Topic == "lost.public.t" {
+			if rt.Topic == "lost.public.t" || rt.TopicID == topicID {
 				c.SleepControl(func() { <-release })
 				break
 			}

@@ -54,6 +54,7 @@ func (p *Pipeline) newTxnClient(ctx context.Context, id string, hooks kgo.Hook) 
 		cl.Close()
 		return nil, txnError(id, fmt.Errorf("initialize transactional producer %s: %w", id, err))
 	}
+	p.addProducer(cl)
 	return cl, nil
 }
 

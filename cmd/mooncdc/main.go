@@ -250,7 +250,7 @@ func usage() string {
 	return `mooncdc streams a Postgres publication into Kafka as Debezium-compatible records.
 
 Usage:
-  mooncdc run [--config FILE] [flags]   stream until SIGINT/SIGTERM
+  mooncdc run [--config FILE] [flags]   stream until SIGINT/SIGTERM/SIGHUP
   mooncdc resnapshot [--config FILE] [flags] TABLE...
                                         copy tables again (sets them back to init)
   mooncdc reset [--config FILE] [flags] [--drop-slot] [--yes]
@@ -276,9 +276,11 @@ func runUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage: mooncdc run [--config FILE] [flags]
 
-Streams until SIGINT or SIGTERM, then stops cleanly (flushes to Kafka, writes
-the offsets, confirms the LSN to Postgres) and exits 0. A second signal exits
-at once with code 1.
+Streams until SIGINT, SIGTERM or SIGHUP, then stops cleanly (flushes to Kafka,
+writes the offsets, confirms the LSN to Postgres) and exits 0. A clean stop
+that Kafka keeps from finishing ends after shutdown_timeout (30s) with exit 1,
+naming the records not acknowledged (they are sent again at the next start).
+A second signal exits at once with code 1.
 
 Configuration, each later source overriding the earlier ones:
 defaults < the YAML file (--config) < MOONCDC_* environment variables < flags.

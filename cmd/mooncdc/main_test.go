@@ -246,3 +246,24 @@ func TestShutdownStopIsIdempotent(t *testing.T) {
 		t.Error("stop did not cancel the context")
 	}
 }
+
+// SIGHUP asks for a clean stop, like SIGTERM; by Go's default it would end
+// the process (this test binary included) without one.
+func TestSIGHUPIsACleanStop(t *testing.T) {
+	exited := make(chan int, 1)
+	ctx, stop := notifyShutdown(context.Background(), zap.NewNop(), func(code int) { exited <- code })
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGHUP did not ask for a stop")
+	}
+	select {
+	case code := <-exited:
+		t.Fatalf("SIGHUP forced exit %d instead of a clean stop", code)
+	default:
+	}
+}

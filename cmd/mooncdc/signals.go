@@ -12,8 +12,10 @@ import (
 	"github.com/mooncdc/mooncdc/connector"
 )
 
-// notifyShutdown returns a context that the first SIGINT or SIGTERM cancels,
-// which asks the pipeline for a clean stop. A second signal calls
+// notifyShutdown returns a context that the first SIGINT, SIGTERM or
+// SIGHUP cancels, which asks the pipeline for a clean stop (SIGHUP too: a
+// closed terminal or a supervisor's reload must not kill the process
+// without one; mooncdc has no reload). A second signal calls
 // exitFn(connector.ExitRuntime) at once: the operator gave up waiting, and
 // nothing is lost by it, since a restart resumes from the durable LSN.
 //
@@ -22,7 +24,7 @@ import (
 func notifyShutdown(parent context.Context, log *zap.Logger, exitFn func(int)) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		select {

@@ -1,0 +1,193 @@
+package connector_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/pgtest"
+)
+
+// stopWithin cancels r and returns Run's error, failing unless it returned
+// within limit.
+func stopWithin(t *testing.T, r *running, limit time.Duration) (error, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	r.cancel()
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return err, time.Since(start)
+	case <-time.After(limit):
+		t.Fatalf("Run did not return within %s of the stop", limit)
+		return nil, 0
+	}
+}
+
+// TestStopWithKafkaDownEndsAfterShutdownTimeout: with records Kafka never
+// acknowledges, a stop gives up after shutdown_timeout (it used to wait
+// forever), names how many records were not acknowledged, exits 1, and
+// confirms nothing past what Kafka acknowledged: the next start sends them.
+func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
+	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		t.Run(string(mode), func(t *testing.T) {
+			pg := pgtest.New(t)
+			broker := kafkatest.New(t)
+			e := &env{t: t, pg: pg, kafka: broker.Addr()}
+			e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+			cfg := e.config("stop", "public.t")
+			cfg.Kafka.Delivery = mode
+			cfg.ShutdownTimeout = 2 * time.Second
+			cfg.Heartbeat.Interval = 0
+			r := start(t, cfg)
+
+			c := broker.Cluster()
+			topicID := c.TopicInfo("stop.public.t").TopicID // made by the copy of the empty table
+			release := make(chan struct{})
+			var once sync.Once
+			free := func() { once.Do(func() { close(release) }) }
+			defer free()
+			c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				for _, rt := range req.(*kmsg.ProduceRequest).Topics {
+					if rt.Topic == "stop.public.t" || rt.TopicID == topicID {
+						c.SleepControl(func() { <-release })
+						break
+					}
+				}
+				return nil, nil, false
+			})
+			before := e.lsn(`SELECT pg_current_wal_lsn()`)
+			e.exec(`INSERT INTO t SELECT generate_series(1, 100)`)
+			deadline := time.Now().Add(30 * time.Second)
+			for testCounter(r.p.Metrics().ChangesReceived) < 100 && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			err, took := stopWithin(t, r, 20*time.Second)
+			var ste *connector.ShutdownTimeoutError
+			if !errors.As(err, &ste) || connector.ExitCode(err) != connector.ExitRuntime {
+				t.Fatalf("stop with Kafka down: %v (exit %d), want a ShutdownTimeoutError, exit 1", err, connector.ExitCode(err))
+			}
+			if took < 2*time.Second || took > 8*time.Second {
+				t.Errorf("the stop took %s, want shutdown_timeout (2s) and a little", took)
+			}
+			if ste.Unacked <= 0 || !strings.Contains(err.Error(), "records were not acknowledged by Kafka") ||
+				!strings.Contains(err.Error(), "the next start sends them again") {
+				t.Errorf("the error does not name the unacknowledged records: %v", err)
+			}
+			if after := e.lsn(`SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_stop'`); after > before {
+				t.Errorf("the slot was confirmed to %X, past the insert at %X, though Kafka acknowledged nothing", after, before)
+			}
+
+			// Kafka back: the next start sends every row.
+			free()
+			start(t, cfg)
+			if evs := consume(t, e.kafka, -1, "stop.public.t"); len(countByCreate(evs)) < 100 {
+				deadline := time.Now().Add(30 * time.Second)
+				for len(countByCreate(evs)) < 100 && time.Now().Before(deadline) {
+					time.Sleep(200 * time.Millisecond)
+					evs = consume(t, e.kafka, -1, "stop.public.t")
+				}
+				if n := len(countByCreate(evs)); n < 100 {
+					t.Errorf("after the restart %d of the 100 rows arrived", n)
+				}
+			}
+		})
+	}
+}
+
+// countByCreate counts the create records of each id.
+func countByCreate(evs []event) map[float64]int {
+	n := map[float64]int{}
+	for _, ev := range evs {
+		if ev.Op == "c" {
+			n[ev.After["id"].(float64)]++
+		}
+	}
+	return n
+}
+
+// TestStopWhilePostgresIsDownIsClean: Postgres stops while mooncdc streams;
+// a stop during the reconnect backoff is a clean stop (nil: exit 0), fast.
+func TestStopWhilePostgresIsDownIsClean(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	r := start(t, e.config("pgdown", "public.t"))
+	if err := e.pg.Stop("fast"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the stream notices and backs off
+	if err, took := stopWithin(t, r, 15*time.Second); err != nil {
+		t.Errorf("stop while Postgres is down: %v after %s, want a clean stop (nil)", err, took)
+	}
+}
+
+// TestStopWhileStartingIsClean: a stop while a start-up step still retries
+// (Postgres unreachable from the start) is a clean stop, not exit 1.
+func TestStopWhileStartingIsClean(t *testing.T) {
+	broker := kafkatest.New(t)
+	cfg := connector.DefaultConfig()
+	cfg.Name = "nopg"
+	cfg.Postgres.URL = "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2"
+	cfg.Postgres.Tables = []string{"public.t"}
+	cfg.Kafka.Brokers = []string{broker.Addr()}
+	cfg.Metrics.Listen = ""
+	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runPipeline(t, p)
+	time.Sleep(1500 * time.Millisecond)
+	if err, took := stopWithin(t, r, 10*time.Second); err != nil {
+		t.Errorf("stop while Postgres is unreachable at start: %v after %s, want nil", err, took)
+	}
+}
+
+// TestStopWhileTheRegistryIsRetriedIsClean: the stream waits for an
+// unreachable schema registry; a stop ends the wait and is clean (nil),
+// and the change is sent at the next start (nothing was confirmed).
+func TestStopWhileTheRegistryIsRetriedIsClean(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := e.config("noreg", "public.t")
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+	cfg.Format.SchemaRegistry.URL = "http://127.0.0.1:1"
+	cfg.Heartbeat.Interval = 0 // its schemas would be registered at start
+	core, logs := observerLogger()
+	p, err := connector.New(cfg, core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	e.exec(`INSERT INTO t VALUES (1)`)
+	inserted := e.lsn(`SELECT pg_current_wal_lsn()`)
+	deadline := time.Now().Add(30 * time.Second)
+	for logs.FilterMessageSnippet("Schema Registry unavailable").Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never waited for the registry")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err, took := stopWithin(t, r, 10*time.Second); err != nil {
+		t.Errorf("stop while the registry is retried: %v after %s, want nil", err, took)
+	}
+	if after := e.lsn(`SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_noreg'`); after >= inserted {
+		t.Errorf("the slot was confirmed past the insert that was never written (%X ≥ %X)", after, inserted)
+	}
+}
+
+func observerLogger() (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zap.InfoLevel)
+	return zap.New(core), logs
+}
