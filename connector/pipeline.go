@@ -40,7 +40,7 @@ type Pipeline struct {
 
 	// set by Run before any goroutine that reads them starts
 	hard     context.Context // ends on Abort, past shutdown_timeout, and when Run returns
-	kafka    []kgo.Opt // seed brokers, TLS and SASL: the base of every Kafka client
+	kafka    []kgo.Opt       // seed brokers, TLS and SASL: the base of every Kafka client
 	client   *kgo.Client
 	database string
 	registry *registry // nil unless a format is avro
