@@ -3,6 +3,7 @@ package connector
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mooncdc/mooncdc/schema"
@@ -59,6 +60,27 @@ func (e *ShutdownTimeoutError) Error() string {
 	return fmt.Sprintf("the clean stop did not finish within shutdown_timeout (%s): %d records were not acknowledged by Kafka; "+
 		"nothing after the durable LSN %s was confirmed to Postgres, so the next start sends them again "+
 		"(is Kafka reachable? raise shutdown_timeout to wait longer)", e.Timeout, e.Unacked, e.Durable)
+}
+
+// IsNotKafka reports whether err is a reply that is not the Kafka
+// protocol: a server that is not a Kafka broker (Postgres, an HTTP server)
+// listens at an address of kafka.brokers. franz-go reads the reply's first
+// four bytes as a response size and refuses it as "invalid large response
+// size" or "invalid negative response size" (kgo broker.go parseReadSize;
+// its error is not exported, so its text is matched).
+func IsNotKafka(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "invalid large response size") || strings.Contains(msg, "invalid negative response size")
+}
+
+// notKafkaError is the configuration error for IsNotKafka.
+func notKafkaError(brokers []string, err error) error {
+	return &ConfigError{Err: fmt.Errorf("kafka.brokers %s: not a Kafka broker: a server there answered with something that is not the Kafka protocol "+
+		"(another service on that port, such as Postgres or an HTTP server); check kafka.brokers (host:port of the brokers' listener) (%v)",
+		strings.Join(brokers, ","), err)}
 }
 
 // ExitCode maps an error returned by Run (or config loading) to the process

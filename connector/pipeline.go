@@ -165,6 +165,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if e := timedOut.Load(); e != nil {
 		return e
 	}
+	if IsNotKafka(err) {
+		return notKafkaError(p.cfg.Kafka.Brokers, err)
+	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Stopped while a step was still retrying (Postgres, Kafka or the
 		// registry unreachable): a clean stop.

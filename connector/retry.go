@@ -45,6 +45,8 @@ func classify(err error) errClass {
 		return classRetryable
 	case errors.As(err, &unsafe):
 		return classUnsafe
+	case IsNotKafka(err):
+		return classCritical // the address is wrong: no retry makes it Kafka
 	case errors.As(err, &critical), errors.As(err, &cfgErr), errors.As(err, new(*FencedError)):
 		return classCritical
 	case certificateError(err):

@@ -2,6 +2,7 @@ package connector_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -190,4 +191,28 @@ func TestStopWhileTheRegistryIsRetriedIsClean(t *testing.T) {
 func observerLogger() (*zap.Logger, *observer.ObservedLogs) {
 	core, logs := observer.New(zap.InfoLevel)
 	return zap.New(core), logs
+}
+
+// TestBrokerThatIsNotKafkaIsAConfigError: kafka.brokers pointing at
+// Postgres' port gives "not a Kafka broker" and exit 2, not franz-go's
+// "invalid large response size 1157627904".
+func TestBrokerThatIsNotKafkaIsAConfigError(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config("notkafka", "public.t")
+	cfg.Kafka.Brokers = []string{fmt.Sprintf("127.0.0.1:%d", e.pg.Port())}
+	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runPipeline(t, p)
+	select {
+	case err = <-r.done:
+		r.done <- err
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not stop within 60s")
+	}
+	if connector.ExitCode(err) != connector.ExitConfig || !strings.Contains(err.Error(), "not a Kafka broker") ||
+		!strings.Contains(err.Error(), "check kafka.brokers") {
+		t.Errorf("got %v (exit %d), want a config error saying not a Kafka broker", err, connector.ExitCode(err))
+	}
 }

@@ -64,7 +64,11 @@ func checkKafka(ctx context.Context, cfg connector.Config) checkLines {
 			out.skip(topicWhat, "embedded Kafka not running")
 			return out
 		}
-		out.fail(what, checkOneLine(err.Error()), checkKafkaFix(cfg, err))
+		cause := checkOneLine(err.Error())
+		if connector.IsNotKafka(err) {
+			cause = "not a Kafka broker: it answered with something that is not the Kafka protocol (" + cause + ")"
+		}
+		out.fail(what, cause, checkKafkaFix(cfg, err))
 		out.skip(topicWhat, "Kafka unreachable")
 		return out
 	}
@@ -120,6 +124,8 @@ func checkKafka(ctx context.Context, cfg connector.Config) checkLines {
 func checkKafkaFix(cfg connector.Config, err error) string {
 	var rh tls.RecordHeaderError
 	switch {
+	case connector.IsNotKafka(err):
+		return "another service listens there (Postgres, an HTTP server…): check kafka.brokers (host:port of the brokers' listener)"
 	case errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) ||
 		errors.Is(err, kerr.IllegalSaslState) || strings.Contains(err.Error(), "SASL"):
 		return "check kafka.sasl.mechanism, kafka.sasl.username and kafka.sasl.password (or kafka.sasl.password_file)"

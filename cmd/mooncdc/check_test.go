@@ -552,3 +552,16 @@ func TestCheckKafkaFixNamesTheKeys(t *testing.T) {
 		t.Errorf("checkOneLine: %q", got)
 	}
 }
+
+// TestCheckBrokerThatIsNotKafka: kafka.brokers pointing at another
+// service (here Postgres) fails with "not a Kafka broker" and the fix, not
+// franz-go's "invalid large response size".
+func TestCheckBrokerThatIsNotKafka(t *testing.T) {
+	pg := pgtest.New(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", pg.Port())
+	code, lines := checkRun(t, "--name", "nk", "--postgres-url", pg.URL("postgres"), "--brokers", addr, "--tables", "public.*")
+	if code != connector.ExitRuntime {
+		t.Errorf("exit %d, want 1", code)
+	}
+	checkWantLine(t, lines, "✗ Kafka "+addr, "not a Kafka broker", "— another service listens there", "check kafka.brokers")
+}
