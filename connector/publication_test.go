@@ -244,3 +244,59 @@ func (r *running) waitTable(t *testing.T, table string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestTablesSharingATopicAreRefused: two tables whose names sanitize to the
+// same topic (public."a b" and public.a_b) are a configuration error at
+// start (exit 2) naming both, instead of silently sharing the topic; a
+// table created later that would take a captured table's topic is left
+// out, with an error, and its rows never reach the other's topic.
+func TestTablesSharingATopicAreRefused(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.a_b (id int PRIMARY KEY, v text)`)
+	e.exec(`CREATE TABLE public."a b" (id int PRIMARY KEY, v text)`)
+	p, err := connector.New(e.config("clash", "public.*"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = p.Run(ctx)
+	if connector.ExitCode(err) != connector.ExitConfig || !strings.Contains(err.Error(), `tables public."a b"`) && !strings.Contains(err.Error(), "public.a b") ||
+		!strings.Contains(err.Error(), "public.a_b") || !strings.Contains(err.Error(), `topic "clash.public.a_b"`) {
+		t.Fatalf("two tables, one topic: %v (exit %d), want a config error naming both", err, connector.ExitCode(err))
+	}
+
+	// Later: a_b is captured, then "a b" appears.
+	e.exec(`DROP TABLE public."a b"`)
+	cfg := e.config("clash2", "public.*")
+	cfg.Snapshot.DiscoveryInterval = time.Second
+	core, logs := observer.New(zap.InfoLevel)
+	p, err = connector.New(cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	r.waitHandedOver(t)
+	e.exec(`CREATE TABLE public."a b" (id int PRIMARY KEY, v text)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for logs.FilterMessageSnippet("new table not captured").Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no error for the clashing table; phases %+v", p.TablePhases())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.exec(`INSERT INTO public."a b" VALUES (1, 'intruder')`)
+	e.exec(`INSERT INTO public.a_b VALUES (2, 'own')`)
+	evs := consume(t, e.kafka, 1, "clash2.public.a_b")
+	time.Sleep(time.Second)
+	evs = consume(t, e.kafka, -1, "clash2.public.a_b")
+	for _, ev := range evs {
+		if ev.After["v"] == "intruder" || ev.Source.Table != "a_b" {
+			t.Errorf("a record of another table in clash2.public.a_b: %+v", ev)
+		}
+	}
+	if _, ok := p.TablePhases()["public.a b"]; ok {
+		t.Errorf("the clashing table got a phase: %+v", p.TablePhases())
+	}
+}

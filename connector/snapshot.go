@@ -36,6 +36,10 @@ type snapshotter struct {
 	// offsets topic is tailed; pending holds those for tables being copied.
 	requests chan offsets.Table
 	pending  map[string]offsets.Table
+	// discovered: the first discovery is done; clashLogged: tables left
+	// out for a topic clash, logged once (discovery's goroutine only).
+	discovered  bool
+	clashLogged map[TableName]bool
 	// warnedPartitions: the warning about a publication that publishes
 	// partitions separately was logged (discovery's goroutine only).
 	warnedPartitions bool
@@ -377,6 +381,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	}
 	type found struct {
 		oid  uint32
+		tn   TableName
 		name string
 	}
 	var tables []found
@@ -396,15 +401,46 @@ func (s *snapshotter) discover(ctx context.Context) error {
 					"slot, or ALTER PUBLICATION "+QuoteIdent(pub)+" SET (publish_via_partition_root = true) and resnapshot the table",
 					zap.String("publication", pub), zap.String("table", rootSch+"."+rootTab), zap.String("partition", sch+"."+tab))
 			}
-			f.name = sch + "." + tab
+			f.tn = TableName{sch, tab}
+			f.name = f.tn.String()
 			tables = append(tables, f)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("list the tables of publication %q: %w", pub, err)
 	}
+	slices.SortFunc(tables, func(a, b found) int { return strings.Compare(a.name, b.name) })
+
+	// Two tables must not share a topic. At the first discovery that is a
+	// configuration error; later, a new table that would take a captured
+	// table's topic is left out, with an error in the log.
+	first := !s.discovered
+	var keep, add []TableName
 	for _, f := range tables {
-		if s.phases.get(f.name) != nil {
+		if !first && s.phases.get(f.name) != nil {
+			keep = append(keep, f.tn)
+		} else {
+			add = append(add, f.tn)
+		}
+	}
+	clashes := TopicClashes(s.p.cfg.Kafka.TopicPrefix, keep, add)
+	if first && len(clashes) > 0 {
+		return topicClashError(clashes)
+	}
+	s.discovered = true
+	refused := map[string]bool{}
+	for _, c := range clashes {
+		refused[c.Table.String()] = true
+		if !s.clashLogged[c.Table] {
+			if s.clashLogged == nil {
+				s.clashLogged = map[TableName]bool{}
+			}
+			s.clashLogged[c.Table] = true
+			s.log.Error("new table not captured: "+c.Error(), zap.Stringer("table", c.Table), zap.String("topic", c.Topic))
+		}
+	}
+	for _, f := range tables {
+		if s.phases.get(f.name) != nil || refused[f.name] {
 			continue
 		}
 		oid := f.oid

@@ -346,6 +346,7 @@ func (c *checkPG) checkTables(ctx context.Context) error {
 	if len(c.capture) == 0 {
 		return nil
 	}
+	c.checkTopicClashes()
 
 	var unreadable, unkeyed, unreadableSQL, unkeyedSQL []string
 	for _, t := range c.capture {

@@ -565,3 +565,16 @@ func TestCheckBrokerThatIsNotKafka(t *testing.T) {
 	}
 	checkWantLine(t, lines, "✗ Kafka "+addr, "not a Kafka broker", "— another service listens there", "check kafka.brokers")
 }
+
+// TestCheckTablesSharingATopic: two captured tables whose names sanitize
+// to one topic fail check, as run refuses them.
+func TestCheckTablesSharingATopic(t *testing.T) {
+	pg := pgtest.New(t)
+	checkSQL(t, pg, "postgres", `CREATE TABLE a_b (id int PRIMARY KEY); CREATE TABLE "a b" (id int PRIMARY KEY)`)
+	broker := kafkatest.New(t)
+	code, lines := checkRun(t, "--name", "clash", "--postgres-url", pg.URL("postgres"), "--brokers", broker.Addr(), "--tables", "public.*")
+	if code != connector.ExitRuntime {
+		t.Errorf("exit %d, want 1", code)
+	}
+	checkWantLine(t, lines, "✗ topics: public.a b and public.a_b would share topic \"clash.public.a_b\"", "— exclude one of them from postgres.tables")
+}

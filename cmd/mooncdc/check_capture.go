@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
 
 // checkPartitionRoot fails when an existing publication publishes the
 // partitions of a captured partitioned table as tables of their own while
@@ -29,4 +33,17 @@ func (c *checkPG) checkPartitionRoot() bool {
 		fmt.Sprintf("before mooncdc first streams %s: ALTER PUBLICATION %s SET (publish_via_partition_root = true); (or set postgres.publish_via_partition_root: false to keep a topic per partition)",
 			checkPlural(n, "it", "them"), c.pubSQL))
 	return false
+}
+
+// checkTopicClashes fails when two captured tables would share a data
+// topic (their names sanitize to the same topic name), which run refuses.
+func (c *checkPG) checkTopicClashes() {
+	var names []connector.TableName
+	for _, t := range c.capture {
+		names = append(names, connector.TableName{Schema: t.schema, Table: t.table})
+	}
+	for _, cl := range connector.TopicClashes(c.cfg.Kafka.TopicPrefix, nil, names) {
+		c.out.fail("topics", fmt.Sprintf("%s and %s would share topic %q (their names sanitize to the same topic name), which mooncdc run refuses", cl.Other, cl.Table, cl.Topic),
+			"exclude one of them from postgres.tables, or rename one")
+	}
 }
