@@ -418,9 +418,13 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	}
 	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
 	w.ctx = ctx
-	if err := w.enc.prepare(ctx, w.out.topic, rel); err != nil {
+	// A snapshot row meets today's NOT NULL; only the registry may hold
+	// those columns as optional (nullable.go).
+	encRel, err := w.enc.prepareRelaxing(ctx, w.out.topic, rel)
+	if err != nil {
 		return &copyError{permanent: ctx.Err() == nil, err: err}
 	}
+	w.rel, w.ch.Relation = encRel, encRel
 	if _, err := conn.PgConn().CopyTo(ctx, w, sql); err != nil {
 		if w.err != nil {
 			return w.err

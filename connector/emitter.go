@@ -65,6 +65,7 @@ type route struct {
 	name  string // "schema.table", the phase key
 	skip  bool
 	rel   *schema.Relation // the relation to encode with (keyed by the primary key)
+	nulls *nullPlan        // rel's NOT NULL columns, for rows that hold a NULL in one (nullable.go)
 	// prepared: the record schemas are registered.
 	prepared bool
 }
@@ -149,13 +150,20 @@ func (e *emitter) Change(ch *schema.Change) error {
 		return nil // not handed over yet, or emitted by the copy worker, or parked
 	}
 	if !r.prepared {
-		if err := e.enc.prepare(e.ctx, r.topic, r.rel); err != nil {
+		rel, err := e.enc.prepareRelaxing(e.ctx, r.topic, r.rel)
+		if err != nil {
 			return e.tableError(r.name, err)
+		}
+		if rel != r.rel { // the registry refused NOT NULL columns it had as optional
+			r.rel, r.nulls = rel, newNullPlan(rel)
 		}
 		r.prepared = true
 		e.routes[ch.Relation] = r
 	}
 	ch.Relation = r.rel
+	if err := e.relaxNulls(e.ctx, r, ch); err != nil {
+		return e.tableError(r.name, err)
+	}
 	if err := e.changeOf(r, ch); err != nil {
 		return e.tableError(r.name, err)
 	}
@@ -236,7 +244,7 @@ func (e *emitter) route(rel *schema.Relation) (route, error) {
 		if err != nil {
 			return r, err
 		}
-		r.rel = keyed
+		r.rel, r.nulls = keyed, newNullPlan(keyed)
 	}
 	if len(e.routes) > 4096 {
 		clear(e.routes)
