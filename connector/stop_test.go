@@ -20,17 +20,17 @@ import (
 
 // stopWithin cancels r and returns Run's error, failing unless it returned
 // within limit.
-func stopWithin(t *testing.T, r *running, limit time.Duration) (error, time.Duration) {
+func stopWithin(t *testing.T, r *running, limit time.Duration) (took time.Duration, err error) {
 	t.Helper()
 	start := time.Now()
 	r.cancel()
 	select {
-	case err := <-r.done:
+	case err = <-r.done:
 		r.done <- err
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(limit):
 		t.Fatalf("Run did not return within %s of the stop", limit)
-		return nil, 0
+		return 0, nil
 	}
 }
 
@@ -73,7 +73,7 @@ func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
 			for testCounter(r.p.Metrics().ChangesReceived) < 100 && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			err, took := stopWithin(t, r, 20*time.Second)
+			took, err := stopWithin(t, r, 20*time.Second)
 			var ste *connector.ShutdownTimeoutError
 			if !errors.As(err, &ste) || connector.ExitCode(err) != connector.ExitRuntime {
 				t.Fatalf("stop with Kafka down: %v (exit %d), want a ShutdownTimeoutError, exit 1", err, connector.ExitCode(err))
@@ -127,7 +127,7 @@ func TestStopWhilePostgresIsDownIsClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // the stream notices and backs off
-	if err, took := stopWithin(t, r, 15*time.Second); err != nil {
+	if took, err := stopWithin(t, r, 15*time.Second); err != nil {
 		t.Errorf("stop while Postgres is down: %v after %s, want a clean stop (nil)", err, took)
 	}
 }
@@ -148,7 +148,7 @@ func TestStopWhileStartingIsClean(t *testing.T) {
 	}
 	r := runPipeline(t, p)
 	time.Sleep(1500 * time.Millisecond)
-	if err, took := stopWithin(t, r, 10*time.Second); err != nil {
+	if took, err := stopWithin(t, r, 10*time.Second); err != nil {
 		t.Errorf("stop while Postgres is unreachable at start: %v after %s, want nil", err, took)
 	}
 }
@@ -180,7 +180,7 @@ func TestStopWhileTheRegistryIsRetriedIsClean(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err, took := stopWithin(t, r, 10*time.Second); err != nil {
+	if took, err := stopWithin(t, r, 10*time.Second); err != nil {
 		t.Errorf("stop while the registry is retried: %v after %s, want nil", err, took)
 	}
 	if after := e.lsn(`SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_noreg'`); after >= inserted {

@@ -301,7 +301,6 @@ type latencyConsumer struct {
 	cl   *kgo.Client
 	mu   sync.Mutex
 	lat  map[int][]time.Duration
-	err  error
 	seen chan struct{} // pinged when records arrive
 }
 
