@@ -211,8 +211,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32)
 	if ident != "" {
 		rel.ReplicaIdentity = ident[0]
 	}
-	rows, err = conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod,
-			EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = a.attrelid AND i.indisprimary AND a.attnum = ANY (i.indkey))
+	rows, err = conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod
 		FROM pg_attribute a WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
 		ORDER BY a.attnum`, rel.OID)
 	if err != nil {
@@ -221,18 +220,20 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32)
 	for rows.Next() {
 		var col schema.Column
 		var typ uint32
-		if err := rows.Scan(&col.Name, &typ, &col.TypeMod, &col.Key); err != nil {
+		if err := rows.Scan(&col.Name, &typ, &col.TypeMod); err != nil {
 			return info, err
 		}
 		col.TypeOID = typ
-		if col.Key {
-			rel.KeyIndexes = append(rel.KeyIndexes, len(rel.Columns))
-		}
 		rel.Columns = append(rel.Columns, col)
 	}
 	if err := rows.Err(); err != nil {
 		return info, fmt.Errorf("describe columns of %s: %w", name, err)
 	}
+	keys, err := keyColumns(ctx, conn, rel.OID)
+	if err != nil {
+		return info, fmt.Errorf("look up the key of %s: %w", name, err)
+	}
+	setKey(rel, keys)
 	if rel, err = completeRelation(ctx, conn, rel, typeCache{}); err != nil {
 		return info, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,11 +14,10 @@ import (
 )
 
 // keyResolver completes the stream's relations from the catalog
-// (catalog.go) and finds a table's primary key columns. pgoutput flags the
-// replica identity columns, which is every column under REPLICA IDENTITY
-// FULL and none under NOTHING; Debezium keys records by the primary key, so
-// for those tables mooncdc asks the catalog. It runs on the stream
-// goroutine, once per relation per session.
+// (catalog.go) and sets their key columns with keyColumns, the same
+// decision the copy makes, so that a row has one key in a snapshot record
+// and in a change record. It runs on the stream goroutine, once per
+// relation per session.
 type keyResolver struct {
 	catalogConn
 }
@@ -26,8 +26,8 @@ func newKeyResolver(pgcfg *pgconn.Config) *keyResolver {
 	return &keyResolver{catalogConn{pgcfg: pgcfg}}
 }
 
-// keyed returns rel completed from the catalog, with KeyIndexes set to its
-// primary key when its replica identity does not name one.
+// keyed returns rel completed from the catalog, with its key columns
+// (KeyIndexes, Column.Key) those of keyColumns.
 func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -40,34 +40,43 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 		k.close()
 		return nil, err
 	}
-	if rel.ReplicaIdentity != 'f' && rel.ReplicaIdentity != 'n' {
-		return out, nil
+	names, err := keyColumns(ctx, conn, rel.OID)
+	if err != nil {
+		k.close()
+		return nil, fmt.Errorf("look up the key of %s: %w", rel.QualifiedName(), err)
 	}
-	rows, err := conn.Query(ctx, `SELECT a.attname FROM pg_index i
+	setKey(out, names)
+	return out, nil
+}
+
+// keyColumns is the one decision of a table's record key, for snapshot
+// and change records alike: the columns of its replica identity index
+// under REPLICA IDENTITY USING INDEX, else of its primary key; none (records without a key) for a table without either. It is a
+// key every change carries: a delete brings its old replica identity, which
+// is the primary key under DEFAULT, the index under USING INDEX, and the
+// whole row under FULL (a table with NOTHING is not captured:
+// publication.go).
+func keyColumns(ctx context.Context, q querier, oid uint32) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT a.attname FROM pg_class c
+		JOIN pg_index i ON i.indrelid = c.oid AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
 		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-		WHERE i.indrelid = $1 AND i.indisprimary
-		ORDER BY array_position(i.indkey::int2[], a.attnum)`, rel.OID)
+		WHERE c.oid = $1`, oid)
 	if err != nil {
-		k.close()
-		return nil, fmt.Errorf("look up the primary key of %s: %w", rel.QualifiedName(), err)
+		return nil, err
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		k.close()
-		return nil, fmt.Errorf("look up the primary key of %s: %w", rel.QualifiedName(), err)
-	}
-	out.KeyIndexes = nil
-	for i := range out.Columns {
-		c := &out.Columns[i]
-		c.Key = false
-		for _, n := range names {
-			if c.Name == n {
-				c.Key = true
-				out.KeyIndexes = append(out.KeyIndexes, i)
-			}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// setKey marks names as rel's key columns (KeyIndexes in column order).
+func setKey(rel *schema.Relation, names []string) {
+	rel.KeyIndexes = rel.KeyIndexes[:0:0]
+	for i := range rel.Columns {
+		c := &rel.Columns[i]
+		c.Key = slices.Contains(names, c.Name)
+		if c.Key {
+			rel.KeyIndexes = append(rel.KeyIndexes, i)
 		}
 	}
-	return out, nil
 }
 
 // keyChanged reports whether an update moved the row to another key: then
