@@ -1,0 +1,141 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/stream"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file holds a copy's private catch-up: the temporary slot streamed
+// from the snapshot until the durable handover (handover.go).
+
+// catchUp streams the temporary slot from the snapshot's consistent point,
+// emitting only this table's changes, until the handover succeeds.
+func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relation, repl *pgconn.PgConn,
+	point snapshotPoint, tracker *Tracker, log *zap.Logger, cl, tx *kgo.Client) error {
+	name := ts.Table.Table
+	c.p.hooks.call(HookCatchup, name)
+	em := newEmitter(ctx, cl, tracker, c.topics, c.p.newCodec(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
+		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg))
+	defer em.keys.close()
+	soft, stop := context.WithCancel(ctx)
+	defer stop()
+	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, tx: tx}
+	sess := stream.NewSession(stream.Config{
+		Conn: repl, ConnConfig: c.pgcfg, Slot: point.slot, Publication: c.p.cfg.Postgres.Publication,
+		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: &catchupProgress{Tracker: tracker, h: h, client: cl},
+	})
+	err := sess.Run(ctx, soft, h)
+	if h.err != nil {
+		return h.err
+	}
+	if h.done {
+		return nil
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = errors.New("private catch-up ended before the handover")
+	}
+	return err
+}
+
+// catchupHandler is the private catch-up's stream handler: the table's
+// changes go out like the main worker's, and after each transaction (and at
+// each idle keepalive) the copy worker tries to hand over.
+type catchupHandler struct {
+	tx *kgo.Client // the copy's transactional producer (exactly-once mode), committed by the handover
+	*emitter
+	c       *copier
+	ts      *tableState
+	tracker *Tracker
+	ctx     context.Context
+	stop    context.CancelFunc
+	done    bool
+	err     error
+}
+
+func (h *catchupHandler) Change(ch *schema.Change) error {
+	if ch.Op == schema.OpMessage {
+		if ch.Tx == nil && ch.Message.Prefix == DDLMessagePrefix {
+			return &stream.ProtocolError{LSN: ch.LSN, Msg: "DDL message must be transactional"}
+		}
+		return nil // messages are the main worker's
+	}
+	return h.emitter.Change(ch)
+}
+
+func (h *catchupHandler) Commit(tx *schema.Tx) error {
+	if err := h.emitter.Commit(tx); err != nil {
+		return err
+	}
+	if err := h.tracker.Err(); err != nil {
+		return err // a record of the copy failed: this copy cannot hand over
+	}
+	return h.tryHandover(tx.EndLSN)
+}
+
+func (h *catchupHandler) tryHandover(pos schema.LSN) error {
+	if h.done {
+		return nil
+	}
+	// The records up to pos must be acknowledged before the phase says so.
+	// The wait holds the pipeline mutex, so it is bounded: on timeout the
+	// handover is tried again at the next commit or keepalive.
+	done, err := h.c.handover(h.ctx, h.ts, pos, func() error {
+		ctx, cancel := context.WithTimeout(h.ctx, handoverAckWait)
+		defer cancel()
+		return h.tracker.Wait(ctx)
+	}, h.tx)
+	if errors.Is(err, context.DeadlineExceeded) && h.ctx.Err() == nil {
+		h.c.log.Warn("copy's records not acknowledged in time; handover tried again later", zap.String("table", h.ts.Table.Table))
+		return nil
+	}
+	if err != nil {
+		h.err = err
+		h.stop()
+		return err
+	}
+	if done {
+		h.done = true
+		h.stop()
+	}
+	return nil
+}
+
+// catchupProgress is the private catch-up's Progress: positions advance on
+// idle keepalives too, so a copy of a quiet table can still hand over.
+type catchupProgress struct {
+	*Tracker
+	h      *catchupHandler
+	client *kgo.Client
+}
+
+func (p *catchupProgress) AdvanceIdle(walEnd schema.LSN) {
+	p.Tracker.AdvanceIdle(walEnd)
+	if p.Tracker.Durable() >= walEnd {
+		_ = p.h.tryHandover(walEnd)
+	}
+}
+
+// Drain waits for the copy's own records only: the producer is shared, and
+// flushing it would wait for every other table's copy too.
+func (p *catchupProgress) Drain(ctx context.Context) error {
+	return p.Tracker.Wait(ctx)
+}
+
+// handoverAckWait bounds how long a handover waits, holding the pipeline
+// mutex (and so the main worker), for the copy's last acknowledgements.
+const handoverAckWait = 5 * time.Second
+
+// DDLMessagePrefix is the logical message prefix reserved for schema
+// change messages; they must be transactional.
+const DDLMessagePrefix = "mooncdc_ddl"

@@ -1,0 +1,331 @@
+package connector
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file holds a copy's rows: the table split into chunks of heap pages,
+// COPY of each chunk, and the records made of its rows.
+
+// chunk is a range of heap pages [from, to); to < 0 means to the end.
+type chunk struct{ from, to int64 }
+
+func chunks(info tableInfo, chunkRows int64) []chunk {
+	if info.reltuples <= chunkRows || info.relpages <= 1 || chunkRows <= 0 {
+		return []chunk{{0, -1}}
+	}
+	n := (info.reltuples + chunkRows - 1) / chunkRows
+	per := (info.relpages + n - 1) / n
+	var out []chunk
+	for from := int64(0); from < info.relpages; from += per {
+		out = append(out, chunk{from, from + per})
+	}
+	// Pages added after the statistics were taken belong to the last chunk.
+	out[len(out)-1].to = -1
+	return out
+}
+
+func (ch chunk) where() string {
+	if ch.from == 0 && ch.to < 0 {
+		return ""
+	}
+	w := " WHERE ctid >= '(" + strconv.FormatInt(ch.from, 10) + ",0)'::tid"
+	if ch.to >= 0 {
+		w += " AND ctid < '(" + strconv.FormatInt(ch.to, 10) + ",0)'::tid"
+	}
+	return w
+}
+
+// copyRows streams the table's rows as op "r" records and tombstones keys
+// left by an earlier copy, and waits until Kafka has acknowledged them all.
+func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, log *zap.Logger, cl *kgo.Client,
+	prog *runningCopy) (int64, *schema.Relation, error) {
+	name := ts.Table.Table
+	first, err := c.importSnapshot(ctx, point.snapshot)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer first.Close(context.Background())
+	info, err := describeTable(ctx, first, name, ts.OID)
+	if err != nil {
+		return 0, nil, err
+	}
+	rel := info.rel
+	topic := TopicName(c.p.cfg.Kafka.TopicPrefix, rel.Schema, rel.Table)
+	if err := c.topics.ensure(topic); err != nil {
+		return 0, nil, err
+	}
+	if err := c.settle(ctx, ts); err != nil {
+		return 0, nil, err
+	}
+	stale, err := liveKeys(ctx, c.p.kafka, topic)
+	if err != nil {
+		return 0, nil, err
+	}
+	parts := chunks(info, c.p.cfg.Snapshot.ChunkRows)
+	log.Info("copying table", zap.Int64("estimated_rows", info.reltuples), zap.Int("chunks", len(parts)),
+		zap.Int("stale_keys", len(stale.keys)))
+
+	snap := tracker.Begin()
+	out := &snapshotOut{ctx: ctx, c: c, cl: cl, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
+		rows: c.p.metrics.TableCopyRows.WithLabelValues(name)}
+	prog.copying(info.reltuples, &out.count)
+	jobs := make(chan chunk, len(parts))
+	for _, p := range parts {
+		jobs <- p
+	}
+	close(jobs)
+	conns := min(len(parts), max(1, c.p.cfg.Snapshot.ConnectionsPerTable))
+	copyCtx, cancelCopy := context.WithCancel(ctx)
+	defer cancelCopy()
+	g, gctx := errgroup.WithContext(copyCtx)
+	for i := 0; i < conns; i++ {
+		conn := first
+		if i > 0 {
+			if conn, err = c.importSnapshot(gctx, point.snapshot); err != nil {
+				cancelCopy() // the chunks already running stop at once
+				_ = g.Wait()
+				return 0, nil, err
+			}
+		}
+		g.Go(func() error {
+			if conn != first {
+				defer conn.Close(context.Background())
+			}
+			w := out.worker(rel)
+			for ch := range jobs {
+				if err := w.copyChunk(gctx, conn, rel, ch); err != nil {
+					return err
+				}
+			}
+			return w.finish()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, nil, err
+	}
+	if err := out.finish(); err != nil {
+		return 0, nil, err
+	}
+	tracker.Commit(snap, point.lsn)
+	if err := tracker.Wait(ctx); err != nil {
+		return 0, nil, err
+	}
+	return out.count.Load(), rel, nil
+}
+
+// snapshotOut is the sink of one table's copy, shared by its chunk workers.
+type snapshotOut struct {
+	cl *kgo.Client // the producer (the copy's transactional one in exactly-once mode)
+	// ctx is the copy's: records are produced with it, and a record whose
+	// context ends while buffered fails, so it must outlive the chunks.
+	ctx     context.Context
+	c       *copier
+	tracker *Tracker
+	ack     *txAck
+	topic   string
+	lsn     schema.LSN
+	stale   *keySet
+	rows    interface{ Add(float64) }
+	count   atomic.Int64
+
+	mu   sync.Mutex
+	last *kgo.Record // the last row of a finished chunk, held back to become the table's "last"
+
+	pool sync.Pool // *kgo.Record with reusable Key and Value buffers
+}
+
+// chunkWriter turns COPY rows of one connection into records.
+type chunkWriter struct {
+	out   *snapshotOut
+	enc   *codec
+	rel   *schema.Relation
+	ch    schema.Change
+	tuple schema.Tuple
+	buf   []byte
+	held  *kgo.Record // this worker's newest record, produced when the next row arrives
+	err   error
+	ctx   context.Context
+	now   int64 // ts_ms of the records, refreshed every 256 rows (time.Now costs)
+	rows  int
+}
+
+func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
+	return &chunkWriter{out: o, rel: rel, enc: o.c.p.newCodec(), ctx: context.Background(),
+		ch: schema.Change{Op: schema.OpRead, Relation: rel, LSN: o.lsn, Snapshot: "true"}}
+}
+
+func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema.Relation, ch chunk) error {
+	cols := make([]string, len(rel.Columns))
+	for i, c := range rel.Columns {
+		cols[i] = QuoteIdent(c.Name)
+	}
+	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
+	w.ctx = ctx
+	// A snapshot row meets today's NOT NULL; only the registry may hold
+	// those columns as optional (nullable.go).
+	encRel, err := w.enc.prepareRelaxing(ctx, w.out.topic, rel)
+	if err != nil {
+		return &copyError{permanent: ctx.Err() == nil, err: err}
+	}
+	w.rel, w.ch.Relation = encRel, encRel
+	if _, err := conn.PgConn().CopyTo(ctx, w, sql); err != nil {
+		if w.err != nil {
+			return w.err
+		}
+		return fmt.Errorf("copy %s: %w", rel.QualifiedName(), err)
+	}
+	return w.err
+}
+
+// Write receives COPY data: whole rows (Postgres sends one row per
+// CopyData message).
+func (w *chunkWriter) Write(data []byte) (int, error) {
+	n := len(data)
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if err := w.row(line); err != nil {
+			w.err = err
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+func (w *chunkWriter) row(line []byte) error {
+	var err error
+	w.tuple, w.buf, err = schema.ParseCopyRow(line, len(w.rel.Columns), w.tuple[:0], w.buf[:0])
+	if err != nil {
+		return &copyError{permanent: true, err: fmt.Errorf("parse COPY row of %s: %w", w.rel.QualifiedName(), err)}
+	}
+	w.ch.After = w.tuple
+	if w.rows&255 == 0 {
+		w.now = time.Now().UnixMilli()
+	}
+	w.rows++
+	rec, err := w.out.encode(w.enc, &w.ch, w.now)
+	if err != nil {
+		return err
+	}
+	// Hold this record and produce the one held before: the table's last
+	// row must say snapshot "last", and only the end tells which it is.
+	prev := w.held
+	w.held = rec
+	if prev != nil {
+		return w.out.produce(prev)
+	}
+	return nil
+}
+
+// finish hands this worker's held record to the table's "last" candidate.
+func (w *chunkWriter) finish() error {
+	if w.held == nil {
+		return nil
+	}
+	o := w.out
+	o.mu.Lock()
+	prev := o.last
+	o.last = w.held
+	o.mu.Unlock()
+	w.held = nil
+	if prev != nil {
+		return o.produce(prev)
+	}
+	return nil
+}
+
+// finish produces the table's last row, marked "last", and tombstones for
+// the keys an earlier copy left that this snapshot no longer has.
+func (o *snapshotOut) finish() error {
+	if o.last != nil {
+		o.c.p.newCodec().MarkLast(o.last.Value)
+		if err := o.produce(o.last); err != nil {
+			return err
+		}
+	}
+	seq := o.count.Load() // stale-key tombstones number on after the rows
+	for k := range o.stale.keys {
+		ts := &kgo.Record{Topic: o.topic, Key: []byte(k), Context: o.ack}
+		setHeaders(ts, o.lsn, o.lsn, seq)
+		seq++
+		if err := o.produce(ts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encode turns a snapshot row into a record, and strikes its key from the
+// stale keys.
+func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now int64) (*kgo.Record, error) {
+	rec, _ := o.pool.Get().(*kgo.Record)
+	if rec == nil {
+		rec = new(kgo.Record)
+	}
+	key, hasKey, err := enc.AppendKey(rec.Key[:0], ch)
+	if err != nil {
+		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
+	}
+	value, err := enc.AppendValue(rec.Value[:0], ch, now)
+	if err == nil {
+		err = enc.checkSize(key, value)
+	}
+	if err != nil {
+		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
+	}
+	*rec = kgo.Record{Topic: o.topic, Value: value, Context: o.ack, Headers: rec.Headers}
+	if hasKey {
+		rec.Key = key
+		o.stale.remove(key)
+	}
+	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
+	o.rows.Add(1)
+	return rec, nil
+}
+
+// produce hands rec to the producer, waiting while the copy's in-flight
+// bytes are over its bound.
+func (o *snapshotOut) produce(rec *kgo.Record) error {
+	ctx := o.ctx
+	for o.tracker.Inflight() > o.tracker.maxBytes && !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := o.tracker.Err(); err != nil {
+			return err
+		}
+	}
+	o.tracker.Add(o.ack, len(rec.Key)+len(rec.Value))
+	o.cl.Produce(ctx, rec, o.promise)
+	return nil
+}
+
+func (o *snapshotOut) promise(rec *kgo.Record, err error) {
+	if err != nil {
+		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
+	}
+	o.tracker.Ack(rec.Context.(*txAck), len(rec.Key)+len(rec.Value), err)
+	if rec.Value != nil {
+		*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0], Headers: rec.Headers[:0]}
+		o.pool.Put(rec)
+	}
+}
