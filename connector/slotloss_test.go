@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
@@ -117,22 +114,7 @@ func TestInvalidatedSlotWhileStreamingIsAnUnsafeResume(t *testing.T) {
 	cfg.Heartbeat.Interval = 0
 	r := start(t, cfg)
 
-	c := broker.Cluster()
-	topicID := c.TopicInfo("lost.public.t").TopicID
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	defer free()
-	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		for _, rt := range req.(*kmsg.ProduceRequest).Topics {
-			if rt.Topic == "lost.public.t" || rt.TopicID == topicID {
-				c.SleepControl(func() { <-release })
-				break
-			}
-		}
-		return nil, nil, false
-	})
+	holdProduce(t, broker, "lost.public.t")
 	e.exec(`INSERT INTO t VALUES (1)`) // held by Kafka: the slot is confirmed no further
 	time.Sleep(500 * time.Millisecond)
 	e.invalidate("mooncdc_lost")

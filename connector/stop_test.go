@@ -51,22 +51,7 @@ func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
 			cfg.Heartbeat.Interval = 0
 			r := start(t, cfg)
 
-			c := broker.Cluster()
-			topicID := c.TopicInfo("stop.public.t").TopicID // made by the copy of the empty table
-			release := make(chan struct{})
-			var once sync.Once
-			free := func() { once.Do(func() { close(release) }) }
-			defer free()
-			c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
-				c.KeepControl()
-				for _, rt := range req.(*kmsg.ProduceRequest).Topics {
-					if rt.Topic == "stop.public.t" || rt.TopicID == topicID {
-						c.SleepControl(func() { <-release })
-						break
-					}
-				}
-				return nil, nil, false
-			})
+			free := holdProduce(t, broker, "stop.public.t") // made by the copy of the empty table
 			before := e.lsn(`SELECT pg_current_wal_lsn()`)
 			e.exec(`INSERT INTO t SELECT generate_series(1, 100)`)
 			deadline := time.Now().Add(30 * time.Second)
@@ -104,6 +89,30 @@ func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holdProduce makes the broker hold every produce request to topic (which
+// must exist) until the returned function is called (also at the test's
+// end): Kafka that acknowledges nothing, while it still answers the rest.
+func holdProduce(t *testing.T, broker *kafkatest.Broker, topic string) (release func()) {
+	t.Helper()
+	c := broker.Cluster()
+	topicID := c.TopicInfo(topic).TopicID
+	held := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(held) }) }
+	t.Cleanup(release)
+	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		for _, rt := range req.(*kmsg.ProduceRequest).Topics {
+			if rt.Topic == topic || rt.TopicID == topicID {
+				c.SleepControl(func() { <-held })
+				break
+			}
+		}
+		return nil, nil, false
+	})
+	return release
 }
 
 // countByCreate counts the create records of each id.
