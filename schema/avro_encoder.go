@@ -180,10 +180,10 @@ func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 		return dst, errNotRegistered
 	}
 	w := e.reset()
-	if err := e.writeTuple(rel, p, before, nil); err != nil {
+	if err := e.writeTuple(rel, p, before, nil, keyOnlyBefore(rel)); err != nil {
 		return dst, err
 	}
-	if err := e.writeTuple(rel, p, after, before); err != nil {
+	if err := e.writeTuple(rel, p, after, before, false); err != nil {
 		return dst, err
 	}
 	e.writeSource(ch, rel.Schema, rel.Table, tsMs)
@@ -219,10 +219,9 @@ func (e *AvroEncoder) reset() *avro.Writer {
 	return e.w
 }
 
-// writeTuple writes an optional Value record: null for a nil tuple. An
-// unchanged TOASTed value is taken from old when it has it, as in the JSON
-// encoder.
-func (e *AvroEncoder) writeTuple(rel *Relation, p *relPlan, t, old Tuple) error {
+// writeTuple writes an optional Value record: null for a nil tuple, each
+// value as imageValue gives it (keyOnly: t is an old key tuple).
+func (e *AvroEncoder) writeTuple(rel *Relation, p *relPlan, t, old Tuple, keyOnly bool) error {
 	w := e.w
 	if t == nil {
 		w.WriteLong(0)
@@ -230,11 +229,8 @@ func (e *AvroEncoder) writeTuple(rel *Relation, p *relPlan, t, old Tuple) error 
 	}
 	w.WriteLong(1)
 	for i := range t {
-		v := t[i]
-		if v.Kind == ValueUnchangedToast && old != nil && old[i].Kind == ValueText {
-			v = old[i]
-		}
-		if err := e.writeColumn(p.cols[i], p.cols[i].schema, v); err != nil {
+		v, ct := imageValue(rel, p, t, old, i, keyOnly)
+		if err := e.writeColumn(ct, p.cols[i].schema, v); err != nil {
 			return newValueError(rel, i, v.Data, err)
 		}
 	}

@@ -166,11 +166,11 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 	p := e.planFor(rel)
 	dst = append(dst, p.jsonValueHead...)
 	dst = append(dst, `{"before":`...)
-	if dst, err = e.appendTuple(dst, rel, p, before, nil); err != nil {
+	if dst, err = e.appendTuple(dst, rel, p, before, nil, keyOnlyBefore(rel)); err != nil {
 		return dst[:start], err
 	}
 	dst = append(dst, `,"after":`...)
-	if dst, err = e.appendTuple(dst, rel, p, after, before); err != nil {
+	if dst, err = e.appendTuple(dst, rel, p, after, before, false); err != nil {
 		return dst[:start], err
 	}
 	dst = append(dst, ',')
@@ -216,11 +216,9 @@ func (e *JSONEncoder) appendMessage(dst []byte, ch *Change, tsMs int64) ([]byte,
 }
 
 // appendTuple writes a row image as a JSON object in column order, or null
-// for a nil tuple. An unchanged TOASTed value is taken from old, the old
-// image, when it has the value (REPLICA IDENTITY FULL sends it whole):
-// the value did not change, so that is the value; else it is the
-// placeholder.
-func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old Tuple) ([]byte, error) {
+// for a nil tuple, each value as imageValue gives it (keyOnly: t is an old
+// key tuple).
+func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old Tuple, keyOnly bool) ([]byte, error) {
 	if t == nil {
 		return append(dst, "null"...), nil
 	}
@@ -230,12 +228,9 @@ func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old 
 			dst = append(dst, ',')
 		}
 		dst = append(dst, p.names[i]...)
-		v := t[i]
-		if v.Kind == ValueUnchangedToast && old != nil && old[i].Kind == ValueText {
-			v = old[i]
-		}
+		v, ct := imageValue(rel, p, t, old, i, keyOnly)
 		var err error
-		if dst, err = e.appendColumn(dst, p.cols[i], v); err != nil {
+		if dst, err = e.appendColumn(dst, ct, v); err != nil {
 			return dst, newValueError(rel, i, v.Data, err)
 		}
 	}
