@@ -82,7 +82,7 @@ func NPMBinDir(ctx context.Context, major int) (string, error) {
 		return "", err
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
-	if hasServerBinaries(bin) { // another process fetched it meanwhile
+	if hasServerBinaries(bin) {                          // another process fetched it meanwhile
 		return bin, nil
 	}
 	version, err := npmLatest(ctx, major)
@@ -193,7 +193,7 @@ func untar(file, dir string) error {
 		if err != nil {
 			return err
 		}
-		target := filepath.Join(dir, filepath.Clean("/" + h.Name))
+		target := filepath.Join(dir, filepath.Clean("/"+h.Name))
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := os.MkdirAll(target, 0o755); err != nil {
