@@ -82,7 +82,8 @@ func NPMBinDir(ctx context.Context, major int) (string, error) {
 		return "", err
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck
-	if hasServerBinaries(bin) {                          // another process fetched it meanwhile
+	// Another process may have fetched it meanwhile.
+	if hasServerBinaries(bin) {
 		return bin, nil
 	}
 	version, err := npmLatest(ctx, major)
