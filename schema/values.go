@@ -109,6 +109,11 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 			s = cv.txt
 		}
 		want := decimalScale(t.schema)
+		if t.conv == convMoney {
+			// money_fraction_digits below the value's digits: Debezium
+			// rounds (HALF_UP) where numeric(p,s) text never needs it.
+			s = roundHalfUp(s, want, &cv.tmp)
+		}
 		var err error
 		if s, err = fixScale(s, want, &cv.tmp); err != nil {
 			return datum{}, err

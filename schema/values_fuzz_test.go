@@ -265,3 +265,44 @@ func FuzzParseBits(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRoundHalfUp: for any money text that parses, rounding to 0-20
+// fractional digits gives the value math/big gets by rounding half away
+// from zero (BigDecimal's HALF_UP), with exactly that many digits when it
+// had more.
+func FuzzRoundHalfUp(f *testing.F) {
+	for _, s := range []string{"$123.46", "-$0.05", "($9.99)", "$92,233,720,368,547,758.07", "$0.00", "$1,234"} {
+		f.Add([]byte(s), uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, s []byte, scale uint8) {
+		num, err := parseMoney(s, nil)
+		if err != nil {
+			return
+		}
+		sc := int(scale % 21)
+		buf := []byte("junk")
+		got := roundHalfUp(num, sc, &buf)
+		in := mustRat(t, string(num))
+		// Expected: sign(in) * floor(|in| * 10^sc + 1/2) / 10^sc.
+		pow := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(sc)), nil)
+		abs := new(big.Rat).Abs(in)
+		scaled := new(big.Rat).Add(new(big.Rat).Mul(abs, new(big.Rat).SetInt(pow)), big.NewRat(1, 2))
+		q := new(big.Int).Quo(scaled.Num(), scaled.Denom())
+		want := new(big.Rat).SetFrac(q, pow)
+		if in.Sign() < 0 {
+			want.Neg(want)
+		}
+		if g := mustRat(t, string(got)); g.Cmp(want) != 0 {
+			t.Fatalf("%q: roundHalfUp(%q, %d) = %q, want %s", s, num, sc, got, want.FloatString(sc))
+		}
+		_, frac, hasDot := strings.Cut(string(num), ".")
+		if hasDot && len(frac) > sc {
+			_, gfrac, _ := strings.Cut(string(got), ".")
+			if len(gfrac) != sc || (len(got) > 0 && got[0] == '-' && want.Sign() == 0) {
+				t.Fatalf("roundHalfUp(%q, %d) = %q: want %d fractional digits and no negative zero", num, sc, got, sc)
+			}
+		} else if string(got) != string(num) {
+			t.Fatalf("roundHalfUp(%q, %d) = %q, want it unchanged", num, sc, got)
+		}
+	})
+}
