@@ -262,29 +262,7 @@ func (e *AvroEncoder) writeColumn(t *colType, s *Schema, v Value) error {
 	case convArray:
 		return e.writeArray(t, s, v.Data)
 	case convHstoreMap:
-		cv := &e.cv
-		var err error
-		if cv.hs, cv.hbuf, err = parseHstore(v.Data, cv.hs[:0], cv.hbuf[:0]); err != nil {
-			return err
-		}
-		javaHashMapOrder(cv.hs)
-		if s.Optional {
-			w.WriteLong(1)
-		}
-		if len(cv.hs) > 0 {
-			w.WriteLong(int64(len(cv.hs)))
-			for _, p := range cv.hs {
-				w.WriteBytes(p.Key)
-				if p.Null {
-					w.WriteLong(0)
-				} else {
-					w.WriteLong(1)
-					w.WriteBytes(p.Value)
-				}
-			}
-		}
-		w.WriteLong(0)
-		return nil
+		return e.writeHstoreMap(v.Data, s.Optional)
 	}
 	d, err := e.cv.scalar(t, v.Data)
 	if err != nil {
@@ -346,8 +324,8 @@ func (e *AvroEncoder) writeArray(t *colType, s *Schema, text []byte) error {
 	if cv.elem, cv.ebuf, err = parseArray(text, arrayDelim(t.elem), cv.elem[:0], cv.ebuf[:0]); err != nil {
 		return err
 	}
-	if t.elem.conv == convArray || t.elem.conv == convHstoreMap {
-		return errNestedComposite
+	if t.elem.conv == convArray {
+		return errNestedArray
 	}
 	w := e.w
 	if s.Optional {
@@ -360,12 +338,49 @@ func (e *AvroEncoder) writeArray(t *colType, s *Schema, text []byte) error {
 				w.WriteLong(0)
 				continue
 			}
+			if t.elem.conv == convHstoreMap {
+				if err := e.writeHstoreMap(el.Data, t.elem.schema.Optional); err != nil {
+					return err
+				}
+				continue
+			}
 			d, err := cv.scalar(t.elem, el.Data)
 			if err != nil {
 				return err
 			}
 			if err := e.writeDatum(d, t.elem.schema); err != nil {
 				return err
+			}
+		}
+	}
+	w.WriteLong(0)
+	return nil
+}
+
+// writeHstoreMap writes hstore text as an Avro map of optional strings
+// (hstore_handling_mode map), in java.util.HashMap order like the JSON
+// encoder, preceded by the union index when optional. It parses before it
+// writes, so a value that does not parse writes nothing.
+func (e *AvroEncoder) writeHstoreMap(s []byte, optional bool) error {
+	cv := &e.cv
+	var err error
+	if cv.hs, cv.hbuf, err = parseHstore(s, cv.hs[:0], cv.hbuf[:0]); err != nil {
+		return err
+	}
+	javaHashMapOrder(cv.hs)
+	w := e.w
+	if optional {
+		w.WriteLong(1)
+	}
+	if len(cv.hs) > 0 {
+		w.WriteLong(int64(len(cv.hs)))
+		for _, p := range cv.hs {
+			w.WriteBytes(p.Key)
+			if p.Null {
+				w.WriteLong(0)
+			} else {
+				w.WriteLong(1)
+				w.WriteBytes(p.Value)
 			}
 		}
 	}
