@@ -157,6 +157,9 @@ func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 			v = fallback[i]
 		}
 		t := p.cols[i]
+		if t.omit {
+			continue
+		}
 		if err := e.writeColumn(t, t.schema.withOptional(false), v); err != nil {
 			return dst, false, newValueError(rel, i, v.Data, err)
 		}
@@ -230,6 +233,9 @@ func (e *AvroEncoder) writeTuple(rel *Relation, p *relPlan, t, old Tuple) error 
 	}
 	w.WriteLong(1)
 	for i := range t {
+		if p.cols[i].omit {
+			continue
+		}
 		v := t[i]
 		if v.Kind == ValueUnchangedToast && old != nil && old[i].Kind == ValueText {
 			v = old[i]

@@ -52,7 +52,7 @@ func FuzzEncodeEveryType(f *testing.F) {
 	cfgs := []Config{
 		testJSONConfig,
 		{Name: "srv", Database: "db", DecimalMode: "double", BinaryMode: "hex", TimePrecisionMode: "connect",
-			IntervalMode: "string", HstoreMode: "map"},
+			IntervalMode: "string", HstoreMode: "map", IncludeUnknownDatatypes: true},
 		{Name: "srv", Database: "db", DecimalMode: "string", BinaryMode: "base64-url-safe",
 			TimePrecisionMode: "adaptive_time_microseconds", UnavailableValue: "hex:00ff"},
 	}
@@ -71,7 +71,7 @@ func FuzzEncodeEveryType(f *testing.F) {
 	}
 	for _, s := range []string{"", "1", "-1", "NaN", "Infinity", "t", "12.50", `\x00ff`, "2024-01-02", "03:04:05.5",
 		"2024-01-02 03:04:05+01", "1 year 2 mons -3 days 04:05:06", "{1,NULL,\"a b\"}", "{{1},{2}}", `"a"=>"1", "b"=>NULL`,
-		"(1.5,-2)", "101", `{"\"a\"=>\"1\"",NULL,""}`, "[1,10)", "$1,234.56", "-$0.01", "infinity", "\xff\xfe"} {
+		"(1.5,-2)", "(1,1),(0,0)", "<(1,2),3>", "101", `{"\"a\"=>\"1\"",NULL,""}`, "[1,10)", "$1,234.56", "-$0.01", "infinity", "\xff\xfe"} {
 		f.Add(uint16(0), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, col uint16, data []byte) {

@@ -201,7 +201,7 @@ func toastShape(t *colType) toastKind {
 	case TypeString:
 		return toastString
 	case TypeBytes:
-		if t.conv == convBytes {
+		if t.conv == convBytes || t.conv == convGeoText {
 			return toastBytes
 		}
 	case TypeArray:
