@@ -222,6 +222,11 @@ type FormatConfig struct {
 	// UnavailableValuePlaceholder stands for an unchanged TOASTed value;
 	// "hex:" followed by hex digits gives it as bytes.
 	UnavailableValuePlaceholder string `yaml:"unavailable_value_placeholder"`
+	// IncludeUnknownDatatypes is Debezium's include.unknown.datatypes:
+	// box, circle, line, lseg, path and polygon columns, which Debezium
+	// 3.6.1 has no schema for and leaves out, are sent as
+	// binary_handling_mode's type holding pgjdbc's text of the value.
+	IncludeUnknownDatatypes bool `yaml:"include_unknown_datatypes"`
 }
 
 // The record formats.

@@ -372,7 +372,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.schema_registry.insecure_skip_verify", "format.schema_registry.auto_register",
 		"format.decimal_handling_mode", "format.binary_handling_mode", "format.time_precision_mode",
 		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
-		"format.unavailable_value_placeholder",
+		"format.unavailable_value_placeholder", "format.include_unknown_datatypes",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout",
 	}

@@ -37,7 +37,8 @@ func (p *Pipeline) encoderConfig() schema.Config {
 		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
 		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
 		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
-		MoneyFractionDigits: f.MoneyFractionDigits, OnUnknownType: p.unknownType,
+		MoneyFractionDigits: f.MoneyFractionDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
+		OnUnknownType: p.unknownType,
 	}
 }
 

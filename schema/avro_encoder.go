@@ -157,6 +157,9 @@ func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 			v = fallback[i]
 		}
 		t := p.cols[i]
+		if t.omit {
+			continue
+		}
 		if err := e.writeColumn(t, t.schema.withOptional(false), v); err != nil {
 			return dst, false, newValueError(rel, i, v.Data, err)
 		}
@@ -229,6 +232,9 @@ func (e *AvroEncoder) writeTuple(rel *Relation, p *relPlan, t, old Tuple, keyOnl
 	}
 	w.WriteLong(1)
 	for i := range t {
+		if p.cols[i].omit {
+			continue
+		}
 		v, ct := imageValue(rel, p, t, old, i, keyOnly)
 		if err := e.writeColumn(ct, p.cols[i].schema, v); err != nil {
 			return newValueError(rel, i, v.Data, err)
@@ -258,29 +264,7 @@ func (e *AvroEncoder) writeColumn(t *colType, s *Schema, v Value) error {
 	case convArray:
 		return e.writeArray(t, s, v.Data)
 	case convHstoreMap:
-		cv := &e.cv
-		var err error
-		if cv.hs, cv.hbuf, err = parseHstore(v.Data, cv.hs[:0], cv.hbuf[:0]); err != nil {
-			return err
-		}
-		javaHashMapOrder(cv.hs)
-		if s.Optional {
-			w.WriteLong(1)
-		}
-		if len(cv.hs) > 0 {
-			w.WriteLong(int64(len(cv.hs)))
-			for _, p := range cv.hs {
-				w.WriteBytes(p.Key)
-				if p.Null {
-					w.WriteLong(0)
-				} else {
-					w.WriteLong(1)
-					w.WriteBytes(p.Value)
-				}
-			}
-		}
-		w.WriteLong(0)
-		return nil
+		return e.writeHstoreMap(v.Data, s.Optional)
 	}
 	d, err := e.cv.scalar(t, v.Data)
 	if err != nil {
@@ -342,8 +326,8 @@ func (e *AvroEncoder) writeArray(t *colType, s *Schema, text []byte) error {
 	if cv.elem, cv.ebuf, err = parseArray(text, arrayDelim(t.elem), cv.elem[:0], cv.ebuf[:0]); err != nil {
 		return err
 	}
-	if t.elem.conv == convArray || t.elem.conv == convHstoreMap {
-		return errNestedComposite
+	if t.elem.conv == convArray {
+		return errNestedArray
 	}
 	w := e.w
 	if s.Optional {
@@ -356,12 +340,49 @@ func (e *AvroEncoder) writeArray(t *colType, s *Schema, text []byte) error {
 				w.WriteLong(0)
 				continue
 			}
+			if t.elem.conv == convHstoreMap {
+				if err := e.writeHstoreMap(el.Data, t.elem.schema.Optional); err != nil {
+					return err
+				}
+				continue
+			}
 			d, err := cv.scalar(t.elem, el.Data)
 			if err != nil {
 				return err
 			}
 			if err := e.writeDatum(d, t.elem.schema); err != nil {
 				return err
+			}
+		}
+	}
+	w.WriteLong(0)
+	return nil
+}
+
+// writeHstoreMap writes hstore text as an Avro map of optional strings
+// (hstore_handling_mode map), in java.util.HashMap order like the JSON
+// encoder, preceded by the union index when optional. It parses before it
+// writes, so a value that does not parse writes nothing.
+func (e *AvroEncoder) writeHstoreMap(s []byte, optional bool) error {
+	cv := &e.cv
+	var err error
+	if cv.hs, cv.hbuf, err = parseHstore(s, cv.hs[:0], cv.hbuf[:0]); err != nil {
+		return err
+	}
+	javaHashMapOrder(cv.hs)
+	w := e.w
+	if optional {
+		w.WriteLong(1)
+	}
+	if len(cv.hs) > 0 {
+		w.WriteLong(int64(len(cv.hs)))
+		for _, p := range cv.hs {
+			w.WriteBytes(p.Key)
+			if p.Null {
+				w.WriteLong(0)
+			} else {
+				w.WriteLong(1)
+				w.WriteBytes(p.Value)
 			}
 		}
 	}

@@ -38,6 +38,12 @@ type Config struct {
 	// MoneyFractionDigits is money.fraction.digits: the scale of money in
 	// precise mode (default 2).
 	MoneyFractionDigits int
+	// IncludeUnknownDatatypes is include.unknown.datatypes: the columns
+	// of types Debezium has no schema for are sent (as
+	// binary.handling.mode's schema) instead of left out. mooncdc applies
+	// it to box, circle, line, lseg, path and polygon; other types without
+	// a mapping are always sent as text (see OnUnknownType).
+	IncludeUnknownDatatypes bool
 	// OnUnknownType, if set, is called once per column of a type mooncdc
 	// has no mapping for; the value is sent as its text form.
 	OnUnknownType func(table, column, typeName string)

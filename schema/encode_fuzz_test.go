@@ -33,7 +33,9 @@ func everyTypeRelation() *Relation {
 	enum := &TypeInfo{OID: 90001, Name: "mood", Kind: 'e', Mod: -1, Labels: []string{"sad", "ok"}}
 	add("enum", enum.OID, -1, enum)
 	add("_enum", 90002, -1, &TypeInfo{OID: 90002, Name: "_mood", Kind: 'b', Mod: -1, Elem: enum})
-	add("hstore", 90003, -1, &TypeInfo{OID: 90003, Name: "hstore", Kind: 'b', Mod: -1})
+	hstore := &TypeInfo{OID: 90003, Name: "hstore", Kind: 'b', Mod: -1}
+	add("hstore", hstore.OID, -1, hstore)
+	add("_hstore", 90007, -1, &TypeInfo{OID: 90007, Name: "_hstore", Kind: 'b', Mod: -1, Elem: hstore})
 	add("citext", 90004, -1, &TypeInfo{OID: 90004, Name: "citext", Kind: 'b', Mod: -1})
 	add("ltree", 90005, -1, &TypeInfo{OID: 90005, Name: "ltree", Kind: 'b', Mod: -1})
 	add("unknown", 90006, -1, &TypeInfo{OID: 90006, Name: "geometry", Kind: 'b', Mod: -1})
@@ -50,7 +52,7 @@ func FuzzEncodeEveryType(f *testing.F) {
 	cfgs := []Config{
 		testJSONConfig,
 		{Name: "srv", Database: "db", DecimalMode: "double", BinaryMode: "hex", TimePrecisionMode: "connect",
-			IntervalMode: "string", HstoreMode: "map"},
+			IntervalMode: "string", HstoreMode: "map", IncludeUnknownDatatypes: true},
 		{Name: "srv", Database: "db", DecimalMode: "string", BinaryMode: "base64-url-safe",
 			TimePrecisionMode: "adaptive_time_microseconds", UnavailableValue: "hex:00ff"},
 	}
@@ -69,7 +71,7 @@ func FuzzEncodeEveryType(f *testing.F) {
 	}
 	for _, s := range []string{"", "1", "-1", "NaN", "Infinity", "t", "12.50", `\x00ff`, "2024-01-02", "03:04:05.5",
 		"2024-01-02 03:04:05+01", "1 year 2 mons -3 days 04:05:06", "{1,NULL,\"a b\"}", "{{1},{2}}", `"a"=>"1", "b"=>NULL`,
-		"(1.5,-2)", "101", "[1,10)", "$1,234.56", "-$0.01", "infinity", "\xff\xfe"} {
+		"(1.5,-2)", "(1,1),(0,0)", "<(1,2),3>", "101", `{"\"a\"=>\"1\"",NULL,""}`, "[1,10)", "$1,234.56", "-$0.01", "infinity", "\xff\xfe"} {
 		f.Add(uint16(0), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, col uint16, data []byte) {

@@ -120,13 +120,18 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 	}
 	dst = append(dst, p.jsonKeyHead...)
 	dst = append(dst, '{')
-	for n, i := range rel.KeyIndexes {
+	first := true
+	for _, i := range rel.KeyIndexes {
 		if i < 0 || i >= len(p.cols) {
 			return dst[:start], false, fmt.Errorf("encode key of %s: key index %d out of range", rel.QualifiedName(), i)
 		}
-		if n > 0 {
+		if p.cols[i].omit {
+			continue
+		}
+		if !first {
 			dst = append(dst, ',')
 		}
+		first = false
 		dst = append(dst, p.names[i]...)
 		v := primary[i]
 		if v.Kind == ValueUnchangedToast {
@@ -223,10 +228,15 @@ func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old 
 		return append(dst, "null"...), nil
 	}
 	dst = append(dst, '{')
+	first := true
 	for i := range t {
-		if i > 0 {
+		if p.cols[i].omit {
+			continue
+		}
+		if !first {
 			dst = append(dst, ',')
 		}
+		first = false
 		dst = append(dst, p.names[i]...)
 		v, ct := imageValue(rel, p, t, old, i, keyOnly)
 		var err error

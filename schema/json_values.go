@@ -30,13 +30,7 @@ func (e *JSONEncoder) appendColumn(dst []byte, t *colType, v Value) ([]byte, err
 	case convArray:
 		return e.appendArray(dst, t, v.Data)
 	case convHstoreMap:
-		var err error
-		cv := &e.cv
-		if cv.hs, cv.hbuf, err = parseHstore(v.Data, cv.hs[:0], cv.hbuf[:0]); err != nil {
-			return dst, err
-		}
-		javaHashMapOrder(cv.hs)
-		return appendHstoreJSON(dst, cv.hs), nil
+		return e.appendHstoreMap(dst, v.Data)
 	}
 	d, err := e.cv.scalar(t, v.Data)
 	if err != nil {
@@ -53,8 +47,8 @@ func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, err
 	if cv.elem, cv.ebuf, err = parseArray(s, arrayDelim(t.elem), cv.elem[:0], cv.ebuf[:0]); err != nil {
 		return dst, err
 	}
-	if t.elem.conv == convArray || t.elem.conv == convHstoreMap {
-		return dst, errNestedComposite
+	if t.elem.conv == convArray {
+		return dst, errNestedArray
 	}
 	dst = append(dst, '[')
 	for i, el := range cv.elem {
@@ -63,6 +57,12 @@ func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, err
 		}
 		if el.Null {
 			dst = append(dst, "null"...)
+			continue
+		}
+		if t.elem.conv == convHstoreMap {
+			if dst, err = e.appendHstoreMap(dst, el.Data); err != nil {
+				return dst, err
+			}
 			continue
 		}
 		d, err := cv.scalar(t.elem, el.Data)
@@ -74,7 +74,22 @@ func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, err
 	return append(dst, ']'), nil
 }
 
-var errNestedComposite = errors.New("arrays of arrays or of hstore maps are not supported; use hstore_handling_mode json")
+var errNestedArray = errors.New("arrays of arrays are not supported")
+
+// appendHstoreMap writes hstore text as a JSON object, the way
+// JsonConverter writes the MAP<STRING, optional STRING> of
+// hstore_handling_mode map: entries in java.util.HashMap order (see
+// javaHashMapOrder), NULL values as null. hstore[] columns write each
+// element this way (Debezium: an array of those maps).
+func (e *JSONEncoder) appendHstoreMap(dst, s []byte) ([]byte, error) {
+	cv := &e.cv
+	var err error
+	if cv.hs, cv.hbuf, err = parseHstore(s, cv.hs[:0], cv.hbuf[:0]); err != nil {
+		return dst, err
+	}
+	javaHashMapOrder(cv.hs)
+	return appendHstoreJSON(dst, cv.hs), nil
+}
 
 // arrayDelim is the element delimiter of an array's text form: ';' for
 // box, ',' for every other type.
@@ -186,7 +201,7 @@ func toastShape(t *colType) toastKind {
 	case TypeString:
 		return toastString
 	case TypeBytes:
-		if t.conv == convBytes {
+		if t.conv == convBytes || t.conv == convGeoText {
 			return toastBytes
 		}
 	case TypeArray:

@@ -71,12 +71,15 @@ func buildPlan(cfg *Config, rel *Relation) *relPlan {
 			cfg.OnUnknownType(rel.QualifiedName(), c.Name, typeDisplayName(c))
 		}
 		p.names[i] = append(appendJSONString(nil, c.Name), ':')
+		if p.cols[i].omit {
+			continue
+		}
 		value.Fields = append(value.Fields, Field{c.Name, p.cols[i].schema})
 	}
 	if len(rel.KeyIndexes) > 0 {
 		p.key = &Schema{Type: TypeStruct, Name: base + ".Key"}
 		for _, i := range rel.KeyIndexes {
-			if i >= 0 && i < len(p.cols) {
+			if i >= 0 && i < len(p.cols) && !p.cols[i].omit {
 				p.key.Fields = append(p.key.Fields, Field{rel.Columns[i].Name, p.cols[i].schema.withOptional(false)})
 			}
 		}

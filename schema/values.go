@@ -109,6 +109,11 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 			s = cv.txt
 		}
 		want := decimalScale(t.schema)
+		if t.conv == convMoney {
+			// money_fraction_digits below the value's digits: Debezium
+			// rounds (HALF_UP) where numeric(p,s) text never needs it.
+			s = roundHalfUp(s, want, &cv.tmp)
+		}
 		var err error
 		if s, err = fixScale(s, want, &cv.tmp); err != nil {
 			return datum{}, err
@@ -259,6 +264,22 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 		}
 		javaHashMapOrder(cv.hs) // Debezium goes through a java.util.HashMap
 		cv.txt = appendHstoreJSON(cv.txt[:0], cv.hs)
+		return datum{k: dString, b: cv.txt}, nil
+	case convGeoText:
+		var err error
+		if cv.tmp, err = appendJavaGeometric(cv.tmp[:0], t.geo, s); err != nil {
+			return datum{}, err
+		}
+		switch t.bin {
+		case convBytesBase64:
+			cv.txt = base64.StdEncoding.AppendEncode(cv.txt[:0], cv.tmp)
+		case convBytesBase64URL:
+			cv.txt = base64.URLEncoding.AppendEncode(cv.txt[:0], cv.tmp)
+		case convBytesHex:
+			cv.txt = hex.AppendEncode(cv.txt[:0], cv.tmp)
+		default:
+			return datum{k: dBytes, b: cv.tmp}, nil
+		}
 		return datum{k: dString, b: cv.txt}, nil
 	case convPoint:
 		x, y, err := parsePoint(s)

@@ -265,3 +265,124 @@ func FuzzParseBits(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRoundHalfUp: for any money text that parses, rounding to 0-20
+// fractional digits gives the value math/big gets by rounding half away
+// from zero (BigDecimal's HALF_UP), with exactly that many digits when it
+// had more.
+func FuzzRoundHalfUp(f *testing.F) {
+	for _, s := range []string{"$123.46", "-$0.05", "($9.99)", "$92,233,720,368,547,758.07", "$0.00", "$1,234"} {
+		f.Add([]byte(s), uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, s []byte, scale uint8) {
+		num, err := parseMoney(s, nil)
+		if err != nil {
+			return
+		}
+		sc := int(scale % 21)
+		buf := []byte("junk")
+		got := roundHalfUp(num, sc, &buf)
+		in := mustRat(t, string(num))
+		// Expected: sign(in) * floor(|in| * 10^sc + 1/2) / 10^sc.
+		pow := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(sc)), nil)
+		abs := new(big.Rat).Abs(in)
+		scaled := new(big.Rat).Add(new(big.Rat).Mul(abs, new(big.Rat).SetInt(pow)), big.NewRat(1, 2))
+		q := new(big.Int).Quo(scaled.Num(), scaled.Denom())
+		want := new(big.Rat).SetFrac(q, pow)
+		if in.Sign() < 0 {
+			want.Neg(want)
+		}
+		if g := mustRat(t, string(got)); g.Cmp(want) != 0 {
+			t.Fatalf("%q: roundHalfUp(%q, %d) = %q, want %s", s, num, sc, got, want.FloatString(sc))
+		}
+		_, frac, hasDot := strings.Cut(string(num), ".")
+		if hasDot && len(frac) > sc {
+			_, gfrac, _ := strings.Cut(string(got), ".")
+			if len(gfrac) != sc || (len(got) > 0 && got[0] == '-' && want.Sign() == 0) {
+				t.Fatalf("roundHalfUp(%q, %d) = %q: want %d fractional digits and no negative zero", num, sc, got, sc)
+			}
+		} else if string(got) != string(num) {
+			t.Fatalf("roundHalfUp(%q, %d) = %q, want it unchanged", num, sc, got)
+		}
+	})
+}
+
+// FuzzAppendJavaGeometric: no input panics; a failed parse leaves dst as
+// it was; what is accepted keeps the input's punctuation and rewrites
+// each number into a Java double text that reads back as the same
+// float64 (NaN as NaN).
+func FuzzAppendJavaGeometric(f *testing.F) {
+	oids := []uint32{oidBox, oidCircle, oidLine, oidLseg, oidPath, oidPolygon}
+	for i, s := range []string{"(1,1),(0,0)", "<(10,20),10>", "{-1,0,0}", "[(0,0),(0,1)]", "[(0,0),(1.5,-2.25)]",
+		"((0,0),(0,1),(1,0),(0,0))", "((1e+100,-1e-05),(NaN,Infinity))", "(-0,5e-324),(1,1)"} {
+		f.Add(uint8(i), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, k uint8, s []byte) {
+		oid := oids[int(k)%len(oids)]
+		got, err := appendJavaGeometric([]byte("pre"), oid, s)
+		if err != nil {
+			if string(got) != "pre" {
+				t.Fatalf("%q: dst changed to %q on error", s, got)
+			}
+			return
+		}
+		out := got[3:]
+		isPunct := func(c byte) bool { return strings.IndexByte("()[]{}<>,", c) >= 0 }
+		split := func(b []byte) (punct string, nums []string) {
+			var cur []byte
+			for _, c := range b {
+				if isPunct(c) {
+					if cur != nil {
+						nums = append(nums, string(cur))
+						cur = nil
+					}
+					punct += string(c)
+					continue
+				}
+				cur = append(cur, c)
+			}
+			return punct, nums
+		}
+		pIn, nIn := split(s)
+		pOut, nOut := split(out)
+		if pIn != pOut || len(nIn) != len(nOut) {
+			t.Fatalf("%q -> %q: the shape changed", s, out)
+		}
+		for i := range nIn {
+			a, _ := strconv.ParseFloat(nIn[i], 64)
+			b, err := strconv.ParseFloat(strings.Replace(nOut[i], "E", "e", 1), 64)
+			if err != nil || (a != b && !(math.IsNaN(a) && math.IsNaN(b))) || math.Signbit(a) != math.Signbit(b) {
+				t.Fatalf("%q -> %q: %s became %s", s, out, nIn[i], nOut[i])
+			}
+		}
+	})
+}
+
+// FuzzAppendJavaDouble: every float64 prints in Java's form (a '.' with a
+// digit on each side, an exponent only outside [10^-3, 10^7)) and reads
+// back as itself.
+func FuzzAppendJavaDouble(f *testing.F) {
+	for _, v := range []float64{0, 1, 0.001, 1e7, 5e-324, math.MaxFloat64, 123.456} {
+		f.Add(math.Float64bits(v))
+	}
+	f.Fuzz(func(t *testing.T, bits uint64) {
+		v := math.Float64frombits(bits)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		s := string(appendJavaDouble(nil, v))
+		mant, exp, sci := strings.Cut(s, "E")
+		abs := math.Abs(v)
+		if sci != (abs != 0 && (abs < 1e-3 || abs >= 1e7)) {
+			t.Fatalf("%v -> %q: notation", v, s)
+		}
+		ip, fp, ok := strings.Cut(strings.TrimPrefix(mant, "-"), ".")
+		if !ok || ip == "" || fp == "" || (sci && len(ip) != 1) || (sci && exp == "") {
+			t.Fatalf("%v -> %q: not Java's form", v, s)
+		}
+		back, err := strconv.ParseFloat(strings.Replace(s, "E", "e", 1), 64)
+		if err != nil || math.Float64bits(back) != bits {
+			t.Fatalf("%v -> %q -> %v, %v", v, s, back, err)
+		}
+	})
+}

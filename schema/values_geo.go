@@ -34,8 +34,9 @@ import (
 //     io.debezium.data.geometry.Line {a, b, c}. Arrays of point are not
 //     mapped in any version (DBZ-459).
 //
-// So the practical choice for those six types is to leave them out or
-// send their Postgres text as a string, documented as a deviation.
+// mooncdc follows Debezium 3.6.1, which is still the older behaviour for
+// those six types (see values_geotext.go for the sources): left out, or
+// with include_unknown_datatypes pgjdbc's text as binary.handling.mode.
 
 // parsePoint parses point_out's text "(x,y)", each coordinate in
 // float8out's form ("1.5", "-2", "1e+100", "NaN", "Infinity",

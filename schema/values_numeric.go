@@ -390,6 +390,76 @@ func parseMoney(s []byte, dst []byte) ([]byte, error) {
 	return append(dst, s[intEnd:]...), nil
 }
 
+// roundHalfUp returns plain decimal text s ("-?d+(.d+)?", as parseMoney
+// writes it) with at most scale fractional digits, rounded as Debezium
+// rounds money in precise mode: BigDecimal.setScale(money.fraction.digits,
+// RoundingMode.HALF_UP), i.e. away from zero when the first dropped digit
+// is 5 or more ($123.46 at scale 1 is 123.5, -$0.05 at scale 1 is -0.1,
+// $0.04 at scale 0 is 0). A rounded zero loses its sign, as BigDecimal has
+// no negative zero. s is returned as is when it has scale or fewer
+// fractional digits; otherwise the result is written to *buf.
+func roundHalfUp(s []byte, scale int, buf *[]byte) []byte {
+	num := s
+	neg := len(num) > 0 && num[0] == '-'
+	if neg {
+		num = num[1:]
+	}
+	dot := -1
+	for i, c := range num {
+		if c == '.' {
+			dot = i
+			break
+		}
+	}
+	if dot < 0 || len(num)-dot-1 <= scale {
+		return s
+	}
+	kept := num[:dot+1+scale]
+	if scale == 0 {
+		kept = num[:dot]
+	}
+	up := num[dot+1+scale] >= '5'
+	b := (*buf)[:0]
+	if neg {
+		b = append(b, '-')
+	}
+	start := len(b)
+	b = append(b, kept...)
+	if up {
+		i := len(b) - 1
+		for ; i >= start; i-- {
+			if b[i] == '.' {
+				continue
+			}
+			if b[i] < '9' {
+				b[i]++
+				break
+			}
+			b[i] = '0'
+		}
+		if i < start { // carried out of the top digit: 9.96 -> 10.0
+			b = append(b, 0)
+			copy(b[start+1:], b[start:])
+			b[start] = '1'
+		}
+	}
+	if neg && !up && onlyZeros(b[start:]) {
+		b = append(b[:0], b[start:]...)
+	}
+	*buf = b
+	return b
+}
+
+// onlyZeros reports whether decimal text s has no digit but 0.
+func onlyZeros(s []byte) bool {
+	for _, c := range s {
+		if c != '0' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
 // hasComma reports whether s contains a ','.
 func hasComma(s []byte) bool {
 	for _, c := range s {

@@ -224,3 +224,42 @@ func TestNumericNoAllocs(t *testing.T) {
 		t.Errorf("%v allocations per run", allocs)
 	}
 }
+
+// TestRoundHalfUpLikeBigDecimalSetScale: money with more fractional digits
+// than money_fraction_digits is rounded as Debezium's
+// PostgresValueConverter.convertMoney does,
+// BigDecimal.setScale(moneyFractionDigits, RoundingMode.HALF_UP)
+// (debezium-connector-postgres/src/main/java/io/debezium/connector/
+// postgresql/PostgresValueConverter.java:908, v3.6.1.Final).
+func TestRoundHalfUpLikeBigDecimalSetScale(t *testing.T) {
+	tests := []struct {
+		in    string
+		scale int
+		want  string
+	}{
+		{"123.46", 1, "123.5"}, // RecordsStreamProducerIT.java:3834-3842: 123.4567 stored as $123.46, sent as 123.5
+		{"123.44", 1, "123.4"},
+		{"123.45", 1, "123.5"}, // a tie goes away from zero
+		{"-123.45", 1, "-123.5"},
+		{"-123.44", 1, "-123.4"},
+		{"9.96", 1, "10.0"}, // the carry reaches the top digit
+		{"-99.99", 0, "-100"},
+		{"99.5", 0, "100"},
+		{"0.49", 0, "0"},
+		{"-0.04", 1, "0.0"}, // no negative zero in BigDecimal
+		{"-0.4", 0, "0"},
+		{"-0.05", 1, "-0.1"},
+		{"92233720368547758.07", 1, "92233720368547758.1"},
+		{"-92233720368547758.08", 0, "-92233720368547758"},
+		{"1234.56", 2, "1234.56"}, // as many digits: unchanged
+		{"1234.5", 2, "1234.5"},   // fewer: unchanged (fixScale pads)
+		{"1234", 0, "1234"},
+	}
+	for _, tc := range tests {
+		buf := []byte("garbage")
+		got := roundHalfUp([]byte(tc.in), tc.scale, &buf)
+		if string(got) != tc.want {
+			t.Errorf("roundHalfUp(%q, %d) = %q, want %q", tc.in, tc.scale, got, tc.want)
+		}
+	}
+}
