@@ -276,11 +276,17 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 		rec.Key = key
 	}
 	changeHeaders(rec, ch)
-	e.send(a, rec)
+	// The tombstone copies rec's key and headers before rec is sent: once
+	// produced, rec may be acked and recycled by onAck (on the producer's
+	// goroutine) before Produce even returns.
+	var ts *kgo.Record
 	if tombstone && hasKey {
-		ts := e.pool.Get().(*kgo.Record)
+		ts = e.pool.Get().(*kgo.Record)
 		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers}
 		copyHeaders(ts, rec)
+	}
+	e.send(a, rec)
+	if ts != nil {
 		e.send(a, ts)
 	}
 	return nil
