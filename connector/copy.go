@@ -161,14 +161,16 @@ type tableInfo struct {
 	rel       *schema.Relation
 	reltuples int64
 	relpages  int64
+	rowFilter string // the publication's WHERE for the table, "" for none
 }
 
 // describeTable reads the table named name ("schema.table", as the
-// offsets and phases name tables) as of conn's snapshot. Schema and table
-// names may themselves hold dots, so the name is never split: the table
-// is found by oid (the one discovery saw) when that still carries the
-// name, else by the joined name.
-func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32) (tableInfo, error) {
+// offsets and phases name tables) as of conn's snapshot, as publication
+// pub streams it: the columns pgoutput sends, and its row filter. Schema
+// and table names may themselves hold dots, so the name is never split:
+// the table is found by oid (the one discovery saw) when that still
+// carries the name, else by the joined name.
+func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32, pub string) (tableInfo, error) {
 	var info tableInfo
 	rel := &schema.Relation{ReplicaIdentity: 'd'}
 	var ident string
@@ -205,8 +207,14 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32)
 	if ident != "" {
 		rel.ReplicaIdentity = ident[0]
 	}
-	rows, err = conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod
-		FROM pg_attribute a WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+	pc, err := publishedColumns(ctx, conn, pub, rel.Schema, rel.Table)
+	if err != nil {
+		return info, fmt.Errorf("describe %s: %w", name, err)
+	}
+	info.rowFilter = pc.rowFilter
+	// Virtual generated columns (Postgres 18) are never published.
+	rows, err = conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attgenerated <> ''
+		FROM pg_attribute a WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated <> 'v'
 		ORDER BY a.attnum`, rel.OID)
 	if err != nil {
 		return info, fmt.Errorf("describe columns of %s: %w", name, err)
@@ -214,8 +222,12 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32)
 	for rows.Next() {
 		var col schema.Column
 		var typ uint32
-		if err := rows.Scan(&col.Name, &typ, &col.TypeMod); err != nil {
+		var generated bool
+		if err := rows.Scan(&col.Name, &typ, &col.TypeMod, &generated); err != nil {
 			return info, err
+		}
+		if !pc.has(col.Name, generated) {
+			continue
 		}
 		col.TypeOID = typ
 		rel.Columns = append(rel.Columns, col)

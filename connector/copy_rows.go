@@ -21,18 +21,23 @@ import (
 // This file holds a copy's rows: the table split into chunks of heap pages,
 // COPY of each chunk, and the records made of its rows.
 
-// chunk is a range of heap pages [from, to); to < 0 means to the end.
-type chunk struct{ from, to int64 }
+// chunk is a range of heap pages [from, to); to < 0 means to the end. Only
+// rows that pass filter (the publication's row filter, "" for none) are
+// copied, as the stream carries only changes that pass it.
+type chunk struct {
+	from, to int64
+	filter   string
+}
 
 func chunks(info tableInfo, chunkRows int64) []chunk {
 	if info.reltuples <= chunkRows || info.relpages <= 1 || chunkRows <= 0 {
-		return []chunk{{0, -1}}
+		return []chunk{{0, -1, info.rowFilter}}
 	}
 	n := (info.reltuples + chunkRows - 1) / chunkRows
 	per := (info.relpages + n - 1) / n
 	var out []chunk
 	for from := int64(0); from < info.relpages; from += per {
-		out = append(out, chunk{from, from + per})
+		out = append(out, chunk{from, from + per, info.rowFilter})
 	}
 	// Pages added after the statistics were taken belong to the last chunk.
 	out[len(out)-1].to = -1
@@ -40,14 +45,20 @@ func chunks(info tableInfo, chunkRows int64) []chunk {
 }
 
 func (ch chunk) where() string {
-	if ch.from == 0 && ch.to < 0 {
+	var conds []string
+	if ch.from > 0 || ch.to >= 0 {
+		conds = append(conds, "ctid >= '("+strconv.FormatInt(ch.from, 10)+",0)'::tid")
+	}
+	if ch.to >= 0 {
+		conds = append(conds, "ctid < '("+strconv.FormatInt(ch.to, 10)+",0)'::tid")
+	}
+	if ch.filter != "" {
+		conds = append(conds, "("+ch.filter+")")
+	}
+	if len(conds) == 0 {
 		return ""
 	}
-	w := " WHERE ctid >= '(" + strconv.FormatInt(ch.from, 10) + ",0)'::tid"
-	if ch.to >= 0 {
-		w += " AND ctid < '(" + strconv.FormatInt(ch.to, 10) + ",0)'::tid"
-	}
-	return w
+	return " WHERE " + strings.Join(conds, " AND ")
 }
 
 // copyRows streams the table's rows as op "r" records and tombstones keys
@@ -60,7 +71,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		return 0, nil, err
 	}
 	defer first.Close(context.Background())
-	info, err := describeTable(ctx, first, name, ts.OID)
+	info, err := describeTable(ctx, first, name, ts.OID, c.p.cfg.Postgres.Publication)
 	if err != nil {
 		return 0, nil, err
 	}

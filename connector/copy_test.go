@@ -65,6 +65,59 @@ func TestChunksCoverTheWholeTable(t *testing.T) {
 	}
 }
 
+// TestChunkCopiesOnlyRowsThePublicationPublishes protects snapshots of a
+// table whose publication has a row filter (Postgres 15+): the copy reads
+// the rows the stream would carry, in every chunk.
+func TestChunkCopiesOnlyRowsThePublicationPublishes(t *testing.T) {
+	cases := []struct {
+		ch   chunk
+		want string
+	}{
+		{chunk{0, -1, ""}, ""},
+		{chunk{0, 3, ""}, " WHERE ctid >= '(0,0)'::tid AND ctid < '(3,0)'::tid"},
+		{chunk{3, -1, ""}, " WHERE ctid >= '(3,0)'::tid"},
+		{chunk{0, -1, "a > 10"}, " WHERE (a > 10)"},
+		{chunk{3, 6, "(a > 10) OR (b IS NULL)"}, " WHERE ctid >= '(3,0)'::tid AND ctid < '(6,0)'::tid AND ((a > 10) OR (b IS NULL))"},
+	}
+	for _, tc := range cases {
+		if got := tc.ch.where(); got != tc.want {
+			t.Errorf("%+v.where() = %q, want %q", tc.ch, got, tc.want)
+		}
+	}
+	for _, c := range chunks(tableInfo{reltuples: 1000, relpages: 10, rowFilter: "a > 10"}, 100) {
+		if c.filter != "a > 10" {
+			t.Fatalf("chunk %+v lost the row filter", c)
+		}
+	}
+}
+
+// TestSnapshotColumnsAreThosePgoutputSends protects snapshots of a table
+// with a column list or generated columns: the copy has the columns the
+// stream has, on every Postgres version.
+func TestSnapshotColumnsAreThosePgoutputSends(t *testing.T) {
+	list := map[string]bool{"id": true, "gen": true}
+	cases := []struct {
+		name      string
+		p         pubColumns
+		column    string
+		generated bool
+		want      bool
+	}{
+		{"no list (14, or table not listed): plain column", pubColumns{}, "secret", false, true},
+		{"no list: generated column", pubColumns{}, "gen", true, false},
+		{"listed column", pubColumns{listed: list}, "id", false, true},
+		{"column left out of the list", pubColumns{listed: list}, "secret", false, false},
+		{"15-17 list names a generated column pgoutput never sends", pubColumns{listed: list}, "gen", true, false},
+		{"18 publishes a listed generated column", pubColumns{listed: list, gencols: true}, "gen", true, true},
+		{"18 without it in the list", pubColumns{listed: map[string]bool{"id": true}, gencols: true}, "gen", true, false},
+	}
+	for _, tc := range cases {
+		if got := tc.p.has(tc.column, tc.generated); got != tc.want {
+			t.Errorf("%s: has(%q) = %v, want %v", tc.name, tc.column, got, tc.want)
+		}
+	}
+}
+
 func fmtChunks(cs []chunk) string {
 	var b strings.Builder
 	b.WriteString("[")

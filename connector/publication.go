@@ -236,3 +236,63 @@ func (k *keylessTables) report(log *zap.Logger, now []TableName) {
 	}
 	k.reported = next
 }
+
+// pubColumns is what a publication publishes of one table: which columns
+// pgoutput sends, and which rows (the row filter).
+type pubColumns struct {
+	listed    map[string]bool // nil: every column that is not generated
+	gencols   bool            // generated columns in listed are sent (Postgres 18+)
+	rowFilter string          // "" for none
+}
+
+// has reports whether pgoutput sends the column: one the column list names
+// (a publication without a list names every column), and a stored
+// generated column only from Postgres 18 on, where it is in the list only
+// when the publication publishes it (publish_generated_columns = stored,
+// or named in a column list); before 18 the list names generated columns
+// although pgoutput never sends them.
+func (p pubColumns) has(column string, generated bool) bool {
+	if p.listed == nil {
+		return !generated
+	}
+	return p.listed[column] && (!generated || p.gencols)
+}
+
+// publishedColumns reads from pg_publication_tables what publication pub
+// publishes of the table, so that a snapshot carries the same columns and
+// rows as the stream, as Postgres's own initial table sync does. Column
+// lists and row filters came in Postgres 15; before, and for a table the
+// publication does not list by that name (a partition published through
+// its root, or the other way round), every non-generated column and every
+// row.
+func publishedColumns(ctx context.Context, conn *pgx.Conn, pub, schemaName, table string) (pubColumns, error) {
+	// server_version_num is not among the parameters the server reports.
+	var version int
+	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
+		return pubColumns{}, fmt.Errorf("read the server version: %w", err)
+	}
+	if version < 150000 {
+		return pubColumns{}, nil
+	}
+	var names []string
+	var filter *string
+	err := conn.QueryRow(ctx, `SELECT attnames::text[], rowfilter FROM pg_publication_tables
+		WHERE pubname = $1 AND schemaname = $2 AND tablename = $3`, pub, schemaName, table).Scan(&names, &filter)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return pubColumns{}, nil
+	}
+	if err != nil {
+		return pubColumns{}, fmt.Errorf("read the columns and row filter publication %q has for the table: %w", pub, err)
+	}
+	var p pubColumns
+	if names != nil {
+		p.listed, p.gencols = make(map[string]bool, len(names)), version >= 180000
+		for _, n := range names {
+			p.listed[n] = true
+		}
+	}
+	if filter != nil {
+		p.rowFilter = *filter
+	}
+	return p, nil
+}
