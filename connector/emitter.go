@@ -262,7 +262,7 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 		e.pool.Put(rec)
 		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
 	}
-	value, err := e.enc.AppendValue(rec.Value[:0], ch, time.Now().UnixMilli())
+	value, err := e.enc.AppendValue(rec.Value[:0], ch, time.Now())
 	if err == nil {
 		err = e.enc.checkSize(key, value)
 	}

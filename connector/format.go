@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -14,8 +15,8 @@ import (
 // schema.AvroEncoder).
 type recordEncoder interface {
 	AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error)
-	AppendValue(dst []byte, ch *schema.Change, tsMs int64) ([]byte, error)
-	MarkLast(value []byte) bool
+	AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error)
+	MarkSnapshot(value []byte, from, to string) ([]byte, bool)
 }
 
 // codec encodes records with the configured key and value formats. Each
@@ -110,11 +111,14 @@ func (c *codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {
 	return c.key.AppendKey(dst, ch)
 }
 
-func (c *codec) AppendValue(dst []byte, ch *schema.Change, tsMs int64) ([]byte, error) {
-	return c.value.AppendValue(dst, ch, tsMs)
+func (c *codec) AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error) {
+	return c.value.AppendValue(dst, ch, now)
 }
 
-func (c *codec) MarkLast(value []byte) bool { return c.value.MarkLast(value) }
+// MarkSnapshot rewrites a snapshot record's source.snapshot marker.
+func (c *codec) MarkSnapshot(value []byte, from, to string) ([]byte, bool) {
+	return c.value.MarkSnapshot(value, from, to)
+}
 
 // checkSize refuses a record above kafka.max_record_bytes before it is
 // produced: the broker would refuse it anyway, later and for the whole
