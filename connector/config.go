@@ -222,7 +222,19 @@ type FormatConfig struct {
 	// UnavailableValuePlaceholder stands for an unchanged TOASTed value;
 	// "hex:" followed by hex digits gives it as bytes.
 	UnavailableValuePlaceholder string `yaml:"unavailable_value_placeholder"`
+	// SkippedOperations are the streamed operations not written, as
+	// Debezium's skipped.operations: c (insert), u (update), d (delete),
+	// t (truncate); [none] or [] writes them all. Default [t]: truncates
+	// are skipped, as in Debezium.
+	SkippedOperations []string `yaml:"skipped_operations"`
+	// ProvideTransactionMetadata fills each change's transaction block and
+	// writes BEGIN and END records to <prefix>.transaction, as Debezium's
+	// provide.transaction.metadata (default false).
+	ProvideTransactionMetadata bool `yaml:"provide_transaction_metadata"`
 }
+
+// SkippableOperations are the values of format.skipped_operations.
+var SkippableOperations = []string{"c", "u", "d", "t", "none"}
 
 // The record formats.
 const (
@@ -333,6 +345,7 @@ func DefaultConfig() Config {
 			HstoreHandlingMode:          schema.HstoreModes[0],
 			MoneyFractionDigits:         2,
 			UnavailableValuePlaceholder: schema.DefaultUnavailableValue,
+			SkippedOperations:           []string{"t"},
 		},
 		Heartbeat: HeartbeatConfig{Interval: DefaultHeartbeatInterval, Records: true},
 		Metrics:   MetricsConfig{Listen: DefaultMetricsListen},

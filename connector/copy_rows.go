@@ -176,10 +176,10 @@ type chunkWriter struct {
 	held  *kgo.Record // this worker's newest record, produced when the next row arrives
 	// heldMarker is the source.snapshot held was encoded with.
 	heldMarker string
-	err   error
-	ctx   context.Context
-	now   time.Time // ts_* of the records, refreshed every 256 rows (time.Now costs)
-	rows  int
+	err        error
+	ctx        context.Context
+	now        time.Time // ts_* of the records, refreshed every 256 rows (time.Now costs)
+	rows       int
 }
 
 func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {

@@ -17,6 +17,8 @@ type recordEncoder interface {
 	AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error)
 	AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error)
 	MarkSnapshot(value []byte, from, to string) ([]byte, bool)
+	AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error)
+	AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error)
 }
 
 // codec encodes records with the configured key and value formats. Each
@@ -74,6 +76,23 @@ func (p *Pipeline) newCodec() *codec {
 // <topic>-value. It blocks while the registry is unreachable; a schema the
 // registry refuses, or that is not valid Avro, is a *tableSchemaError.
 func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation) error {
+	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
+		return enc.Register(rel, key, value, register)
+	})
+}
+
+// prepareTx registers the Avro schemas of the transaction metadata
+// records on topic, as prepare does for a table's.
+func (c *codec) prepareTx(ctx context.Context, topic string) error {
+	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
+		return enc.RegisterTxMetadata(key, value, register)
+	})
+}
+
+// register has each Avro encoder register its schemas (with do) under
+// topic's subjects, and classifies the failure.
+func (c *codec) register(ctx context.Context, topic string,
+	do func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error) error {
 	var regErr error
 	register := func(isKey bool, s string) (int, error) {
 		subject := topic + "-value"
@@ -91,7 +110,7 @@ func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation)
 		if role.enc == nil {
 			continue
 		}
-		err := role.enc.Register(rel, role.key, role.value, register)
+		err := do(role.enc, role.key, role.value, register)
 		switch {
 		case err == nil:
 		case err != regErr:
@@ -105,6 +124,15 @@ func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation)
 		}
 	}
 	return nil
+}
+
+// AppendTxKey and AppendTxValue encode a transaction metadata record.
+func (c *codec) AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error) {
+	return c.key.AppendTxKey(dst, ev)
+}
+
+func (c *codec) AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error) {
+	return c.value.AppendTxValue(dst, ev)
 }
 
 func (c *codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {

@@ -32,6 +32,7 @@ type AvroEncoder struct {
 
 	msgKey, msgValue     string
 	msgKeyID, msgValueID int32 // -1 until registered
+	txKeyID, txValueID   int32 // transaction metadata records; -1 until registered
 }
 
 // avroPlan is the Avro part of a relation's plan.
@@ -45,7 +46,7 @@ type avroPlan struct {
 func NewAvroEncoder(cfg Config) *AvroEncoder {
 	cfg = cfg.withDefaults()
 	e := &AvroEncoder{plans: newPlanCache(cfg), cfg: cfg, w: avro.NewWriter(nil, 1024),
-		msgKeyID: -1, msgValueID: -1}
+		msgKeyID: -1, msgValueID: -1, txKeyID: -1, txValueID: -1}
 	e.phBytes, e.ph, _ = placeholder(cfg.UnavailableValue)
 	e.msgKey = renderAvro(messageKeySchema)
 	e.msgValue = renderAvro(messageValueSchema)

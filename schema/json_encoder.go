@@ -30,6 +30,9 @@ type JSONEncoder struct {
 	schemas bool
 	// msgKeyHead and msgValueHead are the schema heads of messages.
 	msgKeyHead, msgValueHead []byte
+	// tx holds the schema heads of transaction metadata records, made at
+	// first use.
+	tx *txHeads
 
 	plans planCache
 	cv    converter
