@@ -140,9 +140,15 @@ type HeartbeatConfig struct {
 	Interval time.Duration `yaml:"interval"`
 	// Records writes a heartbeat record to Topic at each heartbeat.
 	Records bool `yaml:"records"`
-	// Topic defaults to <prefix>.heartbeat.
+	// Topic defaults to Debezium's __debezium-heartbeat.<prefix>
+	// (DefaultHeartbeatTopic).
 	Topic string `yaml:"topic"`
 }
+
+// DefaultHeartbeatTopic is Debezium's heartbeat topic for a topic prefix:
+// heartbeat.topics.prefix (default __debezium-heartbeat), '.', the prefix
+// (HeartbeatImpl.java:46, AbstractTopicNamingStrategy.java:142-147).
+func DefaultHeartbeatTopic(prefix string) string { return "__debezium-heartbeat." + prefix }
 
 // Delivery is the delivery guarantee towards Kafka.
 type Delivery string
@@ -372,7 +378,7 @@ func (c *Config) ApplyDefaults() {
 		c.Kafka.TopicPrefix = c.Name
 	}
 	if c.Heartbeat.Topic == "" {
-		c.Heartbeat.Topic = c.Kafka.TopicPrefix + ".heartbeat"
+		c.Heartbeat.Topic = DefaultHeartbeatTopic(c.Kafka.TopicPrefix)
 	}
 }
 

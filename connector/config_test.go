@@ -93,6 +93,11 @@ func TestApplyDefaultsDerivesFromName(t *testing.T) {
 	if c.Postgres.Publication != "mooncdc_shop_eu_1" || c.Postgres.Slot != "mooncdc_shop_eu_1" || c.Kafka.TopicPrefix != "Shop-EU.1" {
 		t.Fatalf("derived defaults: publication %q slot %q prefix %q", c.Postgres.Publication, c.Postgres.Slot, c.Kafka.TopicPrefix)
 	}
+	// Debezium's heartbeat topic: heartbeat.topics.prefix __debezium-heartbeat,
+	// '.', the topic prefix (HeartbeatImpl.java:46, AbstractTopicNamingStrategy.java:142-147).
+	if c.Heartbeat.Topic != "__debezium-heartbeat.Shop-EU.1" {
+		t.Errorf("derived heartbeat.topic %q, want __debezium-heartbeat.Shop-EU.1", c.Heartbeat.Topic)
+	}
 
 	c = DefaultConfig()
 	c.Name = "shop"

@@ -205,7 +205,7 @@ func (c Config) Validate() error {
 	}
 	if c.Heartbeat.Topic != "" {
 		if err := checkTopicName(c.Heartbeat.Topic); err != nil {
-			bad("heartbeat.topic: %q %v (default <prefix>.heartbeat)", c.Heartbeat.Topic, err)
+			bad("heartbeat.topic: %q %v (default __debezium-heartbeat.<prefix>)", c.Heartbeat.Topic, err)
 		}
 	}
 
