@@ -207,6 +207,20 @@ func (s *snapshotter) schedule() {
 			}
 		}
 	}
+	// A table that waited for the queue and is no longer due (it left the
+	// publication, or was parked) leaves its run, so that the run can end.
+	if len(s.runs) > 0 {
+		isDue := make(map[string]bool, len(due))
+		for _, name := range due {
+			isDue[name] = true
+		}
+		for name, run := range s.runs {
+			if !isDue[name] {
+				run.leave(name)
+				delete(s.runs, name)
+			}
+		}
+	}
 	if len(fresh) > 0 {
 		run := newSnapshotRun(fresh)
 		for _, name := range fresh {
