@@ -10,6 +10,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
 // txRecord is a record of the transaction metadata topic.
@@ -211,5 +212,46 @@ func TestTruncateSkippedByDefaultAsDebezium(t *testing.T) {
 				t.Errorf("records %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTransactionMetadataInAvro: with Avro, BEGIN and END are registered
+// under <prefix>.transaction-key/-value with Debezium's
+// TransactionMetadataKey/Value schemas (SchemaFactory.java:200-219) and
+// decode to the same fields; the change's transaction block is the
+// event.block record.
+func TestTransactionMetadataInAvro(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
+	cfg := avroConfig(e, reg, "tav", "public.a")
+	cfg.Format.ProvideTransactionMetadata = true
+	cfg.Snapshot.Mode = connector.SnapshotNever
+	r := startStreaming(t, cfg)
+	e.exec(`INSERT INTO a (aa) VALUES (1)`)
+	recs := readAvro(t, reg, e.kafka, 2, "tav.transaction")
+	changes := readAvro(t, reg, e.kafka, 1, "tav.public.a")
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	begin, end := recs[0], recs[1]
+	if begin.value["status"] != "BEGIN" || begin.value["event_count"] != nil || begin.key["id"] != begin.value["id"] {
+		t.Errorf("BEGIN key %v value %v", begin.key, begin.value)
+	}
+	if end.value["status"] != "END" || end.value["event_count"] != int64(1) || end.key["id"] != end.value["id"] {
+		t.Errorf("END key %v value %v", end.key, end.value)
+	}
+	tx, _ := changes[0].value["transaction"].(map[string]any)
+	if tx == nil || tx["total_order"] != int64(1) || tx["data_collection_order"] != int64(1) {
+		t.Errorf("change transaction block %v", changes[0].value["transaction"])
+	}
+	for _, subject := range []string{"tav.transaction-key", "tav.transaction-value"} {
+		if len(reg.Versions(subject)) != 1 {
+			t.Errorf("subject %s: %d versions, want 1", subject, len(reg.Versions(subject)))
+		}
+	}
+	text, _ := reg.SchemaByID(end.valueID)
+	if !strings.Contains(text, `"name":"TransactionMetadataValue","namespace":"io.debezium.connector.common"`) {
+		t.Errorf("value schema: %s", text)
 	}
 }
