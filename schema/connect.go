@@ -185,16 +185,17 @@ var (
 	}}
 
 	// messageKeySchema and messageValueSchema are the schemas of logical
-	// decoding messages (Debezium's LogicalDecodingMessageMonitor).
-	messageKeySchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageKey", Fields: []Field{
+	// decoding messages (Debezium's LogicalDecodingMessageMonitor), each
+	// version 1 (PostgresSchemaFactory.java:33-67).
+	messageKeySchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageKey", Version: 1, Fields: []Field{
 		{"prefix", schemaOptionalString},
 	}}
-	messageValueSchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageValue", Fields: []Field{
+	messageValueSchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageValue", Version: 1, Fields: []Field{
 		{"op", schemaString},
 		{"ts_ms", schemaOptionalInt64},
 		{"source", sourceSchema},
 		{"transaction", transactionSchema},
-		{"message", &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.Message", Fields: []Field{
+		{"message", &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.Message", Version: 1, Fields: []Field{
 			{"prefix", schemaOptionalString},
 			{"content", &Schema{Type: TypeBytes, Optional: true}},
 		}}},

@@ -206,3 +206,31 @@ func TestEnumArrayItemsRequired(t *testing.T) {
 		t.Error("a NULL enum array item was written into a required Avro item")
 	}
 }
+
+// TestMessageSchemasVersionOne: the logical message key, value and
+// message block are version 1 (PostgresSchemaFactory.java:33-67).
+func TestMessageSchemasVersionOne(t *testing.T) {
+	e := NewJSONSchemaEncoder(testJSONConfig)
+	ch := &Change{Op: OpMessage, LSN: 1, Message: &Message{Prefix: "p", Content: []byte("c")}}
+	k, _, err := e.AppendKey(nil, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := e.AppendValue(nil, ch, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key, value struct {
+		Schema connectField `json:"schema"`
+	}
+	if err := json.Unmarshal(k, &key); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(v, &value); err != nil {
+		t.Fatal(err)
+	}
+	if key.Schema.Version != 1 || value.Schema.Version != 1 || fieldByName(t, value.Schema.Fields, "message").Version != 1 {
+		t.Errorf("versions: key %d value %d message %d, want 1", key.Schema.Version, value.Schema.Version,
+			fieldByName(t, value.Schema.Fields, "message").Version)
+	}
+}
