@@ -140,9 +140,15 @@ type HeartbeatConfig struct {
 	Interval time.Duration `yaml:"interval"`
 	// Records writes a heartbeat record to Topic at each heartbeat.
 	Records bool `yaml:"records"`
-	// Topic defaults to <prefix>.heartbeat.
+	// Topic defaults to Debezium's __debezium-heartbeat.<prefix>
+	// (DefaultHeartbeatTopic).
 	Topic string `yaml:"topic"`
 }
+
+// DefaultHeartbeatTopic is Debezium's heartbeat topic for a topic prefix:
+// heartbeat.topics.prefix (default __debezium-heartbeat), '.', the prefix
+// (HeartbeatImpl.java:46, AbstractTopicNamingStrategy.java:142-147).
+func DefaultHeartbeatTopic(prefix string) string { return "__debezium-heartbeat." + prefix }
 
 // Delivery is the delivery guarantee towards Kafka.
 type Delivery string
@@ -227,7 +233,19 @@ type FormatConfig struct {
 	// 3.6.1 has no schema for and leaves out, are sent as
 	// binary_handling_mode's type holding pgjdbc's text of the value.
 	IncludeUnknownDatatypes bool `yaml:"include_unknown_datatypes"`
+	// SkippedOperations are the streamed operations not written, as
+	// Debezium's skipped.operations: c (insert), u (update), d (delete),
+	// t (truncate); [none] or [] writes them all. Default [t]: truncates
+	// are skipped, as in Debezium.
+	SkippedOperations []string `yaml:"skipped_operations"`
+	// ProvideTransactionMetadata fills each change's transaction block and
+	// writes BEGIN and END records to <prefix>.transaction, as Debezium's
+	// provide.transaction.metadata (default false).
+	ProvideTransactionMetadata bool `yaml:"provide_transaction_metadata"`
 }
+
+// SkippableOperations are the values of format.skipped_operations.
+var SkippableOperations = []string{"c", "u", "d", "t", "none"}
 
 // The record formats.
 const (
@@ -338,6 +356,7 @@ func DefaultConfig() Config {
 			HstoreHandlingMode:          schema.HstoreModes[0],
 			MoneyFractionDigits:         2,
 			UnavailableValuePlaceholder: schema.DefaultUnavailableValue,
+			SkippedOperations:           []string{"t"},
 		},
 		Heartbeat: HeartbeatConfig{Interval: DefaultHeartbeatInterval, Records: true},
 		Metrics:   MetricsConfig{Listen: DefaultMetricsListen},
@@ -364,7 +383,7 @@ func (c *Config) ApplyDefaults() {
 		c.Kafka.TopicPrefix = c.Name
 	}
 	if c.Heartbeat.Topic == "" {
-		c.Heartbeat.Topic = c.Kafka.TopicPrefix + ".heartbeat"
+		c.Heartbeat.Topic = DefaultHeartbeatTopic(c.Kafka.TopicPrefix)
 	}
 }
 

@@ -70,6 +70,9 @@ func TestDefaultConfig(t *testing.T) {
 			HstoreHandlingMode:          "json",
 			MoneyFractionDigits:         2,
 			UnavailableValuePlaceholder: "__debezium_unavailable_value",
+			// Debezium's skipped.operations default: truncates are not
+			// written (CommonConnectorConfig.java:838-848).
+			SkippedOperations: []string{"t"},
 		},
 		Heartbeat: HeartbeatConfig{Interval: 10 * time.Second, Records: true},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9187"},
@@ -89,6 +92,11 @@ func TestApplyDefaultsDerivesFromName(t *testing.T) {
 	c.ApplyDefaults()
 	if c.Postgres.Publication != "mooncdc_shop_eu_1" || c.Postgres.Slot != "mooncdc_shop_eu_1" || c.Kafka.TopicPrefix != "Shop-EU.1" {
 		t.Fatalf("derived defaults: publication %q slot %q prefix %q", c.Postgres.Publication, c.Postgres.Slot, c.Kafka.TopicPrefix)
+	}
+	// Debezium's heartbeat topic: heartbeat.topics.prefix __debezium-heartbeat,
+	// '.', the topic prefix (HeartbeatImpl.java:46, AbstractTopicNamingStrategy.java:142-147).
+	if c.Heartbeat.Topic != "__debezium-heartbeat.Shop-EU.1" {
+		t.Errorf("derived heartbeat.topic %q, want __debezium-heartbeat.Shop-EU.1", c.Heartbeat.Topic)
 	}
 
 	c = DefaultConfig()
@@ -165,6 +173,8 @@ func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
 		{"snapshot retry delay 0", func(c *Config) { c.Snapshot.RetryDelay = 0 }, []string{"snapshot.retry_delay: 0s", "positive", "5m"}},
 		{"snapshot retry delay above cap", func(c *Config) { c.Snapshot.RetryDelay = 6 * time.Minute }, []string{"snapshot.retry_delay: 6m0s", "up to 5m "}},
 		{"snapshot max retries", func(c *Config) { c.Snapshot.MaxRetries = -1 }, []string{"snapshot.max_retries: -1", "mooncdc resnapshot"}},
+		{"skipped operation", func(c *Config) { c.Format.SkippedOperations = []string{"t", "r"} }, []string{"format.skipped_operations:", `"r"`, "c, u, d, t, none"}},
+		{"skipped none and more", func(c *Config) { c.Format.SkippedOperations = []string{"none", "t"} }, []string{"format.skipped_operations:", "none cannot be listed"}},
 		{"metrics", func(c *Config) { c.Metrics.Listen = "9187" }, []string{"metrics.listen:", "host:port"}},
 		{"log level", func(c *Config) { c.Log.Level = "loud" }, []string{"log.level:", "debug, info, warn, error"}},
 		{"log format", func(c *Config) { c.Log.Format = "xml" }, []string{"log.format:", "json, console"}},
@@ -257,6 +267,28 @@ func TestLoadConfigWithoutFile(t *testing.T) {
 	cfg, err = LoadConfig(writeFile(t, "# only a comment\n"), nil)
 	if err != nil || !reflect.DeepEqual(cfg, DefaultConfig()) {
 		t.Fatalf("comment-only file: %+v, %v; want the defaults", cfg, err)
+	}
+}
+
+// TestSkippedOperationsAndTransactionMetadataFromFileAndEnv: the two
+// Debezium options come from the file and from
+// MOONCDC_FORMAT_SKIPPED_OPERATIONS / MOONCDC_FORMAT_PROVIDE_TRANSACTION_METADATA;
+// an empty list skips nothing.
+func TestSkippedOperationsAndTransactionMetadataFromFileAndEnv(t *testing.T) {
+	path := writeFile(t, "format:\n  skipped_operations: []\n  provide_transaction_metadata: true\n")
+	cfg, err := LoadConfig(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Format.SkippedOperations) != 0 || !cfg.Format.ProvideTransactionMetadata {
+		t.Errorf("file: skipped %q, transaction metadata %v", cfg.Format.SkippedOperations, cfg.Format.ProvideTransactionMetadata)
+	}
+	cfg, err = LoadConfig("", []string{"MOONCDC_FORMAT_SKIPPED_OPERATIONS=u,d", "MOONCDC_FORMAT_PROVIDE_TRANSACTION_METADATA=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Format.SkippedOperations, []string{"u", "d"}) || !cfg.Format.ProvideTransactionMetadata {
+		t.Errorf("env: skipped %q, transaction metadata %v", cfg.Format.SkippedOperations, cfg.Format.ProvideTransactionMetadata)
 	}
 }
 
@@ -372,7 +404,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.schema_registry.insecure_skip_verify", "format.schema_registry.auto_register",
 		"format.decimal_handling_mode", "format.binary_handling_mode", "format.time_precision_mode",
 		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
-		"format.unavailable_value_placeholder", "format.include_unknown_datatypes",
+		"format.unavailable_value_placeholder", "format.include_unknown_datatypes", "format.skipped_operations", "format.provide_transaction_metadata",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout",
 	}

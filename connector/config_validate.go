@@ -176,6 +176,14 @@ func (c Config) Validate() error {
 	if fm.MoneyFractionDigits == 0 {
 		bad("format.money_fraction_digits: 0 is not supported; use 1 to 20 (default 2)")
 	}
+	for _, op := range fm.SkippedOperations {
+		switch {
+		case !slices.Contains(SkippableOperations, op):
+			bad("format.skipped_operations: %q is not one of %s (default [t])", op, strings.Join(SkippableOperations, ", "))
+		case op == "none" && len(fm.SkippedOperations) > 1:
+			bad("format.skipped_operations: none cannot be listed with other operations; write [none] to skip nothing")
+		}
+	}
 	if reg := fm.SchemaRegistry; reg.URL != "" {
 		if u, err := url.Parse(reg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("format.schema_registry.url: %q is not an http:// or https:// URL, e.g. http://localhost:8081", RedactURL(reg.URL))
@@ -197,7 +205,7 @@ func (c Config) Validate() error {
 	}
 	if c.Heartbeat.Topic != "" {
 		if err := checkTopicName(c.Heartbeat.Topic); err != nil {
-			bad("heartbeat.topic: %q %v (default <prefix>.heartbeat)", c.Heartbeat.Topic, err)
+			bad("heartbeat.topic: %q %v (default __debezium-heartbeat.<prefix>)", c.Heartbeat.Topic, err)
 		}
 	}
 

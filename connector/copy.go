@@ -47,7 +47,9 @@ type snapshotPoint struct {
 
 // copyTable copies table and hands it over. It returns nil once the table
 // is catchup or ready, and an error otherwise (the caller decides retry).
-func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int) error {
+// run is the snapshot the table belongs to, for source.snapshot's markers
+// (nil: a run of this table alone).
+func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run *snapshotRun) error {
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
 	started := time.Now()
@@ -90,7 +92,10 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int) erro
 	tracker := NewTracker(point.lsn, c.p.cfg.Kafka.MaxInflightBytes/int64(max(1, c.p.cfg.Snapshot.Workers)), nil)
 	prog := c.p.copies.start(name)
 	defer prog.end(name)
-	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out, prog)
+	if run == nil {
+		run = newSnapshotRun([]string{name})
+	}
+	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out, prog, run)
 	if err != nil {
 		return err
 	}

@@ -22,8 +22,14 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 	point snapshotPoint, tracker *Tracker, log *zap.Logger, cl, tx *kgo.Client) error {
 	name := ts.Table.Table
 	c.p.hooks.call(HookCatchup, name)
+	// The catch-up skips what the main worker skips; transaction metadata
+	// is the main worker's alone, which sees every transaction whole (the
+	// catch-up sees one table of it), so the catch-up's changes carry a
+	// null transaction block.
+	opts := c.p.cfg.recordOptions()
+	opts.txTopic = ""
 	em := newEmitter(ctx, cl, tracker, c.topics, c.p.newCodec(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
-		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg))
+		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg), opts)
 	defer em.keys.close()
 	soft, stop := context.WithCancel(ctx)
 	defer stop()

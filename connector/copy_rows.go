@@ -64,7 +64,7 @@ func (ch chunk) where() string {
 // copyRows streams the table's rows as op "r" records and tombstones keys
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
 func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, log *zap.Logger, cl *kgo.Client,
-	prog *runningCopy) (int64, *schema.Relation, error) {
+	prog *runningCopy, run *snapshotRun) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
 	first, err := c.importSnapshot(ctx, point.snapshot)
 	if err != nil {
@@ -76,6 +76,13 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		return 0, nil, err
 	}
 	rel := info.rel
+	// source.ts_* of the rows: when the snapshot transaction started, as
+	// Debezium's CURRENT_TIMESTAMP of the table's read
+	// (RelationalSnapshotChangeEventSource.java:823-831).
+	var readAt time.Time
+	if err := first.QueryRow(ctx, "SELECT CURRENT_TIMESTAMP").Scan(&readAt); err != nil {
+		return 0, nil, fmt.Errorf("read the snapshot's timestamp: %w", err)
+	}
 	topic := TopicName(c.p.cfg.Kafka.TopicPrefix, rel.Schema, rel.Table)
 	if err := c.topics.ensure(topic); err != nil {
 		return 0, nil, err
@@ -93,7 +100,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 
 	snap := tracker.Begin()
 	out := &snapshotOut{ctx: ctx, c: c, cl: cl, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
-		rows: c.p.metrics.TableCopyRows.WithLabelValues(name)}
+		rows: c.p.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt}
 	prog.copying(info.reltuples, &out.count)
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
@@ -154,8 +161,17 @@ type snapshotOut struct {
 	rows    interface{ Add(float64) }
 	count   atomic.Int64
 
-	mu   sync.Mutex
-	last *kgo.Record // the last row of a finished chunk, held back to become the table's "last"
+	// run is the snapshot the table belongs to (snapshotrun.go); started
+	// is set once the table's first row has taken its marker; readAt is
+	// source.ts_* of the rows.
+	run     *snapshotRun
+	table   string
+	started atomic.Bool
+	readAt  time.Time
+
+	mu         sync.Mutex
+	last       *kgo.Record // the last row of a finished chunk, held back to become the table's last
+	lastMarker string      // the marker last was encoded with
 
 	pool sync.Pool // *kgo.Record with reusable Key and Value buffers
 }
@@ -169,15 +185,17 @@ type chunkWriter struct {
 	tuple schema.Tuple
 	buf   []byte
 	held  *kgo.Record // this worker's newest record, produced when the next row arrives
-	err   error
-	ctx   context.Context
-	now   int64 // ts_ms of the records, refreshed every 256 rows (time.Now costs)
-	rows  int
+	// heldMarker is the source.snapshot held was encoded with.
+	heldMarker string
+	err        error
+	ctx        context.Context
+	now        time.Time // ts_* of the records, refreshed every 256 rows (time.Now costs)
+	rows       int
 }
 
 func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
 	return &chunkWriter{out: o, rel: rel, enc: o.c.p.newCodec(), ctx: context.Background(),
-		ch: schema.Change{Op: schema.OpRead, Relation: rel, LSN: o.lsn, Snapshot: "true"}}
+		ch: schema.Change{Op: schema.OpRead, Relation: rel, LSN: o.lsn, Snapshot: schema.SnapshotTrue, SourceTime: o.readAt}}
 }
 
 func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema.Relation, ch chunk) error {
@@ -230,17 +248,21 @@ func (w *chunkWriter) row(line []byte) error {
 	}
 	w.ch.After = w.tuple
 	if w.rows&255 == 0 {
-		w.now = time.Now().UnixMilli()
+		w.now = time.Now()
 	}
 	w.rows++
+	w.ch.Snapshot = schema.SnapshotTrue
+	if !w.out.started.Load() && w.out.started.CompareAndSwap(false, true) {
+		w.ch.Snapshot = w.out.run.firstMarker()
+	}
 	rec, err := w.out.encode(w.enc, &w.ch, w.now)
 	if err != nil {
 		return err
 	}
 	// Hold this record and produce the one held before: the table's last
-	// row must say snapshot "last", and only the end tells which it is.
+	// row gets a marker of its own, and only the end tells which it is.
 	prev := w.held
-	w.held = rec
+	w.held, w.heldMarker = rec, w.ch.Snapshot
 	if prev != nil {
 		return w.out.produce(prev)
 	}
@@ -255,7 +277,7 @@ func (w *chunkWriter) finish() error {
 	o := w.out
 	o.mu.Lock()
 	prev := o.last
-	o.last = w.held
+	o.last, o.lastMarker = w.held, w.heldMarker
 	o.mu.Unlock()
 	w.held = nil
 	if prev != nil {
@@ -264,11 +286,18 @@ func (w *chunkWriter) finish() error {
 	return nil
 }
 
-// finish produces the table's last row, marked "last", and tombstones for
-// the keys an earlier copy left that this snapshot no longer has.
+// finish produces the table's last row, with its marker
+// (snapshotRun.finish), and tombstones for the keys an earlier copy left
+// that this snapshot no longer has.
 func (o *snapshotOut) finish() error {
+	to := o.run.finish(o.table, o.lastMarker)
 	if o.last != nil {
-		o.c.p.newCodec().MarkLast(o.last.Value)
+		if to != o.lastMarker {
+			var ok bool
+			if o.last.Value, ok = o.c.p.newCodec().MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
+				return fmt.Errorf("internal: the last snapshot record of %s has no source.snapshot %q", o.table, o.lastMarker)
+			}
+		}
 		if err := o.produce(o.last); err != nil {
 			return err
 		}
@@ -287,7 +316,7 @@ func (o *snapshotOut) finish() error {
 
 // encode turns a snapshot row into a record, and strikes its key from the
 // stale keys.
-func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now int64) (*kgo.Record, error) {
+func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo.Record, error) {
 	rec, _ := o.pool.Get().(*kgo.Record)
 	if rec == nil {
 		rec = new(kgo.Record)

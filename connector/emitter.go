@@ -52,6 +52,14 @@ type emitter struct {
 	heartbeatFmt   *heartbeatFormat // nil: no heartbeat records
 	heartbeatOf    []byte           // how this connector's heartbeat messages begin
 
+	// opts says which operations are skipped and whether transaction
+	// metadata is written (txmeta.go); meta counts the open transaction's
+	// records then, and txReady says the metadata topic's schemas are
+	// registered.
+	opts    recordOptions
+	meta    txMetadata
+	txReady bool
+
 	routes map[*schema.Relation]route
 	// messagesReady: the logical messages' schemas are registered.
 	messagesReady bool
@@ -71,9 +79,9 @@ type route struct {
 }
 
 func newEmitter(ctx context.Context, client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *codec, m *Metrics, prefix string,
-	include func(string, string) bool, keys *keyResolver) *emitter {
+	include func(string, string) bool, keys *keyResolver, opts recordOptions) *emitter {
 	e := &emitter{ctx: ctx, client: client, tracker: tracker, topics: topics, enc: enc, metrics: m, prefix: prefix, include: include,
-		keys: keys, routes: make(map[*schema.Relation]route)}
+		keys: keys, opts: opts, routes: make(map[*schema.Relation]route)}
 	e.pool.New = func() any { return new(kgo.Record) }
 	e.promise = e.onAck
 	return e
@@ -88,6 +96,15 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 	}
 	e.cur = e.tracker.Begin()
 	clear(e.failed)
+	if e.opts.txTopic != "" {
+		// BEGIN is written at the transaction's Begin, in its unit of
+		// durability (and Kafka transaction), as Debezium does on the
+		// Begin message (PostgresStreamingChangeEventSource.java:348-349).
+		e.meta.begin()
+		if err := e.produceTx(tx, e.meta.beginEvent(tx)); err != nil {
+			return err
+		}
+	}
 	if e.gate != nil {
 		e.hooks.call(HookMainBegin, "")
 		var moved []*tableState
@@ -102,6 +119,11 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 
 // Commit implements stream.Handler.
 func (e *emitter) Commit(tx *schema.Tx) error {
+	if e.opts.txTopic != "" {
+		if err := e.produceTx(tx, e.meta.endEvent(tx)); err != nil {
+			return err
+		}
+	}
 	e.tracker.Commit(e.cur, tx.EndLSN)
 	e.cur = nil
 	e.metrics.TransactionsReceived.Inc()
@@ -254,15 +276,27 @@ func (e *emitter) route(rel *schema.Relation) (route, error) {
 }
 
 // produce encodes ch into a pooled record and hands it to the producer;
-// with tombstone, a record with the same key and a null value follows.
+// with tombstone, a record with the same key and a null value follows. An
+// operation of format.skipped_operations is not written, nor counted in
+// the transaction metadata (EventDispatcher.java:323-330).
 func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone bool) error {
+	if e.opts.skip.has(ch.Op) {
+		return nil
+	}
+	if e.opts.txTopic != "" && ch.Tx != nil {
+		coll := messageCollection
+		if ch.Relation != nil {
+			coll = ch.Relation.QualifiedName()
+		}
+		ch.TxOrder, ch.TxTableOrder = e.meta.event(coll)
+	}
 	rec := e.pool.Get().(*kgo.Record)
 	key, hasKey, err := e.enc.AppendKey(rec.Key[:0], ch)
 	if err != nil {
 		e.pool.Put(rec)
 		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
 	}
-	value, err := e.enc.AppendValue(rec.Value[:0], ch, time.Now().UnixMilli())
+	value, err := e.enc.AppendValue(rec.Value[:0], ch, time.Now())
 	if err == nil {
 		err = e.enc.checkSize(key, value)
 	}
@@ -292,6 +326,43 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 	return nil
 }
 
+// produceTx writes a BEGIN or END record to the transaction metadata
+// topic, in the open transaction's unit.
+func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
+	topic := e.opts.txTopic
+	if !e.txReady {
+		if err := e.topics.ensure(topic); err != nil {
+			return err
+		}
+		if err := e.enc.prepareTx(e.ctx, topic); err != nil {
+			return err
+		}
+		e.txReady = true
+	}
+	rec := e.pool.Get().(*kgo.Record)
+	key, err := e.enc.AppendTxKey(rec.Key[:0], ev)
+	if err != nil {
+		e.pool.Put(rec)
+		return &RecordError{Topic: topic, LSN: ev.LSN, Err: err}
+	}
+	value, err := e.enc.AppendTxValue(rec.Value[:0], ev)
+	if err != nil {
+		rec.Key = key[:0]
+		e.pool.Put(rec)
+		return &RecordError{Topic: topic, LSN: ev.LSN, Err: err}
+	}
+	*rec = kgo.Record{Topic: topic, Key: key, Value: value, Context: e.cur, Headers: rec.Headers}
+	// Dedupe headers as for changes: BEGIN numbers -1, END after the
+	// transaction's records.
+	seq := int64(-1)
+	if ev.Status == schema.TxEnd {
+		seq = ev.EventCount
+	}
+	setHeaders(rec, ev.LSN, tx.CommitLSN, seq)
+	e.send(e.cur, rec)
+	return nil
+}
+
 func (e *emitter) send(a *txAck, rec *kgo.Record) {
 	e.tracker.Add(a, len(rec.Key)+len(rec.Value))
 	if e.txn != nil {
@@ -308,8 +379,8 @@ func (e *emitter) onAck(rec *kgo.Record, err error) {
 	n := len(rec.Key) + len(rec.Value)
 	if err != nil {
 		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
-	} else if rec.Value != nil {
-		e.metrics.ChangesWritten.Inc() // tombstones are not changes
+	} else if rec.Value != nil && rec.Topic != e.opts.txTopic {
+		e.metrics.ChangesWritten.Inc() // tombstones and BEGIN/END are not changes
 	}
 	e.tracker.Ack(a, n, err)
 	key, value, headers := rec.Key[:0], rec.Value[:0], rec.Headers[:0]
@@ -321,6 +392,7 @@ func (e *emitter) onAck(rec *kgo.Record, err error) {
 func (e *emitter) reset() {
 	clear(e.routes)
 	e.messagesReady = false
+	e.txReady = false
 	e.cur = nil
 	e.keys.close()
 }

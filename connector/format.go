@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -14,8 +15,10 @@ import (
 // schema.AvroEncoder).
 type recordEncoder interface {
 	AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error)
-	AppendValue(dst []byte, ch *schema.Change, tsMs int64) ([]byte, error)
-	MarkLast(value []byte) bool
+	AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error)
+	MarkSnapshot(value []byte, from, to string) ([]byte, bool)
+	AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error)
+	AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error)
 }
 
 // codec encodes records with the configured key and value formats. Each
@@ -74,6 +77,23 @@ func (p *Pipeline) newCodec() *codec {
 // <topic>-value. It blocks while the registry is unreachable; a schema the
 // registry refuses, or that is not valid Avro, is a *tableSchemaError.
 func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation) error {
+	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
+		return enc.Register(rel, key, value, register)
+	})
+}
+
+// prepareTx registers the Avro schemas of the transaction metadata
+// records on topic, as prepare does for a table's.
+func (c *codec) prepareTx(ctx context.Context, topic string) error {
+	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
+		return enc.RegisterTxMetadata(key, value, register)
+	})
+}
+
+// register has each Avro encoder register its schemas (with do) under
+// topic's subjects, and classifies the failure.
+func (c *codec) register(ctx context.Context, topic string,
+	do func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error) error {
 	var regErr error
 	register := func(isKey bool, s string) (int, error) {
 		subject := topic + "-value"
@@ -91,7 +111,7 @@ func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation)
 		if role.enc == nil {
 			continue
 		}
-		err := role.enc.Register(rel, role.key, role.value, register)
+		err := do(role.enc, role.key, role.value, register)
 		switch {
 		case err == nil:
 		case err != regErr:
@@ -107,15 +127,27 @@ func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation)
 	return nil
 }
 
+// AppendTxKey and AppendTxValue encode a transaction metadata record.
+func (c *codec) AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error) {
+	return c.key.AppendTxKey(dst, ev)
+}
+
+func (c *codec) AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error) {
+	return c.value.AppendTxValue(dst, ev)
+}
+
 func (c *codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {
 	return c.key.AppendKey(dst, ch)
 }
 
-func (c *codec) AppendValue(dst []byte, ch *schema.Change, tsMs int64) ([]byte, error) {
-	return c.value.AppendValue(dst, ch, tsMs)
+func (c *codec) AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error) {
+	return c.value.AppendValue(dst, ch, now)
 }
 
-func (c *codec) MarkLast(value []byte) bool { return c.value.MarkLast(value) }
+// MarkSnapshot rewrites a snapshot record's source.snapshot marker.
+func (c *codec) MarkSnapshot(value []byte, from, to string) ([]byte, bool) {
+	return c.value.MarkSnapshot(value, from, to)
+}
 
 // checkSize refuses a record above kafka.max_record_bytes before it is
 // produced: the broker would refuse it anyway, later and for the whole

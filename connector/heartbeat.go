@@ -149,7 +149,7 @@ func (e *emitter) heartbeat(ch *schema.Change) error {
 		if err != nil {
 			return err
 		}
-		value, err := e.heartbeatFmt.appendValue(rec.Value[:0], time.Now().UnixMilli(), uint64(ch.LSN))
+		value, err := e.heartbeatFmt.appendValue(rec.Value[:0], time.Now().UnixMilli())
 		if err != nil {
 			return err
 		}

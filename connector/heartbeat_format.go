@@ -12,24 +12,26 @@ import (
 // Heartbeat records are written in the configured formats, as Debezium
 // writes its heartbeats through the configured converters: the key is
 // io.debezium.connector.common.ServerNameKey {serverName}, the value
-// io.debezium.connector.common.Heartbeat {ts_ms} with mooncdc's lsn beside
-// it. Plain JSON: {"serverName":"shop"} and {"ts_ms":…,"lsn":…}; JSON with
-// schemas: the same in {"schema","payload"}; Avro: Confluent-framed, the
-// schemas registered under <heartbeat topic>-key and -value.
+// io.debezium.connector.common.Heartbeat {ts_ms}, both version 1
+// (SchemaFactory.java:165-179; HeartbeatImpl.java:153-166 fills serverName
+// with the topic prefix and ts_ms with the time of the heartbeat). Plain
+// JSON: {"serverName":"shop"} and {"ts_ms":…}; JSON with schemas: the same
+// in {"schema","payload"}; Avro: Confluent-framed, the schemas registered
+// under <heartbeat topic>-key and -value.
 
 const (
 	heartbeatKeyName   = "io.debezium.connector.common.ServerNameKey"
 	heartbeatValueName = "io.debezium.connector.common.Heartbeat"
 
 	heartbeatKeyAvro = `{"type":"record","name":"ServerNameKey","namespace":"io.debezium.connector.common",` +
-		`"fields":[{"name":"serverName","type":"string"}],"connect.name":"` + heartbeatKeyName + `"}`
+		`"fields":[{"name":"serverName","type":"string"}],"connect.version":1,"connect.name":"` + heartbeatKeyName + `"}`
 	heartbeatValueAvro = `{"type":"record","name":"Heartbeat","namespace":"io.debezium.connector.common",` +
-		`"fields":[{"name":"ts_ms","type":"long"},{"name":"lsn","type":"long"}],"connect.name":"` + heartbeatValueName + `"}`
+		`"fields":[{"name":"ts_ms","type":"long"}],"connect.version":1,"connect.name":"` + heartbeatValueName + `"}`
 
 	heartbeatKeyConnect = `{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],` +
-		`"optional":false,"name":"` + heartbeatKeyName + `"}`
-	heartbeatValueConnect = `{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"},` +
-		`{"type":"int64","optional":false,"field":"lsn"}],"optional":false,"name":"` + heartbeatValueName + `"}`
+		`"optional":false,"name":"` + heartbeatKeyName + `","version":1}`
+	heartbeatValueConnect = `{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],` +
+		`"optional":false,"name":"` + heartbeatValueName + `","version":1}`
 )
 
 // heartbeatFormat encodes heartbeat records. Build it with
@@ -49,7 +51,6 @@ type heartbeatKey struct {
 
 type heartbeatValue struct {
 	TsMs int64 `avro:"ts_ms"`
-	LSN  int64 `avro:"lsn"`
 }
 
 // newHeartbeatFormat prepares the heartbeat encoding of cfg; with Avro it
@@ -96,15 +97,15 @@ func (f *heartbeatFormat) appendKey(dst []byte) ([]byte, error) {
 	}
 }
 
-func (f *heartbeatFormat) appendValue(dst []byte, tsMs int64, lsn uint64) ([]byte, error) {
+func (f *heartbeatFormat) appendValue(dst []byte, tsMs int64) ([]byte, error) {
 	switch {
 	case f.valueFmt == FormatAvro:
-		return appendConfluent(dst, f.valueID, f.valSchema, heartbeatValue{TsMs: tsMs, LSN: int64(lsn)})
+		return appendConfluent(dst, f.valueID, f.valSchema, heartbeatValue{TsMs: tsMs})
 	case f.schemas:
 		dst = append(dst, `{"schema":`+heartbeatValueConnect+`,"payload":`...)
-		return append(appendHeartbeatJSON(dst, tsMs, lsn), '}'), nil
+		return append(appendHeartbeatJSON(dst, tsMs), '}'), nil
 	default:
-		return appendHeartbeatJSON(dst, tsMs, lsn), nil
+		return appendHeartbeatJSON(dst, tsMs), nil
 	}
 }
 
@@ -114,11 +115,9 @@ func appendServerName(dst []byte, prefix string) []byte {
 	return append(dst, '}')
 }
 
-func appendHeartbeatJSON(dst []byte, tsMs int64, lsn uint64) []byte {
+func appendHeartbeatJSON(dst []byte, tsMs int64) []byte {
 	dst = append(dst, `{"ts_ms":`...)
 	dst = strconv.AppendInt(dst, tsMs, 10)
-	dst = append(dst, `,"lsn":`...)
-	dst = strconv.AppendUint(dst, lsn, 10)
 	return append(dst, '}')
 }
 

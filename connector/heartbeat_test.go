@@ -3,6 +3,7 @@ package connector_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,19 +81,19 @@ func TestHeartbeatsKeepAnIdleSlotsWALBounded(t *testing.T) {
 	// The heartbeats reached Kafka as records, and not as messages.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, e.kafka, 1, "hb.heartbeat")
+	// Debezium's default heartbeat topic (HeartbeatImpl.java:46,
+	// AbstractTopicNamingStrategy.java:142-147).
+	recs := kafkatest.ReadAll(ctx, t, e.kafka, 1, "__debezium-heartbeat.hb")
 	if len(recs) == 0 {
-		t.Fatal("no heartbeat record on hb.heartbeat")
+		t.Fatal("no heartbeat record on __debezium-heartbeat.hb")
 	}
 	if got := string(recs[0].Key); got != `{"serverName":"hb"}` {
 		t.Errorf("heartbeat key = %s, want {\"serverName\":\"hb\"}", got)
 	}
-	var v struct {
-		TsMs int64  `json:"ts_ms"`
-		LSN  uint64 `json:"lsn"`
-	}
-	if err := json.Unmarshal(recs[0].Value, &v); err != nil || v.TsMs == 0 || v.LSN == 0 {
-		t.Errorf("heartbeat value %s: want ts_ms and lsn (%v)", recs[0].Value, err)
+	// Debezium's value is {ts_ms} and nothing else (HeartbeatImpl.java:163-166).
+	var v map[string]int64
+	if err := json.Unmarshal(recs[0].Value, &v); err != nil || v["ts_ms"] == 0 || len(v) != 1 {
+		t.Errorf("heartbeat value %s: want {\"ts_ms\":…} (%v)", recs[0].Value, err)
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
@@ -141,7 +142,7 @@ func TestHeartbeatRecordsCanBeTurnedOff(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if recs := kafkatest.ReadAll(ctx, t, e.kafka, -1, "quiet.heartbeat"); len(recs) != 0 {
+	if recs := kafkatest.ReadAll(ctx, t, e.kafka, -1, "__debezium-heartbeat.quiet"); len(recs) != 0 {
 		t.Errorf("heartbeat.records false, yet %d heartbeat records", len(recs))
 	}
 
@@ -174,18 +175,18 @@ func TestHeartbeatsInExactlyOnceModeAndOnlyOurOwn(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, e.kafka, 3, "eo.heartbeat")
+	recs := kafkatest.ReadAll(ctx, t, e.kafka, 3, "__debezium-heartbeat.eo")
 	if len(recs) < 3 {
 		t.Fatalf("%d heartbeat records read_committed, want 3", len(recs))
 	}
 	for _, rec := range recs {
-		var v struct {
-			LSN uint64 `json:"lsn"`
+		var lsn uint64 // the message's, in the mooncdc.lsn header (the value is Debezium's {ts_ms})
+		for _, h := range rec.Headers {
+			if h.Key == connector.HeaderLSN {
+				lsn, _ = strconv.ParseUint(string(h.Value), 10, 64)
+			}
 		}
-		if err := json.Unmarshal(rec.Value, &v); err != nil {
-			t.Fatal(err)
-		}
-		if string(rec.Key) != `{"serverName":"eo"}` || v.LSN == foreign {
+		if string(rec.Key) != `{"serverName":"eo"}` || lsn == 0 || lsn == foreign {
 			t.Errorf("heartbeat record %s %s: another connector's heartbeat (lsn %d) made a record, or the key is wrong", rec.Key, rec.Value, foreign)
 		}
 	}
@@ -205,7 +206,7 @@ func TestHeartbeatRecordsInTheConfiguredFormats(t *testing.T) {
 	cfg := avroConfig(e, reg, "hbavro", "public.t")
 	cfg.Heartbeat.Interval = 200 * time.Millisecond
 	r := start(t, cfg)
-	recs := readAvro(t, reg, e.kafka, 1, "hbavro.heartbeat")
+	recs := readAvro(t, reg, e.kafka, 1, "__debezium-heartbeat.hbavro")
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,10 @@ func TestHeartbeatRecordsInTheConfiguredFormats(t *testing.T) {
 	if ts, _ := recs[0].value["ts_ms"].(int64); ts <= 0 {
 		t.Errorf("Avro heartbeat value %v, want ts_ms", recs[0].value)
 	}
-	for _, subject := range []string{"hbavro.heartbeat-key", "hbavro.heartbeat-value"} {
+	if len(recs[0].value) != 1 {
+		t.Errorf("Avro heartbeat value %v, want ts_ms alone", recs[0].value)
+	}
+	for _, subject := range []string{"__debezium-heartbeat.hbavro-key", "__debezium-heartbeat.hbavro-value"} {
 		if len(reg.Versions(subject)) != 1 {
 			t.Errorf("subject %s: %d versions registered, want 1", subject, len(reg.Versions(subject)))
 		}
@@ -227,7 +231,7 @@ func TestHeartbeatRecordsInTheConfiguredFormats(t *testing.T) {
 	r = start(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	raw := kafkatest.ReadAll(ctx, t, e.kafka, 1, "hbjs.heartbeat")
+	raw := kafkatest.ReadAll(ctx, t, e.kafka, 1, "__debezium-heartbeat.hbjs")
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -235,18 +239,19 @@ func TestHeartbeatRecordsInTheConfiguredFormats(t *testing.T) {
 		t.Fatal("no heartbeat record with json_schemas")
 	}
 	unwrapConnect(t, raw[0]) // JsonConverter's rules
+	// ServerNameKey and Heartbeat, version 1 (SchemaFactory.java:53-57, 165-179).
 	wantKey := `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],"optional":false,` +
-		`"name":"io.debezium.connector.common.ServerNameKey"},"payload":{"serverName":"hbjs"}}`
+		`"name":"io.debezium.connector.common.ServerNameKey","version":1},"payload":{"serverName":"hbjs"}}`
 	if string(raw[0].Key) != wantKey {
 		t.Errorf("key\n got  %s\n want %s", raw[0].Key, wantKey)
 	}
+	wantSchema := `{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],"optional":false,` +
+		`"name":"io.debezium.connector.common.Heartbeat","version":1},"payload":{"ts_ms":`
 	var v struct {
-		Schema  struct{ Name string } `json:"schema"`
-		Payload struct {
-			TsMs int64 `json:"ts_ms"`
-		} `json:"payload"`
+		Payload map[string]int64 `json:"payload"`
 	}
-	if err := json.Unmarshal(raw[0].Value, &v); err != nil || v.Schema.Name != "io.debezium.connector.common.Heartbeat" || v.Payload.TsMs <= 0 {
-		t.Errorf("value %s: want a Heartbeat schema and ts_ms (%v)", raw[0].Value, err)
+	if err := json.Unmarshal(raw[0].Value, &v); err != nil || !strings.HasPrefix(string(raw[0].Value), wantSchema) ||
+		v.Payload["ts_ms"] <= 0 || len(v.Payload) != 1 {
+		t.Errorf("value %s: want %s…} (%v)", raw[0].Value, wantSchema, err)
 	}
 }

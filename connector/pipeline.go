@@ -371,7 +371,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	captured := func(schemaName, table string) bool {
 		return p.include(schemaName, table) || ph.get(schemaName+"."+table) != nil
 	}
-	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, captured, newKeyResolver(pgcfg))
+	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, captured, newKeyResolver(pgcfg),
+		cfg.recordOptions())
 	em.txn = txw
 	defer em.keys.close()
 	em.onTableError = func(table string, err error) { snap.parked(gctx, table, err) }

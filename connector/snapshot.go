@@ -28,10 +28,13 @@ type snapshotter struct {
 	c      *copier
 	phases *phases
 	log    *zap.Logger
-	jobs   chan string
-	busy   map[string]bool // queued or being copied; touched only by run's goroutine
-	done   chan copyResult
-	seen   map[string]int64 // resnapshot requests acted on, by table
+	jobs   chan copyJob
+	// runs holds the snapshot run of due tables not queued yet
+	// (snapshotrun.go); touched only by run's goroutine.
+	runs map[string]*snapshotRun
+	busy map[string]bool // queued or being copied; touched only by run's goroutine
+	done chan copyResult
+	seen map[string]int64 // resnapshot requests acted on, by table
 	// requests carries table records with a resnapshot request, as the
 	// offsets topic is tailed; pending holds those for tables being copied.
 	requests chan offsets.Table
@@ -46,6 +49,12 @@ type snapshotter struct {
 	// allDone is called once, in snapshot.mode initial_only, when every
 	// table is handed over or waits for resnapshot.
 	allDone func()
+}
+
+// copyJob is a table to copy and the snapshot run it belongs to.
+type copyJob struct {
+	table string
+	run   *snapshotRun
 }
 
 type copyResult struct {
@@ -75,7 +84,8 @@ func initialPhases(mode SnapshotMode, stored map[string]offsets.Table) map[strin
 
 func (s *snapshotter) run(ctx context.Context) error {
 	cfg := s.p.cfg.Snapshot
-	s.jobs = make(chan string, 1024)
+	s.jobs = make(chan copyJob, 1024)
+	s.runs = map[string]*snapshotRun{}
 	s.done = make(chan copyResult, cfg.Workers)
 	s.busy = map[string]bool{}
 	s.seen = map[string]int64{}
@@ -105,9 +115,13 @@ func (s *snapshotter) run(ctx context.Context) error {
 }
 
 func (s *snapshotter) worker(ctx context.Context, n int) error {
-	for name := range s.jobs {
+	for job := range s.jobs {
+		name := job.table
 		ts := s.setPhase(ctx, name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
-		err := s.c.copyTable(ctx, ts, n)
+		err := s.c.copyTable(ctx, ts, n, job.run)
+		if err != nil {
+			job.run.leave(name)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -176,19 +190,48 @@ func (s *snapshotter) loop(ctx context.Context) error {
 }
 
 // schedule queues tables in init, and errored tables whose retry is due.
+// The tables that become due together form one snapshot run (their
+// source.snapshot markers, snapshotrun.go): at the first call, every
+// table of the initial snapshot.
 func (s *snapshotter) schedule() {
 	now := time.Now().UnixMilli()
+	var due, fresh []string
 	for name, ts := range s.phases.all() {
 		if s.busy[name] {
 			continue
 		}
-		due := ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.retryAt > 0 && ts.retryAt <= now)
-		if !due {
-			continue
+		if ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.retryAt > 0 && ts.retryAt <= now) {
+			due = append(due, name)
+			if s.runs[name] == nil {
+				fresh = append(fresh, name)
+			}
 		}
+	}
+	// A table that waited for the queue and is no longer due (it left the
+	// publication, or was parked) leaves its run, so that the run can end.
+	if len(s.runs) > 0 {
+		isDue := make(map[string]bool, len(due))
+		for _, name := range due {
+			isDue[name] = true
+		}
+		for name, run := range s.runs {
+			if !isDue[name] {
+				run.leave(name)
+				delete(s.runs, name)
+			}
+		}
+	}
+	if len(fresh) > 0 {
+		run := newSnapshotRun(fresh)
+		for _, name := range fresh {
+			s.runs[name] = run
+		}
+	}
+	for _, name := range due {
 		select {
-		case s.jobs <- name:
+		case s.jobs <- copyJob{table: name, run: s.runs[name]}:
 			s.busy[name] = true
+			delete(s.runs, name)
 		default:
 			return // the queue is full; the next tick tries again
 		}

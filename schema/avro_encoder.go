@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/hamba/avro/v2"
 )
@@ -31,6 +32,7 @@ type AvroEncoder struct {
 
 	msgKey, msgValue     string
 	msgKeyID, msgValueID int32 // -1 until registered
+	txKeyID, txValueID   int32 // transaction metadata records; -1 until registered
 }
 
 // avroPlan is the Avro part of a relation's plan.
@@ -44,7 +46,7 @@ type avroPlan struct {
 func NewAvroEncoder(cfg Config) *AvroEncoder {
 	cfg = cfg.withDefaults()
 	e := &AvroEncoder{plans: newPlanCache(cfg), cfg: cfg, w: avro.NewWriter(nil, 1024),
-		msgKeyID: -1, msgValueID: -1}
+		msgKeyID: -1, msgValueID: -1, txKeyID: -1, txValueID: -1}
 	e.phBytes, e.ph, _ = placeholder(cfg.UnavailableValue)
 	e.msgKey = renderAvro(messageKeySchema)
 	e.msgValue = renderAvro(messageValueSchema)
@@ -169,9 +171,9 @@ func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 
 // AppendValue appends the record value of ch to dst, with the semantics
 // of JSONEncoder.AppendValue.
-func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, error) {
+func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte, error) {
 	if ch.Op == OpMessage {
-		return e.appendMessage(dst, ch, tsMs)
+		return e.appendMessage(dst, ch, now)
 	}
 	before, after, err := valueImages(ch)
 	if err != nil {
@@ -189,15 +191,17 @@ func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 	if err := e.writeTuple(rel, p, after, before, false); err != nil {
 		return dst, err
 	}
-	e.writeSource(ch, rel.Schema, rel.Table, tsMs)
-	w.WriteString(string(rune(ch.Op)))
-	w.WriteLong(1)
-	w.WriteLong(tsMs)
+	e.writeSource(ch, rel.Schema, rel.Table, now)
 	e.writeTransaction(ch)
+	w.WriteString(string(rune(ch.Op)))
+	for _, v := range [3]int64{now.UnixMilli(), now.UnixMicro(), now.UnixNano()} {
+		w.WriteLong(1) // ts_ms, ts_us, ts_ns: [null, long]
+		w.WriteLong(v)
+	}
 	return append(appendHeader(dst, p.avro.valueID), w.Buffer()...), nil
 }
 
-func (e *AvroEncoder) appendMessage(dst []byte, ch *Change, tsMs int64) ([]byte, error) {
+func (e *AvroEncoder) appendMessage(dst []byte, ch *Change, now time.Time) ([]byte, error) {
 	if ch.Message == nil {
 		return dst, errors.New("encode value: logical message change without Message")
 	}
@@ -207,8 +211,8 @@ func (e *AvroEncoder) appendMessage(dst []byte, ch *Change, tsMs int64) ([]byte,
 	w := e.reset()
 	w.WriteString("m")
 	w.WriteLong(1)
-	w.WriteLong(tsMs)
-	e.writeSource(ch, "", "", tsMs)
+	w.WriteLong(now.UnixMilli())
+	e.writeSource(ch, "", "", now)
 	e.writeTransaction(ch)
 	w.WriteLong(1)
 	w.WriteString(ch.Message.Prefix)
@@ -337,6 +341,9 @@ func (e *AvroEncoder) writeArray(t *colType, s *Schema, text []byte) error {
 		w.WriteLong(int64(len(cv.elem)))
 		for _, el := range cv.elem {
 			if el.Null {
+				if !t.elem.schema.Optional {
+					return errNullRequired // an enum array's items are required
+				}
 				w.WriteLong(0)
 				continue
 			}
@@ -428,16 +435,13 @@ func (e *AvroEncoder) writeToast(t *colType) error {
 }
 
 // writeSource writes the Source record (sourceSchema's fields in order).
-func (e *AvroEncoder) writeSource(ch *Change, schemaName, table string, tsMs int64) {
+func (e *AvroEncoder) writeSource(ch *Change, schemaName, table string, now time.Time) {
 	w := e.w
 	w.WriteString(e.cfg.Version)
 	w.WriteString("postgresql")
 	w.WriteString(e.cfg.Name)
-	ts := tsMs
-	if ch.Tx != nil && !ch.Tx.CommitTime.IsZero() {
-		ts = ch.Tx.CommitTime.UnixMilli()
-	}
-	w.WriteLong(ts)
+	ts := sourceTime(ch, now)
+	w.WriteLong(ts.UnixMilli())
 	// snapshot: [Enum string, null] with default "false".
 	w.WriteLong(0)
 	if ch.Snapshot == "" {
@@ -457,6 +461,10 @@ func (e *AvroEncoder) writeSource(ch *Change, schemaName, table string, tsMs int
 	e.seq = append(e.seq, ']')
 	w.WriteLong(1)
 	w.WriteBytes(e.seq)
+	w.WriteLong(1)
+	w.WriteLong(ts.UnixMicro())
+	w.WriteLong(1)
+	w.WriteLong(ts.UnixNano())
 	w.WriteString(schemaName)
 	w.WriteString(table)
 	if ch.Tx != nil {
@@ -472,6 +480,8 @@ func (e *AvroEncoder) writeSource(ch *Change, schemaName, table string, tsMs int
 		w.WriteLong(0)
 	}
 	w.WriteLong(0) // xmin
+	w.WriteLong(0) // origin
+	w.WriteLong(0) // origin_lsn
 }
 
 // appendSeqElem writes one element of source.sequence: "<decimal>" or
@@ -489,32 +499,35 @@ func appendSeqElem(dst []byte, l LSN) []byte {
 // appendTransaction).
 func (e *AvroEncoder) writeTransaction(ch *Change) {
 	w := e.w
-	if ch.Op == OpRead || ch.Tx == nil {
+	if !hasTxBlock(ch) {
 		w.WriteLong(0)
 		return
 	}
 	w.WriteLong(1)
-	e.seq = strconv.AppendUint(e.seq[:0], uint64(ch.Tx.Xid), 10)
-	e.seq = append(e.seq, ':')
-	e.seq = strconv.AppendUint(e.seq, uint64(ch.Tx.CommitLSN), 10)
+	e.seq = AppendTxID(e.seq[:0], ch.Tx.Xid, ch.LSN)
 	w.WriteBytes(e.seq)
-	w.WriteLong(int64(ch.Seq) + 1)
-	w.WriteLong(int64(ch.TableSeq) + 1)
+	w.WriteLong(ch.TxOrder)
+	w.WriteLong(ch.TxTableOrder)
 }
 
-// MarkLast turns a snapshot record value this encoder wrote with
-// source.snapshot "true" into the table's last one, "last", in place. In
-// the Source record the snapshot union (branch 0, a 4-byte string) is
-// followed by the database name; op, ts_ms and the null transaction after
-// source cannot hold that sequence, so the last match is the field.
-func (e *AvroEncoder) MarkLast(value []byte) bool {
-	pat := append([]byte{0, 8}, "true"...)
+// MarkSnapshot rewrites source.snapshot of a snapshot record value this
+// encoder wrote with marker from into to (see JSONEncoder.MarkSnapshot).
+// In the Source record the snapshot union (branch 0, a string) is followed
+// by the database name; nothing after source can hold that sequence, so
+// the last match is the field.
+func (e *AvroEncoder) MarkSnapshot(value []byte, from, to string) (out []byte, ok bool) {
+	pat := []byte{0}
+	pat = binary.AppendVarint(pat, int64(len(from)))
+	pat = append(pat, from...)
 	pat = binary.AppendVarint(pat, int64(len(e.cfg.Database)))
 	pat = append(pat, e.cfg.Database...)
 	i := bytes.LastIndex(value, pat)
 	if i < 0 {
-		return false
+		return value, false
 	}
-	copy(value[i+2:], "last")
-	return true
+	repl := binary.AppendVarint(nil, int64(len(to)))
+	repl = append(repl, to...)
+	return splice(value, i+1, i+len(pat)-len(e.cfg.Database)-varintLen(len(e.cfg.Database)), string(repl)), true
 }
+
+func varintLen(n int) int { return len(binary.AppendVarint(nil, int64(n))) }

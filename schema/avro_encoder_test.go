@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/hamba/avro/v2"
 )
@@ -51,7 +52,7 @@ func registered(t *testing.T, e *AvroEncoder, rel *Relation) (key, value string)
 func TestAvroRoundTripDecodesWithHamba(t *testing.T) {
 	e := NewAvroEncoder(testJSONConfig)
 	keySchema, valueSchema := registered(t, e, customersFull)
-	ch := &Change{Op: OpUpdate, Relation: customersFull, Before: rowAlice, After: rowAnne, Tx: testTx, LSN: 24023100, Seq: 2, TableSeq: 1}
+	ch := &Change{Op: OpUpdate, Relation: customersFull, Before: rowAlice, After: rowAnne, Tx: testTx, LSN: 24023100, Seq: 2, TableSeq: 1, TxOrder: 3, TxTableOrder: 2}
 	kb, ok, err := e.AppendKey(nil, ch)
 	if err != nil || !ok {
 		t.Fatalf("key: %v %v", ok, err)
@@ -59,7 +60,7 @@ func TestAvroRoundTripDecodesWithHamba(t *testing.T) {
 	if k := avroDecode(t, keySchema, 7, kb); k["id"] != int64(1) {
 		t.Errorf("key = %v", k)
 	}
-	vb, err := e.AppendValue(nil, ch, testTsMs)
+	vb, err := e.AppendValue(nil, ch, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,35 +95,61 @@ func TestAvroRoundTripDecodesWithHamba(t *testing.T) {
 	if src["snapshot"] != "false" || src["sequence"] != `["24022000","24023100"]` || src["lsn"] != int64(24023100) || src["txId"] != int64(556) {
 		t.Errorf("source = %v", src)
 	}
-	if v["op"] != "u" {
-		t.Errorf("op = %v", v["op"])
+	// source.ts_* are the commit time (AbstractSourceInfoStructMaker.java:48-51),
+	// the envelope's the processing time (Envelope.java:313-317).
+	if src["ts_ms"] != int64(1704164645678) || src["ts_us"] != int64(1704164645678900) || src["ts_ns"] != int64(1704164645678900000) {
+		t.Errorf("source ts = %v %v %v", src["ts_ms"], src["ts_us"], src["ts_ns"])
+	}
+	if src["origin"] != nil || src["origin_lsn"] != nil {
+		t.Errorf("source origin = %v %v", src["origin"], src["origin_lsn"])
+	}
+	if v["op"] != "u" || v["ts_ms"] != int64(1704164646000) || v["ts_us"] != int64(1704164646000123) || v["ts_ns"] != int64(1704164646000123456) {
+		t.Errorf("op, ts = %v %v %v %v", v["op"], v["ts_ms"], v["ts_us"], v["ts_ns"])
 	}
 	tx, _ := json.Marshal(v["transaction"])
-	if string(tx) != `{"event.block":{"data_collection_order":2,"id":"556:24023128","total_order":3}}` {
+	if string(tx) != `{"event.block":{"data_collection_order":2,"id":"556:24023100","total_order":3}}` {
 		t.Errorf("transaction = %s", tx)
 	}
 }
 
-// TestAvroMarkLastRewritesSnapshotField: the held-back last snapshot row
-// says "last" after MarkLast, and nothing else changes.
-func TestAvroMarkLastRewritesSnapshotField(t *testing.T) {
-	e := NewAvroEncoder(testJSONConfig)
-	_, valueSchema := registered(t, e, customers)
-	// A row whose text contains the pattern's letters must not be hit.
-	r := row(text("1"), text("true"), text("1.00"), null, text("t"), text(`"true"`))
-	vb, err := e.AppendValue(nil, &Change{Op: OpRead, Relation: customers, After: r, LSN: 1, Snapshot: "true"}, testTsMs)
-	if err != nil {
-		t.Fatal(err)
+// TestMarkSnapshotEqualsEncodingWithTheMarker: a held-back snapshot row
+// re-marked from one source.snapshot marker to another is byte for byte
+// the record encoded with the new marker, in both formats, whatever the
+// lengths of the two markers, and a row whose text holds the marker's
+// letters is not touched.
+func TestMarkSnapshotEqualsEncodingWithTheMarker(t *testing.T) {
+	avroEnc := NewAvroEncoder(testJSONConfig)
+	registered(t, avroEnc, customers)
+	type marker interface {
+		AppendValue([]byte, *Change, time.Time) ([]byte, error)
+		MarkSnapshot(value []byte, from, to string) ([]byte, bool)
 	}
-	orig := bytes.Clone(vb)
-	if !e.MarkLast(vb) {
-		t.Fatal("MarkLast found no snapshot field")
+	encs := map[string]marker{"avro": avroEnc, "json": NewJSONEncoder(testJSONConfig), "json_schemas": NewJSONSchemaEncoder(testJSONConfig)}
+	r := row(text("1"), text("true"), text("1.00"), null, text("t"), text(`"first"`))
+	read := func(marker string) *Change {
+		return &Change{Op: OpRead, Relation: customers, After: r, LSN: 1, Snapshot: marker}
 	}
-	if n := diffBytes(orig, vb); n != 4 {
-		t.Errorf("MarkLast changed %d bytes, want 4", n)
-	}
-	if got := avroDecode(t, valueSchema, 8, vb)["source"].(map[string]any)["snapshot"]; got != "last" {
-		t.Errorf("snapshot = %#v", got)
+	for name, e := range encs {
+		for _, from := range []string{SnapshotTrue, SnapshotFirst, SnapshotFirstInDataCollection} {
+			for _, to := range []string{SnapshotLast, SnapshotLastInDataCollection, SnapshotFirst} {
+				vb, err := e.AppendValue(nil, read(from), testNow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, ok := e.MarkSnapshot(vb, from, to)
+				if !ok {
+					t.Fatalf("%s: MarkSnapshot(%s→%s) found no snapshot field", name, from, to)
+				}
+				want, _ := e.AppendValue(nil, read(to), testNow)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s: %s→%s\n got  %q\n want %q", name, from, to, got, want)
+				}
+			}
+		}
+		vb, _ := e.AppendValue(nil, read(SnapshotTrue), testNow)
+		if _, ok := e.MarkSnapshot(vb, SnapshotFirst, SnapshotLast); ok {
+			t.Errorf("%s: MarkSnapshot found a marker the record does not have", name)
+		}
 	}
 }
 
@@ -183,7 +210,7 @@ func TestAvroEncodeZeroAllocs(t *testing.T) {
 	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
 	allocs := testing.AllocsPerRun(100, func() {
 		kb, _, _ = e.AppendKey(kb[:0], ch)
-		vb, _ = e.AppendValue(vb[:0], ch, testTsMs)
+		vb, _ = e.AppendValue(vb[:0], ch, testNow)
 	})
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per record, want 0", allocs)
@@ -194,7 +221,7 @@ func TestAvroEncodeZeroAllocs(t *testing.T) {
 // never a record with a wrong id.
 func TestUnregisteredSchemaIsAnError(t *testing.T) {
 	e := NewAvroEncoder(testJSONConfig)
-	if _, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: customers, After: rowAlice}, 1); err == nil {
+	if _, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: customers, After: rowAlice}, time.UnixMilli(1)); err == nil {
 		t.Fatal("no error")
 	}
 }
@@ -210,7 +237,7 @@ func TestUnknownTypeIsTextWithAWarning(t *testing.T) {
 	}}
 	e := NewJSONEncoder(cfg)
 	for range 3 {
-		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("POINT(1 2)")}}, 1)
+		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("POINT(1 2)")}}, time.UnixMilli(1))
 		if err != nil || !bytes.Contains(out, []byte(`"after":{"g":"POINT(1 2)"}`)) {
 			t.Fatalf("%s %v", out, err)
 		}

@@ -15,7 +15,7 @@ func BenchmarkJSONEncodeInsert(b *testing.B) {
 		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -34,7 +34,7 @@ func BenchmarkJSONEncodeUpdateFull(b *testing.B) {
 		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func BenchmarkAvroEncodeInsert(b *testing.B) {
 		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -110,7 +110,7 @@ func BenchmarkJSONSchemasEncodeInsert(b *testing.B) {
 		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -91,10 +91,30 @@ type Tx struct {
 	CommitLSN  LSN       // LSN of the commit record (pgoutput Begin's final LSN)
 	EndLSN     LSN       // end of the commit record; known only at Commit
 	CommitTime time.Time // commit timestamp
+	// BeginLSN is where the transaction's Begin message was sent (its
+	// first LSN), the LSN Debezium's BEGIN transaction record carries.
+	BeginLSN LSN
 	// PrevCommitLSN is the commit LSN of the transaction before this one in
 	// the stream (0 if unknown); Debezium's source.sequence carries it.
 	PrevCommitLSN LSN
 }
+
+// The values of source.snapshot (Debezium's SnapshotRecord, in its
+// declaration order, which is the order of the schema's allowed list).
+const (
+	SnapshotTrue                  = "true"
+	SnapshotFirst                 = "first"
+	SnapshotFirstInDataCollection = "first_in_data_collection"
+	SnapshotLastInDataCollection  = "last_in_data_collection"
+	SnapshotLast                  = "last"
+	SnapshotFalse                 = "false"
+	SnapshotIncremental           = "incremental"
+)
+
+// SnapshotMarkers lists source.snapshot's allowed values in Debezium's
+// order.
+var SnapshotMarkers = []string{SnapshotTrue, SnapshotFirst, SnapshotFirstInDataCollection,
+	SnapshotLastInDataCollection, SnapshotLast, SnapshotFalse, SnapshotIncremental}
 
 // Message is a logical decoding message (pg_logical_emit_message).
 type Message struct {
@@ -117,9 +137,20 @@ type Change struct {
 	// TableSeq is the change's index among its transaction's changes to the
 	// same table, from 0 (Debezium's data_collection_order - 1).
 	TableSeq int
-	// Snapshot is Debezium's source.snapshot for OpRead: "true", or "last"
-	// on a table's last snapshot row. Empty means "false".
+	// Snapshot is Debezium's source.snapshot (SnapshotMarkers) for OpRead:
+	// "first", "first_in_data_collection", "true",
+	// "last_in_data_collection" or "last". Empty means "false".
 	Snapshot string
+	// SourceTime is source.ts_* of a change without a commit time: for a
+	// snapshot row, when its table was read (Debezium takes the snapshot
+	// transaction's CURRENT_TIMESTAMP). Zero means the processing time.
+	SourceTime time.Time
+	// TxOrder and TxTableOrder fill Debezium's transaction block
+	// (provide.transaction.metadata): total_order and
+	// data_collection_order, both from 1, counting the records emitted
+	// for the transaction. Zero writes "transaction": null, Debezium's
+	// default.
+	TxOrder, TxTableOrder int64
 	// Truncate options (OpTruncate).
 	Cascade, RestartIdentity bool
 	Message                  *Message // OpMessage only

@@ -1,6 +1,9 @@
 package schema
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // This file holds the Kafka Connect schema model that both record formats
 // are derived from: the JSON converter's {"schema":…} block is its
@@ -143,23 +146,36 @@ var (
 	schemaInt64          = &Schema{Type: TypeInt64}
 	schemaOptionalInt64  = &Schema{Type: TypeInt64, Optional: true}
 
-	// sourceSchema is io.debezium.connector.postgresql.Source as far as
-	// mooncdc fills it (the fields of the JSON source block, in order).
-	sourceSchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.Source", Fields: []Field{
+	// sourceSchema is io.debezium.connector.postgresql.Source of Debezium
+	// 3.6.1: the common fields of SchemaFactory.sourceInfoSchemaBuilder
+	// (SchemaFactory.java:151-163, version 1), then Postgres' own
+	// (PostgresSourceInfoStructMaker.java:22-31). origin and origin_lsn
+	// stay null: mooncdc does not decode pgoutput Origin messages.
+	sourceSchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.Source", Version: 1, Fields: []Field{
 		{"version", schemaString},
 		{"connector", schemaString},
 		{"name", schemaString},
 		{"ts_ms", schemaInt64},
-		{"snapshot", &Schema{Type: TypeString, Optional: true, Name: "io.debezium.data.Enum", Version: 1,
-			Params: []Param{{"allowed", "true,last,false,incremental"}}, Default: "false", HasDefault: true}},
+		{"snapshot", snapshotSchema},
 		{"db", schemaString},
 		{"sequence", schemaOptionalString},
+		{"ts_us", schemaOptionalInt64},
+		{"ts_ns", schemaOptionalInt64},
 		{"schema", schemaString},
 		{"table", schemaString},
 		{"txId", schemaOptionalInt64},
 		{"lsn", schemaOptionalInt64},
 		{"xmin", schemaOptionalInt64},
+		{"origin", schemaOptionalString},
+		{"origin_lsn", schemaOptionalInt64},
 	}}
+
+	// snapshotSchema is source.snapshot: an optional io.debezium.data.Enum
+	// of SnapshotRecord's values, lower case in declaration order, default
+	// "false" (SchemaFactory.snapshotRecordSchema, SchemaFactory.java:144-149;
+	// SnapshotRecord.java:16-44).
+	snapshotSchema = &Schema{Type: TypeString, Optional: true, Name: "io.debezium.data.Enum", Version: 1,
+		Params: []Param{{"allowed", strings.Join(SnapshotMarkers, ",")}}, Default: SnapshotFalse, HasDefault: true}
 
 	// transactionSchema is Debezium's transaction block, event.block.
 	transactionSchema = &Schema{Type: TypeStruct, Optional: true, Name: "event.block", Version: 1, Fields: []Field{
@@ -169,16 +185,17 @@ var (
 	}}
 
 	// messageKeySchema and messageValueSchema are the schemas of logical
-	// decoding messages (Debezium's LogicalDecodingMessageMonitor).
-	messageKeySchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageKey", Fields: []Field{
+	// decoding messages (Debezium's LogicalDecodingMessageMonitor), each
+	// version 1 (PostgresSchemaFactory.java:33-67).
+	messageKeySchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageKey", Version: 1, Fields: []Field{
 		{"prefix", schemaOptionalString},
 	}}
-	messageValueSchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageValue", Fields: []Field{
+	messageValueSchema = &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.MessageValue", Version: 1, Fields: []Field{
 		{"op", schemaString},
 		{"ts_ms", schemaOptionalInt64},
 		{"source", sourceSchema},
 		{"transaction", transactionSchema},
-		{"message", &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.Message", Fields: []Field{
+		{"message", &Schema{Type: TypeStruct, Name: "io.debezium.connector.postgresql.Message", Version: 1, Fields: []Field{
 			{"prefix", schemaOptionalString},
 			{"content", &Schema{Type: TypeBytes, Optional: true}},
 		}}},
@@ -186,16 +203,20 @@ var (
 )
 
 // envelopeSchema is the value schema of a table's records:
-// <prefix>.<schema>.<table>.Envelope {before, after, source, op, ts_ms,
-// transaction}, in the order the JSON encoder writes them.
+// <prefix>.<schema>.<table>.Envelope, version 2 (Envelope.java:32), with
+// Debezium 3.6.1's field order: before, after, source and transaction as
+// TableSchemaBuilder adds them (TableSchemaBuilder.java:191-196), then op,
+// ts_ms, ts_us, ts_ns (SchemaFactory.java:436-439).
 func envelopeSchema(base string, value *Schema) *Schema {
 	opt := value.withOptional(true)
-	return &Schema{Type: TypeStruct, Name: base + ".Envelope", Version: 1, Fields: []Field{
+	return &Schema{Type: TypeStruct, Name: base + ".Envelope", Version: 2, Fields: []Field{
 		{"before", opt},
 		{"after", opt},
 		{"source", sourceSchema},
+		{"transaction", transactionSchema},
 		{"op", schemaString},
 		{"ts_ms", schemaOptionalInt64},
-		{"transaction", transactionSchema},
+		{"ts_us", schemaOptionalInt64},
+		{"ts_ns", schemaOptionalInt64},
 	}}
 }

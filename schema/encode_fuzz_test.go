@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"testing"
+	"time"
 )
 
 // everyTypeRelation has one nullable column per mapped type: every
@@ -57,7 +58,7 @@ func FuzzEncodeEveryType(f *testing.F) {
 			TimePrecisionMode: "adaptive_time_microseconds", UnavailableValue: "hex:00ff"},
 	}
 	type encoder interface {
-		AppendValue([]byte, *Change, int64) ([]byte, error)
+		AppendValue([]byte, *Change, time.Time) ([]byte, error)
 	}
 	var encs []encoder
 	var jsonOut []bool
@@ -81,7 +82,7 @@ func FuzzEncodeEveryType(f *testing.F) {
 		after[i] = Value{Kind: ValueText, Data: data}
 		ch := &Change{Op: OpCreate, Relation: rel, After: after}
 		for n, enc := range encs {
-			out, err := enc.AppendValue(nil, ch, 1)
+			out, err := enc.AppendValue(nil, ch, time.UnixMilli(1))
 			if err != nil {
 				var ve *ValueError
 				if !errors.As(err, &ve) || ve.Column != rel.Columns[i].Name || ve.Table != "public.every" {

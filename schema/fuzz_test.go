@@ -190,7 +190,7 @@ func FuzzAppendValue(f *testing.F) {
 		v := Value{Kind: ValueKind(kind % 3), Data: data}
 		ch := &Change{Op: OpCreate, Relation: rel, After: Tuple{v}}
 		e := NewJSONEncoder(testJSONConfig)
-		out, err := e.AppendValue([]byte("x"), ch, 1)
+		out, err := e.AppendValue([]byte("x"), ch, time.UnixMilli(1))
 		if err != nil {
 			var ve *ValueError
 			if !errors.As(err, &ve) || string(out) != "x" {

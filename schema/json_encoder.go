@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // JSONEncoder writes changes as plain JSON records in the shape of
-// Debezium's PostgreSQL connector (2.x) with Kafka Connect's JsonConverter
+// Debezium's PostgreSQL connector (3.6.1) with Kafka Connect's JsonConverter
 // and schemas.enable=false: the key is the row's key columns, the value the
-// envelope {before, after, source, op, ts_ms, transaction}.
+// envelope {before, after, source, transaction, op, ts_ms, ts_us, ts_ns}.
 //
 // Create one with NewJSONEncoder. An encoder is reusable and keeps
 // per-relation state (a bounded cache); it is NOT safe for concurrent use:
@@ -29,6 +30,9 @@ type JSONEncoder struct {
 	schemas bool
 	// msgKeyHead and msgValueHead are the schema heads of messages.
 	msgKeyHead, msgValueHead []byte
+	// tx holds the schema heads of transaction metadata records, made at
+	// first use.
+	tx *txHeads
 
 	plans planCache
 	cv    converter
@@ -152,16 +156,16 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 }
 
 // AppendValue appends the record value of ch to dst: Debezium's envelope
-// {"before":…,"after":…,"source":{…},"op":…,"ts_ms":tsMs,"transaction":…},
-// or for a logical message
+// {"before":…,"after":…,"source":{…},"transaction":…,"op":…,"ts_ms":…,
+// "ts_us":…,"ts_ns":…}, or for a logical message
 // {"op":"m","ts_ms":…,"source":{…},"transaction":…,"message":{…}}.
-// tsMs is the processing time (the envelope's ts_ms). A value that does not
-// parse for its column type is a *ValueError; on error dst is returned
-// unchanged.
-func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, error) {
+// now is the processing time, the envelope's ts_* (Envelope.java:280-291).
+// A value that does not parse for its column type is a *ValueError; on
+// error dst is returned unchanged.
+func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte, error) {
 	start := len(dst)
 	if ch.Op == OpMessage {
-		return e.appendMessage(dst, ch, tsMs)
+		return e.appendMessage(dst, ch, now)
 	}
 	before, after, err := valueImages(ch)
 	if err != nil {
@@ -179,13 +183,13 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 		return dst[:start], err
 	}
 	dst = append(dst, ',')
-	dst = e.appendSource(dst, ch, p.sourceTail, tsMs)
+	dst = e.appendSource(dst, ch, p.sourceTail, now)
+	dst = append(dst, `,"transaction":`...)
+	dst = appendTransaction(dst, ch)
 	dst = append(dst, `,"op":"`...)
 	dst = append(dst, byte(ch.Op))
 	dst = append(dst, `","ts_ms":`...)
-	dst = strconv.AppendInt(dst, tsMs, 10)
-	dst = append(dst, `,"transaction":`...)
-	dst = appendTransaction(dst, ch)
+	dst = appendTimes(dst, now)
 	dst = append(dst, '}')
 	if e.schemas {
 		dst = append(dst, '}')
@@ -198,15 +202,15 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, tsMs int64) ([]byte, e
 // transaction, message). Content is base64, Debezium's default for
 // binary.handling.mode=bytes through JsonConverter. schema and table in
 // source are "".
-func (e *JSONEncoder) appendMessage(dst []byte, ch *Change, tsMs int64) ([]byte, error) {
+func (e *JSONEncoder) appendMessage(dst []byte, ch *Change, now time.Time) ([]byte, error) {
 	if ch.Message == nil {
 		return dst, errors.New("encode value: logical message change without Message")
 	}
 	dst = append(dst, e.msgValueHead...)
 	dst = append(dst, `{"op":"m","ts_ms":`...)
-	dst = strconv.AppendInt(dst, tsMs, 10)
+	dst = strconv.AppendInt(dst, now.UnixMilli(), 10)
 	dst = append(dst, ',')
-	dst = e.appendSource(dst, ch, e.msgSourceTail, tsMs)
+	dst = e.appendSource(dst, ch, e.msgSourceTail, now)
 	dst = append(dst, `,"transaction":`...)
 	dst = appendTransaction(dst, ch)
 	dst = append(dst, `,"message":{"prefix":`...)
@@ -247,15 +251,37 @@ func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old 
 	return append(dst, '}'), nil
 }
 
+// appendTimes writes t as `<ms>,"ts_us":<µs>,"ts_ns":<ns>`, the three
+// precisions Debezium gives a timestamp (AbstractSourceInfoStructMaker.java:48-51,
+// Envelope.java:288-290); the caller has written `"ts_ms":`.
+func appendTimes(dst []byte, t time.Time) []byte {
+	dst = strconv.AppendInt(dst, t.UnixMilli(), 10)
+	dst = append(dst, `,"ts_us":`...)
+	dst = strconv.AppendInt(dst, t.UnixMicro(), 10)
+	dst = append(dst, `,"ts_ns":`...)
+	return strconv.AppendInt(dst, t.UnixNano(), 10)
+}
+
+// sourceTime is the time source.ts_* give: the commit time of a
+// streamed change, the read time of a snapshot row, else (a
+// non-transactional message, a snapshot row without one) now, as
+// Debezium's Instant.now() fallback (AbstractSourceInfoStructMaker.java:42).
+func sourceTime(ch *Change, now time.Time) time.Time {
+	switch {
+	case ch.Tx != nil && !ch.Tx.CommitTime.IsZero():
+		return ch.Tx.CommitTime
+	case !ch.SourceTime.IsZero():
+		return ch.SourceTime
+	}
+	return now
+}
+
 // appendSource writes the source block. Its static parts are precomputed;
 // tail is the per-relation `,"schema":…,"table":…,"txId":`.
-func (e *JSONEncoder) appendSource(dst []byte, ch *Change, tail []byte, tsMs int64) []byte {
+func (e *JSONEncoder) appendSource(dst []byte, ch *Change, tail []byte, now time.Time) []byte {
 	dst = append(dst, e.sourceHead...)
-	ts := tsMs // a snapshot row or non-transactional message has no commit time
-	if ch.Tx != nil && !ch.Tx.CommitTime.IsZero() {
-		ts = ch.Tx.CommitTime.UnixMilli()
-	}
-	dst = strconv.AppendInt(dst, ts, 10)
+	ts := sourceTime(ch, now)
+	dst = strconv.AppendInt(dst, ts.UnixMilli(), 10)
 	dst = append(dst, `,"snapshot":`...)
 	if ch.Snapshot == "" {
 		dst = append(dst, `"false"`...)
@@ -273,7 +299,10 @@ func (e *JSONEncoder) appendSource(dst []byte, ch *Change, tail []byte, tsMs int
 	dst = appendSequenceLSN(dst, prev)
 	dst = append(dst, ',')
 	dst = appendSequenceLSN(dst, ch.LSN)
-	dst = append(dst, `]"`...)
+	dst = append(dst, `]","ts_us":`...)
+	dst = strconv.AppendInt(dst, ts.UnixMicro(), 10)
+	dst = append(dst, `,"ts_ns":`...)
+	dst = strconv.AppendInt(dst, ts.UnixNano(), 10)
 	dst = append(dst, tail...)
 	if ch.Tx != nil {
 		dst = strconv.AppendUint(dst, uint64(ch.Tx.Xid), 10)
@@ -286,7 +315,7 @@ func (e *JSONEncoder) appendSource(dst []byte, ch *Change, tail []byte, tsMs int
 	} else {
 		dst = append(dst, "null"...)
 	}
-	return append(dst, `,"xmin":null}`...)
+	return append(dst, `,"xmin":null,"origin":null,"origin_lsn":null}`...)
 }
 
 // appendSequenceLSN writes one element of source.sequence inside its JSON
@@ -300,24 +329,35 @@ func appendSequenceLSN(dst []byte, l LSN) []byte {
 	return append(dst, `\"`...)
 }
 
-// appendTransaction writes the transaction block: null for snapshot rows
-// and changes without a transaction, else
-// {"id":"<xid>:<commit LSN>","total_order":…,"data_collection_order":…}.
-// The id uses the commit LSN so that it is the same for every event of the
-// transaction (Debezium's "txId:lsn" form).
+// appendTransaction writes the transaction block: null unless the change
+// carries transaction metadata (TxOrder, set with
+// provide.transaction.metadata), else
+// {"id":"<xid>:<lsn>","total_order":…,"data_collection_order":…}.
 func appendTransaction(dst []byte, ch *Change) []byte {
-	if ch.Op == OpRead || ch.Tx == nil {
+	if !hasTxBlock(ch) {
 		return append(dst, "null"...)
 	}
 	dst = append(dst, `{"id":"`...)
-	dst = strconv.AppendUint(dst, uint64(ch.Tx.Xid), 10)
-	dst = append(dst, ':')
-	dst = strconv.AppendUint(dst, uint64(ch.Tx.CommitLSN), 10)
+	dst = AppendTxID(dst, ch.Tx.Xid, ch.LSN)
 	dst = append(dst, `","total_order":`...)
-	dst = strconv.AppendInt(dst, int64(ch.Seq)+1, 10)
+	dst = strconv.AppendInt(dst, ch.TxOrder, 10)
 	dst = append(dst, `,"data_collection_order":`...)
-	dst = strconv.AppendInt(dst, int64(ch.TableSeq)+1, 10)
+	dst = strconv.AppendInt(dst, ch.TxTableOrder, 10)
 	return append(dst, '}')
+}
+
+func hasTxBlock(ch *Change) bool { return ch.TxOrder > 0 && ch.Tx != nil && ch.Op != OpRead }
+
+// AppendTxID writes Debezium's Postgres transaction id "<xid>:<lsn>": the
+// xid, and the LSN of the event that carries it (the change's own LSN; a
+// BEGIN record's is the Begin's, an END record's the commit's end), as
+// PostgresTransactionMonitor.adjustTxId does (PostgresTransactionMonitor.java:53-57),
+// so the part after ':' differs between the events of one transaction
+// (TransactionMetadataIT.java:189-191).
+func AppendTxID(dst []byte, xid uint32, lsn LSN) []byte {
+	dst = strconv.AppendUint(dst, uint64(xid), 10)
+	dst = append(dst, ':')
+	return strconv.AppendUint(dst, uint64(lsn), 10)
 }
 
 // checkTuple checks that the images have one value per column of rel, so
@@ -339,19 +379,37 @@ func errNoRelation(op Op) error {
 	return fmt.Errorf("encode: %q change without Relation", byte(op))
 }
 
-var snapshotTrue = []byte(`"snapshot":"true"`)
-
-// MarkLast turns a snapshot record value this encoder wrote with
-// source.snapshot "true" into the table's last one, "last", in place (the
-// two have the same length). Nothing after source holds row data, so the
-// last match is source.snapshot. It reports whether it found the field.
-func (e *JSONEncoder) MarkLast(value []byte) bool {
-	i := bytes.LastIndex(value, snapshotTrue)
+// MarkSnapshot rewrites source.snapshot of a snapshot record value this
+// encoder wrote with marker from into to, and returns the value (in place
+// when it fits in value's capacity). Nothing after source holds row data,
+// so the last match is source.snapshot. ok is false when the field is not
+// there.
+func (e *JSONEncoder) MarkSnapshot(value []byte, from, to string) (out []byte, ok bool) {
+	old := `"snapshot":"` + from + `"`
+	i := bytes.LastIndex(value, []byte(old))
 	if i < 0 {
-		return false
+		return value, false
 	}
-	copy(value[i+len(snapshotTrue)-5:], `last"`)
-	return true
+	i += len(`"snapshot":"`)
+	return splice(value, i, i+len(from), to), true
+}
+
+// splice replaces value[i:j] with s.
+func splice(value []byte, i, j int, s string) []byte {
+	tail := len(value) - j
+	n := len(value) - (j - i) + len(s)
+	if n > cap(value) {
+		out := make([]byte, n)
+		copy(out, value[:i])
+		copy(out[i:], s)
+		copy(out[i+len(s):], value[j:])
+		return out
+	}
+	old := value
+	value = value[:n]
+	copy(value[i+len(s):], old[j:j+tail])
+	copy(value[i:], s)
+	return value
 }
 
 // valueImages checks a row change and returns the images its value

@@ -61,6 +61,10 @@ var testTx = &Tx{
 
 const testTsMs = 1704164646000
 
+// testNow is the processing time of the records in tests, with a
+// sub-millisecond part so that ts_us and ts_ns show their precision.
+var testNow = time.UnixMilli(testTsMs).Add(123456 * time.Nanosecond)
+
 func row(id, name, balance, updated, active, doc Value) Tuple {
 	return Tuple{id, name, balance, updated, active, doc}
 }
@@ -73,7 +77,7 @@ var (
 
 func TestJSONEncodeInsertExact(t *testing.T) {
 	e := NewJSONEncoder(testJSONConfig)
-	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000, Seq: 2, TableSeq: 1}
+	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000, Seq: 2, TableSeq: 1, TxOrder: 3, TxTableOrder: 2}
 	key, ok, err := e.AppendKey(nil, ch)
 	if err != nil || !ok {
 		t.Fatalf("AppendKey: %v, %v", ok, err)
@@ -81,17 +85,24 @@ func TestJSONEncodeInsertExact(t *testing.T) {
 	if want := `{"id":1}`; string(key) != want {
 		t.Errorf("key = %s, want %s", key, want)
 	}
-	val, err := e.AppendValue(nil, ch, testTsMs)
+	val, err := e.AppendValue(nil, ch, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// balance is numeric(10,2): a Connect Decimal, base64 of the unscaled 1250.
+	// Debezium 3.6.1's shape: source with ts_us/ts_ns of the commit time
+	// after sequence (SchemaFactory.java:151-163) and origin, origin_lsn
+	// last (PostgresSourceInfoStructMaker.java:22-31); transaction before
+	// op, then the processing time in ms, µs and ns (SchemaFactory.java:436-441);
+	// the transaction id is "<xid>:<the event's lsn>"
+	// (PostgresTransactionMonitor.java:53-57, TransactionMetadataIT.java:276-284).
 	want := `{"before":null,` +
 		`"after":{"id":1,"name":"Alice","balance":"BOI=","updated":"2024-01-02T03:04:05.123456Z","active":true,"doc":"{\"tier\": \"gold\"}"},` +
 		`"source":{"version":"mooncdc-test","connector":"postgresql","name":"srv","ts_ms":1704164645678,"snapshot":"false","db":"appdb",` +
-		`"sequence":"[\"24022000\",\"24023000\"]","schema":"public","table":"customers","txId":556,"lsn":24023000,"xmin":null},` +
-		`"op":"c","ts_ms":1704164646000,` +
-		`"transaction":{"id":"556:24023128","total_order":3,"data_collection_order":2}}`
+		`"sequence":"[\"24022000\",\"24023000\"]","ts_us":1704164645678900,"ts_ns":1704164645678900000,` +
+		`"schema":"public","table":"customers","txId":556,"lsn":24023000,"xmin":null,"origin":null,"origin_lsn":null},` +
+		`"transaction":{"id":"556:24023000","total_order":3,"data_collection_order":2},` +
+		`"op":"c","ts_ms":1704164646000,"ts_us":1704164646000123,"ts_ns":1704164646000123456}`
 	if string(val) != want {
 		t.Errorf("value\n got  %s\n want %s", val, want)
 	}
@@ -105,7 +116,7 @@ func TestJSONEnvelopeGolden(t *testing.T) {
 		name string
 		ch   *Change
 	}{
-		{"insert", &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}},
+		{"insert", &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000, TxOrder: 1, TxTableOrder: 1}},
 		{"insert_nulls", &Change{Op: OpCreate, Relation: customers, After: row(text("2"), null, null, null, null, null), Tx: testTx, LSN: 24023001, Seq: 1, TableSeq: 1}},
 		{"update_default_identity", &Change{Op: OpUpdate, Relation: customers, After: rowAnne, Tx: testTx, LSN: 24023100, Seq: 3}},
 		{"update_full_identity", &Change{Op: OpUpdate, Relation: customersFull, Before: rowAlice, After: rowAnne, Tx: testTx, LSN: 24023100}},
@@ -115,13 +126,13 @@ func TestJSONEnvelopeGolden(t *testing.T) {
 		{"delete_full_identity", &Change{Op: OpDelete, Relation: customersFull, Before: rowAlice, Tx: testTx, LSN: 24023200}},
 		{"delete_keyless_nothing", &Change{Op: OpDelete, Relation: keyless, Tx: testTx, LSN: 24023200}},
 		{"insert_keyless", &Change{Op: OpCreate, Relation: keyless, After: Tuple{text("hi")}, Tx: noTx, LSN: 29999000}},
-		{"truncate", &Change{Op: OpTruncate, Relation: customers, Tx: testTx, LSN: 24023300, Seq: 4, TableSeq: 2}},
+		{"truncate", &Change{Op: OpTruncate, Relation: customers, Tx: testTx, LSN: 24023300, Seq: 4, TableSeq: 2, TxOrder: 5, TxTableOrder: 3}},
 		{"read_snapshot", &Change{Op: OpRead, Relation: customers, After: rowAlice, LSN: 24000000, Snapshot: "true"}},
 		{"read_snapshot_last", &Change{Op: OpRead, Relation: customers, After: rowAlice, LSN: 24000000, Snapshot: "last"}},
 		{"read_snapshot_no_lsn", &Change{Op: OpRead, Relation: customers, After: rowAlice, Snapshot: "true"}},
 		{"composite_key_quoted_names", &Change{Op: OpUpdate, Relation: composite,
 			After: Tuple{text("n"), text("42"), text("3"), toast}, Tx: noTx, LSN: 30000001}},
-		{"message_transactional", &Change{Op: OpMessage, Tx: testTx, LSN: 24023150, Seq: 5,
+		{"message_transactional", &Change{Op: OpMessage, Tx: testTx, LSN: 24023150, Seq: 5, TxOrder: 6, TxTableOrder: 1,
 			Message: &Message{Transactional: true, Prefix: "audit", Content: []byte("bar")}}},
 		{"message_non_transactional", &Change{Op: OpMessage, LSN: 24023160,
 			Message: &Message{Prefix: "hb", Content: nil}}},
@@ -133,7 +144,7 @@ func TestJSONEnvelopeGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("AppendKey: %v", err)
 			}
-			val, err := e.AppendValue(nil, tt.ch, testTsMs)
+			val, err := e.AppendValue(nil, tt.ch, testNow)
 			if err != nil {
 				t.Fatalf("AppendValue: %v", err)
 			}
@@ -216,7 +227,7 @@ func TestJSONMalformedChangesAreErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k, _, kerr := e.AppendKey([]byte("k"), tt.ch)
-			v, verr := e.AppendValue([]byte("v"), tt.ch, 1)
+			v, verr := e.AppendValue([]byte("v"), tt.ch, time.UnixMilli(1))
 			if kerr == nil && verr == nil {
 				t.Errorf("no error for a malformed change")
 			}
@@ -234,11 +245,11 @@ func TestJSONPlanCacheFollowsRelationPointer(t *testing.T) {
 	v1 := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidInt4}}}
 	v2 := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidText}, {Name: "b", TypeOID: oidInt4}}}
 	for range 2 {
-		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: v1, After: Tuple{text("5")}}, 1)
+		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: v1, After: Tuple{text("5")}}, time.UnixMilli(1))
 		if err != nil || !bytes.Contains(out, []byte(`"after":{"a":5}`)) {
 			t.Fatalf("v1: %s, %v", out, err)
 		}
-		out, err = e.AppendValue(nil, &Change{Op: OpCreate, Relation: v2, After: Tuple{text("5"), text("6")}}, 1)
+		out, err = e.AppendValue(nil, &Change{Op: OpCreate, Relation: v2, After: Tuple{text("5"), text("6")}}, time.UnixMilli(1))
 		if err != nil || !bytes.Contains(out, []byte(`"after":{"a":"5","b":6}`)) {
 			t.Fatalf("v2: %s, %v", out, err)
 		}
@@ -246,7 +257,7 @@ func TestJSONPlanCacheFollowsRelationPointer(t *testing.T) {
 	// The cache stays bounded however many relation versions pass through.
 	for i := range maxPlans + 10 {
 		rel := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidInt4}}}
-		if _, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("1")}}, int64(i)); err != nil {
+		if _, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("1")}}, time.UnixMilli(int64(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -270,7 +281,7 @@ func TestJSONEncodeZeroAllocs(t *testing.T) {
 		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
 			t.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testTsMs); err != nil {
+		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
 			t.Fatal(err)
 		}
 	})

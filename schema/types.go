@@ -394,7 +394,10 @@ func geometricText(oid uint32) bool {
 }
 
 func arrayOf(elem *colType) *colType {
-	elem.schema = elem.schema.withOptional(true)
+	// Debezium builds an enum array's items from the Enum builder, never
+	// made optional (PostgresValueConverter.java:349-351); other items are
+	// optional.
+	elem.schema = elem.schema.withOptional(elem.schema.Name != "io.debezium.data.Enum")
 	return &colType{conv: convArray, elem: elem, schema: &Schema{Type: TypeArray, Items: elem.schema}}
 }
 

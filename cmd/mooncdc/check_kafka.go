@@ -115,6 +115,14 @@ func checkKafka(ctx context.Context, cfg connector.Config) checkLines {
 	}
 	out.pass(what, detail)
 	out = append(out, checkOffsetsTopic(ctx, adm, cfg.Kafka.OffsetsTopic)...)
+	if hb := cfg.Heartbeat; hb.Interval > 0 && hb.Records {
+		what := fmt.Sprintf("heartbeat topic %q", hb.Topic)
+		if details, err := adm.ListTopics(ctx, hb.Topic); err == nil && details.Has(hb.Topic) && details[hb.Topic].Err == nil {
+			out.pass(what, "exists; heartbeat records go there every "+hb.Interval.String()+" of idleness")
+		} else {
+			out.pass(what, "does not exist; mooncdc run creates it (heartbeat records every "+hb.Interval.String()+" of idleness)")
+		}
+	}
 	return out
 }
 

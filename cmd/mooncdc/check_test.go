@@ -141,7 +141,9 @@ func TestCheckAgainstPostgres(t *testing.T) {
 		checkWantLine(t, lines, "✓ Kafka "+broker.Addr()+": 1 broker ("+broker.Addr()+")")
 		checkWantLine(t, lines, `✓ offsets topic "`+connector.DefaultOffsetsTopic+`": does not exist; mooncdc run creates it (1 partition, cleanup.policy=compact)`)
 		checkWantLine(t, lines, "✓ Schema Registry "+reg.URL()+": reachable, supports AVRO")
-		if got := lines[len(lines)-1]; got != "14 passed, 0 warnings, 0 failed: ready for mooncdc run" {
+		// Debezium's default heartbeat topic (HeartbeatImpl.java:46, AbstractTopicNamingStrategy.java:142-147).
+		checkWantLine(t, lines, `✓ heartbeat topic "__debezium-heartbeat.good": does not exist; mooncdc run creates it (heartbeat records every 10s of idleness)`)
+		if got := lines[len(lines)-1]; got != "15 passed, 0 warnings, 0 failed: ready for mooncdc run" {
 			t.Errorf("summary %q", got)
 		}
 

@@ -21,18 +21,19 @@ import (
 // the field names are a public contract (statusUsage documents them).
 // Unknown numbers are null; unknown LSNs and times are absent.
 type statusReport struct {
-	Name          string         `json:"name"`
-	Time          time.Time      `json:"time"`
-	Running       string         `json:"running"` // yes, no, unknown
-	RunningDetail string         `json:"running_detail,omitempty"`
-	Version       string         `json:"version,omitempty"`
-	Streaming     *bool          `json:"streaming"`
-	DurableLSN    string         `json:"durable_lsn,omitempty"`
-	DurableFrom   string         `json:"durable_lsn_from,omitempty"` // live or offsets
-	Offsets       offsetsReport  `json:"offsets"`
-	Postgres      postgresReport `json:"postgres"`
-	Lag           lagReport      `json:"lag"`
-	Tables        []tableReport  `json:"tables"`
+	Name          string          `json:"name"`
+	Time          time.Time       `json:"time"`
+	Running       string          `json:"running"` // yes, no, unknown
+	RunningDetail string          `json:"running_detail,omitempty"`
+	Version       string          `json:"version,omitempty"`
+	Streaming     *bool           `json:"streaming"`
+	DurableLSN    string          `json:"durable_lsn,omitempty"`
+	DurableFrom   string          `json:"durable_lsn_from,omitempty"` // live or offsets
+	Offsets       offsetsReport   `json:"offsets"`
+	Heartbeat     heartbeatReport `json:"heartbeat"`
+	Postgres      postgresReport  `json:"postgres"`
+	Lag           lagReport       `json:"lag"`
+	Tables        []tableReport   `json:"tables"`
 }
 
 type offsetsReport struct {
@@ -44,6 +45,13 @@ type offsetsReport struct {
 	// DurableSince is when the durable LSN last moved (absent in records
 	// of older versions).
 	DurableSince *time.Time `json:"durable_since,omitempty"`
+}
+
+// heartbeatReport is the configured heartbeat: its interval (0: off) and
+// the topic its records go to ("" when there are none).
+type heartbeatReport struct {
+	IntervalSeconds float64 `json:"interval_seconds"`
+	Topic           string  `json:"topic,omitempty"`
 }
 
 type postgresReport struct {
@@ -97,6 +105,10 @@ func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
 	r := statusReport{Name: cfg.Name, Time: in.now.UTC(), Tables: []tableReport{}}
 
 	r.Offsets.Topic = cfg.Kafka.OffsetsTopic
+	r.Heartbeat.IntervalSeconds = cfg.Heartbeat.Interval.Seconds()
+	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
+		r.Heartbeat.Topic = cfg.Heartbeat.Topic
+	}
 	var pipeline *offsets.Pipeline
 	if in.offsetsErr != nil {
 		r.Offsets.Error = in.offsetsErr.Error()
@@ -260,6 +272,14 @@ func writeStatus(w io.Writer, r statusReport) {
 		line("offsets", "could not be read: %s", singleLine(r.Offsets.Error))
 	case !r.Offsets.Found:
 		line("offsets", "nothing stored for %q in topic %s ('mooncdc run' has not started against these brokers?)", r.Name, r.Offsets.Topic)
+	}
+	switch {
+	case r.Heartbeat.IntervalSeconds == 0:
+		line("heartbeats", "off (heartbeat.interval 0)")
+	case r.Heartbeat.Topic == "":
+		line("heartbeats", "every %gs, no records (heartbeat.records false)", r.Heartbeat.IntervalSeconds)
+	default:
+		line("heartbeats", "every %gs, records on topic %s", r.Heartbeat.IntervalSeconds, r.Heartbeat.Topic)
 	}
 	if r.DurableLSN != "" {
 		d := r.DurableLSN

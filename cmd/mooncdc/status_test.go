@@ -210,6 +210,8 @@ func TestStatusAfterACleanStopShowsReadyTablesTheSlotAndTheLag(t *testing.T) {
 	for _, w := range []string{
 		"connector    shop", "running      no (nothing answers on http://127.0.0.1:",
 		"durable LSN  " + confirmed + " (offsets, recorded ",
+		// Debezium's default heartbeat topic (HeartbeatImpl.java:46, AbstractTopicNamingStrategy.java:142-147).
+		"heartbeats   every 10s, records on topic __debezium-heartbeat.shop",
 		"slot         mooncdc_shop, inactive: confirmed_flush " + confirmed + ", restart ",
 		"wal_status reserved, safe_wal_size unlimited",
 		" of WAL not yet confirmed; behind since ", " ago), when the durable LSN last moved",

@@ -85,7 +85,7 @@ func (d *Decoder) Decode(walStart schema.LSN, data []byte, h Handler) error {
 		if d.inTx {
 			return &ProtocolError{LSN: walStart, Msg: "Begin inside an open transaction"}
 		}
-		d.tx = schema.Tx{Xid: m.Xid, CommitLSN: schema.LSN(m.FinalLSN), CommitTime: m.CommitTime, PrevCommitLSN: d.prevCommit}
+		d.tx = schema.Tx{Xid: m.Xid, CommitLSN: schema.LSN(m.FinalLSN), BeginLSN: walStart, CommitTime: m.CommitTime, PrevCommitLSN: d.prevCommit}
 		d.inTx = true
 		d.seq = 0
 		clear(d.tableSeq)

@@ -1,0 +1,101 @@
+package connector
+
+import (
+	"slices"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// recordOptions are the options that decide which streamed records are
+// written and what they carry: Debezium's skipped.operations and
+// provide.transaction.metadata.
+type recordOptions struct {
+	// skip holds the operations not written (format.skipped_operations).
+	skip opSet
+	// txTopic receives BEGIN and END records, and changes carry their
+	// transaction block, when it is set (format.provide_transaction_metadata).
+	txTopic string
+}
+
+// opSet is a set of operations.
+type opSet uint8
+
+func (s opSet) has(op schema.Op) bool {
+	switch op {
+	case schema.OpCreate:
+		return s&1 != 0
+	case schema.OpUpdate:
+		return s&2 != 0
+	case schema.OpDelete:
+		return s&4 != 0
+	case schema.OpTruncate:
+		return s&8 != 0
+	}
+	return false // snapshot reads and logical messages are never skipped
+}
+
+// recordOptions returns the record options of c (validated).
+func (c *Config) recordOptions() recordOptions {
+	var o recordOptions
+	for i, op := range []string{"c", "u", "d", "t"} {
+		if slices.Contains(c.Format.SkippedOperations, op) {
+			o.skip |= 1 << i
+		}
+	}
+	if c.Format.ProvideTransactionMetadata {
+		o.txTopic = c.Kafka.TopicPrefix + ".transaction" // AbstractTopicNamingStrategy.transactionTopic
+	}
+	return o
+}
+
+// messageCollection is the data collection Debezium counts logical
+// decoding messages under (LogicalDecodingMessageMonitor.java:106,131-138).
+const messageCollection = "LOGICAL_DECODING_MESSAGE"
+
+// txMetadata follows the open transaction for Debezium's transaction
+// metadata: it numbers the transaction's records, in all and per data
+// collection (TransactionContext, TransactionMonitor.java:156-164), and
+// makes its BEGIN and END records. The stream goroutine owns it.
+type txMetadata struct {
+	total int64
+	colls []schema.CollectionCount // in the order they first appear
+	index map[string]int
+}
+
+// begin starts counting a new transaction.
+func (m *txMetadata) begin() {
+	m.total = 0
+	m.colls = m.colls[:0]
+	if m.index == nil {
+		m.index = map[string]int{}
+	}
+	clear(m.index)
+}
+
+// event counts one record of collection and returns its total_order and
+// data_collection_order, both from 1.
+func (m *txMetadata) event(collection string) (total, inCollection int64) {
+	i, ok := m.index[collection]
+	if !ok {
+		i = len(m.colls)
+		m.index[collection] = i
+		m.colls = append(m.colls, schema.CollectionCount{Name: collection})
+	}
+	m.total++
+	m.colls[i].Count++
+	return m.total, m.colls[i].Count
+}
+
+// beginEvent and endEvent are the transaction's BEGIN and END records.
+// Debezium's id is "<xid>:<lsn>" with the LSN it has just seen: the
+// Begin's for BEGIN, the commit's end for END
+// (PostgresTransactionMonitor.java:53-57, TransactionMetadataIT.java:256-273);
+// ts_ms is the commit time for both (PostgresStreamingChangeEventSource.java:348-353).
+func (m *txMetadata) beginEvent(tx *schema.Tx) *schema.TxEvent {
+	return &schema.TxEvent{Status: schema.TxBegin, Xid: tx.Xid, LSN: tx.BeginLSN, CommitTime: tx.CommitTime}
+}
+
+func (m *txMetadata) endEvent(tx *schema.Tx) *schema.TxEvent {
+	return &schema.TxEvent{Status: schema.TxEnd, Xid: tx.Xid, LSN: tx.EndLSN, CommitTime: tx.CommitTime,
+		EventCount: m.total, Collections: m.colls}
+}
