@@ -153,16 +153,6 @@ func TestMarkSnapshotEqualsEncodingWithTheMarker(t *testing.T) {
 	}
 }
 
-func diffBytes(a, b []byte) int {
-	n := 0
-	for i := range a {
-		if a[i] != b[i] {
-			n++
-		}
-	}
-	return n
-}
-
 // TestAvroNamesAreAdjusted: names Avro does not allow become valid ones,
 // as Debezium's avro schema name adjustment does.
 func TestAvroNamesAreAdjusted(t *testing.T) {
