@@ -66,9 +66,6 @@ func (d *Decoder) InTx() bool { return d.inTx }
 // LastEnd returns the end LSN of the last committed transaction decoded.
 func (d *Decoder) LastEnd() schema.LSN { return d.lastEnd }
 
-// Relation returns the cached relation for oid, or nil.
-func (d *Decoder) Relation(oid uint32) *schema.Relation { return d.relations[oid] }
-
 // Decode decodes one pgoutput message whose XLogData started at walStart,
 // and calls h for what it carries. A malformed message is a *ProtocolError,
 // never a panic.
