@@ -174,17 +174,7 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 		if cv.buf, err = DecodeByteaHex(cv.buf[:0], s); err != nil {
 			return datum{}, err
 		}
-		switch t.conv {
-		case convBytesBase64:
-			cv.txt = base64.StdEncoding.AppendEncode(cv.txt[:0], cv.buf)
-		case convBytesBase64URL:
-			cv.txt = base64.URLEncoding.AppendEncode(cv.txt[:0], cv.buf)
-		case convBytesHex:
-			cv.txt = hex.AppendEncode(cv.txt[:0], cv.buf)
-		default:
-			return datum{k: dBytes, b: cv.buf}, nil
-		}
-		return datum{k: dString, b: cv.txt}, nil
+		return cv.binary(t.conv, cv.buf), nil
 	case convDate:
 		days, inf, err := ParseDate(s)
 		switch {
@@ -270,17 +260,7 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 		if cv.tmp, err = appendJavaGeometric(cv.tmp[:0], t.geo, s); err != nil {
 			return datum{}, err
 		}
-		switch t.bin {
-		case convBytesBase64:
-			cv.txt = base64.StdEncoding.AppendEncode(cv.txt[:0], cv.tmp)
-		case convBytesBase64URL:
-			cv.txt = base64.URLEncoding.AppendEncode(cv.txt[:0], cv.tmp)
-		case convBytesHex:
-			cv.txt = hex.AppendEncode(cv.txt[:0], cv.tmp)
-		default:
-			return datum{k: dBytes, b: cv.tmp}, nil
-		}
-		return datum{k: dString, b: cv.txt}, nil
+		return cv.binary(t.bin, cv.tmp), nil
 	case convPoint:
 		x, y, err := parsePoint(s)
 		if err != nil {
@@ -419,4 +399,20 @@ func intRange(k conv) (lo, hi int64) {
 		return 0, 1<<32 - 1
 	}
 	return -1 << 63, 1<<63 - 1
+}
+
+// binary is b in binary_handling_mode form mode (one of the convBytes*
+// conversions): bytes, or a base64, base64-url-safe or hex string.
+func (cv *converter) binary(mode conv, b []byte) datum {
+	switch mode {
+	case convBytesBase64:
+		cv.txt = base64.StdEncoding.AppendEncode(cv.txt[:0], b)
+	case convBytesBase64URL:
+		cv.txt = base64.URLEncoding.AppendEncode(cv.txt[:0], b)
+	case convBytesHex:
+		cv.txt = hex.AppendEncode(cv.txt[:0], b)
+	default:
+		return datum{k: dBytes, b: b}
+	}
+	return datum{k: dString, b: cv.txt}
 }
