@@ -32,13 +32,7 @@ func loadOffsets(t *testing.T, addr, name string) offsets.State {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	st, err := offsets.Load(ctx, cl, connector.DefaultOffsetsTopic, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return loadState(t, cl, name)
 }
 
 func slotExists(t *testing.T, pg *pgtest.Cluster, slot string) bool {
