@@ -12,7 +12,8 @@ import (
 
 // This file reads what the record schemas need from the catalog and
 // pgoutput does not send: whether a column is NOT NULL (Debezium makes
-// nullable columns optional fields), and what a type that is not built in
+// nullable columns optional fields), its default expression (Debezium
+// puts the default in the field's schema), and what a type that is not built in
 // is (enum labels, a domain's base type, an array's element type, the name
 // of an extension type such as hstore). The stream's relations and the
 // copy's relations are completed the same way, so that a table's snapshot
@@ -32,20 +33,25 @@ type typeCache map[uint32]*schema.TypeInfo
 // (the table changed since the WAL was written) stay nullable and typed by
 // OID.
 func completeRelation(ctx context.Context, q querier, rel *schema.Relation, types typeCache) (*schema.Relation, error) {
-	rows, err := q.Query(ctx, `SELECT a.attname, a.attnotnull FROM pg_attribute a
+	rows, err := q.Query(ctx, `SELECT a.attname, a.attnotnull, pg_get_expr(d.adbin, d.adrelid)
+		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped`, rel.OID)
 	if err != nil {
 		return nil, fmt.Errorf("look up the columns of %s: %w", rel.QualifiedName(), err)
 	}
-	notNull := map[string]bool{}
+	type attr struct {
+		notNull bool
+		def     *string
+	}
+	attrs := map[string]attr{}
 	for rows.Next() {
 		var name string
-		var nn bool
-		if err := rows.Scan(&name, &nn); err != nil {
+		var a attr
+		if err := rows.Scan(&name, &a.notNull, &a.def); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("look up the columns of %s: %w", rel.QualifiedName(), err)
 		}
-		notNull[name] = nn
+		attrs[name] = a
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("look up the columns of %s: %w", rel.QualifiedName(), err)
@@ -53,7 +59,11 @@ func completeRelation(ctx context.Context, q querier, rel *schema.Relation, type
 	out := *rel
 	out.Columns = make([]schema.Column, len(rel.Columns))
 	for i, c := range rel.Columns {
-		c.NotNull = notNull[c.Name]
+		a := attrs[c.Name]
+		c.NotNull = a.notNull
+		if a.def != nil {
+			c.Default, c.HasDefault = *a.def, true
+		}
 		if c.Type, err = resolveType(ctx, q, c.TypeOID, types); err != nil {
 			return nil, fmt.Errorf("look up the type of column %q of %s: %w", c.Name, rel.QualifiedName(), err)
 		}
@@ -109,6 +119,7 @@ func resolveType(ctx context.Context, q querier, oid uint32, types typeCache) (*
 				ti.Mod = mod
 			}
 		}
+		ti.Domain = true
 	case category == "A" && elem != 0:
 		e, err := resolveType(ctx, q, elem, types)
 		if err != nil {

@@ -242,6 +242,12 @@ type FormatConfig struct {
 	// writes BEGIN and END records to <prefix>.transaction, as Debezium's
 	// provide.transaction.metadata (default false).
 	ProvideTransactionMetadata bool `yaml:"provide_transaction_metadata"`
+	// ReplaceNullWithDefault writes a NULL in a column that has a default
+	// as that default (default true), as Kafka Connect's JsonConverter
+	// (replace.null.with.default) and Confluent's AvroConverter
+	// (ignore.default.for.nullables=false) write Debezium's records; false
+	// keeps the null. Either way the default is in the record schema.
+	ReplaceNullWithDefault bool `yaml:"replace_null_with_default"`
 }
 
 // SkippableOperations are the values of format.skipped_operations.
@@ -357,6 +363,7 @@ func DefaultConfig() Config {
 			MoneyFractionDigits:         2,
 			UnavailableValuePlaceholder: schema.DefaultUnavailableValue,
 			SkippedOperations:           []string{"t"},
+			ReplaceNullWithDefault:      true,
 		},
 		Heartbeat: HeartbeatConfig{Interval: DefaultHeartbeatInterval, Records: true},
 		Metrics:   MetricsConfig{Listen: DefaultMetricsListen},

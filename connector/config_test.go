@@ -73,6 +73,9 @@ func TestDefaultConfig(t *testing.T) {
 			// Debezium's skipped.operations default: truncates are not
 			// written (CommonConnectorConfig.java:838-848).
 			SkippedOperations: []string{"t"},
+			// JsonConverter's replace.null.with.default default
+			// (apache/kafka JsonConverterConfig.java:49-50).
+			ReplaceNullWithDefault: true,
 		},
 		Heartbeat: HeartbeatConfig{Interval: 10 * time.Second, Records: true},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9187"},
@@ -405,6 +408,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.decimal_handling_mode", "format.binary_handling_mode", "format.time_precision_mode",
 		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
 		"format.unavailable_value_placeholder", "format.include_unknown_datatypes", "format.skipped_operations", "format.provide_transaction_metadata",
+		"format.replace_null_with_default",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout",
 	}

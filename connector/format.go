@@ -41,7 +41,7 @@ func (p *Pipeline) encoderConfig() schema.Config {
 		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
 		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
 		MoneyFractionDigits: f.MoneyFractionDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
-		OnUnknownType: p.unknownType,
+		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: p.unknownType,
 	}
 }
 

@@ -28,7 +28,18 @@ func imageValue(rel *Relation, p *relPlan, t, old Tuple, i int, keyOnly bool) (V
 	if v.Kind == ValueUnchangedToast && old != nil && old[i].Kind == ValueText {
 		return old[i], ct
 	}
-	if keyOnly && v.Kind == ValueNull && !rel.Columns[i].Key && !ct.schema.Optional {
+	if v.Kind != ValueNull {
+		return v, ct
+	}
+	absentRequired := keyOnly && !rel.Columns[i].Key && !ct.schema.Optional
+	if d := p.defaults[i]; d.Kind == ValueText && (p.nullsToDefault || absentRequired) {
+		// The schema's default: JsonConverter (replace.null.with.default,
+		// JsonConverter.java:583-592) and AvroData (ignore.default.for.nullables,
+		// AvroData.java:648-653) write it for a null, and Debezium's
+		// converter gives it to a required field (JdbcValueConverters.java:1414-1421).
+		return d, ct
+	}
+	if absentRequired {
 		switch ct.conv {
 		case convTimestamptz:
 			return Value{Kind: ValueText, Data: zonedEpoch}, &plainString

@@ -255,12 +255,12 @@ func (e *AvroEncoder) writeColumn(t *colType, s *Schema, v Value) error {
 		if !s.Optional {
 			return errNullRequired
 		}
-		w.WriteLong(0)
+		w.WriteLong(nullBranch(s))
 		return nil
 	}
 	if v.Kind == ValueUnchangedToast {
 		if s.Optional {
-			w.WriteLong(1)
+			w.WriteLong(valueBranch(s))
 		}
 		return e.writeToast(t)
 	}
@@ -279,6 +279,18 @@ func (e *AvroEncoder) writeColumn(t *colType, s *Schema, v Value) error {
 
 var errNullRequired = errors.New("NULL in a column the catalog says is NOT NULL")
 
+// nullBranch and valueBranch are the union indexes of an optional
+// schema: ["null", T], or [T, "null"] when it has a default (AvroData's
+// maybeMakeOptional; avro_schema.go renders the same order).
+func nullBranch(s *Schema) int64 {
+	if s.HasDefault {
+		return 1
+	}
+	return 0
+}
+
+func valueBranch(s *Schema) int64 { return 1 - nullBranch(s) }
+
 // writeDatum writes d as schema s, with the union index when s is
 // optional.
 func (e *AvroEncoder) writeDatum(d datum, s *Schema) error {
@@ -287,11 +299,11 @@ func (e *AvroEncoder) writeDatum(d datum, s *Schema) error {
 		if !s.Optional {
 			return errNullRequired
 		}
-		w.WriteLong(0)
+		w.WriteLong(nullBranch(s))
 		return nil
 	}
 	if s.Optional {
-		w.WriteLong(1)
+		w.WriteLong(valueBranch(s))
 	}
 	switch d.k {
 	case dBool:

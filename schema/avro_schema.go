@@ -109,7 +109,7 @@ func (r *avroRenderer) props(dst []byte, s *Schema, withName bool) []byte {
 	}
 	if s.HasDefault {
 		dst = append(dst, `,"connect.default":`...)
-		dst = appendJSONString(dst, s.Default)
+		dst = append(dst, s.avroDefault()...)
 	}
 	if s.Name != "" && (!withName || s.Type != TypeStruct) {
 		dst = append(dst, `,"connect.name":`...)
@@ -155,7 +155,7 @@ func (r *avroRenderer) record(dst []byte, s *Schema) []byte {
 		switch {
 		case f.Schema.HasDefault:
 			dst = append(dst, `,"default":`...)
-			dst = appendJSONString(dst, f.Schema.Default)
+			dst = append(dst, f.Schema.avroDefault()...)
 		case f.Schema.Optional:
 			dst = append(dst, `,"default":null`...)
 		}
@@ -173,6 +173,14 @@ func (r *avroRenderer) record(dst []byte, s *Schema) []byte {
 	dst = append(dst, `,"connect.name":`...)
 	dst = strconv.AppendQuote(dst, full)
 	return append(dst, '}')
+}
+
+// avroDefault is the Avro JSON of s's default.
+func (s *Schema) avroDefault() []byte {
+	if s.AvroDefault != nil {
+		return s.AvroDefault
+	}
+	return s.Default
 }
 
 func avroPrimitive(t string) string {

@@ -46,6 +46,11 @@ type Column struct {
 	// type, array of those), looked up in the catalog; nil for built-in
 	// types.
 	Type *TypeInfo
+	// Default is the column's default expression as pg_get_expr prints
+	// it (what pgjdbc reports as COLUMN_DEF), when HasDefault; the record
+	// schemas carry the default Debezium derives from it (defaults.go).
+	Default    string
+	HasDefault bool
 }
 
 // Relation describes a table as the replication stream last sent it.

@@ -44,6 +44,12 @@ type Config struct {
 	// it to box, circle, line, lseg, path and polygon; other types without
 	// a mapping are always sent as text (see OnUnknownType).
 	IncludeUnknownDatatypes bool
+	// KeepNulls writes a NULL as null in a column that has a default.
+	// By default (false) a NULL there is written as the column's default,
+	// as Kafka Connect's JsonConverter (replace.null.with.default=true)
+	// and Confluent's AvroConverter (ignore.default.for.nullables=false)
+	// write Debezium's records.
+	KeepNulls bool
 	// OnUnknownType, if set, is called once per column of a type mooncdc
 	// has no mapping for; the value is sent as its text form.
 	OnUnknownType func(table, column, typeName string)

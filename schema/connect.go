@@ -39,10 +39,13 @@ type Schema struct {
 	Version  int    // 0 when the schema has none
 	Doc      string
 	Params   []Param
-	// Default, if HasDefault, is the field's default as a string value
-	// (only string defaults occur: source.snapshot's "false").
-	Default    string
-	HasDefault bool
+	// Default, if HasDefault, is the field's default as JsonConverter
+	// writes it (the JSON of the value); AvroDefault, when not nil, is
+	// the Avro JSON of a bytes default (AvroData.defaultValueFromConnect
+	// writes bytes as an ISO-8859-1 string, JsonConverter as base64).
+	Default     []byte
+	AvroDefault []byte
+	HasDefault  bool
 
 	Fields []Field // struct
 	Items  *Schema // array
@@ -116,7 +119,7 @@ func appendConnectJSON(dst []byte, s *Schema, field string) []byte {
 	}
 	if s.HasDefault {
 		dst = append(dst, `,"default":`...)
-		dst = appendJSONString(dst, s.Default)
+		dst = append(dst, s.Default...)
 	}
 	if field != "" {
 		dst = append(dst, `,"field":`...)
@@ -175,7 +178,7 @@ var (
 	// "false" (SchemaFactory.snapshotRecordSchema, SchemaFactory.java:144-149;
 	// SnapshotRecord.java:16-44).
 	snapshotSchema = &Schema{Type: TypeString, Optional: true, Name: "io.debezium.data.Enum", Version: 1,
-		Params: []Param{{"allowed", strings.Join(SnapshotMarkers, ",")}}, Default: SnapshotFalse, HasDefault: true}
+		Params: []Param{{"allowed", strings.Join(SnapshotMarkers, ",")}}, Default: []byte(`"` + SnapshotFalse + `"`), HasDefault: true}
 
 	// transactionSchema is Debezium's transaction block, event.block.
 	transactionSchema = &Schema{Type: TypeStruct, Optional: true, Name: "event.block", Version: 1, Fields: []Field{

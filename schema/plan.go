@@ -11,6 +11,13 @@ package schema
 type relPlan struct {
 	cols  []*colType
 	names [][]byte // `"name":`, escaped
+	// defaults holds, per column, the Postgres text of the column's
+	// default as a ValueText (Kind ValueNull when it has none): what a
+	// required column absent from a key-only image gets, and, unless
+	// Config.KeepNulls, what a NULL is written as (defaults.go).
+	defaults []Value
+	// nullsToDefault is !Config.KeepNulls.
+	nullsToDefault bool
 	// sourceTail is `,"schema":"<schema>","table":"<table>","txId":`, the
 	// per-table middle of the source block.
 	sourceTail []byte
@@ -62,11 +69,15 @@ func (c *planCache) get(rel *Relation) (*relPlan, bool) {
 }
 
 func buildPlan(cfg *Config, rel *Relation) *relPlan {
-	p := &relPlan{cols: make([]*colType, len(rel.Columns)), names: make([][]byte, len(rel.Columns))}
+	p := &relPlan{cols: make([]*colType, len(rel.Columns)), names: make([][]byte, len(rel.Columns)),
+		defaults: make([]Value, len(rel.Columns)), nullsToDefault: !cfg.KeepNulls}
 	base := cfg.Name + "." + rel.Schema + "." + rel.Table
 	value := &Schema{Type: TypeStruct, Name: base + ".Value"}
 	for i, c := range rel.Columns {
 		p.cols[i] = mapColumn(cfg, c)
+		if ct, d, ok := withDefault(p.cols[i], c); ok {
+			p.cols[i], p.defaults[i] = ct, d
+		}
 		if p.cols[i].unknown && cfg.OnUnknownType != nil {
 			cfg.OnUnknownType(rel.QualifiedName(), c.Name, typeDisplayName(c))
 		}
@@ -103,4 +114,40 @@ func appendSourceTail(dst []byte, schemaName, table string) []byte {
 	dst = append(dst, `,"table":`...)
 	dst = appendJSONString(dst, table)
 	return append(dst, `,"txId":`...)
+}
+
+// withDefault returns column c's type with the default Debezium gives it
+// in the schema, and the default as a value, or false when it has none:
+// no parser for the type, an expression Debezium cannot read, or a value
+// the column's conversion refuses (PostgresDefaultValueConverter.java:115-119)
+// or that is a struct (a variable-scale decimal: KAFKA-12694, :108-112).
+func withDefault(ct *colType, c Column) (*colType, Value, bool) {
+	text, ok := defaultText(c)
+	if !ok || ct.omit || ct.unknown || ct.conv == convArray || ct.conv == convHstoreMap {
+		return ct, Value{}, false
+	}
+	var cv converter
+	d, err := cv.scalar(ct, []byte(text))
+	if err != nil {
+		return ct, Value{}, false
+	}
+	s := *ct.schema
+	switch d.k {
+	case dBool, dInt, dFloat, dString:
+		s.Default = appendDatumJSON(nil, d)
+	case dBytes:
+		s.Default = appendDatumJSON(nil, d)
+		// AvroData.defaultValueFromConnect: bytes as an ISO-8859-1 string.
+		runes := make([]rune, len(d.b))
+		for i, b := range d.b {
+			runes[i] = rune(b)
+		}
+		s.AvroDefault = appendJSONString(nil, string(runes))
+	default:
+		return ct, Value{}, false
+	}
+	s.HasDefault = true
+	out := *ct
+	out.schema = &s
+	return &out, Value{Kind: ValueText, Data: []byte(text)}, true
 }

@@ -30,6 +30,10 @@ type TypeInfo struct {
 	Elem *TypeInfo
 	// Labels are an enum's labels in sort order.
 	Labels []string
+	// Domain is set when the column's declared type is a domain (the
+	// fields above then describe its base type). Debezium finds no
+	// default parser for a domain's name.
+	Domain bool
 }
 
 // Postgres type OIDs with a fixed number (pg_type.dat).

@@ -1,0 +1,288 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/srtest"
+)
+
+// Debezium's default-value tests at v3.6.1.Final, in
+// debezium-connector-postgres/src/test/java/io/debezium/connector/postgresql/:
+// PostgresDefaultValueConverterIT.java (DV below) and
+// RecordsStreamProducerIT.java (RSP). Their tables, and what each column's
+// schema default and value must be.
+var debeziumDefaultTables = []string{
+	`CREATE SCHEMA s1`,
+	// DV:306-323, the table of shouldSetTheNullValueInSnapshot/Streaming.
+	`CREATE TABLE s1.a (pk SERIAL, dint integer DEFAULT NULL::integer,
+		dvc1 varchar(64) DEFAULT NULL::character varying,
+		dvc2 varchar(64) DEFAULT 'NULL',
+		dvc3 varchar(64) DEFAULT 'MYVALUE',
+		dvc4 varchar(64) DEFAULT 'NULL'::character varying,
+		dvc5 varchar(64) DEFAULT 'NULL::character varying',
+		dvc6 varchar(64) DEFAULT NULL,
+		dt1 timestamp DEFAULT CURRENT_TIMESTAMP,
+		dt2 date DEFAULT CURRENT_DATE,
+		dt3 time DEFAULT CURRENT_TIME,
+		PRIMARY KEY(pk))`,
+	// DV:133-139 (DBZ-7562).
+	`CREATE TABLE s1.dbz7562 (pk SERIAL, cost numeric(12,0) not null default 0.0, PRIMARY KEY(pk))`,
+	// DV:255-263 (dbz#1334).
+	`CREATE TYPE s1."Status" AS ENUM ('DRAFT', 'SUBMITTED', 'APPROVED', 'REJECTED')`,
+	`CREATE TABLE s1.rtang_test2 (id int primary key, status s1."Status" NOT NULL DEFAULT 'DRAFT')`,
+	// DV:96-101 (DBZ-5340); a primary key added so the table is captured
+	// (Debezium's test makes it REPLICA IDENTITY FULL instead).
+	`CREATE SCHEMA s2`,
+	`CREATE OR REPLACE FUNCTION s2.tst_generate_random_uuid() returns uuid as 'select gen_random_uuid()' language sql`,
+	`CREATE TABLE s1.dbz5340 (id uuid default s2.tst_generate_random_uuid() not null primary key, data text)`,
+}
+
+// wantDefaults are the schema defaults of each table's value columns, as
+// JSON ("" for none).
+var wantDefaults = map[string]map[string]string{
+	"a": {
+		"pk":   "0",                        // RSP:641-642: a serial's nextval(…) default is 0
+		"dint": "", "dvc1": "", "dvc6": "", // DV:339-340, :345
+		"dvc2": `"NULL"`, "dvc3": `"MYVALUE"`, // DV:341-342
+		"dvc4": `"NULL"`, "dvc5": `"NULL::character varying"`, // DV:343-344
+		"dt1": "0", "dt2": "0", "dt3": "0", // DV:346-348: CURRENT_* are the epoch
+	},
+	// DV:164-167: Decimal scale 0, default BigDecimal 0 (unscaled bytes
+	// [0], base64 "AA==" in JsonConverter's form).
+	"dbz7562":     {"pk": "0", "cost": `"AA=="`},
+	"rtang_test2": {"id": "", "status": `"DRAFT"`},                              // DV:284-285
+	"dbz5340":     {"id": `"00000000-0000-0000-0000-000000000000"`, "data": ""}, // DV:126-127
+}
+
+// TestColumnDefaultsAreInTheSchemasAsDebeziumReadsThem runs Debezium's
+// default-value statements and checks the defaults of the record schemas
+// (JSON with schemas and Avro), in the snapshot and in the stream, and the
+// values.
+func TestColumnDefaultsAreInTheSchemasAsDebeziumReadsThem(t *testing.T) {
+	for _, format := range []string{"json with schemas", "avro"} {
+		t.Run(format, func(t *testing.T) {
+			e := newEnv(t)
+			for _, s := range debeziumDefaultTables {
+				e.exec(s)
+			}
+			insert := func() {
+				e.exec(`INSERT INTO s1.a (pk) VALUES (DEFAULT)`) // DV:307
+				e.exec(`INSERT INTO s1.dbz7562 default values`)  // DV:139
+				e.exec(`INSERT INTO s1.rtang_test2 (id) VALUES ((SELECT count(*) + 1 FROM s1.rtang_test2))`)
+				e.exec(`INSERT INTO s1.dbz5340 (data) values ('test')`) // DV:115
+			}
+			insert() // snapshot rows
+			topics := []string{"dv.s1.a", "dv.s1.dbz7562", "dv.s1.rtang_test2", "dv.s1.dbz5340"}
+			cfg := e.config("dv", "s1.*")
+			var reg *srtest.Registry
+			if format == "avro" {
+				reg = srtest.New(t)
+				cfg = avroConfig(e, reg, "dv", "s1.*")
+			} else {
+				cfg.Format.JSONSchemas = true
+			}
+			r := start(t, cfg)
+			r.waitHandedOver(t)
+			insert() // streamed rows
+			for _, topic := range topics {
+				table := topic[len("dv.s1."):]
+				if reg != nil {
+					recs := readAvro(t, reg, e.kafka, 2, topic)
+					text, _ := reg.SchemaByID(recs[0].valueID)
+					checkAvroDefaults(t, table, text)
+					for _, rec := range recs {
+						checkDefaultValues(t, table, after(t, rec))
+					}
+					continue
+				}
+				for _, rec := range readRaw(t, e.kafka, 2, topic) {
+					checkConnectDefaults(t, table, rec.Value)
+					checkDefaultValues(t, table, decode(t, []*kgo.Record{rec})[0].After)
+				}
+			}
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestNullInAColumnWithADefaultIsWrittenAsTheDefault: Kafka Connect's
+// JsonConverter writes a null field that has a schema default as the
+// default (apache/kafka connect/json/.../JsonConverter.java:583-592,
+// replace.null.with.default, default true: JsonConverterConfig.java:49-50),
+// and Confluent's AvroData does the same (AvroData.java:648-649,
+// ignore.default.for.nullables default false). format.replace_null_with_default
+// false keeps the null. A delete's key-only before image gets the default
+// for its absent columns the same way.
+func TestNullInAColumnWithADefaultIsWrittenAsTheDefault(t *testing.T) {
+	for _, replace := range []bool{true, false} {
+		t.Run(fmt.Sprint("replace=", replace), func(t *testing.T) {
+			e := newEnv(t)
+			e.exec(`CREATE TABLE public.n (id int PRIMARY KEY, v varchar(10) DEFAULT 'MYVALUE', w int NOT NULL DEFAULT 7, x int)`)
+			cfg := e.config("nd", "public.n")
+			cfg.Format.JSONSchemas = true
+			cfg.Format.ReplaceNullWithDefault = replace
+			r := start(t, cfg)
+			r.waitHandedOver(t)
+			e.exec(`INSERT INTO n VALUES (1, NULL, 3, NULL)`)
+			e.exec(`DELETE FROM n WHERE id = 1`)
+			evs := consume(t, e.kafka, 2, "nd.public.n")
+			wantV := any(nil)
+			if replace {
+				wantV = "MYVALUE"
+			}
+			if got := evs[0].After["v"]; got != wantV {
+				t.Errorf("after.v = %#v, want %#v", got, wantV)
+			}
+			if got := evs[0].After["x"]; got != nil {
+				t.Errorf("after.x (no default) = %#v, want null", got)
+			}
+			// The delete's before holds only id: v gets the default when
+			// nulls are replaced, w (required) gets it always.
+			if got := evs[1].Before["v"]; got != wantV {
+				t.Errorf("before.v = %#v, want %#v", got, wantV)
+			}
+			if got := fmt.Sprint(evs[1].Before["w"]); got != "7" {
+				t.Errorf("before.w = %s, want the default 7", got)
+			}
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func readRaw(t *testing.T, addr string, n int, topic string) []*kgo.Record {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	recs := kafkatest.ReadAll(ctx, t, addr, n, topic)
+	if len(recs) < n {
+		t.Fatalf("read %d records of %d from %s", len(recs), n, topic)
+	}
+	return recs
+}
+
+// checkConnectDefaults checks the defaults of the after struct's fields in
+// a JsonConverter value, and that the key's fields have the same.
+func checkConnectDefaults(t *testing.T, table string, value []byte) {
+	t.Helper()
+	type field struct {
+		Field   string          `json:"field"`
+		Default json.RawMessage `json:"default"`
+		Fields  []field         `json:"fields"`
+	}
+	var env struct {
+		Schema field `json:"schema"`
+	}
+	if err := json.Unmarshal(value, &env); err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	seen := 0
+	for _, f := range env.Schema.Fields {
+		if f.Field != "after" {
+			continue
+		}
+		for _, c := range f.Fields {
+			want, ok := wantDefaults[table][c.Field]
+			if !ok {
+				continue
+			}
+			seen++
+			if string(c.Default) != want {
+				t.Errorf("%s.%s: schema default %s, want %q", table, c.Field, c.Default, want)
+			}
+		}
+	}
+	if seen != len(wantDefaults[table]) {
+		t.Errorf("%s: checked %d columns of %d", table, seen, len(wantDefaults[table]))
+	}
+}
+
+// checkAvroDefaults checks the value schema's Avro field defaults, which
+// Confluent's AvroData writes from the Connect defaults (AvroData.java:1241-1243
+// and the connect.default property, :1022-1027).
+func checkAvroDefaults(t *testing.T, table, text string) {
+	t.Helper()
+	var s struct {
+		Fields []struct {
+			Name string `json:"name"`
+			Type any    `json:"type"`
+		} `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(text), &s); err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	var value []any
+	for _, f := range s.Fields {
+		if f.Name == "before" { // ["null", {record}]; after names the record
+			value, _ = f.Type.([]any)
+		}
+	}
+	if len(value) != 2 {
+		t.Fatalf("%s: before is %v", table, value)
+	}
+	rec, _ := value[1].(map[string]any)
+	fields, _ := rec["fields"].([]any)
+	seen := 0
+	for _, f := range fields {
+		fm := f.(map[string]any)
+		name := fm["name"].(string)
+		want, ok := wantDefaults[table][name]
+		if !ok {
+			continue
+		}
+		seen++
+		def, has := fm["default"]
+		switch {
+		case want == "":
+			if has && def != nil {
+				t.Errorf("%s.%s: Avro default %v, want none (null)", table, name, def)
+			}
+		case name == "cost":
+			// Decimal bytes: the ISO-8859-1 string of [0].
+			if def != "\x00" {
+				t.Errorf("%s.%s: Avro default %q, want \"\\u0000\"", table, name, def)
+			}
+		default:
+			if got, _ := json.Marshal(def); string(got) != want {
+				t.Errorf("%s.%s: Avro default %s, want %s", table, name, got, want)
+			}
+		}
+	}
+	if seen != len(wantDefaults[table]) {
+		t.Errorf("%s: checked %d columns of %d", table, seen, len(wantDefaults[table]))
+	}
+}
+
+// checkDefaultValues checks the values the defaults gave the rows
+// (DV:328-337, :123-124, :281).
+func checkDefaultValues(t *testing.T, table string, after map[string]any) {
+	t.Helper()
+	want := map[string]map[string]any{
+		"a": {"dint": nil, "dvc1": nil, "dvc2": "NULL", "dvc3": "MYVALUE", "dvc4": "NULL",
+			"dvc5": "NULL::character varying", "dvc6": nil},
+		"rtang_test2": {"status": "DRAFT"},
+		"dbz5340":     {"data": "test"},
+	}[table]
+	for col, w := range want {
+		if got := after[col]; got != w {
+			t.Errorf("%s: after.%s = %#v, want %#v", table, col, got, w)
+		}
+	}
+	if table == "a" {
+		for _, col := range []string{"dt1", "dt2", "dt3"} {
+			if after[col] == nil {
+				t.Errorf("a: after.%s is null, want the time the row was written", col)
+			}
+		}
+	}
+}
