@@ -118,3 +118,26 @@ func TestDefaultsReachBothSchemaRenderings(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDefaultText: any default expression, of any column type, gives a
+// default or none without panicking, and a default that withDefault
+// accepts renders as JSON in the schema.
+func FuzzDefaultText(f *testing.F) {
+	for _, s := range []string{"nextval('a_pk_seq'::regclass)", "'MYVALUE'::character varying", "NULL::integer",
+		`'DRAFT'::s1."Status"`, `'x'::"a""b"`, "0.0", "CURRENT_TIME", "a'b", "'", `"`, "::"} {
+		f.Add(s, uint32(oidVarchar), int32(-1), false)
+		f.Add(s, uint32(oidNumeric), int32(12<<16+6), false)
+		f.Add(s, uint32(99999), int32(-1), true)
+	}
+	f.Fuzz(func(t *testing.T, expr string, oid uint32, mod int32, enum bool) {
+		c := Column{Name: "c", TypeOID: oid, TypeMod: mod, Default: expr, HasDefault: true}
+		if enum {
+			c.Type = &TypeInfo{Name: "Status", Kind: 'e', Mod: -1}
+		}
+		defaultText(c)
+		ct, _, ok := withDefault(mapColumn(&Config{}, c), c)
+		if ok && (!ct.schema.HasDefault || len(ct.schema.Default) == 0) {
+			t.Fatalf("%q: a default without its JSON", expr)
+		}
+	})
+}
