@@ -44,6 +44,9 @@ type PostgresConfig struct {
 	// Tables are table patterns (see ParseTablePattern). Empty means: use
 	// the publication as it exists.
 	Tables []string `yaml:"tables"`
+	// TablesExclude are table patterns never captured, even when Tables
+	// or the publication select them (Debezium's table.exclude.list).
+	TablesExclude []string `yaml:"tables_exclude"`
 	// Publication defaults to mooncdc_<name>.
 	Publication string `yaml:"publication"`
 	// Slot is the logical replication slot; defaults to mooncdc_<name>.

@@ -59,6 +59,11 @@ func (c Config) Validate() error {
 			bad("postgres.tables: %v", e)
 		}
 	}
+	if _, err := ParseTablePatterns(c.Postgres.TablesExclude); err != nil {
+		for _, e := range unjoin(err) {
+			bad("postgres.tables_exclude: %v", e)
+		}
+	}
 	if c.Postgres.Publication == "" {
 		if nameOK {
 			bad("postgres.publication: empty; leave it unset for the default mooncdc_<name>, or name a publication")
@@ -252,6 +257,19 @@ func fmtDuration(d time.Duration) string {
 // TablePatterns returns the parsed postgres.tables.
 func (c Config) TablePatterns() ([]TablePattern, error) {
 	return ParseTablePatterns(c.Postgres.Tables)
+}
+
+// TableSelection returns postgres.tables less postgres.tables_exclude.
+func (c Config) TableSelection() (TableSelection, error) {
+	inc, err := ParseTablePatterns(c.Postgres.Tables)
+	if err != nil {
+		return TableSelection{}, fmt.Errorf("postgres.tables: %w", err)
+	}
+	exc, err := ParseTablePatterns(c.Postgres.TablesExclude)
+	if err != nil {
+		return TableSelection{}, fmt.Errorf("postgres.tables_exclude: %w", err)
+	}
+	return TableSelection{Include: inc, Exclude: exc}, nil
 }
 
 // EmbeddedKafka reports whether kafka.brokers is empty, so that mooncdc runs

@@ -28,7 +28,7 @@ const Version = "mooncdc-0.1.0"
 type Pipeline struct {
 	cfg      Config
 	log      *zap.Logger
-	patterns []TablePattern
+	tables   TableSelection
 	metrics  *Metrics
 	ready    atomic.Bool
 	tracker  atomic.Pointer[Tracker]
@@ -86,13 +86,11 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 		}
 		return 0
 	})
-	for _, t := range cfg.Postgres.Tables {
-		tp, err := ParseTablePattern(t)
-		if err != nil {
-			return nil, &ConfigError{Err: fmt.Errorf("postgres.tables: %w", err)}
-		}
-		p.patterns = append(p.patterns, tp)
+	tables, err := cfg.TableSelection()
+	if err != nil {
+		return nil, &ConfigError{Err: err}
 	}
+	p.tables = tables
 	return p, nil
 }
 
@@ -111,15 +109,7 @@ func (p *Pipeline) Abort() { p.abortOne.Do(func() { close(p.abort) }) }
 var ErrAborted = errors.New("pipeline aborted")
 
 func (p *Pipeline) include(schemaName, table string) bool {
-	if len(p.patterns) == 0 {
-		return true
-	}
-	for _, tp := range p.patterns {
-		if tp.Match(schemaName, table) {
-			return true
-		}
-	}
-	return false
+	return p.tables.Captures(schemaName, table)
 }
 
 // Run streams until ctx is done (a clean stop: it finishes the open

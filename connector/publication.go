@@ -66,7 +66,7 @@ type candidate struct {
 // partitioned table, any of its partitions is published. Only logged
 // ordinary and partitioned tables that are not partitions themselves are
 // candidates.
-func uncovered(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) ([]candidate, error) {
+func uncovered(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection) ([]candidate, error) {
 	rows, err := db.Query(ctx, `SELECT n.nspname, c.relname, `+IdentitySQL+`
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
@@ -84,11 +84,8 @@ func uncovered(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePa
 		if err := rows.Scan(&c.Schema, &c.Table, &c.identity); err != nil {
 			return nil, fmt.Errorf("list tables: %w", err)
 		}
-		for _, p := range patterns {
-			if p.Match(c.Schema, c.Table) {
-				out = append(out, c)
-				break
-			}
+		if sel.Picks(c.Schema, c.Table) {
+			out = append(out, c)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -113,11 +110,11 @@ func splitByIdentity(cs []candidate) (publish []string, keyless []TableName) {
 // UnpublishedKeyless lists the tables that patterns select which mooncdc
 // leaves out of publication pub because they have no replica identity
 // For status and check; it only reads.
-func UnpublishedKeyless(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) ([]TableName, error) {
+func UnpublishedKeyless(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection) ([]TableName, error) {
 	if all, _, err := publicationInfo(ctx, db, pub); err != nil || all {
 		return nil, err
 	}
-	cs, err := uncovered(ctx, db, pub, patterns)
+	cs, err := uncovered(ctx, db, pub, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -142,20 +139,21 @@ func publicationInfo(ctx context.Context, db *pgx.Conn, pub string) (allTables, 
 // alone). It returns the selected tables left out for want of a replica
 // identity; when every selected table is such, the publication is created
 // empty and discovery adds them once they have one.
-func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns []TablePattern, viaRoot bool) (keyless []TableName, err error) {
+func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel TableSelection, viaRoot bool) (keyless []TableName, err error) {
 	_, exists, err := publicationInfo(ctx, db, name)
 	if err != nil || exists {
 		return nil, err
 	}
-	if len(patterns) == 0 {
+	if len(sel.Include) == 0 {
 		return nil, &criticalError{fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, QuoteIdent(name))}
 	}
-	cs, err := uncovered(ctx, db, name, patterns)
+	cs, err := uncovered(ctx, db, name, sel)
 	if err != nil {
 		return nil, err
 	}
 	if len(cs) == 0 {
-		return nil, &criticalError{fmt.Errorf("no table matches postgres.tables %v: check the schema and table names (unquoted names are lower-cased, as in SQL)", patternStrings(patterns))}
+		return nil, &criticalError{fmt.Errorf("no table matches postgres.tables %v (less postgres.tables_exclude %v): check the schema and table names (unquoted names are lower-cased, as in SQL)",
+			patternStrings(sel.Include), patternStrings(sel.Exclude))}
 	}
 	publish, keyless := splitByIdentity(cs)
 	sql := "CREATE PUBLICATION " + QuoteIdent(name)
@@ -174,12 +172,12 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, patterns 
 // addMatchingTables adds the tables that patterns select and publication
 // pub does not cover yet, unless it publishes all tables. It returns the
 // tables it added and those it left out for want of a replica identity.
-func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, patterns []TablePattern) (added []string, keyless []TableName, err error) {
+func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection) (added []string, keyless []TableName, err error) {
 	all, _, err := publicationInfo(ctx, db, pub)
 	if err != nil || all {
 		return nil, nil, err
 	}
-	cs, err := uncovered(ctx, db, pub, patterns)
+	cs, err := uncovered(ctx, db, pub, sel)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,7 +202,7 @@ func patternStrings(ps []TablePattern) []string {
 // ensurePublication creates the pipeline's publication if it is missing,
 // reporting the selected tables it leaves out.
 func (p *Pipeline) ensurePublication(ctx context.Context, db *pgx.Conn) error {
-	keyless, err := ensurePublication(ctx, db, p.cfg.Postgres.Publication, p.patterns, p.cfg.Postgres.PublishViaPartitionRoot)
+	keyless, err := ensurePublication(ctx, db, p.cfg.Postgres.Publication, p.tables, p.cfg.Postgres.PublishViaPartitionRoot)
 	if err != nil {
 		return err
 	}

@@ -198,8 +198,8 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	patterns, _ := connector.ParseTablePatterns(cfg.Postgres.Tables)
-	left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", patterns)
+	sel, _ := cfg.TableSelection()
+	left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel)
 	if err != nil || !slices.Equal(left, []connector.TableName{{Schema: "public", Table: "k"}}) {
 		t.Fatalf("UnpublishedKeyless = %v, %v; want [public.k]", left, err)
 	}
@@ -217,7 +217,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		evs = consume(t, e.kafka, -1, "kl.public.k")
 	}
-	if left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", patterns); err != nil || len(left) != 0 {
+	if left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel); err != nil || len(left) != 0 {
 		t.Fatalf("after the fix UnpublishedKeyless = %v, %v; want none", left, err)
 	}
 }

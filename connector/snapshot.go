@@ -397,8 +397,8 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	}
 	defer db.Close(context.Background())
 	pub := s.p.cfg.Postgres.Publication
-	if len(s.p.patterns) > 0 {
-		added, keyless, err := addMatchingTables(ctx, db, pub, s.p.patterns)
+	if len(s.p.tables.Include) > 0 {
+		added, keyless, err := addMatchingTables(ctx, db, pub, s.p.tables)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err

@@ -166,6 +166,37 @@ func (p TablePattern) Match(schema, table string) bool {
 	return globMatch(p.Schema, schema) && globMatch(p.Table, table)
 }
 
+// TableSelection is postgres.tables less postgres.tables_exclude: the one
+// rule for which tables a pipeline captures.
+type TableSelection struct {
+	Include []TablePattern // postgres.tables; empty: the publication decides
+	Exclude []TablePattern // postgres.tables_exclude; wins over Include
+}
+
+// Picks reports whether an Include pattern selects schema.table and no
+// Exclude pattern does: the tables mooncdc adds to its publication.
+func (s TableSelection) Picks(schema, table string) bool {
+	return matchAny(s.Include, schema, table) && !matchAny(s.Exclude, schema, table)
+}
+
+// Captures reports whether changes of schema.table are written: picked,
+// or, with no Include patterns, any published table not excluded.
+func (s TableSelection) Captures(schema, table string) bool {
+	if len(s.Include) == 0 {
+		return !matchAny(s.Exclude, schema, table)
+	}
+	return s.Picks(schema, table)
+}
+
+func matchAny(ps []TablePattern, schema, table string) bool {
+	for _, p := range ps {
+		if p.Match(schema, table) {
+			return true
+		}
+	}
+	return false
+}
+
 // HasWildcard reports whether p can select more than one table.
 func (p TablePattern) HasWildcard() bool {
 	return strings.Contains(p.Schema, "*") || strings.Contains(p.Table, "*")

@@ -209,3 +209,38 @@ func FuzzParseTablePattern(f *testing.F) {
 		}
 	})
 }
+
+// TestTableSelection: postgres.tables_exclude wins over postgres.tables
+// and over the publication (Debezium's table.exclude.list).
+func TestTableSelection(t *testing.T) {
+	parse := func(ss ...string) []TablePattern {
+		ps, err := ParseTablePatterns(ss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	cases := []struct {
+		name            string
+		sel             TableSelection
+		schema, table   string
+		picks, captures bool
+	}{
+		{"included", TableSelection{Include: parse("public.*")}, "public", "orders", true, true},
+		{"excluded", TableSelection{Include: parse("public.*"), Exclude: parse("public.audit_*")}, "public", "audit_log", false, false},
+		{"not included", TableSelection{Include: parse("public.orders")}, "public", "items", false, false},
+		{"publication decides", TableSelection{}, "public", "items", false, true},
+		{"publication decides, excluded", TableSelection{Exclude: parse("public.items")}, "public", "items", false, false},
+		{"exclude of another schema", TableSelection{Include: parse("*.orders"), Exclude: parse("audit.*")}, "shop", "orders", true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.sel.Picks(c.schema, c.table); got != c.picks {
+				t.Errorf("Picks = %v, want %v", got, c.picks)
+			}
+			if got := c.sel.Captures(c.schema, c.table); got != c.captures {
+				t.Errorf("Captures = %v, want %v", got, c.captures)
+			}
+		})
+	}
+}

@@ -227,10 +227,11 @@ func (c *checkPG) checkTables(ctx context.Context) error {
 		return err
 	}
 	c.loaded = true
-	patterns, err := c.cfg.TablePatterns() // Validate parsed them already
+	sel, err := c.cfg.TableSelection() // Validate parsed them already
 	if err != nil {
 		return err
 	}
+	patterns := sel.Include
 	if len(patterns) > 0 {
 		picked := map[string]bool{}
 		for _, p := range patterns {
@@ -251,7 +252,7 @@ func (c *checkPG) checkTables(ctx context.Context) error {
 		}
 		c.capture = []checkTable{}
 		for _, t := range c.all {
-			if picked[t.name] {
+			if picked[t.name] && sel.Captures(t.schema, t.table) {
 				c.capture = append(c.capture, t)
 			}
 		}
@@ -264,7 +265,7 @@ func (c *checkPG) checkTables(ctx context.Context) error {
 		c.capture = []checkTable{}
 		var names []string
 		for _, t := range c.all {
-			if c.pub.allTables || c.pub.tables[t.name] {
+			if (c.pub.allTables || c.pub.tables[t.name]) && sel.Captures(t.schema, t.table) {
 				c.capture = append(c.capture, t)
 				names = append(names, t.name)
 			}
@@ -275,6 +276,20 @@ func (c *checkPG) checkTables(ctx context.Context) error {
 			return nil
 		}
 		c.out.pass(what, fmt.Sprintf("%d: %s", len(names), checkNames(names)))
+	}
+	for _, p := range sel.Exclude {
+		var names []string
+		for _, t := range c.all {
+			if p.Match(t.schema, t.table) {
+				names = append(names, t.name)
+			}
+		}
+		what := "postgres.tables_exclude " + p.String()
+		if len(names) == 0 {
+			c.out.warn(what, "matches no table", "check the schema and table names: unquoted names fold to lower case, as in SQL")
+			continue
+		}
+		c.out.pass(what, fmt.Sprintf("leaves out %d %s: %s", len(names), checkPlural(len(names), "table", "tables"), checkNames(names)))
 	}
 	if len(c.capture) == 0 {
 		return nil

@@ -580,3 +580,24 @@ func TestCheckTablesSharingATopic(t *testing.T) {
 	}
 	checkWantLine(t, lines, "✗ topics: public.a b and public.a_b would share topic \"clash.public.a_b\"", "— exclude one of them from postgres.tables")
 }
+
+// TestCheckTablesExclude: check reports what postgres.tables_exclude
+// leaves out, and an excluded table no longer clashes.
+func TestCheckTablesExclude(t *testing.T) {
+	pg := pgtest.New(t)
+	checkSQL(t, pg, "postgres", `CREATE TABLE a_b (id int PRIMARY KEY); CREATE TABLE "a b" (id int PRIMARY KEY); CREATE TABLE orders (id int PRIMARY KEY)`)
+	broker := kafkatest.New(t)
+	args := []string{"check", "--name", "excl", "--postgres-url", pg.URL("postgres"), "--brokers", broker.Addr(), "--tables", "public.*"}
+	_, stdout, stderr := runCLI(t, args, []string{`MOONCDC_POSTGRES_TABLES_EXCLUDE=public."a b",public.nothing_*`})
+	if stderr != "" {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	checkWantLine(t, lines, `✓ postgres.tables_exclude public."a b"`, "leaves out 1 table: public.a b")
+	checkWantLine(t, lines, "! postgres.tables_exclude public.nothing_*", "matches no table")
+	for _, l := range lines {
+		if strings.Contains(l, "share topic") {
+			t.Errorf("an excluded table still clashes: %s", l)
+		}
+	}
+}

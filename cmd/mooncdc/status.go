@@ -346,11 +346,11 @@ func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[str
 // readKeyless lists the tables that postgres.tables selects and run does
 // not capture for want of a replica identity.
 func readKeyless(ctx context.Context, conn *pgx.Conn, cfg connector.Config) ([]connector.TableName, error) {
-	patterns, err := cfg.TablePatterns()
-	if err != nil || len(patterns) == 0 {
+	sel, err := cfg.TableSelection()
+	if err != nil || len(sel.Include) == 0 {
 		return nil, err
 	}
-	names, err := connector.UnpublishedKeyless(ctx, conn, cfg.Postgres.Publication, patterns)
+	names, err := connector.UnpublishedKeyless(ctx, conn, cfg.Postgres.Publication, sel)
 	if err != nil {
 		return nil, fmt.Errorf("read the tables without a replica identity: %w", err)
 	}
