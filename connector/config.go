@@ -251,6 +251,12 @@ type FormatConfig struct {
 	// (ignore.default.for.nullables=false) write Debezium's records; false
 	// keeps the null. Either way the default is in the record schema.
 	ReplaceNullWithDefault bool `yaml:"replace_null_with_default"`
+	// MessageKeyColumns keys the records of the tables a pattern selects
+	// by the columns listed, in that order, instead of the primary key
+	// (Debezium's message.key.columns); also for tables without one. The
+	// columns must be part of the replica identity, or the identity FULL,
+	// for deletes to carry them.
+	MessageKeyColumns map[string][]string `yaml:"message_key_columns"`
 }
 
 // SkippableOperations are the values of format.skipped_operations.

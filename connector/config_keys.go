@@ -154,10 +154,37 @@ func setFromString(fv reflect.Value, value string) error {
 			s.Index(i).SetString(it)
 		}
 		fv.Set(s)
+	case reflect.Map:
+		if fv.Type() != reflect.TypeFor[map[string][]string]() {
+			panic("connector: unsupported config map type " + fv.Type().String())
+		}
+		m, err := parseKeyColumns(value)
+		if err != nil {
+			return err
+		}
+		fv.Set(reflect.ValueOf(m))
 	default:
 		panic("connector: unsupported config field type " + fv.Type().String())
 	}
 	return nil
+}
+
+// parseKeyColumns reads a table → columns map in Debezium's
+// message.key.columns form, "<table>:<column>,<column>;<table>:<column>"
+// (CustomKeyMapper, Key.java:74-81); empty gives an empty map.
+func parseKeyColumns(value string) (map[string][]string, error) {
+	m := map[string][]string{}
+	for _, entry := range strings.Split(value, ";") {
+		if strings.TrimSpace(entry) == "" {
+			continue
+		}
+		table, cols, ok := strings.Cut(entry, ":")
+		if !ok || strings.TrimSpace(table) == "" || len(SplitList(cols)) == 0 {
+			return nil, fmt.Errorf("%q is not <table>:<column>,<column>; separate tables with ';', e.g. public.events:tenant_id,event_id;public.logs:id", entry)
+		}
+		m[strings.TrimSpace(table)] = SplitList(cols)
+	}
+	return m, nil
 }
 
 // SplitList splits a comma-separated list, trimming spaces and dropping empty

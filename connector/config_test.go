@@ -408,7 +408,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.decimal_handling_mode", "format.binary_handling_mode", "format.time_precision_mode",
 		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
 		"format.unavailable_value_placeholder", "format.include_unknown_datatypes", "format.skipped_operations", "format.provide_transaction_metadata",
-		"format.replace_null_with_default",
+		"format.replace_null_with_default", "format.message_key_columns",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout",
 	}
@@ -432,7 +432,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 func TestEveryKeySettableFromEnv(t *testing.T) {
 	samples := map[reflect.Kind]string{
 		reflect.String: "v", reflect.Int: "7", reflect.Int16: "7", reflect.Int32: "7", reflect.Int64: "7", reflect.Slice: "a,b",
-		reflect.Bool: "true",
+		reflect.Bool: "true", reflect.Map: "public.t:a,b",
 	}
 	for _, k := range configKeys() {
 		val, ok := samples[k.typ.Kind()]
@@ -451,6 +451,8 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 		switch k.typ.Kind() {
 		case reflect.Slice:
 			want = []string{"a", "b"}
+		case reflect.Map:
+			want = map[string][]string{"public.t": {"a", "b"}}
 		case reflect.String:
 			want = "v"
 		case reflect.Bool:

@@ -59,6 +59,14 @@ func (c Config) Validate() error {
 			bad("postgres.tables: %v", e)
 		}
 	}
+	for pattern, cols := range c.Format.MessageKeyColumns {
+		if _, err := ParseTablePattern(pattern); err != nil {
+			bad("format.message_key_columns: %v", err)
+		}
+		if len(cols) == 0 {
+			bad("format.message_key_columns: %s lists no column; list the key's columns, e.g. %s: [id]", pattern, pattern)
+		}
+	}
 	if _, err := ParseTablePatterns(c.Postgres.TablesExclude); err != nil {
 		for _, e := range unjoin(err) {
 			bad("postgres.tables_exclude: %v", e)

@@ -175,7 +175,7 @@ type tableInfo struct {
 // and table names may themselves hold dots, so the name is never split:
 // the table is found by oid (the one discovery saw) when that still
 // carries the name, else by the joined name.
-func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32, pub string) (tableInfo, error) {
+func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32, pub string, keys keyRule) (tableInfo, error) {
 	var info tableInfo
 	rel := &schema.Relation{ReplicaIdentity: 'd'}
 	var ident string
@@ -240,11 +240,11 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 	if err := rows.Err(); err != nil {
 		return info, fmt.Errorf("describe columns of %s: %w", name, err)
 	}
-	keys, err := keyColumns(ctx, conn, rel.OID)
+	keyNames, err := keyColumns(ctx, conn, keys, rel)
 	if err != nil {
 		return info, fmt.Errorf("look up the key of %s: %w", name, err)
 	}
-	setKey(rel, keys)
+	setKey(rel, keyNames)
 	if rel, err = completeRelation(ctx, conn, rel, typeCache{}); err != nil {
 		return info, err
 	}

@@ -29,7 +29,7 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 	opts := c.p.cfg.recordOptions()
 	opts.txTopic = ""
 	em := newEmitter(ctx, cl, tracker, c.topics, c.p.newCodec(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
-		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg), opts)
+		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg, c.p.keys), opts)
 	defer em.keys.close()
 	soft, stop := context.WithCancel(ctx)
 	defer stop()

@@ -71,7 +71,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		return 0, nil, err
 	}
 	defer first.Close(context.Background())
-	info, err := describeTable(ctx, first, name, ts.OID, c.p.cfg.Postgres.Publication)
+	info, err := describeTable(ctx, first, name, ts.OID, c.p.cfg.Postgres.Publication, c.p.keys)
 	if err != nil {
 		return 0, nil, err
 	}

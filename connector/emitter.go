@@ -76,6 +76,9 @@ type route struct {
 	nulls *nullPlan        // rel's NOT NULL columns, for rows that hold a NULL in one (nullable.go)
 	// prepared: the record schemas are registered.
 	prepared bool
+	// keyErr is why the table's key cannot be built (format.message_key_columns
+	// it cannot carry): the table is parked at its first change.
+	keyErr error
 }
 
 func newEmitter(ctx context.Context, client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *codec, m *Metrics, prefix string,
@@ -171,6 +174,9 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if e.gate != nil && !e.view.emits(r.name, e.commit) || e.failed[r.name] {
 		return nil // not handed over yet, or emitted by the copy worker, or parked
 	}
+	if r.keyErr != nil {
+		return e.tableError(r.name, r.keyErr)
+	}
 	if !r.prepared {
 		rel, err := e.enc.prepareRelaxing(e.ctx, r.topic, r.rel)
 		if err != nil {
@@ -263,6 +269,11 @@ func (e *emitter) route(rel *schema.Relation) (route, error) {
 			return r, err
 		}
 		keyed, err := e.keys.keyed(rel)
+		if errors.As(err, new(*keyRuleError)) {
+			r.keyErr = err
+			e.routes[rel] = r
+			return r, nil
+		}
 		if err != nil {
 			return r, err
 		}

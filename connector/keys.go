@@ -3,8 +3,10 @@ package connector
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,10 +22,11 @@ import (
 // relation per session.
 type keyResolver struct {
 	catalogConn
+	rules keyRule
 }
 
-func newKeyResolver(pgcfg *pgconn.Config) *keyResolver {
-	return &keyResolver{catalogConn{pgcfg: pgcfg}}
+func newKeyResolver(pgcfg *pgconn.Config, rules keyRule) *keyResolver {
+	return &keyResolver{catalogConn: catalogConn{pgcfg: pgcfg}, rules: rules}
 }
 
 // keyed returns rel completed from the catalog, with its key columns
@@ -40,9 +43,11 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 		k.close()
 		return nil, err
 	}
-	names, err := keyColumns(ctx, conn, rel.OID)
+	names, err := keyColumns(ctx, conn, k.rules, out)
 	if err != nil {
-		k.close()
+		if !errors.As(err, new(*keyRuleError)) {
+			k.close()
+		}
 		return nil, fmt.Errorf("look up the key of %s: %w", rel.QualifiedName(), err)
 	}
 	setKey(out, names)
@@ -50,31 +55,118 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 }
 
 // keyColumns is the one decision of a table's record key, for snapshot
-// and change records alike: the columns of its replica identity index
-// under REPLICA IDENTITY USING INDEX, else of its primary key; none (records without a key) for a table without either. It is a
-// key every change carries: a delete brings its old replica identity, which
-// is the primary key under DEFAULT, the index under USING INDEX, and the
-// whole row under FULL (a table with NOTHING is not captured:
-// publication.go).
-func keyColumns(ctx context.Context, q querier, oid uint32) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT a.attname FROM pg_class c
-		JOIN pg_index i ON i.indrelid = c.oid AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END
-		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-		WHERE c.oid = $1`, oid)
+// and change records alike: the columns format.message_key_columns names
+// for the table (Debezium's message.key.columns); else those of its
+// replica identity index under REPLICA IDENTITY USING INDEX, else of its
+// primary key, in the index's order, as Debezium orders a primary key
+// (JdbcConnection.readPrimaryKeyNames by KEY_SEQ, JdbcConnection.java:1441-1451,
+// v3.6.1.Final); none (records without a key) for a table without
+// either. It is a key every change carries: a delete brings its old
+// replica identity, which is the primary key under DEFAULT, the index
+// under USING INDEX, and the whole row under FULL (a table with NOTHING
+// is not captured: publication.go), and custom key columns must be part
+// of it (keyRule.check).
+func keyColumns(ctx context.Context, q querier, rules keyRule, rel *schema.Relation) ([]string, error) {
+	var identity string
+	var index []string
+	err := q.QueryRow(ctx, `SELECT c.relreplident::text, coalesce((SELECT array_agg(a.attname::text ORDER BY array_position(i.indkey::int2[], a.attnum))
+		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+		WHERE i.indrelid = c.oid AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END), '{}')
+		FROM pg_class c WHERE c.oid = $1`, rel.OID).Scan(&identity, &index)
+	if err == pgx.ErrNoRows {
+		return nil, nil // dropped since: the stream's own key stands
+	}
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	if custom := rules.custom(rel.Schema, rel.Table); custom != nil {
+		return custom, rules.check(rel, custom, identity, index)
+	}
+	return index, nil
 }
 
-// setKey marks names as rel's key columns (KeyIndexes in column order).
+// keyRule holds format.message_key_columns: per table pattern, the
+// columns of the record key.
+type keyRule []customKey
+
+type customKey struct {
+	table   TablePattern
+	columns []string
+}
+
+// newKeyRule parses format.message_key_columns (Validate has checked it).
+func newKeyRule(m map[string][]string) (keyRule, error) {
+	var out keyRule
+	for pattern, cols := range m {
+		tp, err := ParseTablePattern(pattern)
+		if err != nil {
+			return nil, fmt.Errorf("format.message_key_columns: %w", err)
+		}
+		out = append(out, customKey{tp, cols})
+	}
+	// The most specific pattern first, so that "public.orders" wins over
+	// "public.*" whatever the map's order.
+	slices.SortFunc(out, func(a, b customKey) int {
+		if a.table.HasWildcard() != b.table.HasWildcard() {
+			if a.table.HasWildcard() {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.table.String(), b.table.String())
+	})
+	return out, nil
+}
+
+// custom returns the key columns configured for schema.table, or nil.
+func (k keyRule) custom(schemaName, table string) []string {
+	for _, c := range k {
+		if c.table.Match(schemaName, table) {
+			return c.columns
+		}
+	}
+	return nil
+}
+
+// keyRuleError is a format.message_key_columns entry a table cannot
+// follow: the table is parked (nothing of it is written), the others go on.
+type keyRuleError struct{ err error }
+
+func (e *keyRuleError) Error() string { return e.err.Error() }
+func (e *keyRuleError) Unwrap() error { return e.err }
+
+// check refuses custom key columns the table lacks, or that a delete does
+// not carry: under REPLICA IDENTITY DEFAULT or USING INDEX a delete brings
+// only the identity's columns, and a key built from the others would be
+// null.
+func (k keyRule) check(rel *schema.Relation, custom []string, identity string, index []string) error {
+	for _, c := range custom {
+		if !slices.ContainsFunc(rel.Columns, func(col schema.Column) bool { return col.Name == c }) {
+			return &keyRuleError{fmt.Errorf("format.message_key_columns names column %q, which %s does not have: fix the column name", c, rel.QualifiedName())}
+		}
+		if identity != "f" && !slices.Contains(index, c) {
+			return &keyRuleError{fmt.Errorf("format.message_key_columns names column %q of %s, which a delete does not carry under its replica identity (deletes bring only %v): "+
+				"ALTER TABLE %s REPLICA IDENTITY FULL, or key the table by columns of its replica identity",
+				c, rel.QualifiedName(), index, QualifiedName(rel.Schema, rel.Table))}
+		}
+	}
+	return nil
+}
+
+// setKey marks names as rel's key columns, KeyIndexes in the order of
+// names.
 func setKey(rel *schema.Relation, names []string) {
 	rel.KeyIndexes = rel.KeyIndexes[:0:0]
 	for i := range rel.Columns {
-		c := &rel.Columns[i]
-		c.Key = slices.Contains(names, c.Name)
-		if c.Key {
-			rel.KeyIndexes = append(rel.KeyIndexes, i)
+		rel.Columns[i].Key = false
+	}
+	for _, n := range names {
+		for i := range rel.Columns {
+			if c := &rel.Columns[i]; c.Name == n && !c.Key {
+				c.Key = true
+				rel.KeyIndexes = append(rel.KeyIndexes, i)
+				break
+			}
 		}
 	}
 }

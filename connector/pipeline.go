@@ -29,6 +29,7 @@ type Pipeline struct {
 	cfg      Config
 	log      *zap.Logger
 	tables   TableSelection
+	keys     keyRule // format.message_key_columns
 	metrics  *Metrics
 	ready    atomic.Bool
 	tracker  atomic.Pointer[Tracker]
@@ -91,6 +92,9 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 		return nil, &ConfigError{Err: err}
 	}
 	p.tables = tables
+	if p.keys, err = newKeyRule(cfg.Format.MessageKeyColumns); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
 	return p, nil
 }
 
@@ -361,7 +365,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	captured := func(schemaName, table string) bool {
 		return p.include(schemaName, table) || ph.get(schemaName+"."+table) != nil
 	}
-	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, captured, newKeyResolver(pgcfg),
+	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, captured, newKeyResolver(pgcfg, p.keys),
 		cfg.recordOptions())
 	em.txn = txw
 	defer em.keys.close()

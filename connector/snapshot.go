@@ -279,7 +279,8 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	var tse *tableSchemaError
 	var ve *schema.ValueError
 	var big *RecordTooLargeError
-	permanent := errors.As(err, &ce) && ce.permanent || errors.As(err, &tse) || errors.As(err, &ve) || errors.As(err, &big)
+	permanent := errors.As(err, &ce) && ce.permanent || errors.As(err, &tse) || errors.As(err, &ve) || errors.As(err, &big) ||
+		errors.As(err, new(*keyRuleError))
 	if !permanent && classify(err) == classCritical {
 		var pgErr *pgconn.PgError
 		// A server error other than a lost connection: a person must act,
