@@ -1,0 +1,729 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file maps a Debezium PostgreSQL connector's properties to mooncdc
+// keys. Property names and defaults are Debezium 3.6.1's
+// (PostgresConnectorConfig.java, CommonConnectorConfig.java,
+// RelationalDatabaseConnectorConfig.java and the transforms' config
+// definitions, cited beside each). Every property is either mapped, mapped
+// with a note, or reported as not mapped with the reason.
+
+// postgresConnectorClass is the only connector class import-debezium reads.
+const postgresConnectorClass = "io.debezium.connector.postgresql.PostgresConnector"
+
+// finding is one property import-debezium could not map, or mapped with a
+// difference the user should know.
+type finding struct {
+	Property string
+	Reason   string
+	Mapped   bool // mapped, with the difference in Reason
+}
+
+// importOptions are the facts a connector config does not hold.
+type importOptions struct {
+	Brokers      []string // the Connect worker's bootstrap.servers
+	OffsetsTopic string   // the Connect worker's offset.storage.topic
+}
+
+type importer struct {
+	props    map[string]string
+	used     map[string]bool
+	out      *yamlTree
+	findings []finding
+	opts     importOptions
+}
+
+// importResult is the converted config and what could not be converted.
+type importResult struct {
+	Name     string
+	Tree     *yamlTree
+	Findings []finding
+}
+
+// importDebezium maps props, a Debezium PostgreSQL connector's config (the
+// connector name under "name"), to a mooncdc config tree. It fails only
+// when the config is not one of a PostgreSQL connector. supported says
+// which keys the config loader accepts (loaderSupports).
+func importDebezium(props map[string]string, opts importOptions, supported func(string) bool) (*importResult, error) {
+	im := &importer{props: props, used: map[string]bool{}, out: newYAMLTree(supported), opts: opts}
+	if c, ok := im.get("connector.class"); ok && c != postgresConnectorClass && c != "PostgresConnector" {
+		return nil, fmt.Errorf("connector.class is %q; import-debezium reads %s configs only", c, postgresConnectorClass)
+	}
+	im.name()
+	im.postgres()
+	im.kafka()
+	im.snapshot()
+	im.converters()
+	im.format()
+	im.transforms()
+	im.heartbeat()
+	im.signals()
+	im.migrateFrom()
+	im.rest()
+	name, _ := im.peek("name")
+	return &importResult{Name: name, Tree: im.out, Findings: im.findings}, nil
+}
+
+// get returns a property and marks it used.
+func (im *importer) get(key string) (string, bool) {
+	v, ok := im.props[key]
+	if ok {
+		im.used[key] = true
+	}
+	return strings.TrimSpace(v), ok
+}
+
+func (im *importer) peek(key string) (string, bool) {
+	v, ok := im.props[key]
+	return strings.TrimSpace(v), ok
+}
+
+// unmapped reports key as not mapped (and used).
+func (im *importer) unmapped(key, reason string) {
+	im.used[key] = true
+	im.findings = append(im.findings, finding{Property: key, Reason: reason})
+}
+
+// note reports key as mapped with a difference.
+func (im *importer) note(key, reason string) {
+	im.used[key] = true
+	im.findings = append(im.findings, finding{Property: key, Reason: reason, Mapped: true})
+}
+
+func (im *importer) name() {
+	name, ok := im.get("name")
+	if !ok || name == "" {
+		name, _ = im.peek("topic.prefix")
+		im.findings = append(im.findings, finding{Property: "name", Reason: "no connector name given; mooncdc's name is set to topic.prefix", Mapped: true})
+	}
+	// mooncdc's name keys its offsets; migrate_from keeps Debezium's.
+	clean := strings.Map(func(r rune) rune {
+		if r < 0x80 && (r == '_' || r == '.' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return r
+		}
+		return '_'
+	}, name)
+	if clean != name {
+		im.note("name", fmt.Sprintf("%q: mooncdc's name may hold only letters, digits, '_', '.' and '-': %q", name, clean))
+	}
+	im.out.set("name", clean, "")
+}
+
+// postgres maps the connection, slot, publication and table selection.
+func (im *importer) postgres() {
+	im.out.set("postgres.url", im.url(), "")
+	im.password()
+
+	// plugin.name defaults to decoderbufs (PostgresConnectorConfig.java:619-629).
+	plugin, ok := im.get("plugin.name")
+	if !ok {
+		plugin = "decoderbufs"
+	}
+	slot, ok := im.get("slot.name")
+	if !ok {
+		slot = "debezium" // ReplicationConnection.java:104
+	}
+	slotComment := ""
+	if plugin != "pgoutput" {
+		slotComment = "a " + plugin + " slot: mooncdc reads pgoutput only; name a new slot here"
+		im.unmapped("plugin.name", fmt.Sprintf("%q: mooncdc reads only pgoutput, so it cannot continue on this connector's slot; migrate_from cannot be used, and a new pgoutput slot means a new snapshot", plugin))
+	}
+	im.out.set("postgres.slot", slot, slotComment)
+	pub, ok := im.get("publication.name")
+	if !ok {
+		pub = "dbz_publication" // ReplicationConnection.java:105
+	}
+	im.out.set("postgres.publication", pub, "")
+
+	// publication.autocreate.mode defaults to all_tables
+	// (PostgresConnectorConfig.java:773-790).
+	switch mode, _ := im.get("publication.autocreate.mode"); mode {
+	case "", "all_tables":
+		if _, has := im.peek("publication.autocreate.mode"); has {
+			im.note("publication.autocreate.mode", "all_tables: a missing publication is created FOR TABLE with the tables matching postgres.tables, not FOR ALL TABLES; an existing one is used as it is")
+		}
+	case "filtered":
+		// What mooncdc does: FOR TABLE <matches> when missing.
+	case "disabled", "no_tables":
+		im.unmapped("publication.autocreate.mode", fmt.Sprintf("%q: mooncdc creates a missing publication FOR TABLE <postgres.tables matches>; create the publication before the first start to keep that from happening", mode))
+	default:
+		im.unmapped("publication.autocreate.mode", fmt.Sprintf("%q is not a Debezium 3.6.1 value", mode))
+	}
+
+	im.tables()
+	im.columns()
+
+	// publish.via.partition.root defaults to false in Debezium
+	// (PostgresConnectorConfig.java:1160-1168), true in mooncdc.
+	pvr := false
+	if v, ok := im.get("publish.via.partition.root"); ok {
+		pvr = javaBool(v)
+	}
+	im.out.set("postgres.publish_via_partition_root", pvr, "")
+}
+
+// url builds postgres.url from database.* without the password.
+func (im *importer) url() string {
+	host, _ := im.get("database.hostname")
+	port, ok := im.get("database.port")
+	if !ok {
+		port = "5432" // PostgresConnectorConfig.java:612-617
+	}
+	user, _ := im.get("database.user")
+	db, _ := im.get("database.dbname")
+	u := url.URL{Scheme: "postgres", Host: host + ":" + port, Path: "/" + db}
+	if user != "" {
+		u.User = url.User(user)
+	}
+	q := url.Values{}
+	// database.sslmode defaults to prefer (PostgresConnectorConfig.java:851-865),
+	// the same values as libpq's.
+	if mode, ok := im.get("database.sslmode"); ok {
+		q.Set("sslmode", mode)
+	} else {
+		q.Set("sslmode", "prefer")
+	}
+	for _, k := range []string{"sslrootcert", "sslcert", "sslkey"} {
+		if v, ok := im.get("database." + k); ok && v != "" {
+			q.Set(k, v)
+		}
+	}
+	if _, ok := im.get("database.sslpassword"); ok {
+		im.unmapped("database.sslpassword", "a secret: not copied; add sslpassword=… to postgres.url through MOONCDC_POSTGRES_URL")
+	}
+	if v, ok := im.get("database.sslfactory"); ok {
+		im.unmapped("database.sslfactory", fmt.Sprintf("%q is a Java class; use sslmode, sslrootcert, sslcert and sslkey in postgres.url", v))
+	}
+	if v, ok := im.get("database.tcpKeepAlive"); ok && v == "false" {
+		im.unmapped("database.tcpKeepAlive", "mooncdc's connections always use TCP keepalives")
+	}
+	if _, ok := im.get("database.initial.statements"); ok {
+		im.unmapped("database.initial.statements", "mooncdc fixes its own session settings (see Configuration) and runs no other statements")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// directoryRef matches Kafka's DirectoryConfigProvider reference
+// ${directory:/path:file}, whose value is the file's content.
+var directoryRef = regexp.MustCompile(`^\$\{directory:(.+):([^:}]+)\}$`)
+
+// password never copies a password into the output: it may be printed,
+// committed or pasted. A directory reference becomes password_file.
+func (im *importer) password() {
+	pw, ok := im.get("database.password")
+	if !ok {
+		return
+	}
+	if m := directoryRef.FindStringSubmatch(pw); m != nil {
+		im.out.set("postgres.password_file", strings.TrimSuffix(m[1], "/")+"/"+m[2], "from "+pw)
+		return
+	}
+	reason := "given inline: not copied into the output; write it to a file and set postgres.password_file, or give postgres.url with the password in MOONCDC_POSTGRES_URL"
+	if strings.HasPrefix(pw, "${") {
+		reason = fmt.Sprintf("the config provider reference %s is Kafka Connect's; put the password in a file of its own and set postgres.password_file, or give postgres.url in MOONCDC_POSTGRES_URL", pw)
+	}
+	im.unmapped("database.password", reason)
+}
+
+// tables maps the include and exclude lists (RelationalDatabaseConnectorConfig.java:260-299, 368-392).
+func (im *importer) tables() {
+	var include, exclude []string
+	if v, ok := im.get("schema.include.list"); ok {
+		for _, s := range splitRegexList(v) {
+			include = append(include, im.patterns("schema.include.list", s+`\..*`, 2)...)
+		}
+	}
+	if v, ok := im.get("table.include.list"); ok {
+		if len(include) > 0 {
+			im.note("table.include.list", "with schema.include.list too: mooncdc captures tables matching either, Debezium those matching both")
+		}
+		for _, s := range splitRegexList(v) {
+			include = append(include, im.patterns("table.include.list", s, 2)...)
+		}
+	}
+	if v, ok := im.get("schema.exclude.list"); ok {
+		for _, s := range splitRegexList(v) {
+			exclude = append(exclude, im.patterns("schema.exclude.list", s+`\..*`, 2)...)
+		}
+	}
+	if v, ok := im.get("table.exclude.list"); ok {
+		for _, s := range splitRegexList(v) {
+			exclude = append(exclude, im.patterns("table.exclude.list", s, 2)...)
+		}
+	}
+	if len(include) > 0 {
+		im.out.set("postgres.tables", include, "")
+	} else if len(exclude) > 0 {
+		// Debezium captures every table but the excluded ones.
+		im.out.set("postgres.tables", []string{"*.*"}, "Debezium had no include list")
+	}
+	if len(exclude) > 0 {
+		im.out.set("postgres.tables_exclude", exclude, "")
+	}
+}
+
+// columns maps column.include.list and column.exclude.list
+// (RelationalDatabaseConnectorConfig.java:299-322).
+func (im *importer) columns() {
+	for _, p := range []struct{ prop, key string }{
+		{"column.include.list", "postgres.columns_include"},
+		{"column.exclude.list", "postgres.columns_exclude"},
+	} {
+		v, ok := im.get(p.prop)
+		if !ok {
+			continue
+		}
+		var pats []string
+		for _, s := range splitRegexList(v) {
+			pats = append(pats, im.patterns(p.prop, s, 3)...)
+		}
+		if len(pats) > 0 {
+			im.out.set(p.key, pats, "")
+		}
+	}
+}
+
+// patterns converts one regex of property prop, reporting what does not
+// convert.
+func (im *importer) patterns(prop, re string, parts int) []string {
+	pats, notes, err := regexToPatterns(re, parts)
+	if err != nil {
+		im.unmapped(prop, err.Error())
+		return nil
+	}
+	for _, n := range notes {
+		im.note(prop, fmt.Sprintf("%s: %s", re, n))
+	}
+	return pats
+}
+
+// kafka maps the topic prefix and what Kafka Connect's worker or
+// connector overrides say about producing.
+func (im *importer) kafka() {
+	brokers := im.opts.Brokers
+	comment := ""
+	if len(brokers) == 0 {
+		brokers = []string{"set-me:9092"}
+		comment = "the Connect worker's bootstrap.servers (not in a connector config; or pass --brokers)"
+		im.findings = append(im.findings, finding{Property: "bootstrap.servers", Reason: "a Connect worker setting, not in the connector config: set kafka.brokers (--brokers)"})
+	}
+	im.out.set("kafka.brokers", brokers, comment)
+	// topic.prefix is required (CommonConnectorConfig.java:652).
+	if prefix, ok := im.get("topic.prefix"); ok {
+		im.out.set("kafka.topic_prefix", prefix, "")
+	} else {
+		im.findings = append(im.findings, finding{Property: "topic.prefix", Reason: "missing (Debezium requires it): mooncdc's topic prefix defaults to the name"})
+	}
+	switch v, _ := im.get("exactly.once.support"); v {
+	case "required":
+		im.out.set("kafka.delivery", "exactly-once", "")
+	case "", "requested":
+	default:
+		im.unmapped("exactly.once.support", fmt.Sprintf("%q is not a Kafka Connect value", v))
+	}
+	if v, ok := im.get("producer.override.compression.type"); ok {
+		if slices.Contains([]string{"none", "gzip", "snappy", "lz4", "zstd"}, v) {
+			im.out.set("kafka.compression", v, "")
+		} else {
+			im.unmapped("producer.override.compression.type", fmt.Sprintf("%q: mooncdc takes none, gzip, snappy, lz4 or zstd", v))
+		}
+	}
+	if v, ok := im.get("topic.creation.default.partitions"); ok {
+		im.setInt("topic.creation.default.partitions", "kafka.topic_partitions", v)
+	}
+	if v, ok := im.get("topic.creation.default.replication.factor"); ok {
+		im.setInt("topic.creation.default.replication.factor", "kafka.topic_replication_factor", v)
+	}
+}
+
+// snapshot maps snapshot.mode (PostgresConnectorConfig.java:178-213, default
+// initial) and snapshot.max.threads (CommonConnectorConfig.java:909-915).
+func (im *importer) snapshot() {
+	if mode, ok := im.get("snapshot.mode"); ok {
+		switch mode {
+		case "initial", "always", "initial_only":
+			im.out.set("snapshot.mode", mode, "")
+		case "no_data", "never":
+			im.out.set("snapshot.mode", "never", "")
+		case "when_needed":
+			im.out.set("snapshot.mode", "initial", "")
+			im.note("snapshot.mode", "when_needed became initial: mooncdc copies tables not yet copied; a lost slot stops it (exit 3) instead of re-copying")
+		default:
+			im.unmapped("snapshot.mode", fmt.Sprintf("%q has no mooncdc equivalent (initial, never, initial_only, always)", mode))
+		}
+	}
+	if v, ok := im.get("snapshot.max.threads"); ok {
+		im.setInt("snapshot.max.threads", "snapshot.workers", v)
+	}
+}
+
+// format maps the value-mapping options, which mooncdc names as Debezium
+// does with '_' for '.', and the column and key shaping.
+func (im *importer) format() {
+	modes := []struct {
+		prop   string
+		values []string
+	}{
+		{"decimal.handling.mode", schema.DecimalModes},
+		{"binary.handling.mode", schema.BinaryModes},
+		{"time.precision.mode", schema.TimePrecisionModes},
+		{"interval.handling.mode", schema.IntervalModes},
+		{"hstore.handling.mode", schema.HstoreModes},
+	}
+	for _, m := range modes {
+		v, ok := im.get(m.prop)
+		if !ok {
+			continue
+		}
+		if slices.Contains(m.values, v) {
+			im.out.set("format."+underscore(m.prop), v, "")
+		} else {
+			im.unmapped(m.prop, fmt.Sprintf("%q: mooncdc takes %s", v, strings.Join(m.values, ", ")))
+		}
+	}
+	if v, ok := im.get("money.fraction.digits"); ok {
+		im.setInt("money.fraction.digits", "format.money_fraction_digits", v)
+	}
+	for _, p := range []string{"include.unknown.datatypes", "provide.transaction.metadata", "tombstones.on.delete"} {
+		if v, ok := im.get(p); ok {
+			im.out.set("format."+underscore(p), javaBool(v), "")
+		}
+	}
+	if v, ok := im.get("unavailable.value.placeholder"); ok {
+		im.out.set("format.unavailable_value_placeholder", v, "")
+	}
+	// skipped.operations defaults to t (CommonConnectorConfig.java:838-845).
+	if v, ok := im.get("skipped.operations"); ok {
+		ops := []string{}
+		for _, op := range strings.Split(v, ",") {
+			if op = strings.TrimSpace(op); op != "" {
+				ops = append(ops, op)
+			}
+		}
+		im.out.set("format.skipped_operations", ops, "")
+	}
+	im.messageKeyColumns()
+	im.columnMappers()
+}
+
+// messageKeyColumns maps message.key.columns, "<table regex>:<col>,<col>;…"
+// (RelationalDatabaseConnectorConfig.java:323-335).
+func (im *importer) messageKeyColumns() {
+	v, ok := im.get("message.key.columns")
+	if !ok {
+		return
+	}
+	keys := &orderedMap{}
+	for _, entry := range strings.Split(v, ";") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		i := strings.LastIndexByte(entry, ':')
+		if i < 0 {
+			im.unmapped("message.key.columns", fmt.Sprintf("%q is not <table>:<columns>", entry))
+			continue
+		}
+		var cols []string
+		for _, c := range strings.Split(entry[i+1:], ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				cols = append(cols, c)
+			}
+		}
+		for _, p := range im.patterns("message.key.columns", entry[:i], 2) {
+			keys.add(p, cols)
+		}
+	}
+	if len(keys.keys) > 0 {
+		n := keys.node()
+		n.Style = 0
+		im.out.set("format.message_key_columns", n, "")
+	}
+}
+
+// The column mappers' property names (ColumnMappers.java:56-76).
+var (
+	maskProp     = regexp.MustCompile(`^column\.mask\.with\.(\d+)\.chars$`)
+	truncateProp = regexp.MustCompile(`^column\.truncate\.to\.(\d+)\.chars$`)
+	hashProp     = regexp.MustCompile(`^column\.mask\.hash\.(v2\.)?([^.]+)\.with\.salt\.(.+)$`)
+)
+
+type maskRule struct {
+	Columns []string `yaml:"columns"`
+	Chars   int      `yaml:"chars"`
+}
+
+type hashRule struct {
+	Columns   []string `yaml:"columns"`
+	Algorithm string   `yaml:"algorithm"`
+	Salt      string   `yaml:"salt"`
+	Version   int      `yaml:"version"`
+}
+
+type truncateRule struct {
+	Columns []string `yaml:"columns"`
+	Length  int      `yaml:"length"`
+}
+
+func (im *importer) columnMappers() {
+	var masks []maskRule
+	var hashes []hashRule
+	var truncs []truncateRule
+	for _, key := range sortedKeys(im.props) {
+		columns := func() []string {
+			v, _ := im.get(key)
+			var pats []string
+			for _, s := range splitRegexList(v) {
+				pats = append(pats, im.patterns(key, s, 3)...)
+			}
+			return pats
+		}
+		if m := maskProp.FindStringSubmatch(key); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			if cols := columns(); len(cols) > 0 {
+				masks = append(masks, maskRule{cols, n})
+			}
+		} else if m := truncateProp.FindStringSubmatch(key); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			if cols := columns(); len(cols) > 0 {
+				truncs = append(truncs, truncateRule{cols, n})
+			}
+		} else if m := hashProp.FindStringSubmatch(key); m != nil {
+			version := 1
+			if m[1] != "" {
+				version = 2
+			}
+			r := schema.ColumnRewrite{Kind: schema.RewriteHash, Algorithm: m[2], Salt: m[3], Version: version}
+			if err := r.Validate(); err != nil {
+				im.unmapped(key, err.Error())
+				continue
+			}
+			if cols := columns(); len(cols) > 0 {
+				hashes = append(hashes, hashRule{cols, m[2], m[3], version})
+			}
+		}
+	}
+	if len(masks) > 0 {
+		im.out.set("format.column_mask", masks, "")
+	}
+	if len(hashes) > 0 {
+		im.out.set("format.column_hash", hashes, "")
+	}
+	if len(truncs) > 0 {
+		im.out.set("format.column_truncate", truncs, "")
+	}
+	if len(masks)+len(hashes)+len(truncs) > 1 {
+		im.findings = append(im.findings, finding{Property: "column.*", Mapped: true,
+			Reason: "several column mappers: to a column matching more than one, Debezium applies only the first (truncate, then mask, then hash; ColumnMappers.java:56-76, 329-331)"})
+	}
+}
+
+// heartbeat maps heartbeat.interval.ms (default 0, off; Heartbeat.java:40-50)
+// and heartbeat.topics.prefix (default __debezium-heartbeat; Heartbeat.java:53-61).
+func (im *importer) heartbeat() {
+	ms := int64(0)
+	if v, ok := im.get("heartbeat.interval.ms"); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			im.unmapped("heartbeat.interval.ms", fmt.Sprintf("%q is not a number of milliseconds", v))
+		}
+		ms = n
+	}
+	if ms > 0 {
+		im.out.set("heartbeat.interval", (time.Duration(ms) * time.Millisecond).String(), "")
+		im.out.set("heartbeat.records", true, "")
+	} else {
+		im.out.set("heartbeat.records", false, "Debezium's heartbeats were off; mooncdc's interval still moves the slot on an idle database")
+	}
+	if v, ok := im.get("heartbeat.topics.prefix"); ok && v != "__debezium-heartbeat" {
+		prefix, _ := im.peek("topic.prefix")
+		im.out.set("heartbeat.topic", v+"."+prefix, "")
+	}
+	if _, ok := im.get("heartbeat.action.query"); ok {
+		im.unmapped("heartbeat.action.query", "mooncdc's heartbeat writes a logical message (pg_logical_emit_message) that moves the slot without a heartbeat table; keep the query running elsewhere if something else reads that table")
+	}
+}
+
+// signals maps signal.enabled.channels (default source;
+// CommonConnectorConfig.java:965-971), signal.data.collection
+// (CommonConnectorConfig.java:944) and signal.kafka.topic (default
+// <topic.prefix>-signal; KafkaSignalChannel.java:150-155).
+func (im *importer) signals() {
+	channels, ok := im.get("signal.enabled.channels")
+	if !ok {
+		channels = "source"
+	}
+	table, hasTable := im.get("signal.data.collection")
+	for _, ch := range strings.Split(channels, ",") {
+		switch ch = strings.TrimSpace(ch); ch {
+		case "source":
+			if hasTable {
+				ids, err := splitDebeziumTableID(table)
+				if err != nil {
+					im.unmapped("signal.data.collection", err.Error())
+					continue
+				}
+				im.out.set("signals.table", ids, "")
+			}
+		case "kafka":
+			topic, ok := im.get("signal.kafka.topic")
+			if !ok {
+				prefix, _ := im.peek("topic.prefix")
+				topic = prefix + "-signal"
+			}
+			im.out.set("signals.kafka_topic", topic, "")
+			if v, ok := im.get("signal.kafka.bootstrap.servers"); ok && len(im.opts.Brokers) > 0 && v != strings.Join(im.opts.Brokers, ",") {
+				im.unmapped("signal.kafka.bootstrap.servers", "mooncdc reads the signal topic from kafka.brokers")
+			} else if ok && len(im.opts.Brokers) == 0 {
+				im.out.set("kafka.brokers", splitList(v), "from signal.kafka.bootstrap.servers")
+				im.findings = slices.DeleteFunc(im.findings, func(f finding) bool { return f.Property == "bootstrap.servers" })
+			}
+		case "":
+		default:
+			im.unmapped("signal.enabled.channels", fmt.Sprintf("the %q channel: mooncdc reads signals from a table and a Kafka topic only", ch))
+		}
+	}
+	for _, k := range []string{"signal.kafka.groupId", "signal.kafka.poll.timeout.ms", "signal.poll.interval.ms"} {
+		if _, ok := im.get(k); ok {
+			im.unmapped(k, "mooncdc has no such setting")
+		}
+	}
+}
+
+// splitDebeziumTableID turns signal.data.collection, a table name (not a
+// regex) as schema.table, into a postgres.tables-style name.
+func splitDebeziumTableID(s string) (string, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) == 3 {
+		parts = parts[1:] // database.schema.table
+	}
+	if len(parts) != 2 {
+		return "", fmt.Errorf("%q is not schema.table", s)
+	}
+	return quoteIdent(parts[0]) + "." + quoteIdent(parts[1]), nil
+}
+
+// migrateFrom names this connector's stored offsets, which mooncdc reads to
+// continue on the same slot without a new snapshot.
+func (im *importer) migrateFrom() {
+	if plugin, _ := im.peek("plugin.name"); plugin != "pgoutput" {
+		return // a decoderbufs slot cannot be continued on
+	}
+	topic := im.opts.OffsetsTopic
+	comment := ""
+	if topic == "" {
+		topic = "connect-offsets"
+		comment = "the Connect worker's offset.storage.topic (or pass --offsets-topic)"
+	}
+	name, _ := im.peek("name")
+	im.out.set("migrate_from.debezium.offsets_topic", topic, comment)
+	im.out.set("migrate_from.debezium.connector_name", name, "")
+}
+
+// ignored are properties that need no mooncdc key, with the reason.
+var ignored = map[string]string{
+	"connector.class":                     "",
+	"tasks.max":                           "",
+	"table.ignore.builtin":                "",
+	"include.schema.changes":              "",
+	"max.batch.size":                      "mooncdc bounds memory by bytes in flight (kafka.max_inflight_bytes), not by batch or queue sizes",
+	"max.queue.size":                      "mooncdc bounds memory by bytes in flight (kafka.max_inflight_bytes), not by batch or queue sizes",
+	"max.queue.size.in.bytes":             "mooncdc bounds memory by bytes in flight: kafka.max_inflight_bytes",
+	"poll.interval.ms":                    "mooncdc sends records as they are decoded",
+	"status.update.interval.ms":           "mooncdc confirms a position to the slot when Kafka has acknowledged it",
+	"slot.max.retries":                    "mooncdc reconnects with its own backoff",
+	"slot.retry.delay.ms":                 "mooncdc reconnects with its own backoff",
+	"retriable.restart.connector.wait.ms": "mooncdc reconnects with its own backoff",
+	"errors.max.retries":                  "mooncdc reconnects with its own backoff",
+	"snapshot.fetch.size":                 "mooncdc copies with COPY, not fetches",
+	"query.fetch.size":                    "mooncdc copies with COPY, not fetches",
+	"snapshot.locking.mode":               "mooncdc locks no tables beyond what COPY takes: each copy reads the snapshot a temporary slot exports",
+	"snapshot.isolation.mode":             "each mooncdc copy reads the snapshot a temporary slot exports (repeatable read)",
+	"snapshot.lock.timeout.ms":            "mooncdc locks no tables beyond what COPY takes",
+	"topic.naming.strategy":               "mooncdc names topics <prefix>.<schema>.<table>, as the default SchemaTopicNamingStrategy",
+	"schema.refresh.mode":                 "mooncdc follows pgoutput's relation messages",
+	"key.converter.schemas.enable":        "",
+	"value.converter.schemas.enable":      "",
+}
+
+// rest reports every property not looked at.
+func (im *importer) rest() {
+	for _, k := range sortedKeys(im.props) {
+		if im.used[k] {
+			continue
+		}
+		if reason, ok := ignored[k]; ok {
+			if reason != "" {
+				im.unmapped(k, reason)
+			}
+			im.used[k] = true
+			continue
+		}
+		im.unmapped(k, restReason(k))
+	}
+}
+
+func restReason(k string) string {
+	switch {
+	case strings.HasPrefix(k, "errors."):
+		return "Kafka Connect's error handling: mooncdc parks a table whose row cannot be encoded and goes on with the others"
+	case strings.HasPrefix(k, "producer.override.") || strings.HasPrefix(k, "topic.creation."):
+		return "a Kafka Connect producer or topic setting mooncdc does not take"
+	case strings.HasPrefix(k, "incremental.snapshot.") || strings.HasPrefix(k, "snapshot."):
+		return "mooncdc copies each table whole with a private catch-up and has no such snapshot setting"
+	case strings.HasPrefix(k, "transforms.") || strings.HasPrefix(k, "predicates."):
+		return "belongs to a transform that is not mapped"
+	case strings.HasPrefix(k, "notification."), strings.HasPrefix(k, "openlineage."), strings.HasPrefix(k, "custom.metric"):
+		return "mooncdc has no such feature; its metrics are on metrics.listen"
+	default:
+		return "unknown to import-debezium; mooncdc has no such setting"
+	}
+}
+
+// setInt sets key to v as an integer, or reports prop.
+func (im *importer) setInt(prop, key, v string) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		im.unmapped(prop, fmt.Sprintf("%q is not an integer", v))
+		return
+	}
+	im.out.set(key, n, "")
+}
+
+// javaBool parses a boolean property as Kafka's ConfigDef does
+// (Boolean.parseBoolean after validation: "true" in any case).
+func javaBool(v string) bool { return strings.EqualFold(v, "true") }
+
+func underscore(prop string) string { return strings.ReplaceAll(prop, ".", "_") }
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
