@@ -517,3 +517,46 @@ func FuzzParseConnectorConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestImportDebeziumPassesHarmlessValuesAndListsOthers(t *testing.T) {
+	base := "connector.class=io.debezium.connector.postgresql.PostgresConnector\ndatabase.hostname=h\ntopic.prefix=p\nplugin.name=pgoutput\n"
+	tests := []struct {
+		line   string
+		listed bool
+		reason string
+	}{
+		{"tasks.max=1", false, ""},
+		{"slot.drop.on.stop=false", false, ""}, // the default: PostgresConnectorConfig.java:642-646
+		{"slot.drop.on.stop=true", true, "reset --drop-slot"},
+		{"flush.lsn.source=true", false, ""}, // the default: PostgresConnectorConfig.java:1336-1345
+		{"flush.lsn.source=false", true, "always confirms"},
+		{"topic.delimiter=.", false, ""},
+		{"topic.delimiter=_", true, "joins topic names"},
+		{"snapshot.locking.mode=custom", true, "locks no tables"},
+		{"database.server.name=old", true, "removed in Debezium 2"},
+		{"table.whitelist=public.a", true, "removed in Debezium 2"},
+		{"snapshot.mode=configuration_based", true, "no mooncdc equivalent"},
+		{"decimal.handling.mode=exact", true, "mooncdc takes precise, double, string"},
+		{"column.mask.hash.MD2.with.salt.x=public.t.c", true, "unknown hash algorithm"},
+		{"transforms=f\ntransforms.f.type=org.apache.kafka.connect.transforms.Filter", true, "no mooncdc equivalent"},
+		{"transforms=u\ntransforms.u.type=io.debezium.transforms.ExtractNewRecordState\ntransforms.u.drop.tombstones=false", true, "removed in Debezium 3"},
+		{"table.include.list=public\\\\.t[0-9]", true, "has no mooncdc pattern"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			_, _, findings := convertForTest(t, base+tt.line+"\n", importOptions{Brokers: []string{"k:9092"}})
+			var listed []finding
+			for _, f := range findings {
+				if !f.Mapped && f.Property != "key.converter" && f.Property != "value.converter" {
+					listed = append(listed, f)
+				}
+			}
+			switch {
+			case !tt.listed && len(listed) > 0:
+				t.Errorf("listed %+v, want nothing", listed)
+			case tt.listed && (len(listed) != 1 || !strings.Contains(listed[0].Reason, tt.reason)):
+				t.Errorf("listed %+v, want one with %q", listed, tt.reason)
+			}
+		})
+	}
+}
