@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -241,17 +242,19 @@ func (im *importer) password() {
 // tables maps the include and exclude lists (RelationalDatabaseConnectorConfig.java:260-299, 368-392).
 func (im *importer) tables() {
 	var include, exclude []string
-	if v, ok := im.get("schema.include.list"); ok {
-		for _, s := range splitRegexList(v) {
-			include = append(include, im.patterns("schema.include.list", s+`\..*`, 2)...)
-		}
-	}
+	schemaList, hasSchemas := im.get("schema.include.list")
 	if v, ok := im.get("table.include.list"); ok {
-		if len(include) > 0 {
-			im.note("table.include.list", "with schema.include.list too: mooncdc captures tables matching either, Debezium those matching both")
-		}
 		for _, s := range splitRegexList(v) {
 			include = append(include, im.patterns("table.include.list", s, 2)...)
+		}
+		if hasSchemas {
+			// Debezium captures the tables both lists match: keep the
+			// table patterns whose schema the schema list matches.
+			include = im.inSchemas(include, schemaList)
+		}
+	} else if hasSchemas {
+		for _, s := range splitRegexList(schemaList) {
+			include = append(include, im.patterns("schema.include.list", s+`\..*`, 2)...)
 		}
 	}
 	if v, ok := im.get("schema.exclude.list"); ok {
@@ -273,6 +276,43 @@ func (im *importer) tables() {
 	if len(exclude) > 0 {
 		im.out.set("postgres.tables_exclude", exclude, "")
 	}
+}
+
+// inSchemas keeps the table patterns whose schema one of the schema
+// regexes matches whole and case-insensitively, as Debezium's
+// (Predicates.java:229-236). A wildcard schema is kept, with a note.
+func (im *importer) inSchemas(tables []string, schemaList string) []string {
+	var res []*regexp.Regexp
+	for _, s := range splitRegexList(schemaList) {
+		re, err := regexp.Compile(`(?i)^(?:` + s + `)$`)
+		if err != nil {
+			im.unmapped("schema.include.list", fmt.Sprintf("%q: not a regex mooncdc can run (%v)", s, err))
+			return tables
+		}
+		res = append(res, re)
+	}
+	var keep []string
+	for _, t := range tables {
+		tp, err := connector.ParseTablePattern(t)
+		switch {
+		case err != nil:
+			keep = append(keep, t)
+		case strings.Contains(tp.Schema, "*"):
+			keep = append(keep, t)
+			im.note("schema.include.list", fmt.Sprintf("%s: a wildcard schema is not narrowed by schema.include.list", t))
+		default:
+			for _, re := range res {
+				if re.MatchString(tp.Schema) {
+					keep = append(keep, t)
+					break
+				}
+			}
+			if len(keep) == 0 || keep[len(keep)-1] != t {
+				im.note("table.include.list", fmt.Sprintf("%s: left out, its schema is not in schema.include.list", t))
+			}
+		}
+	}
+	return keep
 }
 
 // columns maps column.include.list and column.exclude.list

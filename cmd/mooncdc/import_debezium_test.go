@@ -541,10 +541,17 @@ func TestImportDebeziumPassesHarmlessValuesAndListsOthers(t *testing.T) {
 		{"transforms=f\ntransforms.f.type=org.apache.kafka.connect.transforms.Filter", true, "no mooncdc equivalent"},
 		{"transforms=u\ntransforms.u.type=io.debezium.transforms.ExtractNewRecordState\ntransforms.u.drop.tombstones=false", true, "removed in Debezium 3"},
 		{"table.include.list=public\\\\.t[0-9]", true, "has no mooncdc pattern"},
+		{"schema.include.list=inventory\ntable.include.list=inventory\\\\.a,sales\\\\.b", false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
-			_, _, findings := convertForTest(t, base+tt.line+"\n", importOptions{Brokers: []string{"k:9092"}})
+			doc, _, findings := convertForTest(t, base+tt.line+"\n", importOptions{Brokers: []string{"k:9092"}})
+			if strings.HasPrefix(tt.line, "schema.include.list") {
+				// Debezium captures what both lists match.
+				if got, _ := yamlGet(doc, "postgres.tables"); !reflect.DeepEqual(got, []any{"inventory.a"}) {
+					t.Errorf("postgres.tables = %v, want [inventory.a]", got)
+				}
+			}
 			var listed []finding
 			for _, f := range findings {
 				if !f.Mapped && f.Property != "key.converter" && f.Property != "value.converter" {
