@@ -176,6 +176,25 @@ func (b *BoundRewrite) Apply(dst, v []byte, null bool) ([]byte, bool) {
 	}
 }
 
+// rewriteDatum is Apply on a converted scalar, for the encoders: d is the
+// column's datum (ignored when null), buf holds the result's bytes until
+// the next call. A value of a kind the mapper leaves alone (Debezium's
+// converter sees no String or ByteBuffer) passes unchanged.
+func (b *BoundRewrite) rewriteDatum(d datum, null bool, buf *[]byte) (datum, bool) {
+	switch {
+	case b.strings && (null || d.k == dString):
+		out, isNull := b.Apply((*buf)[:0], d.b, null)
+		*buf = out
+		if isNull {
+			return datum{k: dNull}, true
+		}
+		return datum{k: dString, b: out}, false
+	case b.bytes && !null && d.k == dBytes:
+		return datum{k: dBytes, b: TruncateBytes(d.b, b.limit)}, false
+	}
+	return d, null
+}
+
 // appendHash appends the lowercase hex digest of the salt and v, cut to
 // the column length (MaskStrings.java:144-157).
 func (b *BoundRewrite) appendHash(dst, v []byte) ([]byte, bool) {

@@ -360,3 +360,42 @@ func FuzzColumnRewrite(f *testing.F) {
 		}
 	})
 }
+
+func TestRewriteDatumOnConvertedValues(t *testing.T) {
+	cfg := Config{}
+	var buf []byte
+	text := mapColumn(&cfg, textCol)
+	bytea := mapColumn(&cfg, byteaCol)
+	cv := &converter{}
+
+	// A text column: the converted string is rewritten, null masked.
+	mask := ColumnRewrite{Kind: RewriteMask, Chars: 4}.Bind(textCol, text.schema)
+	d, _ := cv.scalar(text, []byte("secret"))
+	if got, null := mask.rewriteDatum(d, false, &buf); null || got.k != dString || string(got.b) != "****" {
+		t.Errorf("mask text = %+v null %v", got, null)
+	}
+	if got, null := mask.rewriteDatum(datum{}, true, &buf); null || string(got.b) != "****" {
+		t.Errorf("mask null = %+v null %v, want the mask (ColumnMappersTest.java:92)", got, null)
+	}
+	hash := ColumnRewrite{Kind: RewriteHash, Algorithm: "SHA-256", Salt: "CzQMA0cB5K", Version: 1}.Bind(varchar20Col, mapColumn(&cfg, varchar20Col).schema)
+	if got, _ := hash.rewriteDatum(datum{k: dString, b: []byte("test")}, false, &buf); string(got.b) != "8e68c68edbbac316dfe2" {
+		t.Errorf("hash = %q (PostgresConnectorIT.java:2625)", got.b)
+	}
+	if got, null := hash.rewriteDatum(datum{}, true, &buf); !null || got.k != dNull {
+		t.Errorf("hash null = %+v null %v", got, null)
+	}
+
+	// bytea in bytes mode is a ByteBuffer in Debezium: cut to n bytes.
+	trunc := ColumnRewrite{Kind: RewriteTruncate, Chars: 2}.Bind(byteaCol, bytea.schema)
+	d, _ = cv.scalar(bytea, []byte(`\x010203`))
+	if got, _ := trunc.rewriteDatum(d, false, &buf); got.k != dBytes || string(got.b) != "\x01\x02" {
+		t.Errorf("truncate bytea = %+v", got)
+	}
+	// An int is neither String nor ByteBuffer: unchanged.
+	intCol := mapColumn(&cfg, int4Col)
+	tr := ColumnRewrite{Kind: RewriteTruncate, Chars: 1}.Bind(int4Col, intCol.schema)
+	d, _ = cv.scalar(intCol, []byte("12345"))
+	if got, _ := tr.rewriteDatum(d, false, &buf); got.k != dInt || got.i != 12345 {
+		t.Errorf("truncate int = %+v", got)
+	}
+}
