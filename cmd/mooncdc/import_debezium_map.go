@@ -62,6 +62,12 @@ func importDebezium(props map[string]string, opts importOptions, supported func(
 	if c, ok := im.get("connector.class"); ok && c != postgresConnectorClass && c != "PostgresConnector" {
 		return nil, fmt.Errorf("connector.class is %q; import-debezium reads %s configs only", c, postgresConnectorClass)
 	}
+	for _, k := range sortedKeys(props) {
+		if v := props[k]; strings.Contains(v, "${") && k != "database.password" && !strings.HasSuffix(k, ".basic.auth.user.info") && !strings.HasPrefix(k, "transforms.") {
+			im.findings = append(im.findings, finding{Property: k, Mapped: true,
+				Reason: fmt.Sprintf("%s is a Kafka Connect config provider reference, copied as it is: replace it with its value", v)})
+		}
+	}
 	im.name()
 	im.postgres()
 	im.kafka()
@@ -107,7 +113,7 @@ func (im *importer) name() {
 	name, ok := im.get("name")
 	if !ok || name == "" {
 		name, _ = im.peek("topic.prefix")
-		im.findings = append(im.findings, finding{Property: "name", Reason: "no connector name given; mooncdc's name is set to topic.prefix", Mapped: true})
+		im.findings = append(im.findings, finding{Property: "name", Reason: "no connector name given: mooncdc's name is set to topic.prefix; migrate_from.debezium.connector_name must be the name the connector has in Kafka Connect", Mapped: true})
 	}
 	// mooncdc's name keys its offsets; migrate_from keeps Debezium's.
 	clean := strings.Map(func(r rune) rune {

@@ -567,3 +567,18 @@ func TestImportDebeziumPassesHarmlessValuesAndListsOthers(t *testing.T) {
 		})
 	}
 }
+
+func TestImportDebeziumNamesConfigProviderReferences(t *testing.T) {
+	in := "connector.class=io.debezium.connector.postgresql.PostgresConnector\ndatabase.hostname=h\ntopic.prefix=p\n" +
+		"database.user=${file:/etc/kafka/pg.properties:user}\ndatabase.password=${file:/etc/kafka/pg.properties:password}\n"
+	_, out, findings := convertForTest(t, in, importOptions{})
+	if f, ok := findingFor(findings, "database.user"); !ok || !strings.Contains(f.Reason, "config provider reference") {
+		t.Errorf("database.user: %+v", f)
+	}
+	if f, ok := findingFor(findings, "database.password"); !ok || f.Mapped || !strings.Contains(f.Reason, "password_file") {
+		t.Errorf("database.password: %+v", f)
+	}
+	if strings.Contains(string(out), "password_file: ") {
+		t.Errorf("a FileConfigProvider reference became password_file:\n%s", out)
+	}
+}

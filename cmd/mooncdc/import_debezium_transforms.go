@@ -25,7 +25,7 @@ func (im *importer) converters() {
 		class, ok := im.get(prop)
 		if !ok {
 			im.findings = append(im.findings, finding{Property: prop,
-				Reason: "not in the connector config, so the Connect worker's applies: set format." + side + " (and format.json_schemas) to match it; mooncdc's default is JSON without schemas"})
+				Reason: "not in the connector config, so the Connect worker's applies (the worker configs Kafka ships: JsonConverter, schemas.enable=true): set format." + side + " and format.json_schemas to match it; mooncdc's default is JSON without schemas"})
 			continue
 		}
 		switch class {
