@@ -9,7 +9,8 @@
 // The other commands use the same configuration: resnapshot (resnapshot.go)
 // asks for tables to be copied again, check (check*.go) is the preflight,
 // status (status.go) reports phases, progress and lag, tail (tail.go,
-// decode.go) prints records decoded.
+// decode.go) prints records decoded. import-debezium (import_debezium*.go)
+// needs no config: it turns a Debezium connector config into mooncdc YAML.
 //
 // Everything except main itself lives in run, which takes its arguments,
 // environment and output streams as parameters so that tests drive the

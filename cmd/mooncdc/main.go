@@ -50,6 +50,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		return statusCommand(ctx, args[1:], environ, stdout, stderr)
 	case "tail":
 		return tailCommand(ctx, args[1:], environ, stdout, stderr)
+	case "import-debezium":
+		return importDebeziumCommand(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, versionLine())
 		return connector.ExitOK
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 			fmt.Fprint(stdout, statusUsage())
 		case len(args) > 1 && args[1] == "tail":
 			fmt.Fprint(stdout, tailUsage())
+		case len(args) > 1 && args[1] == "import-debezium":
+			fmt.Fprint(stdout, importDebeziumUsage())
 		default:
 			fmt.Fprint(stdout, usage())
 		}
@@ -260,8 +264,10 @@ Usage:
                                         each table's phase and progress, the slot's lag
   mooncdc tail [--config FILE] [flags] [--pretty] TOPIC...
                                         print records as they arrive, decoded
+  mooncdc import-debezium [--brokers B] [--offsets-topic T] FILE
+                                        print the mooncdc YAML for a Debezium connector config
   mooncdc version                       print the version
-  mooncdc help [run|resnapshot|reset|check|status|tail]
+  mooncdc help [run|resnapshot|reset|check|status|tail|import-debezium]
                                         print this help, or a command's flags
 
 Exit codes: 0 clean stop, 1 runtime error, 2 invalid config, 3 unsafe resume

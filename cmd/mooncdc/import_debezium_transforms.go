@@ -1,0 +1,263 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// This file maps Kafka Connect's converters and the transforms (SMTs) of a
+// Debezium connector config to mooncdc's format, envelope and routing keys.
+
+// The converter classes import-debezium maps.
+const (
+	jsonConverter = "org.apache.kafka.connect.json.JsonConverter"
+	avroConverter = "io.confluent.connect.avro.AvroConverter"
+)
+
+// converters maps key.converter and value.converter with their options.
+// JsonConverter's schemas.enable defaults to true (Kafka's
+// JsonConverterConfig.SCHEMAS_ENABLE_DEFAULT).
+func (im *importer) converters() {
+	var jsonSchemas []bool
+	for _, side := range []string{"key", "value"} {
+		prop := side + ".converter"
+		class, ok := im.get(prop)
+		if !ok {
+			im.findings = append(im.findings, finding{Property: prop,
+				Reason: "not in the connector config, so the Connect worker's applies (the worker configs Kafka ships: JsonConverter, schemas.enable=true): set format." + side + " and format.json_schemas to match it; mooncdc's default is JSON without schemas"})
+			continue
+		}
+		switch class {
+		case jsonConverter:
+			im.out.set("format."+side, "json", "")
+			enabled := true
+			if v, ok := im.get(prop + ".schemas.enable"); ok {
+				enabled = strings.EqualFold(v, "true")
+			}
+			jsonSchemas = append(jsonSchemas, enabled)
+		case avroConverter:
+			im.out.set("format."+side, "avro", "")
+			im.registry(prop)
+		default:
+			im.unmapped(prop, fmt.Sprintf("%q: mooncdc writes JsonConverter's or Confluent AvroConverter's format only", class))
+		}
+		for _, k := range sortedKeys(im.props) {
+			if strings.HasPrefix(k, prop+".") && !im.used[k] {
+				im.unmapped(k, "a converter option mooncdc has no key for")
+			}
+		}
+	}
+	switch {
+	case len(jsonSchemas) == 2 && jsonSchemas[0] != jsonSchemas[1]:
+		im.out.set("format.json_schemas", jsonSchemas[1], "")
+		im.note("key.converter.schemas.enable", "differs from value.converter.schemas.enable: mooncdc has one format.json_schemas for both; the value's is used")
+	case len(jsonSchemas) > 0:
+		im.out.set("format.json_schemas", jsonSchemas[0], "")
+	}
+}
+
+// registry maps an AvroConverter's Schema Registry options.
+func (im *importer) registry(prop string) {
+	if v, ok := im.get(prop + ".schema.registry.url"); ok {
+		urls := splitList(v)
+		if len(urls) > 0 {
+			im.out.set("format.schema_registry.url", urls[0], "")
+		}
+		if len(urls) > 1 {
+			im.note(prop+".schema.registry.url", "several URLs: mooncdc takes one, the first")
+		}
+	}
+	if v, ok := im.get(prop + ".auto.register.schemas"); ok {
+		im.out.set("format.schema_registry.auto_register", strings.EqualFold(v, "true"), "")
+	}
+	im.get(prop + ".basic.auth.credentials.source")
+	if v, ok := im.get(prop + ".basic.auth.user.info"); ok {
+		if user, _, found := strings.Cut(v, ":"); found && !strings.HasPrefix(v, "${") {
+			im.out.set("format.schema_registry.username", user, "")
+		}
+		im.unmapped(prop+".basic.auth.user.info", "holds the password: not copied; set format.schema_registry.password_file or MOONCDC_FORMAT_SCHEMA_REGISTRY_PASSWORD")
+	}
+}
+
+// Debezium's transform classes.
+const (
+	unwrapSMT       = "io.debezium.transforms.ExtractNewRecordState"
+	outboxSMT       = "io.debezium.transforms.outbox.EventRouter"
+	logicalTableSMT = "io.debezium.transforms.ByLogicalTableRouter"
+	regexRouterSMT  = "org.apache.kafka.connect.transforms.RegexRouter"
+)
+
+type route struct {
+	Regex               string `yaml:"regex"`
+	Topic               string `yaml:"topic"`
+	KeyField            string `yaml:"key_field,omitempty"`
+	KeyFieldRegex       string `yaml:"key_field_regex,omitempty"`
+	KeyFieldReplacement string `yaml:"key_field_replacement,omitempty"`
+}
+
+// transforms maps the transforms chain, in order.
+func (im *importer) transforms() {
+	chain, ok := im.get("transforms")
+	if !ok {
+		return
+	}
+	envelope := "debezium"
+	var routes []route
+	for _, alias := range splitList(chain) {
+		pfx := "transforms." + alias + "."
+		class, _ := im.get(pfx + "type")
+		opt := func(name, def string) string {
+			if v, ok := im.get(pfx + name); ok {
+				return v
+			}
+			return def
+		}
+		if p, ok := im.get(pfx + "predicate"); ok {
+			im.note(pfx+"predicate", fmt.Sprintf("predicate %q is not applied: mooncdc applies the transform to every table", p))
+			im.get(pfx + "negate")
+		}
+		switch class {
+		case unwrapSMT, outboxSMT:
+			if envelope != "debezium" {
+				im.unmapped(pfx+"type", fmt.Sprintf("a second envelope transform: mooncdc has one envelope, %s", envelope))
+				continue
+			}
+			if class == unwrapSMT {
+				envelope = "flat"
+				im.flat(pfx, opt)
+			} else {
+				envelope = "outbox"
+				im.outbox(pfx, opt)
+			}
+		case logicalTableSMT:
+			// ByLogicalTableRouter.java:61-132: key.enforce.uniqueness
+			// defaults to true, key.field.name to
+			// __dbz__physicalTableIdentifier.
+			r := route{Regex: opt("topic.regex", ""), Topic: javaReplacement(opt("topic.replacement", ""))}
+			if strings.EqualFold(opt("key.enforce.uniqueness", "true"), "true") {
+				r.KeyField = opt("key.field.name", "__dbz__physicalTableIdentifier")
+				r.KeyFieldRegex = opt("key.field.regex", "")
+				r.KeyFieldReplacement = javaReplacement(opt("key.field.replacement", ""))
+			}
+			im.get(pfx + "schema.name.adjustment.mode")
+			im.get(pfx + "logical.table.cache.size")
+			if im.checkRegex(pfx+"topic.regex", r.Regex) {
+				routes = append(routes, r)
+			}
+		case regexRouterSMT:
+			r := route{Regex: opt("regex", ""), Topic: javaReplacement(opt("replacement", ""))}
+			if im.checkRegex(pfx+"regex", r.Regex) {
+				routes = append(routes, r)
+			}
+		default:
+			im.unmapped(pfx+"type", fmt.Sprintf("transform %q has no mooncdc equivalent; apply it downstream", class))
+		}
+		for _, k := range sortedKeys(im.props) {
+			if strings.HasPrefix(k, pfx) && !im.used[k] {
+				im.unmapped(k, "a transform option mooncdc has no key for")
+			}
+		}
+	}
+	if envelope != "debezium" {
+		im.out.set("format.envelope", envelope, "")
+	}
+	if len(routes) > 0 {
+		im.out.set("kafka.routes", routes, "")
+	}
+}
+
+// checkRegex reports a topic regex Go's regexp cannot compile (Java-only
+// constructs such as lookarounds and backreferences).
+func (im *importer) checkRegex(prop, re string) bool {
+	if re == "" {
+		im.unmapped(prop, "missing")
+		return false
+	}
+	if _, err := regexp.Compile(re); err != nil {
+		im.unmapped(prop, fmt.Sprintf("not a regex mooncdc can run (%v)", err))
+		return false
+	}
+	return true
+}
+
+// javaReplacement rewrites Java's $1 group references as ${1}: Go reads
+// $1a as the group named "1a". Named references ${name} are the same in
+// both.
+var javaGroupRef = regexp.MustCompile(`\$(\d+)`)
+
+func javaReplacement(s string) string { return javaGroupRef.ReplaceAllString(s, "$${$1}") }
+
+// flat maps ExtractNewRecordState (ExtractNewRecordStateConfigDefinition.java:72-137).
+func (im *importer) flat(pfx string, opt func(string, string) string) {
+	// delete.tombstone.handling.mode defaults to tombstone.
+	mode := opt("delete.tombstone.handling.mode", "tombstone")
+	switch mode {
+	case "drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone":
+		im.out.set("format.flat.delete_handling", mode, "")
+	default:
+		im.unmapped(pfx+"delete.tombstone.handling.mode", fmt.Sprintf("%q is not a Debezium 3.6.1 value", mode))
+	}
+	if v := opt("add.fields", ""); v != "" {
+		im.out.set("format.flat.add_fields", splitList(v), "")
+	}
+	if v := opt("add.headers", ""); v != "" {
+		im.out.set("format.flat.add_headers", splitList(v), "")
+	}
+	for _, p := range []string{"add.fields.prefix", "add.headers.prefix"} {
+		if v := opt(p, "__"); v != "__" {
+			im.out.set("format.flat."+underscore(p), v, "")
+		}
+	}
+	for _, p := range []string{"delete.handling.mode", "drop.tombstones"} {
+		if _, ok := im.get(pfx + p); ok {
+			im.unmapped(pfx+p, "removed in Debezium 3 (3.6.1 ignores it): delete.tombstone.handling.mode says how deletes are written")
+		}
+	}
+	if v := opt("replace.null.with.default", "true"); !strings.EqualFold(v, "true") {
+		im.unmapped(pfx+"replace.null.with.default", "false: mooncdc writes null as null already, and has no other setting")
+	}
+	if v := opt("route.by.field", ""); v != "" {
+		im.unmapped(pfx+"route.by.field", "routing by a field of the row: use kafka.routes on topic names instead")
+	}
+}
+
+// outbox maps EventRouter (EventRouterConfigDefinition.java:195-317). The
+// outbox table is the one table of table.include.list.
+func (im *importer) outbox(pfx string, opt func(string, string) string) {
+	var tables []string
+	if v, ok := im.peek("table.include.list"); ok {
+		for _, s := range splitRegexList(v) {
+			if p, _, err := regexToPatterns(s, 2); err == nil {
+				tables = append(tables, p...)
+			}
+		}
+	}
+	if len(tables) == 1 && !strings.Contains(tables[0], "*") {
+		im.out.set("format.outbox.table", tables[0], "")
+	} else {
+		im.out.set("format.outbox.table", "public.outbox", "set to the outbox table")
+		im.findings = append(im.findings, finding{Property: pfx + "type",
+			Reason: "EventRouter: the outbox table is not one table of table.include.list; format.outbox.table needs it"})
+	}
+	im.out.set("format.outbox.route_by", opt("route.by.field", "aggregatetype"), "")
+	im.out.set("format.outbox.topic", opt("route.topic.replacement", "outbox.event.${routedByValue}"), "")
+	// The other options keep Debezium's names with '_' for '.', set only
+	// when they differ from the defaults.
+	for _, o := range []struct{ name, def string }{
+		{"route.topic.regex", "(?<routedByValue>.*)"},
+		{"table.field.event.id", "id"},
+		{"table.field.event.key", "aggregateid"},
+		{"table.field.event.type", "type"},
+		{"table.field.event.payload", "payload"},
+		{"table.field.event.timestamp", ""},
+		{"table.field.event.schema.version", ""},
+		{"table.fields.additional.placement", ""},
+		{"table.expand.json.payload", "false"},
+		{"route.tombstone.on.empty.payload", "false"},
+	} {
+		if v := opt(o.name, o.def); v != o.def {
+			im.out.set("format.outbox."+underscore(o.name), v, "")
+		}
+	}
+}
