@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -284,5 +285,34 @@ func checkDefaultValues(t *testing.T, table string, after map[string]any) {
 				t.Errorf("a: after.%s is null, want the time the row was written", col)
 			}
 		}
+	}
+}
+
+// TestTsvectorAsDebezium: Debezium's TsVectorDataTypeIT
+// (debezium-connector-postgres/src/test/java/io/debezium/connector/postgresql/TsVectorDataTypeIT.java,
+// v3.6.1.Final): the statements of :40-43 and :60-61, a snapshot row and a
+// streamed one, each a string named io.debezium.data.Tsvector with
+// Postgres' text (:66-72).
+func TestTsvectorAsDebezium(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE SCHEMA tsvector`)
+	e.exec(`CREATE TABLE tsvector.text_search_test (id SERIAL PRIMARY KEY, title TEXT, content TEXT, search_vector tsvector)`)
+	e.exec(`INSERT INTO tsvector.text_search_test (title, content, search_vector) VALUES ('TC1 - Direct TSV', 'This is a test for direct tsvector insert', to_tsvector('english', 'This is a test for direct tsvector insert'))`)
+	cfg := e.config("test_server", "tsvector.*")
+	cfg.Format.JSONSchemas = true
+	r := start(t, cfg)
+	e.exec(`INSERT INTO tsvector.text_search_test (title, content, search_vector) VALUES ('TC1 - Direct TSV', 'This is a test for direct tsvector insert second case', to_tsvector('english', 'This is a test for direct tsvector insert second case'))`)
+	recs := readRaw(t, e.kafka, 2, "test_server.tsvector.text_search_test")
+	want := []string{"'direct':6 'insert':8 'test':4 'tsvector':7", "'case':10 'direct':6 'insert':8 'second':9 'test':4 'tsvector':7"}
+	for i, rec := range recs {
+		if !strings.Contains(string(rec.Value), `{"type":"string","optional":true,"name":"io.debezium.data.Tsvector","version":1,"field":"search_vector"}`) {
+			t.Errorf("record %d: search_vector's schema is not io.debezium.data.Tsvector: %s", i, rec.Value)
+		}
+		if got := decode(t, []*kgo.Record{rec})[0].After["search_vector"]; got != want[i] {
+			t.Errorf("record %d: search_vector %v, want %q", i, got, want[i])
+		}
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -69,7 +69,7 @@ package connector_test
 //	                      srid}
 //	line, lseg, box, path, polygon, circle   absent (Debezium 3.6.1 has no
 //	                      schema for them; see TestIssue12TypesAsDebezium361)
-//	tsvector              STRING (text form)
+//	tsvector              STRING io.debezium.data.Tsvector (text form)
 //	oid                   INT64
 //	ltree                 STRING io.debezium.data.Ltree
 //	generated column      absent: pgoutput does not send generated columns
@@ -92,8 +92,7 @@ package connector_test
 //     where Jackson writes 3.4028235E38, -4.9E-324: the same numbers.
 //   - Newer Debezium sources (main, after 3.6.1) map box/lseg/path/polygon
 //     to io.debezium.data.geometry.Geometry, circle and line to Circle and
-//     Line structs; mooncdc follows 3.6.1 (left out). 3.6.1 maps tsvector
-//     to io.debezium.data.TsVector; here it stays a plain string.
+//     Line structs; mooncdc follows 3.6.1 (left out).
 //   - timestamptz values past 294247-01-01 (up to Postgres' 294276 AD) are a
 //     range error (schema/timeparse.go); Debezium prints them as strings.
 // The TOASTed text is over 1 MB (1,120,000 characters); its records are

@@ -264,8 +264,12 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 	case oidChar, oidName, oidText, oidBpchar, oidVarchar,
 		oidInet, oidCidr, oidMacaddr, oidMacaddr8,
 		oidInt4range, oidInt8range, oidNumrange, oidTsrange, oidTstzrange, oidDaterange,
-		oidTsvector, oidTsquery:
+		oidTsquery:
 		str("")
+	case oidTsvector:
+		// PostgresValueConverter.java:240-241: TsVector.builder(), a string
+		// named io.debezium.data.Tsvector, version 1 (TsVector.java:17-28).
+		str("io.debezium.data.Tsvector")
 	case oidLseg, oidPath, oidBox, oidPolygon, oidLine, oidCircle:
 		// Debezium 3.6.1: no schema (JDBC type OTHER), so left out unless
 		// include.unknown.datatypes; then binary.handling.mode's schema
