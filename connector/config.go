@@ -47,6 +47,12 @@ type PostgresConfig struct {
 	// TablesExclude are table patterns never captured, even when Tables
 	// or the publication select them (Debezium's table.exclude.list).
 	TablesExclude []string `yaml:"tables_exclude"`
+	// ColumnsInclude and ColumnsExclude select the columns of record
+	// values by schema.table.column patterns (Debezium's
+	// column.include.list and column.exclude.list; an exclusion wins).
+	// Record keys keep their columns.
+	ColumnsInclude []string `yaml:"columns_include"`
+	ColumnsExclude []string `yaml:"columns_exclude"`
 	// Publication defaults to mooncdc_<name>.
 	Publication string `yaml:"publication"`
 	// Slot is the logical replication slot; defaults to mooncdc_<name>.
@@ -257,6 +263,14 @@ type FormatConfig struct {
 	// columns must be part of the replica identity, or the identity FULL,
 	// for deletes to carry them.
 	MessageKeyColumns map[string][]string `yaml:"message_key_columns"`
+	// ColumnMask, ColumnHash and ColumnTruncate are Debezium's column
+	// mappers (column.mask.with.N.chars, column.mask.hash[.v2].ALG.with.salt.SALT,
+	// column.truncate.to.N.chars) on record values, in snapshot rows and
+	// changes alike; keys are not mapped. A column gets the first rule
+	// that names it: truncation, then masks, then hashes.
+	ColumnMask     []ColumnMaskRule     `yaml:"column_mask"`
+	ColumnHash     []ColumnHashRule     `yaml:"column_hash"`
+	ColumnTruncate []ColumnTruncateRule `yaml:"column_truncate"`
 }
 
 // SkippableOperations are the values of format.skipped_operations.

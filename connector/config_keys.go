@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // This file holds the config keys, found by reflection over the yaml tags:
@@ -145,6 +147,16 @@ func setFromString(fv reflect.Value, value string) error {
 		}
 		fv.SetFloat(f)
 	case reflect.Slice:
+		if fv.Type().Elem().Kind() == reflect.Struct {
+			// A list of rules: YAML's flow form, e.g.
+			// [{columns: [public.users.ssn], chars: 8}].
+			ptr := reflect.New(fv.Type())
+			if err := yaml.Unmarshal([]byte(value), ptr.Interface()); err != nil {
+				return fmt.Errorf("%q is not a YAML list of rules, e.g. [{columns: [public.users.ssn], chars: 8}]: %v", value, err)
+			}
+			fv.Set(ptr.Elem())
+			return nil
+		}
 		if fv.Type().Elem().Kind() != reflect.String {
 			panic("connector: unsupported config list type " + fv.Type().String())
 		}

@@ -391,7 +391,7 @@ func TestLoadConfigEnvErrorsNameTheVariable(t *testing.T) {
 func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 	want := []string{
 		"name", "data_dir",
-		"postgres.url", "postgres.tables", "postgres.tables_exclude", "postgres.publication", "postgres.slot", "postgres.password_file", "postgres.publish_via_partition_root",
+		"postgres.url", "postgres.tables", "postgres.tables_exclude", "postgres.columns_include", "postgres.columns_exclude", "postgres.publication", "postgres.slot", "postgres.password_file", "postgres.publish_via_partition_root",
 		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.topic_partitions",
 		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
 		"kafka.transaction_max_bytes", "kafka.transaction_max_interval", "kafka.transaction_timeout",
@@ -409,6 +409,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
 		"format.unavailable_value_placeholder", "format.include_unknown_datatypes", "format.skipped_operations", "format.provide_transaction_metadata",
 		"format.replace_null_with_default", "format.message_key_columns",
+		"format.column_mask", "format.column_hash", "format.column_truncate",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout",
 	}
@@ -434,8 +435,14 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 		reflect.String: "v", reflect.Int: "7", reflect.Int16: "7", reflect.Int32: "7", reflect.Int64: "7", reflect.Slice: "a,b",
 		reflect.Bool: "true", reflect.Map: "public.t:a,b",
 	}
+	structList := reflect.Slice + 100 // a list of rules: YAML flow
+	samples[structList] = "[{columns: [a.b.c]}]"
 	for _, k := range configKeys() {
-		val, ok := samples[k.typ.Kind()]
+		kind := k.typ.Kind()
+		if kind == reflect.Slice && k.typ.Elem().Kind() == reflect.Struct {
+			kind = structList
+		}
+		val, ok := samples[kind]
 		if k.typ == durationType {
 			val = "7ns"
 		}
@@ -451,6 +458,12 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 		switch k.typ.Kind() {
 		case reflect.Slice:
 			want = []string{"a", "b"}
+			if kind == structList {
+				want = got.Interface() // checked below: one rule with one column
+				if got.Len() != 1 || !reflect.DeepEqual(got.Index(0).FieldByName("Columns").Interface(), []string{"a.b.c"}) {
+					t.Errorf("%s: got %#v, want one rule of column a.b.c", k.env, got.Interface())
+				}
+			}
 		case reflect.Map:
 			want = map[string][]string{"public.t": {"a", "b"}}
 		case reflect.String:

@@ -59,6 +59,11 @@ func (c Config) Validate() error {
 			bad("postgres.tables: %v", e)
 		}
 	}
+	if _, err := newColumnRules(c); err != nil {
+		for _, e := range strings.Split(err.Error(), "; ") {
+			bad("%s", e)
+		}
+	}
 	for pattern, cols := range c.Format.MessageKeyColumns {
 		if _, err := ParseTablePattern(pattern); err != nil {
 			bad("format.message_key_columns: %v", err)

@@ -42,6 +42,7 @@ func (p *Pipeline) encoderConfig() schema.Config {
 		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
 		MoneyFractionDigits: f.MoneyFractionDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
 		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: p.unknownType,
+		ShapeColumn: p.columns.shapeFunc(),
 	}
 }
 

@@ -29,7 +29,8 @@ type Pipeline struct {
 	cfg      Config
 	log      *zap.Logger
 	tables   TableSelection
-	keys     keyRule // format.message_key_columns
+	keys     keyRule      // format.message_key_columns
+	columns  *columnRules // column selection and mappers; nil for none
 	metrics  *Metrics
 	ready    atomic.Bool
 	tracker  atomic.Pointer[Tracker]
@@ -93,6 +94,9 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 	}
 	p.tables = tables
 	if p.keys, err = newKeyRule(cfg.Format.MessageKeyColumns); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	if p.columns, err = newColumnRules(cfg); err != nil {
 		return nil, &ConfigError{Err: err}
 	}
 	return p, nil

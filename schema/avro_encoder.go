@@ -236,11 +236,18 @@ func (e *AvroEncoder) writeTuple(rel *Relation, p *relPlan, t, old Tuple, keyOnl
 	}
 	w.WriteLong(1)
 	for i := range t {
-		if p.cols[i].omit {
+		vc := p.vcols[i]
+		if vc.omit {
 			continue
 		}
 		v, ct := imageValue(rel, p, t, old, i, keyOnly)
-		if err := e.writeColumn(ct, p.cols[i].schema, v); err != nil {
+		var err error
+		if p.rewrites != nil && p.rewrites[i] != nil {
+			err = e.writeRewritten(ct, vc.schema, v, p.rewrites[i])
+		} else {
+			err = e.writeColumn(ct, vc.schema, v)
+		}
+		if err != nil {
 			return newValueError(rel, i, v.Data, err)
 		}
 	}
@@ -274,6 +281,17 @@ func (e *AvroEncoder) writeColumn(t *colType, s *Schema, v Value) error {
 	if err != nil {
 		return err
 	}
+	return e.writeDatum(d, s)
+}
+
+// writeRewritten writes value v of a column whose values mapper b
+// rewrites (see JSONEncoder.appendRewritten).
+func (e *AvroEncoder) writeRewritten(t *colType, s *Schema, v Value, b *BoundRewrite) error {
+	d, null, err := e.cv.mappable(t, v, e.phBytes)
+	if err != nil {
+		return err
+	}
+	d, _ = b.rewriteDatum(d, null, &e.cv.mapped)
 	return e.writeDatum(d, s)
 }
 

@@ -44,6 +44,12 @@ type Config struct {
 	// it to box, circle, line, lseg, path and polygon; other types without
 	// a mapping are always sent as text (see OnUnknownType).
 	IncludeUnknownDatatypes bool
+	// ShapeColumn, if set, says for each column of a table whether it is
+	// in record values (Debezium's column.include.list and
+	// column.exclude.list; key fields keep every key column) and which
+	// mapper rewrites its values (nil for none). It is asked once per
+	// column when a relation's plan is built, never per row.
+	ShapeColumn func(schema, table, column string) (sent bool, rewrite *ColumnRewrite)
 	// KeepNulls writes a NULL as null in a column that has a default.
 	// By default (false) a NULL there is written as the column's default,
 	// as Kafka Connect's JsonConverter (replace.null.with.default=true)

@@ -234,7 +234,7 @@ func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old 
 	dst = append(dst, '{')
 	first := true
 	for i := range t {
-		if p.cols[i].omit {
+		if p.vcols[i].omit {
 			continue
 		}
 		if !first {
@@ -244,7 +244,12 @@ func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old 
 		dst = append(dst, p.names[i]...)
 		v, ct := imageValue(rel, p, t, old, i, keyOnly)
 		var err error
-		if dst, err = e.appendColumn(dst, ct, v); err != nil {
+		if p.rewrites != nil && p.rewrites[i] != nil {
+			dst, err = e.appendRewritten(dst, ct, v, p.rewrites[i])
+		} else {
+			dst, err = e.appendColumn(dst, ct, v)
+		}
+		if err != nil {
 			return dst, newValueError(rel, i, v.Data, err)
 		}
 	}

@@ -39,6 +39,21 @@ func (e *JSONEncoder) appendColumn(dst []byte, t *colType, v Value) ([]byte, err
 	return appendDatumJSON(dst, d), nil
 }
 
+// appendRewritten writes value v of a column whose values mapper b
+// rewrites: the converted value, then the mapper (a mask also replaces a
+// null; an unchanged TOASTed string is its placeholder text, which
+// Debezium's mapper sees too).
+func (e *JSONEncoder) appendRewritten(dst []byte, t *colType, v Value, b *BoundRewrite) ([]byte, error) {
+	d, null, err := e.cv.mappable(t, v, e.phBytes)
+	if err != nil {
+		return dst, err
+	}
+	if d, null = b.rewriteDatum(d, null, &e.cv.mapped); null {
+		return append(dst, "null"...), nil
+	}
+	return appendDatumJSON(dst, d), nil
+}
+
 // appendArray writes a one-dimensional array as a JSON array; NULL
 // elements are null.
 func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, error) {

@@ -1,5 +1,7 @@
 package schema
 
+import "slices"
+
 // This file holds what the encoders precompute once per *Relation: each
 // column's mapping (types.go), the escaped `"column":` prefixes, the
 // per-table part of the source block and the record schemas. A Relation is
@@ -18,6 +20,15 @@ type relPlan struct {
 	defaults []Value
 	// nullsToDefault is !Config.KeepNulls.
 	nullsToDefault bool
+	// vcols are the columns' types in record values: cols, except that a
+	// column Config.ShapeColumn leaves out is omitted and a mapped one has
+	// its mapper's schema parameters. The same slice as cols when nothing
+	// is shaped. Keys use cols: Debezium builds key fields without
+	// filters or mappers (TableSchemaBuilder.java:166-170).
+	vcols []*colType
+	// rewrites holds, per column, the mapper that rewrites its values;
+	// nil when no column's values change.
+	rewrites []*BoundRewrite
 	// sourceTail is `,"schema":"<schema>","table":"<table>","txId":`, the
 	// per-table middle of the source block.
 	sourceTail []byte
@@ -82,10 +93,12 @@ func buildPlan(cfg *Config, rel *Relation) *relPlan {
 			cfg.OnUnknownType(rel.QualifiedName(), c.Name, typeDisplayName(c))
 		}
 		p.names[i] = append(appendJSONString(nil, c.Name), ':')
-		if p.cols[i].omit {
-			continue
+	}
+	p.shape(cfg, rel)
+	for i, c := range rel.Columns {
+		if !p.vcols[i].omit {
+			value.Fields = append(value.Fields, Field{c.Name, p.vcols[i].schema})
 		}
-		value.Fields = append(value.Fields, Field{c.Name, p.cols[i].schema})
 	}
 	if len(rel.KeyIndexes) > 0 {
 		p.key = &Schema{Type: TypeStruct, Name: base + ".Key"}
@@ -151,3 +164,44 @@ func withDefault(ct *colType, c Column) (*colType, Value, bool) {
 	out.schema = &s
 	return &out, Value{Kind: ValueText, Data: []byte(text)}, true
 }
+
+// shape fills vcols and rewrites from cfg.ShapeColumn, asked once per
+// column of the relation.
+func (p *relPlan) shape(cfg *Config, rel *Relation) {
+	p.vcols = p.cols
+	if cfg.ShapeColumn == nil {
+		return
+	}
+	for i, c := range rel.Columns {
+		sent, rw := cfg.ShapeColumn(rel.Schema, rel.Table, c.Name)
+		if sent && rw == nil || p.cols[i].omit {
+			continue
+		}
+		if &p.vcols[0] == &p.cols[0] {
+			p.vcols = slices.Clone(p.cols)
+		}
+		vc := *p.cols[i]
+		if !sent {
+			vc.omit = true
+			p.vcols[i] = &vc
+			continue
+		}
+		b := rw.Bind(c, vc.schema)
+		if params := b.Params(); len(params) > 0 {
+			vs := *vc.schema
+			vs.Params = append(slices.Clip(vs.Params), params...)
+			vc.schema = &vs
+		}
+		p.vcols[i] = &vc
+		if b.Changes() && scalarConv(vc.conv) {
+			if p.rewrites == nil {
+				p.rewrites = make([]*BoundRewrite, len(rel.Columns))
+			}
+			p.rewrites[i] = b
+		}
+	}
+}
+
+// scalarConv reports a conversion cv.scalar handles (not an array or an
+// hstore map), the values a mapper can rewrite.
+func scalarConv(c conv) bool { return c != convArray && c != convHstoreMap }

@@ -46,6 +46,22 @@ type converter struct {
 	ebuf []byte
 	hs   []hstorePair
 	hbuf []byte
+	// mapped holds the last column mapper's result (plan.go rewrites).
+	mapped []byte
+}
+
+// mappable converts v, a value of a scalar column, for a column mapper:
+// its datum, or null; an unchanged TOASTed value is the placeholder ph as
+// a string.
+func (cv *converter) mappable(t *colType, v Value, ph []byte) (datum, bool, error) {
+	switch v.Kind {
+	case ValueNull:
+		return datum{k: dNull}, true, nil
+	case ValueUnchangedToast:
+		return datum{k: dString, b: ph}, false, nil
+	}
+	d, err := cv.scalar(t, v.Data)
+	return d, d.k == dNull, err
 }
 
 // Errors of conversions that are not syntax errors.
