@@ -78,6 +78,9 @@ type KafkaConfig struct {
 	// <prefix>.<schema>.<table>.
 	TopicPrefix  string `yaml:"topic_prefix"`
 	OffsetsTopic string `yaml:"offsets_topic"`
+	// Routes rename topics (Debezium's ByLogicalTableRouter, or Kafka's
+	// RegexRouter without a key_field); see routes.go.
+	Routes []RouteRule `yaml:"routes"`
 	// TopicPartitions and TopicReplicationFactor apply to the topics that
 	// mooncdc creates; -1 replication means the broker's default.
 	TopicPartitions        int32    `yaml:"topic_partitions"`

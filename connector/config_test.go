@@ -392,7 +392,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 	want := []string{
 		"name", "data_dir",
 		"postgres.url", "postgres.tables", "postgres.tables_exclude", "postgres.columns_include", "postgres.columns_exclude", "postgres.publication", "postgres.slot", "postgres.password_file", "postgres.publish_via_partition_root",
-		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.topic_partitions",
+		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.routes", "kafka.topic_partitions",
 		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
 		"kafka.transaction_max_bytes", "kafka.transaction_max_interval", "kafka.transaction_timeout",
 		"kafka.max_record_bytes",

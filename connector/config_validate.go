@@ -59,6 +59,11 @@ func (c Config) Validate() error {
 			bad("postgres.tables: %v", e)
 		}
 	}
+	if _, err := c.TopicNaming(); err != nil {
+		for _, e := range strings.Split(err.Error(), "; ") {
+			bad("%s", e)
+		}
+	}
 	if _, err := newColumnRules(c); err != nil {
 		for _, e := range strings.Split(err.Error(), "; ") {
 			bad("%s", e)

@@ -83,7 +83,8 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err := first.QueryRow(ctx, "SELECT CURRENT_TIMESTAMP").Scan(&readAt); err != nil {
 		return 0, nil, fmt.Errorf("read the snapshot's timestamp: %w", err)
 	}
-	topic := TopicName(c.p.cfg.Kafka.TopicPrefix, rel.Schema, rel.Table)
+	tt := c.p.naming.Of(rel.Schema, rel.Table)
+	topic := tt.Topic
 	if err := c.topics.ensure(topic); err != nil {
 		return 0, nil, err
 	}
@@ -91,6 +92,13 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		return 0, nil, err
 	}
 	stale, err := liveKeys(ctx, c.p.kafka, topic)
+	if err == nil && tt.Routed && len(stale.keys) > 0 {
+		// A routed topic may hold other tables' keys, which this copy
+		// must not tombstone.
+		c.log.Warn("the table's topic is set by kafka.routes and may hold other tables' keys: keys the copy no longer finds are not tombstoned",
+			zap.String("table", rel.QualifiedName()), zap.String("topic", topic))
+		stale = &keySet{keys: map[string]struct{}{}}
+	}
 	if err != nil {
 		return 0, nil, err
 	}

@@ -264,7 +264,7 @@ func (e *emitter) route(rel *schema.Relation) (route, error) {
 	}
 	r := route{skip: !e.include(rel.Schema, rel.Table), rel: rel, name: rel.QualifiedName()}
 	if !r.skip {
-		r.topic = TopicName(e.prefix, rel.Schema, rel.Table)
+		r.topic = e.enc.naming.Of(rel.Schema, rel.Table).Topic
 		if err := e.topics.ensure(r.topic); err != nil {
 			return r, err
 		}

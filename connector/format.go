@@ -26,6 +26,7 @@ type recordEncoder interface {
 // share the pipeline's registry. Before the first record of a relation
 // (or of logical messages), prepare registers its Avro schemas.
 type codec struct {
+	naming             TopicNaming // the topic of each table's records
 	key, value         recordEncoder
 	keyAvro, valueAvro *schema.AvroEncoder
 	reg                *registry
@@ -43,6 +44,10 @@ func (p *Pipeline) encoderConfig() schema.Config {
 		MoneyFractionDigits: f.MoneyFractionDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
 		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: p.unknownType,
 		ShapeColumn: p.columns.shapeFunc(),
+		Route: func(schemaName, table string) (string, string, string) {
+			tt := p.naming.Of(schemaName, table)
+			return tt.SchemaName, tt.KeyField, tt.KeyValue
+		},
 	}
 }
 
@@ -57,7 +62,7 @@ func (p *Pipeline) unknownType(table, column, typ string) {
 
 func (p *Pipeline) newCodec() *codec {
 	cfg := p.encoderConfig()
-	c := &codec{reg: p.registry, maxRecord: int(p.cfg.Kafka.MaxRecordBytes)}
+	c := &codec{reg: p.registry, maxRecord: int(p.cfg.Kafka.MaxRecordBytes), naming: p.naming}
 	pick := func(format string) (recordEncoder, *schema.AvroEncoder) {
 		switch {
 		case format == FormatAvro:

@@ -31,6 +31,7 @@ type Pipeline struct {
 	tables   TableSelection
 	keys     keyRule      // format.message_key_columns
 	columns  *columnRules // column selection and mappers; nil for none
+	naming   TopicNaming  // topics and record names (kafka.routes)
 	metrics  *Metrics
 	ready    atomic.Bool
 	tracker  atomic.Pointer[Tracker]
@@ -97,6 +98,9 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 		return nil, &ConfigError{Err: err}
 	}
 	if p.columns, err = newColumnRules(cfg); err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	if p.naming, err = cfg.TopicNaming(); err != nil {
 		return nil, &ConfigError{Err: err}
 	}
 	return p, nil

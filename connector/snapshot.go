@@ -467,7 +467,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			add = append(add, f.tn)
 		}
 	}
-	clashes := TopicClashes(s.p.cfg.Kafka.TopicPrefix, keep, add)
+	clashes := s.p.naming.Clashes(keep, add)
 	if first && len(clashes) > 0 {
 		return topicClashError(clashes)
 	}

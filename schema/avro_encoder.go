@@ -166,6 +166,9 @@ func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 			return dst, false, newValueError(rel, i, v.Data, err)
 		}
 	}
+	if p.keyExtraJSON != nil {
+		w.WriteString(p.keyExtra)
+	}
 	return append(appendHeader(dst, p.avro.keyID), w.Buffer()...), true, nil
 }
 

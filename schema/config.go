@@ -44,6 +44,14 @@ type Config struct {
 	// it to box, circle, line, lseg, path and polygon; other types without
 	// a mapping are always sent as text (see OnUnknownType).
 	IncludeUnknownDatatypes bool
+	// Route, if set, names a table's records: the name its Connect
+	// schemas are derived from (<name>.Key, .Value, .Envelope; Debezium
+	// derives them from the topic name, TableSchemaBuilder.java:158-163),
+	// and, when keyField is not "", a required string field of that name
+	// appended to the key holding keyValue (ByLogicalTableRouter's
+	// physical table identifier). It is asked once per relation. Unset,
+	// the name is <Name>.<schema>.<table>.
+	Route func(schema, table string) (name, keyField, keyValue string)
 	// ShapeColumn, if set, says for each column of a table whether it is
 	// in record values (Debezium's column.include.list and
 	// column.exclude.list; key fields keep every key column) and which

@@ -148,6 +148,7 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 			return dst[:start], false, newValueError(rel, i, v.Data, err)
 		}
 	}
+	dst = append(dst, p.keyExtraJSON...)
 	dst = append(dst, '}')
 	if e.schemas {
 		dst = append(dst, '}')

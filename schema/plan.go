@@ -29,6 +29,10 @@ type relPlan struct {
 	// rewrites holds, per column, the mapper that rewrites its values;
 	// nil when no column's values change.
 	rewrites []*BoundRewrite
+	// keyExtra is the value of the key field Config.Route adds ("" for
+	// none), keyExtraJSON its `,"field":"value"` in JSON.
+	keyExtra     string
+	keyExtraJSON []byte
 	// sourceTail is `,"schema":"<schema>","table":"<table>","txId":`, the
 	// per-table middle of the source block.
 	sourceTail []byte
@@ -83,6 +87,10 @@ func buildPlan(cfg *Config, rel *Relation) *relPlan {
 	p := &relPlan{cols: make([]*colType, len(rel.Columns)), names: make([][]byte, len(rel.Columns)),
 		defaults: make([]Value, len(rel.Columns)), nullsToDefault: !cfg.KeepNulls}
 	base := cfg.Name + "." + rel.Schema + "." + rel.Table
+	var keyField string
+	if cfg.Route != nil {
+		base, keyField, p.keyExtra = cfg.Route(rel.Schema, rel.Table)
+	}
 	value := &Schema{Type: TypeStruct, Name: base + ".Value"}
 	for i, c := range rel.Columns {
 		p.cols[i] = mapColumn(cfg, c)
@@ -106,6 +114,14 @@ func buildPlan(cfg *Config, rel *Relation) *relPlan {
 			if i >= 0 && i < len(p.cols) && !p.cols[i].omit {
 				p.key.Fields = append(p.key.Fields, Field{rel.Columns[i].Name, p.cols[i].schema.withOptional(false)})
 			}
+		}
+		if keyField != "" {
+			// ByLogicalTableRouter.updateKeySchema (ByLogicalTableRouter.java:321-340):
+			// a required string after the key's own fields.
+			p.key.Fields = append(p.key.Fields, Field{keyField, schemaString})
+			p.keyExtraJSON = append(append(append([]byte{','}, appendJSONString(nil, keyField)...), ':'), appendJSONString(nil, p.keyExtra)...)
+		} else {
+			p.keyExtra = ""
 		}
 	}
 	p.value = envelopeSchema(base, value)

@@ -45,7 +45,11 @@ func (c *checkPG) checkTopicClashes() {
 	for _, t := range c.capture {
 		names = append(names, connector.TableName{Schema: t.schema, Table: t.table})
 	}
-	for _, cl := range connector.TopicClashes(c.cfg.Kafka.TopicPrefix, nil, names) {
+	naming, err := c.cfg.TopicNaming() // Validate checked the routes
+	if err != nil {
+		return
+	}
+	for _, cl := range naming.Clashes(nil, names) {
 		c.out.fail("topics", fmt.Sprintf("%s and %s would share topic %q (their names sanitize to the same topic name), which mooncdc run refuses", cl.Other, cl.Table, cl.Topic),
 			"exclude one of them from postgres.tables, or rename one")
 	}

@@ -92,6 +92,32 @@ func checkSQL(t *testing.T, pg *pgtest.Cluster, db, sql string) {
 	}
 }
 
+// waitSlotReleased waits until no walsender holds slot.
+func waitSlotReleased(t *testing.T, pg *pgtest.Cluster, db, slot string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pg.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for {
+		var active bool
+		if err := conn.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&active); err != nil {
+			t.Fatalf("slot %s: %v", slot, err)
+		}
+		if !active {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("slot %s still active after 30s", slot)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 func checkDatabase(t *testing.T, pg *pgtest.Cluster, name, sql string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -169,6 +195,9 @@ func TestCheckAgainstPostgres(t *testing.T) {
 		t.Cleanup(func() {
 			checkSQL(t, pg, "good", `SELECT pg_drop_replication_slot('mooncdc_good')`)
 		})
+		// run has returned, but its walsender may take a moment to exit
+		// and release the slot.
+		waitSlotReleased(t, pg, "good", "mooncdc_good")
 
 		code, lines = checkRun(t, args...)
 		if code != connector.ExitOK {

@@ -1,0 +1,64 @@
+package connector_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
+
+// TestRoutesMergeTablesWithUniqueKeys: kafka.routes with a key_field is
+// Debezium's ByLogicalTableRouter (debezium-connect-plugins/src/main/java/io/debezium/transforms/ByLogicalTableRouter.java,
+// v3.6.1.Final): the records of the matching tables go to one topic, their
+// schemas are named after it (<topic>.Key/.Value/.Envelope, :321-340,
+// :369-395), and each key gains __dbz__physicalTableIdentifier, the
+// original topic (:342-367), in snapshot rows and changes alike. Without
+// a key_field a route renames the topic only. Merged tables are not a
+// topic clash.
+func TestRoutesMergeTablesWithUniqueKeys(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE orders_2023 (id int PRIMARY KEY, v text); CREATE TABLE orders_2024 (id int PRIMARY KEY, v text);
+		CREATE TABLE customers (id int PRIMARY KEY)`)
+	e.exec(`INSERT INTO orders_2023 VALUES (1, 'a'); INSERT INTO orders_2024 VALUES (1, 'b'); INSERT INTO customers VALUES (1)`)
+	cfg := e.config("rt", "public.*")
+	cfg.Format.JSONSchemas = true
+	cfg.Kafka.Routes = []connector.RouteRule{
+		{Regex: `rt\.public\.orders_(.*)`, Topic: "rt.public.orders", KeyField: "__dbz__physicalTableIdentifier"},
+		{Regex: `rt\.public\.customers`, Topic: "crm.customers"},
+	}
+	r := start(t, cfg)
+	e.exec(`INSERT INTO orders_2024 VALUES (2, 'c'); DELETE FROM orders_2023 WHERE id = 1`)
+	recs := readRaw(t, e.kafka, 5, "rt.public.orders") // 2 snapshot rows, insert, delete, tombstone
+	keys := map[string]int{}
+	for _, rec := range recs {
+		ev := decode(t, []*kgo.Record{rec})[0]
+		keys[fmt.Sprint(ev.Key["__dbz__physicalTableIdentifier"], "/", ev.Key["id"])]++
+		if rec.Value != nil && !strings.Contains(string(rec.Value), `"name":"rt.public.orders.Envelope"`) ||
+			rec.Value != nil && !strings.Contains(string(rec.Value), `"name":"rt.public.orders.Value"`) {
+			t.Errorf("value schema not named after the routed topic: %.300s", rec.Value)
+		}
+		if !strings.Contains(string(rec.Key), `"name":"rt.public.orders.Key"`) ||
+			!strings.Contains(string(rec.Key), `{"type":"string","optional":false,"field":"__dbz__physicalTableIdentifier"}`) {
+			t.Errorf("key schema: %s", rec.Key)
+		}
+	}
+	want := map[string]int{"rt.public.orders_2023/1": 3, "rt.public.orders_2024/1": 1, "rt.public.orders_2024/2": 1}
+	for k, n := range want {
+		if keys[k] != n {
+			t.Errorf("key %s: %d records, want %d (all: %v)", k, keys[k], n, keys)
+		}
+	}
+	cust := readRaw(t, e.kafka, 1, "crm.customers")
+	if !strings.Contains(string(cust[0].Value), `"name":"rt.public.customers.Value"`) || strings.Contains(string(cust[0].Key), "__dbz__") {
+		t.Errorf("a rename-only route changed the schema or key: %s / %.200s", cust[0].Key, cust[0].Value)
+	}
+	if got := topicsWithPrefix(t, e.kafka, "rt.public."); strings.Join(got, ",") != "rt.public.orders" {
+		t.Errorf("topics %v, want only rt.public.orders", got)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
