@@ -35,6 +35,11 @@ type Config struct {
 	// acknowledged are given up (never confirmed to Postgres, so sent again
 	// at the next start) and run exits 1.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// OnSlotLoss is what run does when the slot its offsets stand on is
+	// missing or invalidated (wal_status lost): "fail" (default) stops
+	// with exit 3; "resnapshot" creates a new slot, copies every table
+	// again and tombstones the keys that vanished in the gap, loudly.
+	OnSlotLoss string `yaml:"on_slot_loss"`
 }
 
 // PostgresConfig says where the source database is and what to stream.
@@ -356,6 +361,7 @@ func DefaultConfig() Config {
 	return Config{
 		DataDir:         DefaultDataDir,
 		ShutdownTimeout: DefaultShutdownTimeout,
+		OnSlotLoss:      SlotLossFail,
 		Postgres:        PostgresConfig{PublishViaPartitionRoot: true},
 		Kafka: KafkaConfig{
 			OffsetsTopic:           DefaultOffsetsTopic,

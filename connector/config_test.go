@@ -38,6 +38,7 @@ func TestDefaultConfig(t *testing.T) {
 	want := Config{
 		DataDir:         "./mooncdc-data",
 		ShutdownTimeout: 30 * time.Second,
+		OnSlotLoss:      "fail",
 		Postgres:        PostgresConfig{PublishViaPartitionRoot: true},
 		Kafka: KafkaConfig{
 			OffsetsTopic:           "mooncdc-offsets",
@@ -411,7 +412,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.replace_null_with_default", "format.message_key_columns",
 		"format.column_mask", "format.column_hash", "format.column_truncate",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic",
-		"metrics.listen", "log.level", "log.format", "shutdown_timeout",
+		"metrics.listen", "log.level", "log.format", "shutdown_timeout", "on_slot_loss",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ConfigKeys() = %q\nwant %q (keys are a public contract: extend, never rename)", got, want)
@@ -460,7 +461,9 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 			want = []string{"a", "b"}
 			if kind == structList {
 				want = got.Interface() // checked below: one rule with one column
-				if got.Len() != 1 || !reflect.DeepEqual(got.Index(0).FieldByName("Columns").Interface(), []string{"a.b.c"}) {
+				if got.Len() != 1 {
+					t.Errorf("%s: got %#v, want one rule", k.env, got.Interface())
+				} else if f := got.Index(0).FieldByName("Columns"); f.IsValid() && !reflect.DeepEqual(f.Interface(), []string{"a.b.c"}) {
 					t.Errorf("%s: got %#v, want one rule of column a.b.c", k.env, got.Interface())
 				}
 			}

@@ -218,6 +218,9 @@ func (c Config) Validate() error {
 		bad("format.schema_registry.url: required when format.key or format.value is avro, e.g. http://localhost:8081")
 	}
 
+	if c.OnSlotLoss != SlotLossFail && c.OnSlotLoss != SlotLossResnapshot {
+		bad("on_slot_loss: %q is not %s or %s", c.OnSlotLoss, SlotLossFail, SlotLossResnapshot)
+	}
 	if c.ShutdownTimeout < time.Second || c.ShutdownTimeout > time.Hour {
 		bad("shutdown_timeout: %s; use 1s to 1h (default %s): how long a clean stop may wait for Kafka", c.ShutdownTimeout, fmtDuration(DefaultShutdownTimeout))
 	}

@@ -27,9 +27,13 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // UnsafeResumeError reports that the offsets in Kafka do not describe the
 // Postgres source or slot that mooncdc is connected to. Resuming would lose
 // or duplicate data, so the pipeline stops; the message says how to start over.
-type UnsafeResumeError struct{ Reason string }
+type UnsafeResumeError struct {
+	Reason string
+	cause  error // errSlotLost for a lost or missing slot (slotloss.go)
+}
 
 func (e *UnsafeResumeError) Error() string { return "unsafe resume: " + e.Reason }
+func (e *UnsafeResumeError) Unwrap() error { return e.cause }
 
 // FencedError reports that another mooncdc with the same name (the same
 // transactional id) took over: this one must never write again.

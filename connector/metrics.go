@@ -23,6 +23,7 @@ type Metrics struct {
 	TableCopyRows        *prometheus.CounterVec
 	TableCopyDuration    *prometheus.GaugeVec
 	KafkaTransactions    *prometheus.CounterVec
+	SlotLossResnapshots  prometheus.Counter
 }
 
 func newMetrics(inflight func() float64) *Metrics {
@@ -55,9 +56,12 @@ func newMetrics(inflight func() float64) *Metrics {
 			Name: "mooncdc_kafka_transactions_total", Help: "Kafka transactions ended in exactly-once mode, by outcome (commit, abort)."}, []string{"outcome"}),
 		Streaming: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mooncdc_streaming", Help: "1 while the main worker is streaming from Postgres."}),
+		SlotLossResnapshots: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mooncdc_slot_loss_resnapshots_total", Help: "Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot)."}),
 	}
 	m.Registry.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
 		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
+		m.SlotLossResnapshots,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m

@@ -32,6 +32,9 @@ type Pipeline struct {
 	keys     keyRule      // format.message_key_columns
 	columns  *columnRules // column selection and mappers; nil for none
 	naming   TopicNaming  // topics and record names (kafka.routes)
+	// resnapshotAll: the slot was replaced after a loss, so every table
+	// is copied again (slotloss.go).
+	resnapshotAll bool
 	metrics  *Metrics
 	ready    atomic.Bool
 	tracker  atomic.Pointer[Tracker]
@@ -159,6 +162,12 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	defer stopLink()
 
 	err := p.run(hard, soft)
+	for p.repairsSlotLoss(err) && soft.Err() == nil {
+		// The slot was lost while streaming: start over on a new one
+		// (setup.go, slotloss.go).
+		p.forgetProducers()
+		err = p.run(hard, soft)
+	}
 	select {
 	case <-p.abort:
 		return ErrAborted
@@ -344,7 +353,11 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	// Table phases: the main worker emits a table's changes only once its
 	// copy is handed over (handover.go).
-	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(cfg.Snapshot.Mode, state.Tables))
+	mode := cfg.Snapshot.Mode
+	if p.resnapshotAll {
+		mode = SnapshotAlways
+	}
+	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
 	p.phasesAt.Store(ph)
 	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"),
 		c: &copier{p: p, pgcfg: pgcfg, client: client, topics: topics, phases: ph, src: src, log: log.Named("copy"),

@@ -147,7 +147,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			"replication slot %q exists but is a %s slot of plugin %q on database %q, not a pgoutput slot on %q: choose another postgres.slot, or drop that slot (SELECT pg_drop_replication_slot('%s')) if nothing else uses it",
 			slotName, slot.Type, slot.Plugin, slot.Database, id.Database, slotName)}
 	}
-	if slot.Exists && slot.WALStatus == "lost" {
+	if slot.Exists && slot.WALStatus == "lost" && (state.Pipeline == nil || !p.repairsSlotLoss(errSlotLost)) {
 		return offsets.Pipeline{}, p.slotLost(state.Pipeline, "")
 	}
 	if sp := state.Pipeline; sp != nil {
@@ -161,10 +161,14 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
 				"the offsets of connector %q were written for slot %q, but postgres.slot is %q; set postgres.slot back, or %s",
 				cfg.Name, sp.Slot, slotName, startOver)}
+		case !slot.Exists && !p.repairsSlotLoss(errSlotLost):
+			return offsets.Pipeline{}, slotLostError(fmt.Sprintf(
+				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s (or set on_slot_loss: resnapshot)",
+				slotName, cfg.Name, schema.LSN(sp.DurableLSN), p.startOver(false)))
 		case !slot.Exists:
-			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
-				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s",
-				slotName, cfg.Name, schema.LSN(sp.DurableLSN), p.startOver(false))}
+			return p.replaceLostSlot(ctx, repl, db, *sp, false, "missing")
+		case slot.WALStatus == "lost":
+			return p.replaceLostSlot(ctx, repl, db, *sp, true, "invalidated (wal_status lost)")
 		}
 		if err := p.ensurePublication(ctx, db); err != nil {
 			return offsets.Pipeline{}, err
@@ -220,8 +224,8 @@ func (p *Pipeline) checkSlotStillThere(ctx context.Context, pgcfg *pgconn.Config
 	}
 	switch {
 	case !slot.Exists:
-		return &UnsafeResumeError{Reason: fmt.Sprintf("replication slot %q was dropped while mooncdc was running: changes after the durable LSN are gone from Postgres; %s",
-			p.cfg.Postgres.Slot, p.startOver(false))}
+		return slotLostError(fmt.Sprintf("replication slot %q was dropped while mooncdc was running: changes after the durable LSN are gone from Postgres; %s (or set on_slot_loss: resnapshot)",
+			p.cfg.Postgres.Slot, p.startOver(false)))
 	case slot.WALStatus == "lost":
 		var pgErr *pgconn.PgError
 		detail := ""
@@ -261,9 +265,9 @@ func (p *Pipeline) slotLost(sp *offsets.Pipeline, detail string) error {
 	if detail != "" {
 		detail = " (Postgres: " + strings.TrimSuffix(detail, ".") + ")"
 	}
-	return &UnsafeResumeError{Reason: fmt.Sprintf("replication slot %q was invalidated (wal_status lost): Postgres removed WAL it still needed%s, so the changes%s are gone; "+
-		"raise max_slot_wal_keep_size so that it does not happen again, and %s",
-		p.cfg.Postgres.Slot, detail, since, p.startOver(true))}
+	return slotLostError(fmt.Sprintf("replication slot %q was invalidated (wal_status lost): Postgres removed WAL it still needed%s, so the changes%s are gone; "+
+		"raise max_slot_wal_keep_size so that it does not happen again, and %s (or set on_slot_loss: resnapshot to have mooncdc do it)",
+		p.cfg.Postgres.Slot, detail, since, p.startOver(true)))
 }
 
 // kafkaState logs the Kafka connection going down and coming back, once per

@@ -3,6 +3,8 @@ package connector_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +131,103 @@ func TestInvalidatedSlotWhileStreamingIsAnUnsafeResume(t *testing.T) {
 	wantSlotLost(t, err)
 	if errors.Is(err, connector.ErrAborted) {
 		t.Fatal("aborted, not stopped")
+	}
+}
+
+// TestSlotLossResnapshotRepairsTheGap: with on_slot_loss: resnapshot, a
+// slot invalidated while mooncdc was stopped (and one invalidated while it
+// streams) is replaced: a new slot, every table copied again, the keys
+// deleted in the gap tombstoned, a metric and a loud log line. A consumer
+// that compacts the topic ends with exactly the table's rows.
+func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
+	t.Run("at start", func(t *testing.T) {
+		e := newSmallWALEnv(t)
+		e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.exec(`CREATE TABLE public.filler (n int)`)
+		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 10) g`)
+		cfg := e.config("lost", "public.t")
+		cfg.OnSlotLoss = connector.SlotLossResnapshot
+		r := start(t, cfg)
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		e.invalidate("mooncdc_lost")
+		// The gap: changes no slot keeps.
+		e.exec(`DELETE FROM t WHERE id <= 3; UPDATE t SET v = 'b' WHERE id = 4; INSERT INTO t VALUES (11, 'c')`)
+
+		r = start(t, cfg)
+		if got := testCounter(r.p.Metrics().SlotLossResnapshots); got != 1 {
+			t.Errorf("mooncdc_slot_loss_resnapshots_total = %v, want 1", got)
+		}
+		e.exec(`INSERT INTO t VALUES (12, 'd')`) // streamed from the new slot
+		checkCompacted(t, e, "lost.public.t", map[string]string{"4": "b", "5": "a", "6": "a", "7": "a", "8": "a", "9": "a", "10": "a", "11": "c", "12": "d"})
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("while streaming", func(t *testing.T) {
+		pg := pgtest.New(t, func(o *pgtest.Options) {
+			o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
+		})
+		broker := kafkatest.New(t)
+		e := &env{t: t, pg: pg, kafka: broker.Addr()}
+		e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.exec(`CREATE TABLE public.filler (n int)`)
+		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 5) g`)
+		cfg := e.config("lost", "public.t")
+		cfg.OnSlotLoss = connector.SlotLossResnapshot
+		cfg.Heartbeat.Interval = 0
+		r := start(t, cfg)
+		release := holdProduce(t, broker, "lost.public.t")
+		e.exec(`DELETE FROM t WHERE id = 1`) // held by Kafka: the slot is confirmed no further
+		time.Sleep(500 * time.Millisecond)
+		e.invalidate("mooncdc_lost")
+		e.exec(`DELETE FROM t WHERE id = 2`)
+		release()
+		deadline := time.Now().Add(90 * time.Second)
+		for testCounter(r.p.Metrics().SlotLossResnapshots) < 1 {
+			select {
+			case err := <-r.done:
+				t.Fatalf("run stopped instead of repairing: %v", err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no repair within 90s of the slot's invalidation")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		r.waitHandedOver(t)
+		e.exec(`INSERT INTO t VALUES (6, 'e')`)
+		checkCompacted(t, e, "lost.public.t", map[string]string{"3": "a", "4": "a", "5": "a", "6": "e"})
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// checkCompacted reads topic until the last record of each key (a
+// tombstone removes it) gives want (id → v), or fails after 90 s.
+func checkCompacted(t *testing.T, e *env, topic string, want map[string]string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var got map[string]string
+	for {
+		got = map[string]string{}
+		for _, ev := range consume(t, e.kafka, -1, topic) {
+			id := fmt.Sprint(ev.Key["id"])
+			switch {
+			case ev.Tombstone || ev.Op == "d":
+				delete(got, id)
+			default:
+				got[id] = fmt.Sprint(ev.After["v"])
+			}
+		}
+		if maps.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic %s compacts to %v, want %v", topic, got, want)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
