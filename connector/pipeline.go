@@ -26,20 +26,20 @@ const Version = "mooncdc-0.1.0"
 // Pipeline streams one Postgres publication into Kafka. Build it with New;
 // it starts nothing until Run.
 type Pipeline struct {
-	cfg      Config
-	log      *zap.Logger
-	tables   TableSelection
-	keys     keyRule      // format.message_key_columns
-	columns  *columnRules // column selection and mappers; nil for none
-	naming   TopicNaming  // topics and record names (kafka.routes)
+	cfg     Config
+	log     *zap.Logger
+	tables  TableSelection
+	keys    keyRule      // format.message_key_columns
+	columns *columnRules // column selection and mappers; nil for none
+	naming  TopicNaming  // topics and record names (kafka.routes)
 	// resnapshotAll: the slot was replaced after a loss, so every table
 	// is copied again (slotloss.go).
 	resnapshotAll bool
-	metrics  *Metrics
-	ready    atomic.Bool
-	tracker  atomic.Pointer[Tracker]
-	abort    chan struct{}
-	abortOne sync.Once
+	metrics       *Metrics
+	ready         atomic.Bool
+	tracker       atomic.Pointer[Tracker]
+	abort         chan struct{}
+	abortOne      sync.Once
 
 	hooks    Hooks
 	phasesAt atomic.Pointer[phases]
