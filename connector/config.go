@@ -49,6 +49,12 @@ type PostgresConfig struct {
 	// Tables are table patterns (see ParseTablePattern). Empty means: use
 	// the publication as it exists.
 	Tables []string `yaml:"tables"`
+	// TableFilters are the row filters and column lists of postgres.tables
+	// entries written as {table, where, columns} in the config file
+	// (Postgres 15+): a publication mooncdc creates publishes the table
+	// with them, and the copy follows the publication. Keyed by the
+	// entry's table as written.
+	TableFilters map[string]TableFilter `yaml:"-"`
 	// TablesExclude are table patterns never captured, even when Tables
 	// or the publication select them (Debezium's table.exclude.list).
 	TablesExclude []string `yaml:"tables_exclude"`
@@ -72,6 +78,14 @@ type PostgresConfig struct {
 	// and streamed through the root. Off, each partition is a table of
 	// its own. An existing publication is left as it is.
 	PublishViaPartitionRoot bool `yaml:"publish_via_partition_root"`
+}
+
+// TableFilter is the row filter and column list of one postgres.tables
+// entry.
+type TableFilter struct {
+	Table   string   `yaml:"table"`
+	Where   string   `yaml:"where"`
+	Columns []string `yaml:"columns"`
 }
 
 // KafkaConfig says where records go.

@@ -123,6 +123,10 @@ func decodeMapping(file string, n *yaml.Node, prefix string, v reflect.Value, er
 			fv.Set(reflect.Zero(fv.Type()))
 			continue
 		}
+		if path == "postgres.tables" {
+			decodeTables(file, vn, v.Addr().Interface().(*PostgresConfig), errs)
+			continue
+		}
 		if f.Type == durationType {
 			// Parsed like the environment and flags do, so "10s" means the
 			// same everywhere and a bare number (no unit) is refused.
@@ -175,4 +179,52 @@ func yamlErrorText(err error) string {
 		return strings.Join(parts, "; ")
 	}
 	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+// decodeTables reads postgres.tables: a list of table patterns, each either
+// a string or a mapping {table, where, columns} that adds a row filter and
+// a column list (TableFilters).
+func decodeTables(file string, n *yaml.Node, pc *PostgresConfig, errs *[]error) {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.SequenceNode {
+		if err := n.Decode(&pc.Tables); err != nil {
+			*errs = append(*errs, fmt.Errorf("%s:%d: postgres.tables: %s", file, n.Line, yamlErrorText(err)))
+		}
+		return
+	}
+	pc.Tables = nil
+	for _, item := range n.Content {
+		if item.Kind != yaml.MappingNode {
+			var s string
+			if err := item.Decode(&s); err != nil {
+				*errs = append(*errs, fmt.Errorf("%s:%d: postgres.tables: %s", file, item.Line, yamlErrorText(err)))
+				continue
+			}
+			pc.Tables = append(pc.Tables, s)
+			continue
+		}
+		var tf TableFilter
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			switch k := item.Content[i].Value; k {
+			case "table", "where", "columns":
+			default:
+				*errs = append(*errs, fmt.Errorf("%s:%d: unknown key postgres.tables[].%s; an entry is a table pattern or {table, where, columns}", file, item.Content[i].Line, k))
+			}
+		}
+		if err := item.Decode(&tf); err != nil {
+			*errs = append(*errs, fmt.Errorf("%s:%d: postgres.tables: %s", file, item.Line, yamlErrorText(err)))
+			continue
+		}
+		if tf.Table == "" {
+			*errs = append(*errs, fmt.Errorf("%s:%d: postgres.tables: an entry with where or columns needs table: schema.table", file, item.Line))
+			continue
+		}
+		pc.Tables = append(pc.Tables, tf.Table)
+		if pc.TableFilters == nil {
+			pc.TableFilters = map[string]TableFilter{}
+		}
+		pc.TableFilters[tf.Table] = tf
+	}
 }

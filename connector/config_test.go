@@ -658,3 +658,36 @@ func TestConfigErrorWrapsForExitCode(t *testing.T) {
 		t.Fatalf("Validate error %T is not a *ConfigError", err)
 	}
 }
+
+// TestTableEntriesWithWhereAndColumnsFromFile: postgres.tables mixes
+// patterns and {table, where, columns} entries; an entry with a filter must
+// name one table, and its keys are checked.
+func TestTableEntriesWithWhereAndColumnsFromFile(t *testing.T) {
+	path := writeFile(t, "name: shop\npostgres:\n  url: postgres://h/db\n  tables:\n    - public.items\n"+
+		"    - {table: public.orders, where: \"status <> 'draft'\", columns: [id, status]}\n")
+	cfg, err := LoadConfig(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Postgres.Tables, []string{"public.items", "public.orders"}) {
+		t.Errorf("tables %q", cfg.Postgres.Tables)
+	}
+	want := TableFilter{Table: "public.orders", Where: "status <> 'draft'", Columns: []string{"id", "status"}}
+	if got := cfg.Postgres.TableFilters["public.orders"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("filter %+v, want %+v", got, want)
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"    - {table: public.*, where: \"x > 1\"}\n", "must name one table"},
+		{"    - {table: public.o, whre: \"x > 1\"}\n", "unknown key postgres.tables[].whre"},
+		{"    - {where: \"x > 1\"}\n", "needs table: schema.table"},
+	} {
+		path := writeFile(t, "name: shop\npostgres:\n  url: postgres://h/db\n  tables:\n"+bad.yaml)
+		cfg, err := LoadConfig(path, nil)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: err %v, want %q", bad.yaml, err, bad.want)
+		}
+	}
+}

@@ -77,6 +77,14 @@ func (c Config) Validate() error {
 			bad("format.message_key_columns: %s lists no column; list the key's columns, e.g. %s: [id]", pattern, pattern)
 		}
 	}
+	for name, tf := range c.Postgres.TableFilters {
+		if p, err := ParseTablePattern(name); err == nil && p.HasWildcard() {
+			bad("postgres.tables: the entry %s has where or columns, so it must name one table (no '*')", name)
+		}
+		if strings.Contains(tf.Where, ";") {
+			bad("postgres.tables: the where of %s holds ';'; give one boolean expression, e.g. status <> 'draft'", name)
+		}
+	}
 	if _, err := ParseTablePatterns(c.Postgres.TablesExclude); err != nil {
 		for _, e := range unjoin(err) {
 			bad("postgres.tables_exclude: %v", e)
@@ -290,7 +298,18 @@ func (c Config) TableSelection() (TableSelection, error) {
 	if err != nil {
 		return TableSelection{}, fmt.Errorf("postgres.tables_exclude: %w", err)
 	}
-	return TableSelection{Include: inc, Exclude: exc}, nil
+	sel := TableSelection{Include: inc, Exclude: exc}
+	for name, tf := range c.Postgres.TableFilters {
+		p, err := ParseTablePattern(name)
+		if err != nil {
+			return TableSelection{}, fmt.Errorf("postgres.tables: %w", err)
+		}
+		if sel.Filters == nil {
+			sel.Filters = map[TableName]TableFilter{}
+		}
+		sel.Filters[TableName(p)] = tf
+	}
+	return sel, nil
 }
 
 // EmbeddedKafka reports whether kafka.brokers is empty, so that mooncdc runs

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 )
 
@@ -94,17 +95,52 @@ func uncovered(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection
 	return out, nil
 }
 
-// splitByIdentity returns the quoted names of the candidates that may be
-// published and the tables that have no replica identity.
-func splitByIdentity(cs []candidate) (publish []string, keyless []TableName) {
+// splitByIdentity returns the publication entries of the candidates that
+// may be published (quoted names, with the entry's column list and row
+// filter) and the tables that have no replica identity.
+func splitByIdentity(cs []candidate, sel TableSelection) (publish []string, keyless []TableName) {
 	for _, c := range cs {
 		if c.identity {
-			publish = append(publish, QualifiedName(c.Schema, c.Table))
+			publish = append(publish, QualifiedName(c.Schema, c.Table)+filterSQL(sel.Filters[c.TableName]))
 		} else {
 			keyless = append(keyless, c.TableName)
 		}
 	}
 	return publish, keyless
+}
+
+// filterSQL is a publication entry's column list and row filter
+// (Postgres 15+: CREATE PUBLICATION … FOR TABLE t (a, b) WHERE (…)).
+func filterSQL(f TableFilter) string {
+	out := ""
+	if len(f.Columns) > 0 {
+		cols := make([]string, len(f.Columns))
+		for i, c := range f.Columns {
+			cols[i] = QuoteIdent(c)
+		}
+		out += " (" + strings.Join(cols, ", ") + ")"
+	}
+	if f.Where != "" {
+		out += " WHERE (" + f.Where + ")"
+	}
+	return out
+}
+
+// filtersNeedPG15 refuses row filters and column lists on a server before
+// Postgres 15, which has neither.
+func filtersNeedPG15(ctx context.Context, db *pgx.Conn, sel TableSelection) error {
+	if len(sel.Filters) == 0 {
+		return nil
+	}
+	var version int
+	if err := db.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
+		return fmt.Errorf("read the server version: %w", err)
+	}
+	if version < 150000 {
+		return &criticalError{fmt.Errorf("postgres.tables: entries with where or columns need PostgreSQL 15 or later (publication row filters and column lists); this server is %d.%d: drop them, or upgrade",
+			version/10000, version%10000)}
+	}
+	return nil
 }
 
 // UnpublishedKeyless lists the tables that patterns select which mooncdc
@@ -118,7 +154,7 @@ func UnpublishedKeyless(ctx context.Context, db *pgx.Conn, pub string, sel Table
 	if err != nil {
 		return nil, err
 	}
-	_, keyless := splitByIdentity(cs)
+	_, keyless := splitByIdentity(cs, sel)
 	return keyless, nil
 }
 
@@ -155,7 +191,10 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel Table
 		return nil, &criticalError{fmt.Errorf("no table matches postgres.tables %v (less postgres.tables_exclude %v): check the schema and table names (unquoted names are lower-cased, as in SQL)",
 			patternStrings(sel.Include), patternStrings(sel.Exclude))}
 	}
-	publish, keyless := splitByIdentity(cs)
+	if err := filtersNeedPG15(ctx, db, sel); err != nil {
+		return nil, err
+	}
+	publish, keyless := splitByIdentity(cs, sel)
 	sql := "CREATE PUBLICATION " + QuoteIdent(name)
 	if len(publish) > 0 {
 		sql += " FOR TABLE " + strings.Join(publish, ", ")
@@ -163,10 +202,62 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel Table
 	if viaRoot {
 		sql += " WITH (publish_via_partition_root = true)"
 	}
-	if _, err := db.Exec(ctx, sql); err != nil {
+	if err := execPublication(ctx, db, sql, cs, sel); err != nil {
+		if errors.As(err, new(*criticalError)) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("create publication %q: %w (mooncdc's role needs CREATE on the database and ownership of the tables, or create the publication yourself)", name, err)
 	}
 	return keyless, nil
+}
+
+// execPublication runs sql, which creates or extends a publication. When
+// some of the tables cs get a row filter or a column list, it runs in a
+// transaction that then tries a DELETE of no row on each: Postgres checks
+// the publication against the table's replica identity there (a row filter
+// may use only its columns, a column list must hold them) and would
+// otherwise refuse every UPDATE and DELETE of the application from the
+// publication's creation on. A refusal rolls the publication back.
+func execPublication(ctx context.Context, db *pgx.Conn, sql string, cs []candidate, sel TableSelection) error {
+	var filtered []candidate
+	for _, c := range cs {
+		if _, ok := sel.Filters[c.TableName]; ok && c.identity {
+			filtered = append(filtered, c)
+		}
+	}
+	if len(filtered) == 0 {
+		_, err := db.Exec(ctx, sql)
+		return err
+	}
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, sql); err != nil {
+		return err
+	}
+	for _, c := range filtered {
+		if _, err := tx.Exec(ctx, "DELETE FROM "+QualifiedName(c.Schema, c.Table)+" WHERE false"); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "42P10" { // invalid_column_reference
+				return &criticalError{fmt.Errorf("postgres.tables entry %s: with its where or columns, Postgres would refuse every UPDATE and DELETE on the table (%s%s): "+
+					"a row filter may use only the replica identity's columns and a column list must include them; use those columns, or ALTER TABLE %s REPLICA IDENTITY FULL "+
+					"(then the column list must name every column); nothing was created",
+					c.TableName, pgErr.Message, detailSuffix(pgErr), QualifiedName(c.Schema, c.Table))}
+			}
+			return err
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+// detailSuffix is ": <DETAIL>" of a server error, or "".
+func detailSuffix(e *pgconn.PgError) string {
+	if e.Detail == "" {
+		return ""
+	}
+	return ": " + e.Detail
 }
 
 // addMatchingTables adds the tables that patterns select and publication
@@ -181,11 +272,17 @@ func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel TableS
 	if err != nil {
 		return nil, nil, err
 	}
-	publish, keyless := splitByIdentity(cs)
+	publish, keyless := splitByIdentity(cs, sel)
 	if len(publish) == 0 {
 		return nil, keyless, nil
 	}
-	if _, err := db.Exec(ctx, "ALTER PUBLICATION "+QuoteIdent(pub)+" ADD TABLE "+strings.Join(publish, ", ")); err != nil {
+	if err := filtersNeedPG15(ctx, db, sel); err != nil {
+		return nil, keyless, err
+	}
+	if err := execPublication(ctx, db, "ALTER PUBLICATION "+QuoteIdent(pub)+" ADD TABLE "+strings.Join(publish, ", "), cs, sel); err != nil {
+		if errors.As(err, new(*criticalError)) {
+			return nil, keyless, err
+		}
 		return nil, keyless, fmt.Errorf("add %s to publication %q: %w (grant mooncdc's role ownership of the tables, or add them yourself)", strings.Join(publish, ", "), pub, err)
 	}
 	return publish, keyless, nil

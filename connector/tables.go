@@ -171,6 +171,9 @@ func (p TablePattern) Match(schema, table string) bool {
 type TableSelection struct {
 	Include []TablePattern // postgres.tables; empty: the publication decides
 	Exclude []TablePattern // postgres.tables_exclude; wins over Include
+	// Filters are the row filters and column lists of postgres.tables
+	// entries, for the publication mooncdc creates.
+	Filters map[TableName]TableFilter
 }
 
 // Picks reports whether an Include pattern selects schema.table and no

@@ -73,6 +73,7 @@ func checkPostgres(ctx context.Context, cfg connector.Config) checkLines {
 		{"role", c.checkRole},
 		{"tables", c.checkTables},
 		{c.pubWhat(), c.checkPublication},
+		{"row filters and column lists", c.checkPublicationFilters},
 		{c.slotWhat(), c.checkSlot},
 	}
 	if !c.connect(ctx) {

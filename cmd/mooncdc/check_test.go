@@ -630,3 +630,21 @@ func TestCheckTablesExclude(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckReportsRowFiltersAndColumnLists: check names the row filter and
+// column list an existing publication has for a captured table (the
+// snapshot follows them), and warns when postgres.tables asks for another.
+func TestCheckReportsRowFiltersAndColumnLists(t *testing.T) {
+	pg := pgtest.New(t)
+	checkSQL(t, pg, "postgres", `CREATE TABLE orders (id int PRIMARY KEY, status text, secret text);
+		CREATE PUBLICATION mooncdc_flt FOR TABLE orders (id, status) WHERE (id < 100)`)
+	broker := kafkatest.New(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mooncdc.yaml")
+	if err := os.WriteFile(path, []byte("postgres:\n  tables:\n    - {table: public.orders, where: \"id < 100\", columns: [id]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, lines := checkRun(t, "--config", path, "--name", "flt", "--postgres-url", pg.URL("postgres"), "--brokers", broker.Addr())
+	checkWantLine(t, lines, `✓ publication "mooncdc_flt" filters public.orders:`, "rows WHERE (id < 100)", "columns id, status", "the snapshot copies the same")
+	checkWantLine(t, lines, "! postgres.tables entry public.orders:", "asks for rows WHERE (id < 100), columns id", "leaves an existing publication as it is")
+}
