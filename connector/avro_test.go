@@ -83,12 +83,7 @@ func avroTypeName(k string) bool {
 
 func readAvro(t *testing.T, reg *srtest.Registry, addr string, n int, topic string) []avroRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, addr, n, topic)
-	if len(recs) < n {
-		t.Fatalf("read %d records of %d from %s", len(recs), n, topic)
-	}
+	recs := readRaw(t, addr, n, topic)
 	out := make([]avroRecord, 0, len(recs))
 	for _, r := range recs {
 		var ar avroRecord

@@ -54,18 +54,24 @@ func (e *env) exec(sql string, args ...any) {
 	}
 }
 
-// lsn runs a query returning one pg_lsn.
-func (e *env) lsn(query string) uint64 {
+// scan runs a query returning one row into dest.
+func (e *env) scan(query string, dest ...any) {
 	e.t.Helper()
 	conn, err := e.pg.Connect(context.Background(), "postgres")
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	var s string
-	if err := conn.QueryRow(context.Background(), "SELECT ("+query+")::text").Scan(&s); err != nil {
+	if err := conn.QueryRow(context.Background(), query).Scan(dest...); err != nil {
 		e.t.Fatalf("%s: %v", query, err)
 	}
+}
+
+// lsn runs a query returning one pg_lsn.
+func (e *env) lsn(query string) uint64 {
+	e.t.Helper()
+	var s string
+	e.scan("SELECT ("+query+")::text", &s)
 	var hi, lo uint64
 	if _, err := fmt.Sscanf(s, "%X/%X", &hi, &lo); err != nil {
 		e.t.Fatalf("parse LSN %q: %v", s, err)

@@ -138,14 +138,7 @@ func TestTableEntriesWithWhereAndColumns(t *testing.T) {
 // count runs a query returning one integer.
 func (e *env) count(query string) int {
 	e.t.Helper()
-	conn, err := e.pg.Connect(context.Background(), "postgres")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 	var n int
-	if err := conn.QueryRow(context.Background(), query).Scan(&n); err != nil {
-		e.t.Fatal(err)
-	}
+	e.scan(query, &n)
 	return n
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/mooncdc/mooncdc/connector"
+
 	"fmt"
 	"regexp"
 	"slices"
@@ -105,22 +107,13 @@ var (
 	hashProp     = regexp.MustCompile(`^column\.mask\.hash\.(v2\.)?([^.]+)\.with\.salt\.(.+)$`)
 )
 
-type maskRule struct {
-	Columns []string `yaml:"columns"`
-	Chars   int      `yaml:"chars"`
-}
-
-type hashRule struct {
-	Columns   []string `yaml:"columns"`
-	Algorithm string   `yaml:"algorithm"`
-	Salt      string   `yaml:"salt"`
-	Version   int      `yaml:"version"`
-}
-
-type truncateRule struct {
-	Columns []string `yaml:"columns"`
-	Length  int      `yaml:"length"`
-}
+// The rules are the config's own types, so that what the importer writes
+// is what run reads.
+type (
+	maskRule     = connector.ColumnMaskRule
+	hashRule     = connector.ColumnHashRule
+	truncateRule = connector.ColumnTruncateRule
+)
 
 func (im *importer) columnMappers() {
 	var masks []maskRule
@@ -138,12 +131,12 @@ func (im *importer) columnMappers() {
 		if m := maskProp.FindStringSubmatch(key); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if cols := columns(); len(cols) > 0 {
-				masks = append(masks, maskRule{cols, n})
+				masks = append(masks, maskRule{Columns: cols, Chars: n})
 			}
 		} else if m := truncateProp.FindStringSubmatch(key); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if cols := columns(); len(cols) > 0 {
-				truncs = append(truncs, truncateRule{cols, n})
+				truncs = append(truncs, truncateRule{Columns: cols, Length: n})
 			}
 		} else if m := hashProp.FindStringSubmatch(key); m != nil {
 			version := 1
@@ -156,7 +149,7 @@ func (im *importer) columnMappers() {
 				continue
 			}
 			if cols := columns(); len(cols) > 0 {
-				hashes = append(hashes, hashRule{cols, m[2], m[3], version})
+				hashes = append(hashes, hashRule{Columns: cols, Algorithm: m[2], Salt: m[3], Version: version})
 			}
 		}
 	}
