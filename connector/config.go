@@ -29,6 +29,8 @@ type Config struct {
 	Format   FormatConfig   `yaml:"format"`
 	// Heartbeat keeps the slot moving when no captured change flows.
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
+	// Signals are Debezium-format signals (signals.go).
+	Signals SignalsConfig `yaml:"signals"`
 	Metrics   MetricsConfig   `yaml:"metrics"`
 	Log       LogConfig       `yaml:"log"`
 	// ShutdownTimeout bounds a clean stop: past it, records Kafka has not

@@ -59,6 +59,14 @@ func (c Config) Validate() error {
 			bad("postgres.tables: %v", e)
 		}
 	}
+	if c.Signals.Table != "" {
+		bad("signals.table: the signal table channel is not built yet; send signals to signals.kafka_topic (key: the topic prefix %q)", c.Kafka.TopicPrefix)
+	}
+	if c.Signals.KafkaTopic != "" {
+		if err := checkTopicName(c.Signals.KafkaTopic); err != nil {
+			bad("signals.kafka_topic: %v", err)
+		}
+	}
 	if _, err := c.TopicNaming(); err != nil {
 		for _, e := range strings.Split(err.Error(), "; ") {
 			bad("%s", e)

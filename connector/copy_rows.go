@@ -75,6 +75,14 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err != nil {
 		return 0, nil, err
 	}
+	if f := ts.ResnapshotFilter; f != "" {
+		// An execute-snapshot signal's filter (signals.go): only the rows
+		// it selects, within the publication's own filter.
+		if info.rowFilter != "" {
+			f = "(" + info.rowFilter + ") AND (" + f + ")"
+		}
+		info.rowFilter = f
+	}
 	rel := info.rel
 	// source.ts_* of the rows: when the snapshot transaction started, as
 	// Debezium's CURRENT_TIMESTAMP of the table's read
@@ -92,7 +100,13 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		return 0, nil, err
 	}
 	stale, err := liveKeys(ctx, c.p.kafka, topic)
-	if err == nil && tt.Routed && len(stale.keys) > 0 {
+	switch {
+	case err != nil || len(stale.keys) == 0:
+	case ts.ResnapshotFilter != "":
+		// A filtered re-copy sees only the rows it selects: the keys
+		// outside the filter are alive.
+		stale = &keySet{keys: map[string]struct{}{}}
+	case tt.Routed:
 		// A routed topic may hold other tables' keys, which this copy
 		// must not tombstone.
 		c.log.Warn("the table's topic is set by kafka.routes and may hold other tables' keys: keys the copy no longer finds are not tombstoned",

@@ -39,6 +39,8 @@ type snapshotter struct {
 	// offsets topic is tailed; pending holds those for tables being copied.
 	requests chan offsets.Table
 	pending  map[string]offsets.Table
+	signals  chan signal // signals.go, read by the loop
+	paused   bool        // pause-snapshot: no new copy starts
 	// discovered: the first discovery is done; clashLogged: tables left
 	// out for a topic clash, logged once (discovery's goroutine only).
 	discovered  bool
@@ -70,7 +72,7 @@ func initialPhases(mode SnapshotMode, stored map[string]offsets.Table) map[strin
 		ts.Table.Table = name
 		switch {
 		case mode == SnapshotAlways:
-			ts.Phase, ts.LSN = offsets.PhaseInit, 0
+			ts.Phase, ts.LSN, ts.ResnapshotFilter = offsets.PhaseInit, 0, ""
 		case ts.Phase == offsets.PhaseCopying:
 			// The snapshot died with the process: copy again.
 			ts.Phase = offsets.PhaseInit
@@ -90,6 +92,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 	s.busy = map[string]bool{}
 	s.seen = map[string]int64{}
 	s.requests = make(chan offsets.Table, 64)
+	s.signals = make(chan signal, 16)
 	s.pending = map[string]offsets.Table{}
 	for name, ts := range s.phases.all() {
 		s.seen[name] = ts.ResnapshotMs
@@ -111,6 +114,9 @@ func (s *snapshotter) run(ctx context.Context) error {
 		return s.loop(gctx)
 	})
 	g.Go(func() error { return s.watchRequests(gctx) })
+	if s.p.cfg.Signals.KafkaTopic != "" {
+		g.Go(func() error { return s.watchSignals(gctx) })
+	}
 	return g.Wait()
 }
 
@@ -184,6 +190,8 @@ func (s *snapshotter) loop(ctx context.Context) error {
 			}
 		case t := <-s.requests:
 			s.request(t)
+		case sg := <-s.signals:
+			s.signal(sg)
 		case <-tick.C:
 		}
 	}
@@ -194,6 +202,9 @@ func (s *snapshotter) loop(ctx context.Context) error {
 // source.snapshot markers, snapshotrun.go): at the first call, every
 // table of the initial snapshot.
 func (s *snapshotter) schedule() {
+	if s.paused {
+		return
+	}
 	now := time.Now().UnixMilli()
 	var due, fresh []string
 	for name, ts := range s.phases.all() {
@@ -569,7 +580,7 @@ func (s *snapshotter) resnapshot(t offsets.Table) {
 		next.Table = t
 	}
 	next.Table.Table = name
-	next.ResnapshotMs = t.ResnapshotMs
+	next.ResnapshotMs, next.ResnapshotFilter = t.ResnapshotMs, t.ResnapshotFilter
 	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
 		next.settleAt = s.phases.mainPos
 	}

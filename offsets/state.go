@@ -66,6 +66,10 @@ type Table struct {
 	// acted on, and carries that value forward in the records it writes
 	// for the table afterwards, so the request is not acted on twice.
 	ResnapshotMs int64 `json:"resnapshot_ms,omitempty"`
+	// ResnapshotFilter restricts the requested copy to the rows it
+	// selects (a SQL condition, an execute-snapshot signal's
+	// additional-conditions filter); "" copies the whole table.
+	ResnapshotFilter string `json:"resnapshot_filter,omitempty"`
 }
 
 // State is everything stored for one connector name.

@@ -1,0 +1,79 @@
+package connector_test
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// sendSignal writes a signal as Debezium's KafkaSignalChannel reads it: the
+// key is the connector's topic prefix (KafkaSignalChannel.java:104-107,
+// v3.6.1.Final), the value {"id":…,"type":…,"data":{…}} (:119-124).
+func sendSignal(t *testing.T, addr, topic, key, value string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte(key), Value: []byte(value)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSignalsExecuteAFilteredRecopy: an execute-snapshot signal on the
+// Kafka signal topic copies the table again, restricted by its
+// additional-conditions filter (AbstractSnapshotSignal.java:22-29: the
+// data-collections, type, additional-conditions data-collection and
+// filter fields): only the matching rows are sent, and no key outside the
+// filter is tombstoned. pause-snapshot holds a requested copy until
+// resume-snapshot; a signal keyed for another connector is ignored.
+func TestSignalsExecuteAFilteredRecopy(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+	e.exec(`INSERT INTO orders SELECT g, 'a' FROM generate_series(1, 10) g`)
+	cfg := e.config("sg", "public.orders")
+	cfg.Signals.KafkaTopic = "sg.signals"
+	r := start(t, cfg)
+	consume(t, e.kafka, 10, "sg.public.orders")
+	time.Sleep(time.Second) // the signal consumer starts at the topic's end
+
+	sendSignal(t, e.kafka, "sg.signals", "other", `{"type":"execute-snapshot","data":{"data-collections":["public.orders"]}}`)
+	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s1","type":"execute-snapshot","data":{"data-collections":["public\\.ord.*"],"type":"INCREMENTAL",`+
+		`"additional-conditions":[{"data-collection":"public.orders","filter":"id > 7"}]}}`)
+	evs := consume(t, e.kafka, 13, "sg.public.orders")
+	var again []int
+	for _, ev := range evs[10:] {
+		if ev.Tombstone || ev.Op != "r" {
+			t.Errorf("filtered re-copy wrote %+v", ev)
+			continue
+		}
+		again = append(again, int(ev.After["id"].(float64)))
+	}
+	sort.Ints(again)
+	if !slices.Equal(again, []int{8, 9, 10}) {
+		t.Errorf("re-copied ids %v, want [8 9 10]", again)
+	}
+
+	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s2","type":"pause-snapshot","data":{}}`)
+	time.Sleep(time.Second)
+	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s3","type":"execute-snapshot","data":{"data-collections":["public.orders"],"additional-conditions":[{"data-collection":"public.orders","filter":"id = 1"}]}}`)
+	time.Sleep(2 * time.Second)
+	if n := len(consume(t, e.kafka, -1, "sg.public.orders")); n != 13 {
+		t.Errorf("%d records while paused, want 13 (no copy)", n)
+	}
+	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s4","type":"resume-snapshot","data":{}}`)
+	evs = consume(t, e.kafka, 14, "sg.public.orders")
+	if ev := evs[13]; ev.Op != "r" || ev.After["id"].(float64) != 1 {
+		t.Errorf("after resume: %+v, want the read of id 1", ev)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
