@@ -31,8 +31,8 @@ type Config struct {
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
 	// Signals are Debezium-format signals (signals.go).
 	Signals SignalsConfig `yaml:"signals"`
-	Metrics   MetricsConfig   `yaml:"metrics"`
-	Log       LogConfig       `yaml:"log"`
+	Metrics MetricsConfig `yaml:"metrics"`
+	Log     LogConfig     `yaml:"log"`
 	// ShutdownTimeout bounds a clean stop: past it, records Kafka has not
 	// acknowledged are given up (never confirmed to Postgres, so sent again
 	// at the next start) and run exits 1.
