@@ -346,7 +346,7 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo
 // bytes are over its bound.
 func (o *snapshotOut) produce(rec *kgo.Record) error {
 	ctx := o.ctx
-	for o.tracker.Inflight() > o.tracker.maxBytes && !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
+	for !o.tracker.HasRoom() && !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

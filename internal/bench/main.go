@@ -108,6 +108,11 @@ type options struct {
 	latency         bool
 	latencyRates    string
 	latencyDuration time.Duration
+
+	memBound bool
+	memRows  int
+
+	hugeTx int
 }
 
 func main() {
@@ -133,6 +138,9 @@ func main() {
 	flag.BoolVar(&o.latency, "latency", true, "run the latency benchmark (commit → record seen by a read_committed consumer, both delivery modes)")
 	flag.StringVar(&o.latencyRates, "latency-rates", "1000,10000,0", "the latency benchmark's write rates, changes/s (0 = saturation)")
 	flag.DurationVar(&o.latencyDuration, "latency-duration", 5*time.Second, "how long the latency benchmark writes at each rate")
+	flag.BoolVar(&o.memBound, "membound", true, "run the memory-bound benchmark (peak RSS with the broker frozen during a copy and a stream)")
+	flag.IntVar(&o.memRows, "membound-rows", 300_000, "rows of the memory-bound benchmark's copy, and inserts of its stream")
+	flag.IntVar(&o.hugeTx, "huge-tx", 200_000, "rows of the huge-transaction benchmark's one transaction (0 skips it; the issue's case is 10000000)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -146,8 +154,14 @@ func run(o options) error {
 		return fmt.Errorf("-n, -tx and -limit-runs must be positive")
 	case o.snapRows <= 0 || o.snapLimitRuns <= 0 || o.snapConns < 0:
 		return fmt.Errorf("-snapshot-rows and -snapshot-limit-runs must be positive, -snapshot-connections not negative")
-	case !o.stream && !o.snapshot && !o.latency:
-		return fmt.Errorf("-stream=false, -snapshot=false and -latency=false leave nothing to run")
+	case !o.stream && !o.snapshot && !o.latency && !o.memBound:
+		return fmt.Errorf("-stream=false, -snapshot=false, -latency=false and -membound=false leave nothing to run")
+	case o.memBound && o.inprocess:
+		return fmt.Errorf("-membound measures the mooncdc binary's RSS: add -membound=false with -inprocess")
+	case o.hugeTx > 0 && o.inprocess:
+		return fmt.Errorf("-huge-tx measures the mooncdc binary's RSS: add -huge-tx=0 with -inprocess")
+	case o.memRows <= 0 || o.hugeTx < 0:
+		return fmt.Errorf("-membound-rows must be positive, -huge-tx not negative")
 	case o.latency && o.inprocess:
 		return fmt.Errorf("-latency runs the mooncdc binary: add -latency=false with -inprocess")
 	case o.cpuprofile != "" && !o.inprocess:
@@ -209,6 +223,18 @@ func run(o options) error {
 		if err := runLatency(ctx, o, src, kfakeBin, tmp); err != nil {
 			step("latency benchmark failed (the error follows at the end)")
 			errs = append(errs, fmt.Errorf("latency: %w", err))
+		}
+	}
+	if o.hugeTx > 0 && ctx.Err() == nil {
+		if err := runHugeTx(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("huge-transaction benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("huge transaction: %w", err))
+		}
+	}
+	if o.memBound && ctx.Err() == nil {
+		if err := runMemBound(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("memory-bound benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("memory bound: %w", err))
 		}
 	}
 	return errors.Join(errs...)

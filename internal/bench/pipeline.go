@@ -216,9 +216,18 @@ metrics:
 log:
   level: %s
   format: %s
-`, q(cfg.Name), q(cfg.Postgres.URL), q(cfg.Postgres.Tables[0]), q(cfg.Postgres.Publication), q(cfg.Postgres.Slot),
+`, q(cfg.Name), q(cfg.Postgres.URL), quoteAll(cfg.Postgres.Tables), q(cfg.Postgres.Publication), q(cfg.Postgres.Slot),
 		q(cfg.Kafka.Brokers[0]), q(cfg.Kafka.Compression), q(string(cfg.Kafka.Delivery)), q(string(cfg.Snapshot.Mode)), cfg.Snapshot.Workers, cfg.Snapshot.ChunkRows,
 		cfg.Snapshot.ConnectionsPerTable, q(cfg.Format.Key), q(cfg.Format.Value), q(cfg.Format.SchemaRegistry.URL), q(cfg.Metrics.Listen), q(cfg.Log.Level), q(cfg.Log.Format))
+}
+
+// quoteAll renders a YAML flow sequence's items.
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 // mooncdcResult is the mooncdc run.
@@ -391,6 +400,13 @@ func (r *inprocRunner) rusage() (time.Duration, time.Duration, int64) {
 // runPipeline starts mooncdc and times it until its slot is confirmed up to
 // the end LSN, then stops it cleanly.
 func runPipeline(ctx context.Context, s *source, r pipelineRunner, b *broker, metricsAddr, slot string, rows, txs int) (mooncdcResult, error) {
+	return runPipelineThen(ctx, s, r, b, metricsAddr, slot, rows, txs, nil)
+}
+
+// runPipelineThen is runPipeline, giving onMetrics (unless nil) mooncdc's
+// metrics as they stand when its slot reaches the end LSN.
+func runPipelineThen(ctx context.Context, s *source, r pipelineRunner, b *broker, metricsAddr, slot string, rows, txs int,
+	onMetrics func(map[string]float64)) (mooncdcResult, error) {
 	var res mooncdcResult
 	w, err := s.watch(ctx, slot)
 	if err != nil {
@@ -474,6 +490,9 @@ func runPipeline(ctx context.Context, s *source, r pipelineRunner, b *broker, me
 	m, err := scrape(hc, metricsAddr)
 	if err != nil {
 		return fail(fmt.Errorf("metrics: %w", err))
+	}
+	if onMetrics != nil {
+		onMetrics(m)
 	}
 	res.payload = m["mooncdc_replication_payload_bytes_total"]
 	res.written = m["mooncdc_changes_written_total"]
