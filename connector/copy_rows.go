@@ -354,7 +354,7 @@ func (o *snapshotOut) produce(rec *kgo.Record) error {
 			return err
 		}
 	}
-	o.tracker.Add(o.ack, len(rec.Key)+len(rec.Value))
+	o.tracker.Add(o.ack, recordBytes(rec))
 	o.cl.Produce(ctx, rec, o.promise)
 	return nil
 }
@@ -363,7 +363,7 @@ func (o *snapshotOut) promise(rec *kgo.Record, err error) {
 	if err != nil {
 		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
 	}
-	o.tracker.Ack(rec.Context.(*txAck), len(rec.Key)+len(rec.Value), err)
+	o.tracker.Ack(rec.Context.(*txAck), recordBytes(rec), err)
 	if rec.Value != nil {
 		*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0], Headers: rec.Headers[:0]}
 		o.pool.Put(rec)

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -125,13 +127,19 @@ func (t *Tracker) Begin() *txAck {
 	return a
 }
 
-// recordCost is what a record in flight holds beyond its key and value,
-// counted against the in-flight bound with them: the kgo.Record, its
-// three mooncdc.* headers, the producer's promise entry and the slack of
-// append-grown buffers (measured with the frozen-broker benchmark,
-// internal/bench/membound.go, on records of about 400 bytes). Without it a
-// bound of 64 MiB of small records held about twice that in the heap.
-const recordCost = 256
+// recordCost is what a record in flight holds beyond its key and value
+// buffers, counted against the in-flight bound with them: the kgo.Record,
+// its three mooncdc.* headers and the producer's entry for it (measured
+// with a heap profile of the frozen-broker benchmark, internal/bench
+// membound.go: about 270 bytes a record). Without it, and with the
+// buffers counted by length rather than capacity, a bound of 64 MiB of
+// small records held about 90 MiB in the heap.
+const recordCost = 320
+
+// recordBytes is what rec counts against the in-flight bound, without
+// recordCost: its key and value buffers as allocated. The producer does
+// not change them, so the count at Ack is the count at Add.
+func recordBytes(rec *kgo.Record) int { return cap(rec.Key) + cap(rec.Value) }
 
 // ShareBudget makes t's records count against budget's in-flight bound
 // as well as its own, and WaitRoom wait for room in both: a copy's

@@ -22,7 +22,7 @@ func TestRunSetsTheMemoryLimitOfTheInflightBound(t *testing.T) {
 		environ []string
 		want    int64
 	}{
-		{"bound", []string{"kafka:9092"}, nil, 32<<20 + 64<<20 - 24<<20},
+		{"bound", []string{"kafka:9092"}, nil, 32<<20 + 64<<20 - 32<<20},
 		{"GOMEMLIMIT set", []string{"kafka:9092"}, []string{"GOMEMLIMIT=1GiB"}, before},
 		{"embedded Kafka", nil, nil, before},
 	} {
