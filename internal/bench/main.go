@@ -112,7 +112,8 @@ type options struct {
 	memBound bool
 	memRows  int
 
-	hugeTx int
+	hugeTx    int
+	hugeTable int
 }
 
 func main() {
@@ -141,6 +142,7 @@ func main() {
 	flag.BoolVar(&o.memBound, "membound", true, "run the memory-bound benchmark (peak RSS with the broker frozen during a copy and a stream)")
 	flag.IntVar(&o.memRows, "membound-rows", 300_000, "rows of the memory-bound benchmark's copy, and inserts of its stream")
 	flag.IntVar(&o.hugeTx, "huge-tx", 200_000, "rows of the huge-transaction benchmark's one transaction (0 skips it; the issue's case is 10000000)")
+	flag.IntVar(&o.hugeTable, "huge-table", 0, "rows of the huge-table benchmark (0 skips it; the issue's case is 10000000)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -160,7 +162,9 @@ func run(o options) error {
 		return fmt.Errorf("-membound measures the mooncdc binary's RSS: add -membound=false with -inprocess")
 	case o.hugeTx > 0 && o.inprocess:
 		return fmt.Errorf("-huge-tx measures the mooncdc binary's RSS: add -huge-tx=0 with -inprocess")
-	case o.memRows <= 0 || o.hugeTx < 0:
+	case o.hugeTable > 0 && o.inprocess:
+		return fmt.Errorf("-huge-table measures the mooncdc binary's RSS: add -huge-table=0 with -inprocess")
+	case o.memRows <= 0 || o.hugeTx < 0 || o.hugeTable < 0:
 		return fmt.Errorf("-membound-rows must be positive, -huge-tx not negative")
 	case o.latency && o.inprocess:
 		return fmt.Errorf("-latency runs the mooncdc binary: add -latency=false with -inprocess")
@@ -223,6 +227,12 @@ func run(o options) error {
 		if err := runLatency(ctx, o, src, kfakeBin, tmp); err != nil {
 			step("latency benchmark failed (the error follows at the end)")
 			errs = append(errs, fmt.Errorf("latency: %w", err))
+		}
+	}
+	if o.hugeTable > 0 && ctx.Err() == nil {
+		if err := runHugeTable(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("huge-table benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("huge table: %w", err))
 		}
 	}
 	if o.hugeTx > 0 && ctx.Err() == nil {
@@ -336,6 +346,15 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 		float64(res.hwmAtEnd)/(1<<20))
 	fmt.Printf("  mooncdc CPU:             %s over its whole life; %s up to the end LSN = %.2f cores\n",
 		res.cpu, round(res.cpuAtEnd.total()), res.cpuAtEnd.total().Seconds()/res.elapsed.Seconds())
+	costLine := fmt.Sprintf("json %.2f µs", perRow(res.cpuAtEnd, o.n))
+	if o.avro {
+		costLine += fmt.Sprintf(", avro %.2f µs", perRow(avroRes.cpuAtEnd, o.n))
+	}
+	if o.eos {
+		costLine += fmt.Sprintf(", json exactly-once %.2f µs", perRow(eosRes.cpuAtEnd, o.n))
+	}
+	fmt.Printf("  cost per change:         %s of mooncdc CPU per row (start → end LSN; limit: walsender %.2f µs + pg_recvlogical %.2f µs)\n",
+		costLine, perRow(lim.walsenderCPU, o.n), perRow(lim.clientCPU, o.n))
 	fmt.Printf("  mooncdc timeline:        streaming %s, all decoded %s, all acked %s, durable LSN at end %s, slot confirmed %s; clean stop took %s\n",
 		round(res.ready), round(res.received), round(res.acked), round(res.durable), round(res.elapsed), round(res.stopTime))
 	fmt.Printf("  other CPU (mooncdc run): walsender %s, kfake broker %s\n", res.walsenderCPU, res.brokerCPU)

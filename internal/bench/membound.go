@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/offsets"
 )
 
 // The memory-bound benchmark (issue 17.7): the process's peak RSS with the
@@ -169,7 +171,16 @@ func memBoundRun(ctx context.Context, o options, src *source, r *childRunner, br
 			}
 		}
 	}
-	if _, err := wait("the copy's first rows", func(m map[string]float64) bool { return m[copyRows] > 0 }); err != nil {
+	// The stream's table must be handed over before the freeze (its copy
+	// is empty), so that the main worker emits its changes.
+	if _, err := wait("the copy's first rows and public."+memStream+" handed over", func(m map[string]float64) bool {
+		var st connector.LiveStatus
+		if body := get(hc, metricsAddr, "/status"); body == nil || json.Unmarshal(body, &st) != nil {
+			return false
+		}
+		ph := st.Tables["public."+memStream].Phase
+		return m[copyRows] > 0 && (ph == offsets.PhaseReady || ph == offsets.PhaseCatchup)
+	}); err != nil {
 		return res, err
 	}
 	if err := syscall.Kill(brk.pid(), syscall.SIGSTOP); err != nil {
@@ -212,6 +223,9 @@ $$`, (n-1)/1000, memStream, n)); err != nil {
 	}
 	res.frozenFor = time.Since(frozen)
 	res.copiedFrozen, res.decodedFrozen, res.inflight = m[copyRows], m["mooncdc_changes_received_total"], m["mooncdc_inflight_bytes"]
+	if d, err := time.ParseDuration(os.Getenv("MEMBOUND_HOLD")); err == nil {
+		time.Sleep(d) // a moment to look at the frozen process (e.g. its heap profile)
+	}
 	res.hwmFrozen, _ = vmHWM(r.pid())
 	res.rssFrozen, _ = vmRSS(r.pid())
 	step(fmt.Sprintf("memory bound: reading stopped (VmHWM %.1f MiB); thawing the broker", float64(res.hwmFrozen)/(1<<20)))
@@ -230,7 +244,9 @@ $$`, (n-1)/1000, memStream, n)); err != nil {
 			return res, err
 		}
 		if confirmed >= end {
-			if cnt, err := recordCount(ctx, brk.addr, memName+".public."+memCopy); err == nil && cnt >= int64(n) {
+			c1, err1 := recordCount(ctx, brk.addr, memName+".public."+memCopy)
+			c2, err2 := recordCount(ctx, brk.addr, memName+".public."+memStream)
+			if err1 == nil && err2 == nil && c1 >= int64(n) && c2 >= int64(n) {
 				break
 			}
 		}

@@ -336,6 +336,11 @@ wait:
 
 // parseSnapshotLog picks the copy's milestones from mooncdc's JSON log.
 func parseSnapshotLog(out string, start time.Time, res *snapResult) {
+	parseLogFor(out, start, snapQualified, res)
+}
+
+// parseLogFor picks the milestones of table's copy from mooncdc's JSON log.
+func parseLogFor(out string, start time.Time, table string, res *snapResult) {
 	for line := range strings.SplitSeq(out, "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) != nil {
@@ -346,7 +351,7 @@ func parseSnapshotLog(out string, start time.Time, res *snapResult) {
 		if err != nil {
 			continue
 		}
-		if tab, _ := m["table"].(string); tab != snapQualified {
+		if tab, _ := m["table"].(string); tab != table {
 			continue
 		}
 		at := t.Sub(start)
@@ -532,6 +537,10 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	n := o.snapRows
 	limitRate := float64(n) / lim.elapsed.Seconds()
 	moonRate := float64(n) / res.elapsed.Seconds()
+	snapshotRates.rows, snapshotRates.toExit = n, moonRate
+	if res.copyTook > 0 {
+		snapshotRates.onCopy = float64(n) / res.copyTook.Seconds()
+	}
 	ratio := moonRate / limitRate
 	mb := func(d time.Duration) string {
 		if d <= 0 {
@@ -589,6 +598,12 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	fmt.Printf("  mooncdc peak RSS:        %.1f MiB (%s)\n",
 		float64(res.maxRSS)/(1<<20), map[bool]string{false: "ru_maxrss of the child", true: "VmHWM of this process, the whole bench"}[o.inprocess])
 	fmt.Printf("  mooncdc CPU:             %s over its whole life = %.2f cores\n", res.cpu, res.cpu.total().Seconds()/res.elapsed.Seconds())
+	fmt.Printf("  cost per row:            %.2f µs of mooncdc CPU (whole life; limits: COPY backend %.2f µs + pgx %.2f µs", perRow(res.cpu, n),
+		perRow(lim.backendCPU, n), perRow(lim.clientCPU, n))
+	if klimErr == nil {
+		fmt.Printf(", franz-go alone %.2f µs", perRow(klim.clientCPU, n))
+	}
+	fmt.Println(")")
 	ms := func(d time.Duration) string {
 		if d <= 0 {
 			return "?"
