@@ -15,8 +15,8 @@ import (
 // The huge-transaction benchmark (issue 17.2): one Postgres transaction of
 // -huge-tx rows (one INSERT … SELECT), streamed by the mooncdc binary in
 // each delivery mode from a slot made before it. It reports the time to
-// the slot confirmed past the commit, mooncdc's peak RSS (ru_maxrss of the
-// child) against the goal of 150 MiB, its CPU per row, and the records a
+// the slot confirmed past the commit, mooncdc's peak RSS (VmHWM of the
+// child, sampled) against the goal of 150 MiB, its CPU per row, and the records a
 // consumer counts: every row at least once; in exactly-once, every row
 // exactly once to a read_committed consumer, in Kafka transactions that
 // committed (none aborted). mooncdc never splits a Postgres transaction

@@ -30,7 +30,7 @@ import (
 // mooncdc's VmHWM and its in-flight bytes, thaws the broker (SIGCONT)
 // and waits until every record is in Kafka and the slot is confirmed to
 // the end of the load. The goal: peak RSS ≤ max_inflight_bytes + 64 MiB,
-// over the whole life of the process (ru_maxrss).
+// over the whole life of the process (VmHWM, sampled).
 
 const (
 	memName      = "membound"
@@ -52,7 +52,7 @@ type memResult struct {
 	decodedFrozen float64 // changes decoded when reading stopped
 	frozenFor     time.Duration
 	drain         time.Duration // thaw → all in Kafka, slot confirmed
-	maxRSS        int64         // ru_maxrss, the whole life
+	maxRSS        int64         // VmHWM, the whole life
 	cpu           cpuTime
 	copied        int64 // records in the copy's topic
 	streamed      int64 // records in the stream's topic
@@ -125,7 +125,7 @@ func runMemBound(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	fmt.Printf("  reading stopped after %s frozen: %.0f rows copied, %.0f changes decoded; in flight %s (mooncdc_inflight_bytes, records with their overhead)\n",
 		round(res.frozenFor), res.copiedFrozen, res.decodedFrozen, mib(res.inflight))
 	fmt.Printf("  RSS while frozen:        VmRSS %s, VmHWM %s\n", mib(float64(res.rssFrozen)), mib(float64(res.hwmFrozen)))
-	fmt.Printf("  peak RSS, whole life:    %s (ru_maxrss of the child; bound max_inflight_bytes + 64 MiB = %s)\n", mib(float64(res.maxRSS)), mib(float64(bound)))
+	fmt.Printf("  peak RSS, whole life:    %s (VmHWM of the child, sampled every 20ms; bound max_inflight_bytes + 64 MiB = %s)\n", mib(float64(res.maxRSS)), mib(float64(bound)))
 	fmt.Printf("  after the thaw:          all %d + %d records in Kafka and the slot confirmed in %s; mooncdc CPU %s\n",
 		res.copied, res.streamed, round(res.drain), res.cpu)
 	verdict := "PASS"

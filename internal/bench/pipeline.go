@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -239,7 +240,7 @@ type mooncdcResult struct {
 	durable      time.Duration // start → mooncdc_durable_lsn ≥ end LSN (metrics)
 	cpu          cpuTime       // mooncdc CPU, whole life (rusage)
 	cpuAtEnd     cpuTime       // mooncdc CPU when the slot reached the end
-	maxRSS       int64         // ru_maxrss (child) or VmHWM (in-process)
+	maxRSS       int64         // VmHWM, of the child (sampled) or of this process (in-process)
 	hwmAtEnd     int64         // VmHWM when the slot reached the end
 	walsenderCPU cpuTime
 	brokerCPU    cpuTime       // kfakeserver CPU when the slot reached the end
@@ -267,7 +268,15 @@ type childRunner struct {
 	out         syncBuffer
 	done        chan struct{}
 	err         error
+	hwm         atomic.Int64 // the child's VmHWM, sampled every 20ms until it exits
 }
+
+// The child's peak RSS is its VmHWM, sampled while it runs: its ru_maxrss
+// is no measure, as Linux carries the RSS high-water mark of the process
+// that forked it (this one, which may be the larger: Go forks with
+// CLONE_VM, and exec records the shared mm's mark) into the child's
+// ru_maxrss. Sampling misses at most the growth of the last 20ms.
+const hwmSampling = 20 * time.Millisecond
 
 func (r *childRunner) start() error {
 	r.cmd = exec.Command(r.bin, "run", "--config", r.config)
@@ -281,6 +290,20 @@ func (r *childRunner) start() error {
 	go func() {
 		r.err = r.cmd.Wait()
 		close(r.done)
+	}()
+	go func() {
+		tick := time.NewTicker(hwmSampling)
+		defer tick.Stop()
+		for {
+			if h, err := vmHWM(r.cmd.Process.Pid); err == nil && h > r.hwm.Load() {
+				r.hwm.Store(h)
+			}
+			select {
+			case <-r.done:
+				return
+			case <-tick.C:
+			}
+		}
 	}()
 	return nil
 }
@@ -305,7 +328,8 @@ func (r *childRunner) stop() error {
 }
 
 func (r *childRunner) rusage() (time.Duration, time.Duration, int64) {
-	return childRusage(r.cmd.ProcessState)
+	u, sy, _ := childRusage(r.cmd.ProcessState)
+	return u, sy, r.hwm.Load()
 }
 
 // inprocRunner runs connector.New(cfg, log).Run(ctx) in this process, with

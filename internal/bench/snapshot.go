@@ -596,7 +596,7 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		fmt.Printf("  ratio mooncdc / kafka limit: - (the kafka limit failed: see below)\n")
 	}
 	fmt.Printf("  mooncdc peak RSS:        %.1f MiB (%s)\n",
-		float64(res.maxRSS)/(1<<20), map[bool]string{false: "ru_maxrss of the child", true: "VmHWM of this process, the whole bench"}[o.inprocess])
+		float64(res.maxRSS)/(1<<20), map[bool]string{false: "VmHWM of the child, sampled every 20ms", true: "VmHWM of this process, the whole bench"}[o.inprocess])
 	fmt.Printf("  mooncdc CPU:             %s over its whole life = %.2f cores\n", res.cpu, res.cpu.total().Seconds()/res.elapsed.Seconds())
 	fmt.Printf("  cost per row:            %.2f µs of mooncdc CPU (whole life; limits: COPY backend %.2f µs + pgx %.2f µs", perRow(res.cpu, n),
 		perRow(lim.backendCPU, n), perRow(lim.clientCPU, n))
