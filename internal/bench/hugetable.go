@@ -40,6 +40,8 @@ const (
 var snapshotRates struct {
 	rows           int
 	toExit, onCopy float64
+	brokerBytes    int64  // the broker's data directory after mooncdc's run
+	firstValue     []byte // mooncdc's first record, the Kafka limit's template
 }
 
 // etaSample is the ETA shown at a fraction of the rows.

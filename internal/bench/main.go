@@ -117,6 +117,8 @@ type options struct {
 
 	tables     int
 	tablesLoad int
+
+	compressions string
 }
 
 func main() {
@@ -148,6 +150,7 @@ func main() {
 	flag.IntVar(&o.hugeTable, "huge-table", 0, "rows of the huge-table benchmark (0 skips it; the issue's case is 10000000)")
 	flag.IntVar(&o.tables, "tables", 1000, "tables of the thousands-of-tables benchmark, 100 rows each (0 skips it; the large case is 5000)")
 	flag.IntVar(&o.tablesLoad, "tables-load", 1000, "the thousands-of-tables benchmark's write load on all tables, changes/s")
+	flag.StringVar(&o.compressions, "compressions", "lz4,zstd", "after the snapshot benchmark, run it and its Kafka limit again with each of these kafka.compression values (\"\" skips)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)

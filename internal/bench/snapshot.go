@@ -508,6 +508,8 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	// fresh broker started the same way. mooncdc's broker (and its data)
 	// goes first, so that the two do not share the machine.
 	brk.kill()
+	snapshotRates.brokerBytes = dirSize(filepath.Join(tmp, "kafka-snapshot"))
+	snapshotRates.firstValue = firstValue
 	_ = os.RemoveAll(filepath.Join(tmp, "kafka-snapshot"))
 	klim, klimErr := func() (kafkaLimitResult, error) {
 		kdir := filepath.Join(tmp, "kafka-limit")
@@ -521,6 +523,8 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		kctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 		r, err := runKafkaLimit(kctx, kbrk, cfg, o.snapRows, firstValue)
+		kbrk.kill()
+		r.brokerBytes = dirSize(kdir)
 		if err != nil && o.verbose {
 			printLog("kfakeserver (kafka limit)", kbrk.out.String())
 		}
@@ -671,6 +675,15 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 
 	if o.requireGoal && verdict == "FAIL" {
 		errs = append(errs, errors.New("the snapshot misses the goal"))
+	}
+	if o.compressions != "" && ctx.Err() == nil {
+		base := compressionResult{codec: cfg.Kafka.Compression, elapsed: res.elapsed, brokerBytes: snapshotRates.brokerBytes, records: records, cpu: res.cpu}
+		if klimErr == nil {
+			base.limitElapsed, base.limitBytes = klim.elapsed, klim.brokerBytes
+		}
+		if err := runCompressions(ctx, o, src, kfakeBin, tmp, base); err != nil {
+			errs = append(errs, fmt.Errorf("compression: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
