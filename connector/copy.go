@@ -90,6 +90,7 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	c.p.hooks.call(HookSnapshotCreated, name)
 
 	tracker := NewTracker(point.lsn, c.p.cfg.Kafka.MaxInflightBytes/int64(max(1, c.p.cfg.Snapshot.Workers)), nil)
+	tracker.ShareBudget(c.p.tracker.Load()) // max_inflight_bytes bounds the process, copies included
 	prog := c.p.copies.start(name)
 	defer prog.end(name)
 	if run == nil {

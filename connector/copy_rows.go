@@ -368,7 +368,7 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo
 // bytes are over its bound.
 func (o *snapshotOut) produce(rec *kgo.Record) error {
 	ctx := o.ctx
-	for o.tracker.Inflight() > o.tracker.maxBytes && !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
+	for !o.tracker.HasRoom() && !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -376,7 +376,7 @@ func (o *snapshotOut) produce(rec *kgo.Record) error {
 			return err
 		}
 	}
-	o.tracker.Add(o.ack, len(rec.Key)+len(rec.Value))
+	o.tracker.Add(o.ack, recordBytes(rec))
 	o.cl.Produce(ctx, rec, o.promise)
 	return nil
 }
@@ -385,7 +385,7 @@ func (o *snapshotOut) promise(rec *kgo.Record, err error) {
 	if err != nil {
 		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
 	}
-	o.tracker.Ack(rec.Context.(*txAck), len(rec.Key)+len(rec.Value), err)
+	o.tracker.Ack(rec.Context.(*txAck), recordBytes(rec), err)
 	if rec.Value != nil {
 		*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0], Headers: rec.Headers[:0]}
 		o.pool.Put(rec)

@@ -375,7 +375,7 @@ func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
 }
 
 func (e *emitter) send(a *txAck, rec *kgo.Record) {
-	e.tracker.Add(a, len(rec.Key)+len(rec.Value))
+	e.tracker.Add(a, recordBytes(rec))
 	if e.txn != nil {
 		e.txn.add(len(rec.Key) + len(rec.Value))
 	}
@@ -387,7 +387,7 @@ func (e *emitter) send(a *txAck, rec *kgo.Record) {
 // onAck runs on the producer's promise goroutine.
 func (e *emitter) onAck(rec *kgo.Record, err error) {
 	a := rec.Context.(*txAck)
-	n := len(rec.Key) + len(rec.Value)
+	n := recordBytes(rec)
 	if err != nil {
 		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
 	} else if rec.Value != nil && rec.Topic != e.opts.txTopic {

@@ -26,10 +26,13 @@ func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 		kgo.WithContext(p.hard),
 		kgo.ClientID("mooncdc-"+p.cfg.Name),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // with the default idempotent writes
-		// The tracker bounds in-flight bytes and makes the stream wait; the
-		// client's own bounds sit above it so that Produce never blocks the
+		// The tracker bounds in-flight bytes (each record counted with
+		// recordCost, above the key, value and headers kgo counts) and makes
+		// the stream and the copies wait; the client's own bound sits just
+		// above it, room for one record past the bound per worker plus the
+		// offsets and heartbeat records, so that Produce never blocks the
 		// stream goroutine (which must keep answering Postgres).
-		kgo.MaxBufferedBytes(int(maxBytes)*2+64<<20),
+		kgo.MaxBufferedBytes(int(maxBytes)+(p.cfg.Snapshot.Workers+2)*(int(p.cfg.Kafka.MaxRecordBytes)+recordOverhead)),
 		kgo.MaxBufferedRecords(1<<24),
 		kgo.ProducerLinger(5*time.Millisecond),
 		// A batch holds at least one record; the emitters refuse records

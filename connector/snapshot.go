@@ -233,6 +233,12 @@ func (s *snapshotter) schedule() {
 		}
 	}
 	if len(fresh) > 0 {
+		// The run's topics in one request, before its copies ask one by one.
+		topics := make([]string, len(fresh))
+		for i, name := range fresh {
+			topics[i] = sanitizeTopic(s.p.cfg.Kafka.TopicPrefix + "." + name) // = TopicName(prefix, schema, table)
+		}
+		s.c.topics.ensureAll(topics)
 		run := newSnapshotRun(fresh)
 		for _, name := range fresh {
 			s.runs[name] = run

@@ -54,6 +54,37 @@ func (m *topicMaker) ensure(topic string) error {
 	return nil
 }
 
+// ensureAll creates those of topics not known yet in one CreateTopics
+// request, as a snapshot of a thousand tables needs a thousand topics at
+// once (one request each took a round trip per table under the mutex).
+// It is best effort: a topic it could not create stays unknown, and
+// ensure, called before the topic's first record, tries it again and
+// reports the error. It blocks for at most 30 s.
+func (m *topicMaker) ensureAll(topics []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var todo []string
+	for _, t := range topics {
+		if !m.known[t] {
+			todo = append(todo, t)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resps, err := m.adm.CreateTopics(ctx, m.partitions, m.rf, m.configs, todo...)
+	if err != nil {
+		return
+	}
+	for _, r := range resps {
+		if r.Err == nil || errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			m.known[r.Topic] = true
+		}
+	}
+}
+
 // TopicError is a data topic that could not be created.
 type TopicError struct {
 	Topic string

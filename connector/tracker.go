@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -39,7 +41,11 @@ type Tracker struct {
 	maxBytes int64
 	roomMu   sync.Mutex
 	room     chan struct{} // closed and replaced when inflight drops back under maxBytes: wakes every waiter
-	drained  chan struct{} // closed and replaced when the queue empties
+	// budget, when set (ShareBudget), is the pipeline's tracker: this
+	// tracker's bytes count against its bound too, so that the main worker
+	// and every copy together stay under kafka.max_inflight_bytes.
+	budget  *Tracker
+	drained chan struct{} // closed and replaced when the queue empties
 
 	onDurable func(l schema.LSN, txs int)
 
@@ -105,7 +111,9 @@ func NewTracker(start schema.LSN, maxInflightBytes int64, onDurable func(l schem
 // Durable returns the durable LSN.
 func (t *Tracker) Durable() schema.LSN { return schema.LSN(t.durable.Load()) }
 
-// Inflight returns the bytes handed to the producer and not yet acknowledged.
+// Inflight returns the bytes handed to the producer and not yet
+// acknowledged, each record counted with recordCost; for the pipeline's
+// tracker, the copies' records too (ShareBudget).
 func (t *Tracker) Inflight() int64 { return t.inflight.Load() }
 
 // Begin opens a transaction.
@@ -119,9 +127,36 @@ func (t *Tracker) Begin() *txAck {
 	return a
 }
 
+// recordCost is what a record in flight holds beyond its key and value
+// buffers, counted against the in-flight bound with them: the kgo.Record,
+// its three mooncdc.* headers and the producer's entry for it (measured
+// with a heap profile of the frozen-broker benchmark, internal/bench
+// membound.go: about 270 bytes a record). Without it, and with the
+// buffers counted by length rather than capacity, a bound of 64 MiB of
+// small records held about 90 MiB in the heap.
+const recordCost = 320
+
+// recordBytes is what rec counts against the in-flight bound, without
+// recordCost: its key and value buffers as allocated. The producer does
+// not change them, so the count at Ack is the count at Add.
+func recordBytes(rec *kgo.Record) int { return cap(rec.Key) + cap(rec.Value) }
+
+// ShareBudget makes t's records count against budget's in-flight bound
+// as well as its own, and WaitRoom wait for room in both: a copy's
+// tracker shares the pipeline's, so that kafka.max_inflight_bytes bounds
+// the whole process and not each worker. Call it before t is used.
+func (t *Tracker) ShareBudget(budget *Tracker) {
+	if budget != t {
+		t.budget = budget
+	}
+}
+
 // Add counts one record of a, of n bytes, handed to the producer.
 func (t *Tracker) Add(a *txAck, n int) {
-	t.inflight.Add(int64(n))
+	t.inflight.Add(int64(n + recordCost))
+	if t.budget != nil {
+		t.budget.inflight.Add(int64(n + recordCost))
+	}
 	t.mu.Lock()
 	a.pending++
 	t.mu.Unlock()
@@ -130,11 +165,9 @@ func (t *Tracker) Add(a *txAck, n int) {
 // Ack counts one record of a, of n bytes, acknowledged (err nil) or
 // failed. A failure stops the durable LSN before a for good.
 func (t *Tracker) Ack(a *txAck, n int, err error) {
-	if v := t.inflight.Add(-int64(n)); v <= t.maxBytes && v+int64(n) > t.maxBytes {
-		t.roomMu.Lock()
-		close(t.room)
-		t.room = make(chan struct{})
-		t.roomMu.Unlock()
+	t.release(int64(n + recordCost))
+	if t.budget != nil {
+		t.budget.release(int64(n + recordCost))
 	}
 	t.mu.Lock()
 	a.pending--
@@ -234,24 +267,52 @@ func (t *Tracker) setDurableLocked(l schema.LSN, txs int) {
 	}
 }
 
-// WaitRoom blocks while the in-flight bytes exceed the bound. It returns
-// true when there is room, false when deadline passed or ctx is done.
+// release takes n acknowledged bytes off the in-flight count, waking the
+// waiters of WaitRoom when that makes room.
+func (t *Tracker) release(n int64) {
+	if v := t.inflight.Add(-n); v <= t.maxBytes && v+n > t.maxBytes {
+		t.roomMu.Lock()
+		close(t.room)
+		t.room = make(chan struct{})
+		t.roomMu.Unlock()
+	}
+}
+
+// roomChan returns the channel the next release that makes room closes.
+func (t *Tracker) roomChan() chan struct{} {
+	t.roomMu.Lock()
+	defer t.roomMu.Unlock()
+	return t.room
+}
+
+// HasRoom reports whether the in-flight bytes are within the bound, and
+// within the shared budget's (ShareBudget).
+func (t *Tracker) HasRoom() bool {
+	return t.inflight.Load() <= t.maxBytes && (t.budget == nil || t.budget.inflight.Load() <= t.budget.maxBytes)
+}
+
+// WaitRoom blocks while the in-flight bytes exceed the bound, or the
+// shared budget's (ShareBudget). It returns true when there is room, false
+// when deadline passed or ctx is done.
 func (t *Tracker) WaitRoom(ctx context.Context, deadline time.Time) bool {
-	if t.inflight.Load() <= t.maxBytes {
+	if t.HasRoom() {
 		return true
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
+	var budgetRoom chan struct{} // nil, never ready, without a budget
 	for {
-		// Take the channel before looking, so an Ack in between is not missed.
-		t.roomMu.Lock()
-		room := t.room
-		t.roomMu.Unlock()
-		if t.inflight.Load() <= t.maxBytes {
+		// Take the channels before looking, so an Ack in between is not missed.
+		room := t.roomChan()
+		if t.budget != nil {
+			budgetRoom = t.budget.roomChan()
+		}
+		if t.HasRoom() {
 			return true
 		}
 		select {
 		case <-room:
+		case <-budgetRoom:
 		case <-timer.C:
 			return false
 		case <-ctx.Done():

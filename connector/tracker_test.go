@@ -201,3 +201,34 @@ func TestTrackerGatedWaitsForTheKafkaCommit(t *testing.T) {
 		t.Fatalf("idle, ceiling raised: durable %s, want 500", got)
 	}
 }
+
+// TestCopyTrackerWaitsForThePipelinesBudget protects the process-wide
+// memory bound: a copy's records count against the pipeline's in-flight
+// bound, so the copy waits when the main worker has used the budget up,
+// and the pipeline's count shows the copy's bytes.
+func TestCopyTrackerWaitsForThePipelinesBudget(t *testing.T) {
+	main := NewTracker(1, 1000, nil)
+	cp := NewTracker(1, 1000, nil)
+	cp.ShareBudget(main)
+	ma := main.Begin()
+	main.Add(ma, 900)
+	ca := cp.Begin()
+	cp.Add(ca, 100) // within the copy's own bound, over the shared one
+	if got, want := main.Inflight(), int64(900+100+2*recordCost); got != want {
+		t.Fatalf("pipeline in flight %d, want %d (its records and the copy's)", got, want)
+	}
+	if cp.HasRoom() || cp.WaitRoom(context.Background(), time.Now().Add(20*time.Millisecond)) {
+		t.Fatal("the copy has room while the pipeline's budget is used up")
+	}
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		main.Ack(ma, 900, nil)
+	}()
+	if !cp.WaitRoom(context.Background(), time.Now().Add(5*time.Second)) {
+		t.Fatal("no room for the copy after the pipeline's records were acknowledged")
+	}
+	cp.Ack(ca, 100, nil)
+	if main.Inflight() != 0 || cp.Inflight() != 0 {
+		t.Fatalf("in flight after every ack: pipeline %d, copy %d, want 0", main.Inflight(), cp.Inflight())
+	}
+}

@@ -22,6 +22,25 @@ func BenchmarkJSONEncodeInsert(b *testing.B) {
 	b.SetBytes(int64(len(kb) + len(vb)))
 }
 
+// BenchmarkJSONEncodeSnapshotRow encodes a snapshot row (op r), as a
+// table copy does row after row: the source block is the same for each.
+func BenchmarkJSONEncodeSnapshotRow(b *testing.B) {
+	e := NewJSONEncoder(testJSONConfig)
+	ch := &Change{Op: OpRead, Relation: customers, After: rowAlice, LSN: 24000000, Snapshot: "true", SourceTime: testNow}
+	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+			b.Fatal(err)
+		}
+		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(kb) + len(vb)))
+}
+
 // BenchmarkJSONEncodeUpdateFull is an update with REPLICA IDENTITY FULL:
 // both images, twice the column work.
 func BenchmarkJSONEncodeUpdateFull(b *testing.B) {

@@ -289,3 +289,50 @@ func TestJSONEncodeZeroAllocs(t *testing.T) {
 		t.Errorf("AppendKey+AppendValue allocate %.1f times per row, want 0", allocs)
 	}
 }
+
+// TestSnapshotSourceBlockFollowsItsInputs protects the cached source block
+// of snapshot rows: an encoder that wrote rows before gives, for every
+// row, the bytes a fresh encoder gives, as the marker, LSN, snapshot
+// time and relation change and streamed changes come between.
+func TestSnapshotSourceBlockFollowsItsInputs(t *testing.T) {
+	t1 := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	t2 := t1.Add(time.Millisecond)
+	changes := []*Change{
+		{Op: OpRead, Relation: customers, After: rowAlice, LSN: 24000000, Snapshot: "first", SourceTime: t1},
+		{Op: OpRead, Relation: customers, After: rowAlice, LSN: 24000000, Snapshot: "true", SourceTime: t1},
+		{Op: OpRead, Relation: customers, After: rowAnne, LSN: 24000000, Snapshot: "true", SourceTime: t1},
+		{Op: OpRead, Relation: customers, After: rowAnne, LSN: 24000000, Snapshot: "true", SourceTime: t2},
+		{Op: OpRead, Relation: customers, After: rowAnne, LSN: 24000001, Snapshot: "true", SourceTime: t2},
+		{Op: OpRead, Relation: customersFull, After: rowAnne, LSN: 24000001, Snapshot: "true", SourceTime: t2},
+		{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000},
+		{Op: OpRead, Relation: customersFull, After: rowAnne, LSN: 24000001, Snapshot: "true", SourceTime: t2},
+		{Op: OpRead, Relation: customersFull, After: rowAnne, LSN: 24000001, Snapshot: "true"}, // now: testNow
+		{Op: OpRead, Relation: customersFull, After: rowAnne, LSN: 24000001, Snapshot: "last", SourceTime: t2},
+	}
+	for _, schemas := range []bool{false, true} {
+		cfg := testJSONConfig
+		var reused *JSONEncoder
+		if schemas {
+			reused = NewJSONSchemaEncoder(cfg)
+		} else {
+			reused = NewJSONEncoder(cfg)
+		}
+		for i, ch := range changes {
+			got, err := reused.AppendValue(nil, ch, testNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh := NewJSONEncoder(cfg)
+			if schemas {
+				fresh = NewJSONSchemaEncoder(cfg)
+			}
+			want, err := fresh.AppendValue(nil, ch, testNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("schemas %v, change %d: an encoder that wrote the rows before gives\n %s\nwant\n %s", schemas, i, got, want)
+			}
+		}
+	}
+}

@@ -109,6 +109,7 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 
 	ctx, stop := notifyShutdown(ctx, log, exit)
 	defer stop()
+	defer setMemoryLimit(cfg, environ)()
 
 	p, err := connector.New(cfg, log)
 	if err == nil {

@@ -33,6 +33,9 @@ type kafkaLimitResult struct {
 	clientCPU  cpuTime
 	brokerCPU  cpuTime
 	hostBusy   time.Duration
+	// brokerBytes is the broker's data directory after the run: the
+	// records as stored (compressed batches).
+	brokerBytes int64
 }
 
 // snapValueMaker builds the value of row id: a Debezium-like snapshot

@@ -60,7 +60,7 @@
 //     the first Produce until every promise has returned OK.
 //
 // It reports rows/s and MiB/s (on the COPY output's bytes, for all), the
-// ratios to both limits, mooncdc's peak RSS (ru_maxrss of the child) and
+// ratios to both limits, mooncdc's peak RSS (VmHWM of the child, sampled: childRunner) and
 // the goal: ratio vs COPY >= 0.5 and peak RSS < 200 MiB (the goal line
 // also gives the ratio vs the Kafka limit). It fails (exit 1) unless mooncdc exited 0,
 // the data topic holds at least N records and the offsets topic has the
@@ -108,6 +108,17 @@ type options struct {
 	latency         bool
 	latencyRates    string
 	latencyDuration time.Duration
+
+	memBound bool
+	memRows  int
+
+	hugeTx    int
+	hugeTable int
+
+	tables     int
+	tablesLoad int
+
+	compressions string
 }
 
 func main() {
@@ -133,6 +144,13 @@ func main() {
 	flag.BoolVar(&o.latency, "latency", true, "run the latency benchmark (commit → record seen by a read_committed consumer, both delivery modes)")
 	flag.StringVar(&o.latencyRates, "latency-rates", "1000,10000,0", "the latency benchmark's write rates, changes/s (0 = saturation)")
 	flag.DurationVar(&o.latencyDuration, "latency-duration", 5*time.Second, "how long the latency benchmark writes at each rate")
+	flag.BoolVar(&o.memBound, "membound", true, "run the memory-bound benchmark (peak RSS with the broker frozen during a copy and a stream)")
+	flag.IntVar(&o.memRows, "membound-rows", 300_000, "rows of the memory-bound benchmark's copy, and inserts of its stream")
+	flag.IntVar(&o.hugeTx, "huge-tx", 200_000, "rows of the huge-transaction benchmark's one transaction (0 skips it; the issue's case is 10000000)")
+	flag.IntVar(&o.hugeTable, "huge-table", 0, "rows of the huge-table benchmark (0 skips it; the issue's case is 10000000)")
+	flag.IntVar(&o.tables, "tables", 1000, "tables of the thousands-of-tables benchmark, 100 rows each (0 skips it; the large case is 5000)")
+	flag.IntVar(&o.tablesLoad, "tables-load", 1000, "the thousands-of-tables benchmark's write load on all tables, changes/s")
+	flag.StringVar(&o.compressions, "compressions", "lz4,zstd", "after the snapshot benchmark, run it and its Kafka limit again with each of these kafka.compression values (\"\" skips)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -146,8 +164,18 @@ func run(o options) error {
 		return fmt.Errorf("-n, -tx and -limit-runs must be positive")
 	case o.snapRows <= 0 || o.snapLimitRuns <= 0 || o.snapConns < 0:
 		return fmt.Errorf("-snapshot-rows and -snapshot-limit-runs must be positive, -snapshot-connections not negative")
-	case !o.stream && !o.snapshot && !o.latency:
-		return fmt.Errorf("-stream=false, -snapshot=false and -latency=false leave nothing to run")
+	case !o.stream && !o.snapshot && !o.latency && !o.memBound && o.hugeTx == 0 && o.hugeTable == 0 && o.tables == 0:
+		return fmt.Errorf("every part is off (-stream, -snapshot, -latency, -membound, -huge-tx, -huge-table, -tables): nothing to run")
+	case o.memBound && o.inprocess:
+		return fmt.Errorf("-membound measures the mooncdc binary's RSS: add -membound=false with -inprocess")
+	case o.hugeTx > 0 && o.inprocess:
+		return fmt.Errorf("-huge-tx measures the mooncdc binary's RSS: add -huge-tx=0 with -inprocess")
+	case o.hugeTable > 0 && o.inprocess:
+		return fmt.Errorf("-huge-table measures the mooncdc binary's RSS: add -huge-table=0 with -inprocess")
+	case o.tables > 0 && o.inprocess:
+		return fmt.Errorf("-tables measures the mooncdc binary: add -tables=0 with -inprocess")
+	case o.memRows <= 0 || o.hugeTx < 0 || o.hugeTable < 0 || o.tables < 0 || o.tablesLoad < 0:
+		return fmt.Errorf("-membound-rows must be positive; -huge-tx, -huge-table, -tables and -tables-load not negative")
 	case o.latency && o.inprocess:
 		return fmt.Errorf("-latency runs the mooncdc binary: add -latency=false with -inprocess")
 	case o.cpuprofile != "" && !o.inprocess:
@@ -209,6 +237,30 @@ func run(o options) error {
 		if err := runLatency(ctx, o, src, kfakeBin, tmp); err != nil {
 			step("latency benchmark failed (the error follows at the end)")
 			errs = append(errs, fmt.Errorf("latency: %w", err))
+		}
+	}
+	if o.hugeTable > 0 && ctx.Err() == nil {
+		if err := runHugeTable(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("huge-table benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("huge table: %w", err))
+		}
+	}
+	if o.hugeTx > 0 && ctx.Err() == nil {
+		if err := runHugeTx(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("huge-transaction benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("huge transaction: %w", err))
+		}
+	}
+	if o.tables > 0 && ctx.Err() == nil {
+		if err := runManyTables(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("thousands-of-tables benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("thousands of tables: %w", err))
+		}
+	}
+	if o.memBound && ctx.Err() == nil {
+		if err := runMemBound(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("memory-bound benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("memory bound: %w", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -306,10 +358,19 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	fmt.Printf("  ratio mooncdc / limit:   %.2f (on the time to all acked, from mooncdc's metrics at 100ms resolution: %.2f)\n",
 		ratio, lim.elapsed.Seconds()/res.acked.Seconds())
 	fmt.Printf("  mooncdc peak RSS:        %.1f MiB (%s; VmHWM at the end LSN %.1f MiB)\n",
-		float64(res.maxRSS)/(1<<20), map[bool]string{false: "ru_maxrss of the child", true: "VmHWM of this process"}[o.inprocess],
+		float64(res.maxRSS)/(1<<20), map[bool]string{false: "VmHWM of the child, sampled every 20ms", true: "VmHWM of this process"}[o.inprocess],
 		float64(res.hwmAtEnd)/(1<<20))
 	fmt.Printf("  mooncdc CPU:             %s over its whole life; %s up to the end LSN = %.2f cores\n",
 		res.cpu, round(res.cpuAtEnd.total()), res.cpuAtEnd.total().Seconds()/res.elapsed.Seconds())
+	costLine := fmt.Sprintf("json %.2f µs", perRow(res.cpuAtEnd, o.n))
+	if o.avro {
+		costLine += fmt.Sprintf(", avro %.2f µs", perRow(avroRes.cpuAtEnd, o.n))
+	}
+	if o.eos {
+		costLine += fmt.Sprintf(", json exactly-once %.2f µs", perRow(eosRes.cpuAtEnd, o.n))
+	}
+	fmt.Printf("  cost per change:         %s of mooncdc CPU per row (start → end LSN; limit: walsender %.2f µs + pg_recvlogical %.2f µs)\n",
+		costLine, perRow(lim.walsenderCPU, o.n), perRow(lim.clientCPU, o.n))
 	fmt.Printf("  mooncdc timeline:        streaming %s, all decoded %s, all acked %s, durable LSN at end %s, slot confirmed %s; clean stop took %s\n",
 		round(res.ready), round(res.received), round(res.acked), round(res.durable), round(res.elapsed), round(res.stopTime))
 	fmt.Printf("  other CPU (mooncdc run): walsender %s, kfake broker %s\n", res.walsenderCPU, res.brokerCPU)

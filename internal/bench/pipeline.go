@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -216,9 +217,18 @@ metrics:
 log:
   level: %s
   format: %s
-`, q(cfg.Name), q(cfg.Postgres.URL), q(cfg.Postgres.Tables[0]), q(cfg.Postgres.Publication), q(cfg.Postgres.Slot),
+`, q(cfg.Name), q(cfg.Postgres.URL), quoteAll(cfg.Postgres.Tables), q(cfg.Postgres.Publication), q(cfg.Postgres.Slot),
 		q(cfg.Kafka.Brokers[0]), q(cfg.Kafka.Compression), q(string(cfg.Kafka.Delivery)), q(string(cfg.Snapshot.Mode)), cfg.Snapshot.Workers, cfg.Snapshot.ChunkRows,
 		cfg.Snapshot.ConnectionsPerTable, q(cfg.Format.Key), q(cfg.Format.Value), q(cfg.Format.SchemaRegistry.URL), q(cfg.Metrics.Listen), q(cfg.Log.Level), q(cfg.Log.Format))
+}
+
+// quoteAll renders a YAML flow sequence's items.
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 // mooncdcResult is the mooncdc run.
@@ -230,7 +240,7 @@ type mooncdcResult struct {
 	durable      time.Duration // start → mooncdc_durable_lsn ≥ end LSN (metrics)
 	cpu          cpuTime       // mooncdc CPU, whole life (rusage)
 	cpuAtEnd     cpuTime       // mooncdc CPU when the slot reached the end
-	maxRSS       int64         // ru_maxrss (child) or VmHWM (in-process)
+	maxRSS       int64         // VmHWM, of the child (sampled) or of this process (in-process)
 	hwmAtEnd     int64         // VmHWM when the slot reached the end
 	walsenderCPU cpuTime
 	brokerCPU    cpuTime       // kfakeserver CPU when the slot reached the end
@@ -258,7 +268,15 @@ type childRunner struct {
 	out         syncBuffer
 	done        chan struct{}
 	err         error
+	hwm         atomic.Int64 // the child's VmHWM, sampled every 20ms until it exits
 }
+
+// The child's peak RSS is its VmHWM, sampled while it runs: its ru_maxrss
+// is no measure, as Linux carries the RSS high-water mark of the process
+// that forked it (this one, which may be the larger: Go forks with
+// CLONE_VM, and exec records the shared mm's mark) into the child's
+// ru_maxrss. Sampling misses at most the growth of the last 20ms.
+const hwmSampling = 20 * time.Millisecond
 
 func (r *childRunner) start() error {
 	r.cmd = exec.Command(r.bin, "run", "--config", r.config)
@@ -272,6 +290,20 @@ func (r *childRunner) start() error {
 	go func() {
 		r.err = r.cmd.Wait()
 		close(r.done)
+	}()
+	go func() {
+		tick := time.NewTicker(hwmSampling)
+		defer tick.Stop()
+		for {
+			if h, err := vmHWM(r.cmd.Process.Pid); err == nil && h > r.hwm.Load() {
+				r.hwm.Store(h)
+			}
+			select {
+			case <-r.done:
+				return
+			case <-tick.C:
+			}
+		}
 	}()
 	return nil
 }
@@ -296,7 +328,8 @@ func (r *childRunner) stop() error {
 }
 
 func (r *childRunner) rusage() (time.Duration, time.Duration, int64) {
-	return childRusage(r.cmd.ProcessState)
+	u, sy, _ := childRusage(r.cmd.ProcessState)
+	return u, sy, r.hwm.Load()
 }
 
 // inprocRunner runs connector.New(cfg, log).Run(ctx) in this process, with
@@ -391,6 +424,13 @@ func (r *inprocRunner) rusage() (time.Duration, time.Duration, int64) {
 // runPipeline starts mooncdc and times it until its slot is confirmed up to
 // the end LSN, then stops it cleanly.
 func runPipeline(ctx context.Context, s *source, r pipelineRunner, b *broker, metricsAddr, slot string, rows, txs int) (mooncdcResult, error) {
+	return runPipelineThen(ctx, s, r, b, metricsAddr, slot, rows, txs, nil)
+}
+
+// runPipelineThen is runPipeline, giving onMetrics (unless nil) mooncdc's
+// metrics as they stand when its slot reaches the end LSN.
+func runPipelineThen(ctx context.Context, s *source, r pipelineRunner, b *broker, metricsAddr, slot string, rows, txs int,
+	onMetrics func(map[string]float64)) (mooncdcResult, error) {
 	var res mooncdcResult
 	w, err := s.watch(ctx, slot)
 	if err != nil {
@@ -474,6 +514,9 @@ func runPipeline(ctx context.Context, s *source, r pipelineRunner, b *broker, me
 	m, err := scrape(hc, metricsAddr)
 	if err != nil {
 		return fail(fmt.Errorf("metrics: %w", err))
+	}
+	if onMetrics != nil {
+		onMetrics(m)
 	}
 	res.payload = m["mooncdc_replication_payload_bytes_total"]
 	res.written = m["mooncdc_changes_written_total"]

@@ -50,7 +50,13 @@ func procCPU(pid int) (user, sys time.Duration, err error) {
 
 // vmHWM returns a process's peak resident set size in bytes (VmHWM in
 // /proc/PID/status).
-func vmHWM(pid int) (int64, error) {
+func vmHWM(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM") }
+
+// vmRSS returns a process's resident set size in bytes (VmRSS).
+func vmRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmRSS") }
+
+// procStatusBytes returns a field of /proc/PID/status given in kB.
+func procStatusBytes(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -58,13 +64,13 @@ func vmHWM(pid int) (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		v, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+		v, ok := strings.CutPrefix(sc.Text(), field+":")
 		if !ok {
 			continue
 		}
 		fields := strings.Fields(v) // "123456 kB"
 		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("/proc/%d/status: unexpected VmHWM line %q", pid, sc.Text())
+			return 0, fmt.Errorf("/proc/%d/status: unexpected %s line %q", pid, field, sc.Text())
 		}
 		kb, err := strconv.ParseInt(fields[0], 10, 64)
 		if err != nil {
@@ -75,7 +81,7 @@ func vmHWM(pid int) (int64, error) {
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
 }
 
 // selfRusage returns this process's user and system CPU time.

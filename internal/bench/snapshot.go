@@ -336,6 +336,11 @@ wait:
 
 // parseSnapshotLog picks the copy's milestones from mooncdc's JSON log.
 func parseSnapshotLog(out string, start time.Time, res *snapResult) {
+	parseLogFor(out, start, snapQualified, res)
+}
+
+// parseLogFor picks the milestones of table's copy from mooncdc's JSON log.
+func parseLogFor(out string, start time.Time, table string, res *snapResult) {
 	for line := range strings.SplitSeq(out, "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) != nil {
@@ -346,7 +351,7 @@ func parseSnapshotLog(out string, start time.Time, res *snapResult) {
 		if err != nil {
 			continue
 		}
-		if tab, _ := m["table"].(string); tab != snapQualified {
+		if tab, _ := m["table"].(string); tab != table {
 			continue
 		}
 		at := t.Sub(start)
@@ -503,6 +508,8 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	// fresh broker started the same way. mooncdc's broker (and its data)
 	// goes first, so that the two do not share the machine.
 	brk.kill()
+	snapshotRates.brokerBytes = dirSize(filepath.Join(tmp, "kafka-snapshot"))
+	snapshotRates.firstValue = firstValue
 	_ = os.RemoveAll(filepath.Join(tmp, "kafka-snapshot"))
 	klim, klimErr := func() (kafkaLimitResult, error) {
 		kdir := filepath.Join(tmp, "kafka-limit")
@@ -516,6 +523,8 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		kctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
 		r, err := runKafkaLimit(kctx, kbrk, cfg, o.snapRows, firstValue)
+		kbrk.kill()
+		r.brokerBytes = dirSize(kdir)
 		if err != nil && o.verbose {
 			printLog("kfakeserver (kafka limit)", kbrk.out.String())
 		}
@@ -532,6 +541,10 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	n := o.snapRows
 	limitRate := float64(n) / lim.elapsed.Seconds()
 	moonRate := float64(n) / res.elapsed.Seconds()
+	snapshotRates.rows, snapshotRates.toExit = n, moonRate
+	if res.copyTook > 0 {
+		snapshotRates.onCopy = float64(n) / res.copyTook.Seconds()
+	}
 	ratio := moonRate / limitRate
 	mb := func(d time.Duration) string {
 		if d <= 0 {
@@ -587,8 +600,14 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		fmt.Printf("  ratio mooncdc / kafka limit: - (the kafka limit failed: see below)\n")
 	}
 	fmt.Printf("  mooncdc peak RSS:        %.1f MiB (%s)\n",
-		float64(res.maxRSS)/(1<<20), map[bool]string{false: "ru_maxrss of the child", true: "VmHWM of this process, the whole bench"}[o.inprocess])
+		float64(res.maxRSS)/(1<<20), map[bool]string{false: "VmHWM of the child, sampled every 20ms", true: "VmHWM of this process, the whole bench"}[o.inprocess])
 	fmt.Printf("  mooncdc CPU:             %s over its whole life = %.2f cores\n", res.cpu, res.cpu.total().Seconds()/res.elapsed.Seconds())
+	fmt.Printf("  cost per row:            %.2f µs of mooncdc CPU (whole life; limits: COPY backend %.2f µs + pgx %.2f µs", perRow(res.cpu, n),
+		perRow(lim.backendCPU, n), perRow(lim.clientCPU, n))
+	if klimErr == nil {
+		fmt.Printf(", franz-go alone %.2f µs", perRow(klim.clientCPU, n))
+	}
+	fmt.Println(")")
 	ms := func(d time.Duration) string {
 		if d <= 0 {
 			return "?"
@@ -656,6 +675,15 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 
 	if o.requireGoal && verdict == "FAIL" {
 		errs = append(errs, errors.New("the snapshot misses the goal"))
+	}
+	if o.compressions != "" && ctx.Err() == nil {
+		base := compressionResult{codec: cfg.Kafka.Compression, elapsed: res.elapsed, brokerBytes: snapshotRates.brokerBytes, records: records, cpu: res.cpu}
+		if klimErr == nil {
+			base.limitElapsed, base.limitBytes = klim.elapsed, klim.brokerBytes
+		}
+		if err := runCompressions(ctx, o, src, kfakeBin, tmp, base); err != nil {
+			errs = append(errs, fmt.Errorf("compression: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The compression benchmark (issue 17.5): the snapshot benchmark's copy
+// and its Kafka limit again with each codec of -compressions, each on a
+// fresh broker, reporting records/s and the bytes the broker stored (its
+// data directory: the record batches as written, compressed), beside the
+// snapshot benchmark's own run (-compression, none by default).
+
+// compressionResult is one codec's pair of runs.
+type compressionResult struct {
+	codec        string
+	elapsed      time.Duration // mooncdc, start → exit
+	brokerBytes  int64
+	records      int64
+	cpu          cpuTime
+	limitElapsed time.Duration // franz-go alone
+	limitBytes   int64
+}
+
+func runCompressions(ctx context.Context, o options, src *source, kfakeBin, tmp string, base compressionResult) error {
+	n := o.snapRows
+	results := []compressionResult{base}
+	for _, codec := range strings.Split(o.compressions, ",") {
+		codec = strings.TrimSpace(codec)
+		if codec == "" || codec == base.codec {
+			continue
+		}
+		r, err := compressionRun(ctx, o, src, kfakeBin, tmp, codec)
+		if err != nil {
+			return fmt.Errorf("%s: %w", codec, err)
+		}
+		results = append(results, r)
+	}
+	fmt.Println()
+	fmt.Printf("mooncdc kafka.compression: the snapshot of %d rows (mooncdc, start → exit) and franz-go alone, each on a fresh kfake; bytes = the broker's data directory\n", n)
+	fmt.Printf("  %-8s %12s %14s %12s %14s %12s %10s\n", "codec", "mooncdc r/s", "on the broker", "B/record", "franz-go r/s", "its bytes", "CPU µs/row")
+	for _, r := range results {
+		lim := "-"
+		if r.limitElapsed > 0 {
+			lim = rate(n, r.limitElapsed)
+		}
+		fmt.Printf("  %-8s %12s %10.1f MiB %12.0f %14s %8.1f MiB %10.2f\n", r.codec, rate(n, r.elapsed), float64(r.brokerBytes)/(1<<20),
+			float64(r.brokerBytes)/float64(max(n, 1)), lim, float64(r.limitBytes)/(1<<20), perRow(r.cpu, n))
+	}
+	return nil
+}
+
+func compressionRun(ctx context.Context, o options, src *source, kfakeBin, tmp, codec string) (compressionResult, error) {
+	out := compressionResult{codec: codec}
+	kdir := filepath.Join(tmp, "kafka-snapshot-"+codec)
+	defer os.RemoveAll(kdir)
+	brk, err := startBroker(kfakeBin, kdir)
+	if err != nil {
+		return out, err
+	}
+	defer brk.kill()
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return out, err
+	}
+	cfg := snapshotConfig(src, brk.addr, metricsAddr, o.snapConns)
+	cfg.Kafka.Compression = codec
+	cfg.Postgres.Slot = snapSlot + "_" + codec
+	path := filepath.Join(tmp, "mooncdc-snapshot-"+codec+".yaml")
+	if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
+		return out, err
+	}
+	step(fmt.Sprintf("compression %s: mooncdc snapshot → Kafka (fresh kfake %s)", codec, brk.addr))
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
+	res, err := runSnapshotPipeline(pctx, src, &childRunner{bin: o.mooncdc, config: path}, brk, metricsAddr, o.snapRows)
+	cancel()
+	if err == nil && res.exitErr != nil {
+		err = fmt.Errorf("mooncdc: %w", res.exitErr)
+	}
+	if err != nil {
+		printLog("mooncdc", res.log)
+		return out, err
+	}
+	out.elapsed, out.cpu = res.elapsed, res.cpu
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	out.records, err = recordCount(cctx, brk.addr, snapTopic)
+	cancel()
+	if err != nil {
+		return out, err
+	}
+	if out.records < int64(o.snapRows) {
+		return out, fmt.Errorf("delivery: %d records, want %d", out.records, o.snapRows)
+	}
+	brk.kill()
+	out.brokerBytes = dirSize(kdir)
+	_ = os.RemoveAll(kdir)
+
+	ldir := filepath.Join(tmp, "kafka-limit-"+codec)
+	defer os.RemoveAll(ldir)
+	kbrk, err := startBroker(kfakeBin, ldir)
+	if err != nil {
+		return out, err
+	}
+	defer kbrk.kill()
+	step(fmt.Sprintf("compression %s: franz-go alone → Kafka (fresh kfake %s)", codec, kbrk.addr))
+	kctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	klim, err := runKafkaLimit(kctx, kbrk, cfg, o.snapRows, snapshotRates.firstValue)
+	if err != nil {
+		return out, fmt.Errorf("kafka limit: %w", err)
+	}
+	kbrk.kill()
+	out.limitElapsed, out.limitBytes = klim.elapsed, dirSize(ldir)
+	return out, nil
+}
+
+// dirSize is the bytes of the regular files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
