@@ -40,7 +40,10 @@ type snapshotter struct {
 	requests chan offsets.Table
 	pending  map[string]offsets.Table
 	signals  chan signal // signals.go, read by the loop
-	paused   bool        // pause-snapshot: no new copy starts
+	// names are the discovered tables by phase name (discovery's
+	// goroutine, which also schedules).
+	names  map[string]TableName
+	paused bool // pause-snapshot: no new copy starts
 	// discovered: the first discovery is done; clashLogged: tables left
 	// out for a topic clash, logged once (discovery's goroutine only).
 	discovered  bool
@@ -236,8 +239,13 @@ func (s *snapshotter) schedule() {
 		// The run's topics in one request, before its copies ask one by one.
 		topics := make([]string, len(fresh))
 		for i, name := range fresh {
-			topics[i] = sanitizeTopic(s.p.cfg.Kafka.TopicPrefix + "." + name) // = TopicName(prefix, schema, table)
+			if tn, ok := s.names[name]; ok {
+				topics[i] = s.p.naming.Of(tn.Schema, tn.Table).Topic
+			} else { // not discovered in this run (a stored phase): the copy makes its topic
+				topics[i] = ""
+			}
 		}
+		topics = slices.DeleteFunc(topics, func(t string) bool { return t == "" })
 		s.c.topics.ensureAll(topics)
 		run := newSnapshotRun(fresh)
 		for _, name := range fresh {
@@ -501,6 +509,10 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		}
 	}
 	for _, f := range tables {
+		if s.names == nil {
+			s.names = map[string]TableName{}
+		}
+		s.names[f.name] = f.tn
 		if s.phases.get(f.name) != nil || refused[f.name] {
 			continue
 		}
