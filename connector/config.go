@@ -287,6 +287,10 @@ type FormatConfig struct {
 	// columns must be part of the replica identity, or the identity FULL,
 	// for deletes to carry them.
 	MessageKeyColumns map[string][]string `yaml:"message_key_columns"`
+	// TombstonesOnDelete follows each delete with a tombstone, its key
+	// and a null value, so that compaction removes the row (Debezium's
+	// tombstones.on.delete, default true: CommonConnectorConfig.java:676-682).
+	TombstonesOnDelete bool `yaml:"tombstones_on_delete"`
 	// ColumnMask, ColumnHash and ColumnTruncate are Debezium's column
 	// mappers (column.mask.with.N.chars, column.mask.hash[.v2].ALG.with.salt.SALT,
 	// column.truncate.to.N.chars) on record values, in snapshot rows and
@@ -412,6 +416,7 @@ func DefaultConfig() Config {
 			UnavailableValuePlaceholder: schema.DefaultUnavailableValue,
 			SkippedOperations:           []string{"t"},
 			ReplaceNullWithDefault:      true,
+			TombstonesOnDelete:          true,
 		},
 		Heartbeat: HeartbeatConfig{Interval: DefaultHeartbeatInterval, Records: true},
 		Metrics:   MetricsConfig{Listen: DefaultMetricsListen},

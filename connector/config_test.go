@@ -77,6 +77,7 @@ func TestDefaultConfig(t *testing.T) {
 			// JsonConverter's replace.null.with.default default
 			// (apache/kafka JsonConverterConfig.java:49-50).
 			ReplaceNullWithDefault: true,
+			TombstonesOnDelete:     true, // CommonConnectorConfig.java:676-682
 		},
 		Heartbeat: HeartbeatConfig{Interval: 10 * time.Second, Records: true},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9187"},
@@ -409,7 +410,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.decimal_handling_mode", "format.binary_handling_mode", "format.time_precision_mode",
 		"format.interval_handling_mode", "format.hstore_handling_mode", "format.money_fraction_digits",
 		"format.unavailable_value_placeholder", "format.include_unknown_datatypes", "format.skipped_operations", "format.provide_transaction_metadata",
-		"format.replace_null_with_default", "format.message_key_columns",
+		"format.replace_null_with_default", "format.message_key_columns", "format.tombstones_on_delete",
 		"format.column_mask", "format.column_hash", "format.column_truncate",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic", "signals.kafka_topic", "signals.table",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout", "on_slot_loss",

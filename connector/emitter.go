@@ -325,7 +325,7 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 	// produced, rec may be acked and recycled by onAck (on the producer's
 	// goroutine) before Produce even returns.
 	var ts *kgo.Record
-	if tombstone && hasKey {
+	if tombstone && hasKey && !e.opts.noTombstones {
 		ts = e.pool.Get().(*kgo.Record)
 		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers}
 		copyHeaders(ts, rec)

@@ -85,3 +85,31 @@ func TestMessageKeyColumnsKeyBothPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTombstonesOnDeleteOff: format.tombstones_on_delete: false (Debezium's
+// tombstones.on.delete, CommonConnectorConfig.java:676-686) writes a delete
+// without its tombstone, also for an update that moves a row to another key.
+func TestTombstonesOnDeleteOff(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE t (id int PRIMARY KEY)`)
+	cfg := e.config("nt", "public.t")
+	cfg.Format.TombstonesOnDelete = false
+	r := start(t, cfg)
+	e.exec(`INSERT INTO t VALUES (1), (2); DELETE FROM t WHERE id = 1; UPDATE t SET id = 3 WHERE id = 2`)
+	e.exec(`INSERT INTO t VALUES (9)`) // the last record
+	evs := consume(t, e.kafka, 6, "nt.public.t")
+	var ops []string
+	for _, ev := range evs {
+		if ev.Tombstone {
+			ops = append(ops, "tombstone")
+		} else {
+			ops = append(ops, ev.Op)
+		}
+	}
+	if got := strings.Join(ops, " "); got != "c c d d c c" {
+		t.Errorf("records %q, want c c d d c c (no tombstone)", got)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -15,6 +15,9 @@ type recordOptions struct {
 	// txTopic receives BEGIN and END records, and changes carry their
 	// transaction block, when it is set (format.provide_transaction_metadata).
 	txTopic string
+	// noTombstones: a delete is not followed by a tombstone
+	// (format.tombstones_on_delete: false).
+	noTombstones bool
 }
 
 // opSet is a set of operations.
@@ -42,6 +45,7 @@ func (c *Config) recordOptions() recordOptions {
 			o.skip |= 1 << i
 		}
 	}
+	o.noTombstones = !c.Format.TombstonesOnDelete
 	if c.Format.ProvideTransactionMetadata {
 		o.txTopic = c.Kafka.TopicPrefix + ".transaction" // AbstractTopicNamingStrategy.transactionTopic
 	}
