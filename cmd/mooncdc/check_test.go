@@ -400,13 +400,13 @@ func TestCheckUnreachableServersFailFastAndSkipTheirChecks(t *testing.T) {
 		t.Errorf("took %s to find closed ports", took)
 	}
 	checkWantLine(t, lines, "✗ Postgres postgres://u:xxxxx@"+pgAddr+"/db?sslmode=disable: ", "connection refused", "— check the host and port in postgres.url")
-	for _, what := range []string{"wal_level", "replication slots and WAL senders", "role", "tables", `publication "mooncdc_shop"`, `replication slot "mooncdc_shop"`} {
+	for _, what := range []string{"wal_level", "replication slots and WAL senders", "role", "tables", `publication "mooncdc_shop"`, "row filters and column lists", `replication slot "mooncdc_shop"`} {
 		checkWantLine(t, lines, "- "+what+" skipped: Postgres unreachable")
 	}
 	checkWantLine(t, lines, "✗ Kafka "+kafkaAddr+": ", "connection refused", "— check kafka.brokers")
 	checkWantLine(t, lines, `- offsets topic "`+connector.DefaultOffsetsTopic+`" skipped: Kafka unreachable`)
 	checkWantLine(t, lines, "✗ Schema Registry "+reg.URL()+": refused mooncdc's credentials (HTTP 401", "— check format.schema_registry.username and format.schema_registry.password")
-	if got := lines[len(lines)-1]; got != "0 passed, 0 warnings, 3 failed, 7 skipped: fix the ✗ lines, then run mooncdc check again" {
+	if got := lines[len(lines)-1]; got != "0 passed, 0 warnings, 3 failed, 8 skipped: fix the ✗ lines, then run mooncdc check again" {
 		t.Errorf("summary %q", got)
 	}
 	for _, l := range lines {
