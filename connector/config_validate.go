@@ -60,7 +60,13 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Signals.Table != "" {
-		bad("signals.table: the signal table channel is not built yet; send signals to signals.kafka_topic (key: the topic prefix %q)", c.Kafka.TopicPrefix)
+		if p, err := ParseTablePattern(c.Signals.Table); err != nil {
+			bad("signals.table: %v", err)
+		} else if p.HasWildcard() {
+			bad("signals.table: %q has a '*'; name the one signal table, e.g. public.debezium_signal", c.Signals.Table)
+		} else if exc, err := ParseTablePatterns(c.Postgres.TablesExclude); err == nil && matchAny(exc, p.Schema, p.Table) {
+			bad("signals.table: %s is excluded by postgres.tables_exclude; take it out of the exclude list, or set no signal table", p)
+		}
 	}
 	if c.Signals.KafkaTopic != "" {
 		if err := checkTopicName(c.Signals.KafkaTopic); err != nil {
@@ -306,6 +312,11 @@ func (c Config) TableSelection() (TableSelection, error) {
 	if err != nil {
 		return TableSelection{}, fmt.Errorf("postgres.tables_exclude: %w", err)
 	}
+	if t, ok := c.SignalTable(); ok && len(inc) > 0 {
+		// The signal table is captured whatever postgres.tables says, as
+		// Debezium needs it in no include list (signalling.adoc:85).
+		inc = append(inc, TablePattern(t))
+	}
 	sel := TableSelection{Include: inc, Exclude: exc}
 	for name, tf := range c.Postgres.TableFilters {
 		p, err := ParseTablePattern(name)
@@ -318,6 +329,18 @@ func (c Config) TableSelection() (TableSelection, error) {
 		sel.Filters[TableName(p)] = tf
 	}
 	return sel, nil
+}
+
+// SignalTable returns signals.table, if set and valid.
+func (c Config) SignalTable() (TableName, bool) {
+	if c.Signals.Table == "" {
+		return TableName{}, false
+	}
+	p, err := ParseTablePattern(c.Signals.Table)
+	if err != nil || p.HasWildcard() {
+		return TableName{}, false
+	}
+	return TableName(p), true
 }
 
 // EmbeddedKafka reports whether kafka.brokers is empty, so that mooncdc runs

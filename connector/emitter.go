@@ -60,6 +60,11 @@ type emitter struct {
 	meta    txMetadata
 	txReady bool
 
+	// onSignal receives the signals inserted into signals.table (main
+	// worker only; nil otherwise); signalTable is that table.
+	onSignal    func(*schema.Change)
+	signalTable TableName
+
 	routes map[*schema.Relation]route
 	// messagesReady: the logical messages' schemas are registered.
 	messagesReady bool
@@ -72,8 +77,10 @@ type route struct {
 	topic string
 	name  string // "schema.table", the phase key
 	skip  bool
-	rel   *schema.Relation // the relation to encode with (keyed by the primary key)
-	nulls *nullPlan        // rel's NOT NULL columns, for rows that hold a NULL in one (nullable.go)
+	// signals: the relation is signals.table, whose inserts are signals.
+	signals bool
+	rel     *schema.Relation // the relation to encode with (keyed by the primary key)
+	nulls   *nullPlan        // rel's NOT NULL columns, for rows that hold a NULL in one (nullable.go)
 	// prepared: the record schemas are registered.
 	prepared bool
 	// keyErr is why the table's key cannot be built (format.message_key_columns
@@ -171,6 +178,12 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if err != nil || r.skip {
 		return err
 	}
+	if r.signals && ch.Op == schema.OpCreate {
+		// Before the phase rules: a signal acts whether or not the signal
+		// table's own copy is handed over (EventDispatcher.java:313-321
+		// hands a create to the source channel before it is emitted).
+		e.onSignal(ch)
+	}
 	if e.gate != nil && !e.view.emits(r.name, e.commit) || e.failed[r.name] {
 		return nil // not handed over yet, or emitted by the copy worker, or parked
 	}
@@ -263,6 +276,7 @@ func (e *emitter) route(rel *schema.Relation) (route, error) {
 		return r, nil
 	}
 	r := route{skip: !e.include(rel.Schema, rel.Table), rel: rel, name: rel.QualifiedName()}
+	r.signals = e.onSignal != nil && rel.Schema == e.signalTable.Schema && rel.Table == e.signalTable.Table
 	if !r.skip {
 		r.topic = e.enc.naming.Of(rel.Schema, rel.Table).Topic
 		if err := e.topics.ensure(r.topic); err != nil {

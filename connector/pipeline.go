@@ -359,7 +359,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
 	p.phasesAt.Store(ph)
-	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"),
+	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16),
 		c: &copier{p: p, pgcfg: pgcfg, client: client, topics: topics, phases: ph, src: src, log: log.Named("copy"),
 			txns: copyTx, newTxn: newCopyTx}}
 	// A first discovery before streaming, so that no table's changes are
@@ -435,13 +435,18 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		}
 	})
 
-	g.Go(func() error {
-		return p.stream(gctx, soft, pgcfg, src, tracker, em, progress, obs)
-	})
 	snapCtx, stopSnap := context.WithCancel(gctx)
 	defer stopSnap()
 	stopSnapOnSoft := context.AfterFunc(soft, stopSnap)
 	defer stopSnapOnSoft()
+	if t, ok := cfg.SignalTable(); ok {
+		// The stream waits for the snapshotter's loop to take a signal,
+		// never past the loop's end.
+		em.onSignal, em.signalTable = func(ch *schema.Change) { snap.tableSignal(snapCtx, ch) }, t
+	}
+	g.Go(func() error {
+		return p.stream(gctx, soft, pgcfg, src, tracker, em, progress, obs)
+	})
 	g.Go(func() error { return snap.run(snapCtx) })
 	if cfg.Heartbeat.Interval > 0 {
 		hb := &heartbeater{p: p, pgcfg: pgcfg, interval: cfg.Heartbeat.Interval, activity: &p.activity, log: log.Named("heartbeat")}

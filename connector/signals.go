@@ -16,12 +16,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // This file holds signals in Debezium's format, read from a Kafka topic
 // (signals.kafka_topic; Debezium's KafkaSignalChannel: a record whose key is
-// the topic prefix and whose value is {"type":…,"data":{…}}). They act on
-// the snapshotter, on its loop goroutine:
+// the topic prefix and whose value is {"type":…,"data":{…}}) or from the
+// rows inserted into a signal table (signals.table; Debezium's
+// SourceSignalChannel: the main worker sees the insert in the stream, in
+// commit order, and hands it over before it emits the row's record). They
+// act on the snapshotter, on its loop goroutine:
 //
 //   - execute-snapshot: copy the tables data-collections names again
 //     (regular expressions matched against schema.table), each restricted by
@@ -38,8 +42,9 @@ import (
 type SignalsConfig struct {
 	// KafkaTopic is read for signals (Debezium's signal.kafka.topic).
 	KafkaTopic string `yaml:"kafka_topic"`
-	// Table is a signal table (Debezium's signal.data.collection); not
-	// read yet: Validate refuses it.
+	// Table is a signal table (Debezium's signal.data.collection), as
+	// schema.table: a row inserted into it is a signal. It is captured
+	// like a postgres.tables entry.
 	Table string `yaml:"table"`
 }
 
@@ -87,15 +92,40 @@ func parseSignal(id string, value []byte) (signal, error) {
 	if raw.ID != "" {
 		id = raw.ID // KafkaSignalChannel.java:119-124: the document's id
 	}
-	sg := signal{ID: id, Type: strings.ToLower(raw.Type)}
+	return newSignal(id, raw.Type, raw.Data)
+}
+
+// parseSignalRow decodes a row inserted into the signal table: its three
+// columns, whatever their names, are the id, the type and the data, in
+// that order (CommonConnectorConfig.java:2221-2236, v3.6.1.Final). It is
+// pure; the row is whatever the table's writers inserted.
+func parseSignalRow(row schema.Tuple) (signal, error) {
+	if len(row) != 3 {
+		return signal{}, fmt.Errorf("the signal table has %d columns; it needs 3: id, type and data (CREATE TABLE … (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048)))", len(row))
+	}
+	var f [3]string
+	for i, v := range row {
+		switch v.Kind {
+		case schema.ValueText:
+			f[i] = string(v.Data)
+		case schema.ValueUnchangedToast:
+			return signal{}, errors.New("the signal row's data was not sent (unchanged TOAST)")
+		}
+	}
+	return newSignal(f[0], f[1], []byte(f[2]))
+}
+
+// newSignal checks a signal's type and decodes its data.
+func newSignal(id, typ string, data []byte) (signal, error) {
+	sg := signal{ID: id, Type: strings.ToLower(typ)}
 	switch sg.Type {
 	case signalExecuteSnapshot, signalStopSnapshot, signalPauseSnapshot, signalResumeSnapshot, signalLog:
 	default:
-		return signal{}, fmt.Errorf("unknown signal type %q; mooncdc acts on %s, %s, %s, %s and %s", raw.Type,
+		return signal{}, fmt.Errorf("unknown signal type %q; mooncdc acts on %s, %s, %s, %s and %s", typ,
 			signalExecuteSnapshot, signalStopSnapshot, signalPauseSnapshot, signalResumeSnapshot, signalLog)
 	}
-	if len(raw.Data) > 0 && string(raw.Data) != "null" {
-		if err := json.Unmarshal(raw.Data, &sg.Data); err != nil {
+	if len(data) > 0 && string(data) != "null" {
+		if err := json.Unmarshal(data, &sg.Data); err != nil {
 			return signal{}, fmt.Errorf("signal %s: data: %w", sg.Type, err)
 		}
 	}
@@ -158,6 +188,22 @@ func (s *snapshotter) watchSignals(ctx context.Context) error {
 			case <-ctx.Done():
 			}
 		})
+	}
+}
+
+// tableSignal hands over a signal inserted into the signal table; it runs
+// on the stream goroutine and waits while the loop is busy, as the stream
+// waits for Kafka. A signal the row does not make is logged and dropped,
+// as Debezium does (SourceSignalChannel.java:80-98).
+func (s *snapshotter) tableSignal(ctx context.Context, ch *schema.Change) {
+	sg, err := parseSignalRow(ch.After)
+	if err != nil {
+		s.log.Warn("signal ignored", zap.String("table", s.p.cfg.Signals.Table), zap.Stringer("lsn", ch.LSN), zap.Error(err))
+		return
+	}
+	select {
+	case s.signals <- sg:
+	case <-ctx.Done():
 	}
 }
 

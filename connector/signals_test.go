@@ -77,3 +77,68 @@ func TestSignalsExecuteAFilteredRecopy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSignalTableExecutesAFilteredRecopy: a row inserted into the signal
+// table (signals.table, Debezium's signal.data.collection) is a signal,
+// its three columns the id, the type and the data
+// (CommonConnectorConfig.java:2221-2236, SignalRecord.java:46-61 at
+// v3.6.1.Final). The table is captured without being listed
+// (signalling.adoc:85) and its inserts are written like any table's
+// (EventDispatcher.java:313-330: the signal is processed, then the record
+// emitted). A row that is no signal is ignored and the stream goes on.
+func TestSignalTableExecutesAFilteredRecopy(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+	e.exec(`INSERT INTO orders SELECT g, 'a' FROM generate_series(1, 10) g`)
+	// Debezium's documented signal table (signalling.adoc).
+	e.exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
+	cfg := e.config("st", "public.orders")
+	cfg.Signals.Table = "public.debezium_signal"
+	r := start(t, cfg)
+	consume(t, e.kafka, 10, "st.public.orders")
+
+	e.exec(`INSERT INTO debezium_signal VALUES ('b1', 'drop-everything', '{}')`)
+	e.exec(`INSERT INTO debezium_signal VALUES ('s1', 'execute-snapshot', ` +
+		`'{"data-collections":["public.orders"],"type":"incremental","additional-conditions":[{"data-collection":"public.orders","filter":"id > 7"}]}')`)
+	evs := consume(t, e.kafka, 13, "st.public.orders")
+	var again []int
+	for _, ev := range evs[10:] {
+		if ev.Tombstone || ev.Op != "r" {
+			t.Errorf("filtered re-copy wrote %+v", ev)
+			continue
+		}
+		again = append(again, int(ev.After["id"].(float64)))
+	}
+	sort.Ints(again)
+	if !slices.Equal(again, []int{8, 9, 10}) {
+		t.Errorf("re-copied ids %v, want [8 9 10]", again)
+	}
+
+	e.exec(`INSERT INTO debezium_signal VALUES ('s2', 'pause-snapshot', NULL)`)
+	e.exec(`INSERT INTO debezium_signal VALUES ('s3', 'execute-snapshot', '{"data-collections":["public.orders"],"additional-conditions":[{"data-collection":"public.orders","filter":"id = 1"}]}')`)
+	time.Sleep(2 * time.Second)
+	if n := len(consume(t, e.kafka, -1, "st.public.orders")); n != 13 {
+		t.Errorf("%d records while paused, want 13 (no copy)", n)
+	}
+	e.exec(`INSERT INTO debezium_signal VALUES ('s4', 'resume-snapshot', NULL)`)
+	evs = consume(t, e.kafka, 14, "st.public.orders")
+	if ev := evs[13]; ev.Op != "r" || ev.After["id"].(float64) != 1 {
+		t.Errorf("after resume: %+v, want the read of id 1", ev)
+	}
+
+	// The signal table's own changes, the ignored row included.
+	var ids []string
+	for _, ev := range consume(t, e.kafka, 5, "st.public.debezium_signal") {
+		if ev.Op != "c" {
+			t.Errorf("signal table record %+v, want a create", ev)
+			continue
+		}
+		ids = append(ids, ev.After["id"].(string))
+	}
+	if !slices.Equal(ids, []string{"b1", "s1", "s2", "s3", "s4"}) {
+		t.Errorf("signal table records %v", ids)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}

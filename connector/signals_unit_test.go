@@ -1,6 +1,10 @@
 package connector
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
 
 // TestParseSignal: Debezium's signal documents (AbstractSnapshotSignal.java:22-29,
 // KafkaSignalChannel.java:119-124 at v3.6.1.Final) and the refusals.
@@ -43,4 +47,35 @@ func FuzzParseSignal(f *testing.F) {
 			t.Fatal("a signal without a type")
 		}
 	})
+}
+
+// TestParseSignalRow: a signal table row's three columns are the id, the
+// type and the data, by position whatever their names
+// (CommonConnectorConfig.java:2221-2236, v3.6.1.Final); any other shape
+// is refused, as Debezium logs and drops it there.
+func TestParseSignalRow(t *testing.T) {
+	text := func(s string) schema.Value { return schema.Value{Kind: schema.ValueText, Data: []byte(s)} }
+	sg, err := parseSignalRow(schema.Tuple{text("ad-hoc-1"), text("execute-snapshot"),
+		text(`{"data-collections":["public.orders"],"type":"incremental","additional-conditions":[{"data-collection":"public.orders","filter":"id > 7"}]}`)})
+	if err != nil || sg.ID != "ad-hoc-1" || sg.Type != signalExecuteSnapshot || sg.Data.AdditionalConditions[0].Filter != "id > 7" {
+		t.Errorf("execute-snapshot row: %+v, %v", sg, err)
+	}
+	// A NULL data is no data (pause-snapshot needs none).
+	if sg, err := parseSignalRow(schema.Tuple{text("p"), text("pause-snapshot"), {Kind: schema.ValueNull}}); err != nil || sg.Type != signalPauseSnapshot {
+		t.Errorf("pause-snapshot row with NULL data: %+v, %v", sg, err)
+	}
+	for name, row := range map[string]schema.Tuple{
+		"two columns":       {text("x"), text("log")},
+		"four columns":      {text("x"), text("log"), text(`{"message":"m"}`), text("extra")},
+		"unknown type":      {text("x"), text("drop-everything"), text("{}")},
+		"data not JSON":     {text("x"), text("log"), text("message")},
+		"no collections":    {text("x"), text("execute-snapshot"), text(`{}`)},
+		"unchanged TOAST":   {text("x"), text("log"), {Kind: schema.ValueUnchangedToast}},
+		"NULL type":         {text("x"), {Kind: schema.ValueNull}, text("{}")},
+		"bad collection re": {text("x"), text("execute-snapshot"), text(`{"data-collections":["("]}`)},
+	} {
+		if sg, err := parseSignalRow(row); err == nil {
+			t.Errorf("%s: accepted as %+v", name, sg)
+		}
+	}
 }

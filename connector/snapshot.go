@@ -95,7 +95,6 @@ func (s *snapshotter) run(ctx context.Context) error {
 	s.busy = map[string]bool{}
 	s.seen = map[string]int64{}
 	s.requests = make(chan offsets.Table, 64)
-	s.signals = make(chan signal, 16)
 	s.pending = map[string]offsets.Table{}
 	for name, ts := range s.phases.all() {
 		s.seen[name] = ts.ResnapshotMs
