@@ -67,6 +67,14 @@ func (e *env) scan(query string, dest ...any) {
 	}
 }
 
+// serverVersionNum is the server's server_version_num (150004 for 15.4).
+func (e *env) serverVersionNum() int {
+	e.t.Helper()
+	var v int
+	e.scan(`SELECT current_setting('server_version_num')::int`, &v)
+	return v
+}
+
 // lsn runs a query returning one pg_lsn.
 func (e *env) lsn(query string) uint64 {
 	e.t.Helper()

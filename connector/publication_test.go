@@ -311,16 +311,7 @@ func TestTablesSharingATopicAreRefused(t *testing.T) {
 // publication has neither, and every non-generated column is copied.
 func TestSnapshotHasTheColumnsAndRowsTheStreamHas(t *testing.T) {
 	e := newEnv(t)
-	conn, err := e.pg.Connect(context.Background(), "postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var version int
-	err = conn.QueryRow(context.Background(), `SELECT current_setting('server_version_num')::int`).Scan(&version)
-	conn.Close(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	version := e.serverVersionNum()
 	e.exec(`CREATE TABLE public.pc (id int PRIMARY KEY, a int, secret text, gen int GENERATED ALWAYS AS (a * 2) STORED)`)
 	e.exec(`INSERT INTO pc VALUES (1, 5, 's1'), (2, 50, 's2'), (3, 500, 's3')`)
 	pub := `CREATE PUBLICATION mooncdc_pubcols FOR TABLE public.pc`
