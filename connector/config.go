@@ -42,7 +42,26 @@ type Config struct {
 	// with exit 3; "resnapshot" creates a new slot, copies every table
 	// again and tombstones the keys that vanished in the gap, loudly.
 	OnSlotLoss string `yaml:"on_slot_loss"`
+	// MigrateFrom takes over from a stopped Debezium connector at its
+	// first start (takeover.go).
+	MigrateFrom MigrateFromConfig `yaml:"migrate_from"`
 }
+
+// MigrateFromConfig names what a first start takes over from.
+type MigrateFromConfig struct {
+	Debezium DebeziumMigration `yaml:"debezium"`
+}
+
+// DebeziumMigration names a stopped Debezium PostgreSQL connector's stored
+// offset: Kafka Connect's offsets topic and the connector's name. Its
+// server is kafka.topic_prefix (Debezium's topic.prefix).
+type DebeziumMigration struct {
+	OffsetsTopic  string `yaml:"offsets_topic"`
+	ConnectorName string `yaml:"connector_name"`
+}
+
+// Set reports whether a takeover is configured.
+func (m DebeziumMigration) Set() bool { return m.OffsetsTopic != "" || m.ConnectorName != "" }
 
 // PostgresConfig says where the source database is and what to stream.
 type PostgresConfig struct {

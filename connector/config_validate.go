@@ -68,6 +68,19 @@ func (c Config) Validate() error {
 			bad("signals.table: %s is excluded by postgres.tables_exclude; take it out of the exclude list, or set no signal table", p)
 		}
 	}
+	if m := c.MigrateFrom.Debezium; m.Set() {
+		if m.OffsetsTopic == "" {
+			bad("migrate_from.debezium.offsets_topic: required with connector_name: Kafka Connect's offset.storage.topic, e.g. connect-offsets")
+		} else if err := checkTopicName(m.OffsetsTopic); err != nil {
+			bad("migrate_from.debezium.offsets_topic: %v", err)
+		}
+		if m.ConnectorName == "" {
+			bad("migrate_from.debezium.connector_name: required with offsets_topic: the Debezium connector's name in Kafka Connect")
+		}
+		if c.Snapshot.Mode == SnapshotAlways {
+			bad("migrate_from: snapshot.mode always copies every table again; a takeover copies none: drop one of them")
+		}
+	}
 	if c.Signals.KafkaTopic != "" {
 		if err := checkTopicName(c.Signals.KafkaTopic); err != nil {
 			bad("signals.kafka_topic: %v", err)

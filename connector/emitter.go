@@ -65,6 +65,11 @@ type emitter struct {
 	onSignal    func(*schema.Change)
 	signalTable TableName
 
+	// skipThrough: the changes at or below it of the first transaction
+	// are in Kafka already, sent by the Debezium connector mooncdc took
+	// over from mid-transaction (takeover.go); 0: none.
+	skipThrough schema.LSN
+
 	routes map[*schema.Relation]route
 	// messagesReady: the logical messages' schemas are registered.
 	messagesReady bool
@@ -136,6 +141,7 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 	}
 	e.tracker.Commit(e.cur, tx.EndLSN)
 	e.cur = nil
+	e.skipThrough = 0 // the one transaction Debezium had sent a part of is whole
 	e.metrics.TransactionsReceived.Inc()
 	if e.activity != nil {
 		e.activity.Add(1)
@@ -154,6 +160,9 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 // Change implements stream.Handler.
 func (e *emitter) Change(ch *schema.Change) error {
 	e.metrics.ChangesReceived.Inc()
+	if e.skipThrough != 0 && ch.Tx != nil && ch.LSN <= e.skipThrough {
+		return nil
+	}
 	if ch.Op == schema.OpMessage {
 		if ch.Message.Prefix == HeartbeatMessagePrefix {
 			return e.heartbeat(ch)

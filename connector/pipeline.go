@@ -287,7 +287,19 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		return err
 	}
 
-	src, err := p.prepareSource(soft, pgcfg, state)
+	// A first start with migrate_from takes over a Debezium connector's
+	// position (takeover.go); later starts resume from mooncdc's own.
+	var dbz *offsets.DebeziumOffset
+	if state.Pipeline == nil && cfg.MigrateFrom.Debezium.Set() {
+		if err := retry(soft, log, "read Debezium's offset", func() error {
+			o, err := p.loadTakeover(soft)
+			dbz = &o
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	src, err := p.prepareSource(soft, pgcfg, state, dbz)
 	if err != nil {
 		return err
 	}
@@ -359,7 +371,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
 	p.phasesAt.Store(ph)
-	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16),
+	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
 		c: &copier{p: p, pgcfg: pgcfg, client: client, topics: topics, phases: ph, src: src, log: log.Named("copy"),
 			txns: copyTx, newTxn: newCopyTx}}
 	// A first discovery before streaming, so that no table's changes are
@@ -389,6 +401,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, captured, newKeyResolver(pgcfg, p.keys),
 		cfg.recordOptions())
 	em.txn = txw
+	em.skipThrough = schema.LSN(src.PendingSkip())
 	defer em.keys.close()
 	em.onTableError = func(table string, err error) { snap.parked(gctx, table, err) }
 	em.gate, em.hooks = ph, &p.hooks

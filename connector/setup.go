@@ -93,11 +93,14 @@ func (p *Pipeline) writeOffsets(ctx context.Context, client *kgo.Client, src off
 // prepareSource checks that the stored offsets belong to this Postgres
 // source, makes sure the publication and slot exist, and returns the
 // pipeline's offsets record with the LSN to resume at.
-func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, state offsets.State) (offsets.Pipeline, error) {
+//
+// dbz, when not nil, is a Debezium connector's offset to take over from at
+// this first start (takeover.go).
+func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
 	var out offsets.Pipeline
 	err := retry(ctx, p.log, "connect to Postgres", func() error {
 		var err error
-		out, err = p.prepareSourceOnce(ctx, pgcfg, state)
+		out, err = p.prepareSourceOnce(ctx, pgcfg, state, dbz)
 		return err
 	})
 	return out, err
@@ -117,7 +120,7 @@ func checkServerVersion(num int) error {
 		num/10000, num%10000)}
 }
 
-func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State) (offsets.Pipeline, error) {
+func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
 	cfg := p.cfg
 	slotName, pubName := cfg.Postgres.Slot, cfg.Postgres.Publication
 	repl, err := connectReplication(ctx, pgcfg)
@@ -186,6 +189,18 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 		return out, nil
 	}
 
+	if dbz != nil {
+		var pubExists bool
+		if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, pubName).Scan(&pubExists); err != nil {
+			return offsets.Pipeline{}, fmt.Errorf("look up publication %q: %w", pubName, err)
+		}
+		out, err := p.adoptDebezium(*dbz, id, slot, pubExists)
+		if err != nil {
+			return offsets.Pipeline{}, err
+		}
+		// Existing now, it only gains the tables selected since.
+		return out, p.ensurePublication(ctx, db)
+	}
 	// The publication comes before the slot: pgoutput looks it up in the
 	// catalog as of each decoded change, so it must exist from the slot's
 	// first LSN on.

@@ -34,6 +34,19 @@ type Pipeline struct {
 	// record while idle, so UpdatedMs alone does not say how long the
 	// durable LSN has stood still.
 	DurableMs int64 `json:"durable_ms,omitempty"`
+	// SkipThrough is set by a takeover from a Debezium connector that
+	// stopped in the middle of a transaction: that transaction's changes
+	// at or below it are in Kafka already. It applies while DurableLSN is
+	// still InitialLSN (the transaction is not durable yet); 0: none.
+	SkipThrough uint64 `json:"skip_through,omitempty"`
+}
+
+// PendingSkip returns SkipThrough while it still applies, else 0.
+func (p Pipeline) PendingSkip() uint64 {
+	if p.DurableLSN != p.InitialLSN {
+		return 0
+	}
+	return p.SkipThrough
 }
 
 // Stamp sets p's write time to nowMs, and DurableMs to nowMs when the

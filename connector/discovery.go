@@ -1,0 +1,143 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file holds the discovery of the tables to capture: the publication's
+// tables matched against postgres.tables, each new one given its phase.
+
+// discover finds the publication's tables (adding tables that match
+// postgres.tables to a publication mooncdc may change) and gives new ones
+// a phase: init, or ready at the main worker's position in snapshot.mode
+// never.
+func (s *snapshotter) discover(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	db, err := connectSQL(ctx, s.c.pgcfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	pub := s.p.cfg.Postgres.Publication
+	if len(s.p.tables.Include) > 0 {
+		added, keyless, err := addMatchingTables(ctx, db, pub, s.p.tables)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			// The stream and the published tables go on; the new table is
+			// not captured until someone acts (the message says how).
+			s.log.Warn("a new table matches postgres.tables but cannot be added to the publication", zap.Error(err))
+		}
+		if len(added) > 0 {
+			s.log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", added))
+		}
+		s.p.keyless.report(s.log, keyless)
+	}
+	// A publication without publish_via_partition_root lists the
+	// partitions of a partitioned table, each streamed as a table of its
+	// own: postgres.tables selects them by their root's name.
+	rows, err := db.Query(ctx, `SELECT c.oid, t.schemaname, t.tablename, rn.nspname, r.relname FROM pg_publication_tables t
+		JOIN pg_namespace n ON n.nspname = t.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename
+		JOIN pg_class r ON r.oid = coalesce(pg_partition_root(c.oid), c.oid) JOIN pg_namespace rn ON rn.oid = r.relnamespace
+		WHERE t.pubname = $1`, pub)
+	if err != nil {
+		return fmt.Errorf("list the tables of publication %q: %w", pub, err)
+	}
+	type found struct {
+		oid  uint32
+		tn   TableName
+		name string
+	}
+	var tables []found
+	for rows.Next() {
+		var f found
+		var sch, tab, rootSch, rootTab string
+		if err := rows.Scan(&f.oid, &sch, &tab, &rootSch, &rootTab); err != nil {
+			return err
+		}
+		partition := sch != rootSch || tab != rootTab
+		if s.p.include(sch, tab) || partition && s.p.include(rootSch, rootTab) {
+			if partition && s.p.cfg.Postgres.PublishViaPartitionRoot && !s.warnedPartitions {
+				s.warnedPartitions = true
+				s.log.Warn("the publication publishes the partitions of a partitioned table as tables of their own (one topic each; a row that moves "+
+					"between partitions becomes a delete in one and a create in another): it was created without publish_via_partition_root. "+
+					"To capture the table through its root, create the publication anew WITH (publish_via_partition_root = true) with a new "+
+					"slot, or ALTER PUBLICATION "+QuoteIdent(pub)+" SET (publish_via_partition_root = true) and resnapshot the table",
+					zap.String("publication", pub), zap.String("table", rootSch+"."+rootTab), zap.String("partition", sch+"."+tab))
+			}
+			f.tn = TableName{sch, tab}
+			f.name = f.tn.String()
+			tables = append(tables, f)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list the tables of publication %q: %w", pub, err)
+	}
+	slices.SortFunc(tables, func(a, b found) int { return strings.Compare(a.name, b.name) })
+
+	// Two tables must not share a topic. At the first discovery that is a
+	// configuration error; later, a new table that would take a captured
+	// table's topic is left out, with an error in the log.
+	first := !s.discovered
+	var keep, add []TableName
+	for _, f := range tables {
+		if !first && s.phases.get(f.name) != nil {
+			keep = append(keep, f.tn)
+		} else {
+			add = append(add, f.tn)
+		}
+	}
+	clashes := s.p.naming.Clashes(keep, add)
+	if first && len(clashes) > 0 {
+		return topicClashError(clashes)
+	}
+	s.discovered = true
+	refused := map[string]bool{}
+	for _, c := range clashes {
+		refused[c.Table.String()] = true
+		if !s.clashLogged[c.Table] {
+			if s.clashLogged == nil {
+				s.clashLogged = map[TableName]bool{}
+			}
+			s.clashLogged[c.Table] = true
+			s.log.Error("new table not captured: "+c.Error(), zap.Stringer("table", c.Table), zap.String("topic", c.Topic))
+		}
+	}
+	for _, f := range tables {
+		if s.names == nil {
+			s.names = map[string]TableName{}
+		}
+		s.names[f.name] = f.tn
+		if s.phases.get(f.name) != nil || refused[f.name] {
+			continue
+		}
+		oid := f.oid
+		if s.p.cfg.Snapshot.Mode == SnapshotNever || first && s.adopt {
+			// setPhase's callback runs under the pipeline mutex, so the
+			// position read is the one the main worker has when the view changes.
+			ts := s.setPhase(ctx, f.name, func(ts *tableState) {
+				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(s.phases.mainPos)
+			})
+			why := "snapshot.mode never"
+			if s.adopt {
+				why = "taken over from Debezium"
+			}
+			s.log.Info("new table streams without a snapshot ("+why+")", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
+			continue
+		}
+		s.setPhase(ctx, f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		s.log.Info("new table: copy queued", zap.String("table", f.name))
+	}
+	return nil
+}
