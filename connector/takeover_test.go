@@ -92,63 +92,68 @@ func writeConnectOffsets(t *testing.T, addr, topic string, kvs ...string) {
 // resumes at the event after it) and loses nothing written after the
 // switch. The slot is behind the offset, as Debezium leaves it.
 func TestTakeoverFromDebeziumWithoutASnapshot(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
-	e.exec(`CREATE PUBLICATION dbz_publication FOR TABLE orders`)
-	e.exec(`SELECT pg_create_logical_replication_slot('debezium', 'pgoutput')`)
-	e.exec(`INSERT INTO orders VALUES (1, 'a'), (2, 'a')`)           // sent whole by Debezium
-	e.exec(`INSERT INTO orders VALUES (3, 'b'), (4, 'b'), (5, 'b')`) // sent up to id 4
-	var commits, inserts []uint64
-	for _, m := range e.peekSlot("debezium", "dbz_publication") {
-		switch m.kind {
-		case 'C':
-			commits = append(commits, m.lsn)
-		case 'I':
-			inserts = append(inserts, m.lsn)
-		}
-	}
-	if len(commits) != 2 || len(inserts) != 5 {
-		t.Fatalf("slot holds commits %v, inserts %v", commits, inserts)
-	}
-	key := `["dbz-orders",{"server":"tk"}]`
-	writeConnectOffsets(t, e.kafka, "connect-offsets",
-		key, `{"lsn":1,"lsn_commit":1,"txId":1}`, // superseded
-		`["other",{"server":"tk"}]`, `{"lsn":99999999999,"lsn_commit":99999999999}`,
-		key, fmt.Sprintf(`{"transaction_id":null,"lsn_proc":%d,"messageType":"INSERT","lsn_commit":%d,"lsn":%d,"txId":751,"ts_usec":1764806400000000}`,
-			inserts[3], commits[0], inserts[3]))
-	e.exec(`INSERT INTO orders VALUES (6, 'c')`) // after the switch, before mooncdc
-
-	cfg := e.config("tk", "public.orders")
-	cfg.Postgres.Slot, cfg.Postgres.Publication = "debezium", "dbz_publication"
-	cfg.MigrateFrom.Debezium = connector.DebeziumMigration{OffsetsTopic: "connect-offsets", ConnectorName: "dbz-orders"}
-	r := start(t, cfg)
-	e.exec(`INSERT INTO orders VALUES (7, 'd')`)
-	want := []float64{5, 6, 7}
-	check := func(evs []event) {
-		t.Helper()
-		if len(evs) != len(want) {
-			t.Fatalf("%d records, want %d: %+v", len(evs), len(want), evs)
-		}
-		for i, ev := range evs {
-			if ev.Op != "c" || ev.After["id"] != want[i] {
-				t.Errorf("record %d: %s of id %v, want a create of %v (nothing copied, nothing Debezium sent repeated)", i, ev.Op, ev.After["id"], want[i])
+	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := newEnv(t)
+			e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+			e.exec(`CREATE PUBLICATION dbz_publication FOR TABLE orders`)
+			e.exec(`SELECT pg_create_logical_replication_slot('debezium', 'pgoutput')`)
+			e.exec(`INSERT INTO orders VALUES (1, 'a'), (2, 'a')`)           // sent whole by Debezium
+			e.exec(`INSERT INTO orders VALUES (3, 'b'), (4, 'b'), (5, 'b')`) // sent up to id 4
+			var commits, inserts []uint64
+			for _, m := range e.peekSlot("debezium", "dbz_publication") {
+				switch m.kind {
+				case 'C':
+					commits = append(commits, m.lsn)
+				case 'I':
+					inserts = append(inserts, m.lsn)
+				}
 			}
-		}
-	}
-	check(consume(t, e.kafka, 3, "tk.public.orders"))
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
-	}
+			if len(commits) != 2 || len(inserts) != 5 {
+				t.Fatalf("slot holds commits %v, inserts %v", commits, inserts)
+			}
+			key := `["dbz-orders",{"server":"tk"}]`
+			writeConnectOffsets(t, e.kafka, "connect-offsets",
+				key, `{"lsn":1,"lsn_commit":1,"txId":1}`, // superseded
+				`["other",{"server":"tk"}]`, `{"lsn":99999999999,"lsn_commit":99999999999}`,
+				key, fmt.Sprintf(`{"transaction_id":null,"lsn_proc":%d,"messageType":"INSERT","lsn_commit":%d,"lsn":%d,"txId":751,"ts_usec":1764806400000000}`,
+					inserts[3], commits[0], inserts[3]))
+			e.exec(`INSERT INTO orders VALUES (6, 'c')`) // after the switch, before mooncdc
 
-	// The next start resumes from mooncdc's own offsets.
-	r = start(t, cfg)
-	e.exec(`INSERT INTO orders VALUES (8, 'e')`)
-	want = append(want, 8)
-	check(consume(t, e.kafka, 4, "tk.public.orders"))
-	time.Sleep(time.Second)
-	check(consume(t, e.kafka, -1, "tk.public.orders"))
-	if err := r.stop(t); err != nil {
-		t.Fatal(err)
+			cfg := e.config("tk", "public.orders")
+			cfg.Postgres.Slot, cfg.Postgres.Publication = "debezium", "dbz_publication"
+			cfg.MigrateFrom.Debezium = connector.DebeziumMigration{OffsetsTopic: "connect-offsets", ConnectorName: "dbz-orders"}
+			cfg.Kafka.Delivery = mode
+			r := start(t, cfg)
+			e.exec(`INSERT INTO orders VALUES (7, 'd')`)
+			want := []float64{5, 6, 7}
+			check := func(evs []event) {
+				t.Helper()
+				if len(evs) != len(want) {
+					t.Fatalf("%d records, want %d: %+v", len(evs), len(want), evs)
+				}
+				for i, ev := range evs {
+					if ev.Op != "c" || ev.After["id"] != want[i] {
+						t.Errorf("record %d: %s of id %v, want a create of %v (nothing copied, nothing Debezium sent repeated)", i, ev.Op, ev.After["id"], want[i])
+					}
+				}
+			}
+			check(consume(t, e.kafka, 3, "tk.public.orders"))
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+
+			// The next start resumes from mooncdc's own offsets.
+			r = start(t, cfg)
+			e.exec(`INSERT INTO orders VALUES (8, 'e')`)
+			want = append(want, 8)
+			check(consume(t, e.kafka, 4, "tk.public.orders"))
+			time.Sleep(time.Second)
+			check(consume(t, e.kafka, -1, "tk.public.orders"))
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
