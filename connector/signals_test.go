@@ -113,6 +113,12 @@ func TestSignalTableExecutesAFilteredRecopy(t *testing.T) {
 	if !slices.Equal(again, []int{8, 9, 10}) {
 		t.Errorf("re-copied ids %v, want [8 9 10]", again)
 	}
+	// Handed over, the filter is forgotten: a later copy of the table
+	// (after a crash, a slot-loss repair) copies every row.
+	r.waitHandedOver(t)
+	if f := r.p.TablePhases()["public.orders"].ResnapshotFilter; f != "" {
+		t.Errorf("filter %q kept after the filtered re-copy was handed over", f)
+	}
 
 	e.exec(`INSERT INTO debezium_signal VALUES ('s2', 'pause-snapshot', NULL)`)
 	e.exec(`INSERT INTO debezium_signal VALUES ('s3', 'execute-snapshot', '{"data-collections":["public.orders"],"additional-conditions":[{"data-collection":"public.orders","filter":"id = 1"}]}')`)
