@@ -676,6 +676,11 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	if o.requireGoal && verdict == "FAIL" {
 		errs = append(errs, errors.New("the snapshot misses the goal"))
 	}
+	if o.shapings != "" && ctx.Err() == nil && cfg.Kafka.Compression == "none" {
+		if err := runShapings(ctx, o, src, kfakeBin, tmp, shapingResult{name: "none", elapsed: res.elapsed, cpu: res.cpu}); err != nil {
+			errs = append(errs, fmt.Errorf("shaping: %w", err))
+		}
+	}
 	if o.compressions != "" && ctx.Err() == nil {
 		base := compressionResult{codec: cfg.Kafka.Compression, elapsed: res.elapsed, brokerBytes: snapshotRates.brokerBytes, records: records, cpu: res.cpu}
 		if klimErr == nil {

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The shaping benchmark (issue 14's cost of Debezium's options): the
+// snapshot benchmark's copy again with one record-shaping option on the
+// bench table's payload column, each on a fresh broker, beside the plain
+// run of the same sitting. The cost of an option is the CPU µs a row above
+// the plain run's.
+
+// shapings are the -shapings variants: the format keys each adds.
+var shapings = map[string]string{
+	// column.mask.with.8.chars
+	"mask": `  column_mask: [{columns: ["` + snapQualified + `.payload"], chars: 8}]`,
+	// column.mask.hash.v2.SHA-256.with.salt.CzQMA0cB5K
+	"hash": `  column_hash: [{columns: ["` + snapQualified + `.payload"], algorithm: SHA-256, salt: CzQMA0cB5K, version: 2}]`,
+	// column.truncate.to.16.chars
+	"truncate": `  column_truncate: [{columns: ["` + snapQualified + `.payload"], length: 16}]`,
+}
+
+// shapingResult is one variant's run.
+type shapingResult struct {
+	name    string
+	elapsed time.Duration
+	cpu     cpuTime
+}
+
+func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp string, base shapingResult) error {
+	n := o.snapRows
+	results := []shapingResult{base}
+	for _, name := range strings.Split(o.shapings, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		keys, ok := shapings[name]
+		if !ok {
+			return fmt.Errorf("-shapings: %q is none of mask, hash, truncate", name)
+		}
+		r, err := shapingRun(ctx, o, src, kfakeBin, tmp, name, keys)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		results = append(results, r)
+	}
+	fmt.Println()
+	fmt.Printf("record shaping: the snapshot of %d rows (mooncdc, start → exit) with one option on %s.payload, each on a fresh kfake\n", n, snapQualified)
+	fmt.Printf("  %-10s %12s %12s %14s\n", "option", "mooncdc r/s", "CPU µs/row", "vs none µs/row")
+	for _, r := range results {
+		fmt.Printf("  %-10s %12s %12.2f %+14.2f\n", r.name, rate(n, r.elapsed), perRow(r.cpu, n), perRow(r.cpu, n)-perRow(base.cpu, n))
+	}
+	return nil
+}
+
+func shapingRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, keys string) (shapingResult, error) {
+	out := shapingResult{name: name}
+	kdir := filepath.Join(tmp, "kafka-shaping-"+name)
+	defer os.RemoveAll(kdir)
+	brk, err := startBroker(kfakeBin, kdir)
+	if err != nil {
+		return out, err
+	}
+	defer brk.kill()
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return out, err
+	}
+	cfg := snapshotConfig(src, brk.addr, metricsAddr, o.snapConns)
+	cfg.Kafka.Compression = "none"
+	cfg.Postgres.Slot = snapSlot + "_" + name
+	yaml := strings.Replace(configYAML(cfg), "\nformat:\n", "\nformat:\n"+keys+"\n", 1)
+	path := filepath.Join(tmp, "mooncdc-shaping-"+name+".yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		return out, err
+	}
+	step(fmt.Sprintf("shaping %s: mooncdc snapshot → Kafka (fresh kfake %s)", name, brk.addr))
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
+	res, err := runSnapshotPipeline(pctx, src, &childRunner{bin: o.mooncdc, config: path}, brk, metricsAddr, o.snapRows)
+	cancel()
+	if err == nil && res.exitErr != nil {
+		err = fmt.Errorf("mooncdc: %w", res.exitErr)
+	}
+	if err != nil {
+		printLog("mooncdc", res.log)
+		return out, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	records, err := recordCount(cctx, brk.addr, snapTopic)
+	cancel()
+	if err != nil {
+		return out, err
+	}
+	if records < int64(o.snapRows) {
+		return out, fmt.Errorf("delivery: %d records, want %d", records, o.snapRows)
+	}
+	// The option was applied: the first record's payload is shaped.
+	cctx, cancel = context.WithTimeout(ctx, time.Minute)
+	first, err := firstRecord(cctx, brk.addr, snapTopic)
+	cancel()
+	if err != nil {
+		return out, err
+	}
+	if err := checkShaped(name, first.Value); err != nil {
+		return out, err
+	}
+	out.elapsed, out.cpu = res.elapsed, res.cpu
+	return out, nil
+}
+
+// checkShaped checks a snapshot record's payload against what the
+// option makes of the table's md5(id) || md5(id + 1).
+func checkShaped(name string, value []byte) error {
+	var v struct {
+		After struct {
+			ID      int64  `json:"id"`
+			Payload string `json:"payload"`
+		} `json:"after"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return fmt.Errorf("the first record: %w", err)
+	}
+	a, b := md5.Sum([]byte(strconv.FormatInt(v.After.ID, 10))), md5.Sum([]byte(strconv.FormatInt(v.After.ID+1, 10)))
+	plain := hex.EncodeToString(a[:]) + hex.EncodeToString(b[:])
+	p := v.After.Payload
+	ok := false
+	switch name {
+	case "mask":
+		ok = p == "********"
+	case "hash":
+		ok = len(p) == 64 && p != plain
+	case "truncate":
+		ok = p == plain[:16]
+	}
+	if !ok {
+		return fmt.Errorf("the first record's payload %q is not what %s makes of %q", p, name, plain)
+	}
+	return nil
+}
