@@ -99,6 +99,11 @@ type PostgresConfig struct {
 	// and streamed through the root. Off, each partition is a table of
 	// its own. An existing publication is left as it is.
 	PublishViaPartitionRoot bool `yaml:"publish_via_partition_root"`
+	// SlotFailover makes the slot a failover slot (PostgreSQL 17+): the
+	// standbys that sync_replication_slots keep a copy, and after a
+	// promotion mooncdc continues on it (a multi-host postgres.url with
+	// target_session_attrs=read-write finds the new primary).
+	SlotFailover bool `yaml:"slot_failover"`
 }
 
 // TableFilter is the row filter and column list of one postgres.tables

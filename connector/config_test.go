@@ -393,7 +393,7 @@ func TestLoadConfigEnvErrorsNameTheVariable(t *testing.T) {
 func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 	want := []string{
 		"name", "data_dir",
-		"postgres.url", "postgres.tables", "postgres.tables_exclude", "postgres.columns_include", "postgres.columns_exclude", "postgres.publication", "postgres.slot", "postgres.password_file", "postgres.publish_via_partition_root",
+		"postgres.url", "postgres.tables", "postgres.tables_exclude", "postgres.columns_include", "postgres.columns_exclude", "postgres.publication", "postgres.slot", "postgres.password_file", "postgres.publish_via_partition_root", "postgres.slot_failover",
 		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.routes", "kafka.topic_partitions",
 		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
 		"kafka.transaction_max_bytes", "kafka.transaction_max_interval", "kafka.transaction_timeout",

@@ -144,9 +144,20 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 	if err := checkServerVersion(version); err != nil {
 		return offsets.Pipeline{}, err
 	}
+	if cfg.Postgres.SlotFailover && version < 170000 {
+		return offsets.Pipeline{}, &criticalError{fmt.Errorf("postgres.slot_failover: failover slots need PostgreSQL 17 or later; this server is %d.%d: set postgres.slot_failover: false, or upgrade",
+			version/10000, version%10000)}
+	}
 	slot, err := lookupSlot(ctx, db, slotName)
 	if err != nil {
 		return offsets.Pipeline{}, err
+	}
+	if slot.Exists && cfg.Postgres.SlotFailover && !slot.Failover && !slot.Synced && slot.Type == "logical" {
+		// Before streaming, while no walsender holds it.
+		if err := makeFailoverSlot(ctx, repl, slotName); err != nil {
+			return offsets.Pipeline{}, err
+		}
+		p.log.Info("replication slot made a failover slot (postgres.slot_failover)", zap.String("slot", slotName))
 	}
 	if slot.Exists && (slot.Plugin != "pgoutput" || slot.Type != "logical" || slot.Database != id.Database) {
 		return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
@@ -213,7 +224,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			zap.String("slot", slotName), zap.Stringer("lsn", slot.ConfirmedFlush))
 		out.InitialLSN = uint64(slot.ConfirmedFlush)
 	} else {
-		lsn, err := createSlot(ctx, repl, slotName)
+		lsn, err := createSlot(ctx, repl, slotName, cfg.Postgres.SlotFailover)
 		if err != nil {
 			return offsets.Pipeline{}, err
 		}

@@ -57,7 +57,7 @@ func (p *Pipeline) replaceLostSlot(ctx context.Context, repl *pgconn.PgConn, db 
 	if err := p.ensurePublication(ctx, db); err != nil {
 		return offsets.Pipeline{}, err
 	}
-	lsn, err := createSlot(ctx, repl, slot)
+	lsn, err := createSlot(ctx, repl, slot, p.cfg.Postgres.SlotFailover)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}

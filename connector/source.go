@@ -32,6 +32,9 @@ type slotInfo struct {
 	// WALStatus is pg_replication_slots.wal_status: reserved, extended,
 	// unreserved, or lost (Postgres removed WAL the slot needs).
 	WALStatus string
+	// Failover: a failover slot, synchronized to standbys (PostgreSQL 17+;
+	// false before). Synced: this is a standby's copy of one.
+	Failover, Synced bool
 }
 
 // identify runs IDENTIFY_SYSTEM on a replication connection: it needs only
@@ -49,8 +52,11 @@ func lookupSlot(ctx context.Context, db *pgx.Conn, slot string) (slotInfo, error
 	var confirmed *string
 	var pid *int32
 	var database, walStatus *string
-	err := db.QueryRow(ctx, `SELECT coalesce(plugin, ''), slot_type, database, confirmed_flush_lsn::text, active_pid, wal_status
-		FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&s.Plugin, &s.Type, &database, &confirmed, &pid, &walStatus)
+	// failover and synced exist from PostgreSQL 17 on: read through jsonb,
+	// they are false before.
+	err := db.QueryRow(ctx, `SELECT coalesce(plugin, ''), slot_type, database, confirmed_flush_lsn::text, active_pid, wal_status,
+			coalesce((to_jsonb(s) ->> 'failover')::bool, false), coalesce((to_jsonb(s) ->> 'synced')::bool, false)
+		FROM pg_replication_slots s WHERE slot_name = $1`, slot).Scan(&s.Plugin, &s.Type, &database, &confirmed, &pid, &walStatus, &s.Failover, &s.Synced)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, nil
 	}
@@ -78,14 +84,28 @@ func lookupSlot(ctx context.Context, db *pgx.Conn, slot string) (slotInfo, error
 }
 
 // createSlot creates the pipeline's permanent pgoutput slot and returns its
-// consistent point: the first LSN it can stream.
-func createSlot(ctx context.Context, conn *pgconn.PgConn, slot string) (schema.LSN, error) {
+// consistent point: the first LSN it can stream. A failover slot
+// (PostgreSQL 17+) is synchronized to standbys that sync_replication_slots.
+func createSlot(ctx context.Context, conn *pgconn.PgConn, slot string, failover bool) (schema.LSN, error) {
+	action := "NOEXPORT_SNAPSHOT"
+	if failover {
+		action = "(SNAPSHOT 'nothing', FAILOVER true)" // the option list of PostgreSQL 15+
+	}
 	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, slot, "pgoutput",
-		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
+		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: action})
 	if err != nil {
 		return 0, fmt.Errorf("create replication slot %q: %w", slot, err)
 	}
 	return schema.ParseLSN(res.ConsistentPoint)
+}
+
+// makeFailoverSlot turns an existing slot into a failover slot
+// (PostgreSQL 17's ALTER_REPLICATION_SLOT; the slot must not be in use).
+func makeFailoverSlot(ctx context.Context, conn *pgconn.PgConn, slot string) error {
+	if _, err := conn.Exec(ctx, "ALTER_REPLICATION_SLOT "+QuoteIdent(slot)+" (FAILOVER true)").ReadAll(); err != nil {
+		return fmt.Errorf("make replication slot %q a failover slot (postgres.slot_failover): %w", slot, err)
+	}
+	return nil
 }
 
 // connectSQL opens a normal (non-replication) connection for catalog work.

@@ -76,6 +76,12 @@ func checkPostgres(ctx context.Context, cfg connector.Config) checkLines {
 		{"row filters and column lists", c.checkPublicationFilters},
 		{c.slotWhat(), c.checkSlot},
 	}
+	if cfg.Postgres.SlotFailover {
+		checks = append(checks, struct {
+			what string
+			run  func(context.Context) error
+		}{"failover slot", c.checkFailover})
+	}
 	if !c.connect(ctx) {
 		for _, ch := range checks {
 			c.out.skip(ch.what, "Postgres unreachable")

