@@ -165,6 +165,31 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("slot dropped while stopped", func(t *testing.T) {
+		e := newEnv(t)
+		e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
+		cfg := e.config("lost", "public.t")
+		cfg.OnSlotLoss = connector.SlotLossResnapshot
+		r := start(t, cfg)
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		e.exec(`SELECT pg_drop_replication_slot('mooncdc_lost')`)
+		e.exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c')`)
+		r = start(t, cfg)
+		if got := testCounter(r.p.Metrics().SlotLossResnapshots); got != 1 {
+			t.Errorf("mooncdc_slot_loss_resnapshots_total = %v, want 1", got)
+		}
+		e.exec(`INSERT INTO t VALUES (6, 'd')`)
+		checkCompacted(t, e, "lost.public.t", map[string]string{"2": "b", "3": "a", "4": "a", "5": "c", "6": "d"})
+		if n := e.count(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'mooncdc_lost'`); n != 1 {
+			t.Errorf("%d slots named mooncdc_lost, want the new one", n)
+		}
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("while streaming", func(t *testing.T) {
 		pg := pgtest.New(t, func(o *pgtest.Options) {
 			o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
