@@ -120,7 +120,7 @@ func DecodeDebeziumValue(value []byte) (DebeziumOffset, error) {
 		return o, fmt.Errorf("not a Debezium PostgreSQL offset: no lsn in %s", value)
 	}
 	if err := json.Unmarshal(value, &o); err != nil {
-		return o, fmt.Errorf("Debezium offset %s: %w", value, err)
+		return o, fmt.Errorf("a Debezium offset with fields of the wrong type, %s: %w", value, err)
 	}
 	return o, nil
 }
