@@ -71,8 +71,9 @@ type emitter struct {
 	skipThrough schema.LSN
 
 	routes map[*schema.Relation]route
-	// messagesReady: the logical messages' schemas are registered.
-	messagesReady bool
+	// messagesReady: the logical messages' schemas are registered;
+	// schemaChangesReady: the schema-change records' (schemachange.go).
+	messagesReady, schemaChangesReady bool
 	cur           *txAck
 	pool          sync.Pool
 	promise       func(*kgo.Record, error)
@@ -166,6 +167,11 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if ch.Op == schema.OpMessage {
 		if ch.Message.Prefix == HeartbeatMessagePrefix {
 			return e.heartbeat(ch)
+		}
+		if ch.Message.Prefix == DDLMessagePrefix {
+			if done, err := e.schemaChange(ch); done || err != nil {
+				return err
+			}
 		}
 		topic := e.prefix + ".message"
 		if err := e.topics.ensure(topic); err != nil {
@@ -413,7 +419,7 @@ func (e *emitter) onAck(rec *kgo.Record, err error) {
 	n := recordBytes(rec)
 	if err != nil {
 		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
-	} else if rec.Value != nil && rec.Topic != e.opts.txTopic {
+	} else if rec.Value != nil && rec.Topic != e.opts.txTopic && rec.Topic != e.opts.schemaChangeTopic {
 		e.metrics.ChangesWritten.Inc() // tombstones and BEGIN/END are not changes
 	}
 	e.tracker.Ack(a, n, err)

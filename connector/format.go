@@ -19,6 +19,8 @@ type recordEncoder interface {
 	MarkSnapshot(value []byte, from, to string) ([]byte, bool)
 	AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error)
 	AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error)
+	AppendSchemaChangeKey(dst []byte, sc *schema.SchemaChange) ([]byte, error)
+	AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]byte, error)
 }
 
 // codec encodes records with the configured key and value formats. Each
@@ -96,6 +98,14 @@ func (c *codec) prepareTx(ctx context.Context, topic string) error {
 	})
 }
 
+// prepareSchemaChange registers the Avro schemas of the schema-change
+// records on topic.
+func (c *codec) prepareSchemaChange(ctx context.Context, topic string) error {
+	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
+		return enc.RegisterSchemaChange(key, value, register)
+	})
+}
+
 // register has each Avro encoder register its schemas (with do) under
 // topic's subjects, and classifies the failure.
 func (c *codec) register(ctx context.Context, topic string,
@@ -140,6 +150,16 @@ func (c *codec) AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error) {
 
 func (c *codec) AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error) {
 	return c.value.AppendTxValue(dst, ev)
+}
+
+// AppendSchemaChangeKey and AppendSchemaChangeValue encode a schema-change
+// record.
+func (c *codec) AppendSchemaChangeKey(dst []byte, sc *schema.SchemaChange) ([]byte, error) {
+	return c.key.AppendSchemaChangeKey(dst, sc)
+}
+
+func (c *codec) AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]byte, error) {
+	return c.value.AppendSchemaChangeValue(dst, sc)
 }
 
 func (c *codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {

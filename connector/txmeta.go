@@ -18,6 +18,9 @@ type recordOptions struct {
 	// noTombstones: a delete is not followed by a tombstone
 	// (format.tombstones_on_delete: false).
 	noTombstones bool
+	// schemaChangeTopic receives the schema-change records of DDL
+	// messages (schemachange.go).
+	schemaChangeTopic string
 }
 
 // opSet is a set of operations.
@@ -49,6 +52,7 @@ func (c *Config) recordOptions() recordOptions {
 	if c.Format.ProvideTransactionMetadata {
 		o.txTopic = c.Kafka.TopicPrefix + ".transaction" // AbstractTopicNamingStrategy.transactionTopic
 	}
+	o.schemaChangeTopic = c.Kafka.TopicPrefix + ".schema-changes"
 	return o
 }
 

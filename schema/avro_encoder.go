@@ -33,6 +33,7 @@ type AvroEncoder struct {
 	msgKey, msgValue     string
 	msgKeyID, msgValueID int32 // -1 until registered
 	txKeyID, txValueID   int32 // transaction metadata records; -1 until registered
+	scKeyID, scValueID   int32 // schema-change records; -1 until registered
 }
 
 // avroPlan is the Avro part of a relation's plan.
@@ -46,7 +47,7 @@ type avroPlan struct {
 func NewAvroEncoder(cfg Config) *AvroEncoder {
 	cfg = cfg.withDefaults()
 	e := &AvroEncoder{plans: newPlanCache(cfg), cfg: cfg, w: avro.NewWriter(nil, 1024),
-		msgKeyID: -1, msgValueID: -1, txKeyID: -1, txValueID: -1}
+		msgKeyID: -1, msgValueID: -1, txKeyID: -1, txValueID: -1, scKeyID: -1, scValueID: -1}
 	e.phBytes, e.ph, _ = placeholder(cfg.UnavailableValue)
 	e.msgKey = renderAvro(messageKeySchema)
 	e.msgValue = renderAvro(messageValueSchema)

@@ -33,6 +33,8 @@ type JSONEncoder struct {
 	// tx holds the schema heads of transaction metadata records, made at
 	// first use.
 	tx *txHeads
+	// sc holds the schema heads of schema-change records, made at first use.
+	sc *schemaChangeHeads
 
 	plans planCache
 	cv    converter

@@ -52,6 +52,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		return tailCommand(ctx, args[1:], environ, stdout, stderr)
 	case "import-debezium":
 		return importDebeziumCommand(args[1:], stdout, stderr)
+	case "setup-ddl":
+		return setupDDLCommand(ctx, args[1:], environ, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, versionLine())
 		return connector.ExitOK
@@ -71,6 +73,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 			fmt.Fprint(stdout, tailUsage())
 		case len(args) > 1 && args[1] == "import-debezium":
 			fmt.Fprint(stdout, importDebeziumUsage())
+		case len(args) > 1 && args[1] == "setup-ddl":
+			fmt.Fprint(stdout, setupDDLUsage())
 		default:
 			fmt.Fprint(stdout, usage())
 		}
@@ -267,8 +271,10 @@ Usage:
                                         print records as they arrive, decoded
   mooncdc import-debezium [--brokers B] [--offsets-topic T] FILE
                                         print the mooncdc YAML for a Debezium connector config
+  mooncdc setup-ddl [--config FILE] [flags] [--uninstall]
+                                        install the DDL event trigger (schema-change records)
   mooncdc version                       print the version
-  mooncdc help [run|resnapshot|reset|check|status|tail|import-debezium]
+  mooncdc help [run|resnapshot|reset|check|status|tail|import-debezium|setup-ddl]
                                         print this help, or a command's flags
 
 Exit codes: 0 clean stop, 1 runtime error, 2 invalid config, 3 unsafe resume

@@ -1,0 +1,116 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+)
+
+// scEvent is a schema-change record's value, as the test reads it.
+type scEvent struct {
+	Source struct {
+		Table string `json:"table"`
+		LSN   int64  `json:"lsn"`
+		TxID  int64  `json:"txId"`
+	} `json:"source"`
+	DatabaseName string `json:"databaseName"`
+	SchemaName   string `json:"schemaName"`
+	DDL          string `json:"ddl"`
+	TableChanges []struct {
+		Type  string `json:"type"`
+		ID    string `json:"id"`
+		Table *struct {
+			PrimaryKey []string         `json:"primaryKeyColumnNames"`
+			Columns    []map[string]any `json:"columns"`
+		} `json:"table"`
+	} `json:"tableChanges"`
+}
+
+// TestDDLCaptureWritesSchemaChangeRecords: with the event trigger of
+// `mooncdc setup-ddl`, an ALTER TABLE in a transaction with a row of the
+// new shape, a CREATE TABLE matching postgres.tables and a DROP TABLE
+// each give one record on <prefix>.schema-changes, keyed by the table,
+// with the exact statement and the columns after it, before the rows of
+// its transaction (its LSN is below theirs; in exactly-once mode, in the
+// same Kafka transaction). A table outside the capture gives none.
+func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
+	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := newEnv(t)
+			e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+			e.exec(`CREATE SCHEMA other; CREATE TABLE other.ignored (id int PRIMARY KEY)`)
+			conn, err := e.pg.Connect(context.Background(), "postgres")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := connector.InstallDDLCapture(context.Background(), conn); err != nil {
+				t.Fatal(err)
+			}
+			conn.Close(context.Background())
+			cfg := e.config("ddl", "public.*")
+			cfg.Kafka.Delivery = mode
+			r := start(t, cfg)
+
+			alter := `ALTER TABLE orders ADD COLUMN note varchar(40) DEFAULT 'x', ADD COLUMN amount numeric(10,2) NOT NULL DEFAULT 0`
+			e.exec(`BEGIN; ` + alter + `; INSERT INTO orders (id, v) VALUES (2, 'b'); COMMIT`)
+			e.exec(`ALTER TABLE other.ignored ADD COLUMN n int`)
+			e.exec(`CREATE TABLE public.added (k bigint PRIMARY KEY, t timestamptz)`)
+			e.exec(`DROP TABLE public.added`)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			recs := kafkatest.ReadAll(ctx, t, e.kafka, 3, "ddl.schema-changes")
+			if len(recs) != 3 {
+				t.Fatalf("%d schema-change records, want 3 (ALTER, CREATE, DROP)", len(recs))
+			}
+			var evs []scEvent
+			for _, rec := range recs {
+				var ev scEvent
+				if err := json.Unmarshal(rec.Value, &ev); err != nil {
+					t.Fatalf("%s: %v", rec.Value, err)
+				}
+				evs = append(evs, ev)
+			}
+			if k := string(recs[0].Key); k != `{"databaseName":"postgres","schemaName":"public","tableName":"orders"}` {
+				t.Errorf("key %s", k)
+			}
+			a := evs[0]
+			if a.DDL != `BEGIN; `+alter+`; INSERT INTO orders (id, v) VALUES (2, 'b'); COMMIT` || a.DatabaseName != "postgres" || a.SchemaName != "public" ||
+				len(a.TableChanges) != 1 || a.TableChanges[0].Type != "ALTER" || a.TableChanges[0].ID != `"public"."orders"` {
+				t.Fatalf("ALTER event %+v", a)
+			}
+			tab := a.TableChanges[0].Table
+			wantCols := []map[string]any{
+				{"name": "id", "typeName": "int4", "length": nil, "scale": nil, "position": 1.0, "optional": false, "defaultValueExpression": nil},
+				{"name": "v", "typeName": "text", "length": nil, "scale": nil, "position": 2.0, "optional": true, "defaultValueExpression": nil},
+				{"name": "note", "typeName": "varchar", "length": 40.0, "scale": nil, "position": 3.0, "optional": true, "defaultValueExpression": "'x'::character varying"},
+				{"name": "amount", "typeName": "numeric", "length": 10.0, "scale": 2.0, "position": 4.0, "optional": false, "defaultValueExpression": "0"},
+			}
+			if tab == nil || !reflect.DeepEqual(tab.PrimaryKey, []string{"id"}) || !reflect.DeepEqual(tab.Columns, wantCols) {
+				t.Errorf("ALTER columns %+v, want %+v", tab, wantCols)
+			}
+			rows := consume(t, e.kafka, 1, "ddl.public.orders")
+			// A logical message's LSN is the end of its WAL record
+			// (decode.c queues it at buf->endptr), where the INSERT's begins.
+			if row := rows[0]; row.Source.TxID == nil || *row.Source.TxID != a.Source.TxID || row.Source.LSN < a.Source.LSN {
+				t.Errorf("the row of the ALTER's transaction (txId %v, lsn %d, %s) is not after its schema change (txId %d, lsn %d)",
+					*row.Source.TxID, row.Source.LSN, row.Source.Sequence, a.Source.TxID, a.Source.LSN)
+			}
+			if c := evs[1]; c.TableChanges[0].Type != "CREATE" || c.Source.Table != "added" || c.DDL != `CREATE TABLE public.added (k bigint PRIMARY KEY, t timestamptz)` ||
+				len(c.TableChanges[0].Table.Columns) != 2 {
+				t.Errorf("CREATE event %+v", c)
+			}
+			if d := evs[2]; d.TableChanges[0].Type != "DROP" || d.TableChanges[0].Table != nil || d.DDL != `DROP TABLE public.added` {
+				t.Errorf("DROP event %+v", d)
+			}
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
