@@ -74,9 +74,9 @@ type emitter struct {
 	// messagesReady: the logical messages' schemas are registered;
 	// schemaChangesReady: the schema-change records' (schemachange.go).
 	messagesReady, schemaChangesReady bool
-	cur           *txAck
-	pool          sync.Pool
-	promise       func(*kgo.Record, error)
+	cur                               *txAck
+	pool                              sync.Pool
+	promise                           func(*kgo.Record, error)
 }
 
 type route struct {

@@ -72,11 +72,11 @@ func ParseDDLMessage(content []byte) (DDLMessage, error) {
 // SchemaChange is one record of the schema-change topic: one table of one
 // DDL command.
 type SchemaChange struct {
-	Type     string // SchemaChangeCreate, SchemaChangeAlter or SchemaChangeDrop
-	DDL      string // "" when derived without the event trigger
-	Table    DDLTable
-	Xid      uint32
-	LSN      LSN
+	Type  string // SchemaChangeCreate, SchemaChangeAlter or SchemaChangeDrop
+	DDL   string // "" when derived without the event trigger
+	Table DDLTable
+	Xid   uint32
+	LSN   LSN
 	// CommitTime is source.ts_ms; Now the event's ts_ms.
 	CommitTime, Now time.Time
 }
