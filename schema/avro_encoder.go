@@ -376,7 +376,7 @@ func (e *AvroEncoder) writeArray(t *colType, s *Schema, text []byte) error {
 		for _, el := range cv.elem {
 			if el.Null {
 				if !t.elem.schema.Optional {
-					return errNullRequired // an enum array's items are required
+					return errNullEnumElement
 				}
 				w.WriteLong(0)
 				continue

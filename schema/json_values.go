@@ -71,6 +71,9 @@ func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, err
 			dst = append(dst, ',')
 		}
 		if el.Null {
+			if !t.elem.schema.Optional {
+				return dst, errNullEnumElement
+			}
 			dst = append(dst, "null"...)
 			continue
 		}
@@ -90,6 +93,12 @@ func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, err
 }
 
 var errNestedArray = errors.New("arrays of arrays are not supported")
+
+// errNullEnumElement: an enum array's items are required in Debezium's
+// schema (PostgresValueConverter.java:349-351), so a NULL element fails
+// its Struct's validation there, and a Connect sink would refuse it here.
+var errNullEnumElement = errors.New("a NULL element in an enum array, whose items are required as in Debezium's schema: " +
+	"remove the NULLs from the column, or leave it out (postgres.columns_exclude)")
 
 // appendHstoreMap writes hstore text as a JSON object, the way
 // JsonConverter writes the MAP<STRING, optional STRING> of
