@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/connector"
 )
 
 // The compression benchmark (issue 17.5): the snapshot benchmark's copy
@@ -57,48 +61,12 @@ func runCompressions(ctx context.Context, o options, src *source, kfakeBin, tmp 
 
 func compressionRun(ctx context.Context, o options, src *source, kfakeBin, tmp, codec string) (compressionResult, error) {
 	out := compressionResult{codec: codec}
-	kdir := filepath.Join(tmp, "kafka-snapshot-"+codec)
-	defer os.RemoveAll(kdir)
-	brk, err := startBroker(kfakeBin, kdir)
+	v, err := runSnapshotVariant(ctx, o, src, kfakeBin, tmp, "compression "+codec, codec,
+		func(cfg *connector.Config) { cfg.Kafka.Compression = codec }, "")
 	if err != nil {
 		return out, err
 	}
-	defer brk.kill()
-	metricsAddr, err := freeAddr()
-	if err != nil {
-		return out, err
-	}
-	cfg := snapshotConfig(src, brk.addr, metricsAddr, o.snapConns)
-	cfg.Kafka.Compression = codec
-	cfg.Postgres.Slot = snapSlot + "_" + codec
-	path := filepath.Join(tmp, "mooncdc-snapshot-"+codec+".yaml")
-	if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
-		return out, err
-	}
-	step(fmt.Sprintf("compression %s: mooncdc snapshot → Kafka (fresh kfake %s)", codec, brk.addr))
-	pctx, cancel := context.WithTimeout(ctx, o.timeout)
-	res, err := runSnapshotPipeline(pctx, src, &childRunner{bin: o.mooncdc, config: path}, brk, metricsAddr, o.snapRows)
-	cancel()
-	if err == nil && res.exitErr != nil {
-		err = fmt.Errorf("mooncdc: %w", res.exitErr)
-	}
-	if err != nil {
-		printLog("mooncdc", res.log)
-		return out, err
-	}
-	out.elapsed, out.cpu = res.elapsed, res.cpu
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	out.records, err = recordCount(cctx, brk.addr, snapTopic)
-	cancel()
-	if err != nil {
-		return out, err
-	}
-	if out.records < int64(o.snapRows) {
-		return out, fmt.Errorf("delivery: %d records, want %d", out.records, o.snapRows)
-	}
-	brk.kill()
-	out.brokerBytes = dirSize(kdir)
-	_ = os.RemoveAll(kdir)
+	out.elapsed, out.cpu, out.records, out.brokerBytes = v.elapsed, v.cpu, v.records, v.brokerBytes
 
 	ldir := filepath.Join(tmp, "kafka-limit-"+codec)
 	defer os.RemoveAll(ldir)
@@ -110,12 +78,79 @@ func compressionRun(ctx context.Context, o options, src *source, kfakeBin, tmp, 
 	step(fmt.Sprintf("compression %s: franz-go alone → Kafka (fresh kfake %s)", codec, kbrk.addr))
 	kctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	klim, err := runKafkaLimit(kctx, kbrk, cfg, o.snapRows, snapshotRates.firstValue)
+	klim, err := runKafkaLimit(kctx, kbrk, v.cfg, o.snapRows, snapshotRates.firstValue)
 	if err != nil {
 		return out, fmt.Errorf("kafka limit: %w", err)
 	}
 	kbrk.kill()
 	out.limitElapsed, out.limitBytes = klim.elapsed, dirSize(ldir)
+	return out, nil
+}
+
+// variantRun is one run of the snapshot benchmark's copy on a fresh broker.
+type variantRun struct {
+	cfg         connector.Config
+	elapsed     time.Duration // mooncdc, start → exit
+	cpu         cpuTime
+	records     int64
+	first       *kgo.Record // the topic's first record
+	brokerBytes int64       // the broker's data directory after the run
+}
+
+// runSnapshotVariant runs the snapshot benchmark's copy again, with edit
+// applied to its config and extraFormat added under format: in the YAML,
+// on a fresh broker, and checks that every row was delivered. name
+// labels the step; id names the slot and the directories.
+func runSnapshotVariant(ctx context.Context, o options, src *source, kfakeBin, tmp, name, id string,
+	edit func(*connector.Config), extraFormat string) (variantRun, error) {
+	var out variantRun
+	kdir := filepath.Join(tmp, "kafka-snapshot-"+id)
+	defer os.RemoveAll(kdir)
+	brk, err := startBroker(kfakeBin, kdir)
+	if err != nil {
+		return out, err
+	}
+	defer brk.kill()
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return out, err
+	}
+	cfg := snapshotConfig(src, brk.addr, metricsAddr, o.snapConns)
+	edit(&cfg)
+	cfg.Postgres.Slot = snapSlot + "_" + id
+	yaml := configYAML(cfg)
+	if extraFormat != "" {
+		yaml = strings.Replace(yaml, "\nformat:\n", "\nformat:\n"+extraFormat+"\n", 1)
+	}
+	path := filepath.Join(tmp, "mooncdc-snapshot-"+id+".yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		return out, err
+	}
+	step(fmt.Sprintf("%s: mooncdc snapshot → Kafka (fresh kfake %s)", name, brk.addr))
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
+	res, err := runSnapshotPipeline(pctx, src, &childRunner{bin: o.mooncdc, config: path}, brk, metricsAddr, o.snapRows)
+	cancel()
+	if err == nil && res.exitErr != nil {
+		err = fmt.Errorf("mooncdc: %w", res.exitErr)
+	}
+	if err != nil {
+		printLog("mooncdc", res.log)
+		return out, err
+	}
+	out.cfg, out.elapsed, out.cpu = cfg, res.elapsed, res.cpu
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if out.records, err = recordCount(cctx, brk.addr, snapTopic); err != nil {
+		return out, err
+	}
+	if out.records < int64(o.snapRows) {
+		return out, fmt.Errorf("delivery: %d records, want %d", out.records, o.snapRows)
+	}
+	if out.first, err = firstRecord(cctx, brk.addr, snapTopic); err != nil {
+		return out, err
+	}
+	brk.kill()
+	out.brokerBytes = dirSize(kdir)
 	return out, nil
 }
 

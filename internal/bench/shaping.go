@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mooncdc/mooncdc/connector"
 )
 
 // The shaping benchmark (issue 14's cost of Debezium's options): the
@@ -65,56 +65,16 @@ func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 
 func shapingRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, keys string) (shapingResult, error) {
 	out := shapingResult{name: name}
-	kdir := filepath.Join(tmp, "kafka-shaping-"+name)
-	defer os.RemoveAll(kdir)
-	brk, err := startBroker(kfakeBin, kdir)
+	v, err := runSnapshotVariant(ctx, o, src, kfakeBin, tmp, "shaping "+name, name,
+		func(cfg *connector.Config) { cfg.Kafka.Compression = "none" }, keys)
 	if err != nil {
 		return out, err
-	}
-	defer brk.kill()
-	metricsAddr, err := freeAddr()
-	if err != nil {
-		return out, err
-	}
-	cfg := snapshotConfig(src, brk.addr, metricsAddr, o.snapConns)
-	cfg.Kafka.Compression = "none"
-	cfg.Postgres.Slot = snapSlot + "_" + name
-	yaml := strings.Replace(configYAML(cfg), "\nformat:\n", "\nformat:\n"+keys+"\n", 1)
-	path := filepath.Join(tmp, "mooncdc-shaping-"+name+".yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		return out, err
-	}
-	step(fmt.Sprintf("shaping %s: mooncdc snapshot → Kafka (fresh kfake %s)", name, brk.addr))
-	pctx, cancel := context.WithTimeout(ctx, o.timeout)
-	res, err := runSnapshotPipeline(pctx, src, &childRunner{bin: o.mooncdc, config: path}, brk, metricsAddr, o.snapRows)
-	cancel()
-	if err == nil && res.exitErr != nil {
-		err = fmt.Errorf("mooncdc: %w", res.exitErr)
-	}
-	if err != nil {
-		printLog("mooncdc", res.log)
-		return out, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	records, err := recordCount(cctx, brk.addr, snapTopic)
-	cancel()
-	if err != nil {
-		return out, err
-	}
-	if records < int64(o.snapRows) {
-		return out, fmt.Errorf("delivery: %d records, want %d", records, o.snapRows)
 	}
 	// The option was applied: the first record's payload is shaped.
-	cctx, cancel = context.WithTimeout(ctx, time.Minute)
-	first, err := firstRecord(cctx, brk.addr, snapTopic)
-	cancel()
-	if err != nil {
+	if err := checkShaped(name, v.first.Value); err != nil {
 		return out, err
 	}
-	if err := checkShaped(name, first.Value); err != nil {
-		return out, err
-	}
-	out.elapsed, out.cpu = res.elapsed, res.cpu
+	out.elapsed, out.cpu = v.elapsed, v.cpu
 	return out, nil
 }
 
