@@ -71,6 +71,11 @@ type emitter struct {
 	skipThrough schema.LSN
 
 	routes map[*schema.Relation]route
+	// shapes is each table's last relation (by oid) and announced the
+	// tables whose DDL message the next new shape follows (schemachange.go).
+	shapes    map[uint32]shapeAt
+	announced map[string]bool
+
 	// messagesReady: the logical messages' schemas are registered;
 	// schemaChangesReady: the schema-change records' (schemachange.go).
 	messagesReady, schemaChangesReady bool
@@ -189,7 +194,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 		}
 		return e.produce(e.cur, topic, ch, false)
 	}
-	r, err := e.route(ch.Relation)
+	r, err := e.route(ch)
 	if err != nil || r.skip {
 		return err
 	}
@@ -283,10 +288,12 @@ func (e *emitter) changeOf(r route, ch *schema.Change) error {
 	return e.produce(e.cur, r.topic, ch, ch.Op == schema.OpDelete)
 }
 
-// route returns where a relation's changes go. Relations are immutable and
-// replaced on change, so the cache is keyed by pointer; it is rebuilt when
-// a session ends (relations are per session).
-func (e *emitter) route(rel *schema.Relation) (route, error) {
+// route returns where the changes of ch's relation go. Relations are
+// immutable and replaced on change, so the cache is keyed by pointer; it is
+// rebuilt when a session ends (relations are per session). A relation seen
+// for the first time may announce a schema change (schemachange.go).
+func (e *emitter) route(ch *schema.Change) (route, error) {
+	rel := ch.Relation
 	if r, ok := e.routes[rel]; ok {
 		return r, nil
 	}
@@ -307,6 +314,9 @@ func (e *emitter) route(rel *schema.Relation) (route, error) {
 			return r, err
 		}
 		r.rel, r.nulls = keyed, newNullPlan(keyed)
+		if err := e.relationChanged(keyed, ch); err != nil {
+			return r, err
+		}
 	}
 	if len(e.routes) > 4096 {
 		clear(e.routes)

@@ -27,41 +27,93 @@ func (e *emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 	if err != nil {
 		return false, nil
 	}
-	topic := e.opts.schemaChangeTopic
 	now := time.Now()
 	for _, t := range m.Tables {
 		if !e.include(t.Schema, t.Table) {
 			continue
 		}
-		if !e.schemaChangesReady {
-			if err := e.topics.ensure(topic); err != nil {
-				return true, err
-			}
-			if err := e.enc.prepareSchemaChange(e.ctx, topic); err != nil {
-				return true, err
-			}
-			e.schemaChangesReady = true
-		}
 		sc := schema.SchemaChange{Type: m.ChangeType(t), DDL: m.DDL, Table: t, Xid: ch.Tx.Xid, LSN: ch.LSN,
 			CommitTime: ch.Tx.CommitTime, Now: now}
-		rec := e.pool.Get().(*kgo.Record)
-		key, err := e.enc.AppendSchemaChangeKey(rec.Key[:0], &sc)
-		if err != nil {
-			e.pool.Put(rec)
-			return true, &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
+		if err := e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq)); err != nil {
+			return true, err
 		}
-		value, err := e.enc.AppendSchemaChangeValue(rec.Value[:0], &sc)
-		if err == nil {
-			err = e.enc.checkSize(key, value)
+		// The Relation message of the new shape follows; it announces
+		// nothing more.
+		if e.announced == nil {
+			e.announced = map[string]bool{}
 		}
-		if err != nil {
-			rec.Key, rec.Value = key[:0], value[:0]
-			e.pool.Put(rec)
-			return true, &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
-		}
-		*rec = kgo.Record{Topic: topic, Key: key, Value: value, Context: e.cur, Headers: rec.Headers}
-		setHeaders(rec, ch.LSN, ch.Tx.CommitLSN, int64(ch.Seq))
-		e.send(e.cur, rec)
+		e.announced[t.Schema+"."+t.Table] = true
 	}
 	return true, nil
+}
+
+// shapeAt is a table's relation and the LSN of the change it came with.
+type shapeAt struct {
+	rel *schema.Relation
+	lsn schema.LSN
+}
+
+// writeSchemaChange writes one schema-change record in the open
+// transaction's unit.
+func (e *emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, seq int64) error {
+	topic := e.opts.schemaChangeTopic
+	if !e.schemaChangesReady {
+		if err := e.topics.ensure(topic); err != nil {
+			return err
+		}
+		if err := e.enc.prepareSchemaChange(e.ctx, topic); err != nil {
+			return err
+		}
+		e.schemaChangesReady = true
+	}
+	rec := e.pool.Get().(*kgo.Record)
+	key, err := e.enc.AppendSchemaChangeKey(rec.Key[:0], sc)
+	if err != nil {
+		e.pool.Put(rec)
+		return &RecordError{Topic: topic, LSN: sc.LSN, Err: err}
+	}
+	value, err := e.enc.AppendSchemaChangeValue(rec.Value[:0], sc)
+	if err == nil {
+		err = e.enc.checkSize(key, value)
+	}
+	if err != nil {
+		rec.Key, rec.Value = key[:0], value[:0]
+		e.pool.Put(rec)
+		return &RecordError{Topic: topic, LSN: sc.LSN, Err: err}
+	}
+	*rec = kgo.Record{Topic: topic, Key: key, Value: value, Context: e.cur, Headers: rec.Headers}
+	setHeaders(rec, sc.LSN, commit, seq)
+	e.send(e.cur, rec)
+	return nil
+}
+
+// relationChanged writes a schema change derived from a Relation message
+// whose shape differs from the one this table had (main worker only):
+// without the DDL event trigger, or for what it does not see, the change
+// still has a record, with an empty ddl, before the first row of the new
+// shape. A table seen first, or again after a reconnect with the same
+// shape, gives none; neither does one the trigger just announced, nor a
+// replay: after a reconnect (or an aborted Kafka transaction) the stream
+// sends again, from the durable LSN, rows of shapes it had already
+// replaced, and an older shape seen again is no change.
+func (e *emitter) relationChanged(rel *schema.Relation, ch *schema.Change) error {
+	if e.gate == nil || ch.Tx == nil {
+		return nil
+	}
+	if e.shapes == nil {
+		e.shapes = map[uint32]shapeAt{}
+	}
+	prev, known := e.shapes[rel.OID]
+	e.shapes[rel.OID] = shapeAt{rel, ch.LSN}
+	if !known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel) {
+		return nil
+	}
+	name := rel.Schema + "." + rel.Table
+	if e.announced[name] {
+		delete(e.announced, name)
+		return nil
+	}
+	sc := schema.SchemaChange{Type: schema.SchemaChangeAlter, Table: schema.DDLTableOf(rel), Xid: ch.Tx.Xid, LSN: ch.LSN,
+		CommitTime: ch.Tx.CommitTime, Now: time.Now()}
+	return e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq))
 }

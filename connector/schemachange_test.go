@@ -56,6 +56,10 @@ func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 			cfg.Kafka.Delivery = mode
 			r := start(t, cfg)
 
+			// A streamed row first: the ALTER's new Relation then differs from
+			// a known one, and the trigger's record must not be written twice.
+			e.exec(`INSERT INTO orders VALUES (1, 'a')`)
+			consume(t, e.kafka, 1, "ddl.public.orders")
 			alter := `ALTER TABLE orders ADD COLUMN note varchar(40) DEFAULT 'x', ADD COLUMN amount numeric(10,2) NOT NULL DEFAULT 0`
 			e.exec(`BEGIN; ` + alter + `; INSERT INTO orders (id, v) VALUES (2, 'b'); COMMIT`)
 			e.exec(`ALTER TABLE other.ignored ADD COLUMN n int`)
@@ -94,10 +98,10 @@ func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 			if tab == nil || !reflect.DeepEqual(tab.PrimaryKey, []string{"id"}) || !reflect.DeepEqual(tab.Columns, wantCols) {
 				t.Errorf("ALTER columns %+v, want %+v", tab, wantCols)
 			}
-			rows := consume(t, e.kafka, 1, "ddl.public.orders")
+			rows := consume(t, e.kafka, 2, "ddl.public.orders")
 			// A logical message's LSN is the end of its WAL record
 			// (decode.c queues it at buf->endptr), where the INSERT's begins.
-			if row := rows[0]; row.Source.TxID == nil || *row.Source.TxID != a.Source.TxID || row.Source.LSN < a.Source.LSN {
+			if row := rows[1]; row.Source.TxID == nil || *row.Source.TxID != a.Source.TxID || row.Source.LSN < a.Source.LSN {
 				t.Errorf("the row of the ALTER's transaction (txId %v, lsn %d, %s) is not after its schema change (txId %d, lsn %d)",
 					*row.Source.TxID, row.Source.LSN, row.Source.Sequence, a.Source.TxID, a.Source.LSN)
 			}
@@ -108,9 +112,70 @@ func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 			if d := evs[2]; d.TableChanges[0].Type != "DROP" || d.TableChanges[0].Table != nil || d.DDL != `DROP TABLE public.added` {
 				t.Errorf("DROP event %+v", d)
 			}
+			e.exec(`INSERT INTO orders (id, v) VALUES (3, 'c')`)
+			consume(t, e.kafka, 3, "ddl.public.orders")
+			if all := kafkatest.ReadAll(ctx, t, e.kafka, -1, "ddl.schema-changes"); len(all) != 3 {
+				for _, rec := range all {
+					t.Logf("%s", rec.Value)
+				}
+				t.Errorf("%d schema-change records, want 3: the ALTER's new Relation is announced by its trigger record only", len(all))
+			}
 			if err := r.stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestSchemaChangeDerivedFromRelationsWithoutTheTrigger: without the event
+// trigger (managed Postgres), a Relation message whose shape differs from
+// the table's last one still gives a schema-change record, with an empty
+// ddl and the columns pgoutput and the catalog give, before the first row
+// of the new shape; the same shape again (a restart) gives none.
+func TestSchemaChangeDerivedFromRelationsWithoutTheTrigger(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+	cfg := e.config("rel", "public.orders")
+	r := start(t, cfg)
+	e.exec(`INSERT INTO orders VALUES (1, 'a')`)
+	e.exec(`INSERT INTO orders VALUES (2, 'b')`)
+	consume(t, e.kafka, 2, "rel.public.orders")
+	e.exec(`ALTER TABLE orders ADD COLUMN qty numeric(8,3)`)
+	e.exec(`INSERT INTO orders VALUES (3, 'c', 1.5)`)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	recs := kafkatest.ReadAll(ctx, t, e.kafka, 1, "rel.schema-changes")
+	if len(recs) != 1 {
+		t.Fatalf("%d schema-change records, want 1", len(recs))
+	}
+	var ev scEvent
+	if err := json.Unmarshal(recs[0].Value, &ev); err != nil {
+		t.Fatal(err)
+	}
+	wantCols := []map[string]any{
+		{"name": "id", "typeName": "int4", "length": nil, "scale": nil, "position": 1.0, "optional": false, "defaultValueExpression": nil},
+		{"name": "v", "typeName": "text", "length": nil, "scale": nil, "position": 2.0, "optional": true, "defaultValueExpression": nil},
+		{"name": "qty", "typeName": "numeric", "length": 8.0, "scale": 3.0, "position": 3.0, "optional": true, "defaultValueExpression": nil},
+	}
+	if ev.DDL != "" || len(ev.TableChanges) != 1 || ev.TableChanges[0].Type != "ALTER" || ev.TableChanges[0].Table == nil ||
+		!reflect.DeepEqual(ev.TableChanges[0].Table.Columns, wantCols) || !reflect.DeepEqual(ev.TableChanges[0].Table.PrimaryKey, []string{"id"}) {
+		t.Errorf("derived event %+v\nwant columns %v", ev, wantCols)
+	}
+	rows := consume(t, e.kafka, 3, "rel.public.orders")
+	if rows[2].Source.LSN < ev.Source.LSN {
+		t.Errorf("the row of the new shape (lsn %d) precedes its schema change (lsn %d)", rows[2].Source.LSN, ev.Source.LSN)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	// A restart sees the same shape again: no record.
+	r = start(t, cfg)
+	e.exec(`INSERT INTO orders VALUES (4, 'd', 2)`)
+	consume(t, e.kafka, 4, "rel.public.orders")
+	if n := len(kafkatest.ReadAll(ctx, t, e.kafka, -1, "rel.schema-changes")); n != 1 {
+		t.Errorf("%d schema-change records after a restart, want 1", n)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }

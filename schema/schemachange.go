@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -374,4 +375,60 @@ func (e *AvroEncoder) AppendSchemaChangeValue(dst []byte, sc *SchemaChange) ([]b
 	}
 	w.WriteLong(0) // end of tableChanges
 	return append(appendHeader(dst, e.scValueID), w.Buffer()...), nil
+}
+
+// DDLTableOf describes rel as a DDL message's table does, for a schema
+// change derived from a Relation message (no DDL text): the columns as
+// pgoutput sends them, the replica identity's columns as the key.
+func DDLTableOf(rel *Relation) DDLTable {
+	t := DDLTable{Schema: rel.Schema, Table: rel.Table, PrimaryKey: []string{}, Columns: make([]DDLColumn, len(rel.Columns))}
+	for _, i := range rel.KeyIndexes {
+		t.PrimaryKey = append(t.PrimaryKey, rel.Columns[i].Name)
+	}
+	for i, c := range rel.Columns {
+		col := DDLColumn{Name: c.Name, TypeName: typeDisplayName(c), Position: int32(i + 1), Optional: !c.NotNull}
+		col.Length, col.Scale = typmodLengthScale(col.TypeName, c.TypeMod)
+		if c.HasDefault {
+			d := c.Default
+			col.Default = &d
+		}
+		t.Columns[i] = col
+	}
+	return t
+}
+
+// typmodLengthScale is the length and scale a type modifier gives, as the
+// event trigger computes them (connector/ddl.go).
+func typmodLengthScale(typ string, mod int32) (length, scale *int32) {
+	if mod < 0 {
+		return nil, nil
+	}
+	switch typ {
+	case "varchar", "bpchar":
+		l := mod - 4
+		return &l, nil
+	case "numeric":
+		l, s := ((mod-4)>>16)&0xffff, (mod-4)&0xffff
+		return &l, &s
+	case "bit", "varbit", "time", "timetz", "timestamp", "timestamptz", "interval":
+		return &mod, nil
+	}
+	return nil, nil
+}
+
+// SameShape reports whether two relations of one table have the same
+// name, columns (names, types, modifiers, nullability, defaults) and key:
+// a Relation message that differs announces a schema change.
+func SameShape(a, b *Relation) bool {
+	if a.Schema != b.Schema || a.Table != b.Table || len(a.Columns) != len(b.Columns) || !slices.Equal(a.KeyIndexes, b.KeyIndexes) {
+		return false
+	}
+	for i := range a.Columns {
+		x, y := a.Columns[i], b.Columns[i]
+		if x.Name != y.Name || x.TypeOID != y.TypeOID || x.TypeMod != y.TypeMod || x.NotNull != y.NotNull ||
+			x.HasDefault != y.HasDefault || x.Default != y.Default {
+			return false
+		}
+	}
+	return true
 }
