@@ -18,6 +18,9 @@ type recordOptions struct {
 	// noTombstones: a delete is not followed by a tombstone
 	// (format.tombstones_on_delete: false).
 	noTombstones bool
+	// flat is format.envelope flat (nil for debezium): it decides which
+	// records a table's change becomes (schema.FlatConfig.Records).
+	flat *schema.FlatConfig
 }
 
 // opSet is a set of operations.
@@ -46,6 +49,7 @@ func (c *Config) recordOptions() recordOptions {
 		}
 	}
 	o.noTombstones = !c.Format.TombstonesOnDelete
+	o.flat, _ = c.Format.flat()
 	if c.Format.ProvideTransactionMetadata {
 		o.txTopic = c.Kafka.TopicPrefix + ".transaction" // AbstractTopicNamingStrategy.transactionTopic
 	}

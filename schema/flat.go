@@ -161,6 +161,10 @@ type FlatField struct {
 	ref  metaRef
 }
 
+// Snapshot reports whether f copies source.snapshot, which a copy's last
+// row changes after it is encoded.
+func (f FlatField) Snapshot() bool { return f.ref == refSnapshot }
+
 // metaRef is an envelope field that a flat record can copy.
 type metaRef uint8
 

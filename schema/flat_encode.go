@@ -246,7 +246,6 @@ func (e *AvroEncoder) writeFlat(ch *Change, p *relPlan, before, after Tuple, now
 	return nil
 }
 
-
 // errFlatNoRow is a change FlatConfig.Records drops (a delete without an
 // old image) given to an encoder.
 var errFlatNoRow = errors.New("encode flat value: the change has no row image (FlatConfig.Records drops it)")
