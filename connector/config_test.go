@@ -78,6 +78,9 @@ func TestDefaultConfig(t *testing.T) {
 			// (apache/kafka JsonConverterConfig.java:49-50).
 			ReplaceNullWithDefault: true,
 			TombstonesOnDelete:     true, // CommonConnectorConfig.java:676-682
+			Envelope:               "debezium",
+			// ExtractNewRecordStateConfigDefinition.java:77, 99, 118.
+			Flat: FlatConfig{DeleteHandling: "tombstone", AddFieldsPrefix: "__", AddHeadersPrefix: "__"},
 		},
 		Heartbeat: HeartbeatConfig{Interval: 10 * time.Second, Records: true},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9187"},
