@@ -297,3 +297,32 @@ func TestFlatHeaderText(t *testing.T) {
 		t.Error("a tombstone carries only the op header (AENRS.java:139-146)")
 	}
 }
+
+// TestFlatEncodingAllocatesNothing: on a warm plan, a flat value and its
+// headers cost no allocation, as the envelope's do (the hot path).
+func TestFlatEncodingAllocatesNothing(t *testing.T) {
+	f := mustFlat(t, DeleteRewrite, []string{"op", "table", "lsn", "source.ts_ms", "sequence", "transaction.id"}, []string{"op", "lsn", "db"})
+	ch := &Change{Op: OpUpdate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000, TxOrder: 1, TxTableOrder: 1}
+	je := NewJSONSchemaEncoder(flatCfg(f))
+	ae := NewAvroEncoder(flatCfg(f))
+	if err := ae.Register(customers, true, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetaWriter(flatCfg(f))
+	buf := make([]byte, 0, 4096)
+	hb := make([]byte, 0, 64)
+	for name, enc := range map[string]func(){
+		"json": func() { buf, _ = je.AppendValue(buf[:0], ch, testNow) },
+		"avro": func() { buf, _ = ae.AppendValue(buf[:0], ch, testNow) },
+		"headers": func() {
+			for _, h := range f.Headers {
+				hb, _ = m.AppendHeader(hb[:0], h, ch, testNow)
+			}
+		},
+	} {
+		enc()
+		if n := testing.AllocsPerRun(100, enc); n != 0 {
+			t.Errorf("%s: %.1f allocations per record", name, n)
+		}
+	}
+}
