@@ -319,8 +319,7 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 		ch.TxOrder, ch.TxTableOrder = e.meta.event(coll)
 	}
 	withValue, tombstone := true, tombstone && !e.opts.noTombstones
-	flat := e.opts.flat != nil && ch.Op != schema.OpMessage
-	if flat {
+	if e.opts.flat != nil && ch.Op != schema.OpMessage {
 		if withValue, tombstone = e.opts.flat.Records(ch, !e.opts.noTombstones); !withValue && !tombstone {
 			return nil
 		}
@@ -366,13 +365,9 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 		ts = e.pool.Get().(*kgo.Record)
 		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers}
 		copyHeaders(ts, rec)
-		if flat {
-			e.enc.flatHeaders(ts, ch, now, true)
-		}
+		e.enc.flatHeaders(ts, ch, now, true)
 	}
-	if flat {
-		e.enc.flatHeaders(rec, ch, now, false)
-	}
+	e.enc.flatHeaders(rec, ch, now, false)
 	e.send(a, rec)
 	if ts != nil {
 		e.send(a, ts)

@@ -14,11 +14,13 @@ import (
 // (ExtractNewRecordState.java:109-113).
 
 // flatHeaders appends the add_headers of ch to rec, reusing the header
-// buffers of a pooled record; without the flat envelope it does nothing.
+// buffers of a pooled record; without the flat envelope, and for logical
+// messages (not a table's change event, so the SMT leaves them alone:
+// ExtractNewRecordState.java:106-122), it does nothing.
 // With tombstone, rec is the tombstone that follows a delete, which gets
 // only the op header, "d" (AbstractExtractNewRecordState.java:139-146).
 func (c *codec) flatHeaders(rec *kgo.Record, ch *schema.Change, now time.Time, tombstone bool) {
-	if c.flat == nil || len(c.flat.Headers) == 0 {
+	if c.flat == nil || len(c.flat.Headers) == 0 || ch.Op == schema.OpMessage {
 		return
 	}
 	h := rec.Headers
