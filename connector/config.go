@@ -323,6 +323,47 @@ type FormatConfig struct {
 	ColumnMask     []ColumnMaskRule     `yaml:"column_mask"`
 	ColumnHash     []ColumnHashRule     `yaml:"column_hash"`
 	ColumnTruncate []ColumnTruncateRule `yaml:"column_truncate"`
+	// Envelope is the shape of table records' values: debezium (default,
+	// the change event envelope) or flat (the row itself, as Debezium's
+	// ExtractNewRecordState SMT writes it; Flat says how). outbox is not
+	// built yet and is refused.
+	Envelope string     `yaml:"envelope"`
+	Flat     FlatConfig `yaml:"flat"`
+}
+
+// The record envelopes (format.envelope).
+const (
+	EnvelopeDebezium = "debezium"
+	EnvelopeFlat     = "flat"
+	EnvelopeOutbox   = "outbox"
+)
+
+// FlatConfig is format.flat, ExtractNewRecordState's options
+// (ExtractNewRecordStateConfigDefinition.java:72-130 in Debezium 3.6.1).
+type FlatConfig struct {
+	// DeleteHandling is delete.tombstone.handling.mode: drop, tombstone
+	// (default), rewrite, rewrite-with-tombstone or delete-to-tombstone.
+	DeleteHandling string `yaml:"delete_handling"`
+	// AddFields and AddHeaders are add.fields and add.headers: envelope
+	// fields (op, ts_ms, source.<field>, transaction.<field>, or a bare
+	// source or transaction field such as lsn or table) appended to the
+	// value or added as headers, named prefix+field (prefix+struct_field
+	// when qualified, prefix+new for field:new).
+	AddFields  []string `yaml:"add_fields"`
+	AddHeaders []string `yaml:"add_headers"`
+	// AddFieldsPrefix and AddHeadersPrefix default to "__".
+	AddFieldsPrefix  string `yaml:"add_fields_prefix"`
+	AddHeadersPrefix string `yaml:"add_headers_prefix"`
+}
+
+// flat returns the flat envelope of f, nil for Debezium's envelope (or a
+// configuration Validate refuses).
+func (f *FormatConfig) flat() (*schema.FlatConfig, error) {
+	if f.Envelope != EnvelopeFlat {
+		return nil, nil
+	}
+	fl := f.Flat
+	return schema.NewFlatConfig(schema.DeleteHandling(fl.DeleteHandling), fl.AddFields, fl.AddFieldsPrefix, fl.AddHeaders, fl.AddHeadersPrefix)
 }
 
 // SkippableOperations are the values of format.skipped_operations.
@@ -441,6 +482,9 @@ func DefaultConfig() Config {
 			SkippedOperations:           []string{"t"},
 			ReplaceNullWithDefault:      true,
 			TombstonesOnDelete:          true,
+			Envelope:                    EnvelopeDebezium,
+			Flat: FlatConfig{DeleteHandling: string(schema.DeleteTombstone),
+				AddFieldsPrefix: schema.DefaultFlatPrefix, AddHeadersPrefix: schema.DefaultFlatPrefix},
 		},
 		Heartbeat: HeartbeatConfig{Interval: DefaultHeartbeatInterval, Records: true},
 		Metrics:   MetricsConfig{Listen: DefaultMetricsListen},

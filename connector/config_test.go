@@ -78,6 +78,9 @@ func TestDefaultConfig(t *testing.T) {
 			// (apache/kafka JsonConverterConfig.java:49-50).
 			ReplaceNullWithDefault: true,
 			TombstonesOnDelete:     true, // CommonConnectorConfig.java:676-682
+			Envelope:               "debezium",
+			// ExtractNewRecordStateConfigDefinition.java:77, 99, 118.
+			Flat: FlatConfig{DeleteHandling: "tombstone", AddFieldsPrefix: "__", AddHeadersPrefix: "__"},
 		},
 		Heartbeat: HeartbeatConfig{Interval: 10 * time.Second, Records: true},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9187"},
@@ -412,6 +415,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.unavailable_value_placeholder", "format.include_unknown_datatypes", "format.skipped_operations", "format.provide_transaction_metadata",
 		"format.replace_null_with_default", "format.message_key_columns", "format.tombstones_on_delete",
 		"format.column_mask", "format.column_hash", "format.column_truncate",
+		"format.envelope", "format.flat.delete_handling", "format.flat.add_fields", "format.flat.add_headers", "format.flat.add_fields_prefix", "format.flat.add_headers_prefix",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic", "signals.kafka_topic", "signals.table",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout", "on_slot_loss",
 		"migrate_from.debezium.offsets_topic", "migrate_from.debezium.connector_name",

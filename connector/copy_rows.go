@@ -316,9 +316,11 @@ func (o *snapshotOut) finish() error {
 	if o.last != nil {
 		if to != o.lastMarker {
 			var ok bool
-			if o.last.Value, ok = o.c.p.newCodec().MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
+			enc := o.c.p.newCodec()
+			if o.last.Value, ok = enc.MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
 				return fmt.Errorf("internal: the last snapshot record of %s has no source.snapshot %q", o.table, o.lastMarker)
 			}
+			enc.markSnapshotHeaders(o.last, o.lastMarker, to)
 		}
 		if err := o.produce(o.last); err != nil {
 			return err
@@ -360,6 +362,7 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo
 		o.stale.remove(key)
 	}
 	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
+	enc.flatHeaders(rec, ch, now, false)
 	o.rows.Add(1)
 	return rec, nil
 }

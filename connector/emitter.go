@@ -328,7 +328,10 @@ func (e *emitter) route(ch *schema.Change) (route, error) {
 // produce encodes ch into a pooled record and hands it to the producer;
 // with tombstone, a record with the same key and a null value follows. An
 // operation of format.skipped_operations is not written, nor counted in
-// the transaction metadata (EventDispatcher.java:323-330).
+// the transaction metadata (EventDispatcher.java:323-330). In the flat
+// envelope the table's record options decide instead which records a
+// change becomes (schema.FlatConfig.Records), after the numbering, as the
+// SMT runs on records Debezium has counted.
 func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone bool) error {
 	if e.opts.skip.has(ch.Op) {
 		return nil
@@ -340,13 +343,32 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 		}
 		ch.TxOrder, ch.TxTableOrder = e.meta.event(coll)
 	}
+	withValue, tombstone := true, tombstone && !e.opts.noTombstones
+	if e.opts.flat != nil && ch.Op != schema.OpMessage {
+		if withValue, tombstone = e.opts.flat.Records(ch, !e.opts.noTombstones); !withValue && !tombstone {
+			return nil
+		}
+	}
+	now := time.Now()
 	rec := e.pool.Get().(*kgo.Record)
 	key, hasKey, err := e.enc.AppendKey(rec.Key[:0], ch)
 	if err != nil {
 		e.pool.Put(rec)
 		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
 	}
-	value, err := e.enc.AppendValue(rec.Value[:0], ch, time.Now())
+	if !withValue {
+		// delete-to-tombstone: the delete itself, its value and value
+		// schema null, headers and all (DefaultDeleteHandlingStrategy.java:61-69).
+		*rec = kgo.Record{Topic: topic, Context: a, Headers: rec.Headers}
+		if hasKey {
+			rec.Key = key
+		}
+		changeHeaders(rec, ch)
+		e.enc.flatHeaders(rec, ch, now, false)
+		e.send(a, rec)
+		return nil
+	}
+	value, err := e.enc.AppendValue(rec.Value[:0], ch, now)
 	if err == nil {
 		err = e.enc.checkSize(key, value)
 	}
@@ -364,11 +386,13 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 	// produced, rec may be acked and recycled by onAck (on the producer's
 	// goroutine) before Produce even returns.
 	var ts *kgo.Record
-	if tombstone && hasKey && !e.opts.noTombstones {
+	if tombstone && hasKey {
 		ts = e.pool.Get().(*kgo.Record)
 		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers}
 		copyHeaders(ts, rec)
+		e.enc.flatHeaders(ts, ch, now, true)
 	}
+	e.enc.flatHeaders(rec, ch, now, false)
 	e.send(a, rec)
 	if ts != nil {
 		e.send(a, ts)

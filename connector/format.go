@@ -33,12 +33,17 @@ type codec struct {
 	keyAvro, valueAvro *schema.AvroEncoder
 	reg                *registry
 	maxRecord          int // kafka.max_record_bytes
+	// flat is format.envelope flat (nil for debezium); meta gives its
+	// headers' values (flatheaders.go).
+	flat *schema.FlatConfig
+	meta *schema.MetaWriter
 }
 
 // encoderConfig is the schema.Config of the pipeline.
 func (p *Pipeline) encoderConfig() schema.Config {
 	f := p.cfg.Format
-	return schema.Config{
+	flat, _ := f.flat() // refused by Validate when it fails
+	return schema.Config{Flat: flat,
 		Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: Version,
 		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
 		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
@@ -74,6 +79,9 @@ func (p *Pipeline) newCodec() *codec {
 			return schema.NewJSONSchemaEncoder(cfg), nil
 		}
 		return schema.NewJSONEncoder(cfg), nil
+	}
+	if cfg.Flat != nil {
+		c.flat, c.meta = cfg.Flat, schema.NewMetaWriter(cfg)
 	}
 	c.key, c.keyAvro = pick(p.cfg.Format.Key)
 	c.value, c.valueAvro = pick(p.cfg.Format.Value)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
@@ -410,80 +409,4 @@ func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*ta
 		s.log.Warn("store table phase", zap.String("table", name), zap.Error(err))
 	}
 	return next
-}
-
-// watchRequests tails the offsets topic for `mooncdc resnapshot` requests
-// (table records with resnapshot_ms). Tailing sees every record, so a
-// request is not lost when the pipeline writes the table's record again
-// before it would have polled.
-func (s *snapshotter) watchRequests(ctx context.Context) error {
-	cl, err := kgo.NewClient(append(slices.Clip(s.p.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.p.cfg.Kafka.OffsetsTopic: {0: kgo.NewOffset().AtStart()}}))...)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	for {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		fs.EachError(func(_ string, _ int32, err error) {
-			s.log.Debug("reading resnapshot requests", zap.Error(err))
-		})
-		fs.EachRecord(func(r *kgo.Record) {
-			st := offsets.State{Tables: map[string]offsets.Table{}}
-			if err := offsets.Decode(s.p.cfg.Name, r.Key, r.Value, &st); err != nil {
-				return
-			}
-			for name, t := range st.Tables {
-				if t.ResnapshotMs == 0 {
-					continue
-				}
-				t.Table = name
-				select {
-				case s.requests <- t:
-				case <-ctx.Done():
-				}
-			}
-		})
-	}
-}
-
-// request acts on a resnapshot request newer than the last one seen for
-// its table: at once, or after the copy in progress.
-func (s *snapshotter) request(t offsets.Table) {
-	name := t.Table
-	if t.ResnapshotMs <= s.seen[name] {
-		return
-	}
-	s.seen[name] = t.ResnapshotMs
-	if s.busy[name] {
-		s.log.Info("resnapshot requested while the table is being copied; it is copied again afterwards", zap.String("table", name))
-		s.pending[name] = t
-		return
-	}
-	s.resnapshot(t)
-}
-
-// resnapshot puts a table back to init, keeping the request's time so
-// that later records carry it forward.
-func (s *snapshotter) resnapshot(t offsets.Table) {
-	name := t.Table
-	s.phases.mu.Lock()
-	next := &tableState{}
-	if cur := s.phases.view[name]; cur != nil {
-		*next = *cur
-	} else {
-		next.Table = t
-	}
-	next.Table.Table = name
-	next.ResnapshotMs, next.ResnapshotFilter = t.ResnapshotMs, t.ResnapshotFilter
-	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
-		next.settleAt = s.phases.mainPos
-	}
-	next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry, next.retryAt = offsets.PhaseInit, 0, 0, "", "", 0
-	s.phases.setLocked(next)
-	s.phases.mu.Unlock()
-	s.log.Info("resnapshot requested: copy queued", zap.String("table", name))
 }

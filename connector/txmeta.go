@@ -21,6 +21,9 @@ type recordOptions struct {
 	// schemaChangeTopic receives the schema-change records of DDL
 	// messages (schemachange.go).
 	schemaChangeTopic string
+	// flat is format.envelope flat (nil for debezium): it decides which
+	// records a table's change becomes (schema.FlatConfig.Records).
+	flat *schema.FlatConfig
 }
 
 // opSet is a set of operations.
@@ -49,6 +52,7 @@ func (c *Config) recordOptions() recordOptions {
 		}
 	}
 	o.noTombstones = !c.Format.TombstonesOnDelete
+	o.flat, _ = c.Format.flat()
 	if c.Format.ProvideTransactionMetadata {
 		o.txTopic = c.Kafka.TopicPrefix + ".transaction" // AbstractTopicNamingStrategy.transactionTopic
 	}

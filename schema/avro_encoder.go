@@ -29,6 +29,7 @@ type AvroEncoder struct {
 	phBytes []byte
 	cfg     Config
 	seq     []byte
+	meta    *MetaWriter // the flat envelope's metadata fields (nil without Config.Flat)
 
 	msgKey, msgValue     string
 	msgKeyID, msgValueID int32 // -1 until registered
@@ -49,6 +50,9 @@ func NewAvroEncoder(cfg Config) *AvroEncoder {
 	e := &AvroEncoder{plans: newPlanCache(cfg), cfg: cfg, w: avro.NewWriter(nil, 1024),
 		msgKeyID: -1, msgValueID: -1, txKeyID: -1, txValueID: -1, scKeyID: -1, scValueID: -1}
 	e.phBytes, e.ph, _ = placeholder(cfg.UnavailableValue)
+	if cfg.Flat != nil {
+		e.meta = NewMetaWriter(cfg)
+	}
 	e.msgKey = renderAvro(messageKeySchema)
 	e.msgValue = renderAvro(messageValueSchema)
 	return e
@@ -174,7 +178,9 @@ func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 }
 
 // AppendValue appends the record value of ch to dst, with the semantics
-// of JSONEncoder.AppendValue.
+// of JSONEncoder.AppendValue, except that a flat delete in tombstone mode
+// returns nil, a Kafka tombstone: AvroConverter writes a null value as no
+// bytes whatever its schema.
 func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte, error) {
 	if ch.Op == OpMessage {
 		return e.appendMessage(dst, ch, now)
@@ -189,6 +195,17 @@ func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte
 		return dst, errNotRegistered
 	}
 	w := e.reset()
+	if p.flat != nil {
+		if ch.Op == OpDelete && p.flat.Delete == DeleteTombstone {
+			return nil, nil
+		}
+		if err := e.writeFlat(ch, p, before, after, now); err != nil {
+			return dst, err
+		}
+		// The flat value is the row's record itself, not the optional
+		// union writeTuple starts with (one byte, index 1).
+		return append(appendHeader(dst, p.avro.valueID), w.Buffer()[1:]...), nil
+	}
 	if err := e.writeTuple(rel, p, before, nil, keyOnlyBefore(rel)); err != nil {
 		return dst, err
 	}
@@ -550,6 +567,11 @@ func (e *AvroEncoder) writeTransaction(ch *Change) {
 // by the database name; nothing after source can hold that sequence, so
 // the last match is the field.
 func (e *AvroEncoder) MarkSnapshot(value []byte, from, to string) (out []byte, ok bool) {
+	if e.cfg.Flat != nil {
+		// A flat value has no source block; source.snapshot as an added
+		// field is refused with Avro (connector's config validation).
+		return value, !e.cfg.Flat.snapshotField
+	}
 	pat := []byte{0}
 	pat = binary.AppendVarint(pat, int64(len(from)))
 	pat = append(pat, from...)

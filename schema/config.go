@@ -64,6 +64,9 @@ type Config struct {
 	// and Confluent's AvroConverter (ignore.default.for.nullables=false)
 	// write Debezium's records.
 	KeepNulls bool
+	// Flat, if set, writes records in the flat envelope, Debezium's
+	// ExtractNewRecordState (flat.go); nil writes Debezium's envelope.
+	Flat *FlatConfig
 	// OnUnknownType, if set, is called once per column of a type mooncdc
 	// has no mapping for; the value is sent as its text form.
 	OnUnknownType func(table, column, typeName string)

@@ -24,6 +24,10 @@
 // records (plain JSON, as Kafka Connect's JsonConverter with
 // schemas.enable=false). It caches per-[Relation] work keyed by pointer, so
 // one encoder serves one goroutine; its hot path does not allocate.
+// With [Config].Flat the encoders write the flat envelope instead, Debezium's
+// ExtractNewRecordState (flat.go, flat_encode.go): the choice is made once
+// per relation when its plan is built (plan.go), and [FlatConfig.Records]
+// says which records a change becomes.
 // The date and time parsers ([ParseDate], [ParseTimestamptz], …) are pure
 // functions of the text Postgres sends with DateStyle=ISO.
 package schema

@@ -38,6 +38,7 @@ type JSONEncoder struct {
 
 	plans planCache
 	cv    converter
+	meta  *MetaWriter // the flat envelope's metadata fields (nil without Config.Flat)
 
 	// src is the source block last written for a snapshot row: the rows
 	// of a table's copy share it (the same snapshot time, LSN, relation
@@ -77,6 +78,9 @@ func NewJSONEncoder(cfg Config) *JSONEncoder {
 	e.sourceDB = append(b, `,"sequence":"[`...)
 	e.phBytes, e.ph, _ = placeholder(cfg.UnavailableValue)
 	e.msgSourceTail = appendSourceTail(nil, "", "")
+	if cfg.Flat != nil {
+		e.meta = NewMetaWriter(cfg)
+	}
 	return e
 }
 
@@ -106,6 +110,9 @@ func (e *JSONEncoder) planFor(rel *Relation) *relPlan {
 			p.jsonKeyHead = schemaHead(p.key)
 		}
 		p.jsonValueHead = schemaHead(p.value)
+		if p.flat != nil {
+			p.jsonNullHead = schemaHead(p.flatNull)
+		}
 	}
 	return p
 }
@@ -180,7 +187,10 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 	return dst, true, nil
 }
 
-// AppendValue appends the record value of ch to dst: Debezium's envelope
+// AppendValue appends the record value of ch to dst: with Config.Flat,
+// the flat record (flat.go; a delete in tombstone mode is JSON null, with
+// schemas {"schema":<the row's optional schema>,"payload":null}), else
+// Debezium's envelope
 // {"before":…,"after":…,"source":{…},"transaction":…,"op":…,"ts_ms":…,
 // "ts_us":…,"ts_ns":…}, or for a logical message
 // {"op":"m","ts_ms":…,"source":{…},"transaction":…,"message":{…}}.
@@ -198,6 +208,9 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte
 	}
 	rel := ch.Relation
 	p := e.planFor(rel)
+	if p.flat != nil {
+		return e.appendFlat(dst, ch, p, before, after, now)
+	}
 	dst = append(dst, p.jsonValueHead...)
 	dst = append(dst, `{"before":`...)
 	if dst, err = e.appendTuple(dst, rel, p, before, nil, keyOnlyBefore(rel)); err != nil {
@@ -432,6 +445,9 @@ func errNoRelation(op Op) error {
 // so the last match is source.snapshot. ok is false when the field is not
 // there.
 func (e *JSONEncoder) MarkSnapshot(value []byte, from, to string) (out []byte, ok bool) {
+	if e.plans.cfg.Flat != nil {
+		return e.markFlatSnapshot(value, from, to)
+	}
 	old := `"snapshot":"` + from + `"`
 	i := bytes.LastIndex(value, []byte(old))
 	if i < 0 {

@@ -40,8 +40,16 @@ type relPlan struct {
 	// the relation has no key columns) and value (the envelope).
 	key, value *Schema
 
+	// flat is Config.Flat: value is the flat record's (flat.go);
+	// flatNames are the added fields' `"name":`, flatNull the schema of
+	// a tombstone-mode delete's null value (the row's, optional).
+	flat      *FlatConfig
+	flatNames [][]byte
+	flatNull  *Schema
+
 	// Format-specific parts, filled by the encoder that owns the plan.
 	jsonKeyHead, jsonValueHead []byte // `{"schema":…,"payload":` (JSON with schemas)
+	jsonNullHead               []byte // the same with flatNull
 	avro                       *avroPlan
 }
 
@@ -125,6 +133,14 @@ func buildPlan(cfg *Config, rel *Relation) *relPlan {
 		}
 	}
 	p.value = envelopeSchema(base, value)
+	if f := cfg.Flat; f != nil {
+		// The flat envelope is chosen here, once per relation: the
+		// encoders write p.value's shape (flat_encode.go).
+		p.flat, p.value, p.flatNull = f, flatValueSchema(value, f), value.withOptional(true)
+		for _, fl := range f.Fields {
+			p.flatNames = append(p.flatNames, append(appendJSONString(nil, fl.Name), ':'))
+		}
+	}
 	p.sourceTail = appendSourceTail(nil, rel.Schema, rel.Table)
 	return p
 }

@@ -160,7 +160,13 @@ func (im *importer) transforms() {
 		}
 	}
 	if envelope != "debezium" {
-		im.out.set("format.envelope", envelope, "")
+		// The loader has format.envelope, but refuses outbox until it is
+		// built: mark the value as the keys the loader lacks are marked.
+		comment := ""
+		if envelope == "outbox" {
+			comment = notSupported
+		}
+		im.out.set("format.envelope", envelope, comment)
 	}
 	if len(routes) > 0 {
 		im.out.set("kafka.routes", routes, "")
