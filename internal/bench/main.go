@@ -151,7 +151,7 @@ func main() {
 	flag.IntVar(&o.hugeTable, "huge-table", 0, "rows of the huge-table benchmark (0 skips it; the issue's case is 10000000)")
 	flag.IntVar(&o.tables, "tables", 1000, "tables of the thousands-of-tables benchmark, 100 rows each (0 skips it; the large case is 5000)")
 	flag.IntVar(&o.tablesLoad, "tables-load", 1000, "the thousands-of-tables benchmark's write load on all tables, changes/s")
-	flag.StringVar(&o.shapings, "shapings", "mask,hash,truncate", "after the snapshot benchmark, run it again with each of these record-shaping options on the table's payload (mask, hash, truncate; \"\" skips)")
+	flag.StringVar(&o.shapings, "shapings", "mask,hash,truncate,flat", "after the snapshot benchmark, run it again with each of these record-shaping options (mask, hash, truncate on the table's payload; flat, the envelope; \"\" skips)")
 	flag.StringVar(&o.compressions, "compressions", "lz4,zstd", "after the snapshot benchmark, run it and its Kafka limit again with each of these kafka.compression values (\"\" skips)")
 	flag.Parse()
 	if err := run(o); err != nil {

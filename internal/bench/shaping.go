@@ -27,6 +27,8 @@ var shapings = map[string]string{
 	"hash": `  column_hash: [{columns: ["` + snapQualified + `.payload"], algorithm: SHA-256, salt: CzQMA0cB5K, version: 2}]`,
 	// column.truncate.to.16.chars
 	"truncate": `  column_truncate: [{columns: ["` + snapQualified + `.payload"], length: 16}]`,
+	// the ExtractNewRecordState SMT
+	"flat": `  envelope: flat`,
 }
 
 // shapingResult is one variant's run.
@@ -46,7 +48,7 @@ func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		}
 		keys, ok := shapings[name]
 		if !ok {
-			return fmt.Errorf("-shapings: %q is none of mask, hash, truncate", name)
+			return fmt.Errorf("-shapings: %q is none of mask, hash, truncate, flat", name)
 		}
 		r, err := shapingRun(ctx, o, src, kfakeBin, tmp, name, keys)
 		if err != nil {
@@ -87,7 +89,11 @@ func checkShaped(name string, value []byte) error {
 			Payload string `json:"payload"`
 		} `json:"after"`
 	}
-	if err := json.Unmarshal(value, &v); err != nil {
+	if name == "flat" { // the row itself is the value
+		if err := json.Unmarshal(value, &v.After); err != nil {
+			return fmt.Errorf("the first record: %w", err)
+		}
+	} else if err := json.Unmarshal(value, &v); err != nil {
 		return fmt.Errorf("the first record: %w", err)
 	}
 	a, b := md5.Sum([]byte(strconv.FormatInt(v.After.ID, 10))), md5.Sum([]byte(strconv.FormatInt(v.After.ID+1, 10)))
@@ -101,6 +107,8 @@ func checkShaped(name string, value []byte) error {
 		ok = len(p) == 64 && p != plain
 	case "truncate":
 		ok = p == plain[:16]
+	case "flat":
+		ok = p == plain
 	}
 	if !ok {
 		return fmt.Errorf("the first record's payload %q is not what %s makes of %q", p, name, plain)
