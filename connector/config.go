@@ -45,6 +45,16 @@ type Config struct {
 	// MigrateFrom takes over from a stopped Debezium connector at its
 	// first start (takeover.go).
 	MigrateFrom MigrateFromConfig `yaml:"migrate_from"`
+	// DDL is schema-change capture (ddl.go, schemachange.go).
+	DDL DDLConfig `yaml:"ddl"`
+}
+
+// DDLConfig says whether run installs the DDL event trigger.
+type DDLConfig struct {
+	// Capture installs (or refreshes) the event trigger of `mooncdc
+	// setup-ddl` at each start; a role that may not is warned, and schema
+	// changes are then derived from Relation messages only.
+	Capture bool `yaml:"capture"`
 }
 
 // MigrateFromConfig names what a first start takes over from.

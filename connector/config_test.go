@@ -418,7 +418,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.envelope", "format.flat.delete_handling", "format.flat.add_fields", "format.flat.add_headers", "format.flat.add_fields_prefix", "format.flat.add_headers_prefix",
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic", "signals.kafka_topic", "signals.table",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout", "on_slot_loss",
-		"migrate_from.debezium.offsets_topic", "migrate_from.debezium.connector_name",
+		"migrate_from.debezium.offsets_topic", "migrate_from.debezium.connector_name", "ddl.capture",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ConfigKeys() = %q\nwant %q (keys are a public contract: extend, never rename)", got, want)

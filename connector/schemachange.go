@@ -96,7 +96,11 @@ func (e *emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, 
 // replay: after a reconnect (or an aborted Kafka transaction) the stream
 // sends again, from the durable LSN, rows of shapes it had already
 // replaced, and an older shape seen again is no change.
-func (e *emitter) relationChanged(rel *schema.Relation, ch *schema.Change) error {
+//
+// The Relation messages (ch.Relation) are compared; the record describes
+// keyed, the relation the records are encoded with.
+func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) error {
+	rel := ch.Relation
 	if e.gate == nil || ch.Tx == nil {
 		return nil
 	}
@@ -113,7 +117,7 @@ func (e *emitter) relationChanged(rel *schema.Relation, ch *schema.Change) error
 		delete(e.announced, name)
 		return nil
 	}
-	sc := schema.SchemaChange{Type: schema.SchemaChangeAlter, Table: schema.DDLTableOf(rel), Xid: ch.Tx.Xid, LSN: ch.LSN,
+	sc := schema.SchemaChange{Type: schema.SchemaChangeAlter, Table: schema.DDLTableOf(keyed), Xid: ch.Tx.Xid, LSN: ch.LSN,
 		CommitTime: ch.Tx.CommitTime, Now: time.Now()}
 	return e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq))
 }

@@ -144,6 +144,13 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 	if err := checkServerVersion(version); err != nil {
 		return offsets.Pipeline{}, err
 	}
+	if cfg.DDL.Capture {
+		if err := InstallDDLCapture(ctx, db); err != nil {
+			p.log.Warn("ddl.capture: the DDL event trigger is not installed; schema-change records come from Relation messages only, without their DDL", zap.Error(err))
+		} else {
+			p.log.Info("ddl.capture: the DDL event trigger is installed")
+		}
+	}
 	if cfg.Postgres.SlotFailover && version < 170000 {
 		return offsets.Pipeline{}, &criticalError{fmt.Errorf("postgres.slot_failover: failover slots need PostgreSQL 17 or later; this server is %d.%d: set postgres.slot_failover: false, or upgrade",
 			version/10000, version%10000)}

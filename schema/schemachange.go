@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -416,17 +415,18 @@ func typmodLengthScale(typ string, mod int32) (length, scale *int32) {
 	return nil, nil
 }
 
-// SameShape reports whether two relations of one table have the same
-// name, columns (names, types, modifiers, nullability, defaults) and key:
-// a Relation message that differs announces a schema change.
+// SameShape reports whether two Relation messages of one table say the
+// same: name, replica identity, columns (names, types, modifiers, key
+// flags). What pgoutput does not send (nullability, defaults) is read from
+// the catalog at different times and compared by no one: a Relation that
+// differs in what it says announces a schema change.
 func SameShape(a, b *Relation) bool {
-	if a.Schema != b.Schema || a.Table != b.Table || len(a.Columns) != len(b.Columns) || !slices.Equal(a.KeyIndexes, b.KeyIndexes) {
+	if a.Schema != b.Schema || a.Table != b.Table || a.ReplicaIdentity != b.ReplicaIdentity || len(a.Columns) != len(b.Columns) {
 		return false
 	}
 	for i := range a.Columns {
 		x, y := a.Columns[i], b.Columns[i]
-		if x.Name != y.Name || x.TypeOID != y.TypeOID || x.TypeMod != y.TypeMod || x.NotNull != y.NotNull ||
-			x.HasDefault != y.HasDefault || x.Default != y.Default {
+		if x.Name != y.Name || x.TypeOID != y.TypeOID || x.TypeMod != y.TypeMod || x.Key != y.Key {
 			return false
 		}
 	}
