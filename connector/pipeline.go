@@ -138,6 +138,8 @@ func (p *Pipeline) include(schemaName, table string) bool {
 // *ShutdownTimeoutError. A stop while a start-up step waits for Postgres,
 // Kafka or the registry returns nil: nothing was read that is not durable.
 func (p *Pipeline) Run(ctx context.Context) error {
+	p.metrics.Active.Set(1)
+	defer p.metrics.Active.Set(0)
 	hard, cancelHard := context.WithCancel(context.Background())
 	defer cancelHard()
 	p.hard = hard
