@@ -590,5 +590,13 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 }
 
 func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
-	return serveHTTP(addr, p.metrics, p.Ready, p.serveStatus, p.log)
+	return serveHTTP(addr, p.metrics, p.readiness, p.serveStatus, p.log)
+}
+
+// readiness is /readyz: 200 "streaming" while the main worker streams.
+func (p *Pipeline) readiness() (bool, string) {
+	if p.Ready() {
+		return true, "streaming"
+	}
+	return false, "not streaming"
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
@@ -252,7 +253,14 @@ func (s *Standby) onAssigned(_ context.Context, _ *kgo.Client, added map[string]
 	s.current.Store(p)
 	s.log.Info("active: this instance holds the group's partition; starting the pipeline", zap.String("group", s.group))
 	go func() {
-		a.err = p.Run(ctx)
+		if s.cfg.Kafka.Delivery == DeliveryAtLeastOnce {
+			// The slot is what keeps two instances from writing: wait
+			// until the last active instance's walsender has let it go.
+			s.waitSlotFree(ctx)
+		}
+		if ctx.Err() == nil {
+			a.err = p.Run(ctx)
+		}
 		cancel()
 		s.metrics.Streaming.Set(0) // an aborted session does not say so
 		s.mu.Lock()
@@ -309,6 +317,7 @@ func (s *Standby) deactivate(abort bool, why string) error {
 	if abort {
 		s.log.Warn(why+"; aborting the pipeline", zap.String("group", s.group))
 		a.p.Abort()
+		a.cancel() // and the wait for the slot, if it has not started
 	} else {
 		s.log.Info(why+"; stopping the pipeline cleanly", zap.String("group", s.group))
 		a.cancel()
@@ -328,6 +337,64 @@ func (s *Standby) deactivate(abort bool, why string) error {
 	return a.err
 }
 
+// waitSlotFree returns once the pipeline's slot is held by no walsender
+// (or does not exist), or ctx is done. In at-least-once mode an active
+// instance writes nothing before then: an earlier active instance that is
+// cut off from the group but not from Postgres still streams, and the
+// slot, which Postgres lets one walsender hold, keeps this one waiting
+// until that one has stopped (its own onLost, or its death). Postgres
+// unreachable: it waits too, as the pipeline would.
+func (s *Standby) waitSlotFree(ctx context.Context) {
+	slot := s.cfg.Postgres.Slot
+	pgcfg, err := s.cfg.PostgresConnConfig()
+	if err != nil { // Validate parsed it
+		return
+	}
+	var db *pgx.Conn
+	defer func() {
+		if db != nil {
+			_ = db.Close(context.Background())
+		}
+	}()
+	said := ""
+	for {
+		var pid int32
+		if db == nil {
+			db, err = ConnectSQL(ctx, pgcfg, "mooncdc-ha")
+		}
+		if err == nil {
+			var si slotInfo
+			if si, err = lookupSlot(ctx, db, slot); err == nil {
+				if si.ActivePID == 0 {
+					if said != "" {
+						s.log.Info("active: the slot is free", zap.String("slot", slot))
+					}
+					return
+				}
+				pid = si.ActivePID
+			} else {
+				_ = db.Close(context.Background())
+				db = nil
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil && said != "error":
+			s.log.Warn("active: cannot see whether the slot is free; retrying before starting the pipeline", zap.String("slot", slot), zap.Error(err))
+			said = "error"
+		case err == nil && said != "held":
+			s.log.Info("active: the slot is still held by another walsender (the last active instance's); waiting for it to be released before writing anything",
+				zap.String("slot", slot), zap.Int32("active_pid", pid))
+			said = "held"
+		}
+		if !sleepCtx(ctx, 200*time.Millisecond) {
+			return
+		}
+	}
+}
+
 // newPipeline is a fresh Pipeline for one activation: its metrics are the
 // standby's, and it serves no HTTP (the standby does, across activations).
 func (s *Standby) newPipeline() (*Pipeline, error) {
@@ -341,14 +408,19 @@ func (s *Standby) newPipeline() (*Pipeline, error) {
 	return p, nil
 }
 
-// ready is /readyz: the active instance while it streams, a standby while
-// it is a member of the group (ready to take over; a readiness probe that
-// failed standbys would stall rolling updates).
-func (s *Standby) ready() bool {
+// ready is /readyz: the active instance's pipeline's (200 "streaming"
+// while it streams), else 200 "standby" while this instance is a member of
+// the group, ready to take over (a readiness probe that failed healthy
+// standbys would stall a rolling update), 503 before it has joined and
+// after its membership was lost.
+func (s *Standby) ready() (bool, string) {
 	if p := s.current.Load(); p != nil {
-		return p.Ready()
+		return p.readiness()
 	}
-	return s.member.Load()
+	if s.member.Load() {
+		return true, RoleStandby
+	}
+	return false, "not in the group " + s.group
 }
 
 func (s *Standby) serveStatus(w http.ResponseWriter, _ *http.Request) {

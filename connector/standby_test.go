@@ -70,10 +70,25 @@ func TestStandbyTakesOverAtTheActivesCleanStopLosingNothing(t *testing.T) {
 			cfg.Kafka.Delivery = mode
 			cfg.HA.Enabled = true
 			cfg.HA.SessionTimeout = 6 * time.Second // kfake's group.min.session.timeout.ms
+			aAddr, bAddr := freeAddr(t), freeAddr(t)
+			cfg.Metrics.Listen = aAddr
 			a := startMember(t, cfg, "A")
 			a.waitRole(t, connector.RoleActive, 60*time.Second)
+			cfg.Metrics.Listen = bAddr
 			b := startMember(t, cfg, "B")
 			b.waitRole(t, connector.RoleStandby, 30*time.Second)
+			// Probes and the role metric: a healthy standby is ready too.
+			for _, c := range []struct{ addr, readyz, active string }{{aAddr, "streaming", "1"}, {bAddr, "standby", "0"}} {
+				if code, body := get(t, "http://"+c.addr+"/readyz"); code != 200 || strings.TrimSpace(body) != c.readyz {
+					t.Errorf("/readyz of the %s member: %d %q, want 200 %q", c.readyz, code, body, c.readyz)
+				}
+				if _, body := get(t, "http://"+c.addr+"/metrics"); !strings.Contains(body, "\nmooncdc_active "+c.active+"\n") {
+					t.Errorf("/metrics of the %s member: no mooncdc_active %s:\n%s", c.readyz, c.active, grepMooncdc(body))
+				}
+				if _, body := get(t, "http://"+c.addr+"/status"); !strings.Contains(body, `"role": "`+map[string]string{"1": "active", "0": "standby"}[c.active]+`"`) {
+					t.Errorf("/status of the %s member has no role: %s", c.readyz, body)
+				}
+			}
 			writeLoad(t, e, "load", 20, 50, 100, 0)
 			consume(t, e.kafka, 1000, "ha.public.load")
 			if r := a.s.Role(); r != connector.RoleActive {
