@@ -116,6 +116,15 @@ func (s *Standby) Role() string {
 	}
 }
 
+// TablePhases returns the active pipeline's table phases (nil while
+// standby; see Pipeline.TablePhases).
+func (s *Standby) TablePhases() map[string]offsets.Table {
+	if p := s.current.Load(); p != nil {
+		return p.TablePhases()
+	}
+	return nil
+}
+
 // Streaming reports whether this instance is active and its pipeline's
 // main worker streams.
 func (s *Standby) Streaming() bool {
@@ -196,7 +205,7 @@ func (s *Standby) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
-	if err := s.deactivate(false, "stopping"); err != nil && result == nil {
+	if err := s.deactivate(false, "shutting down"); err != nil && result == nil {
 		result = err
 	}
 	// Leave the group: onRevoked finds nothing to stop.

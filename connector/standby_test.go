@@ -3,13 +3,20 @@ package connector_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
 
 // member is one Standby running in the background.
@@ -19,9 +26,12 @@ type member struct {
 	done   chan error
 }
 
-func startMember(t *testing.T, cfg connector.Config, label string) *member {
+func startMember(t *testing.T, cfg connector.Config, label string, cores ...zapcore.Core) *member {
 	t.Helper()
-	s, err := connector.NewStandby(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Named(label))
+	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewTee(append(cores, c)...)
+	}))).Named(label)
+	s, err := connector.NewStandby(cfg, log)
 	if err != nil {
 		t.Fatalf("new standby: %v", err)
 	}
@@ -56,6 +66,31 @@ func (m *member) waitRole(t *testing.T, role string, within time.Duration) time.
 	}
 }
 
+// waitHandedOver waits until the member is active and every table its
+// pipeline knows is handed over (so that writes are streamed one by one,
+// not folded into a copy).
+func (m *member) waitHandedOver(t *testing.T) {
+	t.Helper()
+	m.waitRole(t, connector.RoleActive, 60*time.Second)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ph := m.s.TablePhases()
+		done := len(ph) > 0
+		for _, tb := range ph {
+			if tb.Phase != "ready" && tb.Phase != "catchup" {
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tables not handed over after 60s: %+v", ph)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestStandbyTakesOverAtTheActivesCleanStopLosingNothing: two members of
 // one pipeline; the first is active, the second waits as a standby while
 // changes flow; the active one stops cleanly (and leaves the group), the
@@ -73,7 +108,7 @@ func TestStandbyTakesOverAtTheActivesCleanStopLosingNothing(t *testing.T) {
 			aAddr, bAddr := freeAddr(t), freeAddr(t)
 			cfg.Metrics.Listen = aAddr
 			a := startMember(t, cfg, "A")
-			a.waitRole(t, connector.RoleActive, 60*time.Second)
+			a.waitHandedOver(t)
 			cfg.Metrics.Listen = bAddr
 			b := startMember(t, cfg, "B")
 			b.waitRole(t, connector.RoleStandby, 30*time.Second)
@@ -105,6 +140,58 @@ func TestStandbyTakesOverAtTheActivesCleanStopLosingNothing(t *testing.T) {
 			writeLoad(t, e, "load", 20, 50, 100, 1000)
 			evs := consume(t, e.kafka, 2000, "ha.public.load")
 			checkChanges(t, evs, 2000, mode == connector.DeliveryAtLeastOnce)
+		})
+	}
+}
+
+// TestStandbyAbortsAtOnceWhenItsMembershipIsLost: the coordinator answers
+// the active member's heartbeat with UNKNOWN_MEMBER_ID (its session is
+// gone: another member may be given the partition). The member aborts its
+// pipeline at once, rejoins, and, given the partition again, resumes from
+// the durable LSN: nothing lost, nothing repeated in exactly-once mode.
+func TestStandbyAbortsAtOnceWhenItsMembershipIsLost(t *testing.T) {
+	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		t.Run(string(mode), func(t *testing.T) {
+			pg := pgtest.New(t)
+			broker := kafkatest.New(t)
+			e := &env{t: t, pg: pg, kafka: broker.Addr()}
+			e.exec(`CREATE TABLE load (id int PRIMARY KEY, n int)`)
+			cfg := e.config("halost", "public.load")
+			cfg.Kafka.Delivery = mode
+			cfg.HA.Enabled = true
+			cfg.HA.SessionTimeout = 6 * time.Second
+			core, logs := observer.New(zap.InfoLevel)
+			a := startMember(t, cfg, "A", core)
+			a.waitHandedOver(t)
+			writeLoad(t, e, "load", 10, 50, 100, 0)
+			consume(t, e.kafka, 500, "halost.public.load")
+
+			c := broker.Cluster()
+			var lose, lost atomic.Bool
+			c.ControlKey(int16(kmsg.Heartbeat), func(req kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				hb := req.(*kmsg.HeartbeatRequest)
+				if hb.Group != connector.StandbyGroup("halost") || !lose.Load() || !lost.CompareAndSwap(false, true) {
+					return nil, nil, false
+				}
+				resp := hb.ResponseKind().(*kmsg.HeartbeatResponse)
+				resp.ErrorCode = kerr.UnknownMemberID.Code
+				return resp, nil, true
+			})
+			lose.Store(true)
+			deadline := time.Now().Add(20 * time.Second)
+			for logs.FilterMessageSnippet("aborting the pipeline").Len() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("no abort 20s after the membership was lost (lost=%v, role %q)", lost.Load(), a.s.Role())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			writeLoad(t, e, "load", 10, 50, 100, 500)
+			took := a.waitRole(t, connector.RoleActive, 60*time.Second)
+			t.Logf("active again %s after the abort", took.Round(time.Millisecond))
+			writeLoad(t, e, "load", 10, 50, 100, 1000)
+			evs := consume(t, e.kafka, 1500, "halost.public.load")
+			checkChanges(t, evs, 1500, mode == connector.DeliveryAtLeastOnce)
 		})
 	}
 }
