@@ -41,3 +41,15 @@ func serveHTTP(addr string, m *Metrics, ready func() (bool, string), status http
 	log.Info("serving metrics", zap.String("listen", ln.Addr().String()))
 	return srv, nil
 }
+
+func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
+	return serveHTTP(addr, p.metrics, p.readiness, p.serveStatus, p.log)
+}
+
+// readiness is /readyz: 200 "streaming" while the main worker streams.
+func (p *Pipeline) readiness() (bool, string) {
+	if p.Ready() {
+		return true, "streaming"
+	}
+	return false, "not streaming"
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -587,16 +586,4 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 			return err
 		}
 	}
-}
-
-func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
-	return serveHTTP(addr, p.metrics, p.readiness, p.serveStatus, p.log)
-}
-
-// readiness is /readyz: 200 "streaming" while the main worker streams.
-func (p *Pipeline) readiness() (bool, string) {
-	if p.Ready() {
-		return true, "streaming"
-	}
-	return false, "not streaming"
 }

@@ -33,8 +33,8 @@ import (
 //	        ── the coordinator rebalances ── B is assigned the partition ── B starts a Pipeline
 //
 // B's Pipeline then needs what A's held: in at-least-once mode the slot,
-// which Postgres lets only one walsender use (B retries until A's
-// connection is gone); in exactly-once mode the transactional ids, whose
+// which Postgres lets only one walsender use (B writes nothing until no
+// walsender holds it: waitSlotFree); in exactly-once mode the transactional ids, whose
 // InitProducerID bumps the epoch, so that A's open transaction is aborted
 // and A's next write fails (A exits 4). A member that learns of the change
 // itself stops first: a revoke stops the pipeline cleanly (bounded by
