@@ -23,9 +23,9 @@ test:
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 
 # The fault suite (issue 5, internal/faults, build tag faults): the real
-# binary under kill -9, Postgres restarts, broker crashes and a second
-# instance, with a write load, checked for lost, duplicated and reordered
-# changes. Runs each delivery mode; FAULTS_MODES=at-least-once runs one.
+# binary under kill -9, Postgres restarts, broker crashes and standby
+# instances (ha.enabled; the active one killed, the takeover timed), with a
+# write load, checked for lost, duplicated and reordered changes. Runs each delivery mode; FAULTS_MODES=at-least-once runs one.
 test-faults:
 	$(GO) test -tags faults -timeout 15m -v ./internal/faults/
 

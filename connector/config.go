@@ -47,6 +47,11 @@ type Config struct {
 	MigrateFrom MigrateFromConfig `yaml:"migrate_from"`
 	// DDL is schema-change capture (ddl.go, schemachange.go).
 	DDL DDLConfig `yaml:"ddl"`
+	// HA runs this instance as one of several with the same config: the
+	// member of the Kafka consumer group mooncdc-<name> that holds the
+	// offsets topic's one partition is active, the others wait as
+	// standbys (standby.go). Ignored with the embedded Kafka.
+	HA HAConfig `yaml:"ha"`
 }
 
 // DDLConfig says whether run installs the DDL event trigger.
@@ -55,6 +60,18 @@ type DDLConfig struct {
 	// setup-ddl` at each start; a role that may not is warned, and schema
 	// changes are then derived from Relation messages only.
 	Capture bool `yaml:"capture"`
+}
+
+// HAConfig turns standby instances on.
+type HAConfig struct {
+	// Enabled makes run join the group before it starts the pipeline.
+	Enabled bool `yaml:"enabled"`
+	// SessionTimeout is the group session: how long after an active
+	// instance stops heartbeating (a crash, a network partition) the
+	// group gives its partition to a standby. Within the brokers'
+	// group.min.session.timeout.ms and group.max.session.timeout.ms
+	// (Kafka's defaults: 6s and 30m).
+	SessionTimeout time.Duration `yaml:"session_timeout"`
 }
 
 // MigrateFromConfig names what a first start takes over from.
@@ -433,6 +450,7 @@ const (
 	DefaultMetricsListen          = "127.0.0.1:9187"
 	DefaultHeartbeatInterval      = 10 * time.Second
 	DefaultShutdownTimeout        = 30 * time.Second
+	DefaultHASessionTimeout       = 10 * time.Second
 
 	DefaultSnapshotWorkers             = 4
 	DefaultSnapshotChunkRows           = 100_000
@@ -457,6 +475,7 @@ func DefaultConfig() Config {
 		DataDir:         DefaultDataDir,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		OnSlotLoss:      SlotLossFail,
+		HA:              HAConfig{SessionTimeout: DefaultHASessionTimeout},
 		Postgres:        PostgresConfig{PublishViaPartitionRoot: true},
 		Kafka: KafkaConfig{
 			OffsetsTopic:           DefaultOffsetsTopic,

@@ -85,6 +85,7 @@ func TestDefaultConfig(t *testing.T) {
 		Heartbeat: HeartbeatConfig{Interval: 10 * time.Second, Records: true},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9187"},
 		Log:       LogConfig{Level: "info", Format: "json"},
+		HA:        HAConfig{SessionTimeout: 10 * time.Second},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", c, want)
@@ -419,6 +420,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic", "signals.kafka_topic", "signals.table",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout", "on_slot_loss",
 		"migrate_from.debezium.offsets_topic", "migrate_from.debezium.connector_name", "ddl.capture",
+		"ha.enabled", "ha.session_timeout",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ConfigKeys() = %q\nwant %q (keys are a public contract: extend, never rename)", got, want)

@@ -280,6 +280,10 @@ func (c Config) Validate() error {
 		bad("shutdown_timeout: %s; use 1s to 1h (default %s): how long a clean stop may wait for Kafka", c.ShutdownTimeout, fmtDuration(DefaultShutdownTimeout))
 	}
 
+	if st := c.HA.SessionTimeout; st < time.Second || st > 30*time.Minute {
+		bad("ha.session_timeout: %s; use 1s to 30m, within the brokers' group.min.session.timeout.ms and group.max.session.timeout.ms (default %s): how long a dead active instance keeps its standbys waiting", st, fmtDuration(DefaultHASessionTimeout))
+	}
+
 	// heartbeat
 	if hb := c.Heartbeat; hb.Interval < 0 || (hb.Interval > 0 && hb.Interval < 100*time.Millisecond) || hb.Interval > time.Hour {
 		bad("heartbeat.interval: %s; use 100ms to 1h, or 0 to turn heartbeats off (default %s)", hb.Interval, fmtDuration(DefaultHeartbeatInterval))

@@ -23,7 +23,9 @@
 // publication.go decides what goes in the publication, topics.go and
 // topicname.go name and create topics, heartbeat*.go keeps an idle slot
 // moving, retry.go classifies every error once, stop.go bounds a clean
-// stop, and config*.go is the configuration (types, validation, keys and
+// stop, standby.go runs the pipeline on only the active one of several
+// instances (ha.enabled: members of a Kafka consumer group, a fresh
+// Pipeline per activation), and config*.go is the configuration (types, validation, keys and
 // environment, loading, printing).
 //
 // Invariants: nothing is confirmed to Postgres before Kafka has it; every

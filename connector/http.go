@@ -12,9 +12,10 @@ import (
 )
 
 // serveHTTP serves /metrics, /healthz (the process is up), /readyz (200
-// only while the main worker streams) and /status (the live status, JSON)
-// on addr until the server is closed.
-func serveHTTP(addr string, m *Metrics, ready func() bool, status http.HandlerFunc, log *zap.Logger) (*http.Server, error) {
+// when ready says so: while the main worker streams, or for a standby
+// while it waits in its group; the body is ready's word) and /status (the
+// live status, JSON) on addr until the server is closed.
+func serveHTTP(addr string, m *Metrics, ready func() (bool, string), status http.HandlerFunc, log *zap.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("metrics.listen: cannot listen on %q: %w (choose a free address, or set it empty to disable)", addr, err)}
@@ -24,11 +25,12 @@ func serveHTTP(addr string, m *Metrics, ready func() bool, status http.HandlerFu
 	mux.HandleFunc("/status", status)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if ready() {
-			_, _ = w.Write([]byte("streaming\n"))
+		ok, word := ready()
+		if ok {
+			_, _ = w.Write([]byte(word + "\n"))
 			return
 		}
-		http.Error(w, "not streaming", http.StatusServiceUnavailable)
+		http.Error(w, word, http.StatusServiceUnavailable)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -38,4 +40,16 @@ func serveHTTP(addr string, m *Metrics, ready func() bool, status http.HandlerFu
 	}()
 	log.Info("serving metrics", zap.String("listen", ln.Addr().String()))
 	return srv, nil
+}
+
+func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
+	return serveHTTP(addr, p.metrics, p.readiness, p.serveStatus, p.log)
+}
+
+// readiness is /readyz: 200 "streaming" while the main worker streams.
+func (p *Pipeline) readiness() (bool, string) {
+	if p.Ready() {
+		return true, "streaming"
+	}
+	return false, "not streaming"
 }

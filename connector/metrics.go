@@ -20,6 +20,7 @@ type Metrics struct {
 	InflightBytes        prometheus.GaugeFunc
 	WorkerErrors         *prometheus.CounterVec
 	Streaming            prometheus.Gauge
+	Active               prometheus.Gauge
 	TableCopyRows        *prometheus.CounterVec
 	TableCopyDuration    *prometheus.GaugeVec
 	KafkaTransactions    *prometheus.CounterVec
@@ -56,11 +57,13 @@ func newMetrics(inflight func() float64) *Metrics {
 			Name: "mooncdc_kafka_transactions_total", Help: "Kafka transactions ended in exactly-once mode, by outcome (commit, abort)."}, []string{"outcome"}),
 		Streaming: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mooncdc_streaming", Help: "1 while the main worker is streaming from Postgres."}),
+		Active: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mooncdc_active", Help: "1 while this instance runs the pipeline; 0 while it is a standby (ha.enabled) or stopped."}),
 		SlotLossResnapshots: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mooncdc_slot_loss_resnapshots_total", Help: "Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot)."}),
 	}
 	m.Registry.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
-		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
+		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.Active, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
 		m.SlotLossResnapshots,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.WorkerErrors.WithLabelValues("main", "transient")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,6 +137,8 @@ func (p *Pipeline) include(schemaName, table string) bool {
 // *ShutdownTimeoutError. A stop while a start-up step waits for Postgres,
 // Kafka or the registry returns nil: nothing was read that is not durable.
 func (p *Pipeline) Run(ctx context.Context) error {
+	p.metrics.Active.Set(1)
+	defer p.metrics.Active.Set(0)
 	hard, cancelHard := context.WithCancel(context.Background())
 	defer cancelHard()
 	p.hard = hard
@@ -585,8 +586,4 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 			return err
 		}
 	}
-}
-
-func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
-	return serveHTTP(addr, p.metrics, p.Ready, p.serveStatus, p.log)
 }

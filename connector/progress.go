@@ -110,6 +110,8 @@ type LiveStatus struct {
 	Name      string `json:"name"`
 	Version   string `json:"version"`
 	Streaming bool   `json:"streaming"`
+	// Role is "active" or "standby" with ha.enabled, empty without.
+	Role string `json:"role,omitempty"`
 	// DurableLSN is the tracker's: what Kafka has acknowledged, which may
 	// be ahead of the last offsets record.
 	DurableLSN string                   `json:"durable_lsn,omitempty"`
@@ -117,6 +119,12 @@ type LiveStatus struct {
 	Tables     map[string]offsets.Table `json:"tables,omitempty"`
 	Time       time.Time                `json:"time"`
 }
+
+// The roles of an instance with ha.enabled (LiveStatus.Role).
+const (
+	RoleActive  = "active"
+	RoleStandby = "standby"
+)
 
 // Status returns the pipeline's live status.
 func (p *Pipeline) Status() LiveStatus {

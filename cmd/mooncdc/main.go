@@ -115,7 +115,7 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 	defer stop()
 	defer setMemoryLimit(cfg, environ)()
 
-	p, err := connector.New(cfg, log)
+	p, err := newRunner(cfg, log)
 	if err == nil {
 		stopProgress := startProgress(ctx, prog, p.Copies, log.Named("progress"))
 		err = p.Run(ctx)
@@ -128,6 +128,26 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 		log.Info("mooncdc stopped cleanly")
 	}
 	return code
+}
+
+// runner is what "mooncdc run" runs: the pipeline, or with ha.enabled a
+// standby member that runs it while it is the active instance.
+type runner interface {
+	Run(ctx context.Context) error
+	Copies() []connector.CopyProgress
+}
+
+// newRunner builds the pipeline, or the standby member with ha.enabled.
+// The embedded development Kafka has no group to share: it runs as
+// without ha.
+func newRunner(cfg connector.Config, log *zap.Logger) (runner, error) {
+	if cfg.HA.Enabled && cfg.EmbeddedKafka() {
+		log.Warn("ha.enabled is ignored with the embedded Kafka (kafka.brokers empty): no other instance can share it")
+	}
+	if cfg.HA.Enabled && !cfg.EmbeddedKafka() {
+		return connector.NewStandby(cfg, log)
+	}
+	return connector.New(cfg, log)
 }
 
 // runFlags maps the flags of "mooncdc run" to config keys. The most used keys

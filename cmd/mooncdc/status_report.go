@@ -148,6 +148,9 @@ func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
 	switch {
 	case in.live != nil:
 		r.Running, r.Version, r.Streaming = "yes", in.live.Version, &in.live.Streaming
+		if in.live.Role == connector.RoleStandby {
+			r.RunningDetail = "a standby (ha.enabled): another instance is active"
+		}
 	case in.liveSilent && !(slot != nil && slot.active):
 		r.Running, r.RunningDetail = "no", in.liveNote
 	default:
@@ -260,6 +263,8 @@ func writeStatus(w io.Writer, r statusReport) {
 	switch {
 	case r.Running == "yes" && r.Streaming != nil && *r.Streaming:
 		running += " (streaming, version " + r.Version + ")"
+	case r.Running == "yes" && r.RunningDetail != "":
+		running += " (" + r.RunningDetail + ", version " + r.Version + ")"
 	case r.Running == "yes":
 		running += " (not streaming yet, version " + r.Version + ")"
 	case r.RunningDetail != "":

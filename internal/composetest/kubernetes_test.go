@@ -180,6 +180,9 @@ func TestKubernetesManifests(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("the ConfigMap's config does not validate: %v", err)
 	}
+	if !cfg.HA.Enabled {
+		t.Errorf("ha.enabled is off: of two replicas, the second would fence the first (exactly-once) or spin on the slot, instead of waiting as a standby")
+	}
 	if pf := cfg.Postgres.PasswordFile; pf == "" || !strings.HasPrefix(pf, tmp+"/") {
 		t.Errorf("postgres.password_file %q is not in the mounted Secret (%s)", pf, secretDir)
 	}

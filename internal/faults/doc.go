@@ -3,10 +3,11 @@
 // kfake broker running as its own process (kafkatest.StartProcess), while a
 // load generator writes a known mix of inserts, updates and deletes to three
 // tables, injects faults (kill -9 of mooncdc, Postgres restarts, broker
-// crashes, a second instance with the same name), and checks what reached
-// Kafka against what was written: nothing lost, nothing reordered per key,
-// and, in exactly-once mode, nothing duplicated; the tables rebuilt from
-// their topics equal Postgres.
+// crashes, and standby instances with ha.enabled: a second one waiting
+// while the first runs, the active one of two and of three killed and each
+// takeover timed), and checks what reached Kafka against what was written:
+// nothing lost, nothing reordered per key, and, in exactly-once mode,
+// nothing duplicated; the tables rebuilt from their topics equal Postgres.
 //
 // The tests sit behind the build tag "faults", so `go test ./...` does not
 // run them:

@@ -59,13 +59,19 @@ snapshot:
 log:
   level: info
   format: json
+%s`
+
+// haSection turns standby instances on (scenarios with ha set).
+const haSection = `ha:
+  enabled: true
+  session_timeout: 10s
 `
 
-func newEnv(t *testing.T, sc, mode string, seed uint64) *env {
-	e := &env{t: t, sc: sc, mode: mode, rng: rand.New(rand.NewPCG(seed, 1)),
-		name: "f_" + sc + "_" + strings.ReplaceAll(mode, "-", "_")}
+func newEnv(t *testing.T, sc scenario, mode string, seed uint64) *env {
+	e := &env{t: t, sc: sc.name, mode: mode, rng: rand.New(rand.NewPCG(seed, 1)),
+		name: "f_" + sc.name + "_" + strings.ReplaceAll(mode, "-", "_")}
 	if os.Getenv("FAULTS_KEEP") != "" {
-		d, err := os.MkdirTemp("", "faults-"+sc+"-")
+		d, err := os.MkdirTemp("", "faults-"+sc.name+"-")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +110,11 @@ func newEnv(t *testing.T, sc, mode string, seed uint64) *env {
 	}
 	e.cfgPath = filepath.Join(e.dir, "mooncdc.yaml")
 	url := fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", e.proxy.addr())
-	cfg := fmt.Sprintf(configTemplate, e.name, strconv.Quote(url), e.broker.Addr(), mode)
+	ha := ""
+	if sc.ha {
+		ha = haSection
+	}
+	cfg := fmt.Sprintf(configTemplate, e.name, strconv.Quote(url), e.broker.Addr(), mode, ha)
 	if err := os.WriteFile(e.cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -341,6 +351,14 @@ func (e *env) finish() {
 		time.Sleep(250 * time.Millisecond)
 	}
 	e.t.Logf("caught up %v after the load stopped", time.Since(start).Round(100*time.Millisecond))
+	// Standbys first, so that none takes over from the last one's stop.
+	for _, in := range e.insts {
+		if in != e.cur && in.running() {
+			if code, err := in.stop(60 * time.Second); err != nil || code != 0 {
+				e.t.Errorf("clean stop of standby mooncdc %s: exit code %d, %v; the end of its log:\n%s", in.label, code, err, in.tail(25))
+			}
+		}
+	}
 	code, err := e.cur.stop(60 * time.Second)
 	if err != nil || code != 0 {
 		e.t.Errorf("clean stop of mooncdc %s: exit code %d, %v; the end of its log:\n%s", e.cur.label, code, err, e.cur.tail(25))
@@ -382,7 +400,7 @@ func (e *env) readTables(ctx context.Context) []map[int64]int64 {
 func runScenario(t *testing.T, sc scenario, mode string, base, seed uint64) {
 	began := time.Now()
 	t.Logf("scenario %s mode %s seed %d (FAULTS_SEED=%d reruns it)", sc.name, mode, seed, base)
-	e := newEnv(t, sc.name, mode, seed)
+	e := newEnv(t, sc, mode, seed)
 	e.gen.start()
 	faults := sc.run(e)
 	e.finish()

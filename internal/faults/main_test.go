@@ -91,13 +91,15 @@ func envInt(t *testing.T, name string, def int) int {
 type scenario struct {
 	name string
 	run  func(e *env) int
+	ha   bool // the config has ha.enabled (standby instances)
 }
 
 var scenarios = []scenario{
-	{"kill9", runKill9},
-	{"pgrestart", runPGRestart},
-	{"brokerrestart", runBrokerRestart},
-	{"twoinstances", runTwoInstances},
+	{name: "kill9", run: runKill9},
+	{name: "pgrestart", run: runPGRestart},
+	{name: "brokerrestart", run: runBrokerRestart},
+	{name: "twoinstances", run: runTwoInstances, ha: true},
+	{name: "standby", run: runStandby, ha: true},
 }
 
 // TestFaults runs every scenario in every mode, each on a fresh Postgres

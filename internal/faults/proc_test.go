@@ -118,16 +118,32 @@ func (in *instance) stop(timeout time.Duration) (int, error) {
 	}
 }
 
-// ready reports whether /readyz answers 200 (streaming from Postgres).
-func (in *instance) ready() bool {
+// readyz returns /readyz's status code and first word ("streaming",
+// "standby"), or 0 when it does not answer.
+func (in *instance) readyz() (int, string) {
 	c := http.Client{Timeout: 500 * time.Millisecond}
 	resp, err := c.Get("http://" + in.metricsAddr + "/readyz")
 	if err != nil {
-		return false
+		return 0, ""
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	word, _, _ := strings.Cut(strings.TrimSpace(string(body)), " ")
+	return resp.StatusCode, word
+}
+
+// ready reports whether /readyz answers 200 "streaming" (the active
+// instance, streaming from Postgres).
+func (in *instance) ready() bool {
+	code, word := in.readyz()
+	return code == http.StatusOK && word == "streaming"
+}
+
+// standby reports whether /readyz answers 200 "standby" (ha.enabled: a
+// member of the group, waiting).
+func (in *instance) standby() bool {
+	code, word := in.readyz()
+	return code == http.StatusOK && word == "standby"
 }
 
 // waitReady waits until the instance streams, exits or timeout passes.
@@ -142,6 +158,24 @@ func (in *instance) waitReady(timeout time.Duration) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("mooncdc %s not streaming after %v", in.label, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitStandby waits until the instance waits as a standby (ha.enabled).
+func (in *instance) waitStandby(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if in.standby() {
+			return nil
+		}
+		if !in.running() {
+			return fmt.Errorf("mooncdc %s exited with code %d before it was a standby", in.label, in.code())
+		}
+		if time.Now().After(deadline) {
+			code, word := in.readyz()
+			return fmt.Errorf("mooncdc %s not a standby after %v (/readyz %d %q)", in.label, timeout, code, word)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

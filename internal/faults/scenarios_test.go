@@ -129,12 +129,14 @@ func runBrokerRestart(e *env) int {
 	return restarts
 }
 
-// runTwoInstances: a second instance with the same name starts while the
-// first runs (copying the big table). Exactly-once: the first must be
-// fenced (exit code 4, a message saying so) and the second goes on.
-// At-least-once: the second cannot take the slot while the first holds
-// it; report what it does, then stop the first and let the second (or a
-// new one, if it gave up) take over.
+// runTwoInstances: a second instance with the same config (ha.enabled)
+// starts while the first runs, copying the big table. In both modes the
+// second must wait as a standby (/readyz 200 "standby", never resuming the
+// slot) while the first goes on; then the first stops cleanly (SIGTERM: it
+// leaves the group) and the second takes over from the durable LSN. (Without
+// ha, exactly-once fences the first and at-least-once makes the second
+// retry the slot; connector's TestSecondInstanceFencesTheFirst covers the
+// fence.)
 func runTwoInstances(e *env) int {
 	a := e.startFirst()
 	for !a.has("copying table", bigTable) && a.running() && time.Since(a.started) < time.Minute {
@@ -144,58 +146,34 @@ func runTwoInstances(e *env) int {
 	aPhase := e.phase()
 	b := e.startInstance("B")
 	e.note("twoinstances: second instance B started while A was in %s", aPhase)
+	if err := b.waitStandby(30 * time.Second); err != nil {
+		e.t.Fatalf("%v; the end of its log:\n%s", err, b.tail(20))
+	}
+	e.note("twoinstances: B is a standby %v after its start", time.Since(b.started).Round(100*time.Millisecond))
 
-	if e.mode == modeExactlyOnce {
-		select {
-		case <-a.exited:
-		case <-time.After(90 * time.Second):
-			e.t.Fatalf("exactly-once: the first instance still runs 90s after a second one started; the end of its log:\n%s\nB's:\n%s",
-				a.tail(15), b.tail(15))
+	// Watch both for 10 s: A goes on (e.sleep fails if it exits), B waits.
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+		e.sleep(100 * time.Millisecond)
+		if !b.running() {
+			e.t.Fatalf("the standby B exited with code %d while A ran; the end of its log:\n%s", b.code(), b.tail(20))
 		}
-		a.killed = true // its exit is the point
-		e.note("twoinstances: A exited with code %d %v after B started: %s", a.code(), a.exitedAt.Sub(b.started).Round(time.Millisecond), a.lastError())
-		if a.code() != 4 {
-			e.t.Errorf("exactly-once: the fenced instance exited with code %d, want 4 (fenced); the end of its log:\n%s", a.code(), a.tail(15))
-		} else if msg := strings.ToLower(a.lastError()); !strings.Contains(msg, "fenc") {
-			e.t.Errorf("exactly-once: the fenced instance's last error does not say it was fenced: %s", a.lastError())
+		if b.ready() || b.has("resuming", "") {
+			e.t.Fatalf("the standby B resumed the pipeline while A was active; the end of its log:\n%s\nA's:\n%s", b.tail(20), a.tail(20))
 		}
-		e.cur = b
-		if err := b.waitReady(90 * time.Second); err != nil {
-			e.t.Fatalf("exactly-once: the second instance after fencing the first: %v; the end of its log:\n%s", err, b.tail(20))
-		}
-		e.sleep(5 * time.Second)
-		return 1
 	}
+	e.note("twoinstances: for 10s A ran (streaming=%v) and B waited (standby=%v); B's warnings: %s", a.ready(), b.standby(), warnings(b))
 
-	// At-least-once: watch both for 10 s.
-	e.sleep(10 * time.Second)
-	if !b.running() {
-		e.note("twoinstances: B exited with code %d after %v: %s", b.code(), b.exitedAt.Sub(b.started).Round(time.Millisecond), b.lastError())
-	} else {
-		e.note("twoinstances: B still running after 10s (ready=%v); its warnings: %s", b.ready(), warnings(b))
-	}
-	if !a.running() {
-		e.t.Errorf("the first instance exited with code %d while the second one ran; the end of its log:\n%s", a.code(), a.tail(20))
-	} else {
-		e.note("twoinstances: A still running (ready=%v); its warnings: %s", a.ready(), warnings(a))
-	}
+	stopped := time.Now()
 	code, err := a.stop(60 * time.Second)
 	if err != nil || code != 0 {
-		e.t.Errorf("clean stop of the first instance: exit code %d, %v; the end of its log:\n%s", code, err, a.tail(20))
+		e.t.Errorf("clean stop of the active instance A: exit code %d, %v; the end of its log:\n%s", code, err, a.tail(20))
 	}
-	if b.running() {
-		e.cur = b
-		took := time.Now()
-		if err := b.waitReady(90 * time.Second); err != nil {
-			e.t.Errorf("the second instance after the first stopped: %v; the end of its log:\n%s", err, b.tail(20))
-			b.kill9()
-			e.restart()
-		} else {
-			e.note("twoinstances: B streams %v after A stopped", time.Since(took).Round(100*time.Millisecond))
-		}
-	} else {
-		e.restart()
+	e.cur = b
+	if err := b.waitReady(90 * time.Second); err != nil {
+		e.t.Fatalf("the standby B after A stopped: %v; the end of its log:\n%s", err, b.tail(20))
 	}
+	e.note("twoinstances: A stopped in %v (exit %d); B streams %v after A's SIGTERM",
+		a.exitedAt.Sub(stopped).Round(100*time.Millisecond), code, time.Since(stopped).Round(100*time.Millisecond))
 	e.sleep(3 * time.Second)
 	return 1
 }

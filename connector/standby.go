@@ -1,0 +1,445 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/offsets"
+)
+
+// This file is the one seam of standby instances (ha.enabled): several
+// processes run the same config, and exactly one of them runs the
+// pipeline. Who that is, Kafka's group coordinator decides: every
+// instance is a member of the consumer group mooncdc-<name> subscribed to
+// the offsets topic, whose one partition the group gives to one member.
+// The member holding it is active (a Pipeline runs: it holds the slot,
+// writes records and offsets); the others are standbys and only heartbeat.
+// Nothing else in the connector knows about it.
+//
+// Why no window allows two writers, the sequence of events:
+//
+//	A active ── A dies or is cut off ── A's session times out (ha.session_timeout)
+//	        ── the coordinator rebalances ── B is assigned the partition ── B starts a Pipeline
+//
+// B's Pipeline then needs what A's held: in at-least-once mode the slot,
+// which Postgres lets only one walsender use (B writes nothing until no
+// walsender holds it: waitSlotFree); in exactly-once mode the transactional ids, whose
+// InitProducerID bumps the epoch, so that A's open transaction is aborted
+// and A's next write fails (A exits 4). A member that learns of the change
+// itself stops first: a revoke stops the pipeline cleanly (bounded by
+// shutdown_timeout) before the callback returns, so before the member
+// rejoins and the partition can move; a lost membership aborts it at once.
+
+// StandbyGroup is the consumer group of the instances named name.
+func StandbyGroup(name string) string { return "mooncdc-" + name }
+
+// Standby runs the pipeline only while this instance holds the group's
+// partition. Build it with NewStandby; it starts nothing until Run.
+type Standby struct {
+	cfg     Config
+	log     *zap.Logger // the standby's own lines ("ha")
+	plog    *zap.Logger // each activation's pipeline
+	metrics *Metrics    // shared by every activation, so counters go on
+	group   string
+
+	member  atomic.Bool              // in the group: assigned (maybe nothing) since the last loss
+	current atomic.Pointer[Pipeline] // the active pipeline; nil while standby
+
+	mu      sync.Mutex  // guards act and closing; callbacks are serial, Run's stop is not
+	act     *activation // the running pipeline, if any
+	closing bool        // Run is stopping: no new activation
+	ended   chan *activation
+}
+
+// activation is one run of a fresh Pipeline while this instance is active.
+type activation struct {
+	p          *Pipeline
+	cancel     context.CancelFunc
+	done       chan struct{} // closed when p.Run has returned; err is set then
+	err        error
+	deliberate bool // stopped by a revoke, a loss or Run's stop, not by itself
+	started    time.Time
+}
+
+// NewStandby validates cfg (ha.enabled and kafka.brokers set) and returns
+// a standby member ready to Run. It does no I/O.
+func NewStandby(cfg Config, log *zap.Logger) (*Standby, error) {
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !cfg.HA.Enabled || cfg.EmbeddedKafka() {
+		return nil, &ConfigError{Err: errors.New("ha.enabled: standby instances need kafka.brokers (the embedded Kafka has no other instance to share with)")}
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s := &Standby{cfg: cfg, log: log.Named("ha"), plog: log, group: StandbyGroup(cfg.Name), ended: make(chan *activation, 1)}
+	s.metrics = newMetrics(func() float64 {
+		if p := s.current.Load(); p != nil {
+			if t := p.tracker.Load(); t != nil {
+				return float64(t.Inflight())
+			}
+		}
+		return 0
+	})
+	// A first activation's Pipeline is built here too, so that a config
+	// New refuses fails at start, not at the first takeover.
+	if _, err := s.newPipeline(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Role reports RoleActive while this instance runs the pipeline,
+// RoleStandby while it waits in the group, and "" before it has joined
+// (or after its membership was lost). Safe from any goroutine.
+func (s *Standby) Role() string {
+	switch {
+	case s.current.Load() != nil:
+		return RoleActive
+	case s.member.Load():
+		return RoleStandby
+	default:
+		return ""
+	}
+}
+
+// TablePhases returns the active pipeline's table phases (nil while
+// standby; see Pipeline.TablePhases).
+func (s *Standby) TablePhases() map[string]offsets.Table {
+	if p := s.current.Load(); p != nil {
+		return p.TablePhases()
+	}
+	return nil
+}
+
+// Streaming reports whether this instance is active and its pipeline's
+// main worker streams.
+func (s *Standby) Streaming() bool {
+	p := s.current.Load()
+	return p != nil && p.Ready()
+}
+
+// Copies returns the active pipeline's running copies (none while standby).
+// Safe from any goroutine.
+func (s *Standby) Copies() []CopyProgress {
+	if p := s.current.Load(); p != nil {
+		return p.Copies()
+	}
+	return nil
+}
+
+// Run joins the group and runs a fresh Pipeline each time this instance
+// is given the partition, until ctx is done (a clean stop of the pipeline,
+// if active, then a leave, so that a standby takes over at once) or the
+// active pipeline stops by itself (its error, or nil, is returned: the
+// process ends as it would without standbys). It blocks and owns every
+// goroutine it starts.
+func (s *Standby) Run(ctx context.Context) error {
+	cfg := s.cfg
+	if cfg.Metrics.Listen != "" {
+		srv, err := serveHTTP(cfg.Metrics.Listen, s.metrics, s.ready, s.serveStatus, s.log)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	}
+	base, err := cfg.KafkaOpts(cfg.Kafka.Brokers)
+	if err != nil {
+		return err
+	}
+	// The group's partition is the offsets topic's: it must exist first.
+	if err := s.ensureOffsetsTopic(ctx, base); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	hb := min(max(cfg.HA.SessionTimeout/10, 100*time.Millisecond), 3*time.Second)
+	cl, err := kgo.NewClient(append(base,
+		kgo.ConsumerGroup(s.group),
+		kgo.ConsumeTopics(cfg.Kafka.OffsetsTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()),
+		kgo.DisableAutoCommit(),
+		// Cooperative-sticky: a standby joining leaves the active one's
+		// partition where it is (an eager balancer would revoke it at
+		// every join).
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.SessionTimeout(cfg.HA.SessionTimeout),
+		kgo.HeartbeatInterval(hb),
+		// A revoke waits for a clean stop, bounded by shutdown_timeout.
+		kgo.RebalanceTimeout(max(time.Minute, cfg.ShutdownTimeout+15*time.Second)),
+		kgo.OnPartitionsAssigned(s.onAssigned),
+		kgo.OnPartitionsRevoked(s.onRevoked),
+		kgo.OnPartitionsLost(s.onLost),
+	)...)
+	if err != nil {
+		return fmt.Errorf("kafka group client: %w", err)
+	}
+	// Membership is all this client is for: it never fetches records.
+	cl.PauseFetchTopics(cfg.Kafka.OffsetsTopic)
+	s.log.Info("joining the group as a standby; the member given its partition runs the pipeline",
+		zap.String("group", s.group), zap.String("topic", cfg.Kafka.OffsetsTopic), zap.Duration("session_timeout", cfg.HA.SessionTimeout))
+
+	// Wait for a stop, or for an activation that ended by itself (a
+	// critical error, a fence, snapshot.mode initial_only done): then end
+	// as a lone instance would; leaving lets a standby take over at once.
+	var result error
+	select {
+	case <-ctx.Done():
+	case a := <-s.ended:
+		result = a.err
+	}
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	if err := s.deactivate(false, "shutting down"); err != nil && result == nil {
+		result = err
+	}
+	// Leave the group: onRevoked finds nothing to stop.
+	cl.Close()
+	return result
+}
+
+func (s *Standby) ensureOffsetsTopic(ctx context.Context, base []kgo.Opt) error {
+	cl, err := kgo.NewClient(base...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	return retry(ctx, s.log, "prepare offsets topic "+s.cfg.Kafka.OffsetsTopic, func() error {
+		return offsets.EnsureTopic(ctx, adm, s.cfg.Kafka.OffsetsTopic, int16(s.cfg.Kafka.TopicReplicationFactor))
+	})
+}
+
+// holds reports whether m has the group's partition (the offsets topic's
+// partition 0).
+func (s *Standby) holds(m map[string][]int32) bool {
+	for _, p := range m[s.cfg.Kafka.OffsetsTopic] {
+		if p == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// onAssigned is kgo's callback after every join, with what was added (maybe
+// nothing): the partition starts a pipeline. It returns at once.
+func (s *Standby) onAssigned(_ context.Context, _ *kgo.Client, added map[string][]int32) {
+	s.member.Store(true)
+	if !s.holds(added) {
+		if s.current.Load() == nil {
+			s.log.Info("standby: in the group, another member is active", zap.String("group", s.group))
+		}
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing || s.act != nil {
+		return
+	}
+	p, err := s.newPipeline()
+	if err != nil { // NewStandby built one from the same config
+		s.log.Error("active: cannot build the pipeline", zap.Error(err))
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &activation{p: p, cancel: cancel, done: make(chan struct{}), started: time.Now()}
+	s.act = a
+	s.current.Store(p)
+	s.log.Info("active: this instance holds the group's partition; starting the pipeline", zap.String("group", s.group))
+	go func() {
+		if s.cfg.Kafka.Delivery == DeliveryAtLeastOnce {
+			// The slot is what keeps two instances from writing: wait
+			// until the last active instance's walsender has let it go.
+			s.waitSlotFree(ctx)
+		}
+		if ctx.Err() == nil {
+			a.err = p.Run(ctx)
+		}
+		cancel()
+		s.metrics.Streaming.Set(0) // an aborted session does not say so
+		s.mu.Lock()
+		deliberate := a.deliberate
+		if s.act == a {
+			s.act = nil
+			s.current.Store(nil)
+		}
+		s.mu.Unlock()
+		close(a.done)
+		if !deliberate {
+			select {
+			case s.ended <- a:
+			default: // Run is stopping already, for an earlier end
+			}
+		}
+	}()
+}
+
+// onRevoked is kgo's callback when partitions move away (or at the end of
+// a session, with what is lost, maybe nothing; and on leaving). Losing the
+// partition stops the pipeline cleanly, and the callback returns only once
+// it has stopped: only then may the member rejoin and the partition move.
+func (s *Standby) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	if !s.holds(revoked) {
+		return
+	}
+	if err := s.deactivate(false, "the partition was revoked"); err != nil {
+		s.log.Warn("the pipeline's clean stop failed", zap.Error(err))
+	}
+}
+
+// onLost is kgo's callback on a fatal group error (the session expired,
+// the member was fenced): another member may be active already, so the
+// pipeline is aborted at once, writing nothing more.
+func (s *Standby) onLost(_ context.Context, _ *kgo.Client, _ map[string][]int32) {
+	s.member.Store(false)
+	_ = s.deactivate(true, "the group membership was lost")
+}
+
+// deactivate stops the running pipeline, if any, and waits until it has:
+// cleanly (bounded by shutdown_timeout; past it and a grace period, it is
+// aborted) or, with abort, at once. It returns the pipeline's error.
+func (s *Standby) deactivate(abort bool, why string) error {
+	s.mu.Lock()
+	a := s.act
+	if a != nil {
+		a.deliberate = true
+	}
+	s.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	if abort {
+		s.log.Warn(why+"; aborting the pipeline", zap.String("group", s.group))
+		a.p.Abort()
+		a.cancel() // and the wait for the slot, if it has not started
+	} else {
+		s.log.Info(why+"; stopping the pipeline cleanly", zap.String("group", s.group))
+		a.cancel()
+	}
+	grace := time.NewTimer(s.cfg.ShutdownTimeout + 5*time.Second)
+	defer grace.Stop()
+	select {
+	case <-a.done:
+	case <-grace.C:
+		a.p.Abort()
+		<-a.done
+	}
+	s.log.Info("pipeline stopped; no longer active", zap.Duration("active_for", time.Since(a.started).Round(time.Millisecond)))
+	if abort || errors.Is(a.err, ErrAborted) {
+		return nil
+	}
+	return a.err
+}
+
+// waitSlotFree returns once the pipeline's slot is held by no walsender
+// (or does not exist), or ctx is done. In at-least-once mode an active
+// instance writes nothing before then: an earlier active instance that is
+// cut off from the group but not from Postgres still streams, and the
+// slot, which Postgres lets one walsender hold, keeps this one waiting
+// until that one has stopped (its own onLost, or its death). Postgres
+// unreachable: it waits too, as the pipeline would.
+func (s *Standby) waitSlotFree(ctx context.Context) {
+	slot := s.cfg.Postgres.Slot
+	pgcfg, err := s.cfg.PostgresConnConfig()
+	if err != nil { // Validate parsed it
+		return
+	}
+	var db *pgx.Conn
+	defer func() {
+		if db != nil {
+			_ = db.Close(context.Background())
+		}
+	}()
+	said := ""
+	for {
+		var pid int32
+		if db == nil {
+			db, err = ConnectSQL(ctx, pgcfg, "mooncdc-ha")
+		}
+		if err == nil {
+			var si slotInfo
+			if si, err = lookupSlot(ctx, db, slot); err == nil {
+				if si.ActivePID == 0 {
+					if said != "" {
+						s.log.Info("active: the slot is free", zap.String("slot", slot))
+					}
+					return
+				}
+				pid = si.ActivePID
+			} else {
+				_ = db.Close(context.Background())
+				db = nil
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil && said != "error":
+			s.log.Warn("active: cannot see whether the slot is free; retrying before starting the pipeline", zap.String("slot", slot), zap.Error(err))
+			said = "error"
+		case err == nil && said != "held":
+			s.log.Info("active: the slot is still held by another walsender (the last active instance's); waiting for it to be released before writing anything",
+				zap.String("slot", slot), zap.Int32("active_pid", pid))
+			said = "held"
+		}
+		if !sleepCtx(ctx, 200*time.Millisecond) {
+			return
+		}
+	}
+}
+
+// newPipeline is a fresh Pipeline for one activation: its metrics are the
+// standby's, and it serves no HTTP (the standby does, across activations).
+func (s *Standby) newPipeline() (*Pipeline, error) {
+	cfg := s.cfg
+	cfg.Metrics.Listen = ""
+	p, err := New(cfg, s.plog)
+	if err != nil {
+		return nil, err
+	}
+	p.metrics = s.metrics
+	return p, nil
+}
+
+// ready is /readyz: the active instance's pipeline's (200 "streaming"
+// while it streams), else 200 "standby" while this instance is a member of
+// the group, ready to take over (a readiness probe that failed healthy
+// standbys would stall a rolling update), 503 before it has joined and
+// after its membership was lost.
+func (s *Standby) ready() (bool, string) {
+	if p := s.current.Load(); p != nil {
+		return p.readiness()
+	}
+	if s.member.Load() {
+		return true, RoleStandby
+	}
+	return false, "not in the group " + s.group
+}
+
+func (s *Standby) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	st := LiveStatus{Name: s.cfg.Name, Version: Version, Role: RoleStandby, Copies: []CopyProgress{}, Time: time.Now().UTC()}
+	if p := s.current.Load(); p != nil {
+		st = p.Status()
+		st.Role = RoleActive
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(st)
+}
