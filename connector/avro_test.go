@@ -168,9 +168,14 @@ func TestAvroSchemaEvolvesWithAlterTable(t *testing.T) {
 		t.Errorf("value subject versions = %v, want 2 (v1, v2 with price)", v)
 	}
 	// Register calls: key once, value v1 once per process (the copy worker
-	// and the main worker share the cache), v2 once.
-	if n := reg.Requests(srtest.EndpointRegister); n != 3 {
-		t.Errorf("register requests = %d, want 3: a schema is registered once per process", n)
+	// and the main worker share the cache), v2 once; and the schema-change
+	// records the two ALTERs derive from their Relation messages, key and
+	// value once (schemachange.go).
+	if n := reg.Requests(srtest.EndpointRegister); n != 5 {
+		t.Errorf("register requests = %d, want 5: a schema is registered once per process", n)
+	}
+	if v := reg.Versions("evo.schema-changes-value"); len(v) != 1 {
+		t.Errorf("schema-change value subject versions = %v, want 1", v)
 	}
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -17,11 +16,13 @@ import (
 // main worker writes them; a copy's private catch-up leaves messages to it.
 
 // schemaChange writes the records of a DDL message; done is false for a
-// message with the prefix that is not the event trigger's JSON, which is
-// then written as any logical message.
+// message with the prefix that is not the event trigger's JSON, or not
+// transactional, which is then written as any logical message: the stream
+// goes on (a copy's private catch-up, which must apply DDL at its place,
+// fails on a non-transactional one instead; copy_catchup.go).
 func (e *emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 	if ch.Tx == nil {
-		return true, &stream.ProtocolError{LSN: ch.LSN, Msg: "DDL message must be transactional"}
+		return false, nil
 	}
 	m, err := schema.ParseDDLMessage(ch.Message.Content)
 	if err != nil {
