@@ -48,18 +48,7 @@ func TestSignalsExecuteAFilteredRecopy(t *testing.T) {
 	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s1","type":"execute-snapshot","data":{"data-collections":["public\\.ord.*"],"type":"INCREMENTAL",`+
 		`"additional-conditions":[{"data-collection":"public.orders","filter":"id > 7"}]}}`)
 	evs := consume(t, e.kafka, 13, "sg.public.orders")
-	var again []int
-	for _, ev := range evs[10:] {
-		if ev.Tombstone || ev.Op != "r" {
-			t.Errorf("filtered re-copy wrote %+v", ev)
-			continue
-		}
-		again = append(again, int(ev.After["id"].(float64)))
-	}
-	sort.Ints(again)
-	if !slices.Equal(again, []int{8, 9, 10}) {
-		t.Errorf("re-copied ids %v, want [8 9 10]", again)
-	}
+	wantRecopied(t, evs[10:], 8, 9, 10)
 
 	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s2","type":"pause-snapshot","data":{}}`)
 	time.Sleep(time.Second)
@@ -101,18 +90,7 @@ func TestSignalTableExecutesAFilteredRecopy(t *testing.T) {
 	e.exec(`INSERT INTO debezium_signal VALUES ('s1', 'execute-snapshot', ` +
 		`'{"data-collections":["public.orders"],"type":"incremental","additional-conditions":[{"data-collection":"public.orders","filter":"id > 7"}]}')`)
 	evs := consume(t, e.kafka, 13, "st.public.orders")
-	var again []int
-	for _, ev := range evs[10:] {
-		if ev.Tombstone || ev.Op != "r" {
-			t.Errorf("filtered re-copy wrote %+v", ev)
-			continue
-		}
-		again = append(again, int(ev.After["id"].(float64)))
-	}
-	sort.Ints(again)
-	if !slices.Equal(again, []int{8, 9, 10}) {
-		t.Errorf("re-copied ids %v, want [8 9 10]", again)
-	}
+	wantRecopied(t, evs[10:], 8, 9, 10)
 	// Handed over, the filter is forgotten: a later copy of the table
 	// (after a crash, a slot-loss repair) copies every row.
 	r.waitHandedOver(t)
@@ -146,5 +124,23 @@ func TestSignalTableExecutesAFilteredRecopy(t *testing.T) {
 	}
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// wantRecopied checks that evs are a filtered re-copy's snapshot reads of
+// exactly the rows ids, and no tombstone.
+func wantRecopied(t *testing.T, evs []event, ids ...int) {
+	t.Helper()
+	var again []int
+	for _, ev := range evs {
+		if ev.Tombstone || ev.Op != "r" {
+			t.Errorf("filtered re-copy wrote %+v", ev)
+			continue
+		}
+		again = append(again, int(ev.After["id"].(float64)))
+	}
+	sort.Ints(again)
+	if !slices.Equal(again, ids) {
+		t.Errorf("re-copied ids %v, want %v", again, ids)
 	}
 }
