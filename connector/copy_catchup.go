@@ -30,6 +30,7 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 	opts.txTopic = ""
 	em := newEmitter(ctx, cl, tracker, c.topics, c.p.newCodec(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
 		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg, c.p.keys), opts)
+	em.oid = ts.OID // a rename during the catch-up: the table's changes go on under its new name
 	defer em.keys.close()
 	soft, stop := context.WithCancel(ctx)
 	defer stop()

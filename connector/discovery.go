@@ -114,6 +114,10 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.log.Error("new table not captured: "+c.Error(), zap.Stringer("table", c.Table), zap.String("topic", c.Topic))
 		}
 	}
+	published := make(map[string]bool, len(tables))
+	for _, f := range tables {
+		published[f.name] = true
+	}
 	for _, f := range tables {
 		if s.names == nil {
 			s.names = map[string]TableName{}
@@ -123,6 +127,14 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			continue
 		}
 		oid := f.oid
+		if old := s.phases.all().renamed(oid); old != nil && !published[old.Table.Table] {
+			if s.inheritRename(ctx, f.name, old) {
+				continue
+			}
+		}
+		if !first {
+			s.phases.markFresh(f.name)
+		}
 		if s.p.cfg.Snapshot.Mode == SnapshotNever || first && s.adopt {
 			// setPhase's callback runs under the pipeline mutex, so the
 			// position read is the one the main worker has when the view changes.
@@ -140,4 +152,28 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
 	}
 	return nil
+}
+
+// inheritRename gives a table renamed since its phase was written the old
+// name's phase, so the table keeps streaming under its new name without a
+// new copy (the main worker already emits its changes under the new name
+// by its oid, phases.go). While the old name's copy runs, the decision
+// waits for the copy's handover (its catch-up follows the rename too); it
+// reports false when a copy is queued for the new name instead.
+func (s *snapshotter) inheritRename(ctx context.Context, name string, old *tableState) bool {
+	switch old.Phase {
+	case offsets.PhaseReady, offsets.PhaseCatchup:
+		ts := s.setPhase(ctx, name, func(ts *tableState) {
+			if cur := s.phases.view[old.Table.Table]; cur != nil {
+				old = cur // under the mutex: a catchup may have become ready
+			}
+			ts.OID, ts.Phase, ts.LSN = old.OID, old.Phase, old.LSN
+		})
+		s.log.Info("table renamed: captured under its new name without a new copy",
+			zap.String("from", old.Table.Table), zap.String("table", name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
+		return true
+	case offsets.PhaseCopying:
+		return true // decided at the next discovery, after the copy
+	}
+	return false
 }

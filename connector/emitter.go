@@ -25,7 +25,11 @@ type emitter struct {
 	metrics *Metrics
 	prefix  string
 	include func(schema, table string) bool
-	keys    *keyResolver
+	// oid is a copy's table (private catch-up only; 0 for the main
+	// worker): its changes are emitted under whatever name the table has
+	// since a rename.
+	oid  uint32
+	keys *keyResolver
 
 	// gate applies the phase rules (main worker only; nil for a copy
 	// worker's private catch-up): view is the phases as of the open
@@ -204,7 +208,13 @@ func (e *emitter) Change(ch *schema.Change) error {
 		// hands a create to the source channel before it is emitted).
 		e.onSignal(ch)
 	}
-	if e.gate != nil && !e.view.emits(r.name, e.commit) || e.failed[r.name] {
+	if ch.Op == schema.OpTruncate {
+		// A schema change of its own, in any phase, as a DDL message's.
+		if err := e.truncated(r.rel, ch); err != nil {
+			return err
+		}
+	}
+	if e.gate != nil && !e.view.emits(r.name, ch.Relation.OID, e.commit) || e.failed[r.name] {
 		return nil // not handed over yet, or emitted by the copy worker, or parked
 	}
 	if r.keyErr != nil {
@@ -297,7 +307,7 @@ func (e *emitter) route(ch *schema.Change) (route, error) {
 	if r, ok := e.routes[rel]; ok {
 		return r, nil
 	}
-	r := route{skip: !e.include(rel.Schema, rel.Table), rel: rel, name: rel.QualifiedName()}
+	r := route{skip: !e.include(rel.Schema, rel.Table) && (e.oid == 0 || rel.OID != e.oid), rel: rel, name: rel.QualifiedName()}
 	r.signals = e.onSignal != nil && rel.Schema == e.signalTable.Schema && rel.Table == e.signalTable.Table
 	if !r.skip {
 		r.topic = e.enc.naming.Of(rel.Schema, rel.Table).Topic

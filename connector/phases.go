@@ -27,8 +27,16 @@ type phaseView map[string]*tableState
 // table is emitted, and under catchup(L) or ready(L) only transactions
 // the copy worker did not emit: those with commit LSN >= L. (L is always a
 // record boundary, so "commit LSN >= L" is "end LSN > L".)
-func (v phaseView) emits(table string, commit schema.LSN) bool {
+//
+// A relation whose name has no phase but whose oid has one is a table
+// renamed after its phase was written (ALTER TABLE … RENAME TO): its
+// changes under the new name follow the old name's phase, so nothing
+// between the rename and the discovery of the new name is lost.
+func (v phaseView) emits(table string, oid uint32, commit schema.LSN) bool {
 	ts := v[table]
+	if ts == nil {
+		ts = v.renamed(oid)
+	}
 	if ts == nil {
 		return false
 	}
@@ -38,6 +46,20 @@ func (v phaseView) emits(table string, commit schema.LSN) bool {
 	default:
 		return false
 	}
+}
+
+// renamed returns the phase written for the relation oid under another
+// name, or nil.
+func (v phaseView) renamed(oid uint32) *tableState {
+	if oid == 0 {
+		return nil
+	}
+	for _, ts := range v {
+		if ts.OID == oid {
+			return ts
+		}
+	}
+	return nil
 }
 
 // phases is the pipeline mutex of the seed: it serialises the main
@@ -57,6 +79,27 @@ type phases struct {
 	mainPos  schema.LSN // D: every transaction with commit LSN < D is decided by the main worker
 	view     phaseView
 	catchups int // tables in catchup, so begin does not scan when there are none
+	// fresh holds the tables this run's discovery found after its first
+	// pass: created (or published) while mooncdc streams, so the first
+	// Relation message of one announces a CREATE (schemachange.go).
+	fresh map[string]bool
+}
+
+// markFresh records that discovery found table after its first pass.
+func (p *phases) markFresh(table string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fresh == nil {
+		p.fresh = map[string]bool{}
+	}
+	p.fresh[table] = true
+}
+
+// isFresh reports whether discovery found table after its first pass.
+func (p *phases) isFresh(table string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fresh[table]
 }
 
 func newPhases(start schema.LSN, tables map[string]*tableState) *phases {
