@@ -34,7 +34,7 @@ DECLARE
 BEGIN
 	IF TG_EVENT = 'sql_drop' THEN
 		FOR r IN SELECT * FROM pg_event_trigger_dropped_objects() WHERE object_type = 'table' AND NOT is_temporary LOOP
-			tables := tables || jsonb_build_object('schema', r.schema_name, 'table', r.object_name, 'dropped', true);
+			tables := tables || jsonb_build_object('oid', r.objid::bigint, 'schema', r.schema_name, 'table', r.object_name, 'dropped', true);
 		END LOOP;
 	ELSE
 		FOR r IN SELECT DISTINCT c.oid, n.nspname, c.relname
@@ -43,7 +43,7 @@ BEGIN
 			JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.relkind IN ('r', 'p') AND c.relpersistence <> 't' LOOP
 			tables := tables || jsonb_build_object(
-				'schema', r.nspname, 'table', r.relname,
+				'oid', r.oid::bigint, 'schema', r.nspname, 'table', r.relname,
 				'primary_key', (SELECT coalesce(jsonb_agg(a.attname ORDER BY k.ord), '[]')
 					FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
 					JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum

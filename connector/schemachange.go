@@ -35,6 +35,10 @@ func (e *emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 		}
 		sc := schema.SchemaChange{Type: m.ChangeType(t), DDL: m.DDL, Table: t, Xid: ch.Tx.Xid, LSN: ch.LSN,
 			CommitTime: ch.Tx.CommitTime, Now: now}
+		if prev, ok := e.shapes[t.OID]; ok && t.OID != 0 && sc.Type == schema.SchemaChangeAlter &&
+			(prev.rel.Schema != t.Schema || prev.rel.Table != t.Table) {
+			sc.Type, sc.PreviousSchema, sc.PreviousTable = schema.SchemaChangeRename, prev.rel.Schema, prev.rel.Table
+		}
 		if err := e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq)); err != nil {
 			return true, err
 		}
@@ -110,15 +114,39 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	}
 	prev, known := e.shapes[rel.OID]
 	e.shapes[rel.OID] = shapeAt{rel, ch.LSN}
-	if !known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel) {
+	name := rel.Schema + "." + rel.Table
+	// A table with no phase, under its name or its oid, was created after
+	// the last discovery, and one this run's discovery found since its
+	// first pass was created while mooncdc streamed: its first relation
+	// is its CREATE.
+	created := !known && (e.view[name] == nil && e.view.renamed(rel.OID) == nil || e.gate.isFresh(name))
+	if !created && (!known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel)) {
 		return nil
 	}
-	name := rel.Schema + "." + rel.Table
 	if e.announced[name] {
 		delete(e.announced, name)
 		return nil
 	}
 	sc := schema.SchemaChange{Type: schema.SchemaChangeAlter, Table: schema.DDLTableOf(keyed), Xid: ch.Tx.Xid, LSN: ch.LSN,
+		CommitTime: ch.Tx.CommitTime, Now: time.Now()}
+	switch {
+	case created:
+		sc.Type = schema.SchemaChangeCreate
+	case prev.rel.Schema != rel.Schema || prev.rel.Table != rel.Table:
+		sc.Type, sc.PreviousSchema, sc.PreviousTable = schema.SchemaChangeRename, prev.rel.Schema, prev.rel.Table
+	}
+	return e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq))
+}
+
+// truncated writes the TRUNCATE schema change of a table's truncate
+// (main worker only), which no event trigger sees: Postgres fires none
+// for TRUNCATE. It is written whether or not format.skipped_operations
+// writes the truncate record itself.
+func (e *emitter) truncated(keyed *schema.Relation, ch *schema.Change) error {
+	if e.gate == nil || ch.Tx == nil {
+		return nil
+	}
+	sc := schema.SchemaChange{Type: schema.SchemaChangeTruncate, Table: schema.DDLTableOf(keyed), Xid: ch.Tx.Xid, LSN: ch.LSN,
 		CommitTime: ch.Tx.CommitTime, Now: time.Now()}
 	return e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq))
 }

@@ -22,9 +22,10 @@ type scEvent struct {
 	SchemaName   string `json:"schemaName"`
 	DDL          string `json:"ddl"`
 	TableChanges []struct {
-		Type  string `json:"type"`
-		ID    string `json:"id"`
-		Table *struct {
+		Type       string `json:"type"`
+		ID         string `json:"id"`
+		PreviousID string `json:"previousId"`
+		Table      *struct {
 			PrimaryKey []string         `json:"primaryKeyColumnNames"`
 			Columns    []map[string]any `json:"columns"`
 		} `json:"table"`

@@ -21,6 +21,14 @@ const (
 	SchemaChangeCreate = "CREATE"
 	SchemaChangeAlter  = "ALTER"
 	SchemaChangeDrop   = "DROP"
+	// A rename and a truncate have types of their own, where Debezium
+	// writes a rename as ALTER (with previousId only in its history
+	// topic: TableChanges.java:48-49, JsonTableChangeSerializer.java:50)
+	// and a truncate with no tableChanges (SchemaChangeEvent.java:65-85):
+	// the topic is the table's DDL log, and a consumer must tell them
+	// from an ALTER.
+	SchemaChangeRename   = "RENAME"
+	SchemaChangeTruncate = "TRUNCATE"
 )
 
 // DDLMessage is the content of a DDL message: one DDL command and the
@@ -33,6 +41,7 @@ type DDLMessage struct {
 
 // DDLTable is one table of a DDL message.
 type DDLTable struct {
+	OID        uint32      `json:"oid"` // 0 in a dropped table's entry
 	Schema     string      `json:"schema"`
 	Table      string      `json:"table"`
 	Dropped    bool        `json:"dropped"`
@@ -72,9 +81,12 @@ func ParseDDLMessage(content []byte) (DDLMessage, error) {
 // SchemaChange is one record of the schema-change topic: one table of one
 // DDL command.
 type SchemaChange struct {
-	Type  string // SchemaChangeCreate, SchemaChangeAlter or SchemaChangeDrop
-	DDL   string // "" when derived without the event trigger
+	Type  string // one of the SchemaChange* types
+	DDL   string // "" when derived without the event trigger (and for a truncate)
 	Table DDLTable
+	// PreviousSchema and PreviousTable are a renamed table's name before
+	// the rename (tableChanges' previousId); "" otherwise.
+	PreviousSchema, PreviousTable string
 	Xid   uint32
 	LSN   LSN
 	// CommitTime is source.ts_ms; Now the event's ts_ms.
@@ -135,6 +147,7 @@ var (
 		{"tableChanges", &Schema{Type: TypeArray, Items: &Schema{Type: TypeStruct, Name: "io.debezium.connector.schema.Change", Version: 1, Fields: []Field{
 			{"type", schemaString},
 			{"id", schemaString},
+			{"previousId", schemaOptionalString},
 			{"table", schemaChangeTableSchema},
 		}}}},
 	}}
@@ -218,6 +231,12 @@ func (e *JSONEncoder) AppendSchemaChangeValue(dst []byte, sc *SchemaChange) ([]b
 	dst = appendJSONString(dst, sc.Type)
 	dst = append(dst, `,"id":`...)
 	dst = appendJSONString(dst, tableID(nil, t.Schema, t.Table))
+	dst = append(dst, `,"previousId":`...)
+	if sc.PreviousTable == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = appendJSONString(dst, tableID(nil, sc.PreviousSchema, sc.PreviousTable))
+	}
 	dst = append(dst, `,"table":`...)
 	if sc.Type == SchemaChangeDrop {
 		dst = append(dst, "null"...)
@@ -341,6 +360,12 @@ func (e *AvroEncoder) AppendSchemaChangeValue(dst []byte, sc *SchemaChange) ([]b
 	w.WriteLong(1) // one table change
 	w.WriteString(sc.Type)
 	w.WriteBytes(tableID(e.seq[:0], t.Schema, t.Table))
+	if sc.PreviousTable == "" {
+		w.WriteLong(0)
+	} else {
+		w.WriteLong(1)
+		w.WriteBytes(tableID(e.seq[:0], sc.PreviousSchema, sc.PreviousTable))
+	}
 	if sc.Type == SchemaChangeDrop {
 		w.WriteLong(0)
 	} else {

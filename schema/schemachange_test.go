@@ -37,23 +37,30 @@ func TestSchemaChangeRecords(t *testing.T) {
 	want := map[string]string{
 		SchemaChangeAlter: `{"source":{"version":"` + cfg.Version + `","connector":"postgresql","name":"` + cfg.Name + `","ts_ms":1704164645678,"db":"appdb","schema":"public","table":"orders","txId":771,"lsn":24023200},` +
 			`"ts_ms":1704164645700,"databaseName":"appdb","schemaName":"public","ddl":"ALTER TABLE orders ADD COLUMN note varchar(40) DEFAULT 'x'",` +
-			`"tableChanges":[{"type":"ALTER","id":"\"public\".\"orders\"","table":{"primaryKeyColumnNames":["id"],"columns":[` +
+			`"tableChanges":[{"type":"ALTER","id":"\"public\".\"orders\"","previousId":null,"table":{"primaryKeyColumnNames":["id"],"columns":[` +
 			`{"name":"id","typeName":"int4","length":null,"scale":null,"position":1,"optional":false,"defaultValueExpression":null},` +
 			`{"name":"amount","typeName":"numeric","length":10,"scale":2,"position":2,"optional":true,"defaultValueExpression":null},` +
 			`{"name":"note","typeName":"varchar","length":40,"scale":null,"position":3,"optional":true,"defaultValueExpression":"'x'::character varying"}]}}]}`,
 		SchemaChangeDrop: `{"source":{"version":"` + cfg.Version + `","connector":"postgresql","name":"` + cfg.Name + `","ts_ms":1704164645678,"db":"appdb","schema":"public","table":"orders","txId":771,"lsn":24023200},` +
 			`"ts_ms":1704164645700,"databaseName":"appdb","schemaName":"public","ddl":"DROP TABLE orders",` +
-			`"tableChanges":[{"type":"DROP","id":"\"public\".\"orders\"","table":null}]}`,
+			`"tableChanges":[{"type":"DROP","id":"\"public\".\"orders\"","previousId":null,"table":null}]}`,
+		SchemaChangeRename: `{"source":{"version":"` + cfg.Version + `","connector":"postgresql","name":"` + cfg.Name + `","ts_ms":1704164645678,"db":"appdb","schema":"public","table":"orders2","txId":771,"lsn":24023200},` +
+			`"ts_ms":1704164645700,"databaseName":"appdb","schemaName":"public","ddl":"ALTER TABLE orders RENAME TO orders2",` +
+			`"tableChanges":[{"type":"RENAME","id":"\"public\".\"orders2\"","previousId":"\"public\".\"orders\"","table":{"primaryKeyColumnNames":[],"columns":[` +
+			`{"name":"id","typeName":"int4","length":null,"scale":null,"position":1,"optional":false,"defaultValueExpression":null}]}}]}`,
 	}
+	rename := *testSchemaChange
+	rename.Type, rename.DDL, rename.PreviousSchema, rename.PreviousTable = SchemaChangeRename, "ALTER TABLE orders RENAME TO orders2", "public", "orders"
+	rename.Table = DDLTable{Schema: "public", Table: "orders2", PrimaryKey: []string{}, Columns: testSchemaChange.Table.Columns[:1]}
 	plain, withSchemas, av := NewJSONEncoder(cfg), NewJSONSchemaEncoder(cfg), NewAvroEncoder(cfg)
 	keySchema, valueSchema := SchemaChangeAvroSchemas()
 	if err := av.RegisterSchemaChange(true, true, func(isKey bool, _ string) (int, error) { return 7, nil }); err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range []*SchemaChange{testSchemaChange, &drop} {
+	for _, sc := range []*SchemaChange{testSchemaChange, &drop, &rename} {
 		k, _ := plain.AppendSchemaChangeKey(nil, sc)
 		v, _ := plain.AppendSchemaChangeValue(nil, sc)
-		if string(k) != `{"databaseName":"appdb","schemaName":"public","tableName":"orders"}` || string(v) != want[sc.Type] {
+		if string(k) != `{"databaseName":"appdb","schemaName":"public","tableName":"`+sc.Table.Table+`"}` || string(v) != want[sc.Type] {
 			t.Errorf("%s:\n got  %s\n %s\n want %s", sc.Type, k, v, want[sc.Type])
 		}
 		for _, f := range []func([]byte, *SchemaChange) ([]byte, error){withSchemas.AppendSchemaChangeKey, withSchemas.AppendSchemaChangeValue} {
