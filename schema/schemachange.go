@@ -87,8 +87,8 @@ type SchemaChange struct {
 	// PreviousSchema and PreviousTable are a renamed table's name before
 	// the rename (tableChanges' previousId); "" otherwise.
 	PreviousSchema, PreviousTable string
-	Xid   uint32
-	LSN   LSN
+	Xid                           uint32
+	LSN                           LSN
 	// CommitTime is source.ts_ms; Now the event's ts_ms.
 	CommitTime, Now time.Time
 }
