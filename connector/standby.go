@@ -26,7 +26,9 @@ import (
 // the offsets topic, whose one partition the group gives to one member.
 // The member holding it is active (a Pipeline runs: it holds the slot,
 // writes records and offsets); the others are standbys and only heartbeat.
-// Nothing else in the connector knows about it.
+// Nothing else in the connector knows about it. The membership itself is
+// groupMember's (group.go); a worker group (workers.go) uses the same
+// seats, one per pipeline, so that both share one set of fencing rules.
 //
 // Why no window allows two writers, the sequence of events:
 //
