@@ -307,6 +307,8 @@ Usage:
   mooncdc check [--config FILE] [flags] preflight: Postgres, slot, tables, Kafka, registry
   mooncdc status [--config FILE] [flags] [--json]
                                         each table's phase and progress, the slot's lag
+  mooncdc status --config DIR [--group G] [--json]
+                                        which worker of the group runs each pipeline
   mooncdc tail [--config FILE] [flags] [--pretty] TOPIC...
                                         print records as they arrive, decoded
   mooncdc import-debezium [--brokers B] [--offsets-topic T] FILE
