@@ -259,3 +259,33 @@ func TestWorkerGroupRefusesDuplicateNamesNamingTheFiles(t *testing.T) {
 		t.Errorf("an empty directory: %v", err)
 	}
 }
+
+// TestWorkerGroupGivesAPipelineOnlyToWorkersWhoseDirectoryHasIt: during a
+// rolling change of the directory, a worker with the older directory
+// (without the new pipeline) is never given the new one, and the group
+// still runs every pipeline once; once the old worker is gone the new one
+// runs them all.
+func TestWorkerGroupGivesAPipelineOnlyToWorkersWhoseDirectoryHasIt(t *testing.T) {
+	e := newEnv(t)
+	var cfgs []connector.Config
+	for i := range 3 {
+		n := fmt.Sprintf("rp%d", i)
+		e.exec(`CREATE TABLE ` + n + ` (id int PRIMARY KEY, n int)`)
+		cfg := e.config(n, "public."+n)
+		cfg.HA.SessionTimeout = 6 * time.Second
+		cfgs = append(cfgs, cfg)
+	}
+	old := startWorker(t, cfgs[:2], "old")
+	waitSpread(t, 90*time.Second, []*worker{old}, 2)
+	cur := startWorker(t, cfgs, "new")
+	// Balanced for the group: 2+1 is within one, so the sticky balancer
+	// leaves old's two where they are.
+	spread := waitSpread(t, 90*time.Second, []*worker{old, cur}, 2, 1)
+	if !slices.Contains(spread[1], "rp2") {
+		t.Fatalf("the new pipeline rp2 runs on the worker without its file: old %v, new %v", spread[0], spread[1])
+	}
+	t.Logf("old runs %v, new runs %v", spread[0], spread[1])
+	// The old worker is replaced: the new one runs all three.
+	old.stop(t)
+	waitSpread(t, 90*time.Second, []*worker{cur}, 3)
+}
