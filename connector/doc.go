@@ -25,7 +25,9 @@
 // moving, retry.go classifies every error once, stop.go bounds a clean
 // stop, standby.go runs the pipeline on only the active one of several
 // instances (ha.enabled: members of a Kafka consumer group, a fresh
-// Pipeline per activation), and config*.go is the configuration (types, validation, keys and
+// Pipeline per activation; group.go is the membership), workers.go shares
+// the pipelines of a config directory among the members of a worker group
+// (the same seats, one per pipeline), and config*.go is the configuration (types, validation, keys and
 // environment, loading, printing).
 //
 // Invariants: nothing is confirmed to Postgres before Kafka has it; every

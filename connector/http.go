@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 )
@@ -15,13 +16,13 @@ import (
 // when ready says so: while the main worker streams, or for a standby
 // while it waits in its group; the body is ready's word) and /status (the
 // live status, JSON) on addr until the server is closed.
-func serveHTTP(addr string, m *Metrics, ready func() (bool, string), status http.HandlerFunc, log *zap.Logger) (*http.Server, error) {
+func serveHTTP(addr string, g prometheus.Gatherer, ready func() (bool, string), status http.HandlerFunc, log *zap.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("metrics.listen: cannot listen on %q: %w (choose a free address, or set it empty to disable)", addr, err)}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/status", status)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -43,7 +44,7 @@ func serveHTTP(addr string, m *Metrics, ready func() (bool, string), status http
 }
 
 func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
-	return serveHTTP(addr, p.metrics, p.readiness, p.serveStatus, p.log)
+	return serveHTTP(addr, p.metrics.Registry, p.readiness, p.serveStatus, p.log)
 }
 
 // readiness is /readyz: 200 "streaming" while the main worker streams.

@@ -8,7 +8,7 @@ import (
 // Metrics are the pipeline's Prometheus metrics. Names are a public
 // contract (dashboards, alerts): extend, don't rename.
 type Metrics struct {
-	Registry *prometheus.Registry
+	Registry *prometheus.Registry // a lone pipeline's own; nil for one of a worker's pipelines
 
 	TransactionsReceived prometheus.Counter
 	ChangesReceived      prometheus.Counter
@@ -27,9 +27,20 @@ type Metrics struct {
 	SlotLossResnapshots  prometheus.Counter
 }
 
+// newMetrics is a lone pipeline's metrics, in a registry of its own with
+// the Go and process collectors.
 func newMetrics(inflight func() float64) *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newMetricsIn(reg, inflight)
+	m.Registry = reg
+	return m
+}
+
+// newMetricsIn registers one pipeline's metrics in reg (for a worker
+// running several, reg adds the pipeline label) and leaves Registry nil.
+func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 	m := &Metrics{
-		Registry: prometheus.NewRegistry(),
 		TransactionsReceived: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mooncdc_transactions_received_total", Help: "Postgres transactions decoded from the replication stream."}),
 		ChangesReceived: prometheus.NewCounter(prometheus.CounterOpts{
@@ -62,10 +73,9 @@ func newMetrics(inflight func() float64) *Metrics {
 		SlotLossResnapshots: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mooncdc_slot_loss_resnapshots_total", Help: "Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot)."}),
 	}
-	m.Registry.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
+	reg.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
 		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.Active, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
-		m.SlotLossResnapshots,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.SlotLossResnapshots)
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m
 }

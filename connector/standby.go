@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
@@ -25,7 +26,9 @@ import (
 // the offsets topic, whose one partition the group gives to one member.
 // The member holding it is active (a Pipeline runs: it holds the slot,
 // writes records and offsets); the others are standbys and only heartbeat.
-// Nothing else in the connector knows about it.
+// Nothing else in the connector knows about it. The membership itself is
+// groupMember's (group.go); a worker group (workers.go) uses the same
+// seats, one per pipeline, so that both share one set of fencing rules.
 //
 // Why no window allows two writers, the sequence of events:
 //
@@ -44,8 +47,13 @@ import (
 // StandbyGroup is the consumer group of the instances named name.
 func StandbyGroup(name string) string { return "mooncdc-" + name }
 
-// Standby runs the pipeline only while this instance holds the group's
-// partition. Build it with NewStandby; it starts nothing until Run.
+// Standby runs the pipeline only while this instance holds its unit of
+// assignment, partition 0 of a topic: for standby instances (NewStandby)
+// the offsets topic's in the group mooncdc-<name>; for a worker group
+// (NewWorkers) the pipeline's own assignment topic in the workers' group.
+// Which member holds it, groupMember decides; what holding it means (a
+// fresh Pipeline, the slot wait, the clean stop before a revoke returns)
+// is here, once. It starts nothing until it is assigned.
 type Standby struct {
 	cfg     Config
 	log     *zap.Logger // the standby's own lines ("ha")
@@ -85,17 +93,28 @@ func NewStandby(cfg Config, log *zap.Logger) (*Standby, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Standby{cfg: cfg, log: log.Named("ha"), plog: log, group: StandbyGroup(cfg.Name), ended: make(chan *activation, 1)}
-	s.metrics = newMetrics(func() float64 {
+	return newSeat(cfg, log.Named("ha"), log, StandbyGroup(cfg.Name), nil, make(chan *activation, 1))
+}
+
+// newSeat is the Standby of cfg in group: its metrics go to reg (nil: a
+// registry of its own), an activation that ends by itself is sent on
+// ended (without blocking). The first activation's Pipeline is built here
+// too, so that a config New refuses fails at start, not at a takeover.
+func newSeat(cfg Config, log, plog *zap.Logger, group string, reg prometheus.Registerer, ended chan *activation) (*Standby, error) {
+	s := &Standby{cfg: cfg, log: log, plog: plog, group: group, ended: ended}
+	inflight := func() float64 {
 		if p := s.current.Load(); p != nil {
 			if t := p.tracker.Load(); t != nil {
 				return float64(t.Inflight())
 			}
 		}
 		return 0
-	})
-	// A first activation's Pipeline is built here too, so that a config
-	// New refuses fails at start, not at the first takeover.
+	}
+	if reg == nil {
+		s.metrics = newMetrics(inflight)
+	} else {
+		s.metrics = newMetricsIn(reg, inflight)
+	}
 	if _, err := s.newPipeline(); err != nil {
 		return nil, err
 	}
@@ -150,7 +169,7 @@ func (s *Standby) Copies() []CopyProgress {
 func (s *Standby) Run(ctx context.Context) error {
 	cfg := s.cfg
 	if cfg.Metrics.Listen != "" {
-		srv, err := serveHTTP(cfg.Metrics.Listen, s.metrics, s.ready, s.serveStatus, s.log)
+		srv, err := serveHTTP(cfg.Metrics.Listen, s.metrics.Registry, s.ready, s.serveStatus, s.log)
 		if err != nil {
 			return err
 		}
@@ -167,29 +186,11 @@ func (s *Standby) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	hb := min(max(cfg.HA.SessionTimeout/10, 100*time.Millisecond), 3*time.Second)
-	cl, err := kgo.NewClient(append(base,
-		kgo.ConsumerGroup(s.group),
-		kgo.ConsumeTopics(cfg.Kafka.OffsetsTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()),
-		kgo.DisableAutoCommit(),
-		// Cooperative-sticky: a standby joining leaves the active one's
-		// partition where it is (an eager balancer would revoke it at
-		// every join).
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
-		kgo.SessionTimeout(cfg.HA.SessionTimeout),
-		kgo.HeartbeatInterval(hb),
-		// A revoke waits for a clean stop, bounded by shutdown_timeout.
-		kgo.RebalanceTimeout(max(time.Minute, cfg.ShutdownTimeout+15*time.Second)),
-		kgo.OnPartitionsAssigned(s.onAssigned),
-		kgo.OnPartitionsRevoked(s.onRevoked),
-		kgo.OnPartitionsLost(s.onLost),
-	)...)
+	g := &groupMember{group: s.group, seats: map[string]*Standby{cfg.Kafka.OffsetsTopic: s}, log: s.log}
+	cl, err := g.join(base, cfg.HA.SessionTimeout, cfg.ShutdownTimeout)
 	if err != nil {
-		return fmt.Errorf("kafka group client: %w", err)
+		return err
 	}
-	// Membership is all this client is for: it never fetches records.
-	cl.PauseFetchTopics(cfg.Kafka.OffsetsTopic)
 	s.log.Info("joining the group as a standby; the member given its partition runs the pipeline",
 		zap.String("group", s.group), zap.String("topic", cfg.Kafka.OffsetsTopic), zap.Duration("session_timeout", cfg.HA.SessionTimeout))
 
@@ -202,15 +203,21 @@ func (s *Standby) Run(ctx context.Context) error {
 	case a := <-s.ended:
 		result = a.err
 	}
-	s.mu.Lock()
-	s.closing = true
-	s.mu.Unlock()
-	if err := s.deactivate(false, "shutting down"); err != nil && result == nil {
+	if err := s.close(); err != nil && result == nil {
 		result = err
 	}
 	// Leave the group: onRevoked finds nothing to stop.
 	cl.Close()
 	return result
+}
+
+// close stops the running pipeline cleanly, if any, and lets no other
+// start; it returns the pipeline's error.
+func (s *Standby) close() error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	return s.deactivate(false, "shutting down")
 }
 
 func (s *Standby) ensureOffsetsTopic(ctx context.Context, base []kgo.Opt) error {
@@ -225,34 +232,16 @@ func (s *Standby) ensureOffsetsTopic(ctx context.Context, base []kgo.Opt) error 
 	})
 }
 
-// holds reports whether m has the group's partition (the offsets topic's
-// partition 0).
-func (s *Standby) holds(m map[string][]int32) bool {
-	for _, p := range m[s.cfg.Kafka.OffsetsTopic] {
-		if p == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// onAssigned is kgo's callback after every join, with what was added (maybe
-// nothing): the partition starts a pipeline. It returns at once.
-func (s *Standby) onAssigned(_ context.Context, _ *kgo.Client, added map[string][]int32) {
-	s.member.Store(true)
-	if !s.holds(added) {
-		if s.current.Load() == nil {
-			s.log.Info("standby: in the group, another member is active", zap.String("group", s.group))
-		}
-		return
-	}
+// activate starts a fresh Pipeline, unless one runs or Run is stopping.
+// It returns at once; the pipeline runs until deactivate or its own end.
+func (s *Standby) activate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing || s.act != nil {
 		return
 	}
 	p, err := s.newPipeline()
-	if err != nil { // NewStandby built one from the same config
+	if err != nil { // newSeat built one from the same config
 		s.log.Error("active: cannot build the pipeline", zap.Error(err))
 		return
 	}
@@ -287,27 +276,6 @@ func (s *Standby) onAssigned(_ context.Context, _ *kgo.Client, added map[string]
 			}
 		}
 	}()
-}
-
-// onRevoked is kgo's callback when partitions move away (or at the end of
-// a session, with what is lost, maybe nothing; and on leaving). Losing the
-// partition stops the pipeline cleanly, and the callback returns only once
-// it has stopped: only then may the member rejoin and the partition move.
-func (s *Standby) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
-	if !s.holds(revoked) {
-		return
-	}
-	if err := s.deactivate(false, "the partition was revoked"); err != nil {
-		s.log.Warn("the pipeline's clean stop failed", zap.Error(err))
-	}
-}
-
-// onLost is kgo's callback on a fatal group error (the session expired,
-// the member was fenced): another member may be active already, so the
-// pipeline is aborted at once, writing nothing more.
-func (s *Standby) onLost(_ context.Context, _ *kgo.Client, _ map[string][]int32) {
-	s.member.Store(false)
-	_ = s.deactivate(true, "the group membership was lost")
 }
 
 // deactivate stops the running pipeline, if any, and waits until it has:

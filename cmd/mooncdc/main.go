@@ -88,6 +88,24 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 // runCommand is "mooncdc run": load and validate the config, then run the
 // pipeline until it stops.
 func runCommand(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
+	wf, args, err := cutWorkerFlags("run", args)
+	if err == nil {
+		var cf configFlags
+		if cf, err = parseConfigFlags("run", args, false); err == nil && isConfigDir(cf.configPath) {
+			return runWorkersCommand(ctx, cf, wf, environ, stderr)
+		}
+		if err == nil && (wf.group != "" || wf.id != "") {
+			err = &connector.ConfigError{Err: errors.New("mooncdc run: --group and --worker-id are for a worker group: --config DIR")}
+		}
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, runUsage())
+		return connector.ExitOK
+	}
+	if err != nil {
+		fmt.Fprint(stderr, formatConfigError(err))
+		return connector.ExitCode(err)
+	}
 	cfg, err := loadRunConfig(args, environ)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, runUsage())
@@ -280,6 +298,8 @@ func usage() string {
 
 Usage:
   mooncdc run [--config FILE] [flags]   stream until SIGINT/SIGTERM/SIGHUP
+  mooncdc run --config DIR [--group G] [--worker-id ID] [flags]
+                                        a worker of a group sharing DIR's pipelines
   mooncdc resnapshot [--config FILE] [flags] TABLE...
                                         copy tables again (sets them back to init)
   mooncdc reset [--config FILE] [flags] [--drop-slot] [--yes]
@@ -287,6 +307,8 @@ Usage:
   mooncdc check [--config FILE] [flags] preflight: Postgres, slot, tables, Kafka, registry
   mooncdc status [--config FILE] [flags] [--json]
                                         each table's phase and progress, the slot's lag
+  mooncdc status --config DIR [--group G] [--json]
+                                        which worker of the group runs each pipeline
   mooncdc tail [--config FILE] [flags] [--pretty] TOPIC...
                                         print records as they arrive, decoded
   mooncdc import-debezium [--brokers B] [--offsets-topic T] FILE
@@ -308,6 +330,7 @@ Run 'mooncdc help run' for the flags and environment variables.
 func runUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage: mooncdc run [--config FILE] [flags]
+       mooncdc run --config DIR [--group NAME] [--worker-id ID] [flags]
 
 Streams until SIGINT, SIGTERM or SIGHUP, then stops cleanly (flushes to Kafka,
 writes the offsets, confirms the LSN to Postgres) and exits 0. A clean stop
@@ -317,6 +340,15 @@ A second signal exits at once with code 1.
 
 Configuration, each later source overriding the earlier ones:
 defaults < the YAML file (--config) < MOONCDC_* environment variables < flags.
+
+With --config DIR, a worker group: every *.yaml and *.yml file of DIR is a
+pipeline (the environment and flags apply to each; names must differ), and
+every worker run with the same DIR and --group (default "default") shares
+them through the Kafka consumer group mooncdc-workers-NAME: each pipeline
+runs on one worker, balanced, and moves when a worker joins or leaves.
+--worker-id names this worker in 'mooncdc status --config DIR' (default
+host-pid). One endpoint per worker (metrics.listen, the same in every file);
+metrics carry a pipeline label.
 
 `)
 	b.WriteString(configFlagsUsage())

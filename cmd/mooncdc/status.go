@@ -43,7 +43,11 @@ func statusCommand(ctx context.Context, args []string, environ []string, stdout,
 		fmt.Fprint(stderr, formatConfigError(err))
 		return connector.ExitConfig
 	}
-	cf, err := parseConfigFlags("status", args, false)
+	wf, args, err := cutWorkerFlags("status", args)
+	var cf configFlags
+	if err == nil {
+		cf, err = parseConfigFlags("status", args, false)
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, statusUsage())
 		return connector.ExitOK
@@ -51,6 +55,9 @@ func statusCommand(ctx context.Context, args []string, environ []string, stdout,
 	if err != nil {
 		fmt.Fprint(stderr, formatConfigError(err))
 		return connector.ExitCode(err)
+	}
+	if isConfigDir(cf.configPath) {
+		return statusWorkersCommand(ctx, cf, wf, asJSON, environ, stdout, stderr)
 	}
 	// The same rule as resnapshot: postgres.url may be absent (the
 	// Postgres part then says so), but a URL that is set must be valid.
@@ -367,6 +374,7 @@ func parseNullLSN(s *string) (schema.LSN, error) {
 func statusUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage: mooncdc status [--config FILE] [flags] [--json]
+       mooncdc status --config DIR [--group NAME] [flags] [--json]
 
 Shows where the connector is, from the offsets topic, Postgres and, while
 'mooncdc run' runs, its /status endpoint (http://<metrics.listen>/status):
@@ -384,6 +392,10 @@ is no lag; otherwise it is the time since the durable LSN last moved (the
 offsets record it, about once a second while it moves): how long the
 connector has not moved forward, not the age of the oldest change still to
 stream.
+
+With --config DIR (a worker group, see 'mooncdc help run') it shows which
+worker runs each pipeline of DIR, as the group coordinator says; give it
+one file of DIR for that pipeline's tables.
 
 Exit codes: 0 when the offsets and Postgres were read; 1 when either could
 not be (the rest is still shown); 2 invalid config.

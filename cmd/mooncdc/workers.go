@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
+
+// This file is the CLI of a worker group: "mooncdc run --config DIR"
+// runs the pipelines of DIR (one YAML per pipeline) that the group gives
+// this worker, "mooncdc status --config DIR" shows which worker runs
+// which.
+
+// workerFlags are the flags only a worker group has: --group (the group's
+// name; default connector.DefaultWorkerGroup) and --worker-id (this
+// worker's name in it; default host-pid).
+type workerFlags struct{ group, id string }
+
+// cutWorkerFlags removes --group and --worker-id (also -name, --name=V,
+// --name V) from args; everything after "--" is left alone.
+func cutWorkerFlags(cmd string, args []string) (workerFlags, []string, error) {
+	var wf workerFlags
+	rest := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		var dst *string
+		switch {
+		case !strings.HasPrefix(a, "-"):
+		case name == "group":
+			dst = &wf.group
+		case name == "worker-id":
+			dst = &wf.id
+		}
+		if dst == nil {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return wf, nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: flag needs an argument: -%s", cmd, name)}
+			}
+			i++
+			value = args[i]
+		}
+		*dst = value
+	}
+	return wf, rest, nil
+}
+
+// isConfigDir reports whether --config names a directory.
+func isConfigDir(path string) bool {
+	fi, err := os.Stat(path)
+	return path != "" && err == nil && fi.IsDir()
+}
+
+// loadConfigDir loads every pipeline file of cf.configPath as run loads
+// one file (the environment and the flags apply to each), checks each
+// with validate and all of them together, and returns the files and their
+// configs. Every problem names its file; errors are *connector.ConfigError.
+func loadConfigDir(cf configFlags, environ []string, validate func(connector.Config) error) ([]string, []connector.Config, error) {
+	files, err := connector.ConfigDirFiles(cf.configPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cfgs []connector.Config
+	var errs []error
+	for _, f := range files {
+		one := cf
+		one.configPath = f
+		cfg, err := one.load(environ, validate)
+		if err != nil {
+			var ce *connector.ConfigError
+			if !errors.As(err, &ce) {
+				ce = &connector.ConfigError{Err: err}
+			}
+			for _, line := range strings.Split(strings.TrimSpace(ce.Err.Error()), "\n") {
+				if !strings.HasPrefix(line, f) {
+					line = f + ": " + line
+				}
+				errs = append(errs, errors.New(line))
+			}
+			continue
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	if len(errs) > 0 {
+		return nil, nil, &connector.ConfigError{Err: errors.Join(errs...)}
+	}
+	if err := connector.CheckWorkerConfigs(files, cfgs); err != nil {
+		return nil, nil, err
+	}
+	return files, cfgs, nil
+}
+
+// runWorkersCommand is "mooncdc run --config DIR": a worker of the group.
+// Logging follows the first file's log section; the worker serves one
+// endpoint, on the metrics.listen every file shares.
+func runWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, environ []string, stderr io.Writer) int {
+	files, cfgs, err := loadConfigDir(cf, environ, connector.Config.Validate)
+	if err == nil {
+		for i, c := range cfgs {
+			if c.Metrics.Listen != cfgs[0].Metrics.Listen {
+				err = &connector.ConfigError{Err: fmt.Errorf("%s: metrics.listen %q differs from %s's %q (a worker serves one endpoint for all its pipelines; set it the same, or with --metrics-listen)",
+					files[i], c.Metrics.Listen, files[0], cfgs[0].Metrics.Listen)}
+				break
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprint(stderr, formatConfigError(err))
+		return connector.ExitCode(err)
+	}
+	prog := newProgress(cfgs[0].Log, stderr)
+	log, err := newLogger(cfgs[0].Log, prog.Writer())
+	if err != nil {
+		fmt.Fprintf(stderr, "mooncdc: build logger: %v\n", err)
+		return connector.ExitRuntime
+	}
+	defer func() { _ = log.Sync() }()
+	log.Info("starting mooncdc as a worker", zap.String("version", versionString()), zap.String("config_dir", cf.configPath), zap.Strings("files", files))
+	for i, c := range cfgs {
+		for _, w := range c.SecurityWarnings() {
+			log.Warn(w, zap.String("file", files[i]))
+		}
+	}
+	ctx, stop := notifyShutdown(ctx, log, exit)
+	defer stop()
+	defer setMemoryLimit(cfgs[0], environ)()
+
+	w, err := connector.NewWorkers(cfgs, files, connector.WorkerOptions{Group: wf.group, ID: wf.id, Listen: cfgs[0].Metrics.Listen}, log)
+	if err == nil {
+		stopProgress := startProgress(ctx, prog, w.Copies, log.Named("progress"))
+		err = w.Run(ctx)
+		stopProgress()
+	}
+	code := connector.ExitCode(err)
+	if err != nil {
+		log.Error("mooncdc worker stopped", zap.Error(err), zap.Int("exit_code", code))
+	} else {
+		log.Info("mooncdc worker stopped cleanly")
+	}
+	return code
+}
+
+// statusWorkersCommand is "mooncdc status --config DIR": which worker of
+// the group runs each pipeline, as the group coordinator says. It only
+// reads; "mooncdc status --config DIR/FILE" shows one pipeline's tables.
+func statusWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, asJSON bool, environ []string, stdout, stderr io.Writer) int {
+	_, cfgs, err := loadConfigDir(cf, environ, validateForResnapshot)
+	if err != nil {
+		fmt.Fprint(stderr, formatConfigError(err))
+		return connector.ExitCode(err)
+	}
+	group := wf.group
+	if group == "" {
+		group = connector.DefaultWorkerGroup
+	}
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.Name)
+	}
+	opts, err := cfgs[0].KafkaOpts(cfgs[0].Kafka.Brokers)
+	var asg []connector.Assignment
+	if err == nil {
+		var cl *kgo.Client
+		if cl, err = kgo.NewClient(opts...); err == nil {
+			actx, cancel := context.WithTimeout(ctx, statusKafkaTimeout)
+			asg, err = connector.WorkerAssignment(actx, cl, group, names)
+			cancel()
+			cl.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mooncdc status: could not read the worker group %s: %s\n", connector.WorkerGroup(group), singleLine(err.Error()))
+		return connector.ExitRuntime
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"group": connector.WorkerGroup(group), "pipelines": asg})
+		return connector.ExitOK
+	}
+	fmt.Fprintf(stdout, "Worker group %s\n", connector.WorkerGroup(group))
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PIPELINE\tWORKER\tHOST")
+	for _, a := range asg {
+		worker := a.Worker
+		if worker == "" {
+			worker = "(none: not assigned)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", a.Pipeline, worker, a.Host)
+	}
+	_ = tw.Flush()
+	return connector.ExitOK
+}
