@@ -31,7 +31,6 @@ func outboxRow(typ, id, payload string) Tuple {
 	return t
 }
 
-
 func mustOutbox(t *testing.T, o OutboxOptions) *OutboxConfig {
 	t.Helper()
 	if o.Table == "" {
