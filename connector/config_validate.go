@@ -257,11 +257,10 @@ func (c Config) Validate() error {
 				"add it as a header (format.flat.add_headers) or use json")
 		}
 	case EnvelopeOutbox:
-		bad("format.envelope: outbox (Debezium's outbox EventRouter) is not built yet in this mooncdc version; use debezium or flat, " +
-			"and route the outbox table downstream")
 	default:
-		bad("format.envelope: %q is not one of %s, %s", fm.Envelope, EnvelopeDebezium, EnvelopeFlat)
+		bad("format.envelope: %q is not one of %s, %s, %s", fm.Envelope, EnvelopeDebezium, EnvelopeFlat, EnvelopeOutbox)
 	}
+	fm.validateOutbox(bad)
 	if reg := fm.SchemaRegistry; reg.URL != "" {
 		if u, err := url.Parse(reg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("format.schema_registry.url: %q is not an http:// or https:// URL, e.g. http://localhost:8081", RedactURL(reg.URL))

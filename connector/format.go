@@ -37,6 +37,8 @@ type codec struct {
 	// headers' values (flatheaders.go).
 	flat *schema.FlatConfig
 	meta *schema.MetaWriter
+	// outbox is format.envelope outbox (nil otherwise): outbox.go.
+	outbox *outboxCodec
 }
 
 // encoderConfig is the schema.Config of the pipeline.
@@ -85,6 +87,11 @@ func (p *Pipeline) newCodec() *codec {
 	}
 	c.key, c.keyAvro = pick(p.cfg.Format.Key)
 	c.value, c.valueAvro = pick(p.cfg.Format.Value)
+	if ob, _ := p.cfg.Format.outbox(); ob != nil { // refused by Validate when it fails
+		k, _ := c.key.(*schema.JSONEncoder)
+		v, _ := c.value.(*schema.JSONEncoder) // Validate refuses Avro with the outbox
+		c.outbox = &outboxCodec{cfg: ob, key: k, value: v, log: p.log.Named("outbox")}
+	}
 	return c
 }
 

@@ -1,0 +1,178 @@
+package connector
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file writes the outbox envelope (format.envelope outbox,
+// schema/outbox.go): the changes of format.outbox.table, streamed or
+// copied, and the logical messages with format.outbox.message_prefix
+// become events on the topics their route-by values name. The choice is
+// made once per relation (route.outbox) and once per message prefix;
+// records of other tables, other messages, heartbeats and transaction
+// metadata are written as without it, as Debezium's EventRouter leaves a
+// record alone when a predicate keeps it from the SMT (its own docs:
+// outbox-event-router.adoc, "apply the SMT only to the outbox table").
+
+// outboxCodec is the outbox half of a codec (nil without the envelope).
+// It is NOT safe for concurrent use, as the codec it belongs to.
+type outboxCodec struct {
+	cfg        *schema.OutboxConfig
+	key, value *schema.JSONEncoder // Validate refuses Avro with the outbox
+	log        *zap.Logger
+}
+
+// OutboxUpdateError is an update of the outbox table under
+// format.outbox.table_op_invalid_behavior fatal: Debezium fails the task
+// (EventRouterDelegate.java:312-313); mooncdc parks the outbox table
+// (errored, until `mooncdc resnapshot`), so the stream and the other
+// tables go on.
+type OutboxUpdateError struct {
+	Table string
+	LSN   schema.LSN
+}
+
+func (e *OutboxUpdateError) Error() string {
+	return fmt.Sprintf("an update of the outbox table %s at LSN %s (format.outbox.table_op_invalid_behavior: fatal); "+
+		"outbox rows are written once and never updated: fix the application, then run `mooncdc resnapshot %s` "+
+		"or set table_op_invalid_behavior to warn", e.Table, e.LSN, e.Table)
+}
+
+// record fills rec with ev's record: topic, key, value (none for a
+// tombstone), timestamp (the event's, else now, Debezium's ts_ms:
+// EventRouterDelegate.java:253-256), and after the mooncdc.* headers the
+// caller has set, `id` and the header fields (:159-160, 203-208) as text,
+// as SimpleHeaderConverter writes them.
+func (o *outboxCodec) record(rec *kgo.Record, ev *schema.OutboxEvent, now time.Time, maxRecord int) error {
+	if ev.ExpandErr != nil {
+		o.log.Warn("outbox payload not expanded: it is sent as the string it is (as Debezium's EventRouter does)",
+			zap.String("topic", ev.Topic), zap.Error(ev.ExpandErr))
+	}
+	if err := checkRoutedTopic(ev.Topic); err != nil {
+		return err
+	}
+	key := o.key.AppendOutboxKey(rec.Key[:0], ev)
+	value, ok := o.value.AppendOutboxValue(rec.Value[:0], o.cfg, ev)
+	if n := len(key) + len(value); n > maxRecord {
+		return &RecordTooLargeError{Size: n, Max: maxRecord}
+	}
+	*rec = kgo.Record{Topic: ev.Topic, Key: key, Context: rec.Context, Headers: rec.Headers, Timestamp: now}
+	if ok {
+		rec.Value = value
+	}
+	if ev.HasTime {
+		rec.Timestamp = time.UnixMilli(ev.Millis)
+	}
+	addHeader(rec, schema.OutboxIDHeader, ev.ID)
+	for i, f := range o.cfg.Fields {
+		if f.Placement == schema.PlaceHeader {
+			addHeader(rec, f.Alias, ev.Fields[i])
+		}
+	}
+	return nil
+}
+
+// addHeader appends header key with p's text, reusing a pooled buffer.
+func addHeader(rec *kgo.Record, key string, p schema.OutboxPart) {
+	h, n := rec.Headers, len(rec.Headers)
+	if n < cap(h) {
+		h = h[:n+1]
+	} else {
+		h = append(h, kgo.RecordHeader{})
+	}
+	text, null := p.Text()
+	h[n].Key = key
+	if null {
+		h[n].Value = nil
+	} else {
+		h[n].Value = append(h[n].Value[:0], text...)
+	}
+	rec.Headers = h
+}
+
+// checkRoutedTopic refuses a routed topic Kafka would refuse, before it
+// is created: the route-by value is row data, so this parks the outbox
+// table (a *schema.ValueError) instead of failing the stream.
+func checkRoutedTopic(t string) error {
+	if err := checkTopicName(t); err != nil {
+		return &schema.ValueError{Value: t, Err: fmt.Errorf("routed topic %q %w; check format.outbox.route_by and topic", t, err)}
+	}
+	return nil
+}
+
+// outboxChange writes the event of ch, a change of the outbox table
+// (schema.OutboxConfig.Action): an insert or snapshot row is one record,
+// a delete or truncate nothing, an update nothing but a warning, an
+// error-level log or (fatal) the table parked.
+func (e *emitter) outboxChange(r route, ch *schema.Change) error {
+	o := e.enc.outbox
+	if !e.count(ch) {
+		return nil // counted as Debezium counts records before its SMTs
+	}
+	switch o.cfg.Action(ch.Op) {
+	case schema.OutboxIgnore:
+		return nil
+	case schema.OutboxUpdate:
+		msg := "an update of the outbox table is not an event and is skipped (format.outbox.table_op_invalid_behavior)"
+		switch o.cfg.OnUpdate {
+		case schema.OutboxFatal:
+			return &OutboxUpdateError{Table: r.name, LSN: ch.LSN}
+		case schema.OutboxError:
+			o.log.Error(msg, zap.String("table", r.name), zap.Stringer("lsn", ch.LSN))
+		default:
+			o.log.Warn(msg, zap.String("table", r.name), zap.Stringer("lsn", ch.LSN))
+		}
+		return nil
+	}
+	ev, err := o.value.OutboxEvent(ch, o.cfg)
+	if err != nil {
+		return &RecordError{Topic: r.topic, LSN: ch.LSN, Err: err}
+	}
+	return e.produceOutbox(e.cur, ch, ev)
+}
+
+// outboxMessage writes the event of an outbox message. done is false for
+// a content that is not an outbox event, which is then written as any
+// logical message, with a warning: it is not lost, and a bad message from
+// one writer does not stop the stream.
+func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
+	o := e.enc.outbox
+	ev, err := schema.ParseOutboxMessage(o.cfg, ch.Message.Content)
+	if err == nil {
+		err = checkRoutedTopic(ev.Topic)
+	}
+	if err != nil {
+		o.log.Warn("a logical message with the outbox prefix is not an outbox event; it is written to the messages topic instead",
+			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
+		return false, nil
+	}
+	if ch.Tx == nil {
+		return true, e.ownUnit(ch.LSN, func(a *txAck) error { return e.produceOutbox(a, ch, ev) })
+	}
+	e.count(ch)
+	return true, e.produceOutbox(e.cur, ch, ev)
+}
+
+// produceOutbox creates ev's topic if needed and hands its record to the
+// producer in unit a.
+func (e *emitter) produceOutbox(a *txAck, ch *schema.Change, ev *schema.OutboxEvent) error {
+	if err := e.topics.ensure(ev.Topic); err != nil {
+		return err
+	}
+	rec := e.pool.Get().(*kgo.Record)
+	rec.Context = a
+	changeHeaders(rec, ch)
+	if err := e.enc.outbox.record(rec, ev, time.Now(), e.enc.maxRecord); err != nil {
+		rec.Key, rec.Value = rec.Key[:0], rec.Value[:0]
+		e.pool.Put(rec)
+		return &RecordError{Topic: ev.Topic, LSN: ch.LSN, Err: err}
+	}
+	e.send(a, rec)
+	return nil
+}
