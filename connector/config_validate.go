@@ -261,6 +261,11 @@ func (c Config) Validate() error {
 		bad("format.envelope: %q is not one of %s, %s, %s", fm.Envelope, EnvelopeDebezium, EnvelopeFlat, EnvelopeOutbox)
 	}
 	fm.validateOutbox(bad)
+	if ob, err := fm.outbox(); err == nil && ob != nil {
+		if sel, err := c.TableSelection(); err == nil && !sel.Captures(ob.Schema, ob.Table) {
+			bad("format.outbox.table: %s.%s is not captured (postgres.tables, postgres.tables_exclude); add it to postgres.tables", ob.Schema, ob.Table)
+		}
+	}
 	if reg := fm.SchemaRegistry; reg.URL != "" {
 		if u, err := url.Parse(reg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("format.schema_registry.url: %q is not an http:// or https:// URL, e.g. http://localhost:8081", RedactURL(reg.URL))

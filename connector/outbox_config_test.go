@@ -51,6 +51,9 @@ func TestOutboxEnvelopeRefusals(t *testing.T) {
 		{"heartbeat prefix", func(c *Config) {
 			c.Format.Envelope, c.Format.Outbox.Table, c.Format.Outbox.MessagePrefix = EnvelopeOutbox, "public.outbox", HeartbeatMessagePrefix
 		}, "is mooncdc's own message prefix"},
+		{"not captured", func(c *Config) {
+			c.Format.Envelope, c.Format.Outbox.Table, c.Postgres.TablesExclude = EnvelopeOutbox, "public.outbox", []string{"public.outbox"}
+		}, "format.outbox.table: public.outbox is not captured"},
 		{"outbox without envelope", func(c *Config) { c.Format.Outbox.Table = "public.outbox" }, "format.outbox: set, but format.envelope is debezium"},
 	} {
 		c := validConfig()
