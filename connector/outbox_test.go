@@ -82,6 +82,7 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	outboxInsert(e, 3, "Customer", "c1", `{"name": "Ann"}`)
 	outboxInsert(e, 4, "Order", "o3", "")
 	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Customer","aggregateid":"c2","type":"CustomerMoved","payload":{"city":"Bern"}}')`)
+	e.exec(`SELECT pg_logical_emit_message(false, 'outbox', '{"id":"m2","aggregatetype":"Customer","aggregateid":"c3","type":"CustomerLeft"}')`) // its own unit
 	e.exec(`SELECT pg_logical_emit_message(true, 'other', 'not an event')`)
 	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"aggregatetype": 7}')`) // not an event: a plain message
 	e.exec(`INSERT INTO items VALUES (1, 'passes through')`)
@@ -104,7 +105,7 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	wantA := map[string][]rec{
 		"outbox.event.Order": {{`"o1"`, `"{\"total\": 1}"`, uuidOf(1)}, {`"o2"`, `"{\"lines\": [{\"sku\": \"a\"}], \"total\": 2}"`, uuidOf(2)},
 			{`"o3"`, `null`, uuidOf(4)}, {`"o4"`, `"{\"total\": 4}"`, uuidOf(5)}},
-		"outbox.event.Customer": {{`"c1"`, `"{\"name\": \"Ann\"}"`, uuidOf(3)}, {`"c2"`, `{"city":"Bern"}`, "m1"}},
+		"outbox.event.Customer": {{`"c1"`, `"{\"name\": \"Ann\"}"`, uuidOf(3)}, {`"c2"`, `{"city":"Bern"}`, "m1"}, {`"c3"`, `null`, "m2"}},
 	}
 	for topic, want := range wantA {
 		if g := got(readRaw(t, e.kafka, len(want), topic)); !equalRecs(g, want) {
@@ -154,9 +155,12 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	if err := json.Unmarshal(order[1].Value, &vs); err != nil || vs.Schema.Name != "obb.public.outbox.Order.Value" {
 		t.Errorf("value schema name %q (%v), want obb.public.outbox.Order.Value (ERD.java:439-449)", vs.Schema.Name, err)
 	}
-	cust := readRaw(t, e.kafka, 2, "b.Customer.events")
+	cust := readRaw(t, e.kafka, 3, "b.Customer.events")
 	if r := unwrapConnect(t, cust[1]); string(r.Value) != `{"payload":{"city":"Bern"},"eventType":"CustomerMoved"}` {
 		t.Errorf("b message event %s", r.Value)
+	}
+	if cust[2].Value != nil || string(cust[2].Key) != `{"schema":{"type":"string","optional":true},"payload":"c3"}` {
+		t.Errorf("b message without payload: key %s value %q, want a tombstone (route_tombstone_on_empty_payload)", cust[2].Key, cust[2].Value)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
