@@ -224,42 +224,40 @@ func (e *JSONEncoder) appendPart(dst []byte, p OutboxPart) []byte {
 	return dst
 }
 
-// AppendOutboxValue appends the record value of ev (ERD.java:183-230):
-// with envelope fields, the struct <row's name>.<routed-by>.Value of the
-// payload then those fields; without, the payload itself with its
-// schema. ok is false for a tombstone (route.tombstone.on.empty.payload
-// with an empty payload): the record has no value.
-func (e *JSONEncoder) AppendOutboxValue(dst []byte, c *OutboxConfig, ev *OutboxEvent) (out []byte, ok bool) {
+// Value returns the record value of ev (ERD.java:183-230), its JSON and
+// Connect schema: with envelope fields, the struct
+// <row's name>.<routed-by>.Value of the payload then those fields; without,
+// the payload itself. ok is false for a tombstone
+// (route.tombstone.on.empty.payload with an empty payload): the record has
+// no value.
+func (c *OutboxConfig) Value(ev *OutboxEvent) (v OutboxPart, ok bool) {
 	if ev.Empty && c.TombstoneOnEmpty {
-		return dst, false
+		return OutboxPart{}, false
 	}
 	if !c.envelope {
-		return e.appendPart(dst, ev.Payload), true
+		return ev.Payload, true
 	}
-	if e.schemas {
-		s := &Schema{Type: TypeStruct, Name: ev.valueName, Fields: []Field{{"payload", ev.Payload.Schema}}}
-		for i, f := range c.Fields {
-			if f.Placement == PlaceEnvelope {
-				s.Fields = append(s.Fields, Field{f.Alias, ev.Fields[i].Schema})
-			}
-		}
-		dst = append(dst, `{"schema":`...)
-		dst = appendConnectJSON(dst, s, "")
-		dst = append(dst, `,"payload":`...)
-	}
-	dst = append(dst, `{"payload":`...)
-	dst = append(dst, ev.Payload.JSON...)
+	s := &Schema{Type: TypeStruct, Name: ev.valueName, Fields: []Field{{"payload", ev.Payload.Schema}}}
+	js := append([]byte(`{"payload":`), ev.Payload.JSON...)
 	for i, f := range c.Fields {
 		if f.Placement == PlaceEnvelope {
-			dst = append(dst, ',')
-			dst = appendJSONString(dst, f.Alias)
-			dst = append(dst, ':')
-			dst = append(dst, ev.Fields[i].JSON...)
+			s.Fields = append(s.Fields, Field{f.Alias, ev.Fields[i].Schema})
+			js = append(js, ',')
+			js = appendJSONString(js, f.Alias)
+			js = append(js, ':')
+			js = append(js, ev.Fields[i].JSON...)
 		}
 	}
-	dst = append(dst, '}')
-	if e.schemas {
-		dst = append(dst, '}')
+	return OutboxPart{JSON: append(js, '}'), Schema: s}, true
+}
+
+// AppendOutboxValue appends the record value of ev (OutboxConfig.Value),
+// with its schema when the encoder writes schemas; ok is false for a
+// tombstone.
+func (e *JSONEncoder) AppendOutboxValue(dst []byte, c *OutboxConfig, ev *OutboxEvent) (out []byte, ok bool) {
+	v, ok := c.Value(ev)
+	if !ok {
+		return dst, false
 	}
-	return dst, true
+	return e.appendPart(dst, v), true
 }
