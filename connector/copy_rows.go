@@ -3,6 +3,7 @@ package connector
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -384,7 +385,7 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo
 // record: Debezium's EventRouter takes a read (op r) as it takes an insert
 // (EventRouterDelegate.java:111-123 sets aside only d and u).
 func (o *snapshotOut) encodeOutbox(enc *codec, rec *kgo.Record, ch *schema.Change, now time.Time) (*kgo.Record, error) {
-	ev, err := enc.outbox.value.OutboxEvent(ch, enc.outbox.cfg)
+	ev, err := enc.outbox.rows.OutboxEvent(ch, enc.outbox.cfg)
 	if err == nil {
 		err = checkRoutedTopic(ev.Topic)
 	}
@@ -396,8 +397,11 @@ func (o *snapshotOut) encodeOutbox(enc *codec, rec *kgo.Record, ch *schema.Chang
 	}
 	rec.Context = o.ack
 	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
-	if err := enc.outbox.record(rec, ev, now, enc.maxRecord); err != nil {
-		return nil, &copyError{permanent: true, err: &RecordError{Topic: ev.Topic, LSN: ch.LSN, Err: err}}
+	if err := enc.outbox.record(o.ctx, rec, ch, ev, now, enc.maxRecord); err != nil {
+		if errors.As(err, new(*RecordError)) || errors.As(err, new(*tableSchemaError)) {
+			return nil, &copyError{permanent: true, err: err}
+		}
+		return nil, err // the registry is unreachable: the copy is retried
 	}
 	o.rows.Add(1)
 	return rec, nil

@@ -88,9 +88,11 @@ func (p *Pipeline) newCodec() *codec {
 	c.key, c.keyAvro = pick(p.cfg.Format.Key)
 	c.value, c.valueAvro = pick(p.cfg.Format.Value)
 	if ob, _ := p.cfg.Format.outbox(); ob != nil { // refused by Validate when it fails
-		k, _ := c.key.(*schema.JSONEncoder)
-		v, _ := c.value.(*schema.JSONEncoder) // Validate refuses Avro with the outbox
-		c.outbox = &outboxCodec{cfg: ob, key: k, value: v, log: p.log.Named("outbox")}
+		o := &outboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
+			reg: p.registry, valid: map[string]bool{}, log: p.log.Named("outbox")}
+		o.key, _ = c.key.(*schema.JSONEncoder)
+		o.value, _ = c.value.(*schema.JSONEncoder)
+		c.outbox = o
 	}
 	return c
 }

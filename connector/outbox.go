@@ -1,6 +1,8 @@
 package connector
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,9 +25,15 @@ import (
 // outboxCodec is the outbox half of a codec (nil without the envelope).
 // It is NOT safe for concurrent use, as the codec it belongs to.
 type outboxCodec struct {
-	cfg        *schema.OutboxConfig
-	key, value *schema.JSONEncoder // Validate refuses Avro with the outbox
-	log        *zap.Logger
+	cfg *schema.OutboxConfig
+	// rows takes the parts of an outbox row; key and value write them
+	// in JSON, or keyAvro and valueAvro in Avro (one of each pair is nil).
+	rows               *schema.JSONEncoder
+	key, value         *schema.JSONEncoder
+	keyAvro, valueAvro *schema.AvroEncoder
+	reg                *registry
+	valid              map[string]bool // Avro schemas checked valid
+	log                *zap.Logger
 }
 
 // OutboxUpdateError is an update of the outbox table under
@@ -49,18 +57,45 @@ func (e *OutboxUpdateError) Error() string {
 // EventRouterDelegate.java:253-256), and after the mooncdc.* headers the
 // caller has set, `id` and the header fields (:159-160, 203-208) as text,
 // as SimpleHeaderConverter writes them.
-func (o *outboxCodec) record(rec *kgo.Record, ev *schema.OutboxEvent, now time.Time, maxRecord int) error {
+//
+// With Avro, each part's schema is registered under <topic>-key and
+// <topic>-value first (blocking while the registry is unreachable, as
+// codec.register does): a schema the registry refuses, or that is not
+// valid Avro, is a *tableSchemaError; an unreachable registry's error is
+// returned as is. An event that cannot be encoded (or whose topic Kafka
+// would refuse) is a *RecordError.
+func (o *outboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Change, ev *schema.OutboxEvent, now time.Time, maxRecord int) error {
 	if ev.ExpandErr != nil {
 		o.log.Warn("outbox payload not expanded: it is sent as the string it is (as Debezium's EventRouter does)",
 			zap.String("topic", ev.Topic), zap.Error(ev.ExpandErr))
 	}
 	if err := checkRoutedTopic(ev.Topic); err != nil {
-		return err
+		return &RecordError{Topic: ev.Topic, LSN: ch.LSN, Err: err}
 	}
-	key := o.key.AppendOutboxKey(rec.Key[:0], ev)
-	value, ok := o.value.AppendOutboxValue(rec.Value[:0], o.cfg, ev)
-	if n := len(key) + len(value); n > maxRecord {
-		return &RecordTooLargeError{Size: n, Max: maxRecord}
+	var key, value []byte
+	var err error
+	if o.keyAvro != nil {
+		key, err = o.avro(ctx, o.keyAvro, rec.Key[:0], ev.Topic+"-key", ev.Key)
+	} else {
+		key = o.key.AppendOutboxKey(rec.Key[:0], ev)
+	}
+	v, ok := o.cfg.Value(ev)
+	switch {
+	case err != nil || !ok:
+	case o.valueAvro != nil:
+		value, err = o.avro(ctx, o.valueAvro, rec.Value[:0], ev.Topic+"-value", v)
+	default:
+		value, _ = o.value.AppendOutboxValue(rec.Value[:0], o.cfg, ev)
+	}
+	var re *RecordError
+	if errors.As(err, &re) {
+		re.LSN = ch.LSN
+	}
+	if err == nil && len(key)+len(value) > maxRecord {
+		err = &RecordError{Topic: ev.Topic, LSN: ch.LSN, Err: &RecordTooLargeError{Size: len(key) + len(value), Max: maxRecord}}
+	}
+	if err != nil {
+		return err
 	}
 	*rec = kgo.Record{Topic: ev.Topic, Key: key, Context: rec.Context, Headers: rec.Headers, Timestamp: now}
 	if ok {
@@ -76,6 +111,31 @@ func (o *outboxCodec) record(rec *kgo.Record, ev *schema.OutboxEvent, now time.T
 		}
 	}
 	return nil
+}
+
+// avro registers part p's Avro schema under subject and appends p in
+// Confluent's wire format; errors as record says.
+func (o *outboxCodec) avro(ctx context.Context, enc *schema.AvroEncoder, dst []byte, subject string, p schema.OutboxPart) ([]byte, error) {
+	text, err := schema.OutboxAvroSchema(p, o.valid)
+	if len(o.valid) > 1024 {
+		clear(o.valid)
+	}
+	if err != nil {
+		return dst, &tableSchemaError{err: err}
+	}
+	id, err := o.reg.id(ctx, subject, text)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil, errors.As(err, new(*ConfigError)), registryRetryable(err):
+		return dst, err // stopping, credentials, or the registry is down: retried, nothing skipped
+	default:
+		return dst, &tableSchemaError{err: err}
+	}
+	out, err := enc.AppendOutboxAvro(dst, int32(id), p)
+	if err != nil {
+		return dst, &RecordError{Topic: subject, Err: err}
+	}
+	return out, nil
 }
 
 // addHeader appends header key with p's text, reusing a pooled buffer.
@@ -130,7 +190,7 @@ func (e *emitter) outboxChange(r route, ch *schema.Change) error {
 		}
 		return nil
 	}
-	ev, err := o.value.OutboxEvent(ch, o.cfg)
+	ev, err := o.rows.OutboxEvent(ch, o.cfg)
 	if err != nil {
 		return &RecordError{Topic: r.topic, LSN: ch.LSN, Err: err}
 	}
@@ -143,7 +203,7 @@ func (e *emitter) outboxChange(r route, ch *schema.Change) error {
 // one writer does not stop the stream.
 func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
 	o := e.enc.outbox
-	ev, err := schema.ParseOutboxMessage(o.cfg, ch.Message.Content)
+	ev, err := o.rows.OutboxMessage(o.cfg, ch.Message.Content)
 	if err == nil {
 		err = checkRoutedTopic(ev.Topic)
 	}
@@ -152,27 +212,51 @@ func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
 			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
 		return false, nil
 	}
+	rec, err := e.outboxRecord(ch, ev)
+	var tse *tableSchemaError
+	if errors.As(err, &tse) || errors.As(err, new(*RecordError)) {
+		// Nothing was sent and there is no table to park: the message is
+		// written as a plain one instead, as a malformed one is.
+		o.log.Warn("an outbox message's record cannot be written (its schema refused, or too large); it is written to the messages topic instead",
+			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
 	if ch.Tx == nil {
-		return true, e.ownUnit(ch.LSN, func(a *txAck) error { return e.produceOutbox(a, ch, ev) })
+		return true, e.ownUnit(ch.LSN, func(a *txAck) error { rec.Context = a; e.send(a, rec); return nil })
 	}
 	e.count(ch)
-	return true, e.produceOutbox(e.cur, ch, ev)
+	rec.Context = e.cur
+	e.send(e.cur, rec)
+	return true, nil
 }
 
-// produceOutbox creates ev's topic if needed and hands its record to the
-// producer in unit a.
+// produceOutbox hands ev's record to the producer in unit a.
 func (e *emitter) produceOutbox(a *txAck, ch *schema.Change, ev *schema.OutboxEvent) error {
-	if err := e.topics.ensure(ev.Topic); err != nil {
+	rec, err := e.outboxRecord(ch, ev)
+	if err != nil {
 		return err
 	}
-	rec := e.pool.Get().(*kgo.Record)
 	rec.Context = a
-	changeHeaders(rec, ch)
-	if err := e.enc.outbox.record(rec, ev, time.Now(), e.enc.maxRecord); err != nil {
-		rec.Key, rec.Value = rec.Key[:0], rec.Value[:0]
-		e.pool.Put(rec)
-		return &RecordError{Topic: ev.Topic, LSN: ch.LSN, Err: err}
-	}
 	e.send(a, rec)
 	return nil
+}
+
+// outboxRecord creates ev's topic if needed and makes its record (in
+// no unit yet).
+func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
+	if err := e.topics.ensure(ev.Topic); err != nil {
+		return nil, err
+	}
+	rec := e.pool.Get().(*kgo.Record)
+	rec.Context = nil
+	changeHeaders(rec, ch)
+	if err := e.enc.outbox.record(e.ctx, rec, ch, ev, time.Now(), e.enc.maxRecord); err != nil {
+		rec.Key, rec.Value = rec.Key[:0], rec.Value[:0]
+		e.pool.Put(rec)
+		return nil, err
+	}
+	return rec, nil
 }

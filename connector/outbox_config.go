@@ -82,9 +82,6 @@ func (f *FormatConfig) validateOutbox(bad func(string, ...any)) {
 		bad("format.outbox.%v", err)
 		return
 	}
-	if f.Key == FormatAvro || f.Value == FormatAvro {
-		bad("format.envelope: outbox with Avro (format.key or format.value avro) is not built yet; use json (with format.json_schemas for schemas)")
-	}
 	switch ob.MessagePrefix {
 	case HeartbeatMessagePrefix, DDLMessagePrefix:
 		bad("format.outbox.message_prefix: %q is mooncdc's own message prefix; choose another, e.g. outbox", ob.MessagePrefix)

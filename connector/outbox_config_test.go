@@ -44,10 +44,6 @@ func TestOutboxEnvelopeRefusals(t *testing.T) {
 		{"placement", func(c *Config) {
 			c.Format.Envelope, c.Format.Outbox.Table, c.Format.Outbox.TableFieldsAdditionalPlacement = EnvelopeOutbox, "public.outbox", []string{"p:partition"}
 		}, "partition placement is not built yet"},
-		{"avro", func(c *Config) {
-			c.Format.Envelope, c.Format.Outbox.Table = EnvelopeOutbox, "public.outbox"
-			c.Format.Value, c.Format.SchemaRegistry.URL = FormatAvro, "http://localhost:8081"
-		}, "outbox with Avro (format.key or format.value avro) is not built yet"},
 		{"heartbeat prefix", func(c *Config) {
 			c.Format.Envelope, c.Format.Outbox.Table, c.Format.Outbox.MessagePrefix = EnvelopeOutbox, "public.outbox", HeartbeatMessagePrefix
 		}, "is mooncdc's own message prefix"},

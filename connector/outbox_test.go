@@ -1,14 +1,18 @@
 package connector_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
 // Debezium's sources cited below are debezium-connect-plugins/src/main/java/io/debezium/transforms/outbox/
@@ -186,5 +190,72 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 		if err := r.stop(t); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestOutboxEventsInAvro: with Avro keys and values, each routed topic
+// gets its key and value schemas registered under <topic>-key and
+// <topic>-value (TopicNameStrategy, as AvroConverter after the SMT), and
+// the records decode with them: the key the aggregate id, the value the
+// envelope struct with the expanded payload (snapshot row, streamed row
+// and outbox message alike). An outbox message whose schema the registry
+// refuses is written as a plain logical message; the stream goes on.
+func TestOutboxEventsInAvro(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(outboxTable)
+	outboxInsert(e, 1, "Order", "o1", `{"total": 1}`)
+	cfg := avroConfig(e, reg, "obav", "public.outbox")
+	cfg.Heartbeat.Records = false
+	cfg.Format.Envelope = connector.EnvelopeOutbox
+	cfg.Format.Outbox.Table = "public.outbox"
+	cfg.Format.Outbox.MessagePrefix = "outbox"
+	cfg.Format.Outbox.TableExpandJSONPayload = true
+	cfg.Format.Outbox.TableFieldsAdditionalPlacement = []string{"type:envelope:eventType"}
+	r := start(t, cfg)
+	outboxInsert(e, 2, "Order", "o2", `{"total": 2, "lines": [{"sku": "a"}]}`)
+	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Order","aggregateid":"o3","type":"OrderMoved","payload":{"total":3}}')`)
+	// total as a string: the registry refuses the value schema (BACKWARD);
+	// with no table to park, the message is written as a plain one.
+	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o4","payload":{"total":"x"}}')`)
+
+	recs := readRaw(t, e.kafka, 3, "outbox.event.Order")
+	decode := func(b []byte) any {
+		t.Helper()
+		id := int(binary.BigEndian.Uint32(b[1:5]))
+		text, ok := reg.SchemaByID(id)
+		if b[0] != 0 || !ok {
+			t.Fatalf("not Confluent wire format with a registered id: % x", b[:5])
+		}
+		var v any
+		if err := avro.Unmarshal(avro.MustParse(text), b[5:], &v); err != nil {
+			t.Fatalf("decode with %s: %v", text, err)
+		}
+		return unwrapUnions(v)
+	}
+	for i, want := range []struct {
+		key, typ string
+		total    float64
+	}{{"o1", "OrderCreated", 1}, {"o2", "OrderCreated", 2}, {"o3", "OrderMoved", 3}} {
+		if k := decode(recs[i].Key); k != want.key {
+			t.Errorf("record %d key %v, want %s", i, k, want.key)
+		}
+		v, _ := decode(recs[i].Value).(map[string]any)
+		p, _ := v["payload"].(map[string]any)
+		if v["eventType"] != want.typ || p == nil || fmt.Sprint(p["total"]) != fmt.Sprint(want.total) {
+			t.Errorf("record %d value %v, want eventType %s, payload.total %v", i, v, want.typ, want.total)
+		}
+		if id, _ := header(recs[i], "id"); id == "" {
+			t.Errorf("record %d has no id header", i)
+		}
+	}
+	if m := readAvro(t, reg, e.kafka, 1, "obav.message"); m[0].key["prefix"] != "outbox" {
+		t.Errorf("refused outbox message: %v, want it on obav.message", m[0].key)
+	}
+	if !r.p.Ready() {
+		t.Error("the stream stopped on a refused outbox message")
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,6 +41,7 @@ type jsonNode struct {
 	b     bool
 	i     int64
 	f     float64
+	num   string // a number's text
 	keys  []string
 	elems []*jsonNode // object values (aligned with keys) or array elements
 }
@@ -131,6 +132,12 @@ func indexOf(s []string, k string) int {
 // is an IntNode, LongNode or BigIntegerNode by size, anything with a
 // fraction or exponent a DoubleNode.
 func numberNode(s string) *jsonNode {
+	n := numberKind(s)
+	n.num = s
+	return n
+}
+
+func numberKind(s string) *jsonNode {
 	if !strings.ContainsAny(s, ".eE") {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			if i >= math.MinInt32 && i <= math.MaxInt32 {

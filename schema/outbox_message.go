@@ -25,6 +25,22 @@ import (
 // present, is an integer of ms since the epoch. The content is untrusted:
 // ParseOutboxMessage never panics on it.
 
+// OutboxMessage is ParseOutboxMessage with the value struct named as an
+// outbox row's (<row's name>.<routed-by>.Value), so that rows and
+// messages routed to one topic share its value schema.
+func (e *JSONEncoder) OutboxMessage(c *OutboxConfig, content []byte) (*OutboxEvent, error) {
+	ev, err := ParseOutboxMessage(c, content)
+	if err != nil {
+		return nil, err
+	}
+	base := e.plans.cfg.Name + "." + c.Schema + "." + c.Table
+	if e.plans.cfg.Route != nil {
+		base, _, _ = e.plans.cfg.Route(c.Schema, c.Table)
+	}
+	ev.valueName = base + "." + ev.RoutedBy + ".Value"
+	return ev, nil
+}
+
 // ParseOutboxMessage reads the event in content, a message's content.
 // A content that is not a JSON object, a route-by field that is missing
 // or not a string, or a timestamp that is not an integer, is an error
@@ -69,7 +85,7 @@ func ParseOutboxMessage(c *OutboxConfig, content []byte) (*OutboxEvent, error) {
 		return nil, &OutboxFieldError{Field: c.RouteBy, Reason: "the route-by field must be a string"}
 	}
 	ev := &OutboxEvent{RoutedBy: rv.str}
-	ev.valueName = ev.RoutedBy // no row schema name: ERD.java:451-452
+	ev.valueName = ev.RoutedBy // no row schema name: ERD.java:451-452 (JSONEncoder.OutboxMessage names it as a row's)
 	if _, ev.ID, err = field(c.IDField); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hamba/avro/v2"
+
 	"github.com/mooncdc/mooncdc/internal/connecttest"
 )
 
@@ -322,4 +324,94 @@ func FuzzParseOutboxMessage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOutboxAvroReadsBackAsTheJSON: in Avro each part's schema is what
+// AvroConverter derives from its Connect schema, and the body decodes (with
+// that schema) to the values the JSON record holds: the key, an
+// envelope value with an expanded payload (records, arrays, int, long,
+// double, optional fields), and a message's inferred parts.
+func TestOutboxAvroReadsBackAsTheJSON(t *testing.T) {
+	enc, js := NewAvroEncoder(Config{Name: "shop"}), NewJSONEncoder(Config{Name: "shop"})
+	c := mustOutbox(t, OutboxOptions{ExpandJSONPayload: true, AdditionalPlacement: []string{"aggregatetype:envelope:type", "created:envelope"}})
+	ev, err := js.OutboxEvent(&Change{Op: OpCreate, Relation: outboxRel,
+		After: outboxRow("Order", "42", `{"total": 10.5, "n": 3, "big": 10000000000, "lines": [{"sku": "a"}, {"sku": "b", "q": 2}], "tags": ["x"], "gone": null}`)}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value, _ := c.Value(ev)
+	msg, err := ParseOutboxMessage(c, []byte(`{"aggregatetype":"Customer","aggregateid":7,"payload":{"city":"Bern"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mvalue, _ := c.Value(msg)
+	valid := map[string]bool{}
+	for _, tt := range []struct {
+		name string
+		p    OutboxPart
+		want string
+	}{
+		{"key", ev.Key, `"42"`},
+		{"value", value, `{"payload":{"big":10000000000,"lines":[{"q":null,"sku":"a"},{"q":2,"sku":"b"}],"n":3,"tags":["x"],"total":10.5},` +
+			`"type":"Order","created":1796407200123456}`},
+		{"message key", msg.Key, `7`},
+		{"message value", mvalue, `{"payload":{"city":"Bern"},"type":"Customer","created":null}`},
+	} {
+		text, err := OutboxAvroSchema(tt.p, valid)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		body, err := enc.AppendOutboxAvro(nil, 7, tt.p)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if body[0] != 0 || body[4] != 7 {
+			t.Fatalf("%s: header % x", tt.name, body[:5])
+		}
+		var got any
+		if err := avro.Unmarshal(avro.MustParse(text), body[5:], &got); err != nil {
+			t.Fatalf("%s: %v (schema %s)", tt.name, err, text)
+		}
+		var want any
+		if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+			t.Fatal(err)
+		}
+		if s, w := unionFree(got), unionFree(want); s != w {
+			t.Errorf("%s:\n got  %s\n want %s\n schema %s", tt.name, s, tt.want, text)
+		}
+	}
+	if !valid[renderAvro(ev.Key.Schema)] {
+		t.Error("the checked schema is not cached")
+	}
+}
+
+// unionFree renders an Avro datum hamba decoded as JSON (keys sorted),
+// with each union value of the test's types ({"type": v}) replaced by v.
+func unionFree(v any) string {
+	var strip func(any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			if len(x) == 1 {
+				for k, u := range x {
+					switch k {
+					case "string", "int", "long", "double", "boolean", "array", "payload", "payload.lines", "shop.public.outbox.Order.payload":
+						return strip(u)
+					}
+				}
+			}
+			m := map[string]any{}
+			for k, u := range x {
+				m[k] = strip(u)
+			}
+			return m
+		case []any:
+			for i := range x {
+				x[i] = strip(x[i])
+			}
+		}
+		return v
+	}
+	b, _ := json.Marshal(strip(v))
+	return string(b)
 }
