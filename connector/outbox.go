@@ -169,9 +169,22 @@ func checkRoutedTopic(t string) error {
 // outboxChange writes the event of ch, a change of the outbox table
 // (schema.OutboxConfig.Action): an insert or snapshot row is one record,
 // a delete or truncate nothing, an update nothing but a warning, an
-// error-level log or (fatal) the table parked.
+// error-level log or (fatal) the table parked; an update of the key is a
+// delete and an insert, as Debezium sends it.
 func (e *emitter) outboxChange(r route, ch *schema.Change) error {
 	o := e.enc.outbox
+	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
+		// Debezium writes a key change as a delete, its tombstone and a
+		// create (as changeOf does); EventRouter drops the first two and
+		// routes the create as an event.
+		del, cre := *ch, *ch
+		del.Op, del.After = schema.OpDelete, nil
+		cre.Op, cre.Before = schema.OpCreate, nil
+		if err := e.outboxChange(r, &del); err != nil {
+			return err
+		}
+		return e.outboxChange(r, &cre)
+	}
 	if !e.count(ch) {
 		return nil // counted as Debezium counts records before its SMTs
 	}

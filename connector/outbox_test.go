@@ -92,6 +92,8 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	e.exec(`INSERT INTO items VALUES (1, 'passes through')`)
 	e.exec(`DELETE FROM outbox WHERE id = $1`, uuidOf(1))
 	outboxInsert(e, 5, "Order", "o4", `{"total": 4}`)
+	// A key change is Debezium's delete and create: the create is an event.
+	e.exec(`UPDATE outbox SET id = $1, aggregateid = 'c4' WHERE id = $2`, uuidOf(6), uuidOf(3))
 	e.exec(`UPDATE outbox SET type = 'changed' WHERE id = $1`, uuidOf(2))
 	e.exec(`INSERT INTO items VALUES (2, 'after the update')`)
 
@@ -109,7 +111,7 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	wantA := map[string][]rec{
 		"outbox.event.Order": {{`"o1"`, `"{\"total\": 1}"`, uuidOf(1)}, {`"o2"`, `"{\"lines\": [{\"sku\": \"a\"}], \"total\": 2}"`, uuidOf(2)},
 			{`"o3"`, `null`, uuidOf(4)}, {`"o4"`, `"{\"total\": 4}"`, uuidOf(5)}},
-		"outbox.event.Customer": {{`"c1"`, `"{\"name\": \"Ann\"}"`, uuidOf(3)}, {`"c2"`, `{"city":"Bern"}`, "m1"}, {`"c3"`, `null`, "m2"}},
+		"outbox.event.Customer": {{`"c1"`, `"{\"name\": \"Ann\"}"`, uuidOf(3)}, {`"c2"`, `{"city":"Bern"}`, "m1"}, {`"c3"`, `null`, "m2"}, {`"c4"`, `"{\"name\": \"Ann\"}"`, uuidOf(6)}},
 	}
 	for topic, want := range wantA {
 		if g := got(readRaw(t, e.kafka, len(want), topic)); !equalRecs(g, want) {
