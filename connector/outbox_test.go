@@ -41,21 +41,21 @@ func uuidOf(n int) string { return "00000000-0000-4000-8000-00000000000" + strin
 // database capture public.outbox and public.items under format.envelope
 // outbox. A snapshot row and streamed inserts of the outbox table become
 // one record each on outbox.event.<aggregatetype> (ERD.java:234-246,
-// ERCD.java:283-292; ERT canRouteBasedOnField), keyed by aggregateid
+// ERCD.java:283-292; ERT.java:373 canRouteBasedOnField), keyed by aggregateid
 // (ERD.java:232-238), valued by the payload (the column's string without
 // envelope fields, ERD.java:183-188, 223-226), with the event id in the
 // `id` header (ERD.java:159-160); snapshot rows are events like inserts
 // (ERD.java:111-123 sets aside only d and u). Deletes are ignored
-// (ERD.java:111-115; ERT canSkipDeletionMessages), an update is skipped
+// (ERD.java:111-115; ERT.java:64 canSkipDeletion), an update is skipped
 // with a warning (warn) or parks the outbox table (fatal; Debezium fails
 // the task, ERD.java:304-315). A null payload is a null value, or with
-// route_tombstone_on_empty_payload a tombstone (ERD.java:214-222; ERT
-// canProduceTombstoneEvent). The second pipeline writes JSON with schemas
+// route_tombstone_on_empty_payload a tombstone (ERD.java:214-222; ERT.java:863
+// canMarkAnEventAsDeleted). The second pipeline writes JSON with schemas
 // (each record checked by the JsonConverter validator), expands the
-// payload (ERD.java:162-181; ERT canExpandJsonPayloadIfConfigured), puts
-// type in the value as eventType and in a header (ERD.java:192-212; ERT
+// payload (ERD.java:162-181; ERT.java:957 canExpandJsonPayloadIfConfigured), puts
+// type in the value as eventType and in a header (ERD.java:192-212; ERT.java:625
 // canSetPayloadTypeIntoTheEnvelope), and takes the record timestamp from
-// created (ERD.java:253-285; ERT canSetTimestampFromField...). Outbox
+// created (ERD.java:253-285; ERT.java:343 canSetTimestampByUserDefinedConfiguration). Outbox
 // messages are events too; other messages, a malformed outbox message
 // and the other table are written as without the envelope.
 func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {

@@ -83,7 +83,7 @@ func TestOutboxConfigDefaultsAndRefusals(t *testing.T) {
 // RegexRouter to the route-by value (ERD.java:234-246, 373-377); a value
 // the regex does not match whole keeps the value (RegexRouter.apply);
 // Java's (?<name>) and Go's (?P<name>) groups both work
-// (ERT.java canRouteBasedOnField, canConfigureEveryTableField).
+// (ERT.java:373 canRouteBasedOnField, :411 canConfigureEveryTableField).
 func TestOutboxTopicIsRegexRouter(t *testing.T) {
 	for _, tt := range []struct {
 		regex, replacement, value, want string
@@ -104,7 +104,7 @@ func TestOutboxTopicIsRegexRouter(t *testing.T) {
 }
 
 // TestOutboxActionPerOperation: inserts and snapshot rows are events,
-// deletes ignored (ERD.java:111-115; ERT.java:canSkipDeletionMessages),
+// deletes ignored (ERD.java:111-115; ERT.java:64 canSkipDeletion; updates ERT.java:208 canSkipUpdates),
 // updates by table.op.invalid.behavior (ERD.java:117-121), truncates
 // ignored (Debezium's default skipped.operations t never passes one).
 func TestOutboxActionPerOperation(t *testing.T) {
@@ -132,7 +132,7 @@ func outboxRecord(t *testing.T, enc *JSONEncoder, c *OutboxConfig, row Tuple) (*
 // column's schema (ERD.java:183-188, 223-226: without envelope fields the
 // value is the payload itself), or the struct {payload, fields} named
 // <row>.<routedBy>.Value with envelope fields (ERD.java:414-455;
-// ERT.java canSetPayloadTypeIntoTheEnvelope), the event id and header
+// ERT.java:625 canSetPayloadTypeIntoTheEnvelope, :638 …WithAlias), the event id and header
 // fields as header text, the timestamp from the column (ERD.java:253-285).
 func TestOutboxRowRecords(t *testing.T) {
 	plain, schemas := NewJSONEncoder(Config{Name: "shop"}), NewJSONSchemaEncoder(Config{Name: "shop"})
@@ -180,12 +180,12 @@ func TestOutboxRowRecords(t *testing.T) {
 
 // TestOutboxExpandAndEmptyPayload: table.expand.json.payload turns the
 // string into JSON with an inferred schema (ERD.java:162-181; JSD.java:52-88;
-// ERT.java canExpandJsonPayloadIfConfigured), nulls ignored (the default
+// ERT.java:957 canExpandJsonPayloadIfConfigured), nulls ignored (the default
 // table.json.payload.null.behavior); text that is not a JSON object stays
 // a string with ExpandErr set (ERD.java:172-174,
-// ERT.java shouldNotExpandJSONPayloadIfNotJSON); route.tombstone.on.empty.payload
+// "JSON expansion failed", ERD.java:172-174); route.tombstone.on.empty.payload
 // makes a null or blank payload a tombstone (ERD.java:214-222;
-// ERT.java canProduceTombstoneEvent), which otherwise is a null value.
+// ERT.java:863 canMarkAnEventAsDeleted, :910 noTombstoneIfNotConfigured), which otherwise is a null value.
 func TestOutboxExpandAndEmptyPayload(t *testing.T) {
 	plain, schemas := NewJSONEncoder(Config{Name: "shop"}), NewJSONSchemaEncoder(Config{Name: "shop"})
 	c := mustOutbox(t, OutboxOptions{ExpandJSONPayload: true, TombstoneOnEmptyPayload: true})
@@ -433,4 +433,53 @@ func unionFree(v any) string {
 	}
 	b, _ := json.Marshal(strip(v))
 	return string(b)
+}
+
+// TestOutboxExpandMatchesEventRouterTest: the payloads of Debezium's own
+// expansion tests (ERT.java, at the lines given) expand to the values and
+// schemas those tests assert.
+func TestOutboxExpandMatchesEventRouterTest(t *testing.T) {
+	for _, tt := range []struct {
+		name, in, json, schema string
+	}{
+		{"canExpandJsonPayloadIfConfigured ERT.java:957-1000",
+			`{"fullName": "John Doe", "enabled": true, "rating": 4.9, "age": 42, "pets": ["dog", "cat"], "petObjects": [{"type": "dog"}, {"type": "cat"}]}`,
+			`{"fullName":"John Doe","enabled":true,"rating":4.9,"age":42,"pets":["dog","cat"],"petObjects":[{"type":"dog"},{"type":"cat"}]}`,
+			"fullName:string enabled:boolean rating:double age:int32 pets:array<string> petObjects:array<struct{type:string}>"},
+		{"canExpandJsonWithNestedArraysWhereFirstArrayIsEmpty ERT.java:1036-1082",
+			`{"fullName": "John Doe", "petObjects": [{"type": "dog", "colors": []}, {"type": "cat", "colors": [{"name": "white"}]}]}`,
+			`{"fullName":"John Doe","petObjects":[{"type":"dog","colors":[]},{"type":"cat","colors":[{"name":"white"}]}]}`,
+			"fullName:string petObjects:array<struct{type:string colors:array<struct{name:string}>}>"},
+		{"shouldExpandJSONPayloadWithEmptyArrayAndRemoveThatArray ERT.java:1084-1119",
+			`{"fullName": "John Doe", "petObjects": [{"type": "dog", "colors": []}]}`,
+			`{"fullName":"John Doe","petObjects":[{"type":"dog"}]}`,
+			"fullName:string petObjects:array<struct{type:string}>"},
+		{"canExpandJsonArrayWithFirstElementNull ERT.java:1181-1217",
+			`{"fullName": "John Doe", "numbers": [null, 2, 3]}`,
+			`{"fullName":"John Doe","numbers":[null,2,3]}`,
+			"fullName:string numbers:array<int32>"},
+	} {
+		js, s, err := expandPayload("payload", tt.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if string(js) != tt.json || shape(s) != "struct{"+tt.schema+"}" {
+			t.Errorf("%s:\n got  %s %s\n want %s struct{%s}", tt.name, js, shape(s), tt.json, tt.schema)
+		}
+	}
+}
+
+// shape writes a schema's types compactly: struct{f:t …}, array<t>.
+func shape(s *Schema) string {
+	switch s.Type {
+	case TypeStruct:
+		var parts []string
+		for _, f := range s.Fields {
+			parts = append(parts, f.Name+":"+shape(f.Schema))
+		}
+		return "struct{" + strings.Join(parts, " ") + "}"
+	case TypeArray:
+		return "array<" + shape(s.Items) + ">"
+	}
+	return s.Type
 }
