@@ -261,3 +261,34 @@ func TestOutboxEventsInAvro(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOutboxEventsExactlyOnce: in exactly-once delivery the outbox events
+// of a transaction, rows and messages, commit with it, and a
+// non-transactional outbox message is a Kafka transaction of its own: a
+// read_committed consumer sees each event once, in commit order.
+func TestOutboxEventsExactlyOnce(t *testing.T) {
+	e := newEnv(t)
+	e.exec(outboxTable)
+	cfg := e.config("obeo", "public.outbox")
+	cfg.Heartbeat.Records = false
+	cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+	cfg.Format.Envelope = connector.EnvelopeOutbox
+	cfg.Format.Outbox.Table = "public.outbox"
+	cfg.Format.Outbox.MessagePrefix = "outbox"
+	r := start(t, cfg)
+	e.exec(`BEGIN; INSERT INTO outbox VALUES ('00000000-0000-4000-8000-000000000001', 'Order', 'o1', 't', '{}', NULL);
+		SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Order","aggregateid":"o2","payload":"p"}'); COMMIT`)
+	e.exec(`SELECT pg_logical_emit_message(false, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o3","payload":"q"}')`)
+	outboxInsert(e, 4, "Order", "o4", `{}`)
+	recs := readRaw(t, e.kafka, 4, "outbox.event.Order")
+	var keys []string
+	for _, rec := range recs {
+		keys = append(keys, string(rec.Key))
+	}
+	if strings.Join(keys, " ") != `"o1" "o2" "o3" "o4"` {
+		t.Errorf("keys %v, want o1 o2 o3 o4 once each", keys)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
