@@ -106,7 +106,7 @@ func (o *outboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Ch
 	}
 	addHeader(rec, schema.OutboxIDHeader, ev.ID)
 	for i, f := range o.cfg.Fields {
-		if f.Placement == schema.PlaceHeader {
+		if f.Placement == schema.PlaceHeader && ev.Fields[i].Schema != nil {
 			addHeader(rec, f.Alias, ev.Fields[i])
 		}
 	}

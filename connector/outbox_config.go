@@ -42,6 +42,14 @@ type OutboxConfig struct {
 	// TableOpInvalidBehavior is table.op.invalid.behavior for updates of
 	// the outbox table: warn (default), error, fatal (the table parked).
 	TableOpInvalidBehavior string `yaml:"table_op_invalid_behavior"`
+	// TableJSONPayloadNullBehavior is table.json.payload.null.behavior:
+	// ignore (default: an expanded payload's nulls are left out) or
+	// optional_bytes (kept, as optional bytes).
+	TableJSONPayloadNullBehavior string `yaml:"table_json_payload_null_behavior"`
+	// TableFieldAdditionalMissing is table.field.additional.missing: error
+	// (default: the outbox table is parked) or ignore (the field is left
+	// out of that event).
+	TableFieldAdditionalMissing string `yaml:"table_field_additional_missing"`
 	// MessagePrefix, when set, makes the logical messages with this
 	// prefix outbox events: their content a JSON object with the outbox
 	// table's fields (mooncdc's own; README "Outbox envelope").
@@ -52,7 +60,8 @@ type OutboxConfig struct {
 func defaultOutbox() OutboxConfig {
 	return OutboxConfig{RouteBy: schema.DefaultOutboxRouteBy, Topic: schema.DefaultOutboxTopic, RouteTopicRegex: schema.DefaultOutboxTopicRegex,
 		TableFieldEventID: schema.DefaultOutboxIDField, TableFieldEventKey: schema.DefaultOutboxKeyField,
-		TableFieldEventPayload: schema.DefaultOutboxPayloadField, TableOpInvalidBehavior: string(schema.OutboxWarn)}
+		TableFieldEventPayload: schema.DefaultOutboxPayloadField, TableOpInvalidBehavior: string(schema.OutboxWarn),
+		TableJSONPayloadNullBehavior: "ignore", TableFieldAdditionalMissing: "error"}
 }
 
 // outbox returns the outbox envelope of f, nil for another envelope (or a
@@ -66,7 +75,8 @@ func (f *FormatConfig) outbox() (*schema.OutboxConfig, error) {
 		TopicReplacement: o.Topic, IDField: o.TableFieldEventID, KeyField: o.TableFieldEventKey, PayloadField: o.TableFieldEventPayload,
 		TimestampField: o.TableFieldEventTimestamp, AdditionalPlacement: o.TableFieldsAdditionalPlacement,
 		ExpandJSONPayload: o.TableExpandJSONPayload, TombstoneOnEmptyPayload: o.RouteTombstoneOnEmptyPayload,
-		OnUpdate: schema.OutboxOpBehavior(o.TableOpInvalidBehavior), MessagePrefix: o.MessagePrefix})
+		OnUpdate: schema.OutboxOpBehavior(o.TableOpInvalidBehavior), MessagePrefix: o.MessagePrefix,
+		NullBehavior: o.TableJSONPayloadNullBehavior, AdditionalMissing: o.TableFieldAdditionalMissing})
 }
 
 // validateOutbox checks format.outbox against the rest of the format.

@@ -54,6 +54,12 @@ type OutboxOptions struct {
 	TombstoneOnEmptyPayload         bool
 	OnUpdate                        OutboxOpBehavior
 	MessagePrefix                   string // "" for no outbox messages
+	// NullBehavior is table.json.payload.null.behavior: ignore (default)
+	// or optional_bytes (ERCD.java:101-134, 317-323).
+	NullBehavior string
+	// AdditionalMissing is table.field.additional.missing: error
+	// (default) or ignore (ERCD.java:136-169, 254-261).
+	AdditionalMissing string
 }
 
 // OutboxConfig is the outbox envelope. Build it with NewOutboxConfig. It is
@@ -67,6 +73,10 @@ type OutboxConfig struct {
 	Expand, TombstoneOnEmpty        bool
 	OnUpdate                        OutboxOpBehavior
 	MessagePrefix                   string
+	// NullBytes: an expanded null gets an optional bytes schema;
+	// IgnoreMissing: an additional field without its column is left out
+	// (ERD.java:192-196) instead of failing the event.
+	NullBytes, IgnoreMissing bool
 	// envelope: some field goes into the value, which is then a struct
 	// {payload, fields…}; without, the value is the payload itself
 	// (ERD.java:183-188, 223-226, 388).
@@ -117,6 +127,20 @@ func NewOutboxConfig(o OutboxOptions) (*OutboxConfig, error) {
 	}
 	if c.Schema == "" || c.Table == "" || strings.Contains(c.Table, ".") {
 		return nil, fmt.Errorf("table: %q is not schema.table, e.g. public.outbox", table)
+	}
+	switch strings.ToLower(strings.TrimSpace(o.NullBehavior)) {
+	case "", "ignore":
+	case "optional_bytes":
+		c.NullBytes = true
+	default:
+		return nil, fmt.Errorf("table_json_payload_null_behavior: %q is not ignore or optional_bytes (default ignore)", o.NullBehavior)
+	}
+	switch strings.ToLower(strings.TrimSpace(o.AdditionalMissing)) {
+	case "", "error":
+	case "ignore":
+		c.IgnoreMissing = true
+	default:
+		return nil, fmt.Errorf("table_field_additional_missing: %q is not error or ignore (default error)", o.AdditionalMissing)
 	}
 	switch c.OnUpdate {
 	case "":

@@ -14,7 +14,9 @@ import (
 // a logical message. Parts are JSON values with their Connect schemas, so
 // that plain JSON and JSON with schemas are written from the same event.
 
-// OutboxPart is one part of an event: its JSON and its Connect schema.
+// OutboxPart is one part of an event: its JSON and its Connect schema
+// (nil for an additional field left out, table.field.additional.missing
+// ignore).
 type OutboxPart struct {
 	JSON   []byte // "null" for a null
 	Schema *Schema
@@ -133,6 +135,10 @@ func (e *JSONEncoder) OutboxEvent(ch *Change, c *OutboxConfig) (*OutboxEvent, er
 		ev.Payload.Schema.Type == TypeString && strings.TrimFunc(string(pv.Data), func(r rune) bool { return r <= ' ' }) == ""
 	for _, f := range c.Fields {
 		fp, _, err := part(f.Column)
+		var fe *OutboxFieldError
+		if err != nil && c.IgnoreMissing && errors.As(err, &fe) && fe.Field == f.Column {
+			fp, err = OutboxPart{}, nil // left out (ERD.java:192-196)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -196,7 +202,7 @@ func (ev *OutboxEvent) finish(c *OutboxConfig) {
 		ev.ExpandErr = fmt.Errorf("%w: it is not a string", errExpand) // ERD.java:176-177
 		return
 	}
-	js, s, err := expandPayload(c.PayloadField, text)
+	js, s, err := expandPayload(jsonInfer{c.NullBytes}, c.PayloadField, text)
 	if err != nil {
 		ev.ExpandErr = err
 		return
@@ -240,7 +246,7 @@ func (c *OutboxConfig) Value(ev *OutboxEvent) (v OutboxPart, ok bool) {
 	s := &Schema{Type: TypeStruct, Name: ev.valueName, Fields: []Field{{"payload", ev.Payload.Schema}}}
 	js := append([]byte(`{"payload":`), ev.Payload.JSON...)
 	for i, f := range c.Fields {
-		if f.Placement == PlaceEnvelope {
+		if f.Placement == PlaceEnvelope && ev.Fields[i].Schema != nil {
 			s.Fields = append(s.Fields, Field{f.Alias, ev.Fields[i].Schema})
 			js = append(js, ',')
 			js = appendJSONString(js, f.Alias)

@@ -158,16 +158,23 @@ func numberKind(s string) *jsonNode {
 
 var (
 	schemaOptionalDouble = &Schema{Type: TypeFloat64, Optional: true}
+	schemaOptionalBytes  = &Schema{Type: TypeBytes, Optional: true}
 )
 
 // errExpand is a payload JsonSchemaData cannot turn into Connect data;
 // Debezium then warns and keeps the payload string (ERD.java:172-174).
 var errExpand = errors.New("the payload cannot be expanded")
 
-// inferSchema is JSD.toConnectSchema (JSD.java:52-88): nil for a value
-// that has no schema (null, an empty array), which its object leaves out.
-// key names structs: the payload field, then key.field for nested ones.
-func inferSchema(key string, n *jsonNode) (*Schema, error) {
+// jsonInfer infers Connect schemas from JSON as JsonSchemaData does;
+// nullBytes is table.json.payload.null.behavior optional_bytes (a null
+// gets an optional bytes schema, JSD.java:80-84), else ignore.
+type jsonInfer struct{ nullBytes bool }
+
+// schema is JSD.toConnectSchema (JSD.java:52-88): nil for a value that
+// has no schema (null unless nullBytes, an empty array), which its object
+// leaves out. key names structs: the payload field, then key.field for
+// nested ones.
+func (in jsonInfer) schema(key string, n *jsonNode) (*Schema, error) {
 	switch n.kind {
 	case jsonString:
 		return schemaOptionalString, nil
@@ -177,13 +184,18 @@ func inferSchema(key string, n *jsonNode) (*Schema, error) {
 		return schemaOptionalInt32, nil
 	case jsonInt64:
 		return schemaOptionalInt64, nil
+	case jsonNull:
+		if in.nullBytes {
+			return schemaOptionalBytes, nil
+		}
+		return nil, nil
 	case jsonBig, jsonDouble:
 		return schemaOptionalDouble, nil // a big integer then fails at its value (JSD.java:231)
 	case jsonArray:
 		if len(n.elems) == 0 {
 			return nil, nil
 		}
-		items, err := inferArrayItems(key, n)
+		items, err := in.arrayItems(key, n)
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +211,7 @@ func inferSchema(key string, n *jsonNode) (*Schema, error) {
 			if strings.TrimSpace(key) != "" {
 				fk = key + "." + k
 			}
-			fs, err := inferSchema(fk, n.elems[i])
+			fs, err := in.schema(fk, n.elems[i])
 			if err != nil {
 				return nil, err
 			}
@@ -212,11 +224,11 @@ func inferSchema(key string, n *jsonNode) (*Schema, error) {
 	return nil, nil
 }
 
-// inferArrayItems is JSD.toConnectSchemaWithCycles and
+// arrayItems is JSD.toConnectSchemaWithCycles and
 // getFirstArrayElement (JSD.java:90-182): the elements other than null
 // must be of one kind (numbers of one schema); objects' schemas are
 // merged, a field keeping its first schema unless that was bytes.
-func inferArrayItems(key string, n *jsonNode) (*Schema, error) {
+func (in jsonInfer) arrayItems(key string, n *jsonNode) (*Schema, error) {
 	var ref *jsonNode
 	for _, e := range n.elems {
 		switch {
@@ -228,10 +240,10 @@ func inferArrayItems(key string, n *jsonNode) (*Schema, error) {
 		}
 	}
 	if ref == nil {
-		return nil, fmt.Errorf("%w: the array has only nulls", errExpand)
+		ref = &jsonNode{kind: jsonNull} // JSD.java:145-181 returns NullNode
 	}
 	if ref.kind != jsonObject {
-		s, err := inferSchema("", ref)
+		s, err := in.schema("", ref)
 		if err == nil && s == nil {
 			err = fmt.Errorf("%w: the array has unrecognized member schema", errExpand) // JSD.java:109-112
 		}
@@ -242,7 +254,7 @@ func inferArrayItems(key string, n *jsonNode) (*Schema, error) {
 		if e.kind != jsonObject {
 			continue
 		}
-		s, err := inferSchema(key, e)
+		s, err := in.schema(key, e)
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +292,7 @@ func nodeType(n *jsonNode) jsonKind {
 
 func isNumber(n *jsonNode) bool { return n.kind >= jsonInt32 && n.kind <= jsonDouble }
 
-func numberSchema(n *jsonNode) *Schema { s, _ := inferSchema("", n); return s }
+func numberSchema(n *jsonNode) *Schema { s, _ := jsonInfer{}.schema("", n); return s }
 
 // appendConnectValue writes n with schema s as JsonConverter writes the
 // Struct JSD.toConnectData makes of it (JSD.java:194-248): a struct's
@@ -354,7 +366,7 @@ func appendConnectValue(dst []byte, s *Schema, n *jsonNode) ([]byte, error) {
 // schema, named name (the payload field). Only an object can be expanded:
 // the text must start with { or [ (ERD.java:317-322) and JSD.toConnectData
 // makes a Struct, which an array's schema cannot hold.
-func expandPayload(name, text string) (json []byte, s *Schema, err error) {
+func expandPayload(in jsonInfer, name, text string) (json []byte, s *Schema, err error) {
 	if !strings.HasPrefix(text, "{") && !strings.HasPrefix(text, "[") {
 		return nil, nil, fmt.Errorf("%w: it does not start with { or [", errExpand)
 	}
@@ -365,7 +377,7 @@ func expandPayload(name, text string) (json []byte, s *Schema, err error) {
 	if n.kind != jsonObject {
 		return nil, nil, fmt.Errorf("%w: it is not a JSON object", errExpand)
 	}
-	if s, err = inferSchema(name, n); err != nil {
+	if s, err = in.schema(name, n); err != nil {
 		return nil, nil, err
 	}
 	if json, err = appendConnectValue(nil, s, n); err != nil {

@@ -58,7 +58,7 @@ func ParseOutboxMessage(c *OutboxConfig, content []byte) (*OutboxEvent, error) {
 		if i := indexOf(n.keys, name); i >= 0 {
 			v = n.elems[i]
 		}
-		s, err := inferSchema(name, v)
+		s, err := jsonInfer{c.NullBytes}.schema(name, v)
 		if err != nil {
 			return v, OutboxPart{}, &OutboxFieldError{Field: name, Reason: err.Error()}
 		}
@@ -99,6 +99,10 @@ func ParseOutboxMessage(c *OutboxConfig, content []byte) (*OutboxEvent, error) {
 	ev.Payload = pp
 	ev.Empty = pv.kind == jsonNull || pv.kind == jsonString && strings.TrimFunc(pv.str, func(r rune) bool { return r <= ' ' }) == ""
 	for _, f := range c.Fields {
+		if c.IgnoreMissing && indexOf(n.keys, f.Column) < 0 {
+			ev.Fields = append(ev.Fields, OutboxPart{}) // left out (ERD.java:192-196)
+			continue
+		}
 		_, fp, err := field(f.Column)
 		if err != nil {
 			return nil, err

@@ -459,7 +459,7 @@ func TestOutboxExpandMatchesEventRouterTest(t *testing.T) {
 			`{"fullName":"John Doe","numbers":[null,2,3]}`,
 			"fullName:string numbers:array<int32>"},
 	} {
-		js, s, err := expandPayload("payload", tt.in)
+		js, s, err := expandPayload(jsonInfer{}, "payload", tt.in)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -482,4 +482,37 @@ func shape(s *Schema) string {
 		return "array<" + shape(s.Items) + ">"
 	}
 	return s.Type
+}
+
+// TestOutboxMissingFieldsAndNullBehavior: table.field.additional.missing
+// ignore leaves out an additional field whose column is missing
+// (ERD.java:192-196; ERT.java:1259 canSetFieldIntoTheEnvelopeWithMissingField),
+// error fails the event (ERT.java:1275 shouldFailOnMissingField);
+// table.json.payload.null.behavior optional_bytes keeps an expanded null as
+// optional bytes (JSD.java:80-84), ignore leaves it out.
+func TestOutboxMissingFieldsAndNullBehavior(t *testing.T) {
+	enc := NewJSONSchemaEncoder(Config{Name: "shop"})
+	row := outboxRow("Order", "42", `{"a": null, "b": [null], "c": 1}`)
+	c := mustOutbox(t, OutboxOptions{AdditionalPlacement: []string{"kind:envelope", "tenant:envelope", "kind:header:k"}, AdditionalMissing: "ignore",
+		ExpandJSONPayload: true, NullBehavior: "optional_bytes"})
+	ev, _, value, _ := outboxRecord(t, enc, c, row)
+	if ev.Fields[0].Schema != nil || ev.Fields[2].Schema != nil || ev.ExpandErr != nil {
+		t.Fatalf("fields %+v, expand %v", ev.Fields, ev.ExpandErr)
+	}
+	if !strings.Contains(value, `"payload":{"payload":{"a":null,"b":[null],"c":1},"tenant":"acme"}`) ||
+		!strings.Contains(value, `{"type":"bytes","optional":true,"field":"a"},{"type":"array","items":{"type":"bytes","optional":true},"optional":true,"field":"b"}`) {
+		t.Errorf("value %s", value)
+	}
+	if err := connecttest.Validate([]byte(value)); err != nil {
+		t.Error(err)
+	}
+	c = mustOutbox(t, OutboxOptions{ExpandJSONPayload: true})
+	if _, _, value, _ := outboxRecord(t, NewJSONEncoder(Config{}), c, row); value != `"{\"a\": null, \"b\": [null], \"c\": 1}"` {
+		t.Errorf("ignore: an all-null array cannot be expanded (JSD.java:109-112): %s", value)
+	}
+	for _, o := range []OutboxOptions{{Table: "t", NullBehavior: "keep"}, {Table: "t", AdditionalMissing: "skip"}} {
+		if _, err := NewOutboxConfig(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
 }

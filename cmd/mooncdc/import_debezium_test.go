@@ -261,6 +261,8 @@ func TestImportDebeziumMapsOptions(t *testing.T) {
 				"format.outbox.table_expand_json_payload":         true,
 				"format.outbox.route_tombstone_on_empty_payload":  true,
 				"format.outbox.table_op_invalid_behavior":         "fatal",
+				"format.outbox.table_json_payload_null_behavior":  "optional_bytes",
+				"format.outbox.table_field_additional_missing":    "ignore",
 			},
 			absent:   []string{"format.outbox.table_field_event_type", "format.outbox.table_field_event_schema_version"},
 			unmapped: []string{"transforms.outbox.table.field.event.schema.version"},
@@ -404,6 +406,8 @@ const outboxConnector = `{"name": "events", "connector.class": "io.debezium.conn
 				"transforms.outbox.table.expand.json.payload": "true",
 				"transforms.outbox.route.tombstone.on.empty.payload": "true",
 				"transforms.outbox.table.op.invalid.behavior": "fatal",
+				"transforms.outbox.table.json.payload.null.behavior": "optional_bytes",
+				"transforms.outbox.table.field.additional.missing": "ignore",
 				"transforms.outbox.table.field.event.schema.version": "v"}`
 
 func TestImportDebeziumOutputLoadsWhereKeysExist(t *testing.T) {

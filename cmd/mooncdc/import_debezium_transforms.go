@@ -255,6 +255,8 @@ func (im *importer) outbox(pfx string, opt func(string, string) string) {
 		{"table.field.event.payload", "payload"},
 		{"table.field.event.timestamp", ""},
 		{"table.op.invalid.behavior", "warn"},
+		{"table.json.payload.null.behavior", "ignore"},
+		{"table.field.additional.missing", "error"},
 	} {
 		if v := opt(o.name, o.def); v != o.def {
 			im.out.set("format.outbox."+underscore(o.name), v, "")
@@ -273,8 +275,6 @@ func (im *importer) outbox(pfx string, opt func(string, string) string) {
 	im.get(pfx + "table.field.event.type")
 	for _, o := range []struct{ name, def, why string }{
 		{"table.field.event.schema.version", "", "the value schema's version from a column is not built"},
-		{"table.field.additional.missing", "error", "mooncdc parks the outbox table when an additional field's column is missing (Debezium's default, error)"},
-		{"table.json.payload.null.behavior", "ignore", "mooncdc leaves a null out of an expanded payload (Debezium's default, ignore)"},
 	} {
 		if v := opt(o.name, o.def); v != o.def {
 			im.unmapped(pfx+o.name, o.why)
