@@ -30,6 +30,10 @@ type OutboxConfig struct {
 	TableFieldEventKey       string `yaml:"table_field_event_key"`
 	TableFieldEventPayload   string `yaml:"table_field_event_payload"`
 	TableFieldEventTimestamp string `yaml:"table_field_event_timestamp"`
+	// TableFieldEventSchemaVersion is table.field.event.schema.version:
+	// an integer column giving the value struct (with envelope fields)
+	// its schema version.
+	TableFieldEventSchemaVersion string `yaml:"table_field_event_schema_version"`
 	// TableFieldsAdditionalPlacement is table.fields.additional.placement:
 	// column:header, column:envelope, either with :alias.
 	TableFieldsAdditionalPlacement []string `yaml:"table_fields_additional_placement"`
@@ -73,7 +77,7 @@ func (f *FormatConfig) outbox() (*schema.OutboxConfig, error) {
 	o := f.Outbox
 	return schema.NewOutboxConfig(schema.OutboxOptions{Table: o.Table, RouteBy: o.RouteBy, TopicRegex: o.RouteTopicRegex,
 		TopicReplacement: o.Topic, IDField: o.TableFieldEventID, KeyField: o.TableFieldEventKey, PayloadField: o.TableFieldEventPayload,
-		TimestampField: o.TableFieldEventTimestamp, AdditionalPlacement: o.TableFieldsAdditionalPlacement,
+		TimestampField: o.TableFieldEventTimestamp, SchemaVersionField: o.TableFieldEventSchemaVersion, AdditionalPlacement: o.TableFieldsAdditionalPlacement,
 		ExpandJSONPayload: o.TableExpandJSONPayload, TombstoneOnEmptyPayload: o.RouteTombstoneOnEmptyPayload,
 		OnUpdate: schema.OutboxOpBehavior(o.TableOpInvalidBehavior), MessagePrefix: o.MessagePrefix,
 		NullBehavior: o.TableJSONPayloadNullBehavior, AdditionalMissing: o.TableFieldAdditionalMissing})

@@ -54,6 +54,9 @@ type OutboxOptions struct {
 	TombstoneOnEmptyPayload         bool
 	OnUpdate                        OutboxOpBehavior
 	MessagePrefix                   string // "" for no outbox messages
+	// SchemaVersionField is table.field.event.schema.version: an int
+	// column whose value is the value struct's schema version.
+	SchemaVersionField string
 	// NullBehavior is table.json.payload.null.behavior: ignore (default)
 	// or optional_bytes (ERCD.java:101-134, 317-323).
 	NullBehavior string
@@ -69,6 +72,7 @@ type OutboxConfig struct {
 	RouteBy                         string
 	IDField, KeyField, PayloadField string
 	TimestampField                  string
+	SchemaVersionField              string
 	Fields                          []OutboxField
 	Expand, TombstoneOnEmpty        bool
 	OnUpdate                        OutboxOpBehavior
@@ -114,7 +118,7 @@ func NewOutboxConfig(o OutboxOptions) (*OutboxConfig, error) {
 	}
 	c := &OutboxConfig{RouteBy: def(o.RouteBy, DefaultOutboxRouteBy), IDField: def(o.IDField, DefaultOutboxIDField),
 		KeyField: def(o.KeyField, DefaultOutboxKeyField), PayloadField: def(o.PayloadField, DefaultOutboxPayloadField),
-		TimestampField: strings.TrimSpace(o.TimestampField), Expand: o.ExpandJSONPayload,
+		TimestampField: strings.TrimSpace(o.TimestampField), SchemaVersionField: strings.TrimSpace(o.SchemaVersionField), Expand: o.ExpandJSONPayload,
 		TombstoneOnEmpty: o.TombstoneOnEmptyPayload, OnUpdate: OutboxOpBehavior(strings.ToLower(strings.TrimSpace(string(o.OnUpdate)))),
 		MessagePrefix: o.MessagePrefix, replacement: def(o.TopicReplacement, DefaultOutboxTopic)}
 	table := strings.TrimSpace(o.Table)

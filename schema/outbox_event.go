@@ -61,8 +61,10 @@ type OutboxEvent struct {
 	// ExpandErr says why table.expand.json.payload left the payload a
 	// string (Debezium warns, ERD.java:172-177); nil otherwise.
 	ExpandErr error
-	// valueName names the value struct with envelope fields.
+	// valueName names the value struct with envelope fields, version
+	// gives it a schema version (0: none).
 	valueName string
+	version   int
 }
 
 // OutboxFieldError is an outbox row or message without a field the
@@ -144,6 +146,15 @@ func (e *JSONEncoder) OutboxEvent(ch *Change, c *OutboxConfig) (*OutboxEvent, er
 		}
 		ev.Fields = append(ev.Fields, fp)
 	}
+	if c.SchemaVersionField != "" {
+		vp, _, err := part(c.SchemaVersionField)
+		if err != nil {
+			return nil, err
+		}
+		if ev.version, err = schemaVersion(c.SchemaVersionField, vp); err != nil {
+			return nil, &ValueError{Table: rel.QualifiedName(), Column: c.SchemaVersionField, Err: err}
+		}
+	}
 	if c.TimestampField != "" {
 		tp, _, err := part(c.TimestampField)
 		if err != nil {
@@ -165,6 +176,19 @@ func routedBy(c *OutboxConfig, p OutboxPart) (string, error) {
 		return "", &OutboxFieldError{Field: c.RouteBy, Reason: "the route-by value must be a string, not " + string(p.JSON)}
 	}
 	return s, nil
+}
+
+// schemaVersion is eventStruct.getInt32(table.field.event.schema.version)
+// (ERD.java:183-186, 403-412): an int32; null gives no version.
+func schemaVersion(field string, p OutboxPart) (int, error) {
+	if p.Null() {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(string(p.JSON), 10, 32)
+	if err != nil || p.Schema.Type != TypeInt32 {
+		return 0, &OutboxFieldError{Field: field, Reason: "the schema version must be an integer (int32) column, not " + p.Schema.Type}
+	}
+	return int(n), nil
 }
 
 // eventMillis is getEventTimestampMs (ERD.java:253-285): a Timestamp is ms,
@@ -243,7 +267,7 @@ func (c *OutboxConfig) Value(ev *OutboxEvent) (v OutboxPart, ok bool) {
 	if !c.envelope {
 		return ev.Payload, true
 	}
-	s := &Schema{Type: TypeStruct, Name: ev.valueName, Fields: []Field{{"payload", ev.Payload.Schema}}}
+	s := &Schema{Type: TypeStruct, Name: ev.valueName, Version: ev.version, Fields: []Field{{"payload", ev.Payload.Schema}}}
 	js := append([]byte(`{"payload":`), ev.Payload.JSON...)
 	for i, f := range c.Fields {
 		if f.Placement == PlaceEnvelope && ev.Fields[i].Schema != nil {

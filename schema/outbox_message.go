@@ -109,6 +109,18 @@ func ParseOutboxMessage(c *OutboxConfig, content []byte) (*OutboxEvent, error) {
 		}
 		ev.Fields = append(ev.Fields, fp)
 	}
+	if c.SchemaVersionField != "" {
+		vv, vp, err := field(c.SchemaVersionField)
+		if err == nil && vv.kind != jsonNull && vv.kind != jsonInt32 {
+			err = &OutboxFieldError{Field: c.SchemaVersionField, Reason: "the schema version must be an integer"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ev.version, err = schemaVersion(c.SchemaVersionField, vp); err != nil {
+			return nil, err
+		}
+	}
 	if c.TimestampField != "" {
 		tv, _, err := field(c.TimestampField)
 		if err != nil {

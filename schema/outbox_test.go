@@ -516,3 +516,32 @@ func TestOutboxMissingFieldsAndNullBehavior(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboxSchemaVersion: table.field.event.schema.version gives the
+// value struct its version (ERD.java:183-186, 403-412; ERT.java:514
+// canSetSchemaVersionWhenMoreThanPayloadIsInEnvelope), from an int column
+// or a message's integer; null gives none; another type fails.
+func TestOutboxSchemaVersion(t *testing.T) {
+	rel := &Relation{OID: 4243, Schema: "public", Table: "outbox", Columns: append(append([]Column(nil), outboxRel.Columns...),
+		Column{Name: "v", TypeOID: 23, TypeMod: -1})}
+	enc := NewJSONSchemaEncoder(Config{Name: "shop"})
+	c := mustOutbox(t, OutboxOptions{SchemaVersionField: "v", AdditionalPlacement: []string{"tenant:envelope"}})
+	ev, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: rel, After: append(outboxRow("Order", "1", "{}"), text("3"))}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := enc.AppendOutboxValue(nil, c, ev); !strings.Contains(string(v), `"name":"shop.public.outbox.Order.Value","version":3}`) {
+		t.Errorf("row: %s", v)
+	}
+	ev, err = ParseOutboxMessage(c, []byte(`{"aggregatetype":"Order","v":4}`))
+	if v, _ := enc.AppendOutboxValue(nil, c, ev); err != nil || !strings.Contains(string(v), `"version":4}`) {
+		t.Errorf("message: %s %v", v, err)
+	}
+	if _, err := ParseOutboxMessage(c, []byte(`{"aggregatetype":"Order","v":"4"}`)); err == nil {
+		t.Error("a string version accepted")
+	}
+	c = mustOutbox(t, OutboxOptions{SchemaVersionField: "tenant"})
+	if _, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: outboxRel, After: outboxRow("Order", "1", "{}")}, c); err == nil {
+		t.Error("a text version column accepted")
+	}
+}

@@ -263,9 +263,9 @@ func TestImportDebeziumMapsOptions(t *testing.T) {
 				"format.outbox.table_op_invalid_behavior":         "fatal",
 				"format.outbox.table_json_payload_null_behavior":  "optional_bytes",
 				"format.outbox.table_field_additional_missing":    "ignore",
+				"format.outbox.table_field_event_schema_version":  "v",
 			},
-			absent:   []string{"format.outbox.table_field_event_type", "format.outbox.table_field_event_schema_version"},
-			unmapped: []string{"transforms.outbox.table.field.event.schema.version"},
+			absent: []string{"format.outbox.table_field_event_type"},
 		},
 		{
 			name: "JsonConverter schemas.enable defaults to true, schema include list, regex router",

@@ -254,6 +254,7 @@ func (im *importer) outbox(pfx string, opt func(string, string) string) {
 		{"table.field.event.key", "aggregateid"},
 		{"table.field.event.payload", "payload"},
 		{"table.field.event.timestamp", ""},
+		{"table.field.event.schema.version", ""},
 		{"table.op.invalid.behavior", "warn"},
 		{"table.json.payload.null.behavior", "ignore"},
 		{"table.field.additional.missing", "error"},
@@ -273,11 +274,4 @@ func (im *importer) outbox(pfx string, opt func(string, string) string) {
 	// table.field.event.type is declared but never read by
 	// EventRouterDelegate (3.6.1): nothing to map.
 	im.get(pfx + "table.field.event.type")
-	for _, o := range []struct{ name, def, why string }{
-		{"table.field.event.schema.version", "", "the value schema's version from a column is not built"},
-	} {
-		if v := opt(o.name, o.def); v != o.def {
-			im.unmapped(pfx+o.name, o.why)
-		}
-	}
 }
