@@ -352,10 +352,12 @@ type FormatConfig struct {
 	ColumnTruncate []ColumnTruncateRule `yaml:"column_truncate"`
 	// Envelope is the shape of table records' values: debezium (default,
 	// the change event envelope) or flat (the row itself, as Debezium's
-	// ExtractNewRecordState SMT writes it; Flat says how). outbox is not
-	// built yet and is refused.
-	Envelope string     `yaml:"envelope"`
-	Flat     FlatConfig `yaml:"flat"`
+	// ExtractNewRecordState SMT writes it; Flat says how) or outbox (the
+	// outbox table's rows as events, as Debezium's outbox EventRouter SMT
+	// writes them; Outbox says how).
+	Envelope string       `yaml:"envelope"`
+	Flat     FlatConfig   `yaml:"flat"`
+	Outbox   OutboxConfig `yaml:"outbox"`
 }
 
 // The record envelopes (format.envelope).
@@ -514,6 +516,7 @@ func DefaultConfig() Config {
 			Envelope:                    EnvelopeDebezium,
 			Flat: FlatConfig{DeleteHandling: string(schema.DeleteTombstone),
 				AddFieldsPrefix: schema.DefaultFlatPrefix, AddHeadersPrefix: schema.DefaultFlatPrefix},
+			Outbox: defaultOutbox(),
 		},
 		Heartbeat: HeartbeatConfig{Interval: DefaultHeartbeatInterval, Records: true},
 		Metrics:   MetricsConfig{Listen: DefaultMetricsListen},

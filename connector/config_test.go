@@ -81,6 +81,9 @@ func TestDefaultConfig(t *testing.T) {
 			Envelope:               "debezium",
 			// ExtractNewRecordStateConfigDefinition.java:77, 99, 118.
 			Flat: FlatConfig{DeleteHandling: "tombstone", AddFieldsPrefix: "__", AddHeadersPrefix: "__"},
+			Outbox: OutboxConfig{RouteBy: "aggregatetype", Topic: "outbox.event.${routedByValue}", RouteTopicRegex: "(?<routedByValue>.*)",
+				TableFieldEventID: "id", TableFieldEventKey: "aggregateid", TableFieldEventPayload: "payload", TableOpInvalidBehavior: "warn",
+				TableJSONPayloadNullBehavior: "ignore", TableFieldAdditionalMissing: "error"},
 		},
 		Heartbeat: HeartbeatConfig{Interval: 10 * time.Second, Records: true},
 		Metrics:   MetricsConfig{Listen: "127.0.0.1:9187"},

@@ -257,10 +257,14 @@ func (c Config) Validate() error {
 				"add it as a header (format.flat.add_headers) or use json")
 		}
 	case EnvelopeOutbox:
-		bad("format.envelope: outbox (Debezium's outbox EventRouter) is not built yet in this mooncdc version; use debezium or flat, " +
-			"and route the outbox table downstream")
 	default:
-		bad("format.envelope: %q is not one of %s, %s", fm.Envelope, EnvelopeDebezium, EnvelopeFlat)
+		bad("format.envelope: %q is not one of %s, %s, %s", fm.Envelope, EnvelopeDebezium, EnvelopeFlat, EnvelopeOutbox)
+	}
+	fm.validateOutbox(bad)
+	if ob, err := fm.outbox(); err == nil && ob != nil {
+		if sel, err := c.TableSelection(); err == nil && !sel.Captures(ob.Schema, ob.Table) {
+			bad("format.outbox.table: %s.%s is not captured (postgres.tables, postgres.tables_exclude); add it to postgres.tables", ob.Schema, ob.Table)
+		}
 	}
 	if reg := fm.SchemaRegistry; reg.URL != "" {
 		if u, err := url.Parse(reg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -3,6 +3,7 @@ package connector
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -93,13 +94,20 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	}
 	tt := c.p.naming.Of(rel.Schema, rel.Table)
 	topic := tt.Topic
-	if err := c.topics.ensure(topic); err != nil {
-		return 0, nil, err
+	ob, _ := c.p.cfg.Format.outbox()
+	outbox := ob != nil && ob.IsTable(rel.Schema, rel.Table) // its rows are events on the topics they name (outbox.go)
+	if !outbox {
+		if err := c.topics.ensure(topic); err != nil {
+			return 0, nil, err
+		}
 	}
 	if err := c.settle(ctx, ts); err != nil {
 		return 0, nil, err
 	}
-	stale, err := liveKeys(ctx, c.p.kafka, topic)
+	stale, err := &keySet{keys: map[string]struct{}{}}, error(nil)
+	if !outbox {
+		stale, err = liveKeys(ctx, c.p.kafka, topic)
+	}
 	switch {
 	case err != nil || len(stale.keys) == 0:
 	case ts.ResnapshotFilter != "":
@@ -122,7 +130,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 
 	snap := tracker.Begin()
 	out := &snapshotOut{ctx: ctx, c: c, cl: cl, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
-		rows: c.p.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt}
+		rows: c.p.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: outbox}
 	prog.copying(info.reltuples, &out.count)
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
@@ -190,6 +198,9 @@ type snapshotOut struct {
 	table   string
 	started atomic.Bool
 	readAt  time.Time
+	// outbox: the table is format.outbox.table; its rows are outbox
+	// events, which carry no snapshot marker.
+	outbox bool
 
 	mu         sync.Mutex
 	last       *kgo.Record // the last row of a finished chunk, held back to become the table's last
@@ -314,7 +325,7 @@ func (w *chunkWriter) finish() error {
 func (o *snapshotOut) finish() error {
 	to := o.run.finish(o.table, o.lastMarker)
 	if o.last != nil {
-		if to != o.lastMarker {
+		if to != o.lastMarker && !o.outbox {
 			var ok bool
 			enc := o.c.p.newCodec()
 			if o.last.Value, ok = enc.MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
@@ -345,6 +356,9 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo
 	if rec == nil {
 		rec = new(kgo.Record)
 	}
+	if o.outbox {
+		return o.encodeOutbox(enc, rec, ch, now)
+	}
 	key, hasKey, err := enc.AppendKey(rec.Key[:0], ch)
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
@@ -363,6 +377,32 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo
 	}
 	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
 	enc.flatHeaders(rec, ch, now, false)
+	o.rows.Add(1)
+	return rec, nil
+}
+
+// encodeOutbox turns a snapshot row of the outbox table into its event's
+// record: Debezium's EventRouter takes a read (op r) as it takes an insert
+// (EventRouterDelegate.java:111-123 sets aside only d and u).
+func (o *snapshotOut) encodeOutbox(enc *codec, rec *kgo.Record, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+	ev, err := enc.outbox.rows.OutboxEvent(ch, enc.outbox.cfg)
+	if err == nil {
+		err = checkRoutedTopic(ev.Topic)
+	}
+	if err != nil {
+		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
+	}
+	if err := o.c.topics.ensure(ev.Topic); err != nil {
+		return nil, err
+	}
+	rec.Context = o.ack
+	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
+	if err := enc.outbox.record(o.ctx, rec, ch, ev, now, enc.maxRecord); err != nil {
+		if errors.As(err, new(*RecordError)) || errors.As(err, new(*tableSchemaError)) {
+			return nil, &copyError{permanent: true, err: err}
+		}
+		return nil, err // the registry is unreachable: the copy is retried
+	}
 	o.rows.Add(1)
 	return rec, nil
 }

@@ -12,7 +12,7 @@
 //	   relation completed from the catalog (catalog.go), keyed (keys.go), NULLs admitted (nullable.go)
 //	                                                                     │
 //	                                                                     ▼
-//	   encode (format.go → schema's JSON/Avro encoders, flat envelope headers flatheaders.go; registry.go) ──► produce (emitter.go, copy_rows.go)
+//	   encode (format.go → schema's JSON/Avro encoders, flat envelope headers flatheaders.go, outbox events outbox.go; registry.go) ──► produce (emitter.go, copy_rows.go)
 //	                                                                     │
 //	        at-least-once: idempotent producer      exactly-once: Kafka transactions (txn.go)
 //	                                                                     │

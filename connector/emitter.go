@@ -101,6 +101,9 @@ type route struct {
 	// keyErr is why the table's key cannot be built (format.message_key_columns
 	// it cannot carry): the table is parked at its first change.
 	keyErr error
+	// outbox: the relation is format.outbox.table, whose changes are
+	// outbox events (outbox.go) on the topics they name.
+	outbox bool
 }
 
 func newEmitter(ctx context.Context, client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *codec, m *Metrics, prefix string,
@@ -182,6 +185,11 @@ func (e *emitter) Change(ch *schema.Change) error {
 				return err
 			}
 		}
+		if o := e.enc.outbox; o != nil && o.cfg.MessagePrefix != "" && ch.Message.Prefix == o.cfg.MessagePrefix {
+			if done, err := e.outboxMessage(ch); done || err != nil {
+				return err
+			}
+		}
 		topic := e.prefix + ".message"
 		if err := e.topics.ensure(topic); err != nil {
 			return err
@@ -235,7 +243,11 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if err := e.relaxNulls(e.ctx, r, ch); err != nil {
 		return e.tableError(r.name, err)
 	}
-	if err := e.changeOf(r, ch); err != nil {
+	write := e.changeOf
+	if r.outbox {
+		write = e.outboxChange
+	}
+	if err := write(r, ch); err != nil {
 		return e.tableError(r.name, err)
 	}
 	return nil
@@ -270,7 +282,8 @@ func (e *emitter) tableError(table string, err error) error {
 	var re *RecordError
 	var ve *schema.ValueError
 	var big *RecordTooLargeError
-	parkable := errors.As(err, &tse) || errors.As(err, &re) && (errors.As(err, &ve) || errors.As(err, &big))
+	parkable := errors.As(err, &tse) || errors.As(err, &re) && (errors.As(err, &ve) || errors.As(err, &big)) ||
+		errors.As(err, new(*OutboxUpdateError))
 	if !parkable || e.onTableError == nil {
 		return err
 	}
@@ -309,9 +322,10 @@ func (e *emitter) route(ch *schema.Change) (route, error) {
 	}
 	r := route{skip: !e.include(rel.Schema, rel.Table) && (e.oid == 0 || rel.OID != e.oid), rel: rel, name: rel.QualifiedName()}
 	r.signals = e.onSignal != nil && rel.Schema == e.signalTable.Schema && rel.Table == e.signalTable.Table
+	r.outbox = e.enc.outbox != nil && e.enc.outbox.cfg.IsTable(rel.Schema, rel.Table)
 	if !r.skip {
 		r.topic = e.enc.naming.Of(rel.Schema, rel.Table).Topic
-		if err := e.topics.ensure(r.topic); err != nil {
+		if err := e.ensureTableTopic(r); err != nil {
 			return r, err
 		}
 		keyed, err := e.keys.keyed(rel)
@@ -343,15 +357,8 @@ func (e *emitter) route(ch *schema.Change) (route, error) {
 // change becomes (schema.FlatConfig.Records), after the numbering, as the
 // SMT runs on records Debezium has counted.
 func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone bool) error {
-	if e.opts.skip.has(ch.Op) {
+	if !e.count(ch) {
 		return nil
-	}
-	if e.opts.txTopic != "" && ch.Tx != nil {
-		coll := messageCollection
-		if ch.Relation != nil {
-			coll = ch.Relation.QualifiedName()
-		}
-		ch.TxOrder, ch.TxTableOrder = e.meta.event(coll)
 	}
 	withValue, tombstone := true, tombstone && !e.opts.noTombstones
 	if e.opts.flat != nil && ch.Op != schema.OpMessage {
@@ -408,6 +415,32 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 		e.send(a, ts)
 	}
 	return nil
+}
+
+// count numbers ch in the open transaction's metadata; false for an
+// operation of format.skipped_operations, which is not written, nor
+// counted (EventDispatcher.java:323-330).
+func (e *emitter) count(ch *schema.Change) bool {
+	if e.opts.skip.has(ch.Op) {
+		return false
+	}
+	if e.opts.txTopic != "" && ch.Tx != nil {
+		coll := messageCollection
+		if ch.Relation != nil {
+			coll = ch.Relation.QualifiedName()
+		}
+		ch.TxOrder, ch.TxTableOrder = e.meta.event(coll)
+	}
+	return true
+}
+
+// ensureTableTopic creates the topic of r's table, except the outbox
+// table's, which gets no records of its own.
+func (e *emitter) ensureTableTopic(r route) error {
+	if r.outbox {
+		return nil
+	}
+	return e.topics.ensure(r.topic)
 }
 
 // produceTx writes a BEGIN or END record to the transaction metadata

@@ -32,8 +32,7 @@ func TestFlatEnvelopeKeysLoadFromFileAndEnv(t *testing.T) {
 	}
 }
 
-// TestFlatEnvelopeRefusals: outbox is refused as not built yet, an
-// unknown mode or field names the key and the choices, format.flat
+// TestFlatEnvelopeRefusals: an unknown envelope, an unknown mode or field names the key and the choices, format.flat
 // without format.envelope flat is refused, and source.snapshot as an Avro
 // field is refused (not built yet).
 func TestFlatEnvelopeRefusals(t *testing.T) {
@@ -42,8 +41,7 @@ func TestFlatEnvelopeRefusals(t *testing.T) {
 		set  func(*Config)
 		want string
 	}{
-		{"outbox", func(c *Config) { c.Format.Envelope = EnvelopeOutbox }, "format.envelope: outbox (Debezium's outbox EventRouter) is not built yet"},
-		{"unknown envelope", func(c *Config) { c.Format.Envelope = "unwrapped" }, `format.envelope: "unwrapped" is not one of debezium, flat`},
+		{"unknown envelope", func(c *Config) { c.Format.Envelope = "unwrapped" }, `format.envelope: "unwrapped" is not one of debezium, flat, outbox`},
 		{"mode", func(c *Config) { c.Format.Envelope, c.Format.Flat.DeleteHandling = EnvelopeFlat, "none" }, `format.flat.delete_handling: "none" is not one of`},
 		{"field", func(c *Config) { c.Format.Envelope, c.Format.Flat.AddFields = EnvelopeFlat, []string{"source.tsms"} }, `format.flat.add_fields: "source.tsms" is not a field`},
 		{"header", func(c *Config) { c.Format.Envelope, c.Format.Flat.AddHeaders = EnvelopeFlat, []string{"after"} }, `format.flat.add_headers: "after" is not a field`},

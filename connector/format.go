@@ -37,6 +37,8 @@ type codec struct {
 	// headers' values (flatheaders.go).
 	flat *schema.FlatConfig
 	meta *schema.MetaWriter
+	// outbox is format.envelope outbox (nil otherwise): outbox.go.
+	outbox *outboxCodec
 }
 
 // encoderConfig is the schema.Config of the pipeline.
@@ -85,6 +87,13 @@ func (p *Pipeline) newCodec() *codec {
 	}
 	c.key, c.keyAvro = pick(p.cfg.Format.Key)
 	c.value, c.valueAvro = pick(p.cfg.Format.Value)
+	if ob, _ := p.cfg.Format.outbox(); ob != nil { // refused by Validate when it fails
+		o := &outboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
+			reg: p.registry, valid: map[string]bool{}, log: p.log.Named("outbox")}
+		o.key, _ = c.key.(*schema.JSONEncoder)
+		o.value, _ = c.value.(*schema.JSONEncoder)
+		c.outbox = o
+	}
 	return c
 }
 

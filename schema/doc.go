@@ -27,7 +27,12 @@
 // With [Config].Flat the encoders write the flat envelope instead, Debezium's
 // ExtractNewRecordState (flat.go, flat_encode.go): the choice is made once
 // per relation when its plan is built (plan.go), and [FlatConfig.Records]
-// says which records a change becomes.
+// says which records a change becomes. The outbox envelope, Debezium's
+// EventRouter (outbox.go, outbox_event.go, outbox_json.go,
+// outbox_message.go), is not a plan: [OutboxConfig] says what a change of
+// the outbox table becomes, [JSONEncoder.OutboxEvent] and
+// [ParseOutboxMessage] take an event's parts, and the JSON encoders write
+// its key and value.
 // The date and time parsers ([ParseDate], [ParseTimestamptz], …) are pure
 // functions of the text Postgres sends with DateStyle=ISO.
 package schema

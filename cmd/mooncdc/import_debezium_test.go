@@ -140,6 +140,8 @@ func TestImportDebeziumMapsOptions(t *testing.T) {
 		opts   importOptions
 		want   map[string]any // path → value
 		absent []string
+		// unmapped are properties reported as not mapped.
+		unmapped []string
 	}{
 		{
 			name:  "documentation example",
@@ -241,6 +243,31 @@ func TestImportDebeziumMapsOptions(t *testing.T) {
 			absent: []string{"format.json_schemas", "format.outbox.table_field_event_id", "signals.table"},
 		},
 		{
+			// EventRouterConfigDefinition.java:195-323, each option to its
+			// format.outbox key (README "Outbox envelope").
+			name:  "outbox, every EventRouter option",
+			input: outboxConnector,
+			want: map[string]any{
+				"format.envelope":                                 "outbox",
+				"format.outbox.table":                             "app.events",
+				"format.outbox.route_by":                          "kind",
+				"format.outbox.route_topic_regex":                 "(?<routedByValue>[a-z]+)",
+				"format.outbox.topic":                             "${routedByValue}.events",
+				"format.outbox.table_field_event_id":              "event_id",
+				"format.outbox.table_field_event_key":             "agg_id",
+				"format.outbox.table_field_event_payload":         "body",
+				"format.outbox.table_field_event_timestamp":       "created_at",
+				"format.outbox.table_fields_additional_placement": []any{"type:header:eventType", "tenant:envelope"},
+				"format.outbox.table_expand_json_payload":         true,
+				"format.outbox.route_tombstone_on_empty_payload":  true,
+				"format.outbox.table_op_invalid_behavior":         "fatal",
+				"format.outbox.table_json_payload_null_behavior":  "optional_bytes",
+				"format.outbox.table_field_additional_missing":    "ignore",
+				"format.outbox.table_field_event_schema_version":  "v",
+			},
+			absent: []string{"format.outbox.table_field_event_type"},
+		},
+		{
 			name: "JsonConverter schemas.enable defaults to true, schema include list, regex router",
 			input: `{"config": {"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
 				"database.hostname": "h", "topic.prefix": "p", "plugin.name": "pgoutput",
@@ -257,7 +284,12 @@ func TestImportDebeziumMapsOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc, out, _ := convertForTest(t, tt.input, tt.opts)
+			doc, out, findings := convertForTest(t, tt.input, tt.opts)
+			for _, prop := range tt.unmapped {
+				if f, ok := findingFor(findings, prop); !ok || f.Mapped {
+					t.Errorf("%s: finding %+v (found %v), want not mapped", prop, f, ok)
+				}
+			}
 			for path, want := range tt.want {
 				got, ok := yamlGet(doc, path)
 				if !ok {
@@ -356,6 +388,28 @@ func stripUnsupported(n *yaml.Node) bool {
 	return stripped
 }
 
+// outboxConnector is a connector with every option of EventRouter set.
+const outboxConnector = `{"name": "events", "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+				"database.hostname": "h", "topic.prefix": "p", "plugin.name": "pgoutput", "table.include.list": "app.events",
+				"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+				"transforms": "outbox",
+				"transforms.outbox.type": "io.debezium.transforms.outbox.EventRouter",
+				"transforms.outbox.route.by.field": "kind",
+				"transforms.outbox.route.topic.regex": "(?<routedByValue>[a-z]+)",
+				"transforms.outbox.route.topic.replacement": "${routedByValue}.events",
+				"transforms.outbox.table.field.event.id": "event_id",
+				"transforms.outbox.table.field.event.key": "agg_id",
+				"transforms.outbox.table.field.event.payload": "body",
+				"transforms.outbox.table.field.event.timestamp": "created_at",
+				"transforms.outbox.table.field.event.type": "type",
+				"transforms.outbox.table.fields.additional.placement": "type:header:eventType, tenant:envelope",
+				"transforms.outbox.table.expand.json.payload": "true",
+				"transforms.outbox.route.tombstone.on.empty.payload": "true",
+				"transforms.outbox.table.op.invalid.behavior": "fatal",
+				"transforms.outbox.table.json.payload.null.behavior": "optional_bytes",
+				"transforms.outbox.table.field.additional.missing": "ignore",
+				"transforms.outbox.table.field.event.schema.version": "v"}`
+
 func TestImportDebeziumOutputLoadsWhereKeysExist(t *testing.T) {
 	// Validate reads the password file and the CA file: point them at
 	// real files.
@@ -365,7 +419,7 @@ func TestImportDebeziumOutputLoadsWhereKeysExist(t *testing.T) {
 	}
 	full := strings.NewReplacer("/run/secrets", secrets, "database.sslmode=verify-full", "database.sslmode=require",
 		"database.sslrootcert=/etc/ssl/ca.pem\n", "").Replace(fullProperties)
-	for name, input := range map[string]string{"documentation example": debeziumDocExample, "full": full} {
+	for name, input := range map[string]string{"documentation example": debeziumDocExample, "full": full, "outbox": outboxConnector} {
 		t.Run(name, func(t *testing.T) {
 			_, out, _ := convertForTest(t, input, importOptions{Brokers: []string{"k:9092"}})
 			var doc yaml.Node

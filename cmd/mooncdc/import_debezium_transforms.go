@@ -114,7 +114,11 @@ func (im *importer) transforms() {
 			return def
 		}
 		if p, ok := im.get(pfx + "predicate"); ok {
-			im.note(pfx+"predicate", fmt.Sprintf("predicate %q is not applied: mooncdc applies the transform to every table", p))
+			what := "mooncdc applies the transform to every table"
+			if class == outboxSMT {
+				what = "mooncdc applies EventRouter to format.outbox.table only, and writes the other tables' records unchanged"
+			}
+			im.note(pfx+"predicate", fmt.Sprintf("predicate %q is not applied: %s", p, what))
 			im.get(pfx + "negate")
 		}
 		switch class {
@@ -160,13 +164,7 @@ func (im *importer) transforms() {
 		}
 	}
 	if envelope != "debezium" {
-		// The loader has format.envelope, but refuses outbox until it is
-		// built: mark the value as the keys the loader lacks are marked.
-		comment := ""
-		if envelope == "outbox" {
-			comment = notSupported
-		}
-		im.out.set("format.envelope", envelope, comment)
+		im.out.set("format.envelope", envelope, "")
 	}
 	if len(routes) > 0 {
 		im.out.set("kafka.routes", routes, "")
@@ -249,21 +247,31 @@ func (im *importer) outbox(pfx string, opt func(string, string) string) {
 	im.out.set("format.outbox.route_by", opt("route.by.field", "aggregatetype"), "")
 	im.out.set("format.outbox.topic", opt("route.topic.replacement", "outbox.event.${routedByValue}"), "")
 	// The other options keep Debezium's names with '_' for '.', set only
-	// when they differ from the defaults.
+	// when they differ from the defaults (EventRouterConfigDefinition.java:195-323).
 	for _, o := range []struct{ name, def string }{
 		{"route.topic.regex", "(?<routedByValue>.*)"},
 		{"table.field.event.id", "id"},
 		{"table.field.event.key", "aggregateid"},
-		{"table.field.event.type", "type"},
 		{"table.field.event.payload", "payload"},
 		{"table.field.event.timestamp", ""},
 		{"table.field.event.schema.version", ""},
-		{"table.fields.additional.placement", ""},
-		{"table.expand.json.payload", "false"},
-		{"route.tombstone.on.empty.payload", "false"},
+		{"table.op.invalid.behavior", "warn"},
+		{"table.json.payload.null.behavior", "ignore"},
+		{"table.field.additional.missing", "error"},
 	} {
 		if v := opt(o.name, o.def); v != o.def {
 			im.out.set("format.outbox."+underscore(o.name), v, "")
 		}
 	}
+	if v := opt("table.fields.additional.placement", ""); v != "" {
+		im.out.set("format.outbox.table_fields_additional_placement", splitList(v), "")
+	}
+	for _, p := range []string{"table.expand.json.payload", "route.tombstone.on.empty.payload"} {
+		if v := opt(p, "false"); strings.EqualFold(v, "true") {
+			im.out.set("format.outbox."+underscore(p), true, "")
+		}
+	}
+	// table.field.event.type is declared but never read by
+	// EventRouterDelegate (3.6.1): nothing to map.
+	im.get(pfx + "table.field.event.type")
 }
