@@ -12,7 +12,9 @@ import (
 // that creates, alters or drops tables, a transactional logical message
 // (prefix DDLMessagePrefix) with the command tag, current_query() and the
 // tables' columns and primary key as the catalog has them after the
-// command (schema.ParseDDLMessage reads it). Transactional, it is decoded
+// command (schema.ParseDDLMessage reads it), with the oids and type
+// modifiers that let the emitter build the new shape's record schemas at
+// the DDL (evolution.go). Transactional, it is decoded
 // inside the DDL's own transaction, at its place in the WAL: before any
 // row of the new shape. The emitter turns it into schema-change records
 // (schemachange.go).
@@ -43,7 +45,7 @@ BEGIN
 			JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.relkind IN ('r', 'p') AND c.relpersistence <> 't' LOOP
 			tables := tables || jsonb_build_object(
-				'schema', r.nspname, 'table', r.relname,
+				'schema', r.nspname, 'table', r.relname, 'oid', r.oid::bigint,
 				'primary_key', (SELECT coalesce(jsonb_agg(a.attname ORDER BY k.ord), '[]')
 					FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
 					JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
@@ -51,6 +53,9 @@ BEGIN
 				'columns', (SELECT coalesce(jsonb_agg(jsonb_build_object(
 						'name', a.attname,
 						'type', t.typname,
+						'type_oid', a.atttypid::bigint,
+						'typmod', a.atttypmod,
+						'generated', a.attgenerated <> '',
 						'length', CASE
 							WHEN a.atttypmod < 0 THEN NULL
 							WHEN t.typname IN ('varchar', 'bpchar') THEN a.atttypmod - 4

@@ -75,6 +75,9 @@ type emitter struct {
 	// tables whose DDL message the next new shape follows (schemachange.go).
 	shapes    map[uint32]shapeAt
 	announced map[string]bool
+	// checked: the tables whose new shape the schema evolution policy
+	// has decided on at their DDL (evolution.go).
+	checked map[string]bool
 
 	// messagesReady: the logical messages' schemas are registered;
 	// schemaChangesReady: the schema-change records' (schemachange.go).

@@ -45,7 +45,8 @@ func (e *emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 		}
 		e.announced[t.Schema+"."+t.Table] = true
 	}
-	return true, nil
+	// The registry decides at the DDL, before any row of the new shape.
+	return true, e.evolveAtDDL(&m)
 }
 
 // shapeAt is a table's relation and the LSN of the change it came with.
@@ -116,9 +117,18 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	name := rel.Schema + "." + rel.Table
 	if e.announced[name] {
 		delete(e.announced, name)
+	} else {
+		sc := schema.SchemaChange{Type: schema.SchemaChangeAlter, Table: schema.DDLTableOf(keyed), Xid: ch.Tx.Xid, LSN: ch.LSN,
+			CommitTime: ch.Tx.CommitTime, Now: time.Now()}
+		if err := e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq)); err != nil {
+			return err
+		}
+	}
+	if e.checked[name] {
+		delete(e.checked, name)
 		return nil
 	}
-	sc := schema.SchemaChange{Type: schema.SchemaChangeAlter, Table: schema.DDLTableOf(keyed), Xid: ch.Tx.Xid, LSN: ch.LSN,
-		CommitTime: ch.Tx.CommitTime, Now: time.Now()}
-	return e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq))
+	// No DDL message said it (no event trigger): decide here, still
+	// before the first row of the new shape.
+	return e.evolve(name, e.enc.naming.Of(rel.Schema, rel.Table).Topic, keyed, "")
 }
