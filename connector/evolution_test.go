@@ -19,6 +19,11 @@ import (
 // by run (trigger) or without it (the change derived from pgoutput's
 // Relation messages).
 func evolutionEnv(t *testing.T, name string, mode connector.Delivery, trigger bool, policy string) (*env, *srtest.Registry, *running) {
+	e, reg, _, r := evolutionEnvConfig(t, name, mode, trigger, policy)
+	return e, reg, r
+}
+
+func evolutionEnvConfig(t *testing.T, name string, mode connector.Delivery, trigger bool, policy string) (*env, *srtest.Registry, connector.Config, *running) {
 	t.Helper()
 	e := newEnv(t)
 	reg := srtest.New(t)
@@ -30,7 +35,7 @@ func evolutionEnv(t *testing.T, name string, mode connector.Delivery, trigger bo
 	cfg.DDL.Capture = trigger
 	cfg.Format.SchemaRegistry.SchemaEvolution = policy
 	cfg.Heartbeat.Records = false
-	return e, reg, start(t, cfg)
+	return e, reg, cfg, start(t, cfg)
 }
 
 // avroRows rebuilds a table from its Avro records as a consumer does: per
@@ -218,17 +223,21 @@ func TestCompatibleDDLStreamsWithoutPause(t *testing.T) {
 }
 
 // TestIncompatibleDDLUnderNewSubjectAndForce: new_subject registers the
-// new shape under <topic>-value-v2 and streams on; force registers it
-// under the same subject with NONE for that one registration and puts
-// the subject's level back. Neither parks the table or loses a row.
+// new shape under <topic>-value-v2 and streams on, and a restart keeps to
+// that subject; force registers it under the same subject with NONE for
+// that one registration and puts the subject's level back (its own, or
+// none). Neither parks the table or loses a row.
 func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
-	for _, policy := range []string{connector.EvolutionNewSubject, connector.EvolutionForce} {
-		t.Run(policy, func(t *testing.T) {
-			name := strings.ReplaceAll(policy, "_", "")
-			e, reg, r := evolutionEnv(t, name, connector.DeliveryExactlyOnce, true, policy)
+	for _, tc := range []struct {
+		policy string
+		own    srtest.Level // the subject's own level before, "" for none
+	}{{connector.EvolutionNewSubject, ""}, {connector.EvolutionForce, srtest.Full}, {connector.EvolutionForce, ""}} {
+		t.Run(tc.policy+"/"+string(tc.own), func(t *testing.T) {
+			name := strings.ReplaceAll(tc.policy, "_", "")
+			e, reg, cfg, r := evolutionEnvConfig(t, name, connector.DeliveryExactlyOnce, true, tc.policy)
 			subject := name + ".public.a-value"
-			if policy == connector.EvolutionForce {
-				reg.SetCompatibility(subject, srtest.Full) // its own level, to be put back
+			if tc.own != "" {
+				reg.SetCompatibility(subject, tc.own)
 			}
 			e.exec(`BEGIN; INSERT INTO a VALUES (3, 3); ALTER TABLE a ALTER COLUMN v TYPE text; INSERT INTO a VALUES (4, 'four'); COMMIT`)
 			e.exec(`INSERT INTO a VALUES (5, 'five')`)
@@ -244,7 +253,7 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 			if ph := r.p.TablePhases()["public.a"]; ph.Phase != "ready" {
 				t.Fatalf("phase %+v", ph)
 			}
-			switch policy {
+			switch tc.policy {
 			case connector.EvolutionNewSubject:
 				if v := reg.Versions(subject); len(v) != 1 {
 					t.Errorf("%s versions %v, want the first only", subject, v)
@@ -252,12 +261,35 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 				if v := reg.Versions(subject + "-v2"); len(v) != 1 {
 					t.Errorf("%s-v2 versions %v, want 1", subject, v)
 				}
+				// A restart finds the newest generation: the same shape
+				// goes on under -v2, and a compatible change follows it.
+				if err := r.stop(t); err != nil {
+					t.Fatal(err)
+				}
+				r = start(t, cfg)
+				e.exec(`INSERT INTO a VALUES (6, 'six')`)
+				e.exec(`ALTER TABLE a ADD COLUMN note text`)
+				e.exec(`INSERT INTO a VALUES (7, 'seven', 'n')`)
+				recs = readAvro(t, reg, e.kafka, 7, name+".public.a")
+				if got := after(t, recs[6])["note"]; got != "n" {
+					t.Errorf("record after the restart and a compatible change: %v", after(t, recs[6]))
+				}
+				if v := reg.Versions(subject); len(v) != 1 {
+					t.Errorf("%s versions %v after the restart, want the first only", subject, v)
+				}
+				if v := reg.Versions(subject + "-v2"); len(v) != 2 {
+					t.Errorf("%s-v2 versions %v, want 2 (the changed type, then the added column)", subject, v)
+				}
 			case connector.EvolutionForce:
 				if v := reg.Versions(subject); len(v) != 2 {
 					t.Errorf("%s versions %v, want 2", subject, v)
 				}
-				if l := reg.Compatibility(subject); l != srtest.Full {
-					t.Errorf("%s compatibility %s after force, want FULL put back", subject, l)
+				want := tc.own
+				if want == "" {
+					want = srtest.Backward // the global level applies again
+				}
+				if l := reg.Compatibility(subject); l != want {
+					t.Errorf("%s compatibility %s after force, want %s", subject, l, want)
 				}
 			}
 			if err := r.stop(t); err != nil {
