@@ -125,7 +125,7 @@ func (r *registry) id(ctx context.Context, subject, schema string) (int, error) 
 	if ok {
 		return id, nil
 	}
-	var b backoff
+	b := newBackoff(100*time.Millisecond, 10*time.Second)
 	for attempt := 0; ; attempt++ {
 		id, err := r.call(ctx, subject, schema)
 		if err == nil {
