@@ -119,13 +119,24 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string) e
 			continue // not valid Avro: the first row parks the table, saying why
 		}
 		loose, _ := avroSchemaOf(role.enc, allOptional(rel), role.isKey)
-		subject, err := reg.subject(e.ctx, topicSubject(topic, role.isKey))
-		if err != nil {
-			return err
+		if loose == text {
+			loose = "" // no NOT NULL column to relax: one question is enough
 		}
-		msg, err := reg.incompatible(e.ctx, subject, text, loose)
-		if err != nil {
-			return err
+		var msg string
+		subject, err := reg.subject(e.ctx, topicSubject(topic, role.isKey))
+		if err == nil {
+			msg, err = reg.incompatible(e.ctx, subject, text, loose)
+		}
+		switch {
+		case err == nil:
+		case e.ctx.Err() != nil, errors.As(err, new(*ConfigError)), registryRetryable(err):
+			return err // stopping, or bad credentials (every table alike)
+		default:
+			// The registry refuses the question itself (a 4xx): the
+			// first row's registration decides, as without the policy.
+			reg.log.Warn("the Schema Registry did not answer the compatibility check; the first row of the new shape decides",
+				zap.String("table", name), zap.String("subject", subject), zap.Error(err))
+			continue
 		}
 		if msg == "" {
 			continue // the registry accepts it: the first row registers it
