@@ -71,7 +71,7 @@ func (e *SchemaEvolutionError) Error() string {
 // evolveAtDDL applies the policy to the tables of a DDL message (main
 // worker). A table whose shape the message does not give (an event trigger
 // installed by an older mooncdc) is left to its Relation message.
-func (e *emitter) evolveAtDDL(m *schema.DDLMessage) error {
+func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 	for _, t := range m.Tables {
 		if !e.include(t.Schema, t.Table) {
 			continue
@@ -88,7 +88,7 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage) error {
 			}
 			return err
 		}
-		if err := e.evolve(name, e.enc.naming.Of(t.Schema, t.Table).Topic, keyed, m.DDL); err != nil {
+		if err := e.evolve(name, e.enc.naming.Of(t.Schema, t.Table).Topic, keyed, m.DDL, lsn); err != nil {
 			return err
 		}
 		if e.checked == nil {
@@ -99,10 +99,10 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage) error {
 	return nil
 }
 
-// evolve checks rel, the new shape of table name, against the subjects of
-// topic, and applies the policy to a subject that would refuse it. It
-// blocks while the registry is unreachable.
-func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string) error {
+// evolve checks rel, the new shape of table name from the change at lsn
+// on, against the subjects of topic, and applies the policy to a subject
+// that would refuse it. It blocks while the registry is unreachable.
+func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, lsn schema.LSN) error {
 	c, reg := e.enc, e.enc.reg
 	if reg == nil || e.gate == nil || e.failed[name] || !e.view.emits(name, e.commit) {
 		return nil // JSON, a copy's catch-up, or a table the main worker does not write
@@ -147,12 +147,12 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string) e
 		case EvolutionForce:
 			err = reg.force(e.ctx, subject, text)
 		default:
-			return e.tableError(name, &tableSchemaError{err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}})
+			return e.tableError(name, lsn, &tableSchemaError{err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}})
 		}
 		if err != nil {
 			var inc *SchemaIncompatibleError
 			if errors.As(err, &inc) || !registryRetryable(err) && !errors.As(err, new(*ConfigError)) && e.ctx.Err() == nil {
-				return e.tableError(name, &tableSchemaError{err: err})
+				return e.tableError(name, lsn, &tableSchemaError{err: err})
 			}
 			return err
 		}

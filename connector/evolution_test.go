@@ -298,3 +298,47 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 		})
 	}
 }
+
+// TestParkAtDDLSurvivesACrashBeforeTheDDLIsDurable: the table's errored
+// phase is stored at once, while the rows before the DDL may still be in
+// an open Kafka transaction. A crash then aborts that transaction; the
+// restart replays it from the durable LSN and must still write the rows
+// before the DDL (the park holds from the DDL's position on, not from its
+// transaction's start), and none after it.
+func TestParkAtDDLSurvivesACrashBeforeTheDDLIsDurable(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE public.a (id int PRIMARY KEY, v int)`)
+	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
+	e.exec(`INSERT INTO a VALUES (1, 1), (2, 2)`)
+	cfg := avroConfig(e, reg, "crash", "public.a", "public.b")
+	cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+	cfg.DDL.Capture = true
+	cfg.Heartbeat.Records = false
+	r := start(t, cfg)
+	slow := cfg
+	slow.Kafka.TransactionMaxInterval = time.Minute // the DDL's Kafka transaction stays open
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	r = startStreaming(t, slow)
+
+	e.exec(`INSERT INTO a VALUES (3, 3)`)
+	e.exec(`BEGIN; INSERT INTO a VALUES (4, 4); UPDATE a SET v = 20 WHERE id = 2; ALTER TABLE a ALTER COLUMN v TYPE text; INSERT INTO a VALUES (5, 'five'); COMMIT`)
+	e.exec(`INSERT INTO b VALUES (1, 'one')`)
+	waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
+	r.crash(t)
+
+	r = startStreaming(t, cfg)
+	readAvro(t, reg, e.kafka, 1, "crash.public.b")
+	rows, recs := avroRows(t, reg, e.kafka, "crash.public.a")
+	if want := map[int]string{1: "1", 2: "20", 3: "3", 4: "4"}; fmt.Sprint(rows) != fmt.Sprint(want) || len(recs) != 5 {
+		t.Fatalf("table a from Kafka %v (%d records), want %v in 5 records", rows, len(recs), want)
+	}
+	if ph := r.p.TablePhases()["public.a"]; ph.Phase != "errored" || !strings.Contains(ph.LastError, "ALTER COLUMN v TYPE text") {
+		t.Fatalf("after the restart: %+v", ph)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -46,7 +46,7 @@ func (e *emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 		e.announced[t.Schema+"."+t.Table] = true
 	}
 	// The registry decides at the DDL, before any row of the new shape.
-	return true, e.evolveAtDDL(&m)
+	return true, e.evolveAtDDL(&m, ch.LSN)
 }
 
 // shapeAt is a table's relation and the LSN of the change it came with.
@@ -130,5 +130,5 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	}
 	// No DDL message said it (no event trigger): decide here, still
 	// before the first row of the new shape.
-	return e.evolve(name, e.enc.naming.Of(rel.Schema, rel.Table).Topic, keyed, "")
+	return e.evolve(name, e.enc.naming.Of(rel.Schema, rel.Table).Topic, keyed, "", ch.LSN)
 }
