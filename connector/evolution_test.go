@@ -226,15 +226,20 @@ func TestCompatibleDDLStreamsWithoutPause(t *testing.T) {
 // new shape under <topic>-value-v2 and streams on, and a restart keeps to
 // that subject; force registers it under the same subject with NONE for
 // that one registration and puts the subject's level back (its own, or
-// none). Neither parks the table or loses a row.
+// none). Neither parks the table or loses a row; with the event trigger
+// and without it.
 func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 	for _, tc := range []struct {
-		policy string
-		own    srtest.Level // the subject's own level before, "" for none
-	}{{connector.EvolutionNewSubject, ""}, {connector.EvolutionForce, srtest.Full}, {connector.EvolutionForce, ""}} {
-		t.Run(tc.policy+"/"+string(tc.own), func(t *testing.T) {
+		policy  string
+		own     srtest.Level // the subject's own level before, "" for none
+		trigger bool
+	}{
+		{connector.EvolutionNewSubject, "", true}, {connector.EvolutionForce, srtest.Full, true}, {connector.EvolutionForce, "", true},
+		{connector.EvolutionNewSubject, "", false}, {connector.EvolutionForce, "", false},
+	} {
+		t.Run(fmt.Sprintf("%s/%s/trigger=%v", tc.policy, tc.own, tc.trigger), func(t *testing.T) {
 			name := strings.ReplaceAll(tc.policy, "_", "")
-			e, reg, cfg, r := evolutionEnvConfig(t, name, connector.DeliveryExactlyOnce, true, tc.policy)
+			e, reg, cfg, r := evolutionEnvConfig(t, name, connector.DeliveryExactlyOnce, tc.trigger, tc.policy)
 			subject := name + ".public.a-value"
 			if tc.own != "" {
 				reg.SetCompatibility(subject, tc.own)
