@@ -56,9 +56,12 @@ type SchemaEvolutionError struct {
 func (e *SchemaEvolutionError) Error() string {
 	msg := e.Message
 	if len(msg) > 600 { // the registry quotes the whole old schema
-		msg = msg[:600] + "…"
+		msg = strings.ToValidUTF8(msg[:600], "") + "…"
 	}
 	ddl := e.DDL
+	if len(ddl) > 300 { // current_query() is the client's whole string
+		ddl = strings.ToValidUTF8(ddl[:300], "") + "…"
+	}
 	if ddl == "" {
 		ddl = "(no DDL text: derived from pgoutput's Relation message)"
 	}
@@ -72,15 +75,18 @@ func (e *SchemaEvolutionError) Error() string {
 // worker). A table whose shape the message does not give (an event trigger
 // installed by an older mooncdc) is left to its Relation message.
 func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
+	if e.enc.reg == nil || e.gate == nil {
+		return nil // JSON, or a copy's catch-up
+	}
 	for _, t := range m.Tables {
-		if !e.include(t.Schema, t.Table) {
+		name := t.Schema + "." + t.Table
+		if !e.include(t.Schema, t.Table) || e.failed[name] || !e.view.emits(name, e.commit) {
 			continue
 		}
 		rel, ok := t.Relation()
 		if !ok {
 			continue
 		}
-		name := t.Schema + "." + t.Table
 		keyed, err := e.keys.keyed(rel)
 		if err != nil {
 			if errors.As(err, new(*keyRuleError)) {
