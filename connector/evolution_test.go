@@ -332,6 +332,15 @@ func TestParkAtDDLSurvivesACrashBeforeTheDDLIsDurable(t *testing.T) {
 	e.exec(`BEGIN; INSERT INTO a VALUES (4, 4); UPDATE a SET v = 20 WHERE id = 2; ALTER TABLE a ALTER COLUMN v TYPE text; INSERT INTO a VALUES (5, 'five'); COMMIT`)
 	e.exec(`INSERT INTO b VALUES (1, 'one')`)
 	waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
+	// Crash once the park is stored: an abort racing the park's own write
+	// to the offsets topic is another test's matter.
+	deadline := time.Now().Add(60 * time.Second)
+	for !parkStored(t, e.kafka, "crash", "public.a") {
+		if time.Now().After(deadline) {
+			t.Fatal("the park of public.a is not in the offsets topic")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	r.crash(t)
 
 	r = startStreaming(t, cfg)
@@ -346,4 +355,19 @@ func TestParkAtDDLSurvivesACrashBeforeTheDDLIsDurable(t *testing.T) {
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// parkStored reports whether the offsets topic holds table's errored
+// phase with its park position.
+func parkStored(t *testing.T, addr, name, table string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, rec := range kafkatest.ReadAll(ctx, t, addr, -1, "mooncdc-offsets") {
+		if strings.Contains(string(rec.Key), `"`+name+`"`) && strings.Contains(string(rec.Key), `"table":"`+table+`"`) &&
+			strings.Contains(string(rec.Value), `"phase":"errored"`) && strings.Contains(string(rec.Value), `"parked_lsn":`) {
+			return true
+		}
+	}
+	return false
 }

@@ -27,18 +27,6 @@ type phaseView map[string]*tableState
 // table is emitted, and under catchup(L) or ready(L) only transactions
 // the copy worker did not emit: those with commit LSN >= L. (L is always a
 // record boundary, so "commit LSN >= L" is "end LSN > L".)
-// emitsChange is emits for the change at lsn: of a table the main worker
-// parked at P (errored, ParkedLSN), the changes before P are still
-// written. Only a replay from before P brings them again (a restart, a
-// reconnect, an aborted Kafka transaction), when the park was stored
-// before the records ahead of it were durable.
-func (v phaseView) emitsChange(table string, commit, lsn schema.LSN) bool {
-	if ts := v[table]; ts != nil && ts.Phase == offsets.PhaseErrored && ts.ParkedLSN != 0 {
-		return lsn < schema.LSN(ts.ParkedLSN) && commit >= schema.LSN(ts.LSN)
-	}
-	return v.emits(table, commit)
-}
-
 func (v phaseView) emits(table string, commit schema.LSN) bool {
 	ts := v[table]
 	if ts == nil {
@@ -50,6 +38,18 @@ func (v phaseView) emits(table string, commit schema.LSN) bool {
 	default:
 		return false
 	}
+}
+
+// emitsChange is emits for the change at lsn: of a table the main worker
+// parked at P (errored, ParkedLSN), the changes before P are still
+// written. Only a replay from before P brings them again (a restart, a
+// reconnect, an aborted Kafka transaction), when the park was stored
+// before the records ahead of it were durable.
+func (v phaseView) emitsChange(table string, commit, lsn schema.LSN) bool {
+	if ts := v[table]; ts != nil && ts.Phase == offsets.PhaseErrored && ts.ParkedLSN != 0 {
+		return lsn < schema.LSN(ts.ParkedLSN) && commit >= schema.LSN(ts.LSN)
+	}
+	return v.emits(table, commit)
 }
 
 // phases is the pipeline mutex of the seed: it serialises the main
