@@ -156,14 +156,61 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, l
 			return e.tableError(name, lsn, &tableSchemaError{err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}})
 		}
 		if err != nil {
-			var inc *SchemaIncompatibleError
-			if errors.As(err, &inc) || !registryRetryable(err) && !errors.As(err, new(*ConfigError)) && e.ctx.Err() == nil {
-				return e.tableError(name, lsn, &tableSchemaError{err: err})
+			if err = refusal(e.ctx, err); errors.As(err, new(*tableSchemaError)) {
+				return e.tableError(name, lsn, err)
 			}
 			return err
 		}
 	}
 	return nil
+}
+
+// evolveRefused applies the policy to a registration of rel's schemas on
+// topic that the registry refused (err) with no check at a DDL before it:
+// a copy's catch-up over the change, a shape changed while mooncdc was
+// stopped, or a DDL check that could not be made. Under park err stands;
+// new_subject and force act on the refused subject (key, value or both)
+// and register again.
+func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Relation, err error) error {
+	reg := c.reg
+	for range 2 { // the key and the value subject
+		var inc *SchemaIncompatibleError
+		if reg == nil || reg.evolution == EvolutionPark || !errors.As(err, &inc) {
+			return err
+		}
+		isKey := strings.HasPrefix(inc.Subject, topic+"-key")
+		enc := c.valueAvro
+		if isKey {
+			enc = c.keyAvro
+		}
+		text, terr := avroSchemaOf(enc, rel, isKey)
+		if enc == nil || terr != nil || text == "" {
+			return err
+		}
+		var perr error
+		if reg.evolution == EvolutionNewSubject {
+			perr = reg.newSubject(ctx, topicSubject(topic, isKey), text)
+		} else {
+			perr = reg.force(ctx, inc.Subject, text)
+		}
+		if perr != nil {
+			return refusal(ctx, perr)
+		}
+		if err = c.prepare(ctx, topic, rel); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// refusal classifies a failure of the policy's own registration: the
+// table's (parked, or its copy failed) unless it is the pipeline's
+// (stopping, credentials, registry unreachable).
+func refusal(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.As(err, new(*ConfigError)) || registryRetryable(err) {
+		return err
+	}
+	return &tableSchemaError{err: err}
 }
 
 // avroSchemaOf is the key or value schema of rel's records.

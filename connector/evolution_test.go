@@ -371,3 +371,72 @@ func parkStored(t *testing.T, addr, name, table string) bool {
 	}
 	return false
 }
+
+// TestIncompatibleChangeWhileStoppedFollowsThePolicy: a change no DDL
+// check saw (made while mooncdc was stopped: the restart's first shape is
+// no change) is refused at its first row's registration; new_subject and
+// force act there as at a DDL, park parks the table; and a resnapshot
+// after switching a parked table's policy to new_subject copies it under
+// the new subject.
+func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
+	for _, policy := range []string{connector.EvolutionNewSubject, connector.EvolutionForce, connector.EvolutionPark} {
+		t.Run(policy, func(t *testing.T) {
+			name := "stopped" + strings.ReplaceAll(policy, "_", "")
+			e, reg, cfg, r := evolutionEnvConfig(t, name, connector.DeliveryAtLeastOnce, false, policy)
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+			e.exec(`ALTER TABLE a ALTER COLUMN v TYPE text`)
+			r = startStreaming(t, cfg)
+			e.exec(`INSERT INTO a VALUES (3, 'three')`)
+			subject := name + ".public.a-value"
+			if policy == connector.EvolutionPark {
+				ph := waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
+				if !strings.Contains(ph.LastError, "incompatible") {
+					t.Fatalf("errored phase %+v", ph)
+				}
+				if err := r.stop(t); err != nil {
+					t.Fatal(err)
+				}
+				cfg.Format.SchemaRegistry.SchemaEvolution = connector.EvolutionNewSubject
+				r = startStreaming(t, cfg)
+				resnapshot(t, name, e, r, "public.a")
+				waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "ready" || p.Phase == "catchup" })
+				e.exec(`INSERT INTO a VALUES (4, 'four')`)
+				want := pgRows(t, e, "a")
+				deadline := time.Now().Add(60 * time.Second)
+				for {
+					rows, _ := avroRows(t, reg, e.kafka, name+".public.a")
+					if fmt.Sprint(rows) == fmt.Sprint(want) {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("table a rebuilt from Kafka %v, Postgres holds %v", rows, want)
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				if v := reg.Versions(subject + "-v2"); len(v) != 1 {
+					t.Errorf("%s-v2 versions %v, want 1 (the copy's)", subject, v)
+				}
+			} else {
+				recs := readAvro(t, reg, e.kafka, 3, name+".public.a")
+				if got := after(t, recs[2])["v"]; got != "three" {
+					t.Fatalf("record after the change: %v", after(t, recs[2]))
+				}
+				if ph := r.p.TablePhases()["public.a"]; ph.Phase != "ready" {
+					t.Fatalf("phase %+v", ph)
+				}
+				if policy == connector.EvolutionNewSubject {
+					if v := reg.Versions(subject + "-v2"); len(v) != 1 {
+						t.Errorf("%s-v2 versions %v, want 1", subject, v)
+					}
+				} else if v := reg.Versions(subject); len(v) != 2 {
+					t.Errorf("%s versions %v, want 2", subject, v)
+				}
+			}
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
