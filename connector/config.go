@@ -422,6 +422,10 @@ type SchemaRegistryConfig struct {
 	// AutoRegister registers new schemas; when false, mooncdc only looks
 	// them up and a missing one stops the table with an error.
 	AutoRegister bool `yaml:"auto_register"`
+	// SchemaEvolution is what a schema change that the registry refuses
+	// as incompatible does, decided at the DDL (evolution.go): park
+	// (default), new_subject or force.
+	SchemaEvolution string `yaml:"schema_evolution"`
 }
 
 // MetricsConfig configures the HTTP endpoint for /metrics, /healthz, /readyz.
@@ -502,7 +506,7 @@ func DefaultConfig() Config {
 		},
 		Format: FormatConfig{
 			Key: FormatJSON, Value: FormatJSON,
-			SchemaRegistry:              SchemaRegistryConfig{AutoRegister: true},
+			SchemaRegistry:              SchemaRegistryConfig{AutoRegister: true, SchemaEvolution: EvolutionPark},
 			DecimalHandlingMode:         schema.DecimalModes[0],
 			BinaryHandlingMode:          schema.BinaryModes[0],
 			TimePrecisionMode:           schema.TimePrecisionModes[0],

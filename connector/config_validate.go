@@ -276,6 +276,11 @@ func (c Config) Validate() error {
 	} else if avro {
 		bad("format.schema_registry.url: required when format.key or format.value is avro, e.g. http://localhost:8081")
 	}
+	switch ev := fm.SchemaRegistry.SchemaEvolution; ev {
+	case EvolutionPark, EvolutionNewSubject, EvolutionForce:
+	default:
+		bad("format.schema_registry.schema_evolution: %q is not one of %s (default), %s, %s", ev, EvolutionPark, EvolutionNewSubject, EvolutionForce)
+	}
 
 	if c.OnSlotLoss != SlotLossFail && c.OnSlotLoss != SlotLossResnapshot {
 		bad("on_slot_loss: %q is not %s or %s", c.OnSlotLoss, SlotLossFail, SlotLossResnapshot)

@@ -12,7 +12,9 @@ import (
 // that creates, alters or drops tables, a transactional logical message
 // (prefix DDLMessagePrefix) with the command tag, current_query() and the
 // tables' columns and primary key as the catalog has them after the
-// command (schema.ParseDDLMessage reads it). Transactional, it is decoded
+// command (schema.ParseDDLMessage reads it), with the oids and type
+// modifiers that let the emitter build the new shape's record schemas at
+// the DDL (evolution.go). Transactional, it is decoded
 // inside the DDL's own transaction, at its place in the WAL: before any
 // row of the new shape. The emitter turns it into schema-change records
 // (schemachange.go).
@@ -51,6 +53,9 @@ BEGIN
 				'columns', (SELECT coalesce(jsonb_agg(jsonb_build_object(
 						'name', a.attname,
 						'type', t.typname,
+						'type_oid', a.atttypid::bigint,
+						'typmod', a.atttypmod,
+						'generated', a.attgenerated <> '',
 						'length', CASE
 							WHEN a.atttypmod < 0 THEN NULL
 							WHEN t.typname IN ('varchar', 'bpchar') THEN a.atttypmod - 4

@@ -43,7 +43,7 @@ type emitter struct {
 	// worker only; nil for a copy worker, whose copy fails instead).
 	// failed holds the tables parked during the open transaction, whose
 	// view still shows them as emitting.
-	onTableError func(table string, err error)
+	onTableError func(table string, lsn schema.LSN, err error)
 	failed       map[string]bool
 	// txn batches whole transactions into Kafka transactions (main worker
 	// in exactly-once mode; nil otherwise).
@@ -79,6 +79,9 @@ type emitter struct {
 	// tables whose DDL message the next new shape follows (schemachange.go).
 	shapes    map[uint32]shapeAt
 	announced map[string]bool
+	// checked: the tables whose new shape the schema evolution policy
+	// has decided on at their DDL (evolution.go).
+	checked map[string]bool
 
 	// messagesReady: the logical messages' schemas are registered;
 	// schemaChangesReady: the schema-change records' (schemachange.go).
@@ -222,16 +225,16 @@ func (e *emitter) Change(ch *schema.Change) error {
 			return err
 		}
 	}
-	if e.gate != nil && !e.view.emits(r.name, ch.Relation.OID, e.commit) || e.failed[r.name] {
+	if e.gate != nil && !e.view.emitsChange(r.name, ch.Relation.OID, e.commit, ch.LSN) || e.failed[r.name] {
 		return nil // not handed over yet, or emitted by the copy worker, or parked
 	}
 	if r.keyErr != nil {
-		return e.tableError(r.name, r.keyErr)
+		return e.tableError(r.name, ch.LSN, r.keyErr)
 	}
 	if !r.prepared {
 		rel, err := e.enc.prepareRelaxing(e.ctx, r.topic, r.rel)
 		if err != nil {
-			return e.tableError(r.name, err)
+			return e.tableError(r.name, ch.LSN, err)
 		}
 		if rel != r.rel { // the registry refused NOT NULL columns it had as optional
 			r.rel, r.nulls = rel, newNullPlan(rel)
@@ -241,14 +244,14 @@ func (e *emitter) Change(ch *schema.Change) error {
 	}
 	ch.Relation = r.rel
 	if err := e.relaxNulls(e.ctx, r, ch); err != nil {
-		return e.tableError(r.name, err)
+		return e.tableError(r.name, ch.LSN, err)
 	}
 	write := e.changeOf
 	if r.outbox {
 		write = e.outboxChange
 	}
 	if err := write(r, ch); err != nil {
-		return e.tableError(r.name, err)
+		return e.tableError(r.name, ch.LSN, err)
 	}
 	return nil
 }
@@ -277,7 +280,7 @@ func (e *emitter) ownUnit(lsn schema.LSN, produce func(*txAck) error) error {
 // worker sends the table to errored (waiting for `mooncdc resnapshot`)
 // and goes on with the others; anything else stops the stream, which is
 // what a copy worker's catch-up does too (its copy then fails).
-func (e *emitter) tableError(table string, err error) error {
+func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
 	var tse *tableSchemaError
 	var re *RecordError
 	var ve *schema.ValueError
@@ -291,7 +294,7 @@ func (e *emitter) tableError(table string, err error) error {
 		e.failed = map[string]bool{}
 	}
 	e.failed[table] = true
-	e.onTableError(table, err)
+	e.onTableError(table, lsn, err)
 	return nil
 }
 

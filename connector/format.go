@@ -129,9 +129,10 @@ func (c *codec) register(ctx context.Context, topic string,
 	do func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error) error {
 	var regErr error
 	register := func(isKey bool, s string) (int, error) {
-		subject := topic + "-value"
-		if isKey {
-			subject = topic + "-key"
+		subject, err := c.reg.subject(ctx, topicSubject(topic, isKey))
+		if err != nil {
+			regErr = err
+			return 0, err
 		}
 		id, err := c.reg.id(ctx, subject, s)
 		regErr = err

@@ -75,12 +75,27 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, a
 	return true, nil
 }
 
-// saveTable writes a table's phase to the offsets topic and waits for it.
-// ts is shared with readers of the phase view, so it is not modified.
+// saveTable writes a table's phase to the offsets topic and waits for it,
+// at most until ctx ends (or 30s). ts is shared with readers of the phase
+// view, so it is not modified.
+//
+// It does not use ProduceSync: the client runs with the pipeline's hard
+// context (kgo.WithContext), and once an abort cancels that, a record
+// already handed to the client is finished only by Close, which Run calls
+// after every goroutine has returned, this one included. ProduceSync
+// waited for that promise forever; here an ended ctx returns, and Close
+// fails the record later. Nil still means acknowledged.
 func (p *Pipeline) saveTable(ctx context.Context, ts *tableState) error {
 	t := ts.Table
 	t.UpdatedMs = time.Now().UnixMilli()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return p.client.ProduceSync(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t)).FirstErr()
+	done := make(chan error, 1)
+	p.client.Produce(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t), func(_ *kgo.Record, err error) { done <- err })
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("write the phase of %s to the offsets topic: %w", t.Table, ctx.Err())
+	}
 }

@@ -107,7 +107,8 @@ func (e *emitter) relaxNulls(ctx context.Context, r route, ch *schema.Change) er
 // prepareRelaxing registers rel's record schemas (prepare) and returns the
 // relation to encode with: rel, or, when the registry refuses rel's schema
 // as incompatible and rel has NOT NULL columns, rel with all of them
-// optional, if the registry accepts that.
+// optional, if the registry accepts that; else what the schema evolution
+// policy makes of the refusal (evolution.go).
 func (c *codec) prepareRelaxing(ctx context.Context, topic string, rel *schema.Relation) (*schema.Relation, error) {
 	err := c.prepare(ctx, topic, rel)
 	if err == nil || !errors.As(err, new(*SchemaIncompatibleError)) {
@@ -115,10 +116,10 @@ func (c *codec) prepareRelaxing(ctx context.Context, topic string, rel *schema.R
 	}
 	loose := allOptional(rel)
 	if loose == rel {
-		return rel, err
+		return rel, c.evolveRefused(ctx, topic, rel, err)
 	}
 	if err2 := c.prepare(ctx, topic, loose); err2 != nil {
-		return rel, err // the first refusal says more
+		return rel, c.evolveRefused(ctx, topic, rel, err) // the first refusal says more
 	}
 	return loose, nil
 }

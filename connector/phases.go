@@ -62,6 +62,18 @@ func (v phaseView) renamed(oid uint32) *tableState {
 	return nil
 }
 
+// emitsChange is emits for the change at lsn: of a table the main worker
+// parked at P (errored, ParkedLSN), the changes before P are still
+// written. Only a replay from before P brings them again (a restart, a
+// reconnect, an aborted Kafka transaction), when the park was stored
+// before the records ahead of it were durable.
+func (v phaseView) emitsChange(table string, oid uint32, commit, lsn schema.LSN) bool {
+	if ts := v[table]; ts != nil && ts.Phase == offsets.PhaseErrored && ts.ParkedLSN != 0 {
+		return lsn < schema.LSN(ts.ParkedLSN) && commit >= schema.LSN(ts.LSN)
+	}
+	return v.emits(table, oid, commit)
+}
+
 // phases is the pipeline mutex of the seed: it serialises the main
 // worker's progress with every change of phase, so that a handover and the
 // main worker's decision for a transaction can never interleave.

@@ -404,7 +404,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	em.txn = txw
 	em.skipThrough = schema.LSN(src.PendingSkip())
 	defer em.keys.close()
-	em.onTableError = func(table string, err error) { snap.parked(gctx, table, err) }
+	em.onTableError = func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) }
 	em.gate, em.hooks = ph, &p.hooks
 	em.onPromote = func(moved []*tableState) { p.savePromoted(gctx, moved) }
 	em.activity = &p.activity

@@ -23,10 +23,12 @@ import (
 type registry struct {
 	cl           *sr.Client
 	autoRegister bool
+	evolution    string // format.schema_registry.schema_evolution (evolution.go)
 	log          *zap.Logger
 
-	mu  sync.Mutex
-	ids map[string]int // subject + "\x00" + schema
+	mu   sync.Mutex
+	ids  map[string]int // subject + "\x00" + schema
+	gens map[string]int // new_subject: each base subject's newest generation (evolution.go)
 
 	// stopping ends when the pipeline is asked to stop (set by Run before
 	// any record is encoded); nil for the commands that only look up.
@@ -71,7 +73,8 @@ func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &registry{cl: cl, autoRegister: cfg.AutoRegister, log: log, ids: map[string]int{}}, nil
+	return &registry{cl: cl, autoRegister: cfg.AutoRegister, evolution: cfg.SchemaEvolution, log: log,
+		ids: map[string]int{}, gens: map[string]int{}}, nil
 }
 
 // NewRegistryClient returns a Schema Registry client configured as
@@ -122,7 +125,7 @@ func (r *registry) id(ctx context.Context, subject, schema string) (int, error) 
 	if ok {
 		return id, nil
 	}
-	var b backoff
+	b := newBackoff(100*time.Millisecond, 10*time.Second)
 	for attempt := 0; ; attempt++ {
 		id, err := r.call(ctx, subject, schema)
 		if err == nil {

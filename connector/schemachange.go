@@ -49,7 +49,8 @@ func (e *emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 		}
 		e.announced[t.Schema+"."+t.Table] = true
 	}
-	return true, nil
+	// The registry decides at the DDL, before any row of the new shape.
+	return true, e.evolveAtDDL(&m, ch.LSN)
 }
 
 // shapeAt is a table's relation and the LSN of the change it came with.
@@ -125,17 +126,30 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	}
 	if e.announced[name] {
 		delete(e.announced, name)
+	} else {
+		sc := schema.SchemaChange{Type: schema.SchemaChangeAlter, Table: schema.DDLTableOf(keyed), Xid: ch.Tx.Xid, LSN: ch.LSN,
+			CommitTime: ch.Tx.CommitTime, Now: time.Now()}
+		switch {
+		case created:
+			sc.Type = schema.SchemaChangeCreate
+		case prev.rel.Schema != rel.Schema || prev.rel.Table != rel.Table:
+			sc.Type, sc.PreviousSchema, sc.PreviousTable = schema.SchemaChangeRename, prev.rel.Schema, prev.rel.Table
+		}
+		if err := e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq)); err != nil {
+			return err
+		}
+	}
+	if e.checked[name] {
+		delete(e.checked, name)
 		return nil
 	}
-	sc := schema.SchemaChange{Type: schema.SchemaChangeAlter, Table: schema.DDLTableOf(keyed), Xid: ch.Tx.Xid, LSN: ch.LSN,
-		CommitTime: ch.Tx.CommitTime, Now: time.Now()}
-	switch {
-	case created:
-		sc.Type = schema.SchemaChangeCreate
-	case prev.rel.Schema != rel.Schema || prev.rel.Table != rel.Table:
-		sc.Type, sc.PreviousSchema, sc.PreviousTable = schema.SchemaChangeRename, prev.rel.Schema, prev.rel.Table
+	// No DDL message said it (no event trigger): decide here, still
+	// before the first row of the new shape; a new table has no schema to
+	// follow yet.
+	if created {
+		return nil
 	}
-	return e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq))
+	return e.evolve(name, e.enc.naming.Of(rel.Schema, rel.Table).Topic, keyed, "", ch.LSN)
 }
 
 // truncated writes the TRUNCATE schema change of a table's truncate

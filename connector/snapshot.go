@@ -339,13 +339,15 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 }
 
 // parked records that the main worker cannot write a table's records (its
-// schema is refused by the registry, or a value cannot be encoded): the
-// table goes errored and waits for `mooncdc resnapshot`, the stream and
-// the other tables go on. It runs on the stream goroutine.
-func (s *snapshotter) parked(ctx context.Context, name string, err error) {
+// schema is refused by the registry, or a value cannot be encoded) from
+// the change at lsn on: the table goes errored and waits for `mooncdc
+// resnapshot`, the stream and the other tables go on. It runs on the
+// stream goroutine.
+func (s *snapshotter) parked(ctx context.Context, name string, lsn schema.LSN, err error) {
 	s.p.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
 	s.setPhase(ctx, name, func(ts *tableState) {
 		ts.Phase = offsets.PhaseErrored
+		ts.ParkedLSN = uint64(lsn)
 		ts.LastError = err.Error()
 		ts.retryAt = 0
 		ts.Retry = "resnapshot"
@@ -402,6 +404,7 @@ func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*ta
 		*next = *cur
 	}
 	next.Table.Table = name
+	next.ParkedLSN = 0 // only parked sets it, for the errored phase it writes
 	change(next)
 	s.phases.setLocked(next)
 	s.phases.mu.Unlock()

@@ -83,6 +83,11 @@ type Table struct {
 	// selects (a SQL condition, an execute-snapshot signal's
 	// additional-conditions filter); "" copies the whole table.
 	ResnapshotFilter string `json:"resnapshot_filter,omitempty"`
+	// ParkedLSN is, for a table the main worker parked (PhaseErrored: its
+	// records could not be written), the LSN of the change it stopped at:
+	// a replay from an older durable LSN still writes the table's changes
+	// before it. 0 for a failed copy.
+	ParkedLSN uint64 `json:"parked_lsn,omitempty"`
 }
 
 // State is everything stored for one connector name.

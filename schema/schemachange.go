@@ -41,10 +41,10 @@ type DDLMessage struct {
 
 // DDLTable is one table of a DDL message.
 type DDLTable struct {
-	OID        uint32      `json:"oid"` // 0 in a dropped table's entry
 	Schema     string      `json:"schema"`
 	Table      string      `json:"table"`
 	Dropped    bool        `json:"dropped"`
+	OID        uint32      `json:"oid"` // 0 from an event trigger older than schema_evolution
 	PrimaryKey []string    `json:"primary_key"`
 	Columns    []DDLColumn `json:"columns"`
 }
@@ -58,6 +58,12 @@ type DDLColumn struct {
 	Position int32   `json:"position"`
 	Optional bool    `json:"optional"`
 	Default  *string `json:"default"` // the default's expression
+	// TypeOID and TypeMod are pg_attribute's atttypid and atttypmod (0
+	// and 0 from an older event trigger); Generated a generated column,
+	// which pgoutput does not send.
+	TypeOID   uint32 `json:"type_oid"`
+	TypeMod   int32  `json:"typmod"`
+	Generated bool   `json:"generated"`
 }
 
 // ParseDDLMessage decodes a DDL message's content. It is pure; anyone who
@@ -419,6 +425,38 @@ func DDLTableOf(rel *Relation) DDLTable {
 		t.Columns[i] = col
 	}
 	return t
+}
+
+// Relation returns the table as a relation of the columns pgoutput sends
+// (generated ones left out), for the record schemas of its new shape; ok
+// is false when the message does not say (dropped, or written by an event
+// trigger without oids). Key columns are the primary key; nullability and
+// defaults are the message's.
+func (t DDLTable) Relation() (rel *Relation, ok bool) {
+	if t.Dropped || t.OID == 0 {
+		return nil, false
+	}
+	rel = &Relation{OID: t.OID, Schema: t.Schema, Table: t.Table, ReplicaIdentity: 'd'}
+	for _, c := range t.Columns {
+		if c.Generated {
+			continue
+		}
+		if c.TypeOID == 0 {
+			return nil, false
+		}
+		col := Column{Name: c.Name, TypeOID: c.TypeOID, TypeMod: c.TypeMod, NotNull: !c.Optional}
+		if c.Default != nil {
+			col.Default, col.HasDefault = *c.Default, true
+		}
+		for _, k := range t.PrimaryKey {
+			if k == c.Name {
+				col.Key = true
+				rel.KeyIndexes = append(rel.KeyIndexes, len(rel.Columns))
+			}
+		}
+		rel.Columns = append(rel.Columns, col)
+	}
+	return rel, true
 }
 
 // typmodLengthScale is the length and scale a type modifier gives, as the

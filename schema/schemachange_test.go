@@ -147,3 +147,38 @@ func FuzzParseDDLMessage(f *testing.F) {
 		}
 	})
 }
+
+// TestDDLTableRelation: the event trigger's message gives the new shape as
+// pgoutput will send it (generated columns left out, the primary key as
+// key, oids and modifiers as the catalog has them), or says it cannot
+// (a dropped table, or a message of an older trigger without oids).
+func TestDDLTableRelation(t *testing.T) {
+	m, err := ParseDDLMessage([]byte(`{"tag":"ALTER TABLE","ddl":"ALTER TABLE t ADD COLUMN g int GENERATED ALWAYS AS (id * 2) STORED",
+		"tables":[{"schema":"public","table":"t","oid":16390,"primary_key":["id"],"columns":[
+		{"name":"id","type":"int4","type_oid":23,"typmod":-1,"position":1,"optional":false,"default":null,"generated":false},
+		{"name":"v","type":"varchar","type_oid":1043,"typmod":44,"length":40,"position":2,"optional":true,"default":"'x'::character varying","generated":false},
+		{"name":"g","type":"int4","type_oid":23,"typmod":-1,"position":3,"optional":true,"default":"(id * 2)","generated":true}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, ok := m.Tables[0].Relation()
+	if !ok {
+		t.Fatal("no relation")
+	}
+	want := &Relation{OID: 16390, Schema: "public", Table: "t", ReplicaIdentity: 'd', KeyIndexes: []int{0}, Columns: []Column{
+		{Name: "id", TypeOID: 23, TypeMod: -1, Key: true, NotNull: true},
+		{Name: "v", TypeOID: 1043, TypeMod: 44, Default: "'x'::character varying", HasDefault: true},
+	}}
+	if !reflect.DeepEqual(rel, want) {
+		t.Fatalf("relation %+v, want %+v", rel, want)
+	}
+	for _, tt := range []DDLTable{
+		{Schema: "public", Table: "t", Dropped: true},
+		{Schema: "public", Table: "t", Columns: []DDLColumn{{Name: "id", TypeName: "int4"}}},         // no oid
+		{Schema: "public", Table: "t", OID: 1, Columns: []DDLColumn{{Name: "id", TypeName: "int4"}}}, // no type oid
+	} {
+		if _, ok := tt.Relation(); ok {
+			t.Errorf("%+v gave a relation", tt)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package connector
+
+import (
+	"testing"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// TestParkedTableEmitsOnlyBeforeItsPark: a table the main worker parked at
+// P still has its changes below P written on a replay, none from P on; a
+// failed copy (no park position) and a table not handed over write none.
+func TestParkedTableEmitsOnlyBeforeItsPark(t *testing.T) {
+	v := phaseView{
+		"public.parked": {Table: offsets.Table{Phase: offsets.PhaseErrored, LSN: 100, ParkedLSN: 500}},
+		"public.failed": {Table: offsets.Table{Phase: offsets.PhaseErrored, LSN: 100}},
+		"public.ready":  {Table: offsets.Table{Phase: offsets.PhaseReady, LSN: 100}},
+	}
+	for _, tc := range []struct {
+		table       string
+		commit, lsn schema.LSN
+		want        bool
+	}{
+		{"public.parked", 600, 499, true},  // before the park, in the DDL's transaction
+		{"public.parked", 600, 500, false}, // the change it stopped at
+		{"public.parked", 700, 650, false}, // after it
+		{"public.parked", 90, 80, false},   // before the handover: the copy wrote it
+		{"public.failed", 600, 499, false},
+		{"public.ready", 600, 650, true},
+		{"public.ready", 90, 80, false},
+		{"public.unknown", 600, 499, false},
+	} {
+		if got := v.emitsChange(tc.table, 0, tc.commit, tc.lsn); got != tc.want {
+			t.Errorf("emitsChange(%s, commit %d, lsn %d) = %v, want %v", tc.table, tc.commit, tc.lsn, got, tc.want)
+		}
+	}
+}
+
+// TestRenamedTableFollowsItsOldNamesPhase: a relation whose name has no
+// phase follows the phase written for its oid under another name (a
+// rename before discovery lists the new name); no oid, or one no phase
+// has, emits nothing.
+func TestRenamedTableFollowsItsOldNamesPhase(t *testing.T) {
+	v := phaseView{
+		"public.old":     {Table: offsets.Table{OID: 41, Phase: offsets.PhaseReady, LSN: 100}},
+		"public.copying": {Table: offsets.Table{OID: 42, Phase: offsets.PhaseCopying}},
+	}
+	for _, tc := range []struct {
+		table  string
+		oid    uint32
+		commit schema.LSN
+		want   bool
+	}{
+		{"public.new", 41, 150, true},  // renamed from old, after its handover
+		{"public.new", 41, 90, false},  // before the handover: the copy wrote it
+		{"public.new", 42, 150, false}, // renamed during its copy: the copy's catch-up writes it
+		{"public.new", 0, 150, false},  // no oid
+		{"public.new", 43, 150, false}, // an oid no phase has
+		{"public.old", 99, 150, true},  // the name's own phase first
+	} {
+		if got := v.emits(tc.table, tc.oid, tc.commit); got != tc.want {
+			t.Errorf("emits(%s, oid %d, commit %d) = %v, want %v", tc.table, tc.oid, tc.commit, got, tc.want)
+		}
+	}
+}
