@@ -224,6 +224,7 @@ func TestCaptureFromAPhysicalStandby(t *testing.T) {
 	}()
 	sb := &env{t: t, pg: standby, kafka: e.kafka}
 	cfg := sb.config("sb", "public.orders")
+	cfg.Heartbeat.Interval = 100 * time.Millisecond
 	r := start(t, cfg)
 	e.exec(`INSERT INTO orders SELECT g, 'after' FROM generate_series(51, 60) g`)
 	e.exec(`UPDATE orders SET v = 'changed' WHERE id = 1`)
@@ -241,6 +242,20 @@ func TestCaptureFromAPhysicalStandby(t *testing.T) {
 	}
 	if reads != 50 || creates != 10 || updates != 1 {
 		t.Errorf("%d reads, %d creates, %d updates; want 50, 10, 1", reads, creates, updates)
+	}
+	// Heartbeats cannot be written on the standby: after the first
+	// refusal mooncdc asks pg_is_in_recovery() instead of failing again
+	// at each interval (each failure is an ERROR in the server's log and
+	// a rolled-back transaction).
+	rollbacks := func() (n int64) {
+		sb.scan(`SELECT xact_rollback FROM pg_stat_database WHERE datname = 'postgres'`, &n)
+		return n
+	}
+	time.Sleep(500 * time.Millisecond) // the first refusal
+	before := rollbacks()
+	time.Sleep(2 * time.Second) // 20 intervals
+	if n := rollbacks() - before; n > 1 {
+		t.Errorf("%d heartbeat attempts failed on the standby in 20 intervals, want at most 1", n)
 	}
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,16 @@ type heartbeater struct {
 
 	conn   *pgx.Conn
 	failed bool // the last attempt failed (logged once per outage)
+	// standby is set when a heartbeat failed on a server in recovery: the
+	// next attempts first ask pg_is_in_recovery(), which logs nothing,
+	// and write only once the server is promoted, instead of an ERROR in
+	// the server's log at every interval.
+	standby bool
 }
+
+// errStillStandby is an attempt skipped because the server is still in
+// recovery (not logged: the first refusal was).
+var errStillStandby = errors.New("the server is still a standby")
 
 // run emits a heartbeat every interval in which the stream was up and saw
 // no transaction, until ctx ends. Failures are logged, never fatal: a
@@ -79,7 +88,11 @@ func (h *heartbeater) emit(parent context.Context) {
 	ctx, cancel := context.WithTimeout(parent, max(h.interval, 5*time.Second))
 	defer cancel()
 	err := h.emitOnce(ctx)
+	if errors.Is(err, errStillStandby) {
+		return
+	}
 	if err == nil {
+		h.standby = false
 		if h.failed {
 			h.log.Info("heartbeats written again")
 			h.failed = false
@@ -89,20 +102,28 @@ func (h *heartbeater) emit(parent context.Context) {
 	if parent.Err() != nil {
 		return // stopping
 	}
+	// A standby refuses with one error or another (XX000 "cannot make new
+	// WAL entries during recovery" from pg_logical_emit_message, 25006 from
+	// others): ask the server rather than read the code.
+	h.standby = false
 	if h.conn != nil {
-		_ = h.conn.Close(context.Background())
-		h.conn = nil
+		if err := h.conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&h.standby); err != nil {
+			h.standby = false
+		}
+		if !h.standby {
+			_ = h.conn.Close(context.Background())
+			h.conn = nil
+		}
 	}
 	if !h.failed {
 		fix := "check the connection, or set heartbeat.interval: 0 to turn heartbeats off"
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			switch pgErr.Code {
-			case "42501": // insufficient_privilege
-				fix = "GRANT EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) TO the role, or set heartbeat.interval: 0"
-			case "25006": // read_only_sql_transaction: a standby
-				fix = "the server is read-only (a standby?): heartbeats cannot be written there; set heartbeat.interval: 0 to stop trying"
-			}
+		switch {
+		case h.standby:
+			fix = "the server is a standby: heartbeats cannot be written there, mooncdc tries again only after a promotion; " +
+				"set heartbeat.interval: 0 to turn them off"
+		case errors.As(err, &pgErr) && pgErr.Code == "42501": // insufficient_privilege
+			fix = "GRANT EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) TO the role, or set heartbeat.interval: 0"
 		}
 		h.log.Warn("cannot write a heartbeat into Postgres; an idle slot may retain WAL while other databases write ("+fix+")", zap.Error(err))
 		h.failed = true
@@ -116,6 +137,15 @@ func (h *heartbeater) emitOnce(ctx context.Context) error {
 			return err
 		}
 		h.conn = conn
+	}
+	if h.standby {
+		var recovery bool
+		if err := h.conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&recovery); err != nil {
+			return err
+		}
+		if recovery {
+			return errStillStandby
+		}
 	}
 	content := string(heartbeatContentPrefix(h.p.cfg.Name)) + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
 	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", HeartbeatMessagePrefix, content)
