@@ -261,8 +261,8 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 			str("")
 			t.conv = convMoneyString
 		default:
-			t.conv, t.scale = convMoney, int32(cfg.MoneyFractionDigits)
-			t.schema = decimalSchema(cfg.MoneyFractionDigits, -1)
+			t.conv, t.scale = convMoney, int32(*cfg.MoneyFractionDigits)
+			t.schema = decimalSchema(*cfg.MoneyFractionDigits, -1)
 		}
 	case oidChar, oidName, oidText, oidBpchar, oidVarchar,
 		oidInet, oidCidr, oidMacaddr, oidMacaddr8,
