@@ -18,7 +18,10 @@ type dbzStatement struct {
 // dbzStatements, in the order they run: a table's n-th statement inserts
 // its pk n (snapshot), and pk n+k when run again (stream), k statements per
 // table.
-var dbzStatements = []dbzStatement{
+var dbzStatements = append(dbzCoreStatements, dbzExtraStatements...)
+
+// dbzCoreStatements are the statements for postgres_create_tables.ddl.
+var dbzCoreStatements = []dbzStatement{
 	// :143-145
 	{"NUMERIC_TYPES", "numeric_table", "INSERT INTO numeric_table (si, i, bi, r, db, r_int, db_int, r_nan, db_nan, r_pinf, db_pinf, r_ninf, db_ninf, ss, bs, b, o) " +
 		"VALUES (1, 123456, 1234567890123, 3.3, 4.44, 3, 4, 'NaN', 'NaN', 'Infinity', 'Infinity', '-Infinity', '-Infinity', 1, 123, true, 4000000000)"},
@@ -119,6 +122,10 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 		return dbzAlt(stmt)
 	case "dzdbl":
 		return dbzDouble(stmt)
+	case "dzalias":
+		if stmt == "DOMAIN_ALIAS_TYPES" {
+			return dbzDomainAlias()
+		}
 	case "dzurl":
 		switch stmt {
 		case "BYTEA_BINMODE":
@@ -225,11 +232,8 @@ func dbzDefault(stmt string) []dbzWant {
 			{field: "u", schema: "string? io.debezium.data.Uuid", value: "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", cite: c("541")},
 		}
 	case "GEOM_TYPES":
-		// Point.createValue(schema, 1, 1): x, y, and the WKB a BOM byte 1
-		// then little-endian type 1 and the two doubles (Point.java:58-66).
-		wkb, _ := hex.DecodeString("0101000000000000000000f03f000000000000f03f")
 		return []dbzWant{{field: "p", schema: "struct? io.debezium.data.geometry.Point",
-			value: dzMap("x", dzF(1), "y", dzF(1), "wkb", dzB64(wkb...), "srid", nil), cite: c("546")}}
+			value: dzMap("x", dzF(1), "y", dzF(1), "wkb", dzPointWKB11(), "srid", nil), cite: c("546")}}
 	case "RANGE_TYPES":
 		return []dbzWant{
 			{field: "unbounded_exclusive_tsrange", schema: "string?", value: `["2019-03-31 15:30:00",infinity)`, cite: c("616")},
@@ -248,6 +252,10 @@ func dbzDefault(stmt string) []dbzWant {
 		}
 	case "ARRAY_TYPES":
 		return dbzArrays()
+	case "TIME_ARRAY_TYPES":
+		return dbzTimeArrays()
+	case "MACADDR8_TYPE":
+		return []dbzWant{{field: "m", schema: "string?", value: "08:00:2b:01:02:03:04:05", cite: c("413-415")}}
 	case "ARRAY_TYPES_WITH_NULL_VALUES":
 		var w []dbzWant
 		for i, f := range strings.Fields("int_array bigint_array text_array char_array varchar_array date_array numeric_array") {
@@ -278,6 +286,14 @@ func dbzDefault(stmt string) []dbzWant {
 		return []dbzWant{{field: "hs", schema: "string? io.debezium.data.Json", value: `{"key_#1":"val 1","key 2":" ##123 78"}`, cite: c("409-410")}}
 	}
 	return nil
+}
+
+// dzPointWKB11 is the wkb of Point.createValue(schema, 1, 1): a BOM byte
+// 1, then little-endian type 1 and the two doubles (Point.java:58-66), in
+// base64.
+func dzPointWKB11() string {
+	wkb, _ := hex.DecodeString("0101000000000000000000f03f000000000000f03f")
+	return dzB64(wkb...)
 }
 
 func itoa(i int) string { return string(dzN(int64(i))) }
