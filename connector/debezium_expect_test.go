@@ -50,6 +50,8 @@ var dbzCoreStatements = []dbzStatement{
 	{"CASH_TYPES", "cash_table", "INSERT INTO cash_table (csh) VALUES ('$1234.11')"},
 	{"NEGATIVE_CASH_TYPES", "cash_table", "INSERT INTO cash_table (csh) VALUES ('($1234.11)')"},
 	{"NULL_CASH_TYPES", "cash_table", "INSERT INTO cash_table (csh) VALUES (NULL)"},
+	// RecordsSnapshotProducerIT.java:733
+	{"LARGE_NEGATIVE_CASH", "cash_table", "INSERT INTO cash_table (csh) VALUES ('-92233720368547758.08'::money)"},
 	// :123-126
 	{"BIN_TYPES", "bitbin_table", "INSERT INTO bitbin_table (ba, bol, bol2, bs, bs7, bv1, bv, bv2, bvl, bvunlimited1, bvunlimited2) " +
 		"VALUES (E'\\\\001\\\\002\\\\003'::bytea, '0'::bit(1), '1'::bit(1), '11'::bit(2), '1'::bit(7), '1'::bit varying(1), '00'::bit(2), '000000110000001000000001'::bit(24)," +
@@ -135,11 +137,13 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 			}
 		case "CIRCLE":
 			return []dbzWant{{field: "ccircle", schema: "string?", value: "PCgxMC4wLDIwLjApLDEwLjA-", cite: "AbstractRecordsProducerTest.java:471"}}
-		case "CASH_TYPES", "NEGATIVE_CASH_TYPES":
-			// $1234.11 at scale 0: 1234 (PostgresValueConverter.java:404, :908).
-			v := map[string]int64{"CASH_TYPES": 1234, "NEGATIVE_CASH_TYPES": -1234}[stmt]
+		case "CASH_TYPES", "NEGATIVE_CASH_TYPES", "LARGE_NEGATIVE_CASH":
+			// At scale 0, HALF_UP (PostgresValueConverter.java:404, :908):
+			// $1234.11 is 1234, -92233720368547758.08 is -92233720368547758.
+			v := map[string]int64{"CASH_TYPES": 1234, "NEGATIVE_CASH_TYPES": -1234,
+				"LARGE_NEGATIVE_CASH": -92233720368547758}[stmt]
 			return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=0", value: dzDec(v),
-				cite: "AbstractRecordsProducerTest.java:101-102, money.fraction.digits 0"}}
+				cite: "AbstractRecordsProducerTest.java:101-102, RecordsSnapshotProducerIT.java:733, money.fraction.digits 0"}}
 		}
 	}
 	return nil
@@ -199,6 +203,10 @@ func dbzDefault(stmt string) []dbzWant {
 		return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=2", value: dzDec(123411), cite: c("778-779")}}
 	case "NEGATIVE_CASH_TYPES":
 		return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=2", value: dzDec(-123411), cite: c("783-784")}}
+	case "LARGE_NEGATIVE_CASH":
+		// money's minimum, unscaled -2^63: no precision lost.
+		return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=2", value: dzDec(-9223372036854775808),
+			cite: "RecordsSnapshotProducerIT.java:740-741"}}
 	case "NULL_CASH_TYPES":
 		return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=2", value: nil, cite: c("788")}}
 	case "BIN_TYPES":
