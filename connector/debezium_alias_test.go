@@ -4,7 +4,8 @@ package connector_test
 // postgres_create_tables.ddl: the domain ("alias") table of
 // RecordsSnapshotProducerIT.java:825-961, the time arrays of
 // RecordsStreamProducerIT.java:3402-3421, and macaddr8 of
-// RecordsSnapshotProducerIT.java:619 (all at v3.6.1.Final), with the
+// RecordsSnapshotProducerIT.java:619, and money's salary table of
+// RecordsStreamProducerIT.java:3739 (all at v3.6.1.Final), with the
 // expectations of AbstractRecordsProducerTest.java for them.
 
 // dbzExtraDDL: the statements of those tests, verbatim.
@@ -44,6 +45,7 @@ CREATE DOMAIN macaddr2 as macaddr;
 CREATE TABLE alias_table (pk SERIAL, bit_base bit(3) NOT NULL, bit_alias bit2 NOT NULL, smallint_base smallint NOT NULL, smallint_alias smallint2 NOT NULL, integer_base integer NOT NULL, integer_alias integer2 NOT NULL, bigint_base bigint NOT NULL, bigint_alias bigint2 NOT NULL, real_base real NOT NULL, real_alias real2 NOT NULL, float8_base float8 NOT NULL, float8_alias float82 NOT NULL, numeric_base numeric(6,2) NOT NULL, numeric_alias numeric2 NOT NULL, bool_base bool NOT NULL, bool_alias bool2 NOT NULL, string_base varchar(25) NOT NULL, string_alias string2 NOT NULL, date_base date NOT NULL, date_alias date2 NOT NULL, time_base time NOT NULL, time_alias time2 NOT NULL, timetz_base timetz NOT NULL, timetz_alias timetz2 NOT NULL, timestamp_base timestamp NOT NULL, timestamp_alias timestamp2 NOT NULL, timestamptz_base timestamptz NOT NULL, timestamptz_alias timestamptz2 NOT NULL, timewottz_base time without time zone NOT NULL, timewottz_alias timewotz2 NOT NULL, box_base box NOT NULL, box_alias box2 NOT NULL, circle_base circle NOT NULL, circle_alias circle2 NOT NULL, interval_base interval NOT NULL, interval_alias interval2 NOT NULL, line_base line NOT NULL, line_alias line2 NOT NULL, lseg_base lseg NOT NULL, lseg_alias lseg2 NOT NULL, path_base path NOT NULL, path_alias path2 NOT NULL, point_base point NOT NULL, point_alias point2 NOT NULL, polygon_base polygon NOT NULL, polygon_alias polygon2 NOT NULL, char_base char NOT NULL, char_alias char2 NOT NULL, text_base text NOT NULL, text_alias text2 NOT NULL, json_base json NOT NULL, json_alias json2 NOT NULL, xml_base xml NOT NULL, xml_alias xml2 NOT NULL, uuid_base UUID NOT NULL, uuid_alias uuid2 NOT NULL, varbit_base varbit(3) NOT NULL, varbit_alias varbit2 NOT NULL, inet_base inet NOT NULL, inet_alias inet2 NOT NULL, cidr_base cidr NOT NULL, cidr_alias cidr2 NOT NULL, macaddr_base macaddr NOT NULL, macaddr_alias macaddr2 NOT NULL, PRIMARY KEY(pk));
 CREATE TABLE time_array_table (pk SERIAL, timea time[] NOT NULL, timetza timetz[] NOT NULL, timestampa timestamp[] NOT NULL, timestamptza timestamptz[] NOT NULL, primary key(pk));
 CREATE TABLE macaddr8_table(pk SERIAL, m MACADDR8, PRIMARY KEY(pk));
+CREATE TABLE salary (pk SERIAL, name VARCHAR(50), salary money, PRIMARY KEY(pk));
 `
 
 var dbzExtraStatements = []dbzStatement{
@@ -55,6 +57,8 @@ var dbzExtraStatements = []dbzStatement{
 		"'{2020-04-01 13:51:02+02,2020-04-01 14:51:03+02}')"},
 	// AbstractRecordsProducerTest.java:141-142
 	{"MACADDR8_TYPE", "macaddr8_table", "INSERT INTO macaddr8_table (m) VALUES ('08:00:2b:01:02:03:04:05');"},
+	// RecordsStreamProducerIT.java:3749, :3777, :3805
+	{"SALARY", "salary", "INSERT INTO salary (name, salary) values ('Joe', 123.45);"},
 }
 
 // dbzDomainAlias: schemasAndValuesForDomainAliasTypes (:1007-1083), with

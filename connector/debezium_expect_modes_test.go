@@ -150,6 +150,8 @@ func dbzAlt(stmt string) []dbzWant {
 		return []dbzWant{{field: "hs", schema: hsMap, value: dzMap("key1", "val1", "key2", nil), cite: c("366-369")}}
 	case "HSTORE_TYPE_WITH_SPECIAL_CHAR":
 		return []dbzWant{{field: "hs", schema: hsMap, value: dzMap("key_#1", "val 1", "key 2", " ##123 78"), cite: c("373-376")}}
+	case "SALARY":
+		return []dbzWant{{field: "salary", schema: "string?", value: "123.45", cite: "RecordsStreamProducerIT.java:3785 (testStreamMoneyAsString)"}}
 	case "BYTEA_BINMODE":
 		return []dbzWant{
 			str("ba", "AQID", "450"),
@@ -180,6 +182,8 @@ func dbzDouble(stmt string) []dbzWant {
 			w = append(w, dbl(f, "NaN", itoa(332+i)))
 		}
 		return w
+	case "SALARY":
+		return []dbzWant{{field: "salary", schema: "double?", value: dzF(123.45), cite: "RecordsStreamProducerIT.java:3813 (testStreamMoneyAsDouble)"}}
 	case "BYTEA_BINMODE":
 		return []dbzWant{
 			{field: "ba", schema: "string?", value: "010203", cite: c("443")},

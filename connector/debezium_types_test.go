@@ -139,10 +139,10 @@ func dbzPipes() []dbzPipe {
 		// time.precision.mode adaptive_time_microseconds
 		// (RecordsSnapshotProducerIT.java:430-437), interval.handling.mode
 		// string (RecordsStreamProducerIT.java:243-252), decimal.handling.mode
-		// string (RecordsStreamProducerIT.java:1199-1216), hstore.handling.mode
+		// string (RecordsStreamProducerIT.java:1199-1216, :3764-3785), hstore.handling.mode
 		// map (RecordsStreamProducerIT.java:1220-1256), binary.handling.mode
 		// base64 (RecordsStreamProducerIT.java:1311-1317, :1351-1358).
-		{"dzalt", append([]string{"time_table", "numeric_decimal_table", "hstore_table", "hstore_table_mul",
+		{"dzalt", append([]string{"time_table", "numeric_decimal_table", "salary", "hstore_table", "hstore_table_mul",
 			"hstore_table_with_null", "hstore_table_with_special"}, binTables...), func(c *connector.Config) {
 			c.Format.TimePrecisionMode = "adaptive_time_microseconds"
 			c.Format.IntervalHandlingMode = "string"
@@ -151,10 +151,10 @@ func dbzPipes() []dbzPipe {
 			c.Format.BinaryHandlingMode = "base64"
 			c.Format.IncludeUnknownDatatypes = true
 		}},
-		// decimal.handling.mode double (RecordsStreamProducerIT.java:1189-1195),
+		// decimal.handling.mode double (RecordsStreamProducerIT.java:1189-1195, :3792-3813),
 		// binary.handling.mode hex (RecordsStreamProducerIT.java:1331-1337,
 		// :1373-1380).
-		{"dzdbl", append([]string{"numeric_decimal_table"}, binTables...), func(c *connector.Config) {
+		{"dzdbl", append([]string{"numeric_decimal_table", "salary"}, binTables...), func(c *connector.Config) {
 			c.Format.DecimalHandlingMode = "double"
 			c.Format.BinaryHandlingMode = "hex"
 			c.Format.IncludeUnknownDatatypes = true
