@@ -5,7 +5,10 @@ package connector_test
 // RecordsSnapshotProducerIT.java:825-961, the time arrays of
 // RecordsStreamProducerIT.java:3402-3421, and macaddr8 of
 // RecordsSnapshotProducerIT.java:619, and money's salary table of
-// RecordsStreamProducerIT.java:3739 (all at v3.6.1.Final), with the
+// RecordsStreamProducerIT.java:3739, the numeric defaults of
+// RecordsStreamProducerIT.java:1117-1122 and :1156-1161, and the enums of
+// RecordsStreamProducerIT.java:3344, :3354-3355 and :3471-3472 (all at
+// v3.6.1.Final), with the
 // expectations of AbstractRecordsProducerTest.java for them.
 
 // dbzExtraDDL: the statements of those tests, verbatim.
@@ -46,6 +49,20 @@ CREATE TABLE alias_table (pk SERIAL, bit_base bit(3) NOT NULL, bit_alias bit2 NO
 CREATE TABLE time_array_table (pk SERIAL, timea time[] NOT NULL, timetza timetz[] NOT NULL, timestampa timestamp[] NOT NULL, timestamptza timestamptz[] NOT NULL, primary key(pk));
 CREATE TABLE macaddr8_table(pk SERIAL, m MACADDR8, PRIMARY KEY(pk));
 CREATE TABLE salary (pk SERIAL, name VARCHAR(50), salary money, PRIMARY KEY(pk));
+CREATE TABLE numeric_table_with_n_defaults (
+    r int4 NOT NULL,
+    r_numeric numeric(19, 4) NULL DEFAULT NULL,
+    r_int int4 NULL DEFAULT NULL);
+ALTER TABLE numeric_table_with_n_defaults REPLICA IDENTITY FULL;
+CREATE TABLE numeric_table_with_defaults (
+    r int4 NOT NULL,
+    r_numeric numeric(19, 4) NOT NULL DEFAULT 1,
+    r_int int4 NOT NULL DEFAULT 2);
+ALTER TABLE numeric_table_with_defaults REPLICA IDENTITY FULL;
+CREATE TYPE test_type AS ENUM ('V1','V2');
+CREATE TABLE enum_table (pk SERIAL, data varchar(25) NOT NULL, value test_type NOT NULL DEFAULT 'V1', PRIMARY KEY (pk));
+CREATE TABLE enum_array_table (pk SERIAL, PRIMARY KEY (pk));
+ALTER TABLE enum_array_table ADD COLUMN value test_type[] NOT NULL;
 `
 
 var dbzExtraStatements = []dbzStatement{
@@ -59,6 +76,12 @@ var dbzExtraStatements = []dbzStatement{
 	{"MACADDR8_TYPE", "macaddr8_table", "INSERT INTO macaddr8_table (m) VALUES ('08:00:2b:01:02:03:04:05');"},
 	// RecordsStreamProducerIT.java:3749, :3777, :3805
 	{"SALARY", "salary", "INSERT INTO salary (name, salary) values ('Joe', 123.45);"},
+	// RecordsStreamProducerIT.java:1129, :1168
+	{"NUMERIC_NULL_DEFAULTS", "numeric_table_with_n_defaults", "INSERT INTO numeric_table_with_n_defaults (r) VALUES (1);"},
+	{"NUMERIC_DEFAULTS", "numeric_table_with_defaults", "INSERT INTO numeric_table_with_defaults (r) VALUES (1);"},
+	// RecordsStreamProducerIT.java:3482, :3360
+	{"ENUM", "enum_table", "INSERT INTO enum_table (data) VALUES ('hello');"},
+	{"ENUM_ARRAY", "enum_array_table", "INSERT INTO enum_array_table (value) VALUES ('{V1, V2}');"},
 }
 
 // dbzDomainAlias: schemasAndValuesForDomainAliasTypes (:1007-1083), with
@@ -125,4 +148,42 @@ func dbzTimeArrays() []dbzWant {
 		{field: "timestamptza", schema: "array", value: dzList("2020-04-01T11:51:02.000000Z", "2020-04-01T12:51:03.000000Z"),
 			cite: c("725-726, :737-739")},
 	}
+}
+
+// dbzNumericDefaults: DBZ-4137, decimal.handling.mode double
+// (RecordsStreamProducerIT.java:1131-1149, :1170-1186): the column
+// defaults are in the schema.
+func dbzNumericDefaults(stmt string) []dbzWant {
+	c := func(line string) string { return "RecordsStreamProducerIT.java:" + line }
+	switch stmt {
+	case "NUMERIC_NULL_DEFAULTS":
+		return []dbzWant{
+			{field: "r", schema: "int32", value: dzN(1), cite: c("1133")},
+			{field: "r_numeric", schema: "double?", value: nil, cite: c("1134-1141")},
+			{field: "r_int", schema: "int32?", value: nil, cite: c("1142-1149")},
+		}
+	case "NUMERIC_DEFAULTS":
+		return []dbzWant{
+			{field: "r", schema: "int32", value: dzN(1), cite: c("1172")},
+			{field: "r_numeric", schema: "double default=1.0", value: dzF(1), cite: c("1173-1179")},
+			{field: "r_int", schema: "int32 default=2", value: dzN(2), cite: c("1180-1186")},
+		}
+	}
+	return nil
+}
+
+// dbzEnums: DBZ-1680 and the enum array test (RecordsStreamProducerIT.java:
+// 3488-3496, :3366-3373), io.debezium.data.Enum with its allowed labels.
+func dbzEnums(stmt string) []dbzWant {
+	c := func(line string) string { return "RecordsStreamProducerIT.java:" + line }
+	switch stmt {
+	case "ENUM":
+		return []dbzWant{
+			{field: "data", schema: "string", value: "hello", cite: c("3489")},
+			{field: "value", schema: "string io.debezium.data.Enum allowed=V1,V2 default=V1", value: "V1", cite: c("3490-3496")},
+		}
+	case "ENUM_ARRAY":
+		return []dbzWant{{field: "value", schema: "array", value: dzList("V1", "V2"), cite: c("3367-3373")}}
+	}
+	return nil
 }

@@ -182,6 +182,8 @@ func dbzDouble(stmt string) []dbzWant {
 			w = append(w, dbl(f, "NaN", itoa(332+i)))
 		}
 		return w
+	case "NUMERIC_NULL_DEFAULTS", "NUMERIC_DEFAULTS":
+		return dbzNumericDefaults(stmt)
 	case "SALARY":
 		return []dbzWant{{field: "salary", schema: "double?", value: dzF(123.45), cite: "RecordsStreamProducerIT.java:3813 (testStreamMoneyAsDouble)"}}
 	case "BYTEA_BINMODE":

@@ -203,6 +203,8 @@ func dbzDefault(stmt string) []dbzWant {
 		return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=2", value: dzDec(123411), cite: c("778-779")}}
 	case "NEGATIVE_CASH_TYPES":
 		return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=2", value: dzDec(-123411), cite: c("783-784")}}
+	case "ENUM", "ENUM_ARRAY":
+		return dbzEnums(stmt)
 	case "SALARY":
 		return []dbzWant{{field: "salary", schema: "bytes? " + dzDecimal + " scale=2", value: dzDec(12345),
 			cite: "RecordsStreamProducerIT.java:3757 (testStreamMoneyAsDefaultPrecise)"}}
