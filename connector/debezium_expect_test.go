@@ -104,6 +104,10 @@ var dbzCoreStatements = []dbzStatement{
 	{"HSTORE_TYPE_WITH_SPECIAL_CHAR", "hstore_table_with_special", "INSERT INTO hstore_table_with_special (hs) VALUES ('\"key_#1\" => \"val 1\",\"key 2\" =>\" ##123 78\"')"},
 }
 
+// dbzDeleteDateTime: REPLICA IDENTITY FULL (RecordsStreamProducerIT.java:231)
+// and DELETE_DATE_TIME_TYPES_STMT (AbstractRecordsProducerTest.java:227).
+const dbzDeleteDateTime = "ALTER TABLE time_table REPLICA IDENTITY FULL; DELETE FROM time_table WHERE pk=1;"
+
 const (
 	dzDecimal  = "org.apache.kafka.connect.data.Decimal"
 	dzVarScale = "struct? io.debezium.data.VariableScaleDecimal"
