@@ -141,11 +141,11 @@ func dbzDomainAlias() []dbzWant {
 func dbzTimeArrays() []dbzWant {
 	c := func(line string) string { return "AbstractRecordsProducerTest.java:" + line }
 	return []dbzWant{
-		{field: "timea", schema: "array", value: dzList(dzN(62_000_000), dzN(3_723_000_000)), cite: c("719-720, :728-730")},
-		{field: "timetza", schema: "array", value: dzList("11:51:02Z", "12:51:03Z"), cite: c("721-722, :731-733")},
-		{field: "timestampa", schema: "array", value: dzList(dzN(dzAt(2020, 4, 1, 0, 1, 2, 0).UnixMilli()*1000),
+		{field: "timea", schema: "array|int64? io.debezium.time.MicroTime", value: dzList(dzN(62_000_000), dzN(3_723_000_000)), cite: c("719-720, :728-730")},
+		{field: "timetza", schema: "array|string? io.debezium.time.ZonedTime", value: dzList("11:51:02Z", "12:51:03Z"), cite: c("721-722, :731-733")},
+		{field: "timestampa", schema: "array|int64? io.debezium.time.MicroTimestamp", value: dzList(dzN(dzAt(2020, 4, 1, 0, 1, 2, 0).UnixMilli()*1000),
 			dzN(dzAt(2020, 4, 1, 1, 2, 3, 0).UnixMilli()*1000)), cite: c("723-724, :734-736")},
-		{field: "timestamptza", schema: "array", value: dzList("2020-04-01T11:51:02.000000Z", "2020-04-01T12:51:03.000000Z"),
+		{field: "timestamptza", schema: "array|string? io.debezium.time.ZonedTimestamp", value: dzList("2020-04-01T11:51:02.000000Z", "2020-04-01T12:51:03.000000Z"),
 			cite: c("725-726, :737-739")},
 	}
 }
@@ -183,7 +183,7 @@ func dbzEnums(stmt string) []dbzWant {
 			{field: "value", schema: "string io.debezium.data.Enum allowed=V1,V2 default=V1", value: "V1", cite: c("3490-3496")},
 		}
 	case "ENUM_ARRAY":
-		return []dbzWant{{field: "value", schema: "array", value: dzList("V1", "V2"), cite: c("3367-3373")}}
+		return []dbzWant{{field: "value", schema: "array|string io.debezium.data.Enum allowed=V1,V2", value: dzList("V1", "V2"), cite: c("3367-3373")}}
 	}
 	return nil
 }

@@ -56,20 +56,20 @@ func dbzArrays() []dbzWant {
 	c := func(line string) string { return "AbstractRecordsProducerTest.java:" + line }
 	day := func(d int) any { return dzN(dzAt(2016, 11, d, 0, 0, 0, 0).Unix() / 86400) }
 	return []dbzWant{
-		{field: "int_array", schema: "array?", value: dzList(dzN(1), dzN(2), dzN(3)), cite: c("845")},
-		{field: "bigint_array", schema: "array?", value: dzList(dzN(1550166368505037572)), cite: c("847")},
-		{field: "text_array", schema: "array?", value: dzList("one", "two", "three"), cite: c("849")},
-		{field: "char_array", schema: "array?", value: dzList("cone      ", "ctwo      ", "cthree    "), cite: c("851")},
-		{field: "varchar_array", schema: "array?", value: dzList("vcone", "vctwo", "vcthree"), cite: c("853")},
-		{field: "date_array", schema: "array?", value: dzList(day(4), day(5), day(6)), cite: c("855")},
-		{field: "numeric_array", schema: "array?", value: dzList(dzDec(120), dzDec(340), dzDec(560)), cite: c("860")},
-		{field: "varnumeric_array", schema: "array?", value: dzList(dzVSD(1, 11), dzVSD(2, 222), dzVSD(3, 3333)), cite: c("792-803, :866")},
-		{field: "citext_array", schema: "array?", value: dzList("four", "five", "six"), cite: c("868")},
-		{field: "inet_array", schema: "array?", value: dzList("192.168.2.0/12", "192.168.1.1", "192.168.0.2/1"), cite: c("870")},
-		{field: "cidr_array", schema: "array?", value: dzList("192.168.100.128/25", "192.168.0.0/25", "192.168.1.0/24"), cite: c("872")},
-		{field: "macaddr_array", schema: "array?", value: dzList("08:00:2b:01:02:03", "08:00:2b:01:02:03", "08:00:2b:01:02:03"), cite: c("874")},
-		{field: "tsrange_array", schema: "array?", value: dzList(`["2019-03-31 15:30:00",infinity)`, `["2019-03-31 15:30:00","2019-04-30 15:30:00"]`), cite: c("876")},
-		{field: "tstzrange_array", schema: "array?", cite: c("880-881, condition :818-842"), match: func(g any) error {
+		{field: "int_array", schema: "array?|int32?", value: dzList(dzN(1), dzN(2), dzN(3)), cite: c("845")},
+		{field: "bigint_array", schema: "array?|int64?", value: dzList(dzN(1550166368505037572)), cite: c("847")},
+		{field: "text_array", schema: "array?|string?", value: dzList("one", "two", "three"), cite: c("849")},
+		{field: "char_array", schema: "array?|string?", value: dzList("cone      ", "ctwo      ", "cthree    "), cite: c("851")},
+		{field: "varchar_array", schema: "array?|string?", value: dzList("vcone", "vctwo", "vcthree"), cite: c("853")},
+		{field: "date_array", schema: "array?|int32? io.debezium.time.Date", value: dzList(day(4), day(5), day(6)), cite: c("855")},
+		{field: "numeric_array", schema: "array?|bytes? org.apache.kafka.connect.data.Decimal scale=2 connect.decimal.precision=10", value: dzList(dzDec(120), dzDec(340), dzDec(560)), cite: c("860")},
+		{field: "varnumeric_array", schema: "array?|struct? io.debezium.data.VariableScaleDecimal", value: dzList(dzVSD(1, 11), dzVSD(2, 222), dzVSD(3, 3333)), cite: c("792-803, :866")},
+		{field: "citext_array", schema: "array?|string?", value: dzList("four", "five", "six"), cite: c("868")},
+		{field: "inet_array", schema: "array?|string?", value: dzList("192.168.2.0/12", "192.168.1.1", "192.168.0.2/1"), cite: c("870")},
+		{field: "cidr_array", schema: "array?|string?", value: dzList("192.168.100.128/25", "192.168.0.0/25", "192.168.1.0/24"), cite: c("872")},
+		{field: "macaddr_array", schema: "array?|string?", value: dzList("08:00:2b:01:02:03", "08:00:2b:01:02:03", "08:00:2b:01:02:03"), cite: c("874")},
+		{field: "tsrange_array", schema: "array?|string?", value: dzList(`["2019-03-31 15:30:00",infinity)`, `["2019-03-31 15:30:00","2019-04-30 15:30:00"]`), cite: c("876")},
+		{field: "tstzrange_array", schema: "array?|string?", cite: c("880-881, condition :818-842"), match: func(g any) error {
 			l, ok := g.([]any)
 			if !ok || len(l) != 2 {
 				return fmt.Errorf("%v, want 2 ranges", g)
@@ -79,14 +79,14 @@ func dbzArrays() []dbzWant {
 			}
 			return dzInstantsIn(l[1], "2017-06-05 11:29:12.549426+00:00", "2017-06-05 12:34:56.789012+00:00")
 		}},
-		{field: "daterange_array", schema: "array?", value: dzList("[2019-03-31,infinity)", "[2019-03-31,2019-04-30)"), cite: c("883")},
-		{field: "int4range_array", schema: "array?", value: dzList("[1,6)", "[1,4)"), cite: c("885")},
-		{field: "numerange_array", schema: "array?", value: dzList("[5.3,6.3)", "[10.0,20.0)"), cite: c("887")},
-		{field: "int8range_array", schema: "array?", value: dzList("[1000000,6000000)", "[5000,9000)"), cite: c("889")},
-		{field: "uuid_array", schema: "array?", value: dzList("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "f0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), cite: c("891")},
-		{field: "json_array", schema: "array?", value: dzList(`{"bar": "baz"}`, `{"foo": "qux"}`), cite: c("893")},
-		{field: "jsonb_array", schema: "array?", value: dzList(`{"bar": "baz"}`, `{"foo": "qux"}`), cite: c("895")},
-		{field: "oid_array", schema: "array?", value: dzList(dzN(3), dzN(4_000_000_000)), cite: c("897")},
+		{field: "daterange_array", schema: "array?|string?", value: dzList("[2019-03-31,infinity)", "[2019-03-31,2019-04-30)"), cite: c("883")},
+		{field: "int4range_array", schema: "array?|string?", value: dzList("[1,6)", "[1,4)"), cite: c("885")},
+		{field: "numerange_array", schema: "array?|string?", value: dzList("[5.3,6.3)", "[10.0,20.0)"), cite: c("887")},
+		{field: "int8range_array", schema: "array?|string?", value: dzList("[1000000,6000000)", "[5000,9000)"), cite: c("889")},
+		{field: "uuid_array", schema: "array?|string? io.debezium.data.Uuid", value: dzList("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "f0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), cite: c("891")},
+		{field: "json_array", schema: "array?|string? io.debezium.data.Json", value: dzList(`{"bar": "baz"}`, `{"foo": "qux"}`), cite: c("893")},
+		{field: "jsonb_array", schema: "array?|string? io.debezium.data.Json", value: dzList(`{"bar": "baz"}`, `{"foo": "qux"}`), cite: c("895")},
+		{field: "oid_array", schema: "array?|int64?", value: dzList(dzN(3), dzN(4_000_000_000)), cite: c("897")},
 	}
 }
 
@@ -144,7 +144,7 @@ func dbzAlt(stmt string) []dbzWant {
 	case "HSTORE_TYPE_WITH_MULTIPLE_VALUES":
 		return []dbzWant{
 			{field: "hs", schema: hsMap, value: dzMap("key1", "val1", "key2", "val2", "key3", "val3"), cite: c("348-351, :361")},
-			{field: "hsarr", schema: "array?", value: dzList(dzMap("key4", "val4", "key5", nil), dzMap("key6", "val6")), cite: c("353-358, :362")},
+			{field: "hsarr", schema: "array?|map?", value: dzList(dzMap("key4", "val4", "key5", nil), dzMap("key6", "val6")), cite: c("353-358, :362")},
 		}
 	case "HSTORE_TYPE_WITH_NULL_VALUES":
 		return []dbzWant{{field: "hs", schema: hsMap, value: dzMap("key1", "val1", "key2", nil), cite: c("366-369")}}
@@ -155,7 +155,7 @@ func dbzAlt(stmt string) []dbzWant {
 	case "BYTEA_BINMODE":
 		return []dbzWant{
 			str("ba", "AQID", "450"),
-			{field: "bytea_array", schema: "array?", value: dzList("AAEC", "AwQF"), cite: c("451-452")},
+			{field: "bytea_array", schema: "array?|string?", value: dzList("AAEC", "AwQF"), cite: c("451-452")},
 		}
 	case "CIRCLE":
 		return []dbzWant{str("ccircle", "PCgxMC4wLDIwLjApLDEwLjA+", "467")}
@@ -189,7 +189,7 @@ func dbzDouble(stmt string) []dbzWant {
 	case "BYTEA_BINMODE":
 		return []dbzWant{
 			{field: "ba", schema: "string?", value: "010203", cite: c("443")},
-			{field: "bytea_array", schema: "array?", value: dzList("000102", "030405"), cite: c("444-445")},
+			{field: "bytea_array", schema: "array?|string?", value: dzList("000102", "030405"), cite: c("444-445")},
 		}
 	case "CIRCLE":
 		return []dbzWant{{field: "ccircle", schema: "string?", value: "3c2831302e302c32302e30292c31302e303e", cite: c("475")}}

@@ -350,7 +350,9 @@ func dbzDecode(t *testing.T, pipe, table string, recs []*kgo.Record) (rows, dele
 type dbzWant struct {
 	field string
 	// schema is "type" (required) or "type?" (optional), then the
-	// logical name, then key=value parameters; "" checks no schema.
+	// logical name, then key=value parameters (default=… for the
+	// default); "|" and a second spec give an array's items; "" checks no
+	// schema.
 	schema string
 	value  any // what JsonConverter prints, decoded with UseNumber
 	cite   string
@@ -392,6 +394,15 @@ func dbzCheck(t *testing.T, what string, row dbzRow, w dbzWant) {
 func dbzSchemaIs(s *connecttest.Schema, spec string) error {
 	if s == nil {
 		return fmt.Errorf("no schema")
+	}
+	spec, items, hasItems := strings.Cut(spec, "|")
+	if hasItems {
+		if s.Items == nil {
+			return fmt.Errorf("no items schema")
+		}
+		if err := dbzSchemaIs(s.Items, items); err != nil {
+			return fmt.Errorf("items: %w", err)
+		}
 	}
 	parts := strings.Fields(spec)
 	typ, optional := strings.CutSuffix(parts[0], "?")
