@@ -13,55 +13,58 @@ import (
 // verbatim (Java string escapes undone).
 type dbzStatement struct {
 	name, table, sql string
+	// again, when set, is the statement for the streaming run (the
+	// first one sets a key explicitly).
+	again string
 }
 
 // dbzStatements, in the order they run: a table's n-th statement inserts
 // its pk n (snapshot), and pk n+k when run again (stream), k statements per
 // table.
-var dbzStatements = append(dbzCoreStatements, dbzExtraStatements...)
+var dbzStatements = append(append(dbzCoreStatements, dbzExtraStatements...), dbzTemporalStatements...)
 
 // dbzCoreStatements are the statements for postgres_create_tables.ddl.
 var dbzCoreStatements = []dbzStatement{
 	// :143-145
-	{"NUMERIC_TYPES", "numeric_table", "INSERT INTO numeric_table (si, i, bi, r, db, r_int, db_int, r_nan, db_nan, r_pinf, db_pinf, r_ninf, db_ninf, ss, bs, b, o) " +
+	{name: "NUMERIC_TYPES", table: "numeric_table", sql: "INSERT INTO numeric_table (si, i, bi, r, db, r_int, db_int, r_nan, db_nan, r_pinf, db_pinf, r_ninf, db_ninf, ss, bs, b, o) " +
 		"VALUES (1, 123456, 1234567890123, 3.3, 4.44, 3, 4, 'NaN', 'NaN', 'Infinity', 'Infinity', '-Infinity', '-Infinity', 1, 123, true, 4000000000)"},
 	// :156-163
-	{"NUMERIC_DECIMAL_TYPES_NO_NAN", "numeric_decimal_table", "INSERT INTO numeric_decimal_table (d, dzs, dvs, d_nn, n, nzs, nvs, " +
+	{name: "NUMERIC_DECIMAL_TYPES_NO_NAN", table: "numeric_decimal_table", sql: "INSERT INTO numeric_decimal_table (d, dzs, dvs, d_nn, n, nzs, nvs, " +
 		"d_int, dzs_int, dvs_int, n_int, nzs_int, nvs_int, d_nan, dzs_nan, dvs_nan, n_nan, nzs_nan, nvs_nan) " +
 		"VALUES (1.1, 10.11, 10.1111, 3.30, 22.22, 22.2, 22.2222, 1, 10, 10, 22, 22, 22, null, null, null, null, null, null)"},
 	// :147-154
-	{"NUMERIC_DECIMAL_TYPES", "numeric_decimal_table", "INSERT INTO numeric_decimal_table (d, dzs, dvs, d_nn, n, nzs, nvs, " +
+	{name: "NUMERIC_DECIMAL_TYPES", table: "numeric_decimal_table", sql: "INSERT INTO numeric_decimal_table (d, dzs, dvs, d_nn, n, nzs, nvs, " +
 		"d_int, dzs_int, dvs_int, n_int, nzs_int, nvs_int, d_nan, dzs_nan, dvs_nan, n_nan, nzs_nan, nvs_nan) " +
 		"VALUES (1.1, 10.11, 10.1111, 3.30, 22.22, 22.2, 22.2222, 1, 10, 10, 22, 22, 22, 'NaN', 'NaN', 'NaN', 'NaN', 'NaN', 'NaN')"},
 	// :165-172
-	{"NUMERIC_DECIMAL_TYPES_WITH_INFINITY", "numeric_decimal_table", "INSERT INTO numeric_decimal_table (d, dzs, dvs, d_nn, n, nzs, nvs, " +
+	{name: "NUMERIC_DECIMAL_TYPES_WITH_INFINITY", table: "numeric_decimal_table", sql: "INSERT INTO numeric_decimal_table (d, dzs, dvs, d_nn, n, nzs, nvs, " +
 		"d_int, dzs_int, dvs_int, n_int, nzs_int, nvs_int, d_nan, dzs_nan, dvs_nan, n_nan, nzs_nan, nvs_nan) " +
 		"VALUES (1.1, 10.11, 10.1111, 3.30, 22.22, 22.2, 22.2222, 1, 10, 10, 22, 22, 22, null, null, 'Infinity', null, null, '-Infinity')"},
 	// :133-134
-	{"STRING_TYPES", "string_table", "INSERT INTO string_table (vc, vcv, ch, c, t, b, bnn, ct) " +
+	{name: "STRING_TYPES", table: "string_table", sql: "INSERT INTO string_table (vc, vcv, ch, c, t, b, bnn, ct) " +
 		"VALUES ('\u017E\u0161', 'bb', 'cdef', 'abc', 'some text', E'\\\\000\\\\001\\\\002'::bytea, E'\\\\003\\\\004\\\\005'::bytea, 'Hello World')"},
 	// :135-136
-	{"NETWORK_ADDRESS_TYPES", "network_address_table", "INSERT INTO network_address_table (i) VALUES ('192.168.2.0/12')"},
+	{name: "NETWORK_ADDRESS_TYPES", table: "network_address_table", sql: "INSERT INTO network_address_table (i) VALUES ('192.168.2.0/12')"},
 	// :137-138
-	{"CIDR_NETWORK_ADDRESS_TYPE", "cidr_network_address_table", "INSERT INTO cidr_network_address_table (i) VALUES ('192.168.100.128/25');"},
+	{name: "CIDR_NETWORK_ADDRESS_TYPE", table: "cidr_network_address_table", sql: "INSERT INTO cidr_network_address_table (i) VALUES ('192.168.100.128/25');"},
 	// :139-140
-	{"MACADDR_TYPE", "macaddr_table", "INSERT INTO macaddr_table (m) VALUES ('08:00:2b:01:02:03');"},
+	{name: "MACADDR_TYPE", table: "macaddr_table", sql: "INSERT INTO macaddr_table (m) VALUES ('08:00:2b:01:02:03');"},
 	// :101-103
-	{"CASH_TYPES", "cash_table", "INSERT INTO cash_table (csh) VALUES ('$1234.11')"},
-	{"NEGATIVE_CASH_TYPES", "cash_table", "INSERT INTO cash_table (csh) VALUES ('($1234.11)')"},
-	{"NULL_CASH_TYPES", "cash_table", "INSERT INTO cash_table (csh) VALUES (NULL)"},
+	{name: "CASH_TYPES", table: "cash_table", sql: "INSERT INTO cash_table (csh) VALUES ('$1234.11')"},
+	{name: "NEGATIVE_CASH_TYPES", table: "cash_table", sql: "INSERT INTO cash_table (csh) VALUES ('($1234.11)')"},
+	{name: "NULL_CASH_TYPES", table: "cash_table", sql: "INSERT INTO cash_table (csh) VALUES (NULL)"},
 	// RecordsSnapshotProducerIT.java:733
-	{"LARGE_NEGATIVE_CASH", "cash_table", "INSERT INTO cash_table (csh) VALUES ('-92233720368547758.08'::money)"},
+	{name: "LARGE_NEGATIVE_CASH", table: "cash_table", sql: "INSERT INTO cash_table (csh) VALUES ('-92233720368547758.08'::money)"},
 	// :123-126
-	{"BIN_TYPES", "bitbin_table", "INSERT INTO bitbin_table (ba, bol, bol2, bs, bs7, bv1, bv, bv2, bvl, bvunlimited1, bvunlimited2) " +
+	{name: "BIN_TYPES", table: "bitbin_table", sql: "INSERT INTO bitbin_table (ba, bol, bol2, bs, bs7, bv1, bv, bv2, bvl, bvunlimited1, bvunlimited2) " +
 		"VALUES (E'\\\\001\\\\002\\\\003'::bytea, '0'::bit(1), '1'::bit(1), '11'::bit(2), '1'::bit(7), '1'::bit varying(1), '00'::bit(2), '000000110000001000000001'::bit(24)," +
 		"'1000000000000000000000000000000000000000000000000000000000000000'::bit(64), '101', '111011010001000110000001000000001')"},
 	// :127
-	{"BYTEA_BINMODE", "bytea_binmode_table", "INSERT INTO bytea_binmode_table (ba, bytea_array) VALUES (E'\\\\001\\\\002\\\\003'::bytea, array[E'\\\\000\\\\001\\\\002'::bytea, E'\\\\003\\\\004\\\\005'::bytea])"},
+	{name: "BYTEA_BINMODE", table: "bytea_binmode_table", sql: "INSERT INTO bytea_binmode_table (ba, bytea_array) VALUES (E'\\\\001\\\\002\\\\003'::bytea, array[E'\\\\000\\\\001\\\\002'::bytea, E'\\\\003\\\\004\\\\005'::bytea])"},
 	// :128
-	{"CIRCLE", "circle_table", "INSERT INTO circle_table (ccircle) VALUES ('((10, 20),10)'::circle)"},
+	{name: "CIRCLE", table: "circle_table", sql: "INSERT INTO circle_table (ccircle) VALUES ('((10, 20),10)'::circle)"},
 	// :104-122
-	{"DATE_TIME_TYPES", "time_table", "INSERT INTO time_table(ts, tsneg, ts_ms, ts_us, tz, date, date_pinf, date_ninf, ti, tip, ttf, ttz, tptz, it, ts_large, ts_large_us, ts_large_ms, tz_large, ts_max, ts_min, tz_max, tz_min, ts_pinf, ts_ninf, tz_pinf, tz_ninf, tz_zero) " +
+	{name: "DATE_TIME_TYPES", table: "time_table", sql: "INSERT INTO time_table(ts, tsneg, ts_ms, ts_us, tz, date, date_pinf, date_ninf, ti, tip, ttf, ttz, tptz, it, ts_large, ts_large_us, ts_large_ms, tz_large, ts_max, ts_min, tz_max, tz_min, ts_pinf, ts_ninf, tz_pinf, tz_ninf, tz_zero) " +
 		"VALUES ('2016-11-04T13:51:30.123456'::TIMESTAMP, '1936-10-25T22:10:12.608'::TIMESTAMP, '2016-11-04T13:51:30.123456'::TIMESTAMP, '2016-11-04T13:51:30.123456'::TIMESTAMP, '2016-11-04T13:51:30.123456+02:00'::TIMESTAMPTZ, " +
 		"'2016-11-04'::DATE, 'infinity'::DATE, '-infinity'::DATE, '13:51:30'::TIME, '13:51:30.123'::TIME, '24:00:00'::TIME, '13:51:30.123789+02:00'::TIMETZ, '13:51:30.123+02:00'::TIMETZ, " +
 		"'P1Y2M3DT4H5M6.78S'::INTERVAL," +
@@ -77,31 +80,31 @@ var dbzCoreStatements = []dbzStatement{
 		"'-infinity'::TIMESTAMPTZ," +
 		"'21016-11-04T13:51:30.000000+07:00'::TIMESTAMPTZ)"},
 	// :130-132
-	{"TEXT_TYPES", "text_table", "INSERT INTO text_table(j, jb, x, u) " +
+	{name: "TEXT_TYPES", table: "text_table", sql: "INSERT INTO text_table(j, jb, x, u) " +
 		"VALUES ('{\"bar\": \"baz\"}'::json, '{\"bar\": \"baz\"}'::jsonb, '<foo>bar</foo><foo>bar</foo>'::xml, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID)"},
 	// :129
-	{"GEOM_TYPES", "geom_table", "INSERT INTO geom_table(p) VALUES ('(1,1)'::point)"},
+	{name: "GEOM_TYPES", table: "geom_table", sql: "INSERT INTO geom_table(p) VALUES ('(1,1)'::point)"},
 	// :174-176
-	{"RANGE_TYPES", "range_table", "INSERT INTO range_table (unbounded_exclusive_tsrange, bounded_inclusive_tsrange, unbounded_exclusive_tstzrange, bounded_inclusive_tstzrange, unbounded_exclusive_daterange, bounded_exclusive_daterange, int4_number_range, numerange, int8_number_range) " +
+	{name: "RANGE_TYPES", table: "range_table", sql: "INSERT INTO range_table (unbounded_exclusive_tsrange, bounded_inclusive_tsrange, unbounded_exclusive_tstzrange, bounded_inclusive_tstzrange, unbounded_exclusive_daterange, bounded_exclusive_daterange, int4_number_range, numerange, int8_number_range) " +
 		"VALUES ('[2019-03-31 15:30:00, infinity)', '[2019-03-31 15:30:00, 2019-04-30 15:30:00]', '[2017-06-05 11:29:12.549426+00,)', '[2017-06-05 11:29:12.549426+00, 2017-06-05 12:34:56.789012+00]', '[2019-03-31, infinity)', '[2019-03-31, 2019-04-30)', '[1000,6000)', '[5.3,6.3)', '[1000000,6000000)')"},
 	// :178-184
-	{"ARRAY_TYPES", "array_table", "INSERT INTO array_table (int_array, bigint_array, text_array, char_array, varchar_array, date_array, numeric_array, varnumeric_array, citext_array, inet_array, cidr_array, macaddr_array, tsrange_array, tstzrange_array, daterange_array, int4range_array, numerange_array, int8range_array, uuid_array, json_array, jsonb_array, oid_array) " +
+	{name: "ARRAY_TYPES", table: "array_table", sql: "INSERT INTO array_table (int_array, bigint_array, text_array, char_array, varchar_array, date_array, numeric_array, varnumeric_array, citext_array, inet_array, cidr_array, macaddr_array, tsrange_array, tstzrange_array, daterange_array, int4range_array, numerange_array, int8range_array, uuid_array, json_array, jsonb_array, oid_array) " +
 		"VALUES ('{1,2,3}', '{1550166368505037572}', '{\"one\",\"two\",\"three\"}', '{\"cone\",\"ctwo\",\"cthree\"}', '{\"vcone\",\"vctwo\",\"vcthree\"}', '{2016-11-04,2016-11-05,2016-11-06}', '{1.2,3.4,5.6}', '{1.1,2.22,3.333}', '{\"four\",\"five\",\"six\"}', '{\"192.168.2.0/12\",\"192.168.1.1\",\"192.168.0.2/1\"}', '{\"192.168.100.128/25\", \"192.168.0.0/25\", \"192.168.1.0/24\"}', '{\"08:00:2b:01:02:03\", \"08-00-2b-01-02-03\", \"08002b:010203\"}'," +
 		"'{\"[2019-03-31 15:30:00, infinity)\", \"[2019-03-31 15:30:00, 2019-04-30 15:30:00]\"}', '{\"[2017-06-05 11:29:12.549426+00,)\", \"[2017-06-05 11:29:12.549426+00, 2017-06-05 12:34:56.789012+00]\"}', '{\"[2019-03-31, infinity)\", \"[2019-03-31, 2019-04-30)\"}', '{\"[1,6)\", \"[1,4)\"}', '{\"[5.3,6.3)\", \"[10.0,20.0)\"}', '{\"[1000000,6000000)\", \"[5000,9000)\"}', '{\"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11\", \"f0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11\"}'," +
 		"array['{\"bar\": \"baz\"}','{\"foo\": \"qux\"}']::json[], array['{\"bar\": \"baz\"}','{\"foo\": \"qux\"}']::jsonb[], '{3,4000000000}')"},
 	// :186-188
-	{"ARRAY_TYPES_WITH_NULL_VALUES", "array_table_with_nulls", "INSERT INTO array_table_with_nulls (int_array, bigint_array, text_array, date_array, numeric_array, varnumeric_array, citext_array, inet_array, cidr_array, macaddr_array, tsrange_array, tstzrange_array, daterange_array, int4range_array, numerange_array, int8range_array, uuid_array, json_array, jsonb_array) " +
+	{name: "ARRAY_TYPES_WITH_NULL_VALUES", table: "array_table_with_nulls", sql: "INSERT INTO array_table_with_nulls (int_array, bigint_array, text_array, date_array, numeric_array, varnumeric_array, citext_array, inet_array, cidr_array, macaddr_array, tsrange_array, tstzrange_array, daterange_array, int4range_array, numerange_array, int8range_array, uuid_array, json_array, jsonb_array) " +
 		"VALUES (null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)"},
 	// :213-214
-	{"CUSTOM_TYPES", "custom_table", "INSERT INTO custom_table (lt, i, n, lt_array) " +
+	{name: "CUSTOM_TYPES", table: "custom_table", sql: "INSERT INTO custom_table (lt, i, n, lt_array) " +
 		"VALUES ('Top.Collections.Pictures.Astronomy.Galaxies', '978-0-393-04002-9', NULL, '{\"Ship.Frigate\",\"Ship.Destroyer\"}')"},
 	// :216, :218-221, :223, :225
-	{"HSTORE_TYPE", "hstore_table", "INSERT INTO hstore_table (hs) VALUES ('\"key\" => \"val\"'::hstore)"},
-	{"HSTORE_TYPE_WITH_MULTIPLE_VALUES", "hstore_table_mul", "INSERT INTO hstore_table_mul (hs, hsarr) VALUES (" +
+	{name: "HSTORE_TYPE", table: "hstore_table", sql: "INSERT INTO hstore_table (hs) VALUES ('\"key\" => \"val\"'::hstore)"},
+	{name: "HSTORE_TYPE_WITH_MULTIPLE_VALUES", table: "hstore_table_mul", sql: "INSERT INTO hstore_table_mul (hs, hsarr) VALUES (" +
 		"'\"key1\" => \"val1\",\"key2\" => \"val2\",\"key3\" => \"val3\"', " +
 		"array['\"key4\" => \"val4\",\"key5\" => NULL'::hstore, '\"key6\" => \"val6\"'])"},
-	{"HSTORE_TYPE_WITH_NULL_VALUES", "hstore_table_with_null", "INSERT INTO hstore_table_with_null (hs) VALUES ('\"key1\" => \"val1\",\"key2\" => NULL')"},
-	{"HSTORE_TYPE_WITH_SPECIAL_CHAR", "hstore_table_with_special", "INSERT INTO hstore_table_with_special (hs) VALUES ('\"key_#1\" => \"val 1\",\"key 2\" =>\" ##123 78\"')"},
+	{name: "HSTORE_TYPE_WITH_NULL_VALUES", table: "hstore_table_with_null", sql: "INSERT INTO hstore_table_with_null (hs) VALUES ('\"key1\" => \"val1\",\"key2\" => NULL')"},
+	{name: "HSTORE_TYPE_WITH_SPECIAL_CHAR", table: "hstore_table_with_special", sql: "INSERT INTO hstore_table_with_special (hs) VALUES ('\"key_#1\" => \"val 1\",\"key 2\" =>\" ##123 78\"')"},
 }
 
 // dbzDeleteDateTime: REPLICA IDENTITY FULL (RecordsStreamProducerIT.java:231)
@@ -128,6 +131,8 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 		return dbzAlt(stmt)
 	case "dzdbl":
 		return dbzDouble(stmt)
+	case "dzmicro", "dznano":
+		return dbzTemporal(pipe == "dznano", stmt)
 	case "dzalias":
 		if stmt == "DOMAIN_ALIAS_TYPES" {
 			return dbzDomainAlias()

@@ -116,14 +116,24 @@ type dbzPipe struct {
 // dbzPipes: the default modes, and the other modes Debezium's tests set,
 // grouped so that no table sees two modes of one option.
 func dbzPipes() []dbzPipe {
-	var all []string // but the tables whose Debezium tests set decimal double
+	var all []string // but the tables whose Debezium tests set other modes
 	for _, tb := range dbzTables() {
-		if tb != "alias_table" && !strings.HasPrefix(tb, "numeric_table_with") {
+		if tb != "alias_table" && !strings.HasPrefix(tb, "numeric_table_with") && tb != dzTemporalTable {
 			all = append(all, tb)
 		}
 	}
 	binTables := []string{"bytea_binmode_table", "circle_table"}
 	return []dbzPipe{
+		// time.precision.mode microseconds and nanoseconds
+		// (PostgresTemporalPrecisionHandlingIT.java:180-186, :265-270).
+		{"dzmicro", []string{dzTemporalTable}, func(c *connector.Config) {
+			c.Format.TimePrecisionMode = "microseconds"
+			c.Format.IncludeUnknownDatatypes = true
+		}},
+		{"dznano", []string{dzTemporalTable}, func(c *connector.Config) {
+			c.Format.TimePrecisionMode = "nanoseconds"
+			c.Format.IncludeUnknownDatatypes = true
+		}},
 		// decimal.handling.mode double and include.unknown.datatypes, as
 		// Debezium's domain tests (RecordsSnapshotProducerIT.java:963-966,
 		// RecordsStreamProducerIT.java:3110-3114).
@@ -170,6 +180,14 @@ func dbzPipes() []dbzPipe {
 	}
 }
 
+// dbzQualified is a table's schema-qualified name: public unless named.
+func dbzQualified(tb string) string {
+	if strings.Contains(tb, ".") {
+		return tb
+	}
+	return "public." + tb
+}
+
 // dbzTables lists the tables of dbzStatements in first-use order.
 func dbzTables() []string {
 	var out []string
@@ -187,6 +205,7 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 	e := newEnv(t)
 	e.exec(dbzDDL)
 	e.exec(dbzExtraDDL)
+	e.exec(dbzTemporalDDL)
 	for _, s := range dbzStatements {
 		e.exec(s.sql)
 	}
@@ -195,7 +214,7 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 	for _, p := range pipes {
 		qualified := make([]string, len(p.tables))
 		for i, tb := range p.tables {
-			qualified[i] = "public." + tb
+			qualified[i] = dbzQualified(tb)
 		}
 		cfg := e.config(p.name, qualified...)
 		cfg.Snapshot.Mode = connector.SnapshotInitial
@@ -207,7 +226,11 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 		r.waitHandedOver(t)
 	}
 	for _, s := range dbzStatements {
-		e.exec(s.sql)
+		if s.again != "" {
+			e.exec(s.again)
+		} else {
+			e.exec(s.sql)
+		}
 	}
 	// The old row image of a delete, under REPLICA IDENTITY FULL
 	// (shouldReceiveDeletesWithInfinityDate, RecordsStreamProducerIT.java:
@@ -225,7 +248,7 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 			if tb == "time_table" {
 				n += 2 // the delete and its tombstone
 			}
-			read[p.name][tb] = tyReadExactly(t, e.kafka, p.name+".public."+tb, n)
+			read[p.name][tb] = tyReadExactly(t, e.kafka, p.name+"."+dbzQualified(tb), n)
 		}
 	}
 	for _, r := range runs {

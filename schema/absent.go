@@ -73,9 +73,9 @@ func (t *colType) fallbackText() []byte {
 		return textEmptyBytea
 	case convDate:
 		return textEpochDate
-	case convTimeMillis, convTimeMicros, convIntervalMicros, convIntervalString:
+	case convTimeMillis, convTimeMicros, convTimeNanos, convIntervalMicros, convIntervalString:
 		return textMidnight
-	case convTimestampMillis, convTimestampMicros:
+	case convTimestampMillis, convTimestampMicros, convTimestampNanos:
 		return textEpochTimestamp
 	case convPoint:
 		return textOrigin

@@ -139,6 +139,8 @@ const (
 	convTimeMicros                  // µs since midnight (int64)
 	convTimestampMillis             // ms since epoch
 	convTimestampMicros             // µs since epoch
+	convTimeNanos                   // ns since midnight (time.precision.mode nanoseconds)
+	convTimestampNanos              // ns since epoch (time.precision.mode nanoseconds)
 	convTimestamptz                 // ISO string in UTC
 	convTimetz                      // ISO string in UTC
 	convIntervalMicros              // MicroDuration
@@ -324,6 +326,8 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 		switch {
 		case cfg.TimePrecisionMode == "connect":
 			t.conv, t.schema = convTimeMillis, semantic(TypeInt32, "org.apache.kafka.connect.data.Time")
+		case cfg.TimePrecisionMode == "nanoseconds": // TemporalPrecisionMode.java:70
+			t.conv, t.schema = convTimeNanos, semantic(TypeInt64, "io.debezium.time.NanoTime")
 		case cfg.TimePrecisionMode == "adaptive" && t.prec <= 3:
 			t.conv, t.schema = convTimeMillis, semantic(TypeInt32, "io.debezium.time.Time")
 		default:
@@ -334,7 +338,9 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 		switch {
 		case cfg.TimePrecisionMode == "connect":
 			t.conv, t.schema = convTimestampMillis, semantic(TypeInt64, "org.apache.kafka.connect.data.Timestamp")
-		case t.prec <= 3:
+		case cfg.TimePrecisionMode == "nanoseconds": // TemporalPrecisionMode.java:70
+			t.conv, t.schema = convTimestampNanos, semantic(TypeInt64, "io.debezium.time.NanoTimestamp")
+		case t.prec <= 3 && cfg.TimePrecisionMode != "microseconds": // :64: µs whatever the precision
 			t.conv, t.schema = convTimestampMillis, semantic(TypeInt64, "io.debezium.time.Timestamp")
 		default:
 			t.conv, t.schema = convTimestampMicros, semantic(TypeInt64, "io.debezium.time.MicroTimestamp")

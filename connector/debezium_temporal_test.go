@@ -1,0 +1,119 @@
+package connector_test
+
+// Debezium's time.precision.mode microseconds and nanoseconds tests:
+// PostgresTemporalPrecisionHandlingIT.java at v3.6.1.Final (its table at
+// :58-81, its statements and expected values cited per line).
+
+import (
+	"strconv"
+	"strings"
+)
+
+const dzTemporalTable = "temporaltype.test_data_types"
+
+const dbzTemporalDDL = `
+CREATE SCHEMA IF NOT EXISTS temporaltype ;
+CREATE TABLE IF NOT EXISTS temporaltype.test_data_types
+(
+    c_id INTEGER             ,
+    c_json JSON              ,
+    c_jsonb JSONB            ,
+    c_date DATE              ,
+    c_timestamp0 TIMESTAMP(0),
+    c_timestamp1 TIMESTAMP(1),
+    c_timestamp2 TIMESTAMP(2),
+    c_timestamp3 TIMESTAMP(3),
+    c_timestamp4 TIMESTAMP(4),
+    c_timestamp5 TIMESTAMP(5),
+    c_timestamp6 TIMESTAMP(6),
+    c_timestamptz TIMESTAMPTZ,
+    c_time TIME WITH TIME ZONE,
+    c_time_whtz TIME WITHOUT TIME ZONE,
+    c_interval INTERVAL,
+    PRIMARY KEY(c_id)
+) ;
+ALTER TABLE temporaltype.test_data_types REPLICA IDENTITY FULL;
+`
+
+// dzTemporalInsert is one of Debezium's INSERTs (its c_id first), and the
+// same with c_id+100 for the streaming run.
+func dzTemporalInsert(name string, id int, rest string) dbzStatement {
+	sql := func(id int) string {
+		return "INSERT INTO temporaltype.test_data_types VALUES (" + itoa(id) + " , " + rest + " );"
+	}
+	return dbzStatement{name: name, table: dzTemporalTable, sql: sql(id), again: sql(id + 100)}
+}
+
+var dbzTemporalStatements = []dbzStatement{
+	// :191-192
+	dzTemporalInsert("TEMPORAL_NULLS", 1, "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"),
+	// :214-217
+	dzTemporalInsert("TEMPORAL_VALUES", 2, `'{"jfield": 111}'::json , '{"jfield": 211}'::jsonb , '2017-09-15'::DATE , `+
+		`'2019-07-09 02:28:57+01' , '2019-07-09 02:28:57.1+01' , '2019-07-09 02:28:57.12+01' , '2019-07-09 02:28:57.123+01' , `+
+		`'2019-07-09 02:28:57.1234+01' , '2019-07-09 02:28:57.12345+01' , '2019-07-09 02:28:57.123456+01', `+
+		`'2019-07-09 02:28:10.123456+01', '04:05:11 PST', '04:05:11.789', INTERVAL '1' YEAR`),
+	// :358-359, :376-377
+	dzTemporalInsert("TEMPORAL_PINF", 10, "NULL, NULL, NULL, 'infinity', 'infinity', 'infinity', 'infinity', 'infinity', 'infinity', 'infinity', NULL, NULL, NULL, NULL"),
+	dzTemporalInsert("TEMPORAL_NINF", 11, "NULL, NULL, NULL, '-infinity', '-infinity', '-infinity', '-infinity', '-infinity', '-infinity', '-infinity', NULL, NULL, NULL, NULL"),
+}
+
+// dbzTemporal: shouldConvertTemporalsMicroseconds (:178-260),
+// shouldConvertTemporalsNanoseconds (:263-344) and
+// shouldConvertInfinityTimestampsToLongMinMax (:347-394, nanoseconds).
+func dbzTemporal(nanos bool, stmt string) []dbzWant {
+	c := func(line string) string { return "PostgresTemporalPrecisionHandlingIT.java:" + line }
+	ts := "int64? io.debezium.time.MicroTimestamp"
+	tm := "int64? io.debezium.time.MicroTime"
+	scale := int64(1)
+	lines := map[string]string{"date": "227", "ts": "229", "tz": "239", "time": "241", "whtz": "243", "iv": "245", "nulls": "200-211"}
+	if nanos {
+		ts, tm, scale = "int64? io.debezium.time.NanoTimestamp", "int64? io.debezium.time.NanoTime", 1000
+		lines = map[string]string{"date": "311", "ts": "313", "tz": "323", "time": "325", "whtz": "327", "iv": "329", "nulls": "284-295"}
+	}
+	cols := strings.Fields("c_timestamp0 c_timestamp1 c_timestamp2 c_timestamp3 c_timestamp4 c_timestamp5 c_timestamp6")
+	switch stmt {
+	case "TEMPORAL_NULLS":
+		var w []dbzWant
+		for _, f := range append(append([]string{"c_date"}, cols...), "c_timestamptz", "c_time", "c_time_whtz", "c_interval") {
+			w = append(w, dbzWant{field: f, value: nil, cite: c(lines["nulls"])})
+		}
+		return w
+	case "TEMPORAL_VALUES":
+		w := []dbzWant{
+			{field: "c_date", schema: "int32? io.debezium.time.Date", value: dzN(17424), cite: c(lines["date"])},
+			{field: "c_timestamptz", schema: "string? io.debezium.time.ZonedTimestamp", value: "2019-07-09T01:28:10.123456Z", cite: c(lines["tz"])},
+			{field: "c_time", schema: "string? io.debezium.time.ZonedTime", value: "12:05:11Z", cite: c(lines["time"])},
+			{field: "c_time_whtz", schema: tm, value: dzN(14711789000 * scale), cite: c(lines["whtz"])},
+			{field: "c_interval", schema: "int64? io.debezium.time.MicroDuration", value: dzN(31557600000000), cite: c(lines["iv"])},
+		}
+		// '2019-07-09 02:28:57[.1…6]+01' into TIMESTAMP(0…6): the offset is
+		// dropped; µs 1562639337000000 + the fraction.
+		fractions := []int64{0, 100000, 120000, 123000, 123400, 123450, 123456}
+		first, _ := strconv.Atoi(lines["ts"])
+		for i, f := range cols {
+			line := first + i + 2 // comment lines precede c_timestamp1 and 2
+			switch i {
+			case 0:
+				line = first
+			case 1:
+				line = first + 2
+			}
+			w = append(w, dbzWant{field: f, schema: ts, value: dzN((1562639337000000 + fractions[i]) * scale), cite: c(itoa(line))})
+		}
+		return w
+	case "TEMPORAL_PINF", "TEMPORAL_NINF":
+		if !nanos {
+			return nil // Debezium's test runs these rows in nanoseconds mode only
+		}
+		v, first := dzN(9223372036854775807), 367
+		if stmt == "TEMPORAL_NINF" {
+			v, first = dzN(-9223372036854775808), 385
+		}
+		var w []dbzWant
+		for i, f := range cols {
+			w = append(w, dbzWant{field: f, schema: ts, value: v, cite: c(itoa(first + i))})
+		}
+		return w
+	}
+	return nil
+}
