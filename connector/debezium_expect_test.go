@@ -131,6 +131,8 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 		return dbzAlt(stmt)
 	case "dzdbl":
 		return dbzDouble(stmt)
+	case "dziso":
+		return dbzISO(stmt)
 	case "dzmicro", "dznano":
 		return dbzTemporal(pipe == "dznano", stmt)
 	case "dzalias":

@@ -1,10 +1,11 @@
 package connector_test
 
-// Debezium's time.precision.mode microseconds and nanoseconds tests:
+// Debezium's time.precision.mode isostring, microseconds and nanoseconds tests:
 // PostgresTemporalPrecisionHandlingIT.java at v3.6.1.Final (its table at
 // :58-81, its statements and expected values cited per line).
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -114,6 +115,57 @@ func dbzTemporal(nanos bool, stmt string) []dbzWant {
 			w = append(w, dbzWant{field: f, schema: ts, value: v, cite: c(itoa(first + i))})
 		}
 		return w
+	}
+	return nil
+}
+
+// dbzISO: time.precision.mode isostring: shouldConvertTemporalsToIsoString
+// (:93-175), and the snapshot of time_table and array_table in
+// shouldReceiveDeletesWithInfinityDate and
+// shouldReceiveChangesForInsertsWithArrayTypes (:397-445).
+func dbzISO(stmt string) []dbzWant {
+	c := func(line string) string { return "PostgresTemporalPrecisionHandlingIT.java:" + line }
+	const iso = "string? io.debezium.time.IsoTimestamp"
+	prefix := func(p string) func(any) error {
+		return func(g any) error {
+			if s, ok := g.(string); !ok || !strings.HasPrefix(s, p) {
+				return fmt.Errorf("%v, want a string starting %q", g, p)
+			}
+			return nil
+		}
+	}
+	switch stmt {
+	case "TEMPORAL_VALUES":
+		return []dbzWant{
+			{field: "c_date", schema: "string? io.debezium.time.IsoDate", value: "2017-09-15Z", cite: c("142")},
+			{field: "c_timestamp0", schema: iso, value: "2019-07-09T02:28:57Z", cite: c("144")},
+			{field: "c_timestamp1", schema: iso, value: "2019-07-09T02:28:57.1Z", cite: c("146")},
+			{field: "c_timestamp2", schema: iso, value: "2019-07-09T02:28:57.12Z", cite: c("148")},
+			{field: "c_timestamp3", schema: iso, value: "2019-07-09T02:28:57.123Z", cite: c("149")},
+			{field: "c_timestamp4", schema: iso, value: "2019-07-09T02:28:57.1234Z", cite: c("150")},
+			{field: "c_timestamp5", schema: iso, value: "2019-07-09T02:28:57.12345Z", cite: c("151")},
+			{field: "c_timestamp6", schema: iso, value: "2019-07-09T02:28:57.123456Z", cite: c("152")},
+			{field: "c_timestamptz", schema: "string? io.debezium.time.ZonedTimestamp", value: "2019-07-09T01:28:10.123456Z", cite: c("154")},
+			{field: "c_time", schema: "string? io.debezium.time.ZonedTime", value: "12:05:11Z", cite: c("156")},
+			{field: "c_time_whtz", schema: "string? io.debezium.time.IsoTime", value: "04:05:11.789Z", cite: c("158")},
+			{field: "c_interval", schema: "int64? io.debezium.time.MicroDuration", value: dzN(31557600000000), cite: c("160")},
+		}
+	case "DATE_TIME_TYPES":
+		return []dbzWant{
+			{field: "date_pinf", schema: "string? io.debezium.time.IsoDate", match: prefix("+292278994-08-"), cite: c("414")},
+			{field: "date_ninf", schema: "string? io.debezium.time.IsoDate", match: prefix("+292269055-12-"), cite: c("416")},
+			{field: "tz_max", schema: "string? io.debezium.time.ZonedTimestamp", value: "+294247-01-01T23:59:59.999999Z", cite: c("417")},
+			{field: "tz_min", schema: "string? io.debezium.time.ZonedTimestamp", value: "-4713-12-31T23:59:59.999999Z", cite: c("418")},
+			{field: "ts_pinf", schema: iso, value: "+294247-01-10T04:00:25.2Z", cite: c("419")},
+			{field: "ts_ninf", schema: iso, value: "-290308-12-21T19:59:27.6Z", cite: c("420")},
+			{field: "tz_pinf", schema: "string? io.debezium.time.ZonedTimestamp", value: "infinity", cite: c("421")},
+			{field: "tz_ninf", schema: "string? io.debezium.time.ZonedTimestamp", value: "-infinity", cite: c("422")},
+		}
+	case "ARRAY_TYPES":
+		return []dbzWant{
+			{field: "tsrange_array", schema: "array?|string?", value: dzList(`["2019-03-31 15:30:00",infinity)`, `["2019-03-31 15:30:00","2019-04-30 15:30:00"]`), cite: c("442")},
+			{field: "daterange_array", schema: "array?|string?", value: dzList("[2019-03-31,infinity)", "[2019-03-31,2019-04-30)"), cite: c("443")},
+		}
 	}
 	return nil
 }

@@ -126,6 +126,11 @@ func dbzPipes() []dbzPipe {
 	return []dbzPipe{
 		// time.precision.mode microseconds and nanoseconds
 		// (PostgresTemporalPrecisionHandlingIT.java:180-186, :265-270).
+		// time.precision.mode isostring (PostgresTemporalPrecisionHandlingIT.java:95-100, :402-405, :431-434).
+		{"dziso", []string{dzTemporalTable, "time_table", "array_table"}, func(c *connector.Config) {
+			c.Format.TimePrecisionMode = "isostring"
+			c.Format.IncludeUnknownDatatypes = true
+		}},
 		{"dzmicro", []string{dzTemporalTable}, func(c *connector.Config) {
 			c.Format.TimePrecisionMode = "microseconds"
 			c.Format.IncludeUnknownDatatypes = true

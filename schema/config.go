@@ -28,8 +28,8 @@ type Config struct {
 	// "base64-url-safe" or "hex".
 	BinaryMode string
 	// TimePrecisionMode is time.precision.mode: "adaptive" (default),
-	// "adaptive_time_microseconds", "connect", "microseconds" or
-	// "nanoseconds" (Debezium's "isostring" is not built).
+	// "adaptive_time_microseconds", "connect", "microseconds",
+	// "nanoseconds" or "isostring".
 	TimePrecisionMode string
 	// IntervalMode is interval.handling.mode: "numeric" (default) or
 	// "string".
@@ -84,7 +84,7 @@ const DefaultUnavailableValue = "__debezium_unavailable_value"
 var (
 	DecimalModes       = []string{"precise", "double", "string"}
 	BinaryModes        = []string{"bytes", "base64", "base64-url-safe", "hex"}
-	TimePrecisionModes = []string{"adaptive", "adaptive_time_microseconds", "connect", "microseconds", "nanoseconds"}
+	TimePrecisionModes = []string{"adaptive", "adaptive_time_microseconds", "connect", "microseconds", "nanoseconds", "isostring"}
 	IntervalModes      = []string{"numeric", "string"}
 	HstoreModes        = []string{"json", "map"}
 )

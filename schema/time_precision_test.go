@@ -81,3 +81,45 @@ func TestTimePrecisionMicrosecondsAndNanoseconds(t *testing.T) {
 		encodeRow(t, cfg, one, Tuple{text(s)}) // the last instants that fit
 	}
 }
+
+// TestTimePrecisionIsostring: time.precision.mode isostring writes date,
+// time and timestamp as io.debezium.time.IsoDate, IsoTime and
+// IsoTimestamp strings in UTC, the fraction cut to its digits
+// (PostgresTemporalPrecisionHandlingIT.java:93-175, :397-424 at
+// v3.6.1.Final); timestamptz and timetz keep their Zoned* forms.
+func TestTimePrecisionIsostring(t *testing.T) {
+	cfg := testJSONConfig
+	cfg.TimePrecisionMode = "isostring"
+	rel := &Relation{Schema: "public", Table: "t", Columns: []Column{
+		{Name: "d", TypeOID: oidDate, TypeMod: -1},
+		{Name: "tm", TypeOID: oidTime, TypeMod: -1},
+		{Name: "ts", TypeOID: oidTimestamp, TypeMod: 3},
+		{Name: "tstz", TypeOID: oidTimestamptz, TypeMod: -1},
+	}}
+	for _, tc := range []struct {
+		in   Tuple
+		want [4]string
+	}{
+		{Tuple{text("2017-09-15"), text("04:05:11.789"), text("2019-07-09 02:28:57.1"), text("2019-07-09 01:28:10.123456+00")},
+			[4]string{"2017-09-15Z", "04:05:11.789Z", "2019-07-09T02:28:57.1Z", "2019-07-09T01:28:10.123456Z"}},
+		{Tuple{text("4713-12-31 BC"), text("24:00:00"), text("2019-07-09 02:28:57"), text("infinity")},
+			[4]string{"-4712-12-31Z", "00:00:00Z", "2019-07-09T02:28:57Z", "infinity"}},
+		{Tuple{text("infinity"), text("00:00:00"), text("infinity"), text("-infinity")},
+			[4]string{"+292278994-08-16Z", "00:00:00Z", "+294247-01-10T04:00:25.2Z", "-infinity"}},
+		{Tuple{text("-infinity"), text("13:51:30.000001"), text("-infinity"), text("2016-11-04 13:51:30+02")},
+			[4]string{"+292269055-12-03Z", "13:51:30.000001Z", "-290308-12-21T19:59:27.6Z", "2016-11-04T11:51:30.000000Z"}},
+	} {
+		r := encodeRow(t, cfg, rel, tc.in)
+		for i, col := range []string{"d", "tm", "ts", "tstz"} {
+			if r.plain[col] != tc.want[i] || r.payload[col] != tc.want[i] {
+				t.Errorf("%s (row %v): %v / %v, want %q", col, tc.want, r.plain[col], r.payload[col], tc.want[i])
+			}
+		}
+		for col, name := range map[string]string{"d": "io.debezium.time.IsoDate", "tm": "io.debezium.time.IsoTime",
+			"ts": "io.debezium.time.IsoTimestamp", "tstz": "io.debezium.time.ZonedTimestamp"} {
+			if f := r.afterField(col); f["type"] != "string" || f["name"] != name {
+				t.Errorf("%s: schema %v, want string %s", col, f, name)
+			}
+		}
+	}
+}

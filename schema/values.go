@@ -243,6 +243,13 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 			us *= 1000
 		}
 		return datum{k: dInt, i: us}, nil
+	case convDateISO, convTimeISO, convTimestampISO:
+		b, err := appendISOTemporal(cv.txt[:0], t.conv, s)
+		if err != nil {
+			return datum{}, err
+		}
+		cv.txt = b
+		return datum{k: dString, b: b}, nil
 	case convTimestamptz:
 		us, inf, err := ParseTimestamptz(s)
 		switch {
