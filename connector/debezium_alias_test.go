@@ -8,7 +8,10 @@ package connector_test
 // RecordsStreamProducerIT.java:3739, the numeric defaults of
 // RecordsStreamProducerIT.java:1117-1122 and :1156-1161, and the enums of
 // RecordsStreamProducerIT.java:3344, :3354-3355 and :3471-3472 (all at
-// v3.6.1.Final), with the
+// v3.6.1.Final), the pre-1582 timestamps of
+// RecordsSnapshotProducerIT.java:1382-1391 and its nested domain
+// (:977-980; its alias_table here in schema nested, public already has
+// one), with the
 // expectations of AbstractRecordsProducerTest.java for them.
 
 // dbzExtraDDL: the statements of those tests, verbatim.
@@ -63,6 +66,10 @@ CREATE TYPE test_type AS ENUM ('V1','V2');
 CREATE TABLE enum_table (pk SERIAL, data varchar(25) NOT NULL, value test_type NOT NULL DEFAULT 'V1', PRIMARY KEY (pk));
 CREATE TABLE enum_array_table (pk SERIAL, PRIMARY KEY (pk));
 ALTER TABLE enum_array_table ADD COLUMN value test_type[] NOT NULL;
+CREATE TABLE pre1582_ts_table (pk SERIAL, ts TIMESTAMP NOT NULL, tstz TIMESTAMPTZ NOT NULL, PRIMARY KEY(pk));
+CREATE DOMAIN varbit2b AS varbit2;
+CREATE SCHEMA nested;
+CREATE TABLE nested.alias_table (pk SERIAL, value varbit2b NOT NULL, PRIMARY KEY (pk));
 `
 
 var dbzExtraStatements = []dbzStatement{
@@ -81,6 +88,13 @@ var dbzExtraStatements = []dbzStatement{
 	{name: "NUMERIC_DEFAULTS", table: "numeric_table_with_defaults", sql: "INSERT INTO numeric_table_with_defaults (r) VALUES (1);"},
 	// RecordsStreamProducerIT.java:3482, :3360
 	{name: "ENUM", table: "enum_table", sql: "INSERT INTO enum_table (data) VALUES ('hello');"},
+	// RecordsSnapshotProducerIT.java:1386-1391
+	{name: "PRE1582_TS_1", table: "pre1582_ts_table", sql: "INSERT INTO pre1582_ts_table (ts, tstz) VALUES (" +
+		"'0001-01-31T00:00:00'::TIMESTAMP, '0001-01-31T00:00:00+00'::TIMESTAMPTZ)"},
+	{name: "PRE1582_TS_2", table: "pre1582_ts_table", sql: "INSERT INTO pre1582_ts_table (ts, tstz) VALUES (" +
+		"'1000-06-15T12:30:45.123456'::TIMESTAMP, '1000-06-15T12:30:45.123456+00'::TIMESTAMPTZ)"},
+	// RecordsSnapshotProducerIT.java:980
+	{name: "NESTED_DOMAIN", table: "nested.alias_table", sql: "INSERT INTO nested.alias_table (value) values (B'101');"},
 	{name: "ENUM_ARRAY", table: "enum_array_table", sql: "INSERT INTO enum_array_table (value) VALUES ('{V1, V2}');"},
 }
 
@@ -184,6 +198,25 @@ func dbzEnums(stmt string) []dbzWant {
 		}
 	case "ENUM_ARRAY":
 		return []dbzWant{{field: "value", schema: "array|string io.debezium.data.Enum allowed=V1,V2", value: dzList("V1", "V2"), cite: c("3367-3373")}}
+	}
+	return nil
+}
+
+// dbzPre1582: shouldSnapshotPre1582TimestampCorrectly
+// (RecordsSnapshotProducerIT.java:1398-1421): proleptic Gregorian µs.
+func dbzPre1582(stmt string) []dbzWant {
+	c := func(line string) string { return "RecordsSnapshotProducerIT.java:" + line }
+	switch stmt {
+	case "PRE1582_TS_1":
+		return []dbzWant{
+			{field: "ts", schema: "int64 io.debezium.time.MicroTimestamp", value: dzN(dzAt(1, 1, 31, 0, 0, 0, 0).Unix() * 1_000_000), cite: c("1398-1399, :1407")},
+			{field: "tstz", schema: "string io.debezium.time.ZonedTimestamp", value: "0001-01-31T00:00:00.000000Z", cite: c("1400, :1408")},
+		}
+	case "PRE1582_TS_2":
+		return []dbzWant{
+			{field: "ts", schema: "int64 io.debezium.time.MicroTimestamp", value: dzN(dzAt(1000, 6, 15, 12, 30, 45, 0).Unix()*1_000_000 + 123456), cite: c("1402-1403, :1411")},
+			{field: "tstz", schema: "string io.debezium.time.ZonedTimestamp", value: "1000-06-15T12:30:45.123456Z", cite: c("1404, :1412")},
+		}
 	}
 	return nil
 }

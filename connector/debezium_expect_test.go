@@ -136,8 +136,18 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 	case "dzmicro", "dznano":
 		return dbzTemporal(pipe == "dznano", stmt)
 	case "dzalias":
-		if stmt == "DOMAIN_ALIAS_TYPES" {
+		switch stmt {
+		case "DOMAIN_ALIAS_TYPES":
 			return dbzDomainAlias()
+		case "NESTED_DOMAIN":
+			// shouldSnapshotNestedDomainAliasTypeModifiersNotPropagated
+			// (RecordsSnapshotProducerIT.java:990-991) expects the bytes
+			// {5, 0} from Debezium's snapshot; its streaming conversion sizes
+			// the bytes by content (PostgresValueConverter.java:877-885), {5}.
+			// mooncdc writes {5} on both paths: a documented difference.
+			return []dbzWant{{field: "value", schema: "bytes " + dzBits + " length=3", value: dzB64(5),
+				cite: "RecordsSnapshotProducerIT.java:990-991",
+				diff: "README \"Differences from Debezium 3.6.1\", row `varbit` under a domain of a domain, snapshot"}}
 		}
 	case "dzurl":
 		switch stmt {
@@ -214,6 +224,8 @@ func dbzDefault(stmt string) []dbzWant {
 		return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=2", value: dzDec(123411), cite: c("778-779")}}
 	case "NEGATIVE_CASH_TYPES":
 		return []dbzWant{{field: "csh", schema: "bytes? " + dzDecimal + " scale=2", value: dzDec(-123411), cite: c("783-784")}}
+	case "PRE1582_TS_1", "PRE1582_TS_2":
+		return dbzPre1582(stmt)
 	case "ENUM", "ENUM_ARRAY":
 		return dbzEnums(stmt)
 	case "SALARY":
