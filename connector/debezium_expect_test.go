@@ -131,6 +131,10 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 		return dbzAlt(stmt)
 	case "dzdbl":
 		return dbzDouble(stmt)
+	case "dznounk":
+		if stmt == "CUSTOM_TYPES" {
+			return dbzDefault(stmt)
+		}
 	case "dziso":
 		return dbzISO(stmt)
 	case "dzmicro", "dznano":

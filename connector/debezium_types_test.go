@@ -124,6 +124,10 @@ func dbzPipes() []dbzPipe {
 	}
 	binTables := []string{"bytea_binmode_table", "circle_table"}
 	return []dbzPipe{
+		// include.unknown.datatypes false: the isbn column is text all the
+		// same (RecordsStreamProducerIT.java:358-364,
+		// RecordsSnapshotProducerIT.java:214-226).
+		{"dznounk", []string{"custom_table"}, func(c *connector.Config) { c.Format.IncludeUnknownDatatypes = false }},
 		// time.precision.mode microseconds and nanoseconds
 		// (PostgresTemporalPrecisionHandlingIT.java:180-186, :265-270).
 		// time.precision.mode isostring (PostgresTemporalPrecisionHandlingIT.java:95-100, :402-405, :431-434).
