@@ -414,7 +414,7 @@ func dbzCheck(t *testing.T, what string, row dbzRow, w dbzWant) {
 		if w.diff != "" {
 			extra = " (mooncdc's documented behaviour: " + w.diff + ")"
 		}
-		t.Errorf("%s: got %s, want %s%s", what, gb, wb, extra)
+		t.Errorf("%s: got %.300s, want %.300s%s", what, gb, wb, extra)
 	}
 	if w.schema != "" {
 		if err := dbzSchemaIs(row.schemas[w.field], w.schema); err != nil {

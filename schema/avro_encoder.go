@@ -473,6 +473,16 @@ func (e *AvroEncoder) writeToast(t *colType) error {
 			}
 		}
 		w.WriteLong(0)
+	case toastBytesList:
+		w.WriteLong(1)
+		w.WriteLong(1) // the optional item's value branch
+		w.WriteBytes(e.phBytes)
+		w.WriteLong(0)
+	case toastUUIDList:
+		w.WriteLong(1)
+		w.WriteLong(1)
+		w.WriteString(string(placeholderUUID(nil, e.phBytes)))
+		w.WriteLong(0)
 	case toastMap:
 		w.WriteLong(1)
 		w.WriteString(e.ph)

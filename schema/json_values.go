@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"math"
 	"strconv"
@@ -198,6 +200,14 @@ func (e *JSONEncoder) appendToast(dst []byte, t *colType) ([]byte, error) {
 			dst = strconv.AppendInt(dst, int64(int8(b)), 10)
 		}
 		return append(dst, ']'), nil
+	case toastBytesList:
+		dst = append(dst, '[')
+		dst = appendBase64String(dst, e.phBytes)
+		return append(dst, ']'), nil
+	case toastUUIDList:
+		dst = append(dst, '[', '"')
+		dst = placeholderUUID(dst, e.phBytes)
+		return append(dst, '"', ']'), nil
 	case toastMap:
 		dst = append(dst, '{')
 		dst = appendJSONString(dst, e.ph)
@@ -218,7 +228,30 @@ const (
 	toastStringList
 	toastIntList
 	toastMap
+	toastBytesList
+	toastUUIDList
 )
+
+// placeholderUUID is java.util.UUID.nameUUIDFromBytes(ph): the MD5 of ph
+// with the version set to 3 and the IETF variant, as Debezium's uuid[]
+// placeholder (UnchangedToastedPlaceholder.java:41):
+// b68a35a7-17ad-35b3-af2a-ae46edb4545a for the default placeholder.
+func placeholderUUID(dst, ph []byte) []byte {
+	sum := md5.Sum(ph)
+	sum[6] = sum[6]&0x0f | 0x30
+	sum[8] = sum[8]&0x3f | 0x80
+	var hexed [32]byte
+	hex.Encode(hexed[:], sum[:])
+	dst = append(dst, hexed[0:8]...)
+	dst = append(dst, '-')
+	dst = append(dst, hexed[8:12]...)
+	dst = append(dst, '-')
+	dst = append(dst, hexed[12:16]...)
+	dst = append(dst, '-')
+	dst = append(dst, hexed[16:20]...)
+	dst = append(dst, '-')
+	return append(dst, hexed[20:32]...)
+}
 
 func toastShape(t *colType) toastKind {
 	switch t.schema.Type {
@@ -229,10 +262,22 @@ func toastShape(t *colType) toastKind {
 			return toastBytes
 		}
 	case TypeArray:
-		switch t.elem.schema.Type {
-		case TypeString:
+		// Debezium picks the placeholder by the array's type name
+		// (UnchangedToastedReplicationMessageColumn.java:70-107) and builds
+		// it in UnchangedToastedPlaceholder.java:38-55: text-like arrays a
+		// one-string list, bytea[] a one-bytes list, int4[], int8[] and
+		// date[] the placeholder's bytes as numbers, uuid[] a one-element
+		// list of the placeholder's name-based UUID.
+		switch {
+		case t.elem.conv == convDate:
+			return toastIntList
+		case t.elem.conv == convBytes:
+			return toastBytesList
+		case t.elem.schema.Type == TypeString && t.elem.schema.Name == "io.debezium.data.Uuid":
+			return toastUUIDList
+		case t.elem.schema.Type == TypeString:
 			return toastStringList
-		case TypeInt16, TypeInt32, TypeInt64:
+		case t.elem.schema.Type == TypeInt16, t.elem.schema.Type == TypeInt32, t.elem.schema.Type == TypeInt64:
 			if t.elem.schema.Name == "" {
 				return toastIntList
 			}
