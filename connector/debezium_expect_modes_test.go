@@ -5,6 +5,7 @@ package connector_test
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -97,6 +98,9 @@ func dbzAlt(stmt string) []dbzWant {
 		return dbzWant{field: field, schema: "string?", value: v, cite: c(line)}
 	}
 	hsMap := "map?"
+	if strings.HasPrefix(stmt, "MONEY_") {
+		return dbzMoney("string", stmt)
+	}
 	switch stmt {
 	case "DATE_TIME_TYPES":
 		// schemaAndValuesForDateTimeTypesAdaptiveTimeMicroseconds
@@ -169,6 +173,9 @@ func dbzDouble(stmt string) []dbzWant {
 	c := func(line string) string { return "AbstractRecordsProducerTest.java:" + line }
 	dbl := func(field string, v any, line string) dbzWant {
 		return dbzWant{field: field, schema: "double?", value: v, cite: c(line)}
+	}
+	if strings.HasPrefix(stmt, "MONEY_") {
+		return dbzMoney("double", stmt)
 	}
 	switch stmt {
 	case "NUMERIC_DECIMAL_TYPES":

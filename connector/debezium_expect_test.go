@@ -21,7 +21,7 @@ type dbzStatement struct {
 // dbzStatements, in the order they run: a table's n-th statement inserts
 // its pk n (snapshot), and pk n+k when run again (stream), k statements per
 // table.
-var dbzStatements = append(append(dbzCoreStatements, dbzExtraStatements...), dbzTemporalStatements...)
+var dbzStatements = append(append(append(dbzCoreStatements, dbzExtraStatements...), dbzTemporalStatements...), dbzMoneyStatements...)
 
 // dbzCoreStatements are the statements for postgres_create_tables.ddl.
 var dbzCoreStatements = []dbzStatement{
@@ -176,6 +176,9 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 
 func dbzDefault(stmt string) []dbzWant {
 	c := func(line string) string { return "AbstractRecordsProducerTest.java:" + line }
+	if strings.HasPrefix(stmt, "MONEY_") {
+		return dbzMoney("precise", stmt)
+	}
 	switch stmt {
 	case "NUMERIC_TYPES":
 		return []dbzWant{

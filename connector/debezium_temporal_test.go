@@ -169,3 +169,56 @@ func dbzISO(stmt string) []dbzWant {
 	}
 	return nil
 }
+
+// PostgresMoneyIT.java (v3.6.1.Final; its table at :247): money's extremes, null and zero in
+// each decimal.handling.mode. Its statements insert two rows each
+// (:258, :136); here each row is its own statement, ids +100 for the
+// streaming run.
+const dbzMoneyDDL = `
+CREATE SCHEMA post_money;
+CREATE TABLE post_money.debezium_test (id int4 NOT NULL, m money, CONSTRAINT dbz_test_pkey PRIMARY KEY (id));
+`
+
+const dzMoneyTable = "post_money.debezium_test"
+
+func dzMoneyInsert(name string, id int, m string) dbzStatement {
+	sql := func(id int) string {
+		return "insert into post_money.debezium_test(id, m) values(" + itoa(id) + ", " + m + ");"
+	}
+	return dbzStatement{name: name, table: dzMoneyTable, sql: sql(id), again: sql(id + 100)}
+}
+
+var dbzMoneyStatements = []dbzStatement{
+	dzMoneyInsert("MONEY_MIN", 8, "-92233720368547758.08"),
+	dzMoneyInsert("MONEY_MAX", 9, "92233720368547758.07"),
+	dzMoneyInsert("MONEY_NULL", 10, "null"),
+	dzMoneyInsert("MONEY_ZERO", 11, "'0.00'::money"),
+}
+
+// dbzMoney: shouldReceiveChangesForInsertsWith{Precise,String,Double}Mode
+// (:47-122) and shouldReceiveChangesForInsertNullAndZeroMoney (:124-146).
+func dbzMoney(mode, stmt string) []dbzWant {
+	c := func(line string) string { return "PostgresMoneyIT.java:" + line }
+	type exp struct {
+		v    any
+		line string
+	}
+	var table map[string]exp
+	schema := "bytes? " + dzDecimal + " scale=2"
+	switch mode {
+	case "precise":
+		table = map[string]exp{"MONEY_MIN": {dzDec(-9223372036854775808), "67"}, "MONEY_MAX": {dzDec(9223372036854775807), "69"},
+			"MONEY_NULL": {nil, "143"}, "MONEY_ZERO": {dzDec(0), "145"}}
+	case "string":
+		schema = "string?"
+		table = map[string]exp{"MONEY_MIN": {"-92233720368547758.08", "93"}, "MONEY_MAX": {"92233720368547758.07", "95"}}
+	case "double":
+		schema = "double?"
+		table = map[string]exp{"MONEY_MIN": {dzF(-92233720368547758.00), "119"}, "MONEY_MAX": {dzF(92233720368547758.00), "121"}}
+	}
+	e, ok := table[stmt]
+	if !ok {
+		return nil
+	}
+	return []dbzWant{{field: "m", schema: schema, value: e.v, cite: c(e.line)}}
+}

@@ -161,7 +161,7 @@ func dbzPipes() []dbzPipe {
 		// string (RecordsStreamProducerIT.java:1199-1216, :3764-3785), hstore.handling.mode
 		// map (RecordsStreamProducerIT.java:1220-1256), binary.handling.mode
 		// base64 (RecordsStreamProducerIT.java:1311-1317, :1351-1358).
-		{"dzalt", append([]string{"time_table", "numeric_decimal_table", "salary", "hstore_table", "hstore_table_mul",
+		{"dzalt", append([]string{"time_table", "numeric_decimal_table", "salary", dzMoneyTable, "hstore_table", "hstore_table_mul",
 			"hstore_table_with_null", "hstore_table_with_special"}, binTables...), func(c *connector.Config) {
 			c.Format.TimePrecisionMode = "adaptive_time_microseconds"
 			c.Format.IntervalHandlingMode = "string"
@@ -173,7 +173,7 @@ func dbzPipes() []dbzPipe {
 		// decimal.handling.mode double (RecordsStreamProducerIT.java:1189-1195, :3792-3813),
 		// binary.handling.mode hex (RecordsStreamProducerIT.java:1331-1337,
 		// :1373-1380).
-		{"dzdbl", append([]string{"numeric_decimal_table", "salary", "numeric_table_with_n_defaults", "numeric_table_with_defaults"}, binTables...), func(c *connector.Config) {
+		{"dzdbl", append([]string{"numeric_decimal_table", "salary", dzMoneyTable, "numeric_table_with_n_defaults", "numeric_table_with_defaults"}, binTables...), func(c *connector.Config) {
 			c.Format.DecimalHandlingMode = "double"
 			c.Format.BinaryHandlingMode = "hex"
 			c.Format.IncludeUnknownDatatypes = true
@@ -215,6 +215,7 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 	e.exec(dbzDDL)
 	e.exec(dbzExtraDDL)
 	e.exec(dbzTemporalDDL)
+	e.exec(dbzMoneyDDL)
 	for _, s := range dbzStatements {
 		e.exec(s.sql)
 	}
