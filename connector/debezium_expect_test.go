@@ -21,7 +21,8 @@ type dbzStatement struct {
 // dbzStatements, in the order they run: a table's n-th statement inserts
 // its pk n (snapshot), and pk n+k when run again (stream), k statements per
 // table.
-var dbzStatements = append(append(append(dbzCoreStatements, dbzExtraStatements...), dbzTemporalStatements...), dbzMoneyStatements...)
+var dbzStatements = append(append(append(append(dbzCoreStatements, dbzExtraStatements...), dbzTemporalStatements...),
+	dbzMoneyStatements...), dbzDomainArrayStatements...)
 
 // dbzCoreStatements are the statements for postgres_create_tables.ddl.
 var dbzCoreStatements = []dbzStatement{
@@ -132,8 +133,11 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 	case "dzdbl":
 		return dbzDouble(stmt)
 	case "dznounk":
-		if stmt == "CUSTOM_TYPES" {
+		switch stmt {
+		case "CUSTOM_TYPES":
 			return dbzDefault(stmt)
+		case "DOMAIN_ARRAY":
+			return dbzDomainArray(false)
 		}
 	case "dziso":
 		return dbzISO(stmt)
@@ -178,6 +182,9 @@ func dbzDefault(stmt string) []dbzWant {
 	c := func(line string) string { return "AbstractRecordsProducerTest.java:" + line }
 	if strings.HasPrefix(stmt, "MONEY_") {
 		return dbzMoney("precise", stmt)
+	}
+	if stmt == "DOMAIN_ARRAY" {
+		return dbzDomainArray(true)
 	}
 	switch stmt {
 	case "NUMERIC_TYPES":
