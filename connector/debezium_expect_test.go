@@ -108,9 +108,23 @@ var dbzCoreStatements = []dbzStatement{
 	{name: "HSTORE_TYPE_WITH_SPECIAL_CHAR", table: "hstore_table_with_special", sql: "INSERT INTO hstore_table_with_special (hs) VALUES ('\"key_#1\" => \"val 1\",\"key 2\" =>\" ##123 78\"')"},
 }
 
-// dbzDeleteDateTime: REPLICA IDENTITY FULL (RecordsStreamProducerIT.java:231)
-// and DELETE_DATE_TIME_TYPES_STMT (AbstractRecordsProducerTest.java:227).
-const dbzDeleteDateTime = "ALTER TABLE time_table REPLICA IDENTITY FULL; DELETE FROM time_table WHERE pk=1;"
+// dbzDeletes run after the streamed statements, under REPLICA IDENTITY
+// FULL: the before image of each goes through the old-tuple decoding path
+// and must hold what stmt's row is expected to hold. key is the deleted
+// row's pk, or for a table without a pk column the delete's position among
+// the table's records.
+var dbzDeletes = []struct {
+	table, sql, stmt string
+	key              int
+}{
+	// RecordsStreamProducerIT.java:231 and DELETE_DATE_TIME_TYPES_STMT
+	// (AbstractRecordsProducerTest.java:227).
+	{"time_table", "ALTER TABLE time_table REPLICA IDENTITY FULL; DELETE FROM time_table WHERE pk=1;", "DATE_TIME_TYPES", 1},
+	// shouldHandleDeleteOf{Row,RowWithLargeNegative}MoneyWithoutCrash
+	// (PostgresMoneyIT.java:188-240): money's minimum in the before image.
+	{dzMoneyTable, "ALTER TABLE post_money.debezium_test REPLICA IDENTITY FULL; DELETE FROM post_money.debezium_test WHERE id = 8;",
+		"MONEY_MIN", 2*len(dbzMoneyStatements) + 1},
+}
 
 const (
 	dzDecimal  = "org.apache.kafka.connect.data.Decimal"

@@ -246,7 +246,9 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 	// The old row image of a delete, under REPLICA IDENTITY FULL
 	// (shouldReceiveDeletesWithInfinityDate, RecordsStreamProducerIT.java:
 	// 228-239): a third path through the decoders.
-	e.exec(dbzDeleteDateTime)
+	for _, d := range dbzDeletes {
+		e.exec(d.sql)
+	}
 	perTable := map[string]int{}
 	for _, s := range dbzStatements {
 		perTable[s.table]++
@@ -256,8 +258,10 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 		read[p.name] = map[string][]*kgo.Record{}
 		for _, tb := range p.tables {
 			n := 2 * perTable[tb]
-			if tb == "time_table" {
-				n += 2 // the delete and its tombstone
+			for _, d := range dbzDeletes {
+				if d.table == tb {
+					n += 2 // the delete and its tombstone
+				}
 			}
 			read[p.name][tb] = tyReadExactly(t, e.kafka, p.name+"."+dbzQualified(tb), n)
 		}
@@ -272,16 +276,18 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 	for _, p := range pipes {
 		for _, tb := range p.tables {
 			rows, deleted := dbzDecode(t, p.name, tb, read[p.name][tb])
-			if tb == "time_table" {
-				before, ok := deleted[1]
-				if !ok {
-					t.Errorf("%s: no delete of time_table's pk 1", p.name)
+			for _, d := range dbzDeletes {
+				if d.table != tb {
+					continue
 				}
-				for _, w := range dbzExpected(p.name, "DATE_TIME_TYPES") {
-					if ok {
-						checked++
-						dbzCheck(t, fmt.Sprintf("%s DELETE_DATE_TIME_TYPES before (%s) %s", p.name, w.cite, w.field), before, w)
-					}
+				before, ok := deleted[d.key]
+				if !ok {
+					t.Errorf("%s: no delete of %s's row %d", p.name, tb, d.key)
+					continue
+				}
+				for _, w := range dbzExpected(p.name, d.stmt) {
+					checked++
+					dbzCheck(t, fmt.Sprintf("%s delete before of %s (%s) %s", p.name, d.stmt, w.cite, w.field), before, w)
 				}
 			}
 			nth := 0
