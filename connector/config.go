@@ -301,7 +301,8 @@ type FormatConfig struct {
 	DecimalHandlingMode string `yaml:"decimal_handling_mode"`
 	// BinaryHandlingMode: bytes, base64, base64-url-safe or hex.
 	BinaryHandlingMode string `yaml:"binary_handling_mode"`
-	// TimePrecisionMode: adaptive, adaptive_time_microseconds or connect.
+	// TimePrecisionMode: adaptive, adaptive_time_microseconds, connect,
+	// microseconds or nanoseconds.
 	TimePrecisionMode string `yaml:"time_precision_mode"`
 	// IntervalHandlingMode: numeric (MicroDuration) or string (ISO 8601).
 	IntervalHandlingMode string `yaml:"interval_handling_mode"`

@@ -268,6 +268,42 @@ log:
 	}
 }
 
+// TestMoneyFractionDigitsZeroIsASetting: format.money_fraction_digits 0
+// (whole units) is loaded and accepted, as Debezium's money.fraction.digits
+// 0 (PostgresConnectorConfig.java:1151-1158, v3.6.1.Final); it used to be
+// refused because the encoder's config read 0 as unset (issue 12).
+func TestMoneyFractionDigitsZeroIsASetting(t *testing.T) {
+	path := writeFile(t, `
+name: shop
+postgres:
+  url: postgres://file@host/db
+format:
+  money_fraction_digits: 0
+`)
+	for _, environ := range [][]string{nil, {"MOONCDC_FORMAT_MONEY_FRACTION_DIGITS=0"}} {
+		p := path
+		if environ != nil {
+			p = writeFile(t, "name: shop\npostgres:\n  url: postgres://file@host/db\n")
+		}
+		cfg, err := LoadConfig(p, environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Format.MoneyFractionDigits != 0 {
+			t.Fatalf("money_fraction_digits %d, want 0", cfg.Format.MoneyFractionDigits)
+		}
+		cfg.ApplyDefaults()
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("money_fraction_digits 0 refused: %v", err)
+		}
+	}
+	c := validConfig()
+	c.Format.MoneyFractionDigits = 21
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "money_fraction_digits") {
+		t.Errorf("money_fraction_digits 21: %v, want refused", err)
+	}
+}
+
 func TestLoadConfigWithoutFile(t *testing.T) {
 	cfg, err := LoadConfig("", nil)
 	if err != nil || !reflect.DeepEqual(cfg, DefaultConfig()) {

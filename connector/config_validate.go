@@ -225,14 +225,11 @@ func (c Config) Validate() error {
 	}
 	sc := schema.Config{UnavailableValue: fm.UnavailableValuePlaceholder, DecimalMode: fm.DecimalHandlingMode,
 		BinaryMode: fm.BinaryHandlingMode, TimePrecisionMode: fm.TimePrecisionMode, IntervalMode: fm.IntervalHandlingMode,
-		HstoreMode: fm.HstoreHandlingMode, MoneyFractionDigits: fm.MoneyFractionDigits}
+		HstoreMode: fm.HstoreHandlingMode, MoneyFractionDigits: &fm.MoneyFractionDigits}
 	if err := sc.Validate(); err != nil {
 		for _, e := range unjoin(err) {
 			bad("format.%v", e)
 		}
-	}
-	if fm.MoneyFractionDigits == 0 {
-		bad("format.money_fraction_digits: 0 is not supported; use 1 to 20 (default 2)")
 	}
 	for _, op := range fm.SkippedOperations {
 		switch {

@@ -44,13 +44,14 @@ type codec struct {
 // encoderConfig is the schema.Config of the pipeline.
 func (p *Pipeline) encoderConfig() schema.Config {
 	f := p.cfg.Format
-	flat, _ := f.flat() // refused by Validate when it fails
+	moneyDigits := f.MoneyFractionDigits // 0 is a setting: whole units
+	flat, _ := f.flat()                  // refused by Validate when it fails
 	return schema.Config{Flat: flat,
 		Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: Version,
 		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
 		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
 		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
-		MoneyFractionDigits: f.MoneyFractionDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
+		MoneyFractionDigits: &moneyDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
 		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: p.unknownType,
 		ShapeColumn: p.columns.shapeFunc(),
 		Route: func(schemaName, table string) (string, string, string) {

@@ -7,6 +7,12 @@ package connector_test
 // testdata/types (regenerate them with go test -run TestEveryType -update
 // ./connector/).
 //
+// The goldens are mooncdc's own output: they pin it against regressions
+// (and cover Avro, plain JSON and TOAST) but are not the reference for
+// what Debezium writes. That reference is TestTypesMatchDebeziumsOwnTests
+// (debezium_types_test.go): Debezium's own statements and expected values
+// from AbstractRecordsProducerTest.java, each cited (issue 12).
+//
 // The golden values were reviewed against the "Data type mappings" section
 // of Debezium's PostgreSQL connector documentation
 // (debezium/debezium documentation/modules/ROOT/pages/connectors/

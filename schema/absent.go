@@ -71,11 +71,11 @@ func (t *colType) fallbackText() []byte {
 		return textZero
 	case convBytes, convBytesBase64, convBytesBase64URL, convBytesHex:
 		return textEmptyBytea
-	case convDate:
+	case convDate, convDateISO:
 		return textEpochDate
-	case convTimeMillis, convTimeMicros, convIntervalMicros, convIntervalString:
+	case convTimeMillis, convTimeMicros, convTimeNanos, convTimeISO, convIntervalMicros, convIntervalString:
 		return textMidnight
-	case convTimestampMillis, convTimestampMicros:
+	case convTimestampMillis, convTimestampMicros, convTimestampNanos, convTimestampISO:
 		return textEpochTimestamp
 	case convPoint:
 		return textOrigin

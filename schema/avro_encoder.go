@@ -448,43 +448,6 @@ func (e *AvroEncoder) writeHstoreMap(s []byte, optional bool) error {
 	return nil
 }
 
-// writeToast writes the placeholder in the shape of the column's type (see
-// JSONEncoder.appendToast); the union index is written already.
-func (e *AvroEncoder) writeToast(t *colType) error {
-	w := e.w
-	switch toastShape(t) {
-	case toastString:
-		w.WriteString(e.ph)
-	case toastBytes:
-		w.WriteBytes(e.phBytes)
-	case toastStringList:
-		w.WriteLong(1)
-		w.WriteLong(1)
-		w.WriteString(e.ph)
-		w.WriteLong(0)
-	case toastIntList:
-		w.WriteLong(int64(len(e.phBytes)))
-		for _, b := range e.phBytes {
-			w.WriteLong(1)
-			if t.elem.schema.Type == TypeInt64 {
-				w.WriteLong(int64(int8(b)))
-			} else {
-				w.WriteInt(int32(int8(b)))
-			}
-		}
-		w.WriteLong(0)
-	case toastMap:
-		w.WriteLong(1)
-		w.WriteString(e.ph)
-		w.WriteLong(1)
-		w.WriteString(e.ph)
-		w.WriteLong(0)
-	default:
-		return ErrUnchangedToastType
-	}
-	return nil
-}
-
 // writeSource writes the Source record (sourceSchema's fields in order).
 func (e *AvroEncoder) writeSource(ch *Change, schemaName, table string, now time.Time) {
 	w := e.w

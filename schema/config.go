@@ -28,7 +28,8 @@ type Config struct {
 	// "base64-url-safe" or "hex".
 	BinaryMode string
 	// TimePrecisionMode is time.precision.mode: "adaptive" (default),
-	// "adaptive_time_microseconds" or "connect".
+	// "adaptive_time_microseconds", "connect", "microseconds",
+	// "nanoseconds" or "isostring".
 	TimePrecisionMode string
 	// IntervalMode is interval.handling.mode: "numeric" (default) or
 	// "string".
@@ -36,8 +37,9 @@ type Config struct {
 	// HstoreMode is hstore.handling.mode: "json" (default) or "map".
 	HstoreMode string
 	// MoneyFractionDigits is money.fraction.digits: the scale of money in
-	// precise mode (default 2).
-	MoneyFractionDigits int
+	// precise mode, 0 to 20; nil is Debezium's default, 2. A pointer
+	// because 0 is a setting of its own (whole units, rounded half up).
+	MoneyFractionDigits *int
 	// IncludeUnknownDatatypes is include.unknown.datatypes: the columns
 	// of types Debezium has no schema for are sent (as
 	// binary.handling.mode's schema) instead of left out. mooncdc applies
@@ -82,7 +84,7 @@ const DefaultUnavailableValue = "__debezium_unavailable_value"
 var (
 	DecimalModes       = []string{"precise", "double", "string"}
 	BinaryModes        = []string{"bytes", "base64", "base64-url-safe", "hex"}
-	TimePrecisionModes = []string{"adaptive", "adaptive_time_microseconds", "connect"}
+	TimePrecisionModes = []string{"adaptive", "adaptive_time_microseconds", "connect", "microseconds", "nanoseconds", "isostring"}
 	IntervalModes      = []string{"numeric", "string"}
 	HstoreModes        = []string{"json", "map"}
 )
@@ -107,14 +109,18 @@ func (c *Config) Validate() error {
 	check("time_precision_mode", c.TimePrecisionMode, TimePrecisionModes)
 	check("interval_handling_mode", c.IntervalMode, IntervalModes)
 	check("hstore_handling_mode", c.HstoreMode, HstoreModes)
-	if c.MoneyFractionDigits < 0 || c.MoneyFractionDigits > 20 {
-		errs = append(errs, fmt.Errorf("money_fraction_digits: %d is not within 0..20", c.MoneyFractionDigits))
+	if d := c.MoneyFractionDigits; d != nil && (*d < 0 || *d > 20) {
+		errs = append(errs, fmt.Errorf("money_fraction_digits: %d is not within 0..20", *d))
 	}
 	if _, _, err := placeholder(c.UnavailableValue); err != nil {
 		errs = append(errs, fmt.Errorf("unavailable_value_placeholder: %w", err))
 	}
 	return errors.Join(errs...)
 }
+
+// DefaultMoneyFractionDigits is Debezium's money.fraction.digits default
+// (PostgresConnectorConfig.java:1151-1158).
+const DefaultMoneyFractionDigits = 2
 
 // withDefaults fills in Debezium's defaults.
 func (c Config) withDefaults() Config {
@@ -129,8 +135,9 @@ func (c Config) withDefaults() Config {
 	def(&c.TimePrecisionMode, TimePrecisionModes[0])
 	def(&c.IntervalMode, IntervalModes[0])
 	def(&c.HstoreMode, HstoreModes[0])
-	if c.MoneyFractionDigits == 0 {
-		c.MoneyFractionDigits = 2
+	if c.MoneyFractionDigits == nil {
+		d := DefaultMoneyFractionDigits
+		c.MoneyFractionDigits = &d
 	}
 	return c
 }

@@ -139,6 +139,11 @@ const (
 	convTimeMicros                  // µs since midnight (int64)
 	convTimestampMillis             // ms since epoch
 	convTimestampMicros             // µs since epoch
+	convTimeNanos                   // ns since midnight (time.precision.mode nanoseconds)
+	convTimestampNanos              // ns since epoch (time.precision.mode nanoseconds)
+	convDateISO                     // IsoDate string (time.precision.mode isostring)
+	convTimeISO                     // IsoTime string (isostring)
+	convTimestampISO                // IsoTimestamp string (isostring)
 	convTimestamptz                 // ISO string in UTC
 	convTimetz                      // ISO string in UTC
 	convIntervalMicros              // MicroDuration
@@ -261,8 +266,8 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 			str("")
 			t.conv = convMoneyString
 		default:
-			t.conv, t.scale = convMoney, int32(cfg.MoneyFractionDigits)
-			t.schema = decimalSchema(cfg.MoneyFractionDigits, -1)
+			t.conv, t.scale = convMoney, int32(*cfg.MoneyFractionDigits)
+			t.schema = decimalSchema(*cfg.MoneyFractionDigits, -1)
 		}
 	case oidChar, oidName, oidText, oidBpchar, oidVarchar,
 		oidInet, oidCidr, oidMacaddr, oidMacaddr8,
@@ -314,7 +319,9 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 		str("io.debezium.data.Xml")
 	case oidDate:
 		t.conv = convDate
-		if cfg.TimePrecisionMode == "connect" {
+		if cfg.TimePrecisionMode == "isostring" { // TemporalPrecisionMode.java:50
+			t.conv, t.schema = convDateISO, semantic(TypeString, "io.debezium.time.IsoDate")
+		} else if cfg.TimePrecisionMode == "connect" {
 			t.schema = semantic(TypeInt32, "org.apache.kafka.connect.data.Date")
 		} else {
 			t.schema = semantic(TypeInt32, "io.debezium.time.Date")
@@ -324,6 +331,10 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 		switch {
 		case cfg.TimePrecisionMode == "connect":
 			t.conv, t.schema = convTimeMillis, semantic(TypeInt32, "org.apache.kafka.connect.data.Time")
+		case cfg.TimePrecisionMode == "nanoseconds": // TemporalPrecisionMode.java:70
+			t.conv, t.schema = convTimeNanos, semantic(TypeInt64, "io.debezium.time.NanoTime")
+		case cfg.TimePrecisionMode == "isostring": // :50
+			t.conv, t.schema = convTimeISO, semantic(TypeString, "io.debezium.time.IsoTime")
 		case cfg.TimePrecisionMode == "adaptive" && t.prec <= 3:
 			t.conv, t.schema = convTimeMillis, semantic(TypeInt32, "io.debezium.time.Time")
 		default:
@@ -334,7 +345,11 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 		switch {
 		case cfg.TimePrecisionMode == "connect":
 			t.conv, t.schema = convTimestampMillis, semantic(TypeInt64, "org.apache.kafka.connect.data.Timestamp")
-		case t.prec <= 3:
+		case cfg.TimePrecisionMode == "nanoseconds": // TemporalPrecisionMode.java:70
+			t.conv, t.schema = convTimestampNanos, semantic(TypeInt64, "io.debezium.time.NanoTimestamp")
+		case cfg.TimePrecisionMode == "isostring": // :50
+			t.conv, t.schema = convTimestampISO, semantic(TypeString, "io.debezium.time.IsoTimestamp")
+		case t.prec <= 3 && cfg.TimePrecisionMode != "microseconds": // :64: µs whatever the precision
 			t.conv, t.schema = convTimestampMillis, semantic(TypeInt64, "io.debezium.time.Timestamp")
 		default:
 			t.conv, t.schema = convTimestampMicros, semantic(TypeInt64, "io.debezium.time.MicroTimestamp")

@@ -202,29 +202,54 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 			days = dateNegInfinity
 		}
 		return datum{k: dInt, i: int64(days)}, nil
-	case convTimeMillis, convTimeMicros:
+	case convTimeMillis, convTimeMicros, convTimeNanos:
 		us, err := ParseTime(s)
 		if err != nil {
 			return datum{}, err
 		}
-		if t.conv == convTimeMillis {
+		switch t.conv {
+		case convTimeMillis:
 			us /= 1000
+		case convTimeNanos:
+			us *= 1000 // at most 24:00:00, 8.64e13 ns
 		}
 		return datum{k: dInt, i: us}, nil
-	case convTimestampMillis, convTimestampMicros:
+	case convTimestampMillis, convTimestampMicros, convTimestampNanos:
 		us, inf, err := ParseTimestamp(s)
+		nanos := t.conv == convTimestampNanos
 		switch {
 		case err != nil:
 			return datum{}, err
+		case inf == PosInfinity && nanos:
+			// PostgresValueConverter.java:1234-1256: Long.MAX_VALUE / MIN_VALUE.
+			return datum{k: dInt, i: math.MaxInt64}, nil
+		case inf == NegInfinity && nanos:
+			return datum{k: dInt, i: math.MinInt64}, nil
 		case inf == PosInfinity:
 			return datum{k: dInt, i: timestampPosInfinity}, nil
 		case inf == NegInfinity:
 			return datum{k: dInt, i: timestampNegInfinity}, nil
 		}
-		if t.conv == convTimestampMillis {
+		switch t.conv {
+		case convTimestampMillis:
 			us = floorDiv(us, 1000)
+		case convTimestampNanos:
+			// Nanoseconds since 1970 fit in an int64 from 1677 to 2262;
+			// beyond, Debezium's Math.multiplyExact throws
+			// (NanoTimestamp.java:104) and mooncdc reports a value error.
+			if us > math.MaxInt64/1000 || us < math.MinInt64/1000 {
+				return datum{}, errRange
+			}
+			us *= 1000
 		}
 		return datum{k: dInt, i: us}, nil
+	case convDateISO, convTimeISO, convTimestampISO:
+		b, err := appendISOTemporal(cv.txt[:0], t.conv, s)
+		if err != nil {
+			return datum{}, err
+		}
+		cv.txt = b
+		return datum{k: dString, b: b}, nil
 	case convTimestamptz:
 		us, inf, err := ParseTimestamptz(s)
 		switch {
