@@ -199,6 +199,12 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode connector.Delive
 		}
 	}
 	e.exec(`INSERT INTO created VALUES (3, 'streamed')`)
+	// The dropped table's phase says so at the next discovery.
+	for deadline := time.Now().Add(60 * time.Second); r.p.TablePhases()["public.drop_tab"].Phase != "dropped"; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("drop_tab is not dropped after 60s: %+v", r.p.TablePhases()["public.drop_tab"])
+		}
+	}
 	stopBusy()
 	busyRows := <-busyDone
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/offsets"
@@ -123,10 +124,10 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.names = map[string]TableName{}
 		}
 		s.names[f.name] = f.tn
-		if s.phases.get(f.name) != nil || refused[f.name] {
+		if cur := s.phases.get(f.name); cur != nil && (cur.Phase != offsets.PhaseDropped || cur.OID == f.oid) || refused[f.name] {
 			continue
 		}
-		oid := f.oid
+		oid := f.oid // a new table, or one created again under a dropped table's name
 		if old := s.phases.all().renamed(oid); old != nil && !published[old.Table.Table] {
 			if s.inheritRename(ctx, f.name, old) {
 				continue
@@ -150,6 +151,54 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		}
 		s.setPhase(ctx, f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
+	}
+	return s.markDropped(ctx, db, published)
+}
+
+// markDropped gives the phase dropped to the tables that no longer exist
+// (DROP TABLE; their oid is gone from pg_class), so that none is parked
+// or copied again, and status says so. A table only removed from the
+// publication, or renamed, still exists and keeps its phase. A copy that
+// runs is left to fail first.
+func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published map[string]bool) error {
+	var gone []*tableState
+	var oids []uint32
+	for name, ts := range s.phases.all() {
+		if !published[name] && ts.OID != 0 && ts.Phase != offsets.PhaseDropped && ts.Phase != offsets.PhaseCopying {
+			gone = append(gone, ts)
+			oids = append(oids, ts.OID)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	exists := map[uint32]bool{}
+	rows, err := db.Query(ctx, `SELECT oid FROM pg_class WHERE oid = ANY($1)`, oids)
+	if err != nil {
+		return fmt.Errorf("look for dropped tables: %w", err)
+	}
+	for rows.Next() {
+		var oid uint32
+		if err := rows.Scan(&oid); err != nil {
+			return err
+		}
+		exists[oid] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("look for dropped tables: %w", err)
+	}
+	for _, ts := range gone {
+		if exists[ts.OID] {
+			continue
+		}
+		name := ts.Table.Table
+		s.setPhase(ctx, name, func(next *tableState) {
+			if next.Phase != offsets.PhaseReady && next.Phase != offsets.PhaseCatchup {
+				next.LSN = 0 // never handed over: the main worker writes none of it
+			}
+			next.Phase, next.LastError, next.Retry, next.retryAt = offsets.PhaseDropped, "", "", 0
+		})
+		s.log.Info("table dropped: nothing more to copy or stream (its changes before the DROP are written)", zap.String("table", name))
 	}
 	return nil
 }

@@ -43,6 +43,11 @@ func (v phaseView) emits(table string, oid uint32, commit schema.LSN) bool {
 	switch ts.Phase {
 	case offsets.PhaseReady, offsets.PhaseCatchup:
 		return commit >= schema.LSN(ts.LSN)
+	case offsets.PhaseDropped:
+		// Its changes before the DROP, which a main worker behind it has
+		// yet to decide, are written as before; a table of the same name
+		// created since is another relation (and another copy).
+		return ts.LSN != 0 && ts.OID != 0 && oid == ts.OID && commit >= schema.LSN(ts.LSN)
 	default:
 		return false
 	}

@@ -39,11 +39,14 @@ func TestParkedTableEmitsOnlyBeforeItsPark(t *testing.T) {
 // TestRenamedTableFollowsItsOldNamesPhase: a relation whose name has no
 // phase follows the phase written for its oid under another name (a
 // rename before discovery lists the new name); no oid, or one no phase
-// has, emits nothing.
+// has, emits nothing. A dropped table's changes before the DROP are
+// written if it was handed over, and only for its own oid.
 func TestRenamedTableFollowsItsOldNamesPhase(t *testing.T) {
 	v := phaseView{
 		"public.old":     {Table: offsets.Table{OID: 41, Phase: offsets.PhaseReady, LSN: 100}},
 		"public.copying": {Table: offsets.Table{OID: 42, Phase: offsets.PhaseCopying}},
+		"public.gone":    {Table: offsets.Table{OID: 50, Phase: offsets.PhaseDropped, LSN: 100}},
+		"public.never":   {Table: offsets.Table{OID: 51, Phase: offsets.PhaseDropped}},
 	}
 	for _, tc := range []struct {
 		table  string
@@ -51,12 +54,15 @@ func TestRenamedTableFollowsItsOldNamesPhase(t *testing.T) {
 		commit schema.LSN
 		want   bool
 	}{
-		{"public.new", 41, 150, true},  // renamed from old, after its handover
-		{"public.new", 41, 90, false},  // before the handover: the copy wrote it
-		{"public.new", 42, 150, false}, // renamed during its copy: the copy's catch-up writes it
-		{"public.new", 0, 150, false},  // no oid
-		{"public.new", 43, 150, false}, // an oid no phase has
-		{"public.old", 99, 150, true},  // the name's own phase first
+		{"public.new", 41, 150, true},    // renamed from old, after its handover
+		{"public.new", 41, 90, false},    // before the handover: the copy wrote it
+		{"public.new", 42, 150, false},   // renamed during its copy: the copy's catch-up writes it
+		{"public.new", 0, 150, false},    // no oid
+		{"public.new", 43, 150, false},   // an oid no phase has
+		{"public.old", 99, 150, true},    // the name's own phase first
+		{"public.gone", 50, 150, true},   // dropped: its changes before the DROP
+		{"public.gone", 60, 150, false},  // a table created again under the name: its own copy first
+		{"public.never", 51, 150, false}, // dropped before its handover
 	} {
 		if got := v.emits(tc.table, tc.oid, tc.commit); got != tc.want {
 			t.Errorf("emits(%s, oid %d, commit %d) = %v, want %v", tc.table, tc.oid, tc.commit, got, tc.want)

@@ -272,7 +272,7 @@ func (s *snapshotter) finished() bool {
 	}
 	for _, ts := range s.phases.all() {
 		switch {
-		case ts.Phase == offsets.PhaseReady, ts.Phase == offsets.PhaseCatchup:
+		case ts.Phase == offsets.PhaseReady, ts.Phase == offsets.PhaseCatchup, ts.Phase == offsets.PhaseDropped:
 		case ts.Phase == offsets.PhaseErrored && ts.retryAt == 0:
 		default:
 			return false

@@ -9,11 +9,12 @@ const (
 	PhaseCatchup = "catchup" // handed over at LSN, main worker still behind it
 	PhaseReady   = "ready"   // fully handed over at LSN
 	PhaseErrored = "errored" // the copy failed; see Attempts, LastError, Retry
+	PhaseDropped = "dropped" // the table was dropped (DROP TABLE); nothing more to copy or stream
 )
 
 func validPhase(p string) bool {
 	switch p {
-	case PhaseInit, PhaseCopying, PhaseCatchup, PhaseReady, PhaseErrored:
+	case PhaseInit, PhaseCopying, PhaseCatchup, PhaseReady, PhaseErrored, PhaseDropped:
 		return true
 	}
 	return false

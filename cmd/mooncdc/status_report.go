@@ -403,6 +403,8 @@ func tableProgress(t tableReport, running string) string {
 		return "copy interrupted, starts over on the next run" + est
 	case offsets.PhaseErrored:
 		return "copy failed" + est
+	case offsets.PhaseDropped:
+		return "dropped"
 	}
 	return "-"
 }
