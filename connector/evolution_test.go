@@ -3,7 +3,6 @@ package connector_test
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -103,15 +102,6 @@ func waitPhase(t *testing.T, r *running, table string, ok func(offsets.Table) bo
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func ids(rows map[int]string) []int {
-	out := make([]int, 0, len(rows))
-	for id := range rows {
-		out = append(out, id)
-	}
-	sort.Ints(out)
-	return out
 }
 
 // TestIncompatibleDDLParksTheTableAtItsDDL: with schema_evolution park,
