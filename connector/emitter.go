@@ -39,6 +39,9 @@ type emitter struct {
 	view      phaseView
 	commit    schema.LSN
 	onPromote func([]*tableState)
+	// onShape stores a table's state whose shape fingerprint changed
+	// (main worker only), for the next run's comparison.
+	onShape func(*tableState)
 	// onTableError parks a table whose records cannot be written (main
 	// worker only; nil for a copy worker, whose copy fails instead).
 	// failed holds the tables parked during the open transaction, whose

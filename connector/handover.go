@@ -48,6 +48,9 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, a
 		}
 	}
 	next := &tableState{Table: ts.Table}
+	if cur := c.phases.view[ts.Table.Table]; cur != nil {
+		next.Shape = cur.Shape // the main worker's, written while the copy ran
+	}
 	next.Phase = offsets.PhaseCatchup
 	if pos == main {
 		next.Phase = offsets.PhaseReady

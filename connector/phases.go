@@ -102,6 +102,25 @@ type phases struct {
 	fresh map[string]bool
 }
 
+// setShape records the shape fingerprint of table (or of the table
+// renamed from it, by oid) and returns its new state to store, or nil when
+// it has no phase or already has that shape.
+func (p *phases) setShape(table string, oid uint32, fp string) *tableState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cur := p.view[table]
+	if cur == nil {
+		cur = p.view.renamed(oid)
+	}
+	if cur == nil || cur.Shape == fp {
+		return nil
+	}
+	next := *cur
+	next.Shape = fp
+	p.setLocked(&next)
+	return &next
+}
+
 // markFresh records that discovery found table after its first pass.
 func (p *phases) markFresh(table string) {
 	p.mu.Lock()

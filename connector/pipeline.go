@@ -407,6 +407,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	em.onTableError = func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) }
 	em.gate, em.hooks = ph, &p.hooks
 	em.onPromote = func(moved []*tableState) { p.savePromoted(gctx, moved) }
+	em.onShape = func(ts *tableState) { p.storeTable(gctx, ts) }
 	em.activity = &p.activity
 	if hbFormat != nil {
 		em.heartbeatTopic, em.heartbeatFmt = cfg.Heartbeat.Topic, hbFormat

@@ -121,7 +121,23 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	// first pass was created while mooncdc streamed: its first relation
 	// is its CREATE.
 	created := !known && (e.view[name] == nil && e.view.renamed(rel.OID) == nil || e.gate.isFresh(name))
-	if !created && (!known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel)) {
+	// This run's first shape of a table an earlier run saw: compared with
+	// the shape that run stored, a change made while mooncdc was stopped.
+	fp := schema.ShapeFingerprint(rel)
+	stopped := false
+	if !known && !created {
+		stored := e.view[name]
+		if stored == nil {
+			stored = e.view.renamed(rel.OID)
+		}
+		stopped = stored != nil && stored.Shape != "" && stored.Shape != fp
+	}
+	if e.onShape != nil && (!known || ch.LSN > prev.lsn) {
+		if ts := e.gate.setShape(name, rel.OID, fp); ts != nil {
+			e.onShape(ts)
+		}
+	}
+	if !created && !stopped && (!known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel)) {
 		return nil
 	}
 	if e.announced[name] {
@@ -132,7 +148,7 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 		switch {
 		case created:
 			sc.Type = schema.SchemaChangeCreate
-		case prev.rel.Schema != rel.Schema || prev.rel.Table != rel.Table:
+		case known && (prev.rel.Schema != rel.Schema || prev.rel.Table != rel.Table):
 			sc.Type, sc.PreviousSchema, sc.PreviousTable = schema.SchemaChangeRename, prev.rel.Schema, prev.rel.Table
 		}
 		if err := e.writeSchemaChange(&sc, ch.Tx.CommitLSN, int64(ch.Seq)); err != nil {
@@ -145,8 +161,9 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	}
 	// No DDL message said it (no event trigger): decide here, still
 	// before the first row of the new shape; a new table has no schema to
-	// follow yet.
-	if created {
+	// follow yet, and a change made while stopped is decided where its
+	// first record's schema is registered (evolution.go).
+	if created || stopped {
 		return nil
 	}
 	return e.evolve(name, e.enc.naming.Of(rel.Schema, rel.Table).Topic, keyed, "", ch.LSN)

@@ -184,4 +184,30 @@ func TestSchemaChangeDerivedFromRelationsWithoutTheTrigger(t *testing.T) {
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
+	// A change made while mooncdc is stopped: the next run compares the
+	// first Relation message with the shape the last run stored.
+	e.exec(`ALTER TABLE orders DROP COLUMN v`)
+	e.exec(`INSERT INTO orders VALUES (5, 2.5)`)
+	r = start(t, cfg)
+	rows = consume(t, e.kafka, 5, "rel.public.orders")
+	recs = kafkatest.ReadAll(ctx, t, e.kafka, 2, "rel.schema-changes")
+	if len(recs) != 2 {
+		t.Fatalf("%d schema-change records after a change while stopped, want 2", len(recs))
+	}
+	ev = scEvent{}
+	if err := json.Unmarshal(recs[1].Value, &ev); err != nil {
+		t.Fatal(err)
+	}
+	wantCols = []map[string]any{wantCols[0], wantCols[2]}
+	wantCols[1]["position"] = 2.0
+	if ev.DDL != "" || len(ev.TableChanges) != 1 || ev.TableChanges[0].Type != "ALTER" || ev.TableChanges[0].Table == nil ||
+		!reflect.DeepEqual(ev.TableChanges[0].Table.Columns, wantCols) {
+		t.Errorf("derived event of a change while stopped %+v\nwant columns %v", ev, wantCols)
+	}
+	if rows[4].Source.LSN < ev.Source.LSN {
+		t.Errorf("the row of the new shape (lsn %d) precedes its schema change (lsn %d)", rows[4].Source.LSN, ev.Source.LSN)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
 }

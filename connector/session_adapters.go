@@ -43,15 +43,22 @@ func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 // past L, so losing this write loses nothing.
 func (p *Pipeline) savePromoted(ctx context.Context, moved []*tableState) {
 	for _, ts := range moved {
-		t := ts.Table
-		t.UpdatedMs = time.Now().UnixMilli()
-		p.client.Produce(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t), func(_ *kgo.Record, err error) {
-			if err != nil && ctx.Err() == nil {
-				p.log.Warn("store table phase", zap.String("table", ts.Table.Table), zap.Error(err))
-			}
-		})
+		p.storeTable(ctx, ts)
 		p.log.Info("table ready: the main worker is past its handover", zap.String("table", ts.Table.Table), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 	}
+}
+
+// storeTable writes ts to the offsets topic without waiting (the main
+// worker's writes: a promotion, a shape); a failure is logged, and the
+// state is written again with the next change of the table.
+func (p *Pipeline) storeTable(ctx context.Context, ts *tableState) {
+	t := ts.Table
+	t.UpdatedMs = time.Now().UnixMilli()
+	p.client.Produce(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t), func(_ *kgo.Record, err error) {
+		if err != nil && ctx.Err() == nil {
+			p.log.Warn("store table phase", zap.String("table", t.Table), zap.Error(err))
+		}
+	})
 }
 
 // Drain flushes the producer: every record handed over is acked or failed;

@@ -84,6 +84,11 @@ type Table struct {
 	// selects (a SQL condition, an execute-snapshot signal's
 	// additional-conditions filter); "" copies the whole table.
 	ResnapshotFilter string `json:"resnapshot_filter,omitempty"`
+	// Shape is the fingerprint of the table's last Relation message the
+	// main worker saw (schema.ShapeFingerprint), so that a change made
+	// while mooncdc was stopped still gives a derived schema change at the
+	// next run; "" before the first.
+	Shape string `json:"shape,omitempty"`
 	// ParkedLSN is, for a table the main worker parked (PhaseErrored: its
 	// records could not be written), the LSN of the change it stopped at:
 	// a replay from an older durable LSN still writes the table's changes

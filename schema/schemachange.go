@@ -1,9 +1,11 @@
 package schema
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"time"
 )
@@ -484,6 +486,32 @@ func typmodLengthScale(typ string, mod int32) (length, scale *int32) {
 // the catalog at different times and compared by no one: a Relation that
 // differs in what it says announces a schema change.
 func SameShape(a, b *Relation) bool {
+	return sameShape(a, b)
+}
+
+// ShapeFingerprint is a short digest of what SameShape compares, stored
+// to compare a shape with one seen by an earlier run.
+func ShapeFingerprint(r *Relation) string {
+	h := fnv.New64a()
+	put := func(s string) { h.Write([]byte(s)); h.Write([]byte{0}) }
+	put(r.Schema)
+	put(r.Table)
+	h.Write([]byte{r.ReplicaIdentity})
+	var b [9]byte
+	for _, c := range r.Columns {
+		put(c.Name)
+		binary.BigEndian.PutUint32(b[:4], c.TypeOID)
+		binary.BigEndian.PutUint32(b[4:8], uint32(c.TypeMod))
+		b[8] = 0
+		if c.Key {
+			b[8] = 1
+		}
+		h.Write(b[:])
+	}
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+func sameShape(a, b *Relation) bool {
 	if a.Schema != b.Schema || a.Table != b.Table || a.ReplicaIdentity != b.ReplicaIdentity || len(a.Columns) != len(b.Columns) {
 		return false
 	}
