@@ -282,6 +282,25 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode connector.Delive
 		for i, ev := range got {
 			types[i] = ev.TableChanges[0].Type
 		}
+		// Every event's columns are the table's after its DDL (each table
+		// has one), names and types in order, as the catalog has them.
+		if !k.gone {
+			want := e.columnsOf(strings.Trim(id[len(`"public".`):], `"`))
+			for _, ev := range got {
+				tab := ev.TableChanges[0].Table
+				if tab == nil {
+					t.Errorf("%s: %s event without the table", k.table, ev.TableChanges[0].Type)
+					continue
+				}
+				var cols []string
+				for _, c := range tab.Columns {
+					cols = append(cols, fmt.Sprint(c["name"], " ", c["typeName"]))
+				}
+				if !reflect.DeepEqual(cols, want) {
+					t.Errorf("%s: %s event columns %v, want %v", k.table, ev.TableChanges[0].Type, cols, want)
+				}
+			}
+		}
 		switch {
 		case k.table == "trunc":
 			// No event trigger fires for TRUNCATE: the truncate message
@@ -353,6 +372,33 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// columnsOf is table's columns in order, "name typname" each.
+func (e *env) columnsOf(table string) []string {
+	e.t.Helper()
+	conn, err := e.pg.Connect(context.Background(), "postgres")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), `SELECT a.attname || ' ' || t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+		WHERE a.attrelid = ('public.' || $1)::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, table)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		e.t.Fatal(err)
+	}
 	return out
 }
 
