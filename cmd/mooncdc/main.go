@@ -98,15 +98,10 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 			err = &connector.ConfigError{Err: errors.New("mooncdc run: --group and --worker-id are for a worker group: --config DIR")}
 		}
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, runUsage())
-		return connector.ExitOK
+	var cfg connector.Config
+	if err == nil {
+		cfg, err = loadRunConfig(args, environ)
 	}
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
-	}
-	cfg, err := loadRunConfig(args, environ)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, runUsage())
 		return connector.ExitOK
