@@ -200,9 +200,17 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode connector.Delive
 	}
 	e.exec(`INSERT INTO created VALUES (3, 'streamed')`)
 	// The dropped table's phase says so at the next discovery.
-	for deadline := time.Now().Add(60 * time.Second); r.p.TablePhases()["public.drop_tab"].Phase != "dropped"; time.Sleep(100 * time.Millisecond) {
+	// The dropped table's phase says so at the next discovery, and the
+	// renamed table's new name takes its old name's phase (the old name is
+	// dropped), with no new copy.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		ph := r.p.TablePhases()
+		if ph["public.drop_tab"].Phase == "dropped" && ph["public.ren_tab"].Phase == "dropped" && ph["public.ren_tab2"].Phase == "ready" {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("drop_tab is not dropped after 60s: %+v", r.p.TablePhases()["public.drop_tab"])
+			t.Fatalf("after 60s: drop_tab %+v, ren_tab %+v, ren_tab2 %+v; want dropped, dropped, ready",
+				ph["public.drop_tab"], ph["public.ren_tab"], ph["public.ren_tab2"])
 		}
 	}
 	stopBusy()
@@ -248,6 +256,14 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode connector.Delive
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+	readCtx, cancelRead := context.WithTimeout(context.Background(), 20*time.Second)
+	for _, ev := range decode(t, kafkatest.ReadAll(readCtx, t, e.kafka, -1, topic("ren_tab2"))) {
+		if ev.Op == "r" {
+			t.Errorf("ren_tab2: a snapshot row %v: the renamed table was copied again", ev.After)
+			break
+		}
+	}
+	cancelRead()
 	for tab, ph := range r.p.TablePhases() {
 		if ph.Phase == "errored" {
 			t.Errorf("table %s is parked: %s", tab, ph.LastError)

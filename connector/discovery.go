@@ -216,8 +216,12 @@ func (s *snapshotter) inheritRename(ctx context.Context, name string, old *table
 			if cur := s.phases.view[old.Table.Table]; cur != nil {
 				old = cur // under the mutex: a catchup may have become ready
 			}
-			ts.OID, ts.Phase, ts.LSN = old.OID, old.Phase, old.LSN
+			ts.OID, ts.Phase, ts.LSN, ts.Shape = old.OID, old.Phase, old.LSN, old.Shape
 		})
+		// The old name no longer exists: dropped, as status shows it. Its
+		// changes before the rename, which a main worker behind it has yet
+		// to decide, are still written (phases.go).
+		s.setPhase(ctx, old.Table.Table, func(ts *tableState) { ts.Phase = offsets.PhaseDropped })
 		s.log.Info("table renamed: captured under its new name without a new copy",
 			zap.String("from", old.Table.Table), zap.String("table", name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 		return true

@@ -54,13 +54,15 @@ func (v phaseView) emits(table string, oid uint32, commit schema.LSN) bool {
 }
 
 // renamed returns the phase written for the relation oid under another
-// name, or nil.
+// name, or nil. A dropped table's phase is not one: its oid may be a new
+// table's since, and a renamed table's old name is dropped once the new
+// name has the phase.
 func (v phaseView) renamed(oid uint32) *tableState {
 	if oid == 0 {
 		return nil
 	}
 	for _, ts := range v {
-		if ts.OID == oid {
+		if ts.OID == oid && ts.Phase != offsets.PhaseDropped {
 			return ts
 		}
 	}

@@ -63,6 +63,7 @@ func TestRenamedTableFollowsItsOldNamesPhase(t *testing.T) {
 		{"public.gone", 50, 150, true},   // dropped: its changes before the DROP
 		{"public.gone", 60, 150, false},  // a table created again under the name: its own copy first
 		{"public.never", 51, 150, false}, // dropped before its handover
+		{"public.other", 50, 150, false}, // a dropped table's oid under another name: not a rename
 	} {
 		if got := v.emits(tc.table, tc.oid, tc.commit); got != tc.want {
 			t.Errorf("emits(%s, oid %d, commit %d) = %v, want %v", tc.table, tc.oid, tc.commit, got, tc.want)
