@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,6 +158,9 @@ func TestSchemaChangeDerivedFromRelationsWithoutTheTrigger(t *testing.T) {
 	var ev scEvent
 	if err := json.Unmarshal(recs[0].Value, &ev); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(recs[0].Value), `"ddl":null`) {
+		t.Errorf("derived event without ddl null: %s", recs[0].Value)
 	}
 	wantCols := []map[string]any{
 		{"name": "id", "typeName": "int4", "length": nil, "scale": nil, "position": 1.0, "optional": false, "defaultValueExpression": nil},

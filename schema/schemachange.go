@@ -90,7 +90,7 @@ func ParseDDLMessage(content []byte) (DDLMessage, error) {
 // DDL command.
 type SchemaChange struct {
 	Type  string // one of the SchemaChange* types
-	DDL   string // "" when derived without the event trigger (and for a truncate)
+	DDL   string // "" (written null) when derived without the event trigger, and for a truncate
 	Table DDLTable
 	// PreviousSchema and PreviousTable are a renamed table's name before
 	// the rename (tableChanges' previousId); "" otherwise.
@@ -234,7 +234,11 @@ func (e *JSONEncoder) AppendSchemaChangeValue(dst []byte, sc *SchemaChange) ([]b
 	dst = append(dst, `,"schemaName":`...)
 	dst = appendJSONString(dst, t.Schema)
 	dst = append(dst, `,"ddl":`...)
-	dst = appendJSONString(dst, sc.DDL)
+	if sc.DDL == "" {
+		dst = append(dst, "null"...) // derived: no statement is known
+	} else {
+		dst = appendJSONString(dst, sc.DDL)
+	}
 	dst = append(dst, `,"tableChanges":[{"type":`...)
 	dst = appendJSONString(dst, sc.Type)
 	dst = append(dst, `,"id":`...)
@@ -364,7 +368,11 @@ func (e *AvroEncoder) AppendSchemaChangeValue(dst []byte, sc *SchemaChange) ([]b
 	w.WriteLong(sc.Now.UnixMilli())
 	optString(e.cfg.Database)
 	optString(t.Schema)
-	optString(sc.DDL)
+	if sc.DDL == "" {
+		w.WriteLong(0)
+	} else {
+		optString(sc.DDL)
+	}
 	w.WriteLong(1) // one table change
 	w.WriteString(sc.Type)
 	w.WriteBytes(tableID(e.seq[:0], t.Schema, t.Table))

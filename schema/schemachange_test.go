@@ -24,7 +24,8 @@ var testSchemaChange = &SchemaChange{
 	Xid: 771, LSN: 24023200, CommitTime: time.UnixMilli(1704164645678), Now: time.UnixMilli(1704164645700),
 }
 
-// TestSchemaChangeRecords: the plain JSON of an ALTER and of a DROP, in
+// TestSchemaChangeRecords: the plain JSON of an ALTER, a DROP, a RENAME
+// and a derived TRUNCATE (ddl null: no statement is known), in
 // the field order of Debezium's schema change value and its Table and
 // Column (SchemaFactory.java:221-285 at v3.6.1.Final; the subset of
 // fields the catalog gives), keyed by the table; with schemas,
@@ -44,11 +45,19 @@ func TestSchemaChangeRecords(t *testing.T) {
 		SchemaChangeDrop: `{"source":{"version":"` + cfg.Version + `","connector":"postgresql","name":"` + cfg.Name + `","ts_ms":1704164645678,"db":"appdb","schema":"public","table":"orders","txId":771,"lsn":24023200},` +
 			`"ts_ms":1704164645700,"databaseName":"appdb","schemaName":"public","ddl":"DROP TABLE orders",` +
 			`"tableChanges":[{"type":"DROP","id":"\"public\".\"orders\"","previousId":null,"table":null}]}`,
+		SchemaChangeTruncate: `{"source":{"version":"` + cfg.Version + `","connector":"postgresql","name":"` + cfg.Name + `","ts_ms":1704164645678,"db":"appdb","schema":"public","table":"orders","txId":771,"lsn":24023200},` +
+			`"ts_ms":1704164645700,"databaseName":"appdb","schemaName":"public","ddl":null,` +
+			`"tableChanges":[{"type":"TRUNCATE","id":"\"public\".\"orders\"","previousId":null,"table":{"primaryKeyColumnNames":["id"],"columns":[` +
+			`{"name":"id","typeName":"int4","length":null,"scale":null,"position":1,"optional":false,"defaultValueExpression":null},` +
+			`{"name":"amount","typeName":"numeric","length":10,"scale":2,"position":2,"optional":true,"defaultValueExpression":null},` +
+			`{"name":"note","typeName":"varchar","length":40,"scale":null,"position":3,"optional":true,"defaultValueExpression":"'x'::character varying"}]}}]}`,
 		SchemaChangeRename: `{"source":{"version":"` + cfg.Version + `","connector":"postgresql","name":"` + cfg.Name + `","ts_ms":1704164645678,"db":"appdb","schema":"public","table":"orders2","txId":771,"lsn":24023200},` +
 			`"ts_ms":1704164645700,"databaseName":"appdb","schemaName":"public","ddl":"ALTER TABLE orders RENAME TO orders2",` +
 			`"tableChanges":[{"type":"RENAME","id":"\"public\".\"orders2\"","previousId":"\"public\".\"orders\"","table":{"primaryKeyColumnNames":[],"columns":[` +
 			`{"name":"id","typeName":"int4","length":null,"scale":null,"position":1,"optional":false,"defaultValueExpression":null}]}}]}`,
 	}
+	truncate := *testSchemaChange
+	truncate.Type, truncate.DDL = SchemaChangeTruncate, "" // derived: ddl null
 	rename := *testSchemaChange
 	rename.Type, rename.DDL, rename.PreviousSchema, rename.PreviousTable = SchemaChangeRename, "ALTER TABLE orders RENAME TO orders2", "public", "orders"
 	rename.Table = DDLTable{Schema: "public", Table: "orders2", PrimaryKey: []string{}, Columns: testSchemaChange.Table.Columns[:1]}
@@ -57,7 +66,7 @@ func TestSchemaChangeRecords(t *testing.T) {
 	if err := av.RegisterSchemaChange(true, true, func(isKey bool, _ string) (int, error) { return 7, nil }); err != nil {
 		t.Fatal(err)
 	}
-	for _, sc := range []*SchemaChange{testSchemaChange, &drop, &rename} {
+	for _, sc := range []*SchemaChange{testSchemaChange, &drop, &rename, &truncate} {
 		k, _ := plain.AppendSchemaChangeKey(nil, sc)
 		v, _ := plain.AppendSchemaChangeValue(nil, sc)
 		if string(k) != `{"databaseName":"appdb","schemaName":"public","tableName":"`+sc.Table.Table+`"}` || string(v) != want[sc.Type] {
