@@ -104,7 +104,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err := c.settle(ctx, ts); err != nil {
 		return 0, nil, err
 	}
-	stale, err := &keySet{keys: map[string]struct{}{}}, error(nil)
+	stale, err := &keySet{}, error(nil) // the outbox table's topic has no records to tombstone
 	if !outbox {
 		stale, err = liveKeys(ctx, c.p.kafka, topic)
 	}
