@@ -52,6 +52,13 @@ type Config struct {
 	// offsets topic's one partition is active, the others wait as
 	// standbys (standby.go). Ignored with the embedded Kafka.
 	HA HAConfig `yaml:"ha"`
+	// WorkerGroup names the worker group of "mooncdc run --config DIR"
+	// (the Kafka consumer group mooncdc-workers-<worker_group>); empty
+	// means DefaultWorkerGroup, --group overrides it, and every file of
+	// the directory must give the same. A run of one file ignores it, so
+	// that a file of the directory still works alone (status, check,
+	// resnapshot, reset --config DIR/FILE).
+	WorkerGroup string `yaml:"worker_group"`
 }
 
 // DDLConfig says whether run installs the DDL event trigger.

@@ -466,7 +466,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic", "signals.kafka_topic", "signals.table",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout", "on_slot_loss",
 		"migrate_from.debezium.offsets_topic", "migrate_from.debezium.connector_name", "ddl.capture",
-		"ha.enabled", "ha.session_timeout",
+		"ha.enabled", "ha.session_timeout", "worker_group",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ConfigKeys() = %q\nwant %q (keys are a public contract: extend, never rename)", got, want)

@@ -289,6 +289,9 @@ func (c Config) Validate() error {
 	if st := c.HA.SessionTimeout; st < time.Second || st > 30*time.Minute {
 		bad("ha.session_timeout: %s; use 1s to 30m, within the brokers' group.min.session.timeout.ms and group.max.session.timeout.ms (default %s): how long a dead active instance keeps its standbys waiting", st, fmtDuration(DefaultHASessionTimeout))
 	}
+	if g := c.WorkerGroup; g != "" && !nameRE.MatchString(g) {
+		bad("worker_group: %q may contain only letters, digits, '_', '.' and '-' (it names the Kafka consumer group mooncdc-workers-<worker_group>)", g)
+	}
 
 	// heartbeat
 	if hb := c.Heartbeat; hb.Interval < 0 || (hb.Interval > 0 && hb.Interval < 100*time.Millisecond) || hb.Interval > time.Hour {

@@ -37,8 +37,19 @@ import (
 // directory can never make two workers read one partition as different
 // pipelines.
 
-// DefaultWorkerGroup is the worker group's name when --group is not given.
+// DefaultWorkerGroup is the worker group's name when neither --group nor
+// worker_group gives one.
 const DefaultWorkerGroup = "default"
+
+// WorkerGroupOf is the worker group of a directory's pipelines: their
+// worker_group (CheckWorkerConfigs has made sure they agree; --group and
+// MOONCDC_WORKER_GROUP set it in every one), else DefaultWorkerGroup.
+func WorkerGroupOf(cfgs []Config) string {
+	if len(cfgs) > 0 && cfgs[0].WorkerGroup != "" {
+		return cfgs[0].WorkerGroup
+	}
+	return DefaultWorkerGroup
+}
 
 // WorkerGroup is the consumer group of the workers of group.
 func WorkerGroup(group string) string { return "mooncdc-workers-" + group }
@@ -48,7 +59,7 @@ func PipelineTopic(name string) string { return "mooncdc-pipeline-" + name }
 
 // WorkerOptions are a worker's own settings, shared by its pipelines.
 type WorkerOptions struct {
-	Group          string        // the worker group (DefaultWorkerGroup if empty)
+	Group          string        // the worker group; if empty, WorkerGroupOf the pipelines
 	ID             string        // this worker's name in the group (client id): default host-pid
 	Listen         string        // host:port of /metrics, /healthz, /readyz, /status; empty disables
 	SessionTimeout time.Duration // the group session; 0: the longest ha.session_timeout of the pipelines
@@ -89,7 +100,9 @@ func ConfigDirFiles(dir string) ([]string, error) {
 // worker group (each cfg validated on its own already; files[i] names
 // cfgs[i] in the messages): names unique, a slot used by one pipeline per
 // database, all on the same Kafka brokers (the group's), none on the
-// embedded Kafka. Errors are *ConfigError.
+// embedded Kafka, one metrics.listen (a worker serves one endpoint) and
+// one worker_group. "mooncdc run", "check" and "status" with --config
+// DIR all apply it. Errors are *ConfigError.
 func CheckWorkerConfigs(files []string, cfgs []Config) error {
 	var errs []error
 	names := map[string]string{}
@@ -116,11 +129,28 @@ func CheckWorkerConfigs(files []string, cfgs []Config) error {
 		case i > 0 && !slices.Equal(c.Kafka.Brokers, cfgs[0].Kafka.Brokers):
 			errs = append(errs, fmt.Errorf("%s: kafka.brokers %v differ from %s's %v (the pipelines of a worker group share its Kafka cluster)", f, c.Kafka.Brokers, files[0], cfgs[0].Kafka.Brokers))
 		}
+		if i > 0 && c.Metrics.Listen != cfgs[0].Metrics.Listen {
+			errs = append(errs, fmt.Errorf("%s: metrics.listen %q differs from %s's %q (a worker serves one endpoint for all its pipelines; set it the same, or with --metrics-listen)",
+				f, c.Metrics.Listen, files[0], cfgs[0].Metrics.Listen))
+		}
+		if i > 0 && c.WorkerGroup != cfgs[0].WorkerGroup {
+			errs = append(errs, fmt.Errorf("%s: worker_group %s differs from %s's %s (the pipelines of a directory form one worker group; set it the same in every file, or with --group)",
+				f, groupOrDefault(c.WorkerGroup), files[0], groupOrDefault(cfgs[0].WorkerGroup)))
+		}
 	}
 	if len(errs) > 0 {
 		return &ConfigError{Err: errors.Join(errs...)}
 	}
 	return nil
+}
+
+// groupOrDefault quotes a worker_group for a message, saying what empty
+// means.
+func groupOrDefault(g string) string {
+	if g == "" {
+		return fmt.Sprintf("unset (%q)", DefaultWorkerGroup)
+	}
+	return fmt.Sprintf("%q", g)
 }
 
 // NewWorkers validates the pipelines (each, and across them with
@@ -154,7 +184,7 @@ func NewWorkers(cfgs []Config, files []string, opt WorkerOptions, log *zap.Logge
 		return nil, err
 	}
 	if opt.Group == "" {
-		opt.Group = DefaultWorkerGroup
+		opt.Group = WorkerGroupOf(cfgs)
 	}
 	if opt.ID == "" {
 		host, _ := os.Hostname()

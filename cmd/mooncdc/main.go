@@ -123,6 +123,9 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 	for _, w := range cfg.SecurityWarnings() {
 		log.Warn(w)
 	}
+	if cfg.WorkerGroup != "" {
+		log.Warn("worker_group is ignored: it names the worker group of mooncdc run --config DIR, and this run has one pipeline file", zap.String("worker_group", cfg.WorkerGroup))
+	}
 
 	ctx, stop := notifyShutdown(ctx, log, exit)
 	defer stop()

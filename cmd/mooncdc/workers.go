@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -22,8 +23,9 @@ import (
 // which.
 
 // workerFlags are the flags only a worker group has: --group (the group's
-// name; default connector.DefaultWorkerGroup) and --worker-id (this
-// worker's name in it; default host-pid).
+// name: it sets worker_group in every file, whose default is
+// connector.DefaultWorkerGroup) and --worker-id (this worker's name in it;
+// default host-pid).
 type workerFlags struct{ group, id string }
 
 // cutWorkerFlags removes --group and --worker-id (also -name, --name=V,
@@ -60,6 +62,15 @@ func cutWorkerFlags(cmd string, args []string) (workerFlags, []string, error) {
 		*dst = value
 	}
 	return wf, rest, nil
+}
+
+// apply makes --group set worker_group in every file of the directory,
+// as any flag sets its key: after the file and MOONCDC_WORKER_GROUP.
+func (wf workerFlags) apply(cf configFlags) configFlags {
+	if wf.group != "" {
+		cf.set = append(slices.Clone(cf.set), flagValue{flag: "group", key: "worker_group", value: wf.group})
+	}
+	return cf
 }
 
 // isConfigDir reports whether --config names a directory.
@@ -111,16 +122,7 @@ func loadConfigDir(cf configFlags, environ []string, validate func(connector.Con
 // Logging follows the first file's log section; the worker serves one
 // endpoint, on the metrics.listen every file shares.
 func runWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, environ []string, stderr io.Writer) int {
-	files, cfgs, err := loadConfigDir(cf, environ, connector.Config.Validate)
-	if err == nil {
-		for i, c := range cfgs {
-			if c.Metrics.Listen != cfgs[0].Metrics.Listen {
-				err = &connector.ConfigError{Err: fmt.Errorf("%s: metrics.listen %q differs from %s's %q (a worker serves one endpoint for all its pipelines; set it the same, or with --metrics-listen)",
-					files[i], c.Metrics.Listen, files[0], cfgs[0].Metrics.Listen)}
-				break
-			}
-		}
-	}
+	files, cfgs, err := loadConfigDir(wf.apply(cf), environ, connector.Config.Validate)
 	if err != nil {
 		fmt.Fprint(stderr, formatConfigError(err))
 		return connector.ExitCode(err)
@@ -132,7 +134,9 @@ func runWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, envi
 		return connector.ExitRuntime
 	}
 	defer func() { _ = log.Sync() }()
-	log.Info("starting mooncdc as a worker", zap.String("version", versionString()), zap.String("config_dir", cf.configPath), zap.Strings("files", files))
+	group := connector.WorkerGroupOf(cfgs)
+	log.Info("starting mooncdc as a worker", zap.String("version", versionString()), zap.String("config_dir", cf.configPath), zap.Strings("files", files),
+		zap.String("group", connector.WorkerGroup(group)))
 	for i, c := range cfgs {
 		for _, w := range c.SecurityWarnings() {
 			log.Warn(w, zap.String("file", files[i]))
@@ -142,7 +146,7 @@ func runWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, envi
 	defer stop()
 	defer setMemoryLimit(cfgs[0], environ)()
 
-	w, err := connector.NewWorkers(cfgs, files, connector.WorkerOptions{Group: wf.group, ID: wf.id, Listen: cfgs[0].Metrics.Listen}, log)
+	w, err := connector.NewWorkers(cfgs, files, connector.WorkerOptions{Group: group, ID: wf.id, Listen: cfgs[0].Metrics.Listen}, log)
 	if err == nil {
 		stopProgress := startProgress(ctx, prog, w.Copies, log.Named("progress"))
 		err = w.Run(ctx)
@@ -161,15 +165,12 @@ func runWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, envi
 // the group runs each pipeline, as the group coordinator says. It only
 // reads; "mooncdc status --config DIR/FILE" shows one pipeline's tables.
 func statusWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, asJSON bool, environ []string, stdout, stderr io.Writer) int {
-	_, cfgs, err := loadConfigDir(cf, environ, validateForResnapshot)
+	_, cfgs, err := loadConfigDir(wf.apply(cf), environ, validateForResnapshot)
 	if err != nil {
 		fmt.Fprint(stderr, formatConfigError(err))
 		return connector.ExitCode(err)
 	}
-	group := wf.group
-	if group == "" {
-		group = connector.DefaultWorkerGroup
-	}
+	group := connector.WorkerGroupOf(cfgs)
 	var names []string
 	for _, c := range cfgs {
 		names = append(names, c.Name)
