@@ -28,12 +28,27 @@ var checkEmbeddedAddr = connector.EmbeddedKafkaAddr
 // what run needs from Postgres, Kafka and the Schema Registry, without
 // changing anything, and prints one line per check and a summary. It exits
 // 0 when no check failed (warnings allowed), 1 when one did, 2 for a bad
-// config. It blocks for at most a few checkTimeouts.
+// config. With --config DIR it checks every pipeline of a worker group
+// (checkWorkersCommand). It blocks for at most a few checkTimeouts per
+// pipeline.
 func checkCommand(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
-	cf, err := parseConfigFlags("check", args, false)
+	wf, args, err := cutWorkerFlags("check", args)
+	var cf configFlags
+	if err == nil {
+		cf, err = parseConfigFlags("check", args, false)
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, checkUsage())
 		return connector.ExitOK
+	}
+	if err == nil && wf.id != "" {
+		err = &connector.ConfigError{Err: errors.New("mooncdc check: --worker-id is for mooncdc run --config DIR")}
+	}
+	if err == nil && isConfigDir(cf.configPath) {
+		return checkWorkersCommand(ctx, cf, wf, environ, stdout, stderr)
+	}
+	if err == nil && wf.group != "" {
+		err = &connector.ConfigError{Err: errors.New("mooncdc check: --group is for a worker group: --config DIR")}
 	}
 	var cfg connector.Config
 	if err == nil {
@@ -43,7 +58,18 @@ func checkCommand(ctx context.Context, args []string, environ []string, stdout, 
 		fmt.Fprint(stderr, formatConfigError(err))
 		return connector.ExitCode(err)
 	}
+	all := checkPipeline(ctx, cfg, stdout, "")
+	fmt.Fprintln(stdout, all.summary())
+	if all.count(checkFailed) > 0 {
+		return connector.ExitRuntime
+	}
+	return connector.ExitOK
+}
 
+// checkPipeline runs every check of one pipeline's cfg and prints each
+// line, after indent, as its group (Postgres, Kafka, the registry) is
+// done; it returns the lines, without a summary.
+func checkPipeline(ctx context.Context, cfg connector.Config, stdout io.Writer, indent string) checkLines {
 	// Kafka and the registry do not depend on Postgres: they are asked
 	// meanwhile, and every group prints in a fixed order.
 	kafkaDone, registryDone := make(chan checkLines, 1), make(chan checkLines, 1)
@@ -57,15 +83,11 @@ func checkCommand(ctx context.Context, args []string, environ []string, stdout, 
 	} {
 		lines := group()
 		for _, l := range lines {
-			fmt.Fprintln(stdout, l)
+			fmt.Fprintln(stdout, indent+l.String())
 		}
 		all = append(all, lines...)
 	}
-	fmt.Fprintln(stdout, all.summary())
-	if all.count(checkFailed) > 0 {
-		return connector.ExitRuntime
-	}
-	return connector.ExitOK
+	return all
 }
 
 // ---- lines ----

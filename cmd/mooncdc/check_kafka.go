@@ -219,6 +219,7 @@ func checkRegistry(ctx context.Context, cfg connector.Config) checkLines {
 func checkUsage() string {
 	var b strings.Builder
 	b.WriteString(`Usage: mooncdc check [--config FILE] [flags]
+       mooncdc check --config DIR [--group NAME] [flags]
 
 Checks, with the config that 'mooncdc run' would use, what run needs, and
 changes nothing: Postgres reachable, wal_level, free replication slots and
@@ -233,8 +234,15 @@ summary. Checks that need Postgres are skipped ("-") when it is unreachable.
 With kafka.brokers empty it looks for the embedded development Kafka of a
 running 'mooncdc run'.
 
+With --config DIR (a worker group's directory, see 'mooncdc help run'):
+every *.yaml and *.yml file is validated on its own (each problem names its
+file), then the rules 'mooncdc run --config DIR' applies across the files
+(names, slots, kafka.brokers, metrics.listen, worker_group), then every
+check above runs for each valid pipeline, in a section named after it and
+its file, with its summary; a last line sums up all of them.
+
 Exit codes: 0 nothing failed (warnings allowed), 1 a check failed, 2 invalid
-config.
+config (with DIR: a file's, or across the files).
 
 `)
 	b.WriteString(configFlagsUsage())

@@ -303,6 +303,8 @@ Usage:
   mooncdc reset [--config FILE] [flags] [--drop-slot] [--yes]
                                         start over: delete the offsets (and the slot)
   mooncdc check [--config FILE] [flags] preflight: Postgres, slot, tables, Kafka, registry
+  mooncdc check --config DIR [--group G] [flags]
+                                        the same for every pipeline of a worker group
   mooncdc status [--config FILE] [flags] [--json]
                                         each table's phase and progress, the slot's lag
   mooncdc status --config DIR [--group G] [--json]
@@ -341,8 +343,9 @@ defaults < the YAML file (--config) < MOONCDC_* environment variables < flags.
 
 With --config DIR, a worker group: every *.yaml and *.yml file of DIR is a
 pipeline (the environment and flags apply to each; names must differ), and
-every worker run with the same DIR and --group (default "default") shares
-them through the Kafka consumer group mooncdc-workers-NAME: each pipeline
+every worker run with the same DIR and group shares them through the Kafka
+consumer group mooncdc-workers-NAME (NAME: --group, else the files'
+worker_group, which must agree, else "default"): each pipeline
 runs on one worker, balanced, and moves when a worker joins or leaves.
 --worker-id names this worker in 'mooncdc status --config DIR' (default
 host-pid). One endpoint per worker (metrics.listen, the same in every file);

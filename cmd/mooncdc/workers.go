@@ -84,15 +84,48 @@ func isConfigDir(path string) bool {
 // with validate and all of them together, and returns the files and their
 // configs. Every problem names its file; errors are *connector.ConfigError.
 func loadConfigDir(cf configFlags, environ []string, validate func(connector.Config) error) ([]string, []connector.Config, error) {
-	files, err := connector.ConfigDirFiles(cf.configPath)
+	pls, err := loadDirPipelines(cf, environ, validate)
 	if err != nil {
 		return nil, nil, err
 	}
+	var files []string
 	var cfgs []connector.Config
 	var errs []error
+	for _, p := range pls {
+		files = append(files, p.file)
+		cfgs = append(cfgs, p.cfg)
+		errs = append(errs, p.errs...)
+	}
+	if len(errs) > 0 {
+		return nil, nil, &connector.ConfigError{Err: errors.Join(errs...)}
+	}
+	if err := connector.CheckWorkerConfigs(files, cfgs); err != nil {
+		return nil, nil, err
+	}
+	return files, cfgs, nil
+}
+
+// dirPipeline is one file of a config directory, loaded on its own.
+type dirPipeline struct {
+	file string
+	cfg  connector.Config // valid only when errs is empty
+	errs []error          // the file's problems, one per line, each starting with the file
+}
+
+// loadDirPipelines loads each pipeline file of cf.configPath on its own
+// (the environment and the flags apply to each) and checks it with
+// validate; the only error is the directory's (unreadable, no pipeline
+// files), a *connector.ConfigError.
+func loadDirPipelines(cf configFlags, environ []string, validate func(connector.Config) error) ([]dirPipeline, error) {
+	files, err := connector.ConfigDirFiles(cf.configPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []dirPipeline
 	for _, f := range files {
 		one := cf
 		one.configPath = f
+		p := dirPipeline{file: f}
 		cfg, err := one.load(environ, validate)
 		if err != nil {
 			var ce *connector.ConfigError
@@ -103,19 +136,13 @@ func loadConfigDir(cf configFlags, environ []string, validate func(connector.Con
 				if !strings.HasPrefix(line, f) {
 					line = f + ": " + line
 				}
-				errs = append(errs, errors.New(line))
+				p.errs = append(p.errs, errors.New(line))
 			}
-			continue
 		}
-		cfgs = append(cfgs, cfg)
+		p.cfg = cfg
+		out = append(out, p)
 	}
-	if len(errs) > 0 {
-		return nil, nil, &connector.ConfigError{Err: errors.Join(errs...)}
-	}
-	if err := connector.CheckWorkerConfigs(files, cfgs); err != nil {
-		return nil, nil, err
-	}
-	return files, cfgs, nil
+	return out, nil
 }
 
 // runWorkersCommand is "mooncdc run --config DIR": a worker of the group.
