@@ -55,7 +55,7 @@ func TestCheckConfigDirChecksEveryPipelineUnderItsName(t *testing.T) {
 		one, two := filepath.Join(dir, "one.yaml"), filepath.Join(dir, "two.yaml")
 		dirHead := "Config directory " + dir + ": 2 pipeline files, worker group mooncdc-workers-ops"
 		for head, want := range map[string][]string{
-			dirHead: {"✓ " + one + ": pipeline one", "✓ " + two + ": pipeline two", "✓ rules across the 2 valid files: names and slots distinct"},
+			dirHead:                      {"✓ " + one + ": pipeline one", "✓ " + two + ": pipeline two", "✓ rules across the 2 valid files: names and slots distinct"},
 			"Pipeline one (" + one + ")": {"✓ postgres.tables public.t1: 1 table: public.t1", `✓ replication slot "mooncdc_one": does not exist`, "✓ Kafka " + broker.Addr(), "0 failed: ready for mooncdc run"},
 			"Pipeline two (" + two + ")": {"✓ postgres.tables public.t2: 1 table: public.t2", `✓ replication slot "mooncdc_two": does not exist`, "✓ Kafka " + broker.Addr(), "0 failed: ready for mooncdc run"},
 		} {
