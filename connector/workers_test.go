@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -288,4 +291,127 @@ func TestWorkerGroupGivesAPipelineOnlyToWorkersWhoseDirectoryHasIt(t *testing.T)
 	// The old worker is replaced: the new one runs all three.
 	old.stop(t)
 	waitSpread(t, 90*time.Second, []*worker{cur}, 3)
+}
+
+// TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily: a worker
+// running two pipelines serves one /metrics where every mooncdc_* family
+// (counters, LSN and lag, in-flight bytes, copies, errors, Kafka
+// transactions, streaming, active) has a series per pipeline, labelled
+// pipeline="<name>", each with that pipeline's own values (the copy of
+// one pipeline's table is not counted in the other's); the Go and process
+// metrics are there once, without the label.
+func TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily(t *testing.T) {
+	e := newEnv(t)
+	rows := map[string]float64{"mp0": 3, "mp1": 5}
+	var cfgs []connector.Config
+	for _, n := range []string{"mp0", "mp1"} {
+		e.exec(`CREATE TABLE ` + n + ` (id int PRIMARY KEY, n int)`)
+		e.exec(`INSERT INTO `+n+` SELECT g, g FROM generate_series(1, $1::int) g`, int(rows[n]))
+		cfg := e.config(n, "public."+n)
+		cfg.HA.SessionTimeout = 6 * time.Second
+		cfg.Kafka.Delivery = connector.DeliveryExactlyOnce // mooncdc_kafka_transactions_total too
+		cfgs = append(cfgs, cfg)
+	}
+	w := startWorker(t, cfgs, "M")
+	waitSpread(t, 90*time.Second, []*worker{w}, 2)
+	e.exec(`INSERT INTO mp0 VALUES (100, 1), (101, 1)`)
+	e.exec(`INSERT INTO mp1 VALUES (100, 1)`)
+
+	// Every family of a pipeline's Metrics (metrics.go; README's table).
+	families := []string{
+		"mooncdc_transactions_received_total", "mooncdc_changes_received_total", "mooncdc_changes_written_total",
+		"mooncdc_transactions_durable_total", "mooncdc_replication_payload_bytes_total", "mooncdc_durable_lsn",
+		"mooncdc_replication_lag_bytes", "mooncdc_inflight_bytes", "mooncdc_worker_errors_total",
+		"mooncdc_table_copy_rows_total", "mooncdc_table_copy_duration_seconds", "mooncdc_kafka_transactions_total",
+		"mooncdc_streaming", "mooncdc_active", "mooncdc_slot_loss_resnapshots_total",
+	}
+	value := func(mfs map[string]*dto.MetricFamily, family, pipeline string) float64 {
+		var v float64
+		for _, m := range mfs[family].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "pipeline" && l.GetValue() == pipeline {
+					v += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+				}
+			}
+		}
+		return v
+	}
+	var mfs map[string]*dto.MetricFamily
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, body := get(t, "http://"+w.addr+"/metrics")
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		var err error
+		if mfs, err = p.TextToMetricFamilies(strings.NewReader(body)); err != nil {
+			t.Fatalf("parse /metrics: %v\n%s", err, body)
+		}
+		if value(mfs, "mooncdc_changes_written_total", "mp0") >= 2 && value(mfs, "mooncdc_changes_written_total", "mp1") >= 1 &&
+			value(mfs, "mooncdc_kafka_transactions_total", "mp0") > 0 && value(mfs, "mooncdc_kafka_transactions_total", "mp1") > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the streamed changes are not counted after 30s:\n%s", grepMooncdc(body))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	for name, mf := range mfs {
+		if strings.HasPrefix(name, "mooncdc_") && !slices.Contains(families, name) {
+			t.Errorf("family %s is not in this test's list (nor, likely, README's metrics table)", name)
+		}
+		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "pipeline" {
+						t.Errorf("%s has a pipeline label: the Go and process metrics are the worker's", name)
+					}
+				}
+			}
+		}
+	}
+	if mfs["go_goroutines"] == nil || mfs["process_resident_memory_bytes"] == nil {
+		t.Errorf("no Go or process metrics on the worker's /metrics")
+	}
+	for _, name := range families {
+		mf := mfs[name]
+		if mf == nil {
+			t.Errorf("family %s is missing from the worker's /metrics", name)
+			continue
+		}
+		series := map[string]int{} // pipeline → series
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			p, ok := labels["pipeline"]
+			if !ok {
+				t.Errorf("%s%v has no pipeline label", name, labels)
+				continue
+			}
+			series[p]++
+			if tb, ok := labels["table"]; ok && !strings.Contains(tb, p) {
+				t.Errorf("%s%v: pipeline %s's series names another pipeline's table", name, labels, p)
+			}
+		}
+		if len(series) != 2 || series["mp0"] == 0 || series["mp1"] == 0 {
+			t.Errorf("%s: series by pipeline %v, want mp0 and mp1", name, series)
+		}
+	}
+	for n, want := range rows {
+		if got := value(mfs, "mooncdc_table_copy_rows_total", n); got != want {
+			t.Errorf("mooncdc_table_copy_rows_total{pipeline=%q} = %v, want its table's %v rows", n, got, want)
+		}
+		for _, one := range []string{"mooncdc_streaming", "mooncdc_active"} {
+			if got := value(mfs, one, n); got != 1 {
+				t.Errorf("%s{pipeline=%q} = %v, want 1", one, n, got)
+			}
+		}
+		if value(mfs, "mooncdc_durable_lsn", n) == 0 {
+			t.Errorf("mooncdc_durable_lsn{pipeline=%q} is 0 while it streams", n)
+		}
+	}
+	if a, b := value(mfs, "mooncdc_changes_written_total", "mp0"), value(mfs, "mooncdc_changes_written_total", "mp1"); a == b {
+		t.Errorf("mooncdc_changes_written_total is %v for both pipelines; mp0 wrote 2 changes, mp1 1", a)
+	}
 }
