@@ -155,9 +155,9 @@ func groupOrDefault(g string) string {
 
 // NewWorkers validates the pipelines (each, and across them with
 // CheckWorkerConfigs; files names them, or nil) and returns a worker ready
-// to Run. It does no I/O. Each pipeline's metrics.listen and ha keys are
-// not used: the worker serves one endpoint (opt.Listen) and its group
-// replaces standby instances.
+// to Run. It does no I/O. The pipelines' metrics.listen (one for all) and
+// ha keys are not used: the worker serves one endpoint (opt.Listen) and
+// its group replaces standby instances.
 func NewWorkers(cfgs []Config, files []string, opt WorkerOptions, log *zap.Logger) (*Workers, error) {
 	if len(cfgs) == 0 {
 		return nil, &ConfigError{Err: errors.New("a worker group needs at least one pipeline")}
