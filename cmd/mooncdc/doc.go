@@ -11,6 +11,11 @@
 // status (status.go) reports phases, progress and lag, tail (tail.go,
 // decode.go) prints records decoded. import-debezium (import_debezium*.go)
 // needs no config: it turns a Debezium connector config into mooncdc YAML.
+// With --config DIR, run, check and status work on a worker group
+// (workers.go, check_workers.go): every file of DIR is a pipeline, the
+// files are loaded alike and checked together by
+// connector.CheckWorkerConfigs, and the group's name is --group, else
+// worker_group.
 //
 // Everything except main itself lives in run, which takes its arguments,
 // environment and output streams as parameters so that tests drive the
