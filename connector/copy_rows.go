@@ -392,7 +392,10 @@ func (o *snapshotOut) encodeOutbox(enc *codec, rec *kgo.Record, ch *schema.Chang
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
-	if err := o.c.topics.ensure(ev.Topic); err != nil {
+	if err := o.c.topics.ensureEvent(ev, ch.LSN); err != nil {
+		if errors.As(err, new(*RecordError)) {
+			return nil, &copyError{permanent: true, err: err}
+		}
 		return nil, err
 	}
 	rec.Context = o.ack

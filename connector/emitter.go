@@ -288,7 +288,7 @@ func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
 	var re *RecordError
 	var ve *schema.ValueError
 	var big *RecordTooLargeError
-	parkable := errors.As(err, &tse) || errors.As(err, &re) && (errors.As(err, &ve) || errors.As(err, &big)) ||
+	parkable := errors.As(err, &tse) || errors.As(err, &re) && (errors.As(err, &ve) || errors.As(err, &big) || errors.As(err, new(*PartitionRangeError))) ||
 		errors.As(err, new(*OutboxUpdateError))
 	if !parkable || e.onTableError == nil {
 		return err

@@ -104,6 +104,9 @@ func (o *outboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Ch
 	if ev.HasTime {
 		rec.Timestamp = time.UnixMilli(ev.Millis)
 	}
+	if ev.Placed {
+		placePartition(rec, ev.Partition)
+	}
 	addHeader(rec, schema.OutboxIDHeader, ev.ID)
 	for i, f := range o.cfg.Fields {
 		if f.Placement == schema.PlaceHeader && ev.Fields[i].Schema != nil {
@@ -260,7 +263,7 @@ func (e *emitter) produceOutbox(a *txAck, ch *schema.Change, ev *schema.OutboxEv
 // outboxRecord creates ev's topic if needed and makes its record (in
 // no unit yet).
 func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
-	if err := e.topics.ensure(ev.Topic); err != nil {
+	if err := e.topics.ensureEvent(ev, ch.LSN); err != nil {
 		return nil, err
 	}
 	rec := e.pool.Get().(*kgo.Record)

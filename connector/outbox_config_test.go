@@ -42,8 +42,8 @@ func TestOutboxEnvelopeRefusals(t *testing.T) {
 			c.Format.Envelope, c.Format.Outbox.Table, c.Format.Outbox.TableOpInvalidBehavior = EnvelopeOutbox, "public.outbox", "skip"
 		}, "format.outbox.table_op_invalid_behavior"},
 		{"placement", func(c *Config) {
-			c.Format.Envelope, c.Format.Outbox.Table, c.Format.Outbox.TableFieldsAdditionalPlacement = EnvelopeOutbox, "public.outbox", []string{"p:partition"}
-		}, "partition placement is not built yet"},
+			c.Format.Envelope, c.Format.Outbox.Table, c.Format.Outbox.TableFieldsAdditionalPlacement = EnvelopeOutbox, "public.outbox", []string{"p:shard"}
+		}, `"shard" is not header, envelope or partition`},
 		{"heartbeat prefix", func(c *Config) {
 			c.Format.Envelope, c.Format.Outbox.Table, c.Format.Outbox.MessagePrefix = EnvelopeOutbox, "public.outbox", HeartbeatMessagePrefix
 		}, "is mooncdc's own message prefix"},

@@ -295,3 +295,94 @@ func TestOutboxEventsExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOutboxEventsPlacedOnTheirPartition: with
+// table_fields_additional_placement part:partition, an event goes to the
+// partition its part field names (ERD.java:190-211 sets the
+// SourceRecord's kafkaPartition from getInt32; ERT.java:669
+// canSetPartitionWithAdditionalFields), a snapshot row, a streamed row
+// and an outbox message alike, in both delivery modes; a null part leaves
+// the record to the default partitioning by its key (ERD.java:233-241:
+// a null partition), which is Kafka's murmur2 of the key. A partition the
+// topic does not have cannot be written (Kafka's producer refuses it):
+// such a message is written as a plain logical message, and such a row
+// parks the outbox table with an error naming the partition; the other
+// table streams on.
+func TestOutboxEventsPlacedOnTheirPartition(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.outbox (id text PRIMARY KEY, aggregatetype text NOT NULL,
+		aggregateid text NOT NULL, payload text, part int)`)
+	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY)`)
+	e.exec(`INSERT INTO outbox VALUES ('e1', 'Order', 'o1', 'p1', 3)`)
+	base := e.config("obp", "public.outbox", "public.items")
+	base.Heartbeat.Records = false
+	base.Kafka.TopicPartitions = 4
+	base.Format.Envelope = connector.EnvelopeOutbox
+	base.Format.Outbox.Table = "public.outbox"
+	base.Format.Outbox.MessagePrefix = "outbox"
+	base.Format.Outbox.TableFieldsAdditionalPlacement = []string{"part:partition"}
+	eo := base
+	eo.Name = "obpeo"
+	eo.Kafka.Delivery = connector.DeliveryExactlyOnce
+	eo.Format.Outbox.Topic = "eo.${routedByValue}"
+	runs := []*running{startStreaming(t, base), startStreaming(t, eo)}
+	for _, r := range runs {
+		r.waitHandedOver(t)
+	}
+
+	e.exec(`INSERT INTO outbox VALUES ('e2', 'Order', 'o2', 'p2', 2)`)
+	e.exec(`INSERT INTO outbox VALUES ('e3', 'Order', 'o3', 'p3', NULL)`)
+	e.exec(`INSERT INTO outbox VALUES ('e4', 'Order', 'o4', 'p4', 0)`)
+	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Order","aggregateid":"o5","payload":"p5","part":1}')`)
+	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o6","payload":"p6","part":9}')`)
+	e.exec(`INSERT INTO outbox VALUES ('e7', 'Order', 'o7', 'p7', 12)`)
+	e.exec(`INSERT INTO items VALUES (1)`)
+
+	// The key's partition under Kafka's default partitioner.
+	hashed := int32(kgo.StickyKeyPartitioner(nil).ForTopic("t").Partition(&kgo.Record{Key: []byte(`"o3"`)}, 4))
+	want := map[string]int32{`"o1"`: 3, `"o2"`: 2, `"o3"`: hashed, `"o4"`: 0, `"o5"`: 1}
+	for i, topic := range []string{"outbox.event.Order", "eo.Order"} {
+		got := map[string]int32{}
+		for _, r := range readRaw(t, e.kafka, len(want), topic) {
+			got[string(r.Key)] = r.Partition
+		}
+		for k, p := range want {
+			if gp, ok := got[k]; !ok || gp != p {
+				t.Errorf("%s: key %s on partition %d (found %v), want %d", topic, k, gp, ok, p)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: keys %v, want only %v (m2 and e7 name a partition the topic lacks)", topic, got, want)
+		}
+		r := runs[i]
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			ph := r.p.TablePhases()["public.outbox"]
+			if ph.Phase == "errored" {
+				if !strings.Contains(ph.LastError, "names partition 12, but the topic has 4") {
+					t.Errorf("%s: errored phase %+v, want the partition named", topic, ph)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: outbox table not parked after the event for partition 12: %+v", topic, ph)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		prefix := []string{"obp", "obpeo"}[i]
+		var msg struct {
+			Message struct{ Content []byte } `json:"message"`
+		}
+		if m := readRaw(t, e.kafka, 1, prefix+".message"); json.Unmarshal(m[0].Value, &msg) != nil || !strings.Contains(string(msg.Message.Content), `"id":"m2"`) {
+			t.Errorf("%s: message %s, want m2 written as a plain message", prefix, m[0].Value)
+		}
+		if items := readRaw(t, e.kafka, 1, prefix+".public.items"); len(items) != 1 {
+			t.Errorf("%s: items not streamed on", prefix)
+		}
+	}
+	for _, r := range runs {
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -40,7 +40,17 @@ func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 		kgo.ProducerBatchMaxBytes(max(1_000_012, p.cfg.Kafka.MaxRecordBytes+recordOverhead)),
 		kgo.ProducerBatchCompression(CompressionCodec(p.cfg.Kafka.Compression)),
 		kgo.WithHooks(hooks),
+		p.partitioner(),
 	)
+}
+
+// partitioner is franz-go's default, or placingPartitioner when outbox
+// events may name their partition (partitioner.go).
+func (p *Pipeline) partitioner() kgo.Opt {
+	if ob, _ := p.cfg.Format.outbox(); ob != nil && ob.PlacesPartition() {
+		return kgo.RecordPartitioner(placingPartitioner())
+	}
+	return kgo.RecordPartitioner(kgo.UniformBytesPartitioner(64<<10, true, true, nil))
 }
 
 // CompressionCodec maps a kafka.compression value to franz-go's codec

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // topicMaker creates data topics the first time mooncdc writes to them.
@@ -21,6 +23,7 @@ type topicMaker struct {
 	rf         int16
 	configs    map[string]*string
 	known      map[string]bool
+	counts     map[string]int32 // partitions per topic, read for placed outbox events
 }
 
 // newTopicMaker makes topics with partitions and replication factor rf;
@@ -52,6 +55,59 @@ func (m *topicMaker) ensure(topic string) error {
 	}
 	m.known[topic] = true
 	return nil
+}
+
+// ensureEvent creates ev's topic unless it exists and, when ev names its
+// partition, checks that the topic has it: Kafka's producer refuses a
+// partition past the topic's last (as Kafka Connect's does, failing the
+// task), so such an event is a *RecordError instead of a record that
+// could never be written. A topic's count is read once; it blocks for at
+// most 30 s.
+func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent, lsn schema.LSN) error {
+	if err := m.ensure(ev.Topic); err != nil || !ev.Placed {
+		return err
+	}
+	n, err := m.partitionCount(ev.Topic)
+	if err != nil {
+		return err
+	}
+	if ev.Partition >= n {
+		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: &PartitionRangeError{Partition: ev.Partition, Count: n}}
+	}
+	return nil
+}
+
+// PartitionRangeError is an outbox event that names a partition its
+// topic does not have; like a value that cannot be encoded, it parks the
+// outbox table (emitter.tableError).
+type PartitionRangeError struct{ Partition, Count int32 }
+
+func (e *PartitionRangeError) Error() string {
+	return fmt.Sprintf("the outbox event names partition %d, but the topic has %d (0 to %d): add partitions to the topic, or fix the event's partition column", e.Partition, e.Count, e.Count-1)
+}
+
+// partitionCount is topic's number of partitions.
+func (m *topicMaker) partitionCount(topic string) (int32, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n, ok := m.counts[topic]; ok {
+		return n, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	td, err := m.adm.ListTopics(ctx, topic)
+	if err == nil {
+		err = td.Error()
+	}
+	if err != nil {
+		return 0, &TopicError{Topic: topic, Err: fmt.Errorf("read its partitions: %w", err)}
+	}
+	n := int32(len(td[topic].Partitions))
+	if m.counts == nil {
+		m.counts = make(map[string]int32)
+	}
+	m.counts[topic] = n
+	return n, nil
 }
 
 // ensureAll creates those of topics not known yet in one CreateTopics

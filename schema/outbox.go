@@ -92,10 +92,12 @@ type OutboxConfig struct {
 // OutboxPlacement is where an additional field goes (ERCD.java:65-99).
 type OutboxPlacement string
 
-// The placements mooncdc builds; Debezium's `partition` is refused.
+// The placements: a header, a field of the value beside the payload, or
+// the record's Kafka partition (ERCD.java:65-99, ERD.java:190-211).
 const (
-	PlaceHeader   OutboxPlacement = "header"
-	PlaceEnvelope OutboxPlacement = "envelope"
+	PlaceHeader    OutboxPlacement = "header"
+	PlaceEnvelope  OutboxPlacement = "envelope"
+	PlacePartition OutboxPlacement = "partition"
 )
 
 // OutboxField is one entry of table.fields.additional.placement: a column
@@ -202,11 +204,9 @@ func parseOutboxFields(specs []string) ([]OutboxField, error) {
 			f.Alias = parts[2]
 		}
 		switch f.Placement {
-		case PlaceHeader, PlaceEnvelope:
-		case "partition":
-			return nil, fmt.Errorf("table_fields_additional_placement: %q: the partition placement is not built yet; use header or envelope", spec)
+		case PlaceHeader, PlaceEnvelope, PlacePartition:
 		default:
-			return nil, fmt.Errorf("table_fields_additional_placement: %q: %q is not header or envelope", spec, parts[1])
+			return nil, fmt.Errorf("table_fields_additional_placement: %q: %q is not header, envelope or partition", spec, parts[1])
 		}
 		out = append(out, f)
 	}
@@ -214,6 +214,17 @@ func parseOutboxFields(specs []string) ([]OutboxField, error) {
 }
 
 // IsTable reports whether schema.table is the outbox table.
+// PlacesPartition reports a partition placement: some events then name
+// their record's Kafka partition (OutboxEvent.Partition).
+func (c *OutboxConfig) PlacesPartition() bool {
+	for _, f := range c.Fields {
+		if f.Placement == PlacePartition {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *OutboxConfig) IsTable(schemaName, table string) bool {
 	return schemaName == c.Schema && table == c.Table
 }

@@ -54,6 +54,12 @@ type OutboxEvent struct {
 	// processing time (the envelope's ts_ms, ERD.java:253-256).
 	Millis  int64
 	HasTime bool
+	// Partition is the record's Kafka partition when Placed: the value
+	// of a field placed at the partition (the last such field's, as
+	// ERD.java:190-211 sets it in order); a null value places nothing,
+	// and the record is partitioned by its key (ERD.java:233-241).
+	Partition int32
+	Placed    bool
 	// Empty: the payload is null or a string of blanks, which
 	// route.tombstone.on.empty.payload turns into a tombstone
 	// (ERD.java:214-222).
@@ -146,6 +152,11 @@ func (e *JSONEncoder) OutboxEvent(ch *Change, c *OutboxConfig) (*OutboxEvent, er
 		}
 		ev.Fields = append(ev.Fields, fp)
 	}
+	if err := ev.place(c); err != nil {
+		var fe *OutboxFieldError
+		errors.As(err, &fe)
+		return nil, &ValueError{Table: rel.QualifiedName(), Column: fe.Field, Err: err}
+	}
 	if c.SchemaVersionField != "" {
 		vp, _, err := part(c.SchemaVersionField)
 		if err != nil {
@@ -181,14 +192,42 @@ func routedBy(c *OutboxConfig, p OutboxPart) (string, error) {
 // schemaVersion is eventStruct.getInt32(table.field.event.schema.version)
 // (ERD.java:183-186, 403-412): an int32; null gives no version.
 func schemaVersion(field string, p OutboxPart) (int, error) {
+	n, _, err := int32Field(field, "the schema version", p)
+	return int(n), err
+}
+
+// int32Field is Struct.getInt32 on an event field: an int32 value, or
+// none for a null; any other type is an *OutboxFieldError (Connect's
+// DataException).
+func int32Field(field, what string, p OutboxPart) (int32, bool, error) {
 	if p.Null() {
-		return 0, nil
+		return 0, false, nil
 	}
 	n, err := strconv.ParseInt(string(p.JSON), 10, 32)
 	if err != nil || p.Schema.Type != TypeInt32 {
-		return 0, &OutboxFieldError{Field: field, Reason: "the schema version must be an integer (int32) column, not " + p.Schema.Type}
+		return 0, false, &OutboxFieldError{Field: field, Reason: what + " must be an integer (int32) column, not " + p.Schema.Type}
 	}
-	return int(n), nil
+	return int32(n), true, nil
+}
+
+// place sets ev's partition from the fields placed at the partition
+// (ERD.java:190-211: getInt32 of each, the last one kept). A negative
+// partition is an *OutboxFieldError: Kafka's producer refuses it.
+func (ev *OutboxEvent) place(c *OutboxConfig) error {
+	for i, f := range c.Fields {
+		if f.Placement != PlacePartition || ev.Fields[i].Schema == nil {
+			continue // left out: IgnoreMissing (ERD.java:192-196)
+		}
+		n, ok, err := int32Field(f.Column, "a partition", ev.Fields[i])
+		if err == nil && n < 0 {
+			err = &OutboxFieldError{Field: f.Column, Reason: fmt.Sprintf("the partition %d is negative", n)}
+		}
+		if err != nil {
+			return err
+		}
+		ev.Partition, ev.Placed = n, ok
+	}
+	return nil
 }
 
 // eventMillis is getEventTimestampMs (ERD.java:253-285): a Timestamp is ms,

@@ -109,6 +109,9 @@ func ParseOutboxMessage(c *OutboxConfig, content []byte) (*OutboxEvent, error) {
 		}
 		ev.Fields = append(ev.Fields, fp)
 	}
+	if err := ev.place(c); err != nil {
+		return nil, err
+	}
 	if c.SchemaVersionField != "" {
 		vv, vp, err := field(c.SchemaVersionField)
 		if err == nil && vv.kind != jsonNull && vv.kind != jsonInt32 {

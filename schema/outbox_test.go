@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,8 +63,7 @@ func TestOutboxConfigDefaultsAndRefusals(t *testing.T) {
 		{OutboxOptions{Table: "t", OnUpdate: "ignore"}, "table_op_invalid_behavior"},
 		{OutboxOptions{Table: "t", TopicRegex: "(unclosed"}, "route_topic_regex"},
 		{OutboxOptions{Table: "t", AdditionalPlacement: []string{"type"}}, "is not column:header"},
-		{OutboxOptions{Table: "t", AdditionalPlacement: []string{"type:body"}}, "is not header or envelope"},
-		{OutboxOptions{Table: "t", AdditionalPlacement: []string{"part:partition"}}, "partition placement is not built yet"},
+		{OutboxOptions{Table: "t", AdditionalPlacement: []string{"type:body"}}, "is not header, envelope or partition"},
 		{OutboxOptions{Table: "t", AdditionalPlacement: []string{"type:envelope", "kind:envelope:type"}}, "gets the field \"type\" twice"},
 		{OutboxOptions{Table: "t", AdditionalPlacement: []string{"p:envelope:payload"}}, "twice"},
 	} {
@@ -543,5 +543,70 @@ func TestOutboxSchemaVersion(t *testing.T) {
 	c = mustOutbox(t, OutboxOptions{SchemaVersionField: "tenant"})
 	if _, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: outboxRel, After: outboxRow("Order", "1", "{}")}, c); err == nil {
 		t.Error("a text version column accepted")
+	}
+}
+
+// TestOutboxPartitionPlacement: a field placed at the partition gives the
+// event's partition through getInt32 (ERD.java:190-211; ERT.java:669
+// canSetPartitionWithAdditionalFields puts 123 in the int32 column p and
+// expects kafkaPartition 123): a null places nothing (the record is
+// partitioned by its key), the last placed field wins, a column of
+// another type is refused as Connect's getInt32 refuses it (a
+// DataException), and so is a negative partition (Kafka's producer
+// refuses it). Outbox messages place their partition the same way.
+func TestOutboxPartitionPlacement(t *testing.T) {
+	rel := *outboxRel
+	rel.Columns = append(slices.Clone(outboxRel.Columns), Column{Name: "p", TypeOID: 23, TypeMod: -1}, Column{Name: "big", TypeOID: 20, TypeMod: -1})
+	enc := NewJSONEncoder(Config{Name: "shop"})
+	row := func(p, big string) Tuple {
+		r := append(outboxRow("Order", "42", "{}"), text(p), text(big))
+		if p == "" {
+			r[6] = Value{Kind: ValueNull}
+		}
+		return r
+	}
+	for _, tt := range []struct {
+		placement []string
+		row       Tuple
+		partition int32
+		placed    bool
+		err       string
+	}{
+		{[]string{"p:partition"}, row("123", "1"), 123, true, ""},
+		{[]string{"p:partition"}, row("", "1"), 0, false, ""},
+		{[]string{"p:header", "p:partition"}, row("0", "1"), 0, true, ""},
+		{[]string{"p:partition", "big:partition"}, row("3", "1"), 0, false, "must be an integer (int32) column, not int64"},
+		{[]string{"p:partition"}, row("-1", "1"), 0, false, "the partition -1 is negative"},
+	} {
+		ev, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: &rel, After: tt.row}, mustOutbox(t, OutboxOptions{AdditionalPlacement: tt.placement}))
+		var ve *ValueError
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.As(err, &ve) || ve.Table != "public.outbox" {
+				t.Errorf("%v %v: %v, want a value error with %q", tt.placement, tt.row[6], err, tt.err)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", tt.placement, err)
+		case ev.Partition != tt.partition || ev.Placed != tt.placed:
+			t.Errorf("%v %v: partition %d placed %v, want %d %v", tt.placement, tt.row[6], ev.Partition, ev.Placed, tt.partition, tt.placed)
+		}
+	}
+	c := mustOutbox(t, OutboxOptions{AdditionalPlacement: []string{"part:partition"}, MessagePrefix: "outbox"})
+	for _, tt := range []struct {
+		content   string
+		partition int32
+		placed    bool
+		ok        bool
+	}{
+		{`{"aggregatetype":"Order","part":2}`, 2, true, true},
+		{`{"aggregatetype":"Order","part":null}`, 0, false, true},
+		{`{"aggregatetype":"Order","part":"2"}`, 0, false, false},
+		{`{"aggregatetype":"Order","part":-3}`, 0, false, false},
+		{`{"aggregatetype":"Order","part":3000000000}`, 0, false, false},
+	} {
+		ev, err := ParseOutboxMessage(c, []byte(tt.content))
+		if (err == nil) != tt.ok || err == nil && (ev.Partition != tt.partition || ev.Placed != tt.placed) {
+			t.Errorf("%s: %+v %v", tt.content, ev, err)
+		}
 	}
 }
