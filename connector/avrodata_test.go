@@ -1,0 +1,191 @@
+package connector_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/avrodata"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// TestAvroSchemasAreWhatAvroConverterWrites holds every Avro schema mooncdc
+// registers for the tables of TestTypesMatchDebeziumsOwnTests, in each
+// mode those tables run with there, against what Confluent's
+// AvroConverter (AvroData.fromConnectSchema, its default options) derives
+// from the Connect schema mooncdc writes in JSON-with-schemas mode for the
+// same table, printed as Avro's Schema.toString prints it: record names
+// and namespaces, field order, unions, defaults, logical types and every
+// connect.* property, in order (internal/avrodata, an independent
+// implementation citing AvroData.java). The key and value schemas of
+// logical decoding messages, the transaction metadata topic and the
+// schema change topic are held the same way.
+func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
+	e := newEnv(t)
+	e.exec(dbzDDL)
+	e.exec(dbzExtraDDL)
+	e.exec(dbzTemporalDDL)
+	e.exec(dbzMoneyDDL)
+	e.exec(dbzDomainArrayDDL)
+	e.exec(`CREATE PUBLICATION avrodata_all FOR ALL TABLES`)
+	ctx := context.Background()
+	conn, err := e.pg.Connect(ctx, "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+
+	checked := 0
+	for _, p := range dbzPipes() {
+		qualified := make([]string, len(p.tables))
+		for i, tb := range p.tables {
+			qualified[i] = dbzQualified(tb)
+		}
+		cfg := e.config(p.name, qualified...)
+		cfg.Format.JSONSchemas = true
+		p.mod(&cfg)
+		pipe, err := connector.New(cfg, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := connector.EncoderConfigForTest(pipe)
+		jsonEnc, avroEnc := schema.NewJSONSchemaEncoder(sc), schema.NewAvroEncoder(sc)
+		for _, name := range qualified {
+			rel, err := connector.DescribeTableForTest(ctx, conn, name, "avrodata_all")
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			ck, cv := jsonEnc.Schemas(rel)
+			ak, av, err := avroEnc.Schemas(rel)
+			if err != nil {
+				t.Fatalf("%s/%s: Avro schemas: %v", p.name, name, err)
+			}
+			what := p.name + "/" + name
+			checkAvroData(t, what+" key", ck, ak)
+			checkAvroData(t, what+" value", cv, av)
+			checked++
+		}
+		if p.name == "dzdflt" {
+			ck, cv := jsonEnc.Schemas(nil)
+			ak, av, _ := avroEnc.Schemas(nil)
+			checkAvroData(t, "message key", ck, ak)
+			checkAvroData(t, "message value", cv, av)
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d tables checked", checked)
+	}
+}
+
+// checkAvroData compares mooncdc's Avro schema got with what AvroData
+// derives from the Connect schema connect: first as values (so that a
+// difference is reported by path), then token by token in order (the
+// order of fields, union branches and JSON properties as Schema.toString
+// writes them).
+func checkAvroData(t *testing.T, what string, connect []byte, got string) {
+	t.Helper()
+	if connect == nil {
+		if got != "" {
+			t.Errorf("%s: Avro schema %s but no Connect schema", what, got)
+		}
+		return
+	}
+	want, err := avrodata.FromConnectJSON(connect)
+	if err != nil {
+		t.Errorf("%s: AvroData refuses the Connect schema: %v\n%s", what, err, connect)
+		return
+	}
+	var w, g any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("%s: expected schema does not parse: %v", what, err)
+	}
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Errorf("%s: mooncdc's Avro schema is not JSON: %v\n%s", what, err, got)
+		return
+	}
+	if diff := jsonDiff("", w, g); diff != "" {
+		t.Errorf("%s: mooncdc's Avro schema differs from AvroData's:\n%s\nAvroData: %s\nmooncdc:  %s", what, diff, want, got)
+		return
+	}
+	wt, gt := jsonTokens(t, want), jsonTokens(t, got)
+	if !reflect.DeepEqual(wt, gt) {
+		i := 0
+		for i < len(wt) && i < len(gt) && reflect.DeepEqual(wt[i], gt[i]) {
+			i++
+		}
+		t.Errorf("%s: same schema, other order, from token %d (AvroData %v, mooncdc %v):\nAvroData: %s\nmooncdc:  %s",
+			what, i, wt[i:min(i+4, len(wt))], gt[i:min(i+4, len(gt))], want, got)
+	}
+}
+
+// jsonDiff describes the differences between two decoded JSON values.
+func jsonDiff(path string, w, g any) string {
+	switch wv := w.(type) {
+	case map[string]any:
+		gv, ok := g.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s: want %s, got %s\n", path, short(w), short(g))
+		}
+		var b strings.Builder
+		for k, x := range wv {
+			y, ok := gv[k]
+			if !ok {
+				fmt.Fprintf(&b, "%s.%s: missing (want %s)\n", path, k, short(x))
+				continue
+			}
+			b.WriteString(jsonDiff(path+"."+k, x, y))
+		}
+		for k, y := range gv {
+			if _, ok := wv[k]; !ok {
+				fmt.Fprintf(&b, "%s.%s: unexpected %s\n", path, k, short(y))
+			}
+		}
+		return b.String()
+	case []any:
+		gv, ok := g.([]any)
+		if !ok || len(gv) != len(wv) {
+			return fmt.Sprintf("%s: want %s, got %s\n", path, short(w), short(g))
+		}
+		var b strings.Builder
+		for i := range wv {
+			b.WriteString(jsonDiff(fmt.Sprintf("%s[%d]", path, i), wv[i], gv[i]))
+		}
+		return b.String()
+	}
+	if !reflect.DeepEqual(w, g) {
+		return fmt.Sprintf("%s: want %s, got %s\n", path, short(w), short(g))
+	}
+	return ""
+}
+
+func short(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}
+
+// jsonTokens is the token sequence of a JSON text (strings decoded, so
+// that escaping does not count).
+func jsonTokens(t *testing.T, s string) []any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader([]byte(s)))
+	d.UseNumber()
+	var out []any
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			break
+		}
+		out = append(out, tok)
+	}
+	return out
+}
