@@ -42,8 +42,24 @@ func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 
+	// Beyond the modes of TestTypesMatchDebeziumsOwnTests: Connect's own
+	// temporal types (time.precision.mode connect, the only mode with Avro
+	// logical types), and the flat envelope with added fields.
+	pipes := dbzPipes()
+	all := dbzTables()
+	pipes = append(pipes,
+		dbzPipe{"dzconnect", []string{dzTemporalTable, "time_table", "array_table"}, func(c *connector.Config) {
+			c.Format.TimePrecisionMode = "connect"
+			c.Format.IncludeUnknownDatatypes = true
+		}},
+		dbzPipe{"dzflat", all, func(c *connector.Config) {
+			c.Format.IncludeUnknownDatatypes = true
+			c.Format.Envelope = connector.EnvelopeFlat
+			c.Format.Flat.AddFields = []string{"op", "table", "lsn", "source.ts_ms", "transaction.id", "snapshot"}
+		}})
 	checked := 0
-	for _, p := range dbzPipes() {
+	var seen strings.Builder // every value schema checked
+	for _, p := range pipes {
 		qualified := make([]string, len(p.tables))
 		for i, tb := range p.tables {
 			qualified[i] = dbzQualified(tb)
@@ -70,6 +86,7 @@ func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
 			what := p.name + "/" + name
 			checkAvroData(t, what+" key", ck, ak)
 			checkAvroData(t, what+" value", cv, av)
+			seen.WriteString(av)
 			checked++
 		}
 		if p.name == "dzdflt" {
@@ -77,6 +94,17 @@ func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
 			ak, av, _ := avroEnc.Schemas(nil)
 			checkAvroData(t, "message key", ck, ak)
 			checkAvroData(t, "message value", cv, av)
+		}
+	}
+	kc, ka, vc, va := connector.HeartbeatSchemasForTest()
+	checkAvroData(t, "heartbeat key", []byte(kc), ka)
+	checkAvroData(t, "heartbeat value", []byte(vc), va)
+	// The comparison covers each rule it is meant to.
+	for _, rule := range []string{`"logicalType":"decimal"`, `"logicalType":"date"`, `"logicalType":"time-millis"`,
+		`"logicalType":"timestamp-millis"`, `"connect.type":"int16"`, `"type":"map"`, `"type":"array"`, `"connect.doc":`,
+		`"connect.parameters":`, `"connect.default":`, `"io.debezium.data.VariableScaleDecimal"`, `"io.debezium.data.geometry.Point"`} {
+		if !strings.Contains(seen.String(), rule) {
+			t.Errorf("no value schema checked has %s", rule)
 		}
 	}
 	if checked < 20 {

@@ -18,3 +18,9 @@ func DescribeTableForTest(ctx context.Context, conn *pgx.Conn, name, pub string)
 
 // EncoderConfigForTest is the schema.Config p's encoders get.
 func EncoderConfigForTest(p *Pipeline) schema.Config { return p.encoderConfig() }
+
+// HeartbeatSchemasForTest returns the Connect (JSON) and Avro schemas of
+// heartbeat keys and values.
+func HeartbeatSchemasForTest() (keyConnect, keyAvro, valueConnect, valueAvro string) {
+	return heartbeatKeyConnect, heartbeatKeyAvro, heartbeatValueConnect, heartbeatValueAvro
+}
