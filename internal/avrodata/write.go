@@ -6,11 +6,18 @@ import (
 	"fmt"
 )
 
-// writer prints an Avro schema as org.apache.avro.Schema.toString does
-// (Avro 1.11, Schema.toJson with a Names table): a named type is written
-// in full once and by name afterwards; a name or a reference in the
-// enclosing record's namespace is written without it; properties follow
-// the type's own attributes in insertion order.
+// writer prints an Avro schema as org.apache.avro.Schema.toString does.
+// Line numbers cite lang/java/avro/src/main/java/org/apache/avro/Schema.java
+// of apache/avro at release-1.12.1: a primitive is its name, or an object
+// with its properties (Schema.java:460-469); array and map write items or
+// values, then properties (:1198-1205, :1238-1245); a union is the array of
+// its branches (:1316-1321); a record is type, name, namespace, doc,
+// fields, properties (:1033-1051), a field name, type, doc, default,
+// properties (:1055-1083). A named type is written in full once and by
+// name afterwards (writeNameRef, :862-870); a namespace, and the namespace
+// of a reference, are left out inside a record of the same namespace
+// (Name.writeName and getQualified, :762-797). Properties keep their
+// insertion order (JsonProperties.java:142-161).
 type writer struct {
 	buf   bytes.Buffer
 	names map[string]*avroSchema
@@ -82,7 +89,9 @@ func (w *writer) record(a *avroSchema) error {
 	// NamedSchema.writeNameRef and Name.getQualified.
 	if prev, ok := w.names[full]; ok {
 		if prev != a {
-			return fmt.Errorf("can't redefine %s (two different Connect schemas named %s)", full, a.connectID)
+			// Avro writes a reference to the first one; AvroData built
+			// two records of one name from two different Connect schemas.
+			return fmt.Errorf("two different records named %s (Connect schema %s)", full, a.connectID)
 		}
 		if a.ns != "" && a.ns == w.space && !primitiveName(a.name) {
 			w.str(a.name)
