@@ -681,8 +681,7 @@ func validValue(a *avroSchema, x any) bool {
 		if !ok {
 			return false
 		}
-		i, err := strconv.ParseInt(string(n), 10, 32)
-		_ = i
+		_, err := strconv.ParseInt(string(n), 10, 32)
 		return err == nil
 	case "long":
 		n, ok := x.(json.Number)
