@@ -34,6 +34,18 @@ func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
 	e.exec(dbzTemporalDDL)
 	e.exec(dbzMoneyDDL)
 	e.exec(dbzDomainArrayDDL)
+	// Column defaults of every kind the schemas carry (none of Debezium's
+	// tables has a float, bytes, temporal or decimal default): AvroData
+	// converts each for connect.default and the field's default.
+	e.exec(`CREATE TYPE avrodata_mood AS ENUM ('sad', 'ok');
+CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn smallint NOT NULL DEFAULT -3,
+    i int DEFAULT 42, bi bigint DEFAULT 10000000000, r real DEFAULT 1.1, r_nn real NOT NULL DEFAULT 2.5, d double precision DEFAULT 0.1,
+    b boolean DEFAULT true, t text DEFAULT 'x"y', vc varchar(10) DEFAULT 'v', ba bytea DEFAULT '\x00ff80'::bytea,
+    n numeric(7,2) DEFAULT 12.34, n_nn numeric(7,2) NOT NULL DEFAULT -0.5, nv numeric DEFAULT 3.5, m money DEFAULT 1.25,
+    dt date DEFAULT '2020-01-02', tm time DEFAULT '01:02:03.456', tmtz timetz DEFAULT '01:02:03+02',
+    ts timestamp DEFAULT '2020-01-02 03:04:05.678', tstz timestamptz DEFAULT '2020-01-02 03:04:05+00',
+    iv interval DEFAULT '1 day', u uuid DEFAULT '1b4e28ba-2fa1-11d2-883f-0016d3cca427', j jsonb DEFAULT '{}',
+    mood avrodata_mood DEFAULT 'ok', bits bit(3) DEFAULT B'101', ia int[] DEFAULT '{1,2}')`)
 	e.exec(`CREATE PUBLICATION avrodata_all FOR ALL TABLES`)
 	ctx := context.Background()
 	conn, err := e.pg.Connect(ctx, "postgres")
@@ -47,7 +59,13 @@ func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
 	// logical types), and the flat envelope with added fields.
 	pipes := dbzPipes()
 	all := dbzTables()
+	for _, p := range dbzPipes() {
+		if p.name == "dzdflt" || p.name == "dzalt" || p.name == "dzdbl" {
+			pipes = append(pipes, dbzPipe{p.name + "def", []string{"avrodata_defaults"}, p.mod})
+		}
+	}
 	pipes = append(pipes,
+		dbzPipe{"dzconnectdef", []string{"avrodata_defaults"}, func(c *connector.Config) { c.Format.TimePrecisionMode = "connect" }},
 		dbzPipe{"dzconnect", []string{dzTemporalTable, "time_table", "array_table"}, func(c *connector.Config) {
 			c.Format.TimePrecisionMode = "connect"
 			c.Format.IncludeUnknownDatatypes = true
@@ -102,7 +120,8 @@ func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
 	// The comparison covers each rule it is meant to.
 	for _, rule := range []string{`"logicalType":"decimal"`, `"logicalType":"date"`, `"logicalType":"time-millis"`,
 		`"logicalType":"timestamp-millis"`, `"connect.type":"int16"`, `"type":"map"`, `"type":"array"`, `"connect.doc":`,
-		`"connect.parameters":`, `"connect.default":`, `"io.debezium.data.VariableScaleDecimal"`, `"io.debezium.data.geometry.Point"`} {
+		`"connect.parameters":`, `"connect.default":`,
+		`"connect.decimal.precision":"7"},"connect.default":`, `"default":1.1`, `"io.debezium.data.VariableScaleDecimal"`, `"io.debezium.data.geometry.Point"`} {
 		if !strings.Contains(seen.String(), rule) {
 			t.Errorf("no value schema checked has %s", rule)
 		}

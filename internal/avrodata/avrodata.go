@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -412,7 +411,7 @@ func (c *converter) fromConnect(s *connectSchema, ignoreOptional bool) (*avroSch
 		}
 		if s.Default != nil {
 			if _, flag := s.param("io.confluent.connect.avro.field.default"); !flag {
-				d, err := avroDefault(s, s.Default, false)
+				d, err := avroDefault(s, s.Default)
 				if err != nil {
 					return nil, err
 				}
@@ -498,7 +497,7 @@ func (c *converter) recordField(name string, s *connectSchema) (*avroField, erro
 	}
 	var def json.RawMessage
 	if s.Default != nil {
-		d, err := avroDefault(s, s.Default, true)
+		d, err := avroDefault(s, s.Default)
 		if err != nil {
 			return nil, err
 		}
@@ -576,10 +575,14 @@ func validName(n string) error {
 // avroDefault is AvroData.defaultValueFromConnect (AvroData.java:1372-1458)
 // applied to JsonConverter's JSON of the default: bytes (base64 there,
 // decimal.format=BASE64 for Decimal) become an ISO-8859-1 string, other
-// values keep their JSON. asField applies what the Avro field constructor
-// does to it (JacksonUtils.toObject then toJsonNode): a float default
-// becomes a double.
-func avroDefault(s *connectSchema, v json.RawMessage, asField bool) (json.RawMessage, error) {
+// values keep their JSON. The Avro field constructor turns it into an
+// object and back (JacksonUtils.toObject then toJsonNode,
+// AvroData.java:1242-1243, Schema.java:614-618); with Avro 1.12.1, the
+// version of confluentinc/common's pom.xml:49 that schema-registry builds
+// with, a float stays a float (JacksonUtils.java:151-162 at
+// release-1.12.1), so that is the identity here. (Avro 1.11 made it a
+// double: 1.1 became 1.100000023841858.)
+func avroDefault(s *connectSchema, v json.RawMessage) (json.RawMessage, error) {
 	if string(v) == "null" {
 		return v, nil
 	}
@@ -598,15 +601,6 @@ func avroDefault(s *connectSchema, v json.RawMessage, asField bool) (json.RawMes
 			r[i] = rune(c)
 		}
 		return jsonString(string(r)), nil
-	case "float":
-		if !asField {
-			return v, nil
-		}
-		f, err := strconv.ParseFloat(string(v), 32)
-		if err != nil {
-			return v, nil // "NaN" and the like stay as they are
-		}
-		return json.RawMessage(javaDouble(float64(float32(f)))), nil
 	case "array":
 		var elems []json.RawMessage
 		if err := json.Unmarshal(v, &elems); err != nil {
@@ -614,7 +608,7 @@ func avroDefault(s *connectSchema, v json.RawMessage, asField bool) (json.RawMes
 		}
 		out := []byte{'['}
 		for i, e := range elems {
-			d, err := avroDefault(s.Items, e, asField)
+			d, err := avroDefault(s.Items, e)
 			if err != nil {
 				return nil, err
 			}
@@ -628,29 +622,6 @@ func avroDefault(s *connectSchema, v json.RawMessage, asField bool) (json.RawMes
 		return nil, fmt.Errorf("a %s default is not needed by these schemas", s.Type)
 	}
 	return v, nil
-}
-
-// javaDouble prints f as Java's Double.toString does, for the values a
-// float default can take.
-func javaDouble(f float64) string {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return strconv.FormatFloat(f, 'g', -1, 64)
-	}
-	abs := math.Abs(f)
-	if abs == 0 || abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'E', -1, 64)
-	mant, exp, _ := strings.Cut(s, "E")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	exp = strings.TrimPrefix(exp, "+")
-	return mant + "E" + exp
 }
 
 // validDefault is Avro's Schema.isValidDefault for these schemas.

@@ -8,7 +8,8 @@ import (
 
 // writer prints an Avro schema as org.apache.avro.Schema.toString does.
 // Line numbers cite lang/java/avro/src/main/java/org/apache/avro/Schema.java
-// of apache/avro at release-1.12.1: a primitive is its name, or an object
+// of apache/avro at release-1.12.1 (the Avro of schema-registry's build,
+// confluentinc/common pom.xml:49): a primitive is its name, or an object
 // with its properties (Schema.java:460-469); array and map write items or
 // values, then properties (:1198-1205, :1238-1245); a union is the array of
 // its branches (:1316-1321); a record is type, name, namespace, doc,
