@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector"
@@ -126,8 +128,64 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 			t.Errorf("no value schema checked has %s", rule)
 		}
 	}
+	checkAdjustedNames(t, e, conn)
 	if checked < 20 {
 		t.Fatalf("only %d tables checked", checked)
+	}
+}
+
+// checkAdjustedNames: a table or column name that Avro does not allow
+// makes AvroData refuse the Connect schema (scrub.invalid.names is off,
+// AvroData.java:1168-1170, and Debezium's schema.name.adjustment.mode and
+// field.name.adjustment.mode are none, CommonConnectorConfig.java:877-896),
+// so Debezium's AvroConverter fails the task. mooncdc writes the schema
+// with each character Avro does not allow, in each dotted part of a name
+// and in a field name, replaced by '_' (README "Differences from
+// Debezium"); otherwise it is AvroData's.
+func checkAdjustedNames(t *testing.T, e *env, conn *pgx.Conn) {
+	t.Helper()
+	e.exec(`CREATE TABLE "Odd-Name" (id int PRIMARY KEY, "my col" int, "1st" text)`)
+	cfg := e.config("dzodd", `public."Odd-Name"`)
+	cfg.Format.JSONSchemas = true
+	pipe, err := connector.New(cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := connector.EncoderConfigForTest(pipe)
+	rel, err := connector.DescribeTableForTest(context.Background(), conn, "public.Odd-Name", "avrodata_all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, cv := schema.NewJSONSchemaEncoder(sc).Schemas(rel)
+	ak, av, err := schema.NewAvroEncoder(sc).Schemas(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := avrodata.FromConnectJSON(cv); err == nil {
+		t.Error("AvroData accepts the Connect schema of \"Odd-Name\"; the README difference is moot")
+	}
+	adjust := func(name string) string {
+		b := []byte(name)
+		for i, c := range b {
+			first := i == 0 || b[i-1] == '.'
+			ok := c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9' || c == '.' && !first
+			if !ok {
+				b[i] = '_'
+			}
+		}
+		return string(b)
+	}
+	names := regexp.MustCompile(`"(name|field)":"([^"\\]*)"`)
+	adjusted := func(connect []byte) []byte {
+		return names.ReplaceAllFunc(connect, func(m []byte) []byte {
+			sub := names.FindSubmatch(m)
+			return []byte(`"` + string(sub[1]) + `":"` + adjust(string(sub[2])) + `"`)
+		})
+	}
+	checkAvroData(t, "Odd-Name key, names adjusted", adjusted(ck), ak)
+	checkAvroData(t, "Odd-Name value, names adjusted", adjusted(cv), av)
+	if !strings.Contains(av, `"name":"my_col"`) || !strings.Contains(av, `"name":"_st"`) || !strings.Contains(av, `"namespace":"dzodd.public.Odd_Name"`) {
+		t.Errorf("the names are not adjusted: %s", av)
 	}
 }
 
