@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Line numbers below cite avro-data/src/main/java/io/confluent/connect/avro/AvroData.java
@@ -558,14 +559,18 @@ func splitName(full string) (ns, name string) {
 	return "", full
 }
 
-// validName is Avro's Schema.validateName: AvroData does not scrub names
-// by default, so a name Avro refuses fails the conversion.
+// validName is the check Avro 1.12.1 makes of a record's or a field's
+// name (Schema.java:724-740, :576, :1691-1697; NameValidator.UTF_VALIDATOR,
+// NameValidator.java:47-69): a letter or '_', then letters, digits or
+// '_', letters and digits in Unicode's sense. A namespace is not checked.
+// AvroData does not scrub names by default, so a name Avro refuses fails
+// the conversion.
 func validName(n string) error {
 	if n == "" {
 		return fmt.Errorf("empty name")
 	}
 	for i, r := range n {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+		if !(r == '_' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
 			return fmt.Errorf("illegal character in %q", n)
 		}
 	}
