@@ -68,6 +68,14 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 	}
 	pipes = append(pipes,
 		dbzPipe{"dzconnectdef", []string{"avrodata_defaults"}, func(c *connector.Config) { c.Format.TimePrecisionMode = "connect" }},
+		// Routes (a key field added, schema names after the routed
+		// topic) and column mappers (schema parameters changed).
+		dbzPipe{"dzroute", []string{"string_table", "text_table"}, func(c *connector.Config) {
+			c.Kafka.Routes = []connector.RouteRule{{Regex: `dzroute\.public\.(string|text)_table`, Topic: "dzroute.public.merged", KeyField: "__dbz__physicalTableIdentifier"}}
+			c.Format.ColumnMask = []connector.ColumnMaskRule{{Columns: []string{"public.string_table.vc"}, Chars: 5}}
+			c.Format.ColumnTruncate = []connector.ColumnTruncateRule{{Columns: []string{"public.string_table.t"}, Length: 3}}
+			c.Format.ColumnHash = []connector.ColumnHashRule{{Columns: []string{"public.text_table.u"}, Algorithm: "SHA-256", Salt: "s"}}
+		}},
 		dbzPipe{"dzconnect", []string{dzTemporalTable, "time_table", "array_table"}, func(c *connector.Config) {
 			c.Format.TimePrecisionMode = "connect"
 			c.Format.IncludeUnknownDatatypes = true
@@ -78,7 +86,7 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 			c.Format.Flat.AddFields = []string{"op", "table", "lsn", "source.ts_ms", "transaction.id", "snapshot"}
 		}})
 	checked := 0
-	var seen strings.Builder // every value schema checked
+	var seen strings.Builder // every schema checked
 	for _, p := range pipes {
 		qualified := make([]string, len(p.tables))
 		for i, tb := range p.tables {
@@ -106,6 +114,7 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 			what := p.name + "/" + name
 			checkAvroData(t, what+" key", ck, ak)
 			checkAvroData(t, what+" value", cv, av)
+			seen.WriteString(ak)
 			seen.WriteString(av)
 			checked++
 		}
@@ -123,9 +132,10 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 	for _, rule := range []string{`"logicalType":"decimal"`, `"logicalType":"date"`, `"logicalType":"time-millis"`,
 		`"logicalType":"timestamp-millis"`, `"connect.type":"int16"`, `"type":"map"`, `"type":"array"`, `"connect.doc":`,
 		`"connect.parameters":`, `"connect.default":`,
-		`"connect.decimal.precision":"7"},"connect.default":`, `"default":1.1`, `"io.debezium.data.VariableScaleDecimal"`, `"io.debezium.data.geometry.Point"`} {
+		`"connect.decimal.precision":"7"},"connect.default":`, `"default":1.1`, `"io.debezium.data.VariableScaleDecimal"`,
+		`{"name":"__dbz__physicalTableIdentifier","type":"string"}`, `"namespace":"dzroute.public.merged"`, `"io.debezium.data.geometry.Point"`} {
 		if !strings.Contains(seen.String(), rule) {
-			t.Errorf("no value schema checked has %s", rule)
+			t.Errorf("no schema checked has %s", rule)
 		}
 	}
 	checkAdjustedNames(t, e, conn)
