@@ -15,9 +15,13 @@ import (
 // connect.type; Decimal as bytes with the decimal logical type; the Connect
 // Date/Time/Timestamp types with their Avro logical types; optional
 // schemas as unions with null (null first and default null; a schema with
-// a default puts its type first and the default on the field). Names are
-// adjusted as Debezium's schema.name.adjustment.mode=avro does: a
-// character that is not valid in an Avro name becomes '_'.
+// a default puts its type first and the default on the field). The text is
+// Avro's Schema.toString of AvroData's schema, property for property, which
+// internal/avrodata (an independent implementation of AvroData) holds it
+// to in connector's TestAvroSchemasAreWhatAvroConverterWrites. Names are
+// adjusted, unlike AvroData's: a character that is not valid in an Avro
+// name (the specification's ASCII rule) becomes '_' (README "Differences
+// from Debezium").
 
 // avroRenderer renders one Avro schema as Avro's Schema.toString prints
 // what AvroData builds, which is what the AvroConverter registers: a named
