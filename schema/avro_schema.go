@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/hamba/avro/v2"
 )
@@ -14,14 +15,24 @@ import (
 // connect.type; Decimal as bytes with the decimal logical type; the Connect
 // Date/Time/Timestamp types with their Avro logical types; optional
 // schemas as unions with null (null first and default null; a schema with
-// a default puts its type first and the default on the field). Names are
-// adjusted as Debezium's schema.name.adjustment.mode=avro does: a
-// character that is not valid in an Avro name becomes '_'.
+// a default puts its type first and the default on the field). The text is
+// Avro's Schema.toString of AvroData's schema, property for property, which
+// internal/avrodata (an independent implementation of AvroData) holds it
+// to in connector's TestAvroSchemasAreWhatAvroConverterWrites. Names are
+// adjusted, unlike AvroData's: a character that is not valid in an Avro
+// name (the specification's ASCII rule) becomes '_' (README "Differences
+// from Debezium").
 
-// avroRenderer renders one Avro schema; a named type is defined once and
-// referred to by its full name afterwards, as Avro requires.
+// avroRenderer renders one Avro schema as Avro's Schema.toString prints
+// what AvroData builds, which is what the AvroConverter registers: a named
+// type is defined once and referred to by name afterwards; a record's
+// namespace, and the namespace of a reference, are left out when they are
+// the enclosing record's (Avro 1.11 Schema.Name.writeName and
+// getQualified); properties come in the order AvroData adds them
+// (AvroData.java:1006-1100 at confluentinc/schema-registry HEAD).
 type avroRenderer struct {
 	defined map[string]bool
+	space   string // the enclosing record's namespace, "" for none
 }
 
 // renderAvro returns the Avro schema JSON of s (the schema of a record key
@@ -31,7 +42,9 @@ func renderAvro(s *Schema) string {
 	return string(r.schema(nil, s))
 }
 
-// schema appends s, as a union with null when it is optional.
+// schema appends s, as a union with null when it is optional: null first,
+// unless s has a default, which a union's first branch must match
+// (AvroData.maybeMakeOptional, AvroData.java:1134-1150).
 func (r *avroRenderer) schema(dst []byte, s *Schema) []byte {
 	if s.Optional {
 		if s.HasDefault {
@@ -54,11 +67,11 @@ func (r *avroRenderer) plain(dst []byte, s *Schema) []byte {
 	case TypeArray:
 		dst = append(dst, `{"type":"array","items":`...)
 		dst = r.schema(dst, s.Items)
-		return r.props(dst, s, true)
+		return append(r.props(dst, s), '}')
 	case TypeMap:
 		dst = append(dst, `{"type":"map","values":`...)
 		dst = r.schema(dst, s.Values)
-		return r.props(dst, s, true)
+		return append(r.props(dst, s), '}')
 	}
 	prim := avroPrimitive(s.Type)
 	logical := avroLogical(s)
@@ -67,11 +80,8 @@ func (r *avroRenderer) plain(dst []byte, s *Schema) []byte {
 	}
 	dst = append(dst, `{"type":`...)
 	dst = strconv.AppendQuote(dst, prim)
-	if s.Type == TypeInt8 || s.Type == TypeInt16 {
-		dst = append(dst, `,"connect.type":`...)
-		dst = strconv.AppendQuote(dst, s.Type)
-	}
 	if logical == "decimal" {
+		// AvroData adds scale and precision first (AvroData.java:900-912).
 		scale, precision := decimalScale(s), 64
 		for _, p := range s.Params {
 			if p.Key == "connect.decimal.precision" {
@@ -83,18 +93,23 @@ func (r *avroRenderer) plain(dst []byte, s *Schema) []byte {
 		dst = append(dst, `,"precision":`...)
 		dst = strconv.AppendInt(dst, int64(precision), 10)
 	}
-	dst = r.props(dst, s, false)
+	dst = r.props(dst, s)
+	if s.Type == TypeInt8 || s.Type == TypeInt16 {
+		// After connect.name (AvroData.java:1034-1036).
+		dst = append(dst, `,"connect.type":`...)
+		dst = strconv.AppendQuote(dst, s.Type)
+	}
 	if logical != "" {
-		dst = dst[:len(dst)-1]
+		// Last: LogicalType.addToSchema (AvroData.java:1064-1071).
 		dst = append(dst, `,"logicalType":`...)
 		dst = strconv.AppendQuote(dst, logical)
-		dst = append(dst, '}')
 	}
-	return dst
+	return append(dst, '}')
 }
 
-// props appends the connect.* properties of s and closes the object.
-func (r *avroRenderer) props(dst []byte, s *Schema, withName bool) []byte {
+// props appends the connect.* properties of s in AvroData's order
+// (AvroData.java:1008-1031): doc, version, parameters, default, name.
+func (r *avroRenderer) props(dst []byte, s *Schema) []byte {
 	if s.Doc != "" {
 		dst = append(dst, `,"connect.doc":`...)
 		dst = appendJSONString(dst, s.Doc)
@@ -111,38 +126,41 @@ func (r *avroRenderer) props(dst []byte, s *Schema, withName bool) []byte {
 		dst = append(dst, `,"connect.default":`...)
 		dst = append(dst, s.avroDefault()...)
 	}
-	if s.Name != "" && (!withName || s.Type != TypeStruct) {
+	if s.Name != "" {
 		dst = append(dst, `,"connect.name":`...)
 		dst = appendJSONString(dst, AvroName(s.Name))
 	}
-	return append(dst, '}')
+	return dst
 }
 
-// record appends a struct as an Avro record, or its full name when this
-// schema defined it already.
+// record appends a struct as an Avro record, or a reference to it when
+// this schema defined it already. The record has no "doc": AvroData takes
+// a record's doc from the io.confluent.connect.avro.record.doc parameter,
+// never from the Connect doc, which goes in connect.doc (AvroData.java:982-986).
 func (r *avroRenderer) record(dst []byte, s *Schema) []byte {
 	full := AvroName(s.Name)
+	ns, name := "", full
+	if i := strings.LastIndexByte(full, '.'); i >= 0 {
+		ns, name = full[:i], full[i+1:]
+	}
 	if r.defined[full] {
+		if ns != "" && ns == r.space && !avroTypeName(name) {
+			return strconv.AppendQuote(dst, name)
+		}
 		return strconv.AppendQuote(dst, full)
 	}
 	r.defined[full] = true
-	ns, name := "", full
-	for i := len(full) - 1; i >= 0; i-- {
-		if full[i] == '.' {
-			ns, name = full[:i], full[i+1:]
-			break
-		}
-	}
 	dst = append(dst, `{"type":"record","name":`...)
 	dst = strconv.AppendQuote(dst, name)
-	if ns != "" {
+	switch {
+	case ns != "" && ns != r.space:
 		dst = append(dst, `,"namespace":`...)
 		dst = strconv.AppendQuote(dst, ns)
+	case ns == "" && r.space != "":
+		dst = append(dst, `,"namespace":""`...)
 	}
-	if s.Doc != "" {
-		dst = append(dst, `,"doc":`...)
-		dst = appendJSONString(dst, s.Doc)
-	}
+	saved := r.space
+	r.space = ns
 	dst = append(dst, `,"fields":[`...)
 	for i, f := range s.Fields {
 		if i > 0 {
@@ -162,17 +180,18 @@ func (r *avroRenderer) record(dst []byte, s *Schema) []byte {
 		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')
-	if s.Version != 0 {
-		dst = append(dst, `,"connect.version":`...)
-		dst = strconv.AppendInt(dst, int64(s.Version), 10)
+	r.space = saved
+	return append(r.props(dst, s), '}')
+}
+
+// avroTypeName reports whether a short name is one of Avro's type names,
+// which a reference must not be written as (Avro's Name.shouldWriteFull).
+func avroTypeName(n string) bool {
+	switch n {
+	case "null", "boolean", "int", "long", "float", "double", "bytes", "string", "record", "enum", "array", "map", "union", "fixed":
+		return true
 	}
-	if s.Doc != "" {
-		dst = append(dst, `,"connect.doc":`...)
-		dst = appendJSONString(dst, s.Doc)
-	}
-	dst = append(dst, `,"connect.name":`...)
-	dst = strconv.AppendQuote(dst, full)
-	return append(dst, '}')
+	return false
 }
 
 // avroDefault is the Avro JSON of s's default.

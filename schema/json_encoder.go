@@ -101,6 +101,27 @@ func schemaHead(s *Schema) []byte {
 	return append(b, `,"payload":`...)
 }
 
+// Schemas returns the Connect schemas of rel's record key (nil when rel
+// has no key columns) and value, as the "schema" part of each record's
+// envelope; rel nil means logical messages. Only an encoder of
+// NewJSONSchemaEncoder has them (nil, nil otherwise).
+func (e *JSONEncoder) Schemas(rel *Relation) (key, value []byte) {
+	if !e.schemas {
+		return nil, nil
+	}
+	inner := func(head []byte) []byte {
+		if head == nil {
+			return nil
+		}
+		return head[len(`{"schema":`) : len(head)-len(`,"payload":`)]
+	}
+	if rel == nil {
+		return inner(e.msgKeyHead), inner(e.msgValueHead)
+	}
+	p := e.planFor(rel)
+	return inner(p.jsonKeyHead), inner(p.jsonValueHead)
+}
+
 // planFor returns the plan of rel, with the schema heads when the encoder
 // writes schemas.
 func (e *JSONEncoder) planFor(rel *Relation) *relPlan {

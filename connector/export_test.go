@@ -1,0 +1,26 @@
+package connector
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// DescribeTableForTest returns the relation of table name ("schema.table")
+// as the copy describes it (describeTable), as publication pub streams it:
+// the *schema.Relation the encoders get for that table.
+func DescribeTableForTest(ctx context.Context, conn *pgx.Conn, name, pub string) (*schema.Relation, error) {
+	info, err := describeTable(ctx, conn, name, 0, pub, nil)
+	return info.rel, err
+}
+
+// EncoderConfigForTest is the schema.Config p's encoders get.
+func EncoderConfigForTest(p *Pipeline) schema.Config { return p.encoderConfig() }
+
+// HeartbeatSchemasForTest returns the Connect (JSON) and Avro schemas of
+// heartbeat keys and values.
+func HeartbeatSchemasForTest() (keyConnect, keyAvro, valueConnect, valueAvro string) {
+	return heartbeatKeyConnect, heartbeatKeyAvro, heartbeatValueConnect, heartbeatValueAvro
+}
