@@ -38,10 +38,10 @@ type emitter struct {
 	hooks     *Hooks
 	view      phaseView
 	commit    schema.LSN
-	onPromote func([]*tableState)
-	// onShape stores a table's state whose shape fingerprint changed
-	// (main worker only), for the next run's comparison.
-	onShape func(*tableState)
+	onPromote func([]*tableState) // logs the tables gate promoted (and stored)
+	// storesShapes records a table's shape fingerprint when it changes
+	// (main worker only; gate stores it), for the next run's comparison.
+	storesShapes bool
 	// onTableError parks a table whose records cannot be written (main
 	// worker only; nil for a copy worker, whose copy fails instead).
 	// failed holds the tables parked during the open transaction, whose

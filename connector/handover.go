@@ -89,16 +89,24 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, a
 // waited for that promise forever; here an ended ctx returns, and Close
 // fails the record later. Nil still means acknowledged.
 func (p *Pipeline) saveTable(ctx context.Context, ts *tableState) error {
-	t := ts.Table
-	t.UpdatedMs = time.Now().UnixMilli()
+	return p.sendTable(ctx, ts)()
+}
+
+// sendTable enqueues ts's record (enqueueTable) and returns the wait for
+// it, as saveTable describes: a writer calls sendTable under the pipeline
+// mutex, so its record keeps its place in the order of the states, and
+// waits after releasing it.
+func (p *Pipeline) sendTable(ctx context.Context, ts *tableState) func() error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	done := make(chan error, 1)
-	p.client.Produce(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t), func(_ *kgo.Record, err error) { done <- err })
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("write the phase of %s to the offsets topic: %w", t.Table, ctx.Err())
+	p.enqueueTable(ctx, ts, func(err error) { done <- err })
+	return func() error {
+		defer cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("write the phase of %s to the offsets topic: %w", ts.Table.Table, ctx.Err())
+		}
 	}
 }

@@ -102,11 +102,17 @@ type phases struct {
 	// pass: created (or published) while mooncdc streams, so the first
 	// Relation message of one announces a CREATE (schemachange.go).
 	fresh map[string]bool
+	// store hands a changed state to the offsets topic's producer; it is
+	// called with mu held, in the order of the changes, so that the
+	// records reach the topic in that order whoever made them (the main
+	// worker's promotions and shapes, the snapshotter's phases), and
+	// must not block (Pipeline.enqueueTable). Nil stores nothing.
+	store func(*tableState)
 }
 
 // setShape records the shape fingerprint of table (or of the table
-// renamed from it, by oid) and returns its new state to store, or nil when
-// it has no phase or already has that shape.
+// renamed from it, by oid), stores it and returns its new state, or nil
+// when it has no phase or already has that shape.
 func (p *phases) setShape(table string, oid uint32, fp string) *tableState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -120,7 +126,15 @@ func (p *phases) setShape(table string, oid uint32, fp string) *tableState {
 	next := *cur
 	next.Shape = fp
 	p.setLocked(&next)
+	p.storeLocked(&next)
 	return &next
+}
+
+// storeLocked stores ts (see store); p.mu must be held.
+func (p *phases) storeLocked(ts *tableState) {
+	if p.store != nil {
+		p.store(ts)
+	}
 }
 
 // markFresh records that discovery found table after its first pass.
@@ -153,7 +167,7 @@ func newPhases(start schema.LSN, tables map[string]*tableState) *phases {
 
 // begin records that the main worker is deciding the transaction with
 // commit LSN commit, and returns the view to decide it with, and the
-// tables that moved from catchup to ready (to be stored).
+// tables that moved from catchup to ready (stored).
 func (p *phases) begin(commit schema.LSN) (phaseView, []*tableState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -176,7 +190,7 @@ func (p *phases) advance(pos schema.LSN) []*tableState {
 }
 
 // promoteLocked moves catchup(L) tables to ready(L) once the main worker is
-// past L.
+// past L, and stores them.
 func (p *phases) promoteLocked() []*tableState {
 	if p.catchups == 0 {
 		return nil
@@ -195,6 +209,9 @@ func (p *phases) promoteLocked() []*tableState {
 	}
 	if moved != nil {
 		p.view = next
+	}
+	for _, ts := range moved {
+		p.storeLocked(ts)
 	}
 	return moved
 }

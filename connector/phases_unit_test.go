@@ -70,3 +70,52 @@ func TestRenamedTableFollowsItsOldNamesPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestPhasesStoreEveryChangeUnderTheMutexInOrder: the main worker's
+// changes of a table state (a promotion from catchup to ready, a new shape
+// fingerprint) are handed to store while the mutex is held, one call per
+// change, in the order they were made, each with the state the view then
+// holds. A write made after the mutex was released could be overtaken by a
+// later writer's (a copy worker's phase, the snapshotter's), and the offsets
+// topic would end with the older state.
+func TestPhasesStoreEveryChangeUnderTheMutexInOrder(t *testing.T) {
+	p := newPhases(10, map[string]*tableState{
+		"public.a": {Table: offsets.Table{Table: "public.a", Phase: offsets.PhaseCatchup, LSN: 20, OID: 1}},
+		"public.b": {Table: offsets.Table{Table: "public.b", Phase: offsets.PhaseReady, LSN: 5, OID: 2}},
+	})
+	var stored []offsets.Table
+	p.store = func(ts *tableState) {
+		if p.mu.TryLock() {
+			p.mu.Unlock()
+			t.Errorf("store(%s) called without the mutex held", ts.Table.Table)
+		}
+		if cur := p.view[ts.Table.Table]; cur != ts {
+			t.Errorf("store(%s): %+v, but the view holds %+v", ts.Table.Table, ts.Table, cur.Table)
+		}
+		stored = append(stored, ts.Table)
+	}
+	if _, moved := p.begin(15); moved != nil || len(stored) != 0 {
+		t.Fatalf("begin below the handover: moved %v, stored %v", moved, stored)
+	}
+	p.setShape("public.a", 1, "s1")
+	p.setShape("public.a", 1, "s1") // unchanged: nothing to store
+	if moved := p.advance(20); len(moved) != 1 {
+		t.Fatalf("advance past the handover moved %v", moved)
+	}
+	p.setShape("public.a", 1, "s2")
+	p.setShape("public.renamed", 2, "t1") // by oid: public.b's state
+	want := []offsets.Table{
+		{Table: "public.a", Phase: offsets.PhaseCatchup, LSN: 20, OID: 1, Shape: "s1"},
+		{Table: "public.a", Phase: offsets.PhaseReady, LSN: 20, OID: 1, Shape: "s1"},
+		{Table: "public.a", Phase: offsets.PhaseReady, LSN: 20, OID: 1, Shape: "s2"},
+		{Table: "public.b", Phase: offsets.PhaseReady, LSN: 5, OID: 2, Shape: "t1"},
+	}
+	if len(stored) != len(want) {
+		t.Fatalf("stored %+v, want %+v", stored, want)
+	}
+	for i := range want {
+		if stored[i] != want[i] {
+			t.Errorf("store %d: %+v, want %+v", i, stored[i], want[i])
+		}
+	}
+}

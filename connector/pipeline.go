@@ -371,6 +371,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		mode = SnapshotAlways
 	}
 	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
+	ph.store = func(ts *tableState) { p.storeTable(gctx, ts) }
 	p.phasesAt.Store(ph)
 	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
 		c: &copier{p: p, pgcfg: pgcfg, client: client, topics: topics, phases: ph, src: src, log: log.Named("copy"),
@@ -406,8 +407,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	defer em.keys.close()
 	em.onTableError = func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) }
 	em.gate, em.hooks = ph, &p.hooks
-	em.onPromote = func(moved []*tableState) { p.savePromoted(gctx, moved) }
-	em.onShape = func(ts *tableState) { p.storeTable(gctx, ts) }
+	em.onPromote = p.logPromoted
+	em.storesShapes = true
 	em.activity = &p.activity
 	if hbFormat != nil {
 		em.heartbeatTopic, em.heartbeatFmt = cfg.Heartbeat.Topic, hbFormat

@@ -132,10 +132,8 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 		}
 		stopped = stored != nil && stored.Shape != "" && stored.Shape != fp
 	}
-	if e.onShape != nil && (!known || ch.LSN > prev.lsn) {
-		if ts := e.gate.setShape(name, rel.OID, fp); ts != nil {
-			e.onShape(ts)
-		}
+	if e.storesShapes && (!known || ch.LSN > prev.lsn) {
+		e.gate.setShape(name, rel.OID, fp) // stored by phases, in order
 	}
 	if !created && !stopped && (!known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel)) {
 		return nil

@@ -34,31 +34,42 @@ func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 		pr.txn.idle(walEnd)
 	}
 	if moved := pr.phases.advance(walEnd); moved != nil {
-		pr.p.savePromoted(pr.ctx, moved)
+		pr.p.logPromoted(moved)
 	}
 }
 
-// savePromoted stores tables that moved from catchup to ready. It does not
-// wait: catchup(L) and ready(L) mean the same to the main worker once it is
-// past L, so losing this write loses nothing.
-func (p *Pipeline) savePromoted(ctx context.Context, moved []*tableState) {
+// logPromoted logs tables that moved from catchup to ready (phases stored
+// them). The write is not waited for: catchup(L) and ready(L) mean the
+// same to the main worker once it is past L, so losing it loses nothing.
+func (p *Pipeline) logPromoted(moved []*tableState) {
 	for _, ts := range moved {
-		p.storeTable(ctx, ts)
 		p.log.Info("table ready: the main worker is past its handover", zap.String("table", ts.Table.Table), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 	}
 }
 
-// storeTable writes ts to the offsets topic without waiting (the main
-// worker's writes: a promotion, a shape); a failure is logged, and the
-// state is written again with the next change of the table.
+// storeTable writes ts to the offsets topic without waiting (phases.store:
+// a promotion, a shape); a failure is logged, and the state is written
+// again with the next change of the table.
 func (p *Pipeline) storeTable(ctx context.Context, ts *tableState) {
-	t := ts.Table
-	t.UpdatedMs = time.Now().UnixMilli()
-	p.client.Produce(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t), func(_ *kgo.Record, err error) {
+	p.enqueueTable(ctx, ts, func(err error) {
 		if err != nil && ctx.Err() == nil {
-			p.log.Warn("store table phase", zap.String("table", t.Table), zap.Error(err))
+			p.log.Warn("store table phase", zap.String("table", ts.Table.Table), zap.Error(err))
 		}
 	})
+}
+
+// enqueueTable hands ts's record to the producer and returns at once;
+// done gets the result. Every table state goes through it: the offsets
+// topic has one partition and franz-go keeps the order of the records
+// handed to it, so states enqueued under the pipeline mutex (phases.store,
+// the snapshotter's setPhase, a handover) reach the topic in the order
+// they were made, and the last record of a table is its newest state.
+// Producing after the mutex was released let a writer that changed a
+// table first write last, and a restart read back the older state.
+func (p *Pipeline) enqueueTable(ctx context.Context, ts *tableState, done func(error)) {
+	t := ts.Table
+	t.UpdatedMs = time.Now().UnixMilli()
+	p.client.Produce(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t), func(_ *kgo.Record, err error) { done(err) })
 }
 
 // Drain flushes the producer: every record handed over is acked or failed;

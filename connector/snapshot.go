@@ -407,8 +407,9 @@ func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*ta
 	next.ParkedLSN = 0 // only parked sets it, for the errored phase it writes
 	change(next)
 	s.phases.setLocked(next)
+	wait := s.p.sendTable(ctx, next) // under the mutex: in the order of the states
 	s.phases.mu.Unlock()
-	if err := s.p.saveTable(ctx, next); err != nil && ctx.Err() == nil {
+	if err := wait(); err != nil && ctx.Err() == nil {
 		s.log.Warn("store table phase", zap.String("table", name), zap.Error(err))
 	}
 	return next
