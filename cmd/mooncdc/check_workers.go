@@ -62,6 +62,14 @@ func checkWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, en
 	}
 
 	all := append(checkLines{}, config...)
+	if shared := checkSharedCapacity(ctx, cfgs); len(shared) > 0 {
+		fmt.Fprintln(stdout)
+		fmt.Fprintln(stdout, "Postgres servers shared by pipelines")
+		for _, l := range shared {
+			fmt.Fprintln(stdout, "  "+l.String())
+		}
+		all = append(all, shared...)
+	}
 	for _, p := range pls {
 		fmt.Fprintln(stdout)
 		if len(p.errs) > 0 {

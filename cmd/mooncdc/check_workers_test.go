@@ -55,9 +55,10 @@ func TestCheckConfigDirChecksEveryPipelineUnderItsName(t *testing.T) {
 		one, two := filepath.Join(dir, "one.yaml"), filepath.Join(dir, "two.yaml")
 		dirHead := "Config directory " + dir + ": 2 pipeline files, worker group mooncdc-workers-ops"
 		for head, want := range map[string][]string{
-			dirHead:                      {"✓ " + one + ": pipeline one", "✓ " + two + ": pipeline two", "✓ rules across the 2 valid files: names and slots distinct"},
-			"Pipeline one (" + one + ")": {"✓ postgres.tables public.t1: 1 table: public.t1", `✓ replication slot "mooncdc_one": does not exist`, "✓ Kafka " + broker.Addr(), "0 failed: ready for mooncdc run"},
-			"Pipeline two (" + two + ")": {"✓ postgres.tables public.t2: 1 table: public.t2", `✓ replication slot "mooncdc_two": does not exist`, "✓ Kafka " + broker.Addr(), "0 failed: ready for mooncdc run"},
+			dirHead:                                {"✓ " + one + ": pipeline one", "✓ " + two + ": pipeline two", "✓ rules across the 2 valid files: names and slots distinct"},
+			"Postgres servers shared by pipelines": {"✓ replication slots on ", "✓ WAL senders on "},
+			"Pipeline one (" + one + ")":           {"✓ postgres.tables public.t1: 1 table: public.t1", `✓ replication slot "mooncdc_one": does not exist`, "✓ Kafka " + broker.Addr(), "0 failed: ready for mooncdc run"},
+			"Pipeline two (" + two + ")":           {"✓ postgres.tables public.t2: 1 table: public.t2", `✓ replication slot "mooncdc_two": does not exist`, "✓ Kafka " + broker.Addr(), "0 failed: ready for mooncdc run"},
 		} {
 			lines, ok := sec[head]
 			if !ok {
@@ -76,6 +77,26 @@ func TestCheckConfigDirChecksEveryPipelineUnderItsName(t *testing.T) {
 		if !strings.Contains(out, "All 2 pipeline files: ") || !strings.Contains(out, "0 failed: ready for mooncdc run") {
 			t.Errorf("no summary of all the files:\n%s", out)
 		}
+	})
+
+	// Two pipelines on one server whose copy workers fit one at a time but
+	// not together: one worker may run both, so the directory's check
+	// fails on their sum, while each pipeline's own check passes.
+	t.Run("slots that fit each pipeline but not both", func(t *testing.T) {
+		dir := writeDir(t, map[string]string{
+			"w1.yaml": "name: w1\npostgres:\n  tables: [public.t1]\nsnapshot:\n  workers: 20\n",
+			"w2.yaml": "name: w2\npostgres:\n  tables: [public.t2]\nsnapshot:\n  workers: 20\n",
+		})
+		code, out, stderr := runCLI(t, append([]string{"check", "--config", dir}, flags...), nil)
+		t.Logf("check --config DIR → exit %d:\n%s%s", code, out, stderr)
+		if code != connector.ExitRuntime {
+			t.Errorf("exit %d, want %d", code, connector.ExitRuntime)
+		}
+		sec := checkSections(out)
+		shared := sec["Postgres servers shared by pipelines"]
+		checkWantLine(t, shared, "✗ replication slots on ", "max_replication_slots 32, 0 used by others, pipelines w1, w2 need 42 together", "ALTER SYSTEM SET max_replication_slots = 42")
+		checkWantLine(t, shared, "✗ WAL senders on ", "pipelines w1, w2 need 42 together")
+		checkWantLine(t, sec["Pipeline w1 ("+filepath.Join(dir, "w1.yaml")+")"], "✓ replication slots: ", "mooncdc needs 21")
 	})
 
 	t.Run("a bad file and a shared slot", func(t *testing.T) {

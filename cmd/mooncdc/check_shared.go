@@ -1,0 +1,113 @@
+package main
+
+// This file holds check --config DIR's capacity check across pipelines:
+// the pipelines of one directory that use one Postgres server need their
+// slots and WAL senders together, since one worker may run them all (the
+// group gives a leaving worker's pipelines to the others). Each
+// pipeline's own section checks only its own need.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/mooncdc/mooncdc/connector"
+)
+
+// sharedServer is the pipelines of a directory on one Postgres server.
+type sharedServer struct {
+	addr  string // host:port of the first host
+	cfgs  []connector.Config
+	names []string
+	slots []string
+	need  int64 // 1 + snapshot.workers per pipeline
+}
+
+// sharedServers groups cfgs by their Postgres server (host and port of
+// the URL's first host), in the order they first appear; a config whose
+// connection settings do not parse is left out (its own section says why).
+func sharedServers(cfgs []connector.Config) []*sharedServer {
+	var out []*sharedServer
+	by := map[string]*sharedServer{}
+	for _, c := range cfgs {
+		pc, err := c.PostgresConnConfig()
+		if err != nil {
+			continue
+		}
+		addr := net.JoinHostPort(pc.Host, strconv.Itoa(int(pc.Port)))
+		s := by[addr]
+		if s == nil {
+			s = &sharedServer{addr: addr}
+			by[addr] = s
+			out = append(out, s)
+		}
+		s.cfgs = append(s.cfgs, c)
+		s.names = append(s.names, c.Name)
+		s.slots = append(s.slots, c.Postgres.Slot)
+		s.need += int64(1 + c.Snapshot.Workers)
+	}
+	return out
+}
+
+// checkSharedCapacity checks, for each server that two or more pipelines
+// use, that max_replication_slots and max_wal_senders leave room for all
+// of their slots and copy slots at once, beside the slots and senders of
+// others (these pipelines' own, from a running group, do not count).
+func checkSharedCapacity(ctx context.Context, cfgs []connector.Config) checkLines {
+	var out checkLines
+	for _, s := range sharedServers(cfgs) {
+		if len(s.cfgs) < 2 {
+			continue
+		}
+		pipelines := strings.Join(s.names, ", ")
+		if err := s.check(ctx, &out, pipelines); err != nil {
+			out.fail("Postgres "+s.addr, fmt.Sprintf("pipelines %s: could not read its slots: %s", pipelines, checkOneLine(connector.RedactURL(err.Error()))), "")
+		}
+	}
+	return out
+}
+
+func (s *sharedServer) check(ctx context.Context, out *checkLines, pipelines string) error {
+	pc, err := s.cfgs[0].PostgresConnConfig()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	conn, err := connector.ConnectSQL(ctx, pc, "mooncdc check")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	var maxSlots, maxSends, otherSlots, otherSends int64
+	err = conn.QueryRow(ctx, `WITH ours AS (
+			SELECT r.slot_name, r.active_pid FROM pg_replication_slots r
+			WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) s(name)
+				WHERE r.slot_name = s.name OR left(r.slot_name, length(s.name) + 6) = s.name || '_copy_'))
+		SELECT current_setting('max_replication_slots')::bigint, current_setting('max_wal_senders')::bigint,
+		       (SELECT count(*) FROM pg_replication_slots WHERE slot_name NOT IN (SELECT slot_name FROM ours)),
+		       (SELECT count(*) FROM pg_stat_replication WHERE pid NOT IN (SELECT active_pid FROM ours WHERE active_pid IS NOT NULL))`,
+		s.slots).Scan(&maxSlots, &maxSends, &otherSlots, &otherSends)
+	if err != nil {
+		return err
+	}
+	for _, r := range []struct {
+		what, setting string
+		max, others   int64
+	}{
+		{"replication slots", "max_replication_slots", maxSlots, otherSlots},
+		{"WAL senders", "max_wal_senders", maxSends, otherSends},
+	} {
+		what := fmt.Sprintf("%s on %s", r.what, s.addr)
+		detail := fmt.Sprintf("%s %d, %d used by others, pipelines %s need %d together (1 + snapshot.workers each)", r.setting, r.max, r.others, pipelines, s.need)
+		if r.max-r.others >= s.need {
+			out.pass(what, detail)
+			continue
+		}
+		out.fail(what, detail, fmt.Sprintf("ALTER SYSTEM SET %s = %d; then restart Postgres; or lower snapshot.workers (one worker may run all of them)",
+			r.setting, r.others+s.need))
+	}
+	return nil
+}
