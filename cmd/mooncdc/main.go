@@ -88,7 +88,18 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 // runCommand is "mooncdc run": load and validate the config, then run the
 // pipeline until it stops.
 func runCommand(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
-	wf, args, err := cutWorkerFlags("run", args)
+	var profile string
+	args, err := cutFlags("run", args, map[string]*string{"cpuprofile": &profile})
+	if err == nil && profile != "" {
+		var stop func()
+		if stop, err = startCPUProfile(profile); err == nil {
+			defer stop()
+		}
+	}
+	var wf workerFlags
+	if err == nil {
+		wf, args, err = cutWorkerFlags("run", args)
+	}
 	if err == nil {
 		var cf configFlags
 		if cf, err = parseConfigFlags("run", args, false); err == nil && isConfigDir(cf.configPath) {
@@ -329,8 +340,8 @@ Run 'mooncdc help run' for the flags and environment variables.
 
 func runUsage() string {
 	var b strings.Builder
-	b.WriteString(`Usage: mooncdc run [--config FILE] [flags]
-       mooncdc run --config DIR [--group NAME] [--worker-id ID] [flags]
+	b.WriteString(`Usage: mooncdc run [--config FILE] [--cpuprofile FILE] [flags]
+       mooncdc run --config DIR [--group NAME] [--worker-id ID] [--cpuprofile FILE] [flags]
 
 Streams until SIGINT, SIGTERM or SIGHUP, then stops cleanly (flushes to Kafka,
 writes the offsets, confirms the LSN to Postgres) and exits 0. A clean stop
@@ -350,6 +361,9 @@ runs on one worker, balanced, and moves when a worker joins or leaves.
 --worker-id names this worker in 'mooncdc status --config DIR' (default
 host-pid). One endpoint per worker (metrics.listen, the same in every file);
 metrics carry a pipeline label.
+
+--cpuprofile FILE writes a Go CPU profile of the whole run to FILE (for
+'go tool pprof'; a diagnostic, at about 1% of CPU).
 
 `)
 	b.WriteString(configFlagsUsage())

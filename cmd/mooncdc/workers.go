@@ -32,6 +32,14 @@ type workerFlags struct{ group, id string }
 // --name V) from args; everything after "--" is left alone.
 func cutWorkerFlags(cmd string, args []string) (workerFlags, []string, error) {
 	var wf workerFlags
+	rest, err := cutFlags(cmd, args, map[string]*string{"group": &wf.group, "worker-id": &wf.id})
+	return wf, rest, err
+}
+
+// cutFlags removes the string flags named in dst (each as -name V,
+// --name V or --name=V) from args, setting their values, and returns the
+// other arguments; everything after "--" is left alone.
+func cutFlags(cmd string, args []string, dst map[string]*string) ([]string, error) {
 	rest := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -40,28 +48,21 @@ func cutWorkerFlags(cmd string, args []string) (workerFlags, []string, error) {
 			break
 		}
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		var dst *string
-		switch {
-		case !strings.HasPrefix(a, "-"):
-		case name == "group":
-			dst = &wf.group
-		case name == "worker-id":
-			dst = &wf.id
-		}
-		if dst == nil {
+		p := dst[name]
+		if !strings.HasPrefix(a, "-") || p == nil {
 			rest = append(rest, a)
 			continue
 		}
 		if !hasValue {
 			if i+1 >= len(args) {
-				return wf, nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: flag needs an argument: -%s", cmd, name)}
+				return nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: flag needs an argument: -%s", cmd, name)}
 			}
 			i++
 			value = args[i]
 		}
-		*dst = value
+		*p = value
 	}
-	return wf, rest, nil
+	return rest, nil
 }
 
 // apply makes --group set worker_group in every file of the directory,

@@ -373,6 +373,9 @@ func runStream(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	}
 	fmt.Printf("  cost per change:         %s of mooncdc CPU per row (start → end LSN; limit: walsender %.2f µs + pg_recvlogical %.2f µs)\n",
 		costLine, perRow(lim.walsenderCPU, o.n), perRow(lim.clientCPU, o.n))
+	if res.stages != nil {
+		fmt.Printf("  json CPU by stage:       %s (per change, whole life, from run --cpuprofile: %s sampled)\n", res.stages.perRow(o.n), round(res.stages.total))
+	}
 	fmt.Printf("  mooncdc timeline:        streaming %s, all decoded %s, all acked %s, durable LSN at end %s, slot confirmed %s; clean stop took %s\n",
 		round(res.ready), round(res.received), round(res.acked), round(res.durable), round(res.elapsed), round(res.stopTime))
 	fmt.Printf("  other CPU (mooncdc run): walsender %s, kfake broker %s\n", res.walsenderCPU, res.brokerCPU)
@@ -516,7 +519,7 @@ func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot,
 		if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
 			return res, 0, err
 		}
-		runner = &childRunner{bin: o.mooncdc, config: path}
+		runner = &childRunner{bin: o.mooncdc, config: path, cpuprofile: filepath.Join(tmp, "mooncdc-"+slot+".cpu.pprof")}
 	}
 	step(what + ", format " + format + " → Kafka (kfake " + brk.addr + ")")
 	pctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -530,6 +533,13 @@ func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot,
 		return res, 0, err
 	}
 	step(fmt.Sprintf("mooncdc done in %s; stopped in %s", round(res.elapsed), round(res.stopTime)))
+	if cr, ok := runner.(*childRunner); ok {
+		if cs, err := readCPUStages(cr.cpuprofile); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: CPU by stage: %v\n", err)
+		} else {
+			res.stages = &cs
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	records, err := recordCount(cctx, brk.addr, dataTopic)
 	if eos {

@@ -233,6 +233,7 @@ func quoteAll(ss []string) string {
 
 // mooncdcResult is the mooncdc run.
 type mooncdcResult struct {
+	stages       *cpuStages    // the child's CPU by stage, from its profile (whole life)
 	elapsed      time.Duration // start → slot confirmed to the end LSN
 	ready        time.Duration // start → /readyz 200 (streaming)
 	received     time.Duration // start → mooncdc_changes_received_total ≥ N (metrics)
@@ -264,6 +265,7 @@ type pipelineRunner interface {
 
 type childRunner struct {
 	bin, config string
+	cpuprofile  string // run --cpuprofile: the child's CPU profile, written at its exit
 	cmd         *exec.Cmd
 	out         syncBuffer
 	done        chan struct{}
@@ -279,7 +281,11 @@ type childRunner struct {
 const hwmSampling = 20 * time.Millisecond
 
 func (r *childRunner) start() error {
-	r.cmd = exec.Command(r.bin, "run", "--config", r.config)
+	args := []string{"run", "--config", r.config}
+	if r.cpuprofile != "" {
+		args = append(args, "--cpuprofile", r.cpuprofile)
+	}
+	r.cmd = exec.Command(r.bin, args...)
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
 	// Should the benchmark die, mooncdc must not stream on.
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -196,6 +196,7 @@ func snapshotConfig(s *source, brokerAddr, metricsAddr string, conns int) connec
 
 // snapResult is mooncdc's snapshot run. Times are from its start.
 type snapResult struct {
+	stages   *cpuStages    // the child's CPU by stage, from its profile (whole life)
 	elapsed  time.Duration // start → exit
 	firstRow time.Duration // metrics: copy rows > 0 (100ms polls)
 	lastRow  time.Duration // metrics: copy rows ≥ N
@@ -460,7 +461,7 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
 			return err
 		}
-		runner = &childRunner{bin: o.mooncdc, config: path}
+		runner = &childRunner{bin: o.mooncdc, config: path, cpuprofile: filepath.Join(tmp, "mooncdc-snapshot.cpu.pprof")}
 	}
 	step(what + ", snapshot.mode initial_only → Kafka (kfake " + brk.addr + ")")
 	pctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -476,6 +477,13 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	exit := "exit status 0"
 	if res.exitErr != nil {
 		exit = res.exitErr.Error()
+	}
+	if cr, ok := runner.(*childRunner); ok {
+		if cs, err := readCPUStages(cr.cpuprofile); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: CPU by stage: %v\n", err)
+		} else {
+			res.stages = &cs
+		}
 	}
 	step(fmt.Sprintf("mooncdc exited after %s (%s)", round(res.elapsed), exit))
 
@@ -608,6 +616,9 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		fmt.Printf(", franz-go alone %.2f µs", perRow(klim.clientCPU, n))
 	}
 	fmt.Println(")")
+	if res.stages != nil {
+		fmt.Printf("  CPU by stage:            %s (per row, whole life, from run --cpuprofile: %s sampled)\n", res.stages.perRow(n), round(res.stages.total))
+	}
 	ms := func(d time.Duration) string {
 		if d <= 0 {
 			return "?"
