@@ -183,22 +183,33 @@ func (c *checkPG) checkCapacity(ctx context.Context) error {
 	}
 	workers := c.cfg.Snapshot.Workers
 	need := int64(1 + workers)
+	checkRoom(&c.out, "", slotRoom{c.maxSlots, c.maxSends, otherSlots, otherSends}, need,
+		fmt.Sprintf("mooncdc needs %d (1 + snapshot.workers %d)", need, workers), "or free some, or lower snapshot.workers")
+	return nil
+}
+
+// slotRoom is a server's replication slots and WAL senders: the settings,
+// and how many others use.
+type slotRoom struct{ maxSlots, maxSends, otherSlots, otherSends int64 }
+
+// checkRoom checks that room leaves need slots and need WAL senders free,
+// one line each (their names followed by where), needs saying who needs
+// them and orFix the other fix beside raising the setting.
+func checkRoom(out *checkLines, where string, room slotRoom, need int64, needs, orFix string) {
 	for _, r := range []struct {
 		what, setting string
 		max, others   int64
 	}{
-		{"replication slots", "max_replication_slots", c.maxSlots, otherSlots},
-		{"WAL senders", "max_wal_senders", c.maxSends, otherSends},
+		{"replication slots", "max_replication_slots", room.maxSlots, room.otherSlots},
+		{"WAL senders", "max_wal_senders", room.maxSends, room.otherSends},
 	} {
-		detail := fmt.Sprintf("%s %d, %d used by others, mooncdc needs %d (1 + snapshot.workers %d)", r.setting, r.max, r.others, need, workers)
+		detail := fmt.Sprintf("%s %d, %d used by others, %s", r.setting, r.max, r.others, needs)
 		if r.max-r.others >= need {
-			c.out.pass(r.what, detail)
+			out.pass(r.what+where, detail)
 			continue
 		}
-		c.out.fail(r.what, detail, fmt.Sprintf("ALTER SYSTEM SET %s = %d; then restart Postgres; or free some, or lower snapshot.workers",
-			r.setting, r.others+need))
+		out.fail(r.what+where, detail, fmt.Sprintf("ALTER SYSTEM SET %s = %d; then restart Postgres; %s", r.setting, r.others+need, orFix))
 	}
-	return nil
 }
 
 func (c *checkPG) checkRole(ctx context.Context) error {

@@ -81,7 +81,7 @@ func (s *sharedServer) check(ctx context.Context, out *checkLines, pipelines str
 		return err
 	}
 	defer conn.Close(context.Background())
-	var maxSlots, maxSends, otherSlots, otherSends int64
+	var room slotRoom
 	err = conn.QueryRow(ctx, `WITH ours AS (
 			SELECT r.slot_name, r.active_pid FROM pg_replication_slots r
 			WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) s(name)
@@ -89,25 +89,11 @@ func (s *sharedServer) check(ctx context.Context, out *checkLines, pipelines str
 		SELECT current_setting('max_replication_slots')::bigint, current_setting('max_wal_senders')::bigint,
 		       (SELECT count(*) FROM pg_replication_slots WHERE slot_name NOT IN (SELECT slot_name FROM ours)),
 		       (SELECT count(*) FROM pg_stat_replication WHERE pid NOT IN (SELECT active_pid FROM ours WHERE active_pid IS NOT NULL))`,
-		s.slots).Scan(&maxSlots, &maxSends, &otherSlots, &otherSends)
+		s.slots).Scan(&room.maxSlots, &room.maxSends, &room.otherSlots, &room.otherSends)
 	if err != nil {
 		return err
 	}
-	for _, r := range []struct {
-		what, setting string
-		max, others   int64
-	}{
-		{"replication slots", "max_replication_slots", maxSlots, otherSlots},
-		{"WAL senders", "max_wal_senders", maxSends, otherSends},
-	} {
-		what := fmt.Sprintf("%s on %s", r.what, s.addr)
-		detail := fmt.Sprintf("%s %d, %d used by others, pipelines %s need %d together (1 + snapshot.workers each)", r.setting, r.max, r.others, pipelines, s.need)
-		if r.max-r.others >= s.need {
-			out.pass(what, detail)
-			continue
-		}
-		out.fail(what, detail, fmt.Sprintf("ALTER SYSTEM SET %s = %d; then restart Postgres; or lower snapshot.workers (one worker may run all of them)",
-			r.setting, r.others+s.need))
-	}
+	checkRoom(out, " on "+s.addr, room, s.need, fmt.Sprintf("pipelines %s need %d together (1 + snapshot.workers each)", pipelines, s.need),
+		"or lower snapshot.workers (one worker may run all of them)")
 	return nil
 }
