@@ -11,6 +11,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -300,5 +301,49 @@ func TestRecopyMarkersFollowTheSnapshotType(t *testing.T) {
 	}
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIncrementalMarkerInAvroAndTheFlatEnvelope: an incremental re-copy's
+// rows say "incremental" in Avro (the full envelope's source.snapshot, an
+// io.debezium.data.Enum string, SchemaFactory.java:144-148 at
+// v3.6.1.Final) and in the flat envelope's added source field and header
+// (ExtractNewRecordState's __snapshot, AbstractExtractNewRecordState.java
+// :194, 222-223). The signal comes from a signal table both pipelines
+// capture, so one row re-copies for both.
+func TestIncrementalMarkerInAvroAndTheFlatEnvelope(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
+	e.exec(`INSERT INTO items VALUES (1, 'a'), (2, 'b')`)
+	e.exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
+	av := avroConfig(e, reg, "incav", "public.items")
+	av.Signals.Table = "public.debezium_signal"
+	fl := flatConfig(e, "incfl", "rewrite")
+	fl.Format.Flat.AddFields = append(fl.Format.Flat.AddFields, "snapshot")
+	fl.Format.Flat.AddHeaders = []string{"source.snapshot:snap"}
+	fl.Signals.Table = "public.debezium_signal"
+	ra, rf := start(t, av), start(t, fl)
+	readRaw(t, e.kafka, 2, "incav.public.items")
+	readRaw(t, e.kafka, 2, "incfl.public.items")
+	e.exec(`INSERT INTO debezium_signal VALUES ('i1', 'execute-snapshot', '{"data-collections":["public.items"]}')`)
+
+	for i, rec := range readAvro(t, reg, e.kafka, 4, "incav.public.items")[2:4] {
+		src, _ := rec.value["source"].(map[string]any)
+		if rec.value["op"] != "r" || src["snapshot"] != schema.SnapshotIncremental {
+			t.Errorf("avro re-copy row %d: op %v source.snapshot %v, want r and incremental", i+1, rec.value["op"], src["snapshot"])
+		}
+	}
+	for i, rec := range readRaw(t, e.kafka, 4, "incfl.public.items")[2:4] {
+		m := flatRow(t, rec)
+		h, _ := header(rec, "__snap")
+		if m["__snapshot"] != schema.SnapshotIncremental || h != schema.SnapshotIncremental {
+			t.Errorf("flat re-copy row %d: __snapshot %v, header __snap %q, want incremental", i+1, m["__snapshot"], h)
+		}
+	}
+	for _, r := range []*running{ra, rf} {
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
