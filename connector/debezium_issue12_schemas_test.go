@@ -1,0 +1,201 @@
+package connector_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/mooncdc/mooncdc/internal/connecttest"
+)
+
+// The key and row schemas TestIssue12TypesAsDebezium361 expects, in place
+// of goldens written from mooncdc's own output (issue 12). The Connect
+// schemas are the ones Debezium's tests assert for the same tables,
+// statements and modes (debezium-connector-postgres/src/test/java/io/
+// debezium/connector/postgresql/, v3.6.1.Final); the Avro schemas are what
+// Confluent's AvroData.fromConnectSchema makes of them
+// (avro-data/src/main/java/io/confluent/connect/avro/AvroData.java at
+// schema-registry 794611bd):
+//
+//	optional T          ["null", T], field default null (:1114, :1240-1245)
+//	a default           connect.default on the type, the field's default (:1022-1027, :1240-1243)
+//	Decimal             bytes, logicalType decimal, scale, precision 64 when
+//	                    connect.decimal.precision is absent (:900-911, :281,
+//	                    :1092), connect.version/parameters/name (:1012-1030)
+//	map, string keys    Avro map of the value schema (:918-924)
+//	array               Avro array of the item schema (:914-916)
+//
+// A field's spec is dbzSchemaIs's ("type?" optional, then name and
+// parameters); every field of the row must be listed, so that a column
+// Debezium leaves out fails when it is there.
+
+// tyRowSchemas is one table's expected key and row fields.
+type tyRowSchemas struct {
+	connect map[string]string // field -> dbzSchemaIs spec
+	avro    map[string]string // field -> the Avro field without its name, as JSON
+	cite    map[string]string // field -> where the expectation comes from
+	key     []string          // the key's fields (their specs as in connect)
+}
+
+// Avro fields AvroData makes of the Connect schemas below.
+const (
+	tyAvroPK          = `{"type":{"type":"int","connect.default":0},"default":0}`
+	tyAvroOptString   = `{"type":["null","string"],"default":null}`
+	tyAvroOptBytes    = `{"type":["null","bytes"],"default":null}`
+	tyAvroBytes       = `{"type":"bytes"}`
+	tyAvroOptStrMap   = `{"type":"map","values":["null","string"]}`
+	tyAvroOptDecimal1 = `{"type":["null",{"type":"bytes","scale":1,"precision":64,"connect.version":1,` +
+		`"connect.parameters":{"scale":"1"},"connect.name":"org.apache.kafka.connect.data.Decimal","logicalType":"decimal"}],"default":null}`
+)
+
+// issue12Schemas returns the expected schemas of table, with
+// include_unknown_datatypes on or off.
+func issue12Schemas(table string, include bool) tyRowSchemas {
+	const rspi = "RecordsStreamProducerIT.java"
+	const arpt = "AbstractRecordsProducerTest.java"
+	pk := "int32 default=0"
+	pkCite := "PostgresSchemaIT.java:92 (a serial pk: int32, default 0), " + rspi + ":3839"
+	s := tyRowSchemas{connect: map[string]string{"pk": pk}, avro: map[string]string{"pk": tyAvroPK},
+		cite: map[string]string{"pk": pkCite}, key: []string{"pk"}}
+	add := func(field, spec, avro, cite string) {
+		s.connect[field], s.avro[field], s.cite[field] = spec, avro, cite
+	}
+	switch table {
+	case "salary":
+		// money_fraction_digits 1, decimal precise (testStreamMoneyPreciseDecimalFraction).
+		add("name", "string?", tyAvroOptString, rspi+":3840")
+		add("salary", "bytes? org.apache.kafka.connect.data.Decimal scale=1", tyAvroOptDecimal1, rspi+":3841 (Decimal.builder(1).optional())")
+	case "hstore_table_mul":
+		// hstore_handling_mode map.
+		add("hs", "map?", `{"type":["null",`+tyAvroOptStrMap+`],"default":null}`, arpt+":379-383, :361 (map(STRING, optional STRING).optional())")
+		add("hsarr", "array?|map?", `{"type":["null",{"type":"array","items":["null",`+tyAvroOptStrMap+`]}],"default":null}`,
+			arpt+":362 (array(hstoreMapSchema()).optional())")
+	case "circle_table":
+		if include {
+			add("ccircle", "bytes?", tyAvroOptBytes, arpt+":463 (schemaAndValueForUnknownColumnBytes)")
+		} // else left out: an unknown type without include.unknown.datatypes (RecordsSnapshotProducerIT.java:1225-1226)
+	case "alias_table":
+		if include {
+			// The NOT NULL geometric columns and their domains: required
+			// bytes (schemasAndValuesForDomainAliasTypes).
+			for g, line := range map[string]int{"box": 1051, "circle": 1053, "line": 1055, "lseg": 1057, "path": 1059, "polygon": 1063} {
+				add(g+"_base", "bytes", tyAvroBytes, fmt.Sprintf("%s:%d", arpt, line))
+				add(g+"_alias", "bytes", tyAvroBytes, fmt.Sprintf("%s:%d", arpt, line+1))
+			}
+		}
+		// box_arr (box[]) is left out in both modes: a mooncdc-only
+		// expectation. Debezium's tests have no box[] column, and its
+		// schema builder would give include.unknown.datatypes an array of
+		// bytes (PostgresValueConverter.java:353-363); not established
+		// here, so not claimed as Debezium's.
+		add("text_col", "string?", tyAvroOptString, arpt+":428 (a TEXT column: OPTIONAL_STRING_SCHEMA)")
+	}
+	return s
+}
+
+// checkConnectRow checks a JSON-with-schemas key or value schema: the
+// key's fields, or the after image's, must be exactly want's.
+func checkConnectRow(t *testing.T, what string, raw json.RawMessage, want tyRowSchemas, isKey bool) {
+	t.Helper()
+	s, err := connecttest.ParseSchema(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	fields := s.Fields
+	if !isKey {
+		fields = nil
+		for _, f := range s.Fields {
+			if f.Name == "after" {
+				fields = f.Schema.Fields
+			}
+		}
+	}
+	names := wantNames(want, isKey)
+	var got []string
+	for _, f := range fields {
+		got = append(got, f.Name)
+		spec, ok := want.connect[f.Name]
+		if !ok {
+			continue
+		}
+		if err := dbzSchemaIs(f.Schema, spec); err != nil {
+			t.Errorf("%s: field %s: %v (want %q, %s)", what, f.Name, err, spec, want.cite[f.Name])
+		}
+	}
+	sort.Strings(got)
+	if !slices.Equal(got, names) {
+		t.Errorf("%s: fields %v, want %v", what, got, names)
+	}
+}
+
+func wantNames(want tyRowSchemas, isKey bool) []string {
+	var names []string
+	if isKey {
+		names = slices.Clone(want.key)
+	} else {
+		for f := range want.connect {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// checkAvroRow checks a registered Avro key or value schema: the key
+// record's fields, or the row record's (the type of "before", where it is
+// defined), must be exactly want's, each field as AvroData writes it.
+func checkAvroRow(t *testing.T, what, text string, want tyRowSchemas, isKey bool) {
+	t.Helper()
+	type record struct {
+		Fields []map[string]any `json:"fields"`
+	}
+	var top record
+	if err := json.Unmarshal([]byte(text), &top); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	fields := top.Fields
+	if !isKey {
+		fields = nil
+		for _, f := range top.Fields {
+			if f["name"] != "before" {
+				continue
+			}
+			u, _ := f["type"].([]any)
+			if len(u) != 2 {
+				t.Fatalf("%s: before is %v, want [null, the row record]", what, f["type"])
+			}
+			b, _ := json.Marshal(u[1])
+			var row record
+			if err := json.Unmarshal(b, &row); err != nil {
+				t.Fatal(err)
+			}
+			fields = row.Fields
+		}
+	}
+	names := wantNames(want, isKey)
+	var got []string
+	for _, f := range fields {
+		name, _ := f["name"].(string)
+		got = append(got, name)
+		w, ok := want.avro[name]
+		if !ok {
+			continue
+		}
+		delete(f, "name")
+		var wv map[string]any
+		if err := json.Unmarshal([]byte(w), &wv); err != nil {
+			t.Fatalf("expectation for %s: %v", name, err)
+		}
+		if !reflect.DeepEqual(f, wv) {
+			gb, _ := json.Marshal(f)
+			t.Errorf("%s: field %s\n got  %s\n want %s (AvroData of %q, %s)", what, name, gb, w, want.connect[name], want.cite[name])
+		}
+	}
+	sort.Strings(got)
+	if !slices.Equal(got, names) {
+		t.Errorf("%s: fields %v, want %v", what, got, names)
+	}
+}
