@@ -11,7 +11,8 @@ import (
 	"github.com/mooncdc/mooncdc/internal/connecttest"
 )
 
-// The key and row schemas TestIssue12TypesAsDebezium361 expects, in place
+// The key and row schemas TestIssue12TypesAsDebezium361 (and
+// TestEveryType for toast_full) expects, in place
 // of goldens written from mooncdc's own output (issue 12). The Connect
 // schemas are the ones Debezium's tests assert for the same tables,
 // statements and modes (debezium-connector-postgres/src/test/java/io/
@@ -51,9 +52,9 @@ const (
 		`"connect.parameters":{"scale":"1"},"connect.name":"org.apache.kafka.connect.data.Decimal","logicalType":"decimal"}],"default":null}`
 )
 
-// issue12Schemas returns the expected schemas of table, with
+// debeziumRowSchemas returns the expected schemas of table, with
 // include_unknown_datatypes on or off.
-func issue12Schemas(table string, include bool) tyRowSchemas {
+func debeziumRowSchemas(table string, include bool) tyRowSchemas {
 	const rspi = "RecordsStreamProducerIT.java"
 	const arpt = "AbstractRecordsProducerTest.java"
 	pk := "int32 default=0"
@@ -64,6 +65,15 @@ func issue12Schemas(table string, include bool) tyRowSchemas {
 		s.connect[field], s.avro[field], s.cite[field] = spec, avro, cite
 	}
 	switch table {
+	case "toast_full":
+		// TestEveryType's (id int PRIMARY KEY, note text, big text): a
+		// NOT NULL int4 is a required int32, no default
+		// (JdbcValueConverters.java:186-188; TableSchemaBuilder.java
+		// :422-424 makes only nullable columns optional).
+		s = tyRowSchemas{connect: map[string]string{}, avro: map[string]string{}, cite: map[string]string{}, key: []string{"id"}}
+		add("id", "int32", `{"type":"int"}`, "JdbcValueConverters.java:186-188, TableSchemaBuilder.java:422-424")
+		add("note", "string?", tyAvroOptString, arpt+":428 (a TEXT column: OPTIONAL_STRING_SCHEMA)")
+		add("big", "string?", tyAvroOptString, arpt+":428")
 	case "salary":
 		// money_fraction_digits 1, decimal precise (testStreamMoneyPreciseDecimalFraction).
 		add("name", "string?", tyAvroOptString, rspi+":3840")
