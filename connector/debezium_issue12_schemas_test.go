@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mooncdc/mooncdc/internal/connecttest"
@@ -208,4 +210,202 @@ func checkAvroRow(t *testing.T, what, text string, want tyRowSchemas, isKey bool
 	if !slices.Equal(got, names) {
 		t.Errorf("%s: fields %v, want %v", what, got, names)
 	}
+}
+
+// everyTypeSchemas is TestEveryType's every_type (types_test.go
+// typesSetup) in the default modes: each column's Connect schema as
+// Debezium's tests assert it for a column of the same type
+// (AbstractRecordsProducerTest.java unless named), or, where no Debezium
+// test has the type, as PostgresValueConverter.java / JdbcValueConverters
+// .java build it (cited; the comment says so).
+func everyTypeSchemas() tyRowSchemas {
+	const arpt = "AbstractRecordsProducerTest.java"
+	const rspi = "RecordsStreamProducerIT.java"
+	const pvc = "PostgresValueConverter.java"
+	const dec = "org.apache.kafka.connect.data.Decimal"
+	s := tyRowSchemas{connect: map[string]string{}, cite: map[string]string{}, key: []string{"id"}}
+	for _, c := range []struct{ field, spec, cite string }{
+		{"id", "int32", "JdbcValueConverters.java:186-188, TableSchemaBuilder.java:422-424 (NOT NULL: required)"},
+		{"b", "boolean?", arpt + ":248"},
+		{"i2", "int16?", arpt + ":239"}, {"i4", "int32?", arpt + ":240"}, {"i8", "int64?", arpt + ":241"},
+		{"f4", "float?", arpt + ":242"}, {"f8", "double?", arpt + ":243"},
+		{"n10_2", "bytes? " + dec + " scale=2 connect.decimal.precision=10", arpt + ":269 (DECIMAL(3,2))"},
+		{"n", "struct? io.debezium.data.VariableScaleDecimal", arpt + ":271 (DECIMAL)"},
+		{"n5", "bytes? " + dec + " scale=0 connect.decimal.precision=5", arpt + ":270 (DECIMAL(4))"},
+		{"m", "bytes? " + dec + " scale=2", arpt + ":778 (money)"},
+		{"c3", "string?", arpt + ":427 (CHAR(3))"}, {"vc10", "string?", arpt + ":424 (VARCHAR(2))"}, {"t", "string?", arpt + ":428"},
+		{"bpc", "string?", pvc + ":228-229 (BPCHAR; no Debezium test has a bare bpchar column)"},
+		{"nm", "string?", "JdbcValueConverters.java:214-218 (name is a VARCHAR to the driver; no Debezium test has a name column)"},
+		{"ci", "string?", arpt + ":431 (CITEXT)"},
+		{"ba", "bytes?", arpt + ":429"},
+		{"u", "string? io.debezium.data.Uuid", arpt + ":541"},
+		{"j", "string? io.debezium.data.Json", arpt + ":538"}, {"jb", "string? io.debezium.data.Json", arpt + ":539"},
+		{"x", "string? io.debezium.data.Xml", arpt + ":540"},
+		{"d", "int32? io.debezium.time.Date", arpt + ":696"},
+		{"tm", "int64? io.debezium.time.MicroTime", arpt + ":697"},
+		{"tm3", "int32? io.debezium.time.Time", arpt + ":698 (TIME(3))"},
+		{"ttz", "string? io.debezium.time.ZonedTime", arpt + ":700"},
+		{"ts", "int64? io.debezium.time.MicroTimestamp", arpt + ":691"},
+		{"ts3", "int64? io.debezium.time.Timestamp", arpt + ":693 (TIMESTAMP(3))"},
+		{"tstz", "string? io.debezium.time.ZonedTimestamp", arpt + ":695"},
+		{"iv", "int64? io.debezium.time.MicroDuration", arpt + ":702"},
+		{"ip", "string?", arpt + ":503 (INET)"}, {"net", "string?", arpt + ":507 (CIDR)"}, {"mac", "string?", arpt + ":511"},
+		{"mac8", "string?", "PostgresSchemaIT.java:143-155 (MACADDR8)"},
+		{"bit1", "boolean?", arpt + ":634 (BIT(1))"},
+		{"bit4", "bytes? io.debezium.data.Bits length=4", arpt + ":636 (BIT(2): Bits.builder(2))"},
+		{"vb8", "bytes? io.debezium.data.Bits length=8", arpt + ":640 (BIT VARYING(24): Bits.builder(24))"},
+		{"e", "string? io.debezium.data.Enum allowed=sad,ok,happy", rspi + ":3289 (Enum.builder of the labels)"},
+		{"price", "bytes? " + dec + " scale=2 connect.decimal.precision=8", rspi + ":3074-3094 (a numeric(8,2) domain: SpecialValueDecimal.builder(mode, 8, 2))"},
+		{"lbl", "string?", rspi + ":3144 (a domain over text is its base type)"},
+		{"a_i4", "array?|int32?", arpt + ":845"}, {"a_t", "array?|string?", arpt + ":849"},
+		{"a_n", "array?|struct? io.debezium.data.VariableScaleDecimal", arpt + ":866"},
+		{"a_vc", "array?|string?", arpt + ":853"},
+		{"a_u", "array?|string? io.debezium.data.Uuid", arpt + ":891"},
+		{"a_d", "array?|int32? io.debezium.time.Date", arpt + ":855"},
+		{"a_b", "array?|boolean?", pvc + ":270-271 (BOOL_ARRAY; no Debezium test has a bool[] column)"},
+		{"a_e", "array?|string io.debezium.data.Enum allowed=sad,ok,happy", rspi + ":3367 (array(Enum.builder(…)): required items)"},
+		{"r_i4", "string?", arpt + ":627"}, {"r_i8", "string?", arpt + ":629"}, {"r_n", "string?", arpt + ":628"},
+		{"r_ts", "string?", arpt + ":616"}, {"r_tstz", "string?", arpt + ":620"}, {"r_d", "string?", arpt + ":626"},
+		{"hs", "string? io.debezium.data.Json", arpt + ":389 (hstore.handling.mode json)"},
+		{"pt", "struct? io.debezium.data.geometry.Point", arpt + ":545-546"},
+		{"tsv", "string? io.debezium.data.Tsvector", pvc + ":240-241 (TSVECTOR; Debezium's TsVectorDataTypeIT needs PostgreSQL 16)"},
+		{"o", "int64?", arpt + ":249 (OID)"},
+		{"lt", "string? io.debezium.data.Ltree", arpt + ":992"},
+	} {
+		s.connect[c.field], s.cite[c.field] = c.spec, c.cite
+	}
+	return s
+}
+
+// tyAvroData is the Avro field AvroData.fromConnectSchema and
+// addAvroRecordField make of a Connect field schema (AvroData.java at
+// schema-registry 794611bd, the lines cited in the file comment, and
+// :828-845 for int8/int16's connect.type, :979-986 for a record), for the types
+// Debezium's records use. seen holds the named records already defined:
+// a second use is by full name.
+func tyAvroData(name string, s *connecttest.Schema, seen map[string]bool) map[string]any {
+	field := map[string]any{"type": tyAvroType(s, seen)}
+	switch {
+	case s.HasDefault:
+		field["default"] = s.Default
+	case s.Optional:
+		field["default"] = nil
+	}
+	return field
+}
+
+func tyAvroType(s *connecttest.Schema, seen map[string]bool) any {
+	props := map[string]any{}
+	var base any
+	switch s.Type {
+	case "boolean", "string", "bytes", "float", "double":
+		base = s.Type
+	case "int8", "int16":
+		base = "int"
+		props["connect.type"] = s.Type
+	case "int32":
+		base = "int"
+	case "int64":
+		base = "long"
+	case "array":
+		base = "array"
+		props["items"] = tyAvroType(s.Items, seen)
+	case "map":
+		base = "map"
+		props["values"] = tyAvroType(s.Values, seen)
+	case "struct":
+		if seen[s.Name] {
+			base = nil // by name, below
+		} else {
+			if s.Name != "" {
+				seen[s.Name] = true
+			}
+			ns, short := "", s.Name
+			if i := strings.LastIndex(s.Name, "."); i >= 0 {
+				ns, short = s.Name[:i], s.Name[i+1:]
+			}
+			var fields []any
+			for _, f := range s.Fields {
+				af := tyAvroData(f.Name, f.Schema, seen)
+				af["name"] = f.Name
+				fields = append(fields, af)
+			}
+			base = "record"
+			props["name"], props["fields"] = short, fields
+			if s.Doc != "" {
+				// mooncdc-only, named: mooncdc writes the Connect doc as
+				// the Avro record's doc too; AvroData at 794611bd takes
+				// a record's doc from a parameter (AvroData.java:979-986),
+				// so Confluent's converter would not. The schemas are
+				// the same to Avro's resolution; the text differs (an
+				// open difference, not Debezium's reference).
+				props["doc"] = s.Doc
+			}
+			if ns != "" {
+				props["namespace"] = ns
+			}
+		}
+	}
+	var t any = base
+	if base == nil {
+		t = s.Name
+	} else {
+		if s.Name == "org.apache.kafka.connect.data.Decimal" {
+			props["scale"], _ = strconv.Atoi(s.Params["scale"])
+			props["precision"] = 64
+			if p, ok := s.Params["connect.decimal.precision"]; ok {
+				props["precision"], _ = strconv.Atoi(p)
+			}
+			props["logicalType"] = "decimal"
+		}
+		if s.Doc != "" {
+			props["connect.doc"] = s.Doc
+		}
+		if s.Version != 0 {
+			props["connect.version"] = s.Version
+		}
+		if len(s.Params) > 0 {
+			props["connect.parameters"] = s.Params
+		}
+		if s.HasDefault {
+			props["connect.default"] = s.Default
+		}
+		if s.Name != "" {
+			props["connect.name"] = s.Name
+		}
+		if len(props) > 0 {
+			props["type"] = base
+			t = props
+		}
+	}
+	if s.Optional {
+		return []any{"null", t}
+	}
+	return t
+}
+
+// withAvroFromConnect fills want.avro with what AvroData makes of the
+// Connect value schema raw (a JSON-with-schemas record's, itself checked
+// against want.connect), field by field of the row.
+func withAvroFromConnect(t *testing.T, want tyRowSchemas, raw json.RawMessage) tyRowSchemas {
+	t.Helper()
+	s, err := connecttest.ParseSchema(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.avro = map[string]string{}
+	seen := map[string]bool{}
+	for _, f := range s.Fields {
+		if f.Name != "after" {
+			continue
+		}
+		for _, af := range f.Schema.Fields {
+			b, err := json.Marshal(tyAvroData(af.Name, af.Schema, seen))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.avro[af.Name] = string(b)
+		}
+	}
+	return want
 }

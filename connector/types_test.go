@@ -438,19 +438,27 @@ func TestEveryType(t *testing.T) {
 
 	t.Run("avro", func(t *testing.T) {
 		for _, table := range []string{"every_type", "toast_full"} {
-			checkAvroRecords(t, reg, table, read["tavro"][table], plain[table], tyEveryTypeSchemas(table))
+			// The Avro schema is AvroData's of the Connect one, which
+			// json_schemas checked against Debezium's.
+			var w struct {
+				Schema json.RawMessage `json:"schema"`
+			}
+			if err := json.Unmarshal(read["tschemas"][table][0].Value, &w); err != nil {
+				t.Fatal(err)
+			}
+			want := withAvroFromConnect(t, *tyEveryTypeSchemas(table), w.Schema)
+			checkAvroRecords(t, reg, table, read["tavro"][table], plain[table], &want)
 		}
 	})
 }
 
 // tyEveryTypeSchemas returns the expected schemas of TestEveryType's
-// table: toast_full's derived from Debezium, none for every_type (its
-// goldens remain).
+// tables, derived from Debezium (debezium_issue12_schemas_test.go).
 func tyEveryTypeSchemas(table string) *tyRowSchemas {
-	if table != "toast_full" {
-		return nil
-	}
 	s := debeziumRowSchemas(table, false)
+	if table == "every_type" {
+		s = everyTypeSchemas()
+	}
 	return &s
 }
 
