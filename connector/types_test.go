@@ -1,17 +1,39 @@
 package connector_test
 
-// TestEveryType is the golden "every type" test (issue 4): one table with a
+// TestEveryType is the "every type" test (issue 4): one table with a
 // column of every Postgres type mooncdc maps, snapshotted and streamed
 // through three pipelines (plain JSON, JSON with schemas, Avro with the
-// Schema Registry stand-in), compared with the golden files in
-// testdata/types (regenerate them with go test -run TestEveryType -update
-// ./connector/).
+// Schema Registry stand-in).
 //
-// The goldens are mooncdc's own output: they pin it against regressions
-// (and cover Avro, plain JSON and TOAST) but are not the reference for
-// what Debezium writes. That reference is TestTypesMatchDebeziumsOwnTests
-// (debezium_types_test.go): Debezium's own statements and expected values
-// from AbstractRecordsProducerTest.java, each cited (issue 12).
+// The key and row schemas, in JSON with schemas and in Avro, are checked
+// against expectations derived from Debezium (debezium_issue12_schemas_
+// test.go: each column's Connect schema cited from Debezium's tests or
+// converters, the Avro schema as Confluent's AvroData makes it of that).
+// The values of plain JSON are still compared with the one golden left,
+// testdata/types/plain.json, mooncdc's own output (regenerate it with go
+// test -run TestEveryType -update ./connector/): it pins them against
+// regressions but is not the reference for what Debezium writes. That
+// reference is TestTypesMatchDebeziumsOwnTests (debezium_types_test.go).
+// What plain.json covers that the Debezium-ported suite does not (issue
+// 12: to be moved there with citations, or named mooncdc-only, before
+// plain.json and -update can go):
+//   - types no Debezium statement there has: name, bare bpchar, bool[],
+//     tsvector, a domain over text with a CHECK;
+//   - rows "max", "min", "edge", "limits": int2/int4/int8 and oid bounds,
+//     numeric(10,2) ±99999999.99, numeric(5) ±99999, money ±92233720368547758.08,
+//     time 24:00:00 and 00:00:00.000001, timetz ±12/+14 offsets,
+//     timestamp(3) 4713 BC, date 5874897-12-31, interval ±178000000 years
+//     and mixed-sign, bit/varbit all ones and zeros, empty ranges and
+//     open ranges to infinity, numeric[] with NaN and -0.0001,
+//     float4 3.4028235e+38 and float8 -4.9e-324;
+//   - row "unicode": empty strings, bytea and arrays, '""' json, '[]'
+//     jsonb, empty hstore, tsvector and ltree, escapes and non-BMP text;
+//   - row "nulls": NULL in every column of one row (the Debezium suite's
+//     NULLs come statement by statement, not for every type);
+//   - rows "big" and toast_full: the TOASTed text and bytea over 1 MB and
+//     the update that leaves them unchanged (checkEveryType and
+//     checkToastFull check those values without the golden; the
+//     placeholder itself is TestUnchangedToastedValuesAreDebeziumsPlaceholders).
 //
 // The golden values were reviewed against the "Data type mappings" section
 // of Debezium's PostgreSQL connector documentation
@@ -141,7 +163,7 @@ import (
 // text is longer).
 var tyAvroAPI = avro.Config{MaxByteSliceSize: 64 << 20}.Freeze()
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/types")
+var update = flag.Bool("update", false, "rewrite testdata/types/plain.json, the golden left (TestEveryType)")
 
 const (
 	typesGoldenDir = "../testdata/types"
