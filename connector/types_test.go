@@ -17,8 +17,9 @@ package connector_test
 // What plain.json covers that the Debezium-ported suite does not (issue
 // 12: to be moved there with citations, or named mooncdc-only, before
 // plain.json and -update can go):
-//   - types no Debezium statement there has: name, bare bpchar, bool[],
-//     tsvector, a domain over text with a CHECK;
+//   - (moved: name, bare bpchar, bool[], tsvector and a domain over text
+//     with a CHECK, which no Debezium test has, are now expected from
+//     Debezium's converters in debezium_converters_test.go);
 //   - rows "max", "min", "edge", "limits": int2/int4/int8 and oid bounds,
 //     numeric(10,2) ±99999999.99, numeric(5) ±99999, money ±92233720368547758.08,
 //     time 24:00:00 and 00:00:00.000001, timetz ±12/+14 offsets,
