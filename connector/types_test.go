@@ -29,8 +29,10 @@ package connector_test
 //     float4 3.4028235e+38 and float8 -4.9e-324;
 //   - row "unicode": empty strings, bytea and arrays, '""' json, '[]'
 //     jsonb, empty hstore, tsvector and ltree, escapes and non-BMP text;
-//   - row "nulls": NULL in every column of one row (the Debezium suite's
-//     NULLs come statement by statement, not for every type);
+//   - row "nulls": NULL in every column of one row; checkEveryType checks
+//     it without the golden (every column but id null, as
+//     JdbcValueConverters.java:1414-1417 converts a NULL of an optional
+//     column, v3.6.1.Final);
 //   - rows "big" and toast_full: the TOASTed text and bytea over 1 MB and
 //     the update that leaves them unchanged (checkEveryType and
 //     checkToastFull check those values without the golden; the
@@ -660,6 +662,8 @@ func checkEveryType(t *testing.T, recs []typesRecord, rows []typeRow, big string
 			t.Errorf("row %q: the snapshot and the stream disagree:\n snapshot %s\n stream   %s", row.label, snap.rawAfter, stream.rawAfter)
 		}
 		if row.label == "nulls" {
+			// A NULL in an optional column is null
+			// (JdbcValueConverters.java:1414-1417, v3.6.1.Final).
 			for c, v := range snap.after {
 				if c != "id" && v != nil {
 					t.Errorf("row nulls: column %s is %v, want null", c, v)
