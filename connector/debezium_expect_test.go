@@ -203,6 +203,9 @@ func dbzDefault(stmt string) []dbzWant {
 	if stmt == "CONVERTER_TYPES" {
 		return dbzConverterTypes()
 	}
+	if stmt == "BOUNDS_MAX" || stmt == "BOUNDS_MIN" {
+		return dbzBounds(stmt == "BOUNDS_MAX")
+	}
 	switch stmt {
 	case "NUMERIC_TYPES":
 		return []dbzWant{

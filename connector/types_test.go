@@ -20,8 +20,10 @@ package connector_test
 //   - (moved: name, bare bpchar, bool[], tsvector and a domain over text
 //     with a CHECK, which no Debezium test has, are now expected from
 //     Debezium's converters in debezium_converters_test.go);
-//   - rows "max", "min", "edge", "limits": int2/int4/int8 and oid bounds,
-//     numeric(10,2) ±99999999.99, numeric(5) ±99999, money ±92233720368547758.08,
+//   - rows "max", "min", "edge", "limits" (int2/int4/int8 and oid bounds,
+//     numeric(10,2) ±99999999.99 and numeric(5) ±99999 are moved to
+//     debezium_converters_test.go; money's minimum is Debezium's
+//     LARGE_NEGATIVE_CASH): money 92233720368547758.07,
 //     time 24:00:00 and 00:00:00.000001, timetz ±12/+14 offsets,
 //     timestamp(3) 4713 BC, date 5874897-12-31, interval ±178000000 years
 //     and mixed-sign, bit/varbit all ones and zeros, empty ranges and
