@@ -284,7 +284,7 @@ func (w *chunkWriter) row(line []byte) error {
 		w.now = time.Now()
 	}
 	w.rows++
-	w.ch.Snapshot = schema.SnapshotTrue
+	w.ch.Snapshot = w.out.run.marker()
 	if !w.out.started.Load() && w.out.started.CompareAndSwap(false, true) {
 		w.ch.Snapshot = w.out.run.firstMarker()
 	}

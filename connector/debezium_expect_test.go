@@ -22,7 +22,7 @@ type dbzStatement struct {
 // its pk n (snapshot), and pk n+k when run again (stream), k statements per
 // table.
 var dbzStatements = append(append(append(append(dbzCoreStatements, dbzExtraStatements...), dbzTemporalStatements...),
-	dbzMoneyStatements...), dbzDomainArrayStatements...)
+	dbzMoneyStatements...), append(dbzDomainArrayStatements, dbzConverterStatements...)...)
 
 // dbzCoreStatements are the statements for postgres_create_tables.ddl.
 var dbzCoreStatements = []dbzStatement{
@@ -199,6 +199,12 @@ func dbzDefault(stmt string) []dbzWant {
 	}
 	if stmt == "DOMAIN_ARRAY" {
 		return dbzDomainArray(true)
+	}
+	if stmt == "CONVERTER_TYPES" {
+		return dbzConverterTypes()
+	}
+	if stmt == "BOUNDS_MAX" || stmt == "BOUNDS_MIN" {
+		return dbzBounds(stmt == "BOUNDS_MAX")
 	}
 	switch stmt {
 	case "NUMERIC_TYPES":

@@ -217,6 +217,7 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 	e.exec(dbzTemporalDDL)
 	e.exec(dbzMoneyDDL)
 	e.exec(dbzDomainArrayDDL)
+	e.exec(dbzConverterDDL)
 	for _, s := range dbzStatements {
 		e.exec(s.sql)
 	}

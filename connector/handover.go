@@ -57,9 +57,10 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, a
 	}
 	next.LSN = uint64(pos)
 	next.Attempts, next.LastError, next.Retry = 0, "", ""
-	// A filtered re-copy is done: a later copy of the table (a retry
-	// after a crash, a slot-loss repair) copies every row again.
-	next.ResnapshotFilter = ""
+	// A requested re-copy is done: a later copy of the table (a retry
+	// after a crash, a slot-loss repair) copies every row again, and is
+	// no re-copy a signal asked for (its markers, snapshotrun.go).
+	next.ResnapshotFilter, next.ResnapshotType = "", ""
 	store := c.p.saveTable
 	if tx != nil {
 		store = func(ctx context.Context, ts *tableState) error { return c.commitHandover(ctx, tx, ts) }

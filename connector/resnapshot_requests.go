@@ -80,7 +80,7 @@ func (s *snapshotter) resnapshot(t offsets.Table) {
 		next.Table = t
 	}
 	next.Table.Table = name
-	next.ResnapshotMs, next.ResnapshotFilter = t.ResnapshotMs, t.ResnapshotFilter
+	next.ResnapshotMs, next.ResnapshotFilter, next.ResnapshotType = t.ResnapshotMs, t.ResnapshotFilter, t.ResnapshotType
 	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
 		next.settleAt = s.phases.mainPos
 	}

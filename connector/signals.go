@@ -32,7 +32,8 @@ import (
 //     its additional-conditions filter, if any. A filtered re-copy sends the
 //     matching rows only and tombstones nothing. Debezium's incremental and
 //     blocking types both become mooncdc's re-copy, which streams on
-//     meanwhile (copy worker, private catch-up, handover).
+//     meanwhile (copy worker, private catch-up, handover); the type
+//     decides the rows' source.snapshot markers (snapshotrun.go).
 //   - stop-snapshot: drop the re-copies requested and not started yet.
 //   - pause-snapshot, resume-snapshot: start no new copy until resumed;
 //     copies in progress finish.
@@ -129,8 +130,21 @@ func newSignal(id, typ string, data []byte) (signal, error) {
 			return signal{}, fmt.Errorf("signal %s: data: %w", sg.Type, err)
 		}
 	}
-	if sg.Type == signalExecuteSnapshot && len(sg.Data.DataCollections) == 0 {
-		return signal{}, errors.New("execute-snapshot without data-collections: name the tables, e.g. {\"data-collections\":[\"public.orders\"]}")
+	if sg.Type == signalExecuteSnapshot {
+		if len(sg.Data.DataCollections) == 0 {
+			return signal{}, errors.New("execute-snapshot without data-collections: name the tables, e.g. {\"data-collections\":[\"public.orders\"]}")
+		}
+		// The snapshot's type: incremental unless the signal says
+		// otherwise, any case; another value skips the signal
+		// (AbstractSnapshotSignal.java:36-46, v3.6.1.Final).
+		switch t := strings.ToLower(sg.Data.Type); t {
+		case "":
+			sg.Data.Type = offsets.ResnapshotIncremental
+		case offsets.ResnapshotIncremental, offsets.ResnapshotBlocking:
+			sg.Data.Type = t
+		default:
+			return signal{}, fmt.Errorf("execute-snapshot of type %q: the types are incremental (the default) and blocking", sg.Data.Type)
+		}
 	}
 	for _, dc := range sg.Data.DataCollections {
 		if _, err := regexp.Compile(dc); err != nil {
@@ -233,13 +247,14 @@ func (s *snapshotter) signal(sg signal) {
 			if !slices.ContainsFunc(sg.Data.DataCollections, func(dc string) bool { return matches(dc, name) }) {
 				continue
 			}
-			t := offsets.Table{Table: name, ResnapshotMs: now}
+			t := offsets.Table{Table: name, ResnapshotMs: now, ResnapshotType: sg.Data.Type}
 			for _, ac := range sg.Data.AdditionalConditions {
 				if matches(ac.DataCollection, name) || ac.DataCollection == name {
 					t.ResnapshotFilter = ac.Filter
 				}
 			}
-			log.Info("signal: table copied again", zap.String("table", name), zap.String("filter", t.ResnapshotFilter))
+			log.Info("signal: table copied again", zap.String("table", name), zap.String("snapshot_type", t.ResnapshotType),
+				zap.String("filter", t.ResnapshotFilter))
 			s.request(t)
 			n++
 		}

@@ -31,6 +31,17 @@ func TestParseSignal(t *testing.T) {
 			t.Errorf("%s accepted", bad)
 		}
 	}
+	// An execute-snapshot's type: incremental by default, any case;
+	// another value skips the signal (AbstractSnapshotSignal.java:36-46).
+	for in, want := range map[string]string{``: "incremental", `,"type":"INCREMENTAL"`: "incremental", `,"type":"Blocking"`: "blocking"} {
+		sg, err := parseSignal("pos", []byte(`{"type":"execute-snapshot","data":{"data-collections":["a.b"]`+in+`}}`))
+		if err != nil || sg.Data.Type != want {
+			t.Errorf("execute-snapshot with %q: type %q, %v; want %q", in, sg.Data.Type, err, want)
+		}
+	}
+	if _, err := parseSignal("pos", []byte(`{"type":"execute-snapshot","data":{"data-collections":["a.b"],"type":"chunked"}}`)); err == nil {
+		t.Error("an execute-snapshot of an unknown type accepted")
+	}
 	if !matches(`public\.ord.*`, "public.orders") || matches("public.o", "public.orders") {
 		t.Error("data collections are whole-name regular expressions")
 	}

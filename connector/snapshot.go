@@ -77,7 +77,7 @@ func initialPhases(mode SnapshotMode, stored map[string]offsets.Table) map[strin
 		ts.Table.Table = name
 		switch {
 		case mode == SnapshotAlways:
-			ts.Phase, ts.LSN, ts.ResnapshotFilter = offsets.PhaseInit, 0, ""
+			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType = offsets.PhaseInit, 0, "", ""
 		case ts.Phase == offsets.PhaseCopying:
 			// The snapshot died with the process: copy again.
 			ts.Phase = offsets.PhaseInit
@@ -210,14 +210,18 @@ func (s *snapshotter) schedule() {
 		return
 	}
 	now := time.Now().UnixMilli()
-	var due, fresh []string
+	var due, fresh, incremental []string
 	for name, ts := range s.phases.all() {
 		if s.busy[name] {
 			continue
 		}
 		if ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.retryAt > 0 && ts.retryAt <= now) {
 			due = append(due, name)
-			if s.runs[name] == nil {
+			switch {
+			case s.runs[name] != nil:
+			case ts.ResnapshotType == offsets.ResnapshotIncremental:
+				incremental = append(incremental, name)
+			default:
 				fresh = append(fresh, name)
 			}
 		}
@@ -236,10 +240,10 @@ func (s *snapshotter) schedule() {
 			}
 		}
 	}
-	if len(fresh) > 0 {
-		// The run's topics in one request, before its copies ask one by one.
-		topics := make([]string, len(fresh))
-		for i, name := range fresh {
+	if all := append(slices.Clip(fresh), incremental...); len(all) > 0 {
+		// The runs' topics in one request, before their copies ask one by one.
+		topics := make([]string, len(all))
+		for i, name := range all {
 			if tn, ok := s.names[name]; ok {
 				topics[i] = s.p.naming.Of(tn.Schema, tn.Table).Topic
 			} else { // not discovered in this run (a stored phase): the copy makes its topic
@@ -248,8 +252,18 @@ func (s *snapshotter) schedule() {
 		}
 		topics = slices.DeleteFunc(topics, func(t string) bool { return t == "" })
 		s.c.topics.ensureAll(topics)
+	}
+	// An incremental re-copy's rows all say "incremental"; it joins no
+	// run of first … last markers.
+	if len(fresh) > 0 {
 		run := newSnapshotRun(fresh)
 		for _, name := range fresh {
+			s.runs[name] = run
+		}
+	}
+	if len(incremental) > 0 {
+		run := newIncrementalRun(incremental)
+		for _, name := range incremental {
 			s.runs[name] = run
 		}
 	}

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/srtest"
+	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -142,5 +146,204 @@ func TestSnapshotMarkersAsDebeziumOverTablesCopiedInParallel(t *testing.T) {
 	}
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// markersInOrder returns topic's first n snapshot markers in the order
+// the records were written.
+func markersInOrder(t *testing.T, e *env, n int, topic string) []markerEvent {
+	t.Helper()
+	var out []markerEvent
+	for _, r := range consumeRaw(t, e, n, topic) {
+		var ev markerEvent
+		if err := json.Unmarshal(r, &ev); err != nil {
+			t.Fatalf("%s: %v", r, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// wantRunMarkers checks that copies (table: its rows in topic order) are
+// one snapshot in Debezium's sense: one "first" and one "last" over all
+// of them, every other table's first and last rows
+// first_in_data_collection and last_in_data_collection, "true" between
+// (RelationalSnapshotChangeEventSource.java:1274-1291, v3.6.1.Final).
+func wantRunMarkers(t *testing.T, what string, copies map[string][]markerEvent) {
+	t.Helper()
+	firsts, lasts := 0, 0
+	for tb, evs := range copies {
+		n := len(evs)
+		for i, ev := range evs {
+			m := ev.Source.Snapshot
+			firsts += btoi(m == schema.SnapshotFirst)
+			lasts += btoi(m == schema.SnapshotLast)
+			var want []string
+			switch {
+			case n == 1:
+				want = []string{schema.SnapshotFirst, schema.SnapshotLastInDataCollection, schema.SnapshotLast}
+			case i == 0:
+				want = []string{schema.SnapshotFirst, schema.SnapshotFirstInDataCollection}
+			case i == n-1:
+				want = []string{schema.SnapshotLast, schema.SnapshotLastInDataCollection}
+			default:
+				want = []string{schema.SnapshotTrue}
+			}
+			if ev.Op != "r" || !slices.Contains(want, m) {
+				t.Errorf("%s: %s row %d of %d: op %q snapshot %q, want r and one of %v", what, tb, i+1, n, ev.Op, m, want)
+			}
+		}
+	}
+	if firsts != 1 || lasts != 1 {
+		t.Errorf("%s: %d rows marked first and %d marked last, want 1 and 1", what, firsts, lasts)
+	}
+}
+
+// wantIncremental checks that every row of evs is an incremental
+// snapshot's read.
+func wantIncremental(t *testing.T, what string, evs []markerEvent) {
+	t.Helper()
+	for i, ev := range evs {
+		if ev.Op != "r" || ev.Source.Snapshot != schema.SnapshotIncremental {
+			t.Errorf("%s: row %d of %d (id %d): op %q snapshot %q, want r and incremental", what, i+1, len(evs), ev.After.ID, ev.Op, ev.Source.Snapshot)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestRecopyMarkersFollowTheSnapshotType: the rows of a re-copy say what
+// Debezium's snapshot of the signal's type says. An execute-snapshot of
+// type incremental, the default (AbstractSnapshotSignal.java:36-40,
+// v3.6.1.Final), is an incremental snapshot, whose every row says
+// "incremental": the marker is set before a window's rows are sent
+// (AbstractIncrementalSnapshotChangeEventSource.java:170-178,
+// CommonOffsetContext.java:91-95) and no first or last is resolved for
+// them. `mooncdc resnapshot` is the re-copy a Debezium user asks for with
+// that signal: "incremental" too. A blocking execute-snapshot runs the
+// initial snapshot's code (ExecuteSnapshot.java:81-83,
+// ChangeEventSourceCoordinator.java:256-270, CommonOffsetContext.java:73-78):
+// first … last over the signal's tables, as the initial snapshot, whose
+// markers do not change. The type is stored with the request: a re-copy
+// that crashes after its rows and is copied again at the restart still
+// says "incremental". JSON with schemas, so that Kafka Connect's
+// JsonConverter checks the marker against the schema's allowed values.
+func TestRecopyMarkersFollowTheSnapshotType(t *testing.T) {
+	e := newEnv(t)
+	sizes := map[string]int{"a": 3, "b": 2}
+	for tb, n := range sizes {
+		e.exec(`CREATE TABLE ` + tb + ` (id int PRIMARY KEY)`)
+		e.exec(fmt.Sprintf(`INSERT INTO %s SELECT generate_series(1, %d)`, tb, n))
+	}
+	cfg := e.config("rm", "public.a", "public.b")
+	cfg.Format.JSONSchemas = true
+	cfg.Signals.KafkaTopic = "rm.signals"
+	r := start(t, cfg)
+	// copies returns each table's rows of the k-th copy (0: the initial
+	// snapshot), in topic order.
+	copies := func(k int, tables ...string) map[string][]markerEvent {
+		out := map[string][]markerEvent{}
+		for _, tb := range tables {
+			n := sizes[tb]
+			out[tb] = markersInOrder(t, e, (k+1)*n, "rm.public."+tb)[k*n : (k+1)*n]
+		}
+		return out
+	}
+	wantRunMarkers(t, "initial snapshot", copies(0, "a", "b"))
+	time.Sleep(time.Second) // the signal consumer starts at the topic's end
+
+	sendSignal(t, e.kafka, "rm.signals", "rm", `{"id":"i1","type":"execute-snapshot","data":{"data-collections":["public\\.(a|b)"]}}`)
+	for tb, evs := range copies(1, "a", "b") {
+		wantIncremental(t, "execute-snapshot without a type, "+tb, evs)
+	}
+	r.waitHandedOver(t)
+
+	sendSignal(t, e.kafka, "rm.signals", "rm", `{"id":"b1","type":"execute-snapshot","data":{"data-collections":["public.a","public.b"],"type":"BLOCKING"}}`)
+	wantRunMarkers(t, "blocking execute-snapshot", copies(2, "a", "b"))
+	r.waitHandedOver(t)
+
+	resnapshot(t, "rm", e, r, "public.a")
+	wantIncremental(t, "mooncdc resnapshot", copies(3, "a")["a"])
+	r.waitHandedOver(t)
+
+	// An incremental re-copy of b crashes once its rows are in Kafka,
+	// before its handover: the restart copies b again, still incremental.
+	var crashed atomic.Bool
+	r.p.Hooks().Set(func(point, table string) {
+		if point == connector.HookCopied && table == "public.b" && crashed.CompareAndSwap(false, true) {
+			r.p.Abort()
+			time.Sleep(300 * time.Millisecond) // let the abort reach the copy before it hands over
+		}
+	})
+	sendSignal(t, e.kafka, "rm.signals", "rm", `{"id":"i2","type":"execute-snapshot","data":{"data-collections":["public.b"],"type":"incremental"}}`)
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup
+	case <-time.After(60 * time.Second):
+		t.Fatal("no crash during the re-copy")
+	}
+	if !crashed.Load() {
+		t.Fatal("the pipeline stopped before the re-copy crashed")
+	}
+	if ph := r.p.TablePhases()["public.b"]; ph.Phase != "copying" || ph.ResnapshotType != offsets.ResnapshotIncremental {
+		t.Fatalf("crashed re-copy of b: phase %q resnapshot_type %q, want copying and incremental", ph.Phase, ph.ResnapshotType)
+	}
+	r = start(t, cfg)
+	wantIncremental(t, "the crashed incremental re-copy", copies(3, "b")["b"])
+	wantIncremental(t, "the incremental re-copy again after the restart", copies(4, "b")["b"])
+	if ph := r.p.TablePhases()["public.b"]; ph.ResnapshotType != "" {
+		t.Errorf("resnapshot_type %q kept after the re-copy was handed over", ph.ResnapshotType)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIncrementalMarkerInAvroAndTheFlatEnvelope: an incremental re-copy's
+// rows say "incremental" in Avro (the full envelope's source.snapshot, an
+// io.debezium.data.Enum string, SchemaFactory.java:144-148 at
+// v3.6.1.Final) and in the flat envelope's added source field and header
+// (ExtractNewRecordState's __snapshot, AbstractExtractNewRecordState.java
+// :194, 222-223). The signal comes from a signal table both pipelines
+// capture, so one row re-copies for both.
+func TestIncrementalMarkerInAvroAndTheFlatEnvelope(t *testing.T) {
+	e := newEnv(t)
+	reg := srtest.New(t)
+	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
+	e.exec(`INSERT INTO items VALUES (1, 'a'), (2, 'b')`)
+	e.exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
+	av := avroConfig(e, reg, "incav", "public.items")
+	av.Signals.Table = "public.debezium_signal"
+	fl := flatConfig(e, "incfl", "rewrite")
+	fl.Format.Flat.AddFields = append(fl.Format.Flat.AddFields, "snapshot")
+	fl.Format.Flat.AddHeaders = []string{"source.snapshot:snap"}
+	fl.Signals.Table = "public.debezium_signal"
+	ra, rf := start(t, av), start(t, fl)
+	readRaw(t, e.kafka, 2, "incav.public.items")
+	readRaw(t, e.kafka, 2, "incfl.public.items")
+	e.exec(`INSERT INTO debezium_signal VALUES ('i1', 'execute-snapshot', '{"data-collections":["public.items"]}')`)
+
+	for i, rec := range readAvro(t, reg, e.kafka, 4, "incav.public.items")[2:4] {
+		src, _ := rec.value["source"].(map[string]any)
+		if rec.value["op"] != "r" || src["snapshot"] != schema.SnapshotIncremental {
+			t.Errorf("avro re-copy row %d: op %v source.snapshot %v, want r and incremental", i+1, rec.value["op"], src["snapshot"])
+		}
+	}
+	for i, rec := range readRaw(t, e.kafka, 4, "incfl.public.items")[2:4] {
+		m := flatRow(t, rec)
+		h, _ := header(rec, "__snap")
+		if m["__snapshot"] != schema.SnapshotIncremental || h != schema.SnapshotIncremental {
+			t.Errorf("flat re-copy row %d: __snapshot %v, header __snap %q, want incremental", i+1, m["__snapshot"], h)
+		}
+	}
+	for _, r := range []*running{ra, rf} {
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

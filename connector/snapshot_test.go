@@ -20,7 +20,8 @@ import (
 )
 
 // resnapshot asks for a re-copy the way `mooncdc resnapshot` does: a table
-// record back to init with a newer resnapshot_ms.
+// record back to init with a newer resnapshot_ms, an incremental re-copy
+// (cmd/mooncdc/resnapshot.go).
 func resnapshot(t *testing.T, name string, e *env, r *running, tables ...string) {
 	t.Helper()
 	client, err := kgo.NewClient(kgo.SeedBrokers(e.kafka))
@@ -31,7 +32,7 @@ func resnapshot(t *testing.T, name string, e *env, r *running, tables ...string)
 	for _, tb := range tables {
 		cur := r.p.TablePhases()[tb]
 		rec := offsets.TableRecord("mooncdc-offsets", name, offsets.Table{Table: tb, OID: cur.OID, Phase: offsets.PhaseInit,
-			ResnapshotMs: time.Now().UnixMilli(), UpdatedMs: time.Now().UnixMilli()})
+			ResnapshotMs: time.Now().UnixMilli(), UpdatedMs: time.Now().UnixMilli(), ResnapshotType: offsets.ResnapshotIncremental})
 		if err := client.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,8 @@ import (
 // is the initial snapshot, the tables known at the first discovery; a
 // table added to the publication later, a resnapshot request, or the retry
 // of a failed copy starts a run of its own, like a Debezium ad hoc
-// (blocking) snapshot of those tables.
+// (blocking) snapshot of those tables, unless it is an incremental
+// re-copy (below).
 //
 // Debezium marks the snapshot's first row "first", the first row of every
 // other table "first_in_data_collection", each table's last row
@@ -27,11 +28,23 @@ import (
 // previous table's row instead, EventDispatcher.java:627-639; ours is
 // already in Kafka by then).
 //
+// A re-copy requested as an incremental snapshot (an execute-snapshot
+// signal of type incremental, Debezium's default, or `mooncdc
+// resnapshot`) is a run whose every row says "incremental": Debezium sends
+// an incremental snapshot's rows after incrementalSnapshotEvents() set the
+// marker (AbstractIncrementalSnapshotChangeEventSource.java:170-178,
+// CommonOffsetContext.java:91-95) and never resolves first or last for
+// them. A blocking one is a run like the initial snapshot's: Debezium's
+// blocking snapshot runs the same RelationalSnapshotChangeEventSource
+// after preSnapshotStart(onDemand) (CommonOffsetContext.java:73-78,
+// ChangeEventSourceCoordinator.java:256-270).
+//
 // Its methods are safe for concurrent use by the copies of the run.
 type snapshotRun struct {
-	mu         sync.Mutex
-	firstTaken bool
-	open       map[string]bool // tables whose copy has not finished
+	incremental bool // every row says "incremental"
+	mu          sync.Mutex
+	firstTaken  bool
+	open        map[string]bool // tables whose copy has not finished
 }
 
 func newSnapshotRun(tables []string) *snapshotRun {
@@ -42,9 +55,30 @@ func newSnapshotRun(tables []string) *snapshotRun {
 	return r
 }
 
+// newIncrementalRun returns the run of tables re-copied as an incremental
+// snapshot.
+func newIncrementalRun(tables []string) *snapshotRun {
+	r := newSnapshotRun(tables)
+	r.incremental = true
+	return r
+}
+
+// marker returns the marker of a row that is neither the first nor the
+// last of its table.
+func (r *snapshotRun) marker() string {
+	if r.incremental {
+		return schema.SnapshotIncremental
+	}
+	return schema.SnapshotTrue
+}
+
 // firstMarker returns the marker of a table's first row: "first" for the
-// first one of the run, "first_in_data_collection" for the others.
+// first one of the run, "first_in_data_collection" for the others
+// ("incremental" in an incremental run).
 func (r *snapshotRun) firstMarker() string {
+	if r.incremental {
+		return schema.SnapshotIncremental
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.firstTaken {
@@ -64,6 +98,8 @@ func (r *snapshotRun) finish(table, held string) string {
 	defer r.mu.Unlock()
 	delete(r.open, table)
 	switch {
+	case r.incremental:
+		return held
 	case len(r.open) == 0:
 		return schema.SnapshotLast
 	case held == schema.SnapshotFirst:

@@ -36,3 +36,22 @@ func TestSnapshotRunMarkersFollowDebeziumsResolver(t *testing.T) {
 		t.Errorf("a one-row snapshot: %q then %q, want first then last (RecordsSnapshotProducerIT.java:119)", f, l)
 	}
 }
+
+// TestIncrementalRunMarksEveryRowIncremental: every row of an incremental
+// re-copy says "incremental", its first and last included: Debezium sets
+// the marker before it sends a window's rows
+// (AbstractIncrementalSnapshotChangeEventSource.java:170-178,
+// CommonOffsetContext.java:91-95, v3.6.1.Final) and resolves no first or
+// last for them.
+func TestIncrementalRunMarksEveryRowIncremental(t *testing.T) {
+	r := newIncrementalRun([]string{"a", "b"})
+	got := []string{r.firstMarker(), r.marker(), r.firstMarker(), r.finish("a", schema.SnapshotIncremental), r.finish("b", schema.SnapshotIncremental)}
+	for i, m := range got {
+		if m != schema.SnapshotIncremental {
+			t.Errorf("marker %d of an incremental run: %q, want incremental (all: %v)", i, m, got)
+		}
+	}
+	if m := newSnapshotRun([]string{"a"}).marker(); m != schema.SnapshotTrue {
+		t.Errorf("a row inside a table of a run: %q, want true", m)
+	}
+}

@@ -84,6 +84,15 @@ type Table struct {
 	// selects (a SQL condition, an execute-snapshot signal's
 	// additional-conditions filter); "" copies the whole table.
 	ResnapshotFilter string `json:"resnapshot_filter,omitempty"`
+	// ResnapshotType is what the requested copy is to a Debezium
+	// consumer, an execute-snapshot signal's type: ResnapshotIncremental
+	// (its rows say source.snapshot "incremental") or ResnapshotBlocking
+	// (first … last, as an initial snapshot). "" is a copy no one asked
+	// for as a re-copy: the initial snapshot, a table added later, a
+	// request stored before the field existed. It lives as long as the
+	// copy, so that a retry after a crash or a failure keeps it, and is
+	// cleared with the filter at the handover.
+	ResnapshotType string `json:"resnapshot_type,omitempty"`
 	// Shape is the fingerprint of the table's last Relation message the
 	// main worker saw (schema.ShapeFingerprint), so that a change made
 	// while mooncdc was stopped still gives a derived schema change at the
@@ -95,6 +104,14 @@ type Table struct {
 	// before it. 0 for a failed copy.
 	ParkedLSN uint64 `json:"parked_lsn,omitempty"`
 }
+
+// The values of Table.ResnapshotType, as Debezium spells an
+// execute-snapshot signal's type (AbstractSnapshotSignal.java:31-34,
+// v3.6.1.Final), lower case.
+const (
+	ResnapshotIncremental = "incremental"
+	ResnapshotBlocking    = "blocking"
+)
 
 // State is everything stored for one connector name.
 type State struct {

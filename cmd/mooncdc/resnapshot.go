@@ -133,6 +133,11 @@ func resnapshot(ctx context.Context, cfg connector.Config, patterns []connector.
 			Phase:        offsets.PhaseInit,
 			UpdatedMs:    nowMs,
 			ResnapshotMs: max(nowMs, old.ResnapshotMs+1), // newer than any earlier request, whatever the clocks say
+			// The re-copy a Debezium user asks for with an execute-snapshot
+			// signal, whose type defaults to incremental
+			// (AbstractSnapshotSignal.java:36-40, v3.6.1.Final): its rows
+			// say source.snapshot "incremental".
+			ResnapshotType: offsets.ResnapshotIncremental,
 		}
 		recs = append(recs, offsets.TableRecord(topic, cfg.Name, t))
 		lines = append(lines, name+": init (re-copy requested; a running pipeline picks it up at once, or the next start does)")

@@ -74,6 +74,11 @@ func TestResnapshotSetsTheNamedTableBackToInit(t *testing.T) {
 	if got.Phase != offsets.PhaseInit || got.LSN != 0 || got.Attempts != 0 || got.LastError != "" || got.Retry != "" || got.OID != readyOrders.OID {
 		t.Errorf("public.orders = %+v, want init with the OID kept and nothing else", got)
 	}
+	// The re-copy is an incremental snapshot, as the execute-snapshot
+	// signal a Debezium user would send (AbstractSnapshotSignal.java:36-40).
+	if got.ResnapshotType != offsets.ResnapshotIncremental {
+		t.Errorf("public.orders resnapshot_type %q, want %q", got.ResnapshotType, offsets.ResnapshotIncremental)
+	}
 	if got.ResnapshotMs < before || got.ResnapshotMs > time.Now().UnixMilli() || got.UpdatedMs != got.ResnapshotMs {
 		t.Errorf("public.orders ResnapshotMs %d UpdatedMs %d, want now (>= %d)", got.ResnapshotMs, got.UpdatedMs, before)
 	}

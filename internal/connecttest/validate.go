@@ -17,6 +17,7 @@ type Schema struct {
 	Optional   bool
 	Name       string
 	Version    int
+	Doc        string
 	Params     map[string]string
 	Default    any
 	HasDefault bool
@@ -157,6 +158,9 @@ func parseSchema(v any, path string) (*Schema, error) {
 			return nil, fmt.Errorf("%s: version %s is not an integer", path, ver)
 		}
 		s.Version = int(n)
+	}
+	if doc, ok := obj["doc"].(string); ok {
+		s.Doc = doc
 	}
 	if params, ok := obj["parameters"].(map[string]any); ok {
 		s.Params = map[string]string{}
