@@ -31,11 +31,7 @@ import (
 // schema change topic are held the same way.
 func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
 	e := newEnv(t)
-	e.exec(dbzDDL)
-	e.exec(dbzExtraDDL)
-	e.exec(dbzTemporalDDL)
-	e.exec(dbzMoneyDDL)
-	e.exec(dbzDomainArrayDDL)
+	createDebeziumTables(e)
 	// Column defaults of every kind the schemas carry (none of Debezium's
 	// tables has a float, bytes, temporal or decimal default): AvroData
 	// converts each for connect.default and the field's default.

@@ -6,10 +6,9 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/internal/avrodata"
 	"github.com/mooncdc/mooncdc/internal/connecttest"
 )
 
@@ -277,134 +276,47 @@ func everyTypeSchemas() tyRowSchemas {
 	return s
 }
 
-// tyAvroData is the Avro field AvroData.fromConnectSchema and
-// addAvroRecordField make of a Connect field schema (AvroData.java at
-// schema-registry 794611bd, the lines cited in the file comment, and
-// :828-845 for int8/int16's connect.type, :979-986 for a record), for the types
-// Debezium's records use. seen holds the named records already defined:
-// a second use is by full name.
-func tyAvroData(name string, s *connecttest.Schema, seen map[string]bool) map[string]any {
-	field := map[string]any{"type": tyAvroType(s, seen)}
-	switch {
-	case s.HasDefault:
-		field["default"] = s.Default
-	case s.Optional:
-		field["default"] = nil
-	}
-	return field
-}
-
-func tyAvroType(s *connecttest.Schema, seen map[string]bool) any {
-	props := map[string]any{}
-	var base any
-	switch s.Type {
-	case "boolean", "string", "bytes", "float", "double":
-		base = s.Type
-	case "int8", "int16":
-		base = "int"
-		props["connect.type"] = s.Type
-	case "int32":
-		base = "int"
-	case "int64":
-		base = "long"
-	case "array":
-		base = "array"
-		props["items"] = tyAvroType(s.Items, seen)
-	case "map":
-		base = "map"
-		props["values"] = tyAvroType(s.Values, seen)
-	case "struct":
-		if seen[s.Name] {
-			base = nil // by name, below
-		} else {
-			if s.Name != "" {
-				seen[s.Name] = true
-			}
-			ns, short := "", s.Name
-			if i := strings.LastIndex(s.Name, "."); i >= 0 {
-				ns, short = s.Name[:i], s.Name[i+1:]
-			}
-			var fields []any
-			for _, f := range s.Fields {
-				af := tyAvroData(f.Name, f.Schema, seen)
-				af["name"] = f.Name
-				fields = append(fields, af)
-			}
-			base = "record"
-			props["name"], props["fields"] = short, fields
-			if s.Doc != "" {
-				// mooncdc-only, named: mooncdc writes the Connect doc as
-				// the Avro record's doc too; AvroData at 794611bd takes
-				// a record's doc from a parameter (AvroData.java:979-986),
-				// so Confluent's converter would not. The schemas are
-				// the same to Avro's resolution; the text differs (an
-				// open difference, not Debezium's reference).
-				props["doc"] = s.Doc
-			}
-			if ns != "" {
-				props["namespace"] = ns
-			}
-		}
-	}
-	var t any = base
-	if base == nil {
-		t = s.Name
-	} else {
-		if s.Name == "org.apache.kafka.connect.data.Decimal" {
-			props["scale"], _ = strconv.Atoi(s.Params["scale"])
-			props["precision"] = 64
-			if p, ok := s.Params["connect.decimal.precision"]; ok {
-				props["precision"], _ = strconv.Atoi(p)
-			}
-			props["logicalType"] = "decimal"
-		}
-		if s.Doc != "" {
-			props["connect.doc"] = s.Doc
-		}
-		if s.Version != 0 {
-			props["connect.version"] = s.Version
-		}
-		if len(s.Params) > 0 {
-			props["connect.parameters"] = s.Params
-		}
-		if s.HasDefault {
-			props["connect.default"] = s.Default
-		}
-		if s.Name != "" {
-			props["connect.name"] = s.Name
-		}
-		if len(props) > 0 {
-			props["type"] = base
-			t = props
-		}
-	}
-	if s.Optional {
-		return []any{"null", t}
-	}
-	return t
-}
-
 // withAvroFromConnect fills want.avro with what AvroData makes of the
 // Connect value schema raw (a JSON-with-schemas record's, itself checked
-// against want.connect), field by field of the row.
+// against want.connect): internal/avrodata's fromConnectSchema of the
+// whole envelope, field by field of the row record (the type of before,
+// where it is defined, as checkAvroRow reads mooncdc's).
 func withAvroFromConnect(t *testing.T, want tyRowSchemas, raw json.RawMessage) tyRowSchemas {
 	t.Helper()
-	s, err := connecttest.ParseSchema(raw)
+	text, err := avrodata.FromConnectJSON(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var top struct {
+		Fields []struct {
+			Name string          `json:"name"`
+			Type json.RawMessage `json:"type"`
+		} `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(text), &top); err != nil {
+		t.Fatal(err)
+	}
 	want.avro = map[string]string{}
-	seen := map[string]bool{}
-	for _, f := range s.Fields {
-		if f.Name != "after" {
+	for _, f := range top.Fields {
+		var u []json.RawMessage
+		if f.Name != "before" || json.Unmarshal(f.Type, &u) != nil || len(u) != 2 {
 			continue
 		}
-		for _, af := range f.Schema.Fields {
-			b, err := json.Marshal(tyAvroData(af.Name, af.Schema, seen))
+		var row struct {
+			Fields []map[string]json.RawMessage `json:"fields"`
+		}
+		if err := json.Unmarshal(u[1], &row); err != nil {
+			t.Fatal(err)
+		}
+		for _, af := range row.Fields {
+			var name string
+			_ = json.Unmarshal(af["name"], &name)
+			delete(af, "name")
+			b, err := json.Marshal(af)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want.avro[af.Name] = string(b)
+			want.avro[name] = string(b)
 		}
 	}
 	return want

@@ -210,14 +210,17 @@ func dbzTables() []string {
 	return out
 }
 
+// createDebeziumTables creates the tables of Debezium's tests that
+// dbzStatements fill.
+func createDebeziumTables(e *env) {
+	for _, ddl := range []string{dbzDDL, dbzExtraDDL, dbzTemporalDDL, dbzMoneyDDL, dbzDomainArrayDDL, dbzConverterDDL} {
+		e.exec(ddl)
+	}
+}
+
 func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 	e := newEnv(t)
-	e.exec(dbzDDL)
-	e.exec(dbzExtraDDL)
-	e.exec(dbzTemporalDDL)
-	e.exec(dbzMoneyDDL)
-	e.exec(dbzDomainArrayDDL)
-	e.exec(dbzConverterDDL)
+	createDebeziumTables(e)
 	for _, s := range dbzStatements {
 		e.exec(s.sql)
 	}
