@@ -187,10 +187,7 @@ func (s *Standby) Run(ctx context.Context) error {
 		return err
 	}
 	g := &groupMember{group: s.group, seats: map[string]*Standby{cfg.Kafka.OffsetsTopic: s}, log: s.log}
-	cl, err := g.join(base, cfg.HA.SessionTimeout, cfg.ShutdownTimeout)
-	if err != nil {
-		return err
-	}
+	held, stopHold := g.holdInBackground(base, cfg.HA.SessionTimeout, cfg.ShutdownTimeout)
 	s.log.Info("joining the group as a standby; the member given its partition runs the pipeline",
 		zap.String("group", s.group), zap.String("topic", cfg.Kafka.OffsetsTopic), zap.Duration("session_timeout", cfg.HA.SessionTimeout))
 
@@ -202,13 +199,22 @@ func (s *Standby) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case a := <-s.ended:
 		result = a.err
+	case result = <-held: // the group client could not be built
+		return result
 	}
 	if err := s.close(); err != nil && result == nil {
 		result = err
 	}
 	// Leave the group: onRevoked finds nothing to stop.
-	cl.Close()
+	stopHold()
 	return result
+}
+
+// activeNow reports whether an activation runs (or waits for the slot).
+func (s *Standby) activeNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.act != nil
 }
 
 // close stops the running pipeline cleanly, if any, and lets no other
@@ -251,11 +257,11 @@ func (s *Standby) activate() {
 	s.current.Store(p)
 	s.log.Info("active: this instance holds the group's partition; starting the pipeline", zap.String("group", s.group))
 	go func() {
-		if s.cfg.Kafka.Delivery == DeliveryAtLeastOnce {
-			// The slot is what keeps two instances from writing: wait
-			// until the last active instance's walsender has let it go.
-			s.waitSlotFree(ctx)
-		}
+		// Wait until the last active instance's walsender has let the
+		// slot go (or end it: waitSlotFree): in at-least-once mode the
+		// slot is what keeps two instances from writing; in both, the
+		// stream cannot start before.
+		s.waitSlotFree(ctx)
 		if ctx.Err() == nil {
 			a.err = p.Run(ctx)
 		}
@@ -314,13 +320,24 @@ func (s *Standby) deactivate(abort bool, why string) error {
 	return a.err
 }
 
+// slotTakeoverGrace is how long a new active instance lets the walsender
+// still holding the slot end by itself before it terminates it.
+const slotTakeoverGrace = time.Second
+
 // waitSlotFree returns once the pipeline's slot is held by no walsender
-// (or does not exist), or ctx is done. In at-least-once mode an active
-// instance writes nothing before then: an earlier active instance that is
-// cut off from the group but not from Postgres still streams, and the
-// slot, which Postgres lets one walsender hold, keeps this one waiting
-// until that one has stopped (its own onLost, or its death). Postgres
-// unreachable: it waits too, as the pipeline would.
+// (or does not exist), or ctx is done. An active instance writes nothing
+// before then. The walsender still holding it is the last active
+// instance's, and that instance has stopped writing already: it stopped
+// before its revoke returned, or it lost its membership, which it noticed
+// on its own clock (lease.go) before the coordinator could give the
+// partition to this one. But Postgres may not know yet: a walsender whose
+// client was partitioned away, or whose machine stopped, lives until
+// wal_sender_timeout (60 s by default) and holds the slot as long. So past
+// slotTakeoverGrace this instance ends it (pg_terminate_backend of the
+// slot's active_pid: the replication user may end its own backends). What
+// the old one sent and Postgres had not read yet dies with it; its
+// confirmations were of LSNs Kafka had, so none can confirm too much.
+// Postgres unreachable: it waits, as the pipeline would.
 func (s *Standby) waitSlotFree(ctx context.Context) {
 	slot := s.cfg.Postgres.Slot
 	pgcfg, err := s.cfg.PostgresConnConfig()
@@ -334,6 +351,8 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 		}
 	}()
 	said := ""
+	var heldSince time.Time
+	var terminated int32
 	for {
 		var pid int32
 		if db == nil {
@@ -349,7 +368,23 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 					return
 				}
 				pid = si.ActivePID
-			} else {
+				if heldSince.IsZero() {
+					heldSince = time.Now()
+				}
+				if pid != terminated && time.Since(heldSince) >= slotTakeoverGrace {
+					var ended bool
+					err = db.QueryRow(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = $2`, slot, pid).Scan(&ended)
+					if errors.Is(err, pgx.ErrNoRows) {
+						err = nil // released meanwhile
+					}
+					if err == nil {
+						terminated = pid
+						s.log.Warn("active: the slot is still held by the last active instance's walsender, which has lost its seat; terminating it",
+							zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Duration("held_for", time.Since(heldSince).Round(time.Millisecond)), zap.Bool("terminated", ended))
+					}
+				}
+			}
+			if err != nil {
 				_ = db.Close(context.Background())
 				db = nil
 			}
