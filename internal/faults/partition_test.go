@@ -86,6 +86,17 @@ func runPartition(e *env) int {
 		if d > maxTakeover {
 			e.t.Errorf("partition %d: the standby's first record came %v after the cut, want <= %v", i+1, d.Round(10*time.Millisecond), maxTakeover)
 		}
+		// The old active stopped before the new one started, each by its
+		// own log (one clock: this machine's).
+		stopped := old.in.lastAt("pipeline stopped; no longer active")
+		started := next.in.lastAt("active: this instance holds the group's partition")
+		if stopped.Before(cut) || !stopped.Before(started) {
+			e.t.Errorf("partition %d: the old active %s stopped its pipeline at %s (cut at %s), not before %s started its own at %s",
+				i+1, old.in.label, fmtTS(stopped), fmtTS(cut), next.in.label, fmtTS(started))
+		} else {
+			e.note("partition %d: %s stopped its pipeline %v after the cut, %v before %s started its own",
+				i+1, old.in.label, stopped.Sub(cut).Round(10*time.Millisecond), started.Sub(stopped).Round(10*time.Millisecond), next.in.label)
+		}
 		e.sleep(time.Until(cut.Add(partitionHold)))
 		if !old.in.running() {
 			e.t.Fatalf("the partitioned mooncdc %s exited with code %d; the end of its log:\n%s", old.in.label, old.in.code(), old.in.tail(25))
@@ -110,6 +121,13 @@ func runPartition(e *env) int {
 	e.sleep(3 * time.Second)
 	e.note("partition: takeover times %v (limit %v)", took, maxTakeover)
 	return rounds
+}
+
+func fmtTS(t time.Time) string {
+	if t.IsZero() {
+		return "(never)"
+	}
+	return t.UTC().Format("15:04:05.000")
 }
 
 // written is the instance's mooncdc_changes_written_total (changes Kafka

@@ -194,7 +194,22 @@ type logLine struct {
 	Table string `json:"table"`
 	Phase string `json:"phase"`
 	Error string `json:"error"`
+	TS    string `json:"ts"` // ISO 8601, this machine's clock
 	raw   string
+}
+
+// lastAt returns the time of the last log line whose msg starts with msg,
+// or the zero time.
+func (in *instance) lastAt(msg string) time.Time {
+	var at time.Time
+	for _, l := range in.lines() {
+		if strings.HasPrefix(l.Msg, msg) {
+			if t, err := time.Parse(time.RFC3339Nano, l.TS); err == nil {
+				at = t
+			}
+		}
+	}
+	return at
 }
 
 // lines parses the log so far; non-JSON lines come back with only raw set.
