@@ -207,6 +207,13 @@ func (p *cutProxy) drain(q *queue, dst, other net.Conn, corr *sync.Map, fromServ
 		for len(q.chunks) == 0 && !q.ended {
 			q.cond.Wait()
 		}
+		q.mu.Unlock()
+		// The link first, then the queue: a reset while the link was
+		// cut has emptied it, and nothing of it goes through.
+		if !p.waitLink() {
+			return
+		}
+		q.mu.Lock()
 		var chunk []byte
 		if len(q.chunks) > 0 {
 			chunk = q.chunks[0]
@@ -215,9 +222,6 @@ func (p *cutProxy) drain(q *queue, dst, other net.Conn, corr *sync.Map, fromServ
 		end := q.end
 		ended := q.ended && chunk == nil
 		q.mu.Unlock()
-		if !p.waitLink() {
-			return
-		}
 		if ended {
 			if tc, ok := dst.(*net.TCPConn); ok && errors.Is(end, errReset) {
 				_ = tc.SetLinger(0)
