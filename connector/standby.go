@@ -35,14 +35,23 @@ import (
 //	A active ── A dies or is cut off ── A's session times out (ha.session_timeout)
 //	        ── the coordinator rebalances ── B is assigned the partition ── B starts a Pipeline
 //
-// B's Pipeline then needs what A's held: in at-least-once mode the slot,
-// which Postgres lets only one walsender use (B writes nothing until no
-// walsender holds it: waitSlotFree); in exactly-once mode the transactional ids, whose
-// InitProducerID bumps the epoch, so that A's open transaction is aborted
-// and A's next write fails (A exits 4). A member that learns of the change
-// itself stops first: a revoke stops the pipeline cleanly (bounded by
-// shutdown_timeout) before the callback returns, so before the member
-// rejoins and the partition can move; a lost membership aborts it at once.
+// A member that learns of the change itself stops first: a revoke stops
+// the pipeline cleanly (bounded by shutdown_timeout) before the callback
+// returns, so before the member rejoins and the partition can move; a lost
+// membership aborts it at once. A member cut off from the coordinator (a
+// partition) learns nothing from it, so it keeps its own clock: its lease
+// (lease.go) lapses session_timeout/5 (at least 1 s) before the
+// coordinator can end its session, and then it aborts the pipeline, its
+// Kafka connections reset so that nothing they queued arrives after the
+// network heals (links.go), and it joins again as a new member (group.go,
+// hold). So A has stopped writing before B is assigned.
+//
+// B's Pipeline then needs what A's held: the slot (B writes nothing while
+// a walsender holds it; past a grace it ends the one still holding it,
+// A's, which Postgres keeps until wal_sender_timeout when A's link is a
+// black hole: waitSlotFree), and in exactly-once mode the transactional
+// ids, whose InitProducerID bumps the epoch, so that A's open transaction
+// is aborted and any late write of A fails.
 
 // StandbyGroup is the consumer group of the instances named name.
 func StandbyGroup(name string) string { return "mooncdc-" + name }
