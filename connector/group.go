@@ -45,10 +45,25 @@ func (g *groupMember) hold(ctx context.Context, base []kgo.Opt, sessionTimeout, 
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	var closing []<-chan struct{} // dropped clients still closing
 	for {
 		select {
 		case <-ctx.Done():
-			cl.Close() // leaves: onRevoked finds nothing running
+			// Leave (onRevoked finds nothing running), bounded: a
+			// coordinator out of reach must not hold up the stop.
+			lctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+			_ = cl.LeaveGroupContext(lctx)
+			cancel()
+			closing = append(closing, closeInBackground(cl))
+			deadline := time.After(leaveTimeout)
+			for _, c := range closing {
+				select {
+				case <-c:
+				case <-deadline:
+					g.log.Warn("the group client did not close in time (the brokers are out of reach); leaving it to the session timeout", zap.String("group", g.group), zap.Duration("waited", leaveTimeout))
+					return nil
+				}
+			}
 			return nil
 		case <-tick.C:
 		}
@@ -66,7 +81,7 @@ func (g *groupMember) hold(ctx context.Context, base []kgo.Opt, sessionTimeout, 
 		expired, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = cl.LeaveGroupContext(expired)
-		cl.Close()
+		closing = append(closing, closeInBackground(cl))
 		for {
 			m, cl, err = g.join(base, sessionTimeout, shutdownTimeout)
 			if err == nil {
@@ -95,6 +110,24 @@ func (g *groupMember) holdInBackground(base []kgo.Opt, sessionTimeout, shutdownT
 		cancel()
 		<-done
 	}
+}
+
+// leaveTimeout bounds leaving the group at a stop: past it, the process
+// stops without having left, and the coordinator ends its session after
+// session_timeout.
+const leaveTimeout = 5 * time.Second
+
+// closeInBackground closes cl in a goroutine (kgo's Close waits for the
+// group's requests in flight, which a partition can keep for a request
+// timeout and more); the channel is closed once it has. Only a stop of the
+// process abandons it, after leaveTimeout.
+func closeInBackground(cl *kgo.Client) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cl.Close()
+	}()
+	return done
 }
 
 // anyActive reports whether one of the seats runs (or waits to run) a

@@ -118,10 +118,26 @@ func runPartition(e *env) int {
 			e.t.Errorf("partition %d: after the heal, %s does not stream (/readyz)", i+1, next.in.label)
 		}
 	}
+	// A stop must not wait on the network: the standby cut off, then
+	// SIGTERM; it must exit cleanly within stopWhileCut.
+	sb := insts[(rounds-1)%2]
+	sb.setCut(true)
+	e.sleep(2 * time.Second)
+	termAt := time.Now()
+	code, err := sb.in.stop(time.Minute)
+	d := time.Since(termAt)
+	if err != nil || code != 0 || d > stopWhileCut {
+		e.t.Errorf("SIGTERM to the standby %s while cut off: exit code %d after %v (%v), want 0 within %v; the end of its log:\n%s",
+			sb.in.label, code, d.Round(10*time.Millisecond), err, stopWhileCut, sb.in.tail(15))
+	}
+	e.note("partition: the standby %s, cut off, stopped %v after SIGTERM (exit %d)", sb.in.label, d.Round(10*time.Millisecond), code)
 	e.sleep(3 * time.Second)
 	e.note("partition: takeover times %v (limit %v)", took, maxTakeover)
 	return rounds
 }
+
+// stopWhileCut bounds a clean stop of an instance cut off from the network.
+const stopWhileCut = 10 * time.Second
 
 func fmtTS(t time.Time) string {
 	if t.IsZero() {
