@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,16 +29,171 @@ type groupMember struct {
 	log      *zap.Logger
 }
 
-// join builds the group client: it joins in the background and calls the
+// hold keeps this process a member of the group until ctx is done: it
+// joins, and each time the member's lease (lease.go) lapses while one of
+// its seats is active, it aborts every pipeline (nothing of them may land
+// after the coordinator hands the seats on: links.go), drops that client
+// without waiting for the network and joins again with a fresh one, as a
+// new member: the coordinator decides anew. Once ctx is done it closes the
+// client, which revokes what is held (the callers stop their pipelines
+// first) and leaves the group. It blocks and owns every goroutine it
+// starts; it returns an error only when the first client cannot be built.
+func (g *groupMember) hold(ctx context.Context, base []kgo.Opt, sessionTimeout, shutdownTimeout time.Duration) error {
+	m, cl, err := g.join(base, sessionTimeout, shutdownTimeout)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var closing []<-chan struct{} // dropped clients still closing
+	for {
+		select {
+		case <-ctx.Done():
+			// Leave (onRevoked finds nothing running), bounded: a
+			// coordinator out of reach must not hold up the stop.
+			lctx, cancel := context.WithTimeout(context.Background(), leaveTimeout)
+			_ = cl.LeaveGroupContext(lctx)
+			cancel()
+			closing = append(closing, closeInBackground(cl))
+			deadline := time.After(leaveTimeout)
+			for _, c := range closing {
+				select {
+				case <-c:
+				case <-deadline:
+					g.log.Warn("the group client did not close in time (the brokers are out of reach); leaving it to the session timeout", zap.String("group", g.group), zap.Duration("waited", leaveTimeout))
+					return nil
+				}
+			}
+			return nil
+		case <-tick.C:
+		}
+		out, since := m.lease.lapsed(time.Now())
+		if !out || !g.anyActive() {
+			continue
+		}
+		// From here, this membership's callbacks do nothing.
+		m.drop()
+		g.log.Warn("the group coordinator has not answered a heartbeat for longer than the lease; the session may end before an answer comes, and another member be given the partition: aborting the pipeline and joining the group again",
+			zap.String("group", g.group), zap.Duration("unanswered_for", since.Round(time.Millisecond)), zap.Duration("session_timeout", sessionTimeout))
+		g.lost()
+		// Leave without waiting (the coordinator may be unreachable):
+		// the session ends by itself, or by the leave once it gets through.
+		expired, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = cl.LeaveGroupContext(expired)
+		closing = append(closing, closeInBackground(cl))
+		for {
+			m, cl, err = g.join(base, sessionTimeout, shutdownTimeout)
+			if err == nil {
+				break
+			}
+			g.log.Warn("cannot build the group client; retrying", zap.Error(err))
+			if !sleepCtx(ctx, time.Second) {
+				return nil
+			}
+		}
+	}
+}
+
+// holdInBackground runs hold in a goroutine: held receives its result
+// (an error at once if the first client cannot be built); stop ends it
+// (leaving the group) and returns once it has returned.
+func (g *groupMember) holdInBackground(base []kgo.Opt, sessionTimeout, shutdownTimeout time.Duration) (held <-chan error, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ch <- g.hold(ctx, base, sessionTimeout, shutdownTimeout)
+	}()
+	return ch, func() {
+		cancel()
+		<-done
+	}
+}
+
+// leaveTimeout bounds leaving the group at a stop: past it, the process
+// stops without having left, and the coordinator ends its session after
+// session_timeout.
+const leaveTimeout = 5 * time.Second
+
+// closeInBackground closes cl in a goroutine (kgo's Close waits for the
+// group's requests in flight, which a partition can keep for a request
+// timeout and more); the channel is closed once it has. Only a stop of the
+// process abandons it, after leaveTimeout.
+func closeInBackground(cl *kgo.Client) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cl.Close()
+	}()
+	return done
+}
+
+// anyActive reports whether one of the seats runs (or waits to run) a
+// pipeline.
+func (g *groupMember) anyActive() bool {
+	for _, s := range g.seats {
+		if s.activeNow() {
+			return true
+		}
+	}
+	return false
+}
+
+// membership is one group client's membership: its lease, and whether it
+// was dropped (its callbacks then do nothing, so that a late revoke or
+// assignment of an old client cannot touch the pipelines of a new one).
+type membership struct {
+	g       *groupMember
+	lease   *lease
+	mu      sync.Mutex // orders an assignment against drop
+	dropped bool
+}
+
+func (m *membership) drop() {
+	m.mu.Lock()
+	m.dropped = true
+	m.mu.Unlock()
+}
+
+func (m *membership) live() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.dropped
+}
+
+func (m *membership) onAssigned(ctx context.Context, cl *kgo.Client, added map[string][]int32) {
+	m.mu.Lock() // held: drop waits until the activations have begun, and then aborts them
+	defer m.mu.Unlock()
+	if !m.dropped {
+		m.g.onAssigned(ctx, cl, added)
+	}
+}
+
+func (m *membership) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	if m.live() {
+		m.g.onRevoked(ctx, cl, revoked)
+	}
+}
+
+func (m *membership) onLost(ctx context.Context, cl *kgo.Client, lost map[string][]int32) {
+	if m.live() {
+		m.g.onLost(ctx, cl, lost)
+	}
+}
+
+// join builds a group client: it joins in the background and calls the
 // seats on every assignment, revoke and loss until it is closed (closing
 // leaves the group, after revoking everything). It never fetches records.
-func (g *groupMember) join(base []kgo.Opt, sessionTimeout, shutdownTimeout time.Duration) (*kgo.Client, error) {
+func (g *groupMember) join(base []kgo.Opt, sessionTimeout, shutdownTimeout time.Duration) (*membership, *kgo.Client, error) {
+	m := &membership{g: g, lease: newLease(sessionTimeout)}
 	topics := make([]string, 0, len(g.seats))
 	for t := range g.seats {
 		topics = append(topics, t)
 	}
 	hb := min(max(sessionTimeout/10, 100*time.Millisecond), 3*time.Second)
-	opts := append(base,
+	opts := append(slices.Clip(base),
 		kgo.ConsumerGroup(g.group),
 		kgo.ConsumeTopics(topics...),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()),
@@ -50,20 +206,21 @@ func (g *groupMember) join(base []kgo.Opt, sessionTimeout, shutdownTimeout time.
 		kgo.HeartbeatInterval(hb),
 		// A revoke waits for clean stops, bounded by shutdown_timeout.
 		kgo.RebalanceTimeout(max(time.Minute, shutdownTimeout+15*time.Second)),
-		kgo.OnPartitionsAssigned(g.onAssigned),
-		kgo.OnPartitionsRevoked(g.onRevoked),
-		kgo.OnPartitionsLost(g.onLost),
+		kgo.OnPartitionsAssigned(m.onAssigned),
+		kgo.OnPartitionsRevoked(m.onRevoked),
+		kgo.OnPartitionsLost(m.onLost),
+		kgo.WithHooks(m.lease),
 	)
 	if g.clientID != "" {
 		opts = append(opts, kgo.ClientID(g.clientID))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("kafka group client: %w", err)
+		return nil, nil, fmt.Errorf("kafka group client: %w", err)
 	}
 	// Membership is all this client is for.
 	cl.PauseFetchTopics(topics...)
-	return cl, nil
+	return m, cl, nil
 }
 
 // held is the seats whose partition 0 is in m.
@@ -116,6 +273,11 @@ func (g *groupMember) onRevoked(_ context.Context, _ *kgo.Client, revoked map[st
 // the member was fenced): another member may run these pipelines already,
 // so every one is aborted at once, writing nothing more.
 func (g *groupMember) onLost(_ context.Context, _ *kgo.Client, _ map[string][]int32) {
+	g.lost()
+}
+
+// lost aborts every pipeline at once and marks every seat out of the group.
+func (g *groupMember) lost() {
 	var all []*Standby
 	for _, s := range g.seats {
 		s.member.Store(false)

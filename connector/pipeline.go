@@ -46,6 +46,7 @@ type Pipeline struct {
 	// set by Run before any goroutine that reads them starts
 	hard     context.Context // ends on Abort, past shutdown_timeout, and when Run returns
 	kafka    []kgo.Opt       // seed brokers, TLS and SASL: the base of every Kafka client
+	links    *kafkaLinks     // every Kafka connection of the pipeline's clients, reset by Abort
 	client   *kgo.Client
 	database string
 	registry *registry // nil unless a format is avro
@@ -84,7 +85,7 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Pipeline{cfg: cfg, log: log, abort: make(chan struct{})}
+	p := &Pipeline{cfg: cfg, log: log, abort: make(chan struct{}), links: newKafkaLinks()}
 	p.metrics = newMetrics(func() float64 {
 		if t := p.tracker.Load(); t != nil {
 			return float64(t.Inflight())
@@ -146,6 +147,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case <-p.abort:
+			// Reset first: nothing queued in a connection may reach
+			// the broker after an abort (links.go).
+			p.links.reset()
 			cancelHard()
 			return
 		case <-hard.Done():
@@ -202,7 +206,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		defer emb.Close()
 		brokers = emb.ListenAddrs()
 	}
-	kafkaOpts, err := cfg.KafkaOpts(brokers)
+	kafkaOpts, err := cfg.kafkaOptsLinked(brokers, p.links)
 	if err != nil {
 		return err
 	}

@@ -68,18 +68,32 @@ func (c Config) PostgresConnConfig() (*pgconn.Config, error) {
 // from them. The embedded development Kafka gets neither TLS nor SASL.
 // Errors are *ConfigError.
 func (c Config) KafkaOpts(brokers []string) ([]kgo.Opt, error) {
+	return c.kafkaOptsLinked(brokers, nil)
+}
+
+// kafkaOptsLinked is KafkaOpts; with links set, the clients dial through
+// them (links.go), which an abort resets.
+func (c Config) kafkaOptsLinked(brokers []string, links *kafkaLinks) ([]kgo.Opt, error) {
 	opts := []kgo.Opt{kgo.SeedBrokers(brokers...)}
-	if c.EmbeddedKafka() {
-		return opts, nil
-	}
+	var t *tls.Config
 	k := c.Kafka
-	if k.TLS.Enabled {
-		t, err := loadTLS("kafka.tls", k.TLS.CAFile, k.TLS.CertFile, k.TLS.KeyFile, k.TLS.InsecureSkipVerify)
+	if k.TLS.Enabled && !c.EmbeddedKafka() {
+		var err error
+		t, err = loadTLS("kafka.tls", k.TLS.CAFile, k.TLS.CertFile, k.TLS.KeyFile, k.TLS.InsecureSkipVerify)
 		if err != nil {
 			return nil, err
 		}
-		t.ServerName = k.TLS.ServerName // empty: franz-go sets each broker's host
+		t.ServerName = k.TLS.ServerName // empty: each broker's host
+	}
+	switch {
+	case links != nil:
+		links.setTLS(t)
+		opts = append(opts, kgo.Dialer(links.dial))
+	case t != nil:
 		opts = append(opts, kgo.DialTLSConfig(t))
+	}
+	if c.EmbeddedKafka() {
+		return opts, nil
 	}
 	if k.SASL.Mechanism != "" {
 		pw, err := secretValue(k.SASL.Password, "kafka.sasl.password_file", k.SASL.PasswordFile)

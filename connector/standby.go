@@ -35,14 +35,23 @@ import (
 //	A active ── A dies or is cut off ── A's session times out (ha.session_timeout)
 //	        ── the coordinator rebalances ── B is assigned the partition ── B starts a Pipeline
 //
-// B's Pipeline then needs what A's held: in at-least-once mode the slot,
-// which Postgres lets only one walsender use (B writes nothing until no
-// walsender holds it: waitSlotFree); in exactly-once mode the transactional ids, whose
-// InitProducerID bumps the epoch, so that A's open transaction is aborted
-// and A's next write fails (A exits 4). A member that learns of the change
-// itself stops first: a revoke stops the pipeline cleanly (bounded by
-// shutdown_timeout) before the callback returns, so before the member
-// rejoins and the partition can move; a lost membership aborts it at once.
+// A member that learns of the change itself stops first: a revoke stops
+// the pipeline cleanly (bounded by shutdown_timeout) before the callback
+// returns, so before the member rejoins and the partition can move; a lost
+// membership aborts it at once. A member cut off from the coordinator (a
+// partition) learns nothing from it, so it keeps its own clock: its lease
+// (lease.go) lapses session_timeout/5 (at least 1 s) before the
+// coordinator can end its session, and then it aborts the pipeline, its
+// Kafka connections reset so that nothing they queued arrives after the
+// network heals (links.go), and it joins again as a new member (group.go,
+// hold). So A has stopped writing before B is assigned.
+//
+// B's Pipeline then needs what A's held: the slot (B writes nothing while
+// a walsender holds it; past a grace it ends the one still holding it,
+// A's, which Postgres keeps until wal_sender_timeout when A's link is a
+// black hole: waitSlotFree), and in exactly-once mode the transactional
+// ids, whose InitProducerID bumps the epoch, so that A's open transaction
+// is aborted and any late write of A fails.
 
 // StandbyGroup is the consumer group of the instances named name.
 func StandbyGroup(name string) string { return "mooncdc-" + name }
@@ -187,10 +196,7 @@ func (s *Standby) Run(ctx context.Context) error {
 		return err
 	}
 	g := &groupMember{group: s.group, seats: map[string]*Standby{cfg.Kafka.OffsetsTopic: s}, log: s.log}
-	cl, err := g.join(base, cfg.HA.SessionTimeout, cfg.ShutdownTimeout)
-	if err != nil {
-		return err
-	}
+	held, stopHold := g.holdInBackground(base, cfg.HA.SessionTimeout, cfg.ShutdownTimeout)
 	s.log.Info("joining the group as a standby; the member given its partition runs the pipeline",
 		zap.String("group", s.group), zap.String("topic", cfg.Kafka.OffsetsTopic), zap.Duration("session_timeout", cfg.HA.SessionTimeout))
 
@@ -202,13 +208,22 @@ func (s *Standby) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case a := <-s.ended:
 		result = a.err
+	case result = <-held: // the group client could not be built
+		return result
 	}
 	if err := s.close(); err != nil && result == nil {
 		result = err
 	}
 	// Leave the group: onRevoked finds nothing to stop.
-	cl.Close()
+	stopHold()
 	return result
+}
+
+// activeNow reports whether an activation runs (or waits for the slot).
+func (s *Standby) activeNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.act != nil
 }
 
 // close stops the running pipeline cleanly, if any, and lets no other
@@ -251,11 +266,11 @@ func (s *Standby) activate() {
 	s.current.Store(p)
 	s.log.Info("active: this instance holds the group's partition; starting the pipeline", zap.String("group", s.group))
 	go func() {
-		if s.cfg.Kafka.Delivery == DeliveryAtLeastOnce {
-			// The slot is what keeps two instances from writing: wait
-			// until the last active instance's walsender has let it go.
-			s.waitSlotFree(ctx)
-		}
+		// Wait until the last active instance's walsender has let the
+		// slot go (or end it: waitSlotFree): in at-least-once mode the
+		// slot is what keeps two instances from writing; in both, the
+		// stream cannot start before.
+		s.waitSlotFree(ctx)
 		if ctx.Err() == nil {
 			a.err = p.Run(ctx)
 		}
@@ -314,13 +329,24 @@ func (s *Standby) deactivate(abort bool, why string) error {
 	return a.err
 }
 
+// slotTakeoverGrace is how long a new active instance lets the walsender
+// still holding the slot end by itself before it terminates it.
+const slotTakeoverGrace = time.Second
+
 // waitSlotFree returns once the pipeline's slot is held by no walsender
-// (or does not exist), or ctx is done. In at-least-once mode an active
-// instance writes nothing before then: an earlier active instance that is
-// cut off from the group but not from Postgres still streams, and the
-// slot, which Postgres lets one walsender hold, keeps this one waiting
-// until that one has stopped (its own onLost, or its death). Postgres
-// unreachable: it waits too, as the pipeline would.
+// (or does not exist), or ctx is done. An active instance writes nothing
+// before then. The walsender still holding it is the last active
+// instance's, and that instance has stopped writing already: it stopped
+// before its revoke returned, or it lost its membership, which it noticed
+// on its own clock (lease.go) before the coordinator could give the
+// partition to this one. But Postgres may not know yet: a walsender whose
+// client was partitioned away, or whose machine stopped, lives until
+// wal_sender_timeout (60 s by default) and holds the slot as long. So past
+// slotTakeoverGrace this instance ends it (pg_terminate_backend of the
+// slot's active_pid: the replication user may end its own backends). What
+// the old one sent and Postgres had not read yet dies with it; its
+// confirmations were of LSNs Kafka had, so none can confirm too much.
+// Postgres unreachable: it waits, as the pipeline would.
 func (s *Standby) waitSlotFree(ctx context.Context) {
 	slot := s.cfg.Postgres.Slot
 	pgcfg, err := s.cfg.PostgresConnConfig()
@@ -334,6 +360,8 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 		}
 	}()
 	said := ""
+	var heldSince time.Time
+	var terminated int32
 	for {
 		var pid int32
 		if db == nil {
@@ -349,7 +377,23 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 					return
 				}
 				pid = si.ActivePID
-			} else {
+				if heldSince.IsZero() {
+					heldSince = time.Now()
+				}
+				if pid != terminated && time.Since(heldSince) >= slotTakeoverGrace {
+					var ended bool
+					err = db.QueryRow(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = $2`, slot, pid).Scan(&ended)
+					if errors.Is(err, pgx.ErrNoRows) {
+						err = nil // released meanwhile
+					}
+					if err == nil {
+						terminated = pid
+						s.log.Warn("active: the slot is still held by the last active instance's walsender, which has lost its seat; terminating it",
+							zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Duration("held_for", time.Since(heldSince).Round(time.Millisecond)), zap.Bool("terminated", ended))
+					}
+				}
+			}
+			if err != nil {
 				_ = db.Close(context.Background())
 				db = nil
 			}

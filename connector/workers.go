@@ -240,10 +240,7 @@ func (w *Workers) Run(ctx context.Context) error {
 		g.seats[PipelineTopic(w.cfgs[i].Name)] = s
 		shutdown = max(shutdown, w.cfgs[i].ShutdownTimeout)
 	}
-	cl, err := g.join(base, w.opt.SessionTimeout, shutdown)
-	if err != nil {
-		return err
-	}
+	held, stopHold := g.holdInBackground(base, w.opt.SessionTimeout, shutdown)
 	w.log.Info("joining the worker group; the pipelines given to this worker run here",
 		zap.String("group", g.group), zap.String("worker", w.opt.ID), zap.Int("pipelines", len(w.seats)), zap.Duration("session_timeout", w.opt.SessionTimeout))
 	var result error
@@ -252,13 +249,15 @@ func (w *Workers) Run(ctx context.Context) error {
 	case a := <-w.ended:
 		result = a.err
 		w.log.Error("a pipeline stopped by itself; stopping this worker", zap.String("pipeline", a.p.cfg.Name), zap.Error(a.err))
+	case err := <-held: // the group client could not be built
+		return err
 	}
 	errs := make([]error, len(w.seats))
 	g.each(w.seats, func(s *Standby) {
 		i := slices.Index(w.seats, s)
 		errs[i] = s.close()
 	})
-	cl.Close()
+	stopHold()
 	if result == nil {
 		result = errors.Join(errs...)
 	}

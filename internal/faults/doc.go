@@ -5,7 +5,8 @@
 // tables, injects faults (kill -9 of mooncdc, Postgres restarts, broker
 // crashes, and standby instances with ha.enabled: a second one waiting
 // while the first runs, the active one of two and of three killed and each
-// takeover timed), and checks what reached Kafka against what was written:
+// takeover timed, and the active one partitioned away: its links to Postgres
+// and the broker black-holed by a proxy of the suite, then healed), and checks what reached Kafka against what was written:
 // nothing lost, nothing reordered per key, and, in exactly-once mode,
 // nothing duplicated; the tables rebuilt from their topics equal Postgres.
 //
@@ -23,6 +24,8 @@
 //	FAULTS_PG_RATE  bytes per second from Postgres to mooncdc (default 5000000): mooncdc reaches
 //	                Postgres through a throttling proxy so that the big table's copy lasts
 //	                seconds (unthrottled, its 200k rows take 0.4 s)
+//	FAULTS_PARTITIONS
+//	                partitions of the active instance in the partition scenario (default 1)
 //	FAULTS_KEEP     set: keep each scenario's directory (mooncdc logs, config, broker data)
 //
 // Run one scenario or mode with -run, e.g. -run 'TestFaults/kill9/at-least-once'.

@@ -36,6 +36,7 @@ type env struct {
 	gen    *generator
 
 	cfgPath string
+	ha      bool // the config has ha.enabled
 	insts   []*instance
 	cur     *instance // the instance expected to be running
 	notes   []string  // what the scenario observed, for the report
@@ -108,17 +109,27 @@ func newEnv(t *testing.T, sc scenario, mode string, seed uint64) *env {
 	if err := e.gen.setup(ctx); err != nil {
 		t.Fatalf("create the tables: %v", err)
 	}
-	e.cfgPath = filepath.Join(e.dir, "mooncdc.yaml")
-	url := fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", e.proxy.addr())
+	e.ha = sc.ha
+	e.cfgPath = e.writeConfig("mooncdc.yaml", e.proxy.addr(), e.broker.Addr())
+	return e
+}
+
+// writeConfig writes the scenario's config, reaching Postgres at pgAddr
+// and the broker at brokerAddr, to name in the scenario's directory and
+// returns its path.
+func (e *env) writeConfig(name, pgAddr, brokerAddr string) string {
+	e.t.Helper()
+	path := filepath.Join(e.dir, name)
+	url := fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", pgAddr)
 	ha := ""
-	if sc.ha {
+	if e.ha {
 		ha = haSection
 	}
-	cfg := fmt.Sprintf(configTemplate, e.name, strconv.Quote(url), e.broker.Addr(), mode, ha)
-	if err := os.WriteFile(e.cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
+	cfg := fmt.Sprintf(configTemplate, e.name, strconv.Quote(url), brokerAddr, e.mode, ha)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		e.t.Fatal(err)
 	}
-	return e
+	return path
 }
 
 func (e *env) topics() []string {
@@ -417,6 +428,9 @@ func runScenario(t *testing.T, sc scenario, mode string, base, seed uint64) {
 		}
 	}
 	v := check(raw, e.gen, e.readTables(ctx))
+	if sc.verify != nil {
+		sc.verify(e, raw, faults)
+	}
 	fmt.Printf("scenario=%s mode=%s kills=%d lost=%d duplicated=%d reordered=%d\n",
 		sc.name, mode, faults, v.lost, v.duplicated, v.reordered)
 	t.Logf("took %v; load: %s; %d mooncdc processes", time.Since(began).Round(time.Second), e.gen.stats(), len(e.insts))

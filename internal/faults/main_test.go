@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // mooncdcBin is the mooncdc binary built from ./cmd/mooncdc for this run.
@@ -92,6 +94,9 @@ type scenario struct {
 	name string
 	run  func(e *env) int
 	ha   bool // the config has ha.enabled (standby instances)
+	// verify, if set, checks the records further, knowing how many faults
+	// run injected.
+	verify func(e *env, raw map[string][]*kgo.Record, faults int)
 }
 
 var scenarios = []scenario{
@@ -100,6 +105,7 @@ var scenarios = []scenario{
 	{name: "brokerrestart", run: runBrokerRestart},
 	{name: "twoinstances", run: runTwoInstances, ha: true},
 	{name: "standby", run: runStandby, ha: true},
+	{name: "partition", run: runPartition, ha: true, verify: verifyPartition},
 }
 
 // TestFaults runs every scenario in every mode, each on a fresh Postgres

@@ -37,13 +37,19 @@ type instance struct {
 // killed by cleanup if still running.
 func (e *env) startInstance(label string) *instance {
 	e.t.Helper()
+	return e.startInstanceWith(label, e.cfgPath)
+}
+
+// startInstanceWith is startInstance with the config at cfgPath.
+func (e *env) startInstanceWith(label, cfgPath string) *instance {
+	e.t.Helper()
 	addr := freeAddr(e.t)
 	logPath := filepath.Join(e.dir, fmt.Sprintf("mooncdc-%02d-%s.log", len(e.insts)+1, strings.Trim(label, "#")))
 	f, err := os.Create(logPath)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	cmd := exec.Command(mooncdcBin, "run", "--config", e.cfgPath, "--metrics-listen", addr)
+	cmd := exec.Command(mooncdcBin, "run", "--config", cfgPath, "--metrics-listen", addr)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = environWithoutMooncdc()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -188,7 +194,22 @@ type logLine struct {
 	Table string `json:"table"`
 	Phase string `json:"phase"`
 	Error string `json:"error"`
+	TS    string `json:"ts"` // ISO 8601, this machine's clock
 	raw   string
+}
+
+// lastAt returns the time of the last log line whose msg starts with msg,
+// or the zero time.
+func (in *instance) lastAt(msg string) time.Time {
+	var at time.Time
+	for _, l := range in.lines() {
+		if strings.HasPrefix(l.Msg, msg) {
+			if t, err := time.Parse(time.RFC3339Nano, l.TS); err == nil {
+				at = t
+			}
+		}
+	}
+	return at
 }
 
 // lines parses the log so far; non-JSON lines come back with only raw set.
