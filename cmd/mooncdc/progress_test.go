@@ -153,7 +153,10 @@ func TestProgressRunLogsCopyProgressWhenStderrIsNotATerminal(t *testing.T) {
 }
 
 func TestProgressRunDrawsBarsOnATerminalWithLogLinesAbove(t *testing.T) {
-	args := startBigTable(t, 20_000)
+	// Enough rows that the copy outlasts several of the reporter's 200 ms
+	// redraws even on a quiet machine: 20,000 rows copied in one tick or
+	// less, and the test then saw no bar one run in two.
+	args := startBigTable(t, 400_000)
 	master, tty := openPTY(t, 120)
 	var screen syncBuf
 	copied := make(chan struct{})
