@@ -1,7 +1,7 @@
 package connector_test
 
-// TestTypesMatchDebeziumsOwnTests replaces the self-generated reference
-// of testdata/types (issue 12) with Debezium's: the tables of Debezium's
+// TestTypesMatchDebeziumsOwnTests replaced the self-generated reference
+// of testdata/types, now deleted (issue 12), with Debezium's: the tables of Debezium's
 // postgres_create_tables.ddl, the INSERT_*_STMT statements of
 // AbstractRecordsProducerTest.java, and the values its
 // schemasAndValuesFor*() methods expect, each converted to what Kafka
