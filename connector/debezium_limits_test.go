@@ -9,10 +9,17 @@ package connector_test
 // per field; the schemas are those the Debezium suite already asserts for
 // the same types (debezium_issue12_schemas_test.go).
 
+import (
+	"encoding/base64"
+	"math/big"
+)
+
 const dbzLimitsDDL = `
 CREATE TYPE lim_mood AS ENUM ('sad', 'happy');
+CREATE DOMAIN lim_price AS numeric(8,2);
 CREATE TABLE limits_table (pk SERIAL, m money, tm time, ttz timetz, ts3 timestamp(3), d date, iv interval,
-	bit1 bit(1), bit4 bit(4), vb8 varbit(8), r_i4 int4range, r_d daterange, a_n numeric[], f4 float4, f8 float8, PRIMARY KEY(pk));
+	bit1 bit(1), bit4 bit(4), vb8 varbit(8), r_i4 int4range, r_d daterange, a_n numeric[], f4 float4, f8 float8,
+	tm3 time(3), price lim_price, a_i4 int4[], n numeric, n10_2 numeric(10,2), ts timestamp, tstz timestamptz, PRIMARY KEY(pk));
 CREATE TABLE unicode_table (pk SERIAL, t text, vc10 varchar(10), c3 char(3), bpc bpchar, nm name, ci citext, lbl conv_label,
 	ba bytea, j json, jb jsonb, x xml, a_i4 int4[], a_t text[], a_vc varchar[], a_n numeric[], a_u uuid[], a_d date[],
 	a_b bool[], a_e lim_mood[], hs hstore, tsv tsvector, lt ltree, PRIMARY KEY(pk));
@@ -32,6 +39,15 @@ var dbzLimitsStatements = []dbzStatement{
 			"0, '00:00:00', '00:00:00+14', '-178000000 years', '0', '0000', '0', '[1,)', '(,)', '{0.000,1500,-0.0001}')"},
 	{name: "LIMITS_EDGE", table: "limits_table",
 		sql: "INSERT INTO limits_table (tm, iv, a_n) VALUES ('00:00:00.000001', '-1 mons +1 day -00:00:00.000001', '{NaN}')"},
+	// The rest of TestEveryType's "max", "min", "edge" and "limits" values
+	// that no Debezium statement has.
+	{name: "LIMITS_MORE_MAX", table: "limits_table",
+		sql: "INSERT INTO limits_table (tm3, price, a_i4, n, n10_2, ts, tstz) VALUES ('23:59:59.999', 999999.99, '{2147483647,-2147483648}', " +
+			"-123456789012345678901234567890.123456789, -0.01, '1969-12-31 23:59:59.999999', '1900-01-01 00:00:00+00')"},
+	{name: "LIMITS_MORE_MIN", table: "limits_table",
+		sql: "INSERT INTO limits_table (tm3, price, n, ts3, d) VALUES ('00:00:00', -999999.99, 1.500, '1969-12-31 23:59:59.999', '0001-01-01')"},
+	{name: "LIMITS_MORE_SMALL", table: "limits_table",
+		sql: "INSERT INTO limits_table (n) VALUES (0.00000000000000000001)"},
 	{name: "UNICODE_EMPTY", table: "unicode_table",
 		sql: `INSERT INTO unicode_table (t, vc10, c3, bpc, nm, ci, lbl, ba, j, jb, x, a_i4, a_t, a_vc, a_n, a_u, a_d, a_b, a_e, hs, tsv, lt) VALUES (` +
 			`E'emoji \U0001F600 combining e\u0301 quotes "double" ''single'' backslash \\ tab \t newline \n cr \r nul-free \u00e9\u4e2d', ` +
@@ -115,6 +131,35 @@ func dbzLimits(stmt string) []dbzWant {
 			// scale 0, 1500 scale 0, -0.0001 unscaled -1 scale 4.
 			{field: "a_n", schema: vsdArr, value: dzList(dzVSD(0, 0), dzVSD(0, 1500), dzVSD(4, -1)), cite: pvc + "1131-1152, :613-645, " + arpt + "866"},
 		}
+	case "LIMITS_MORE_MAX":
+		big, _ := new(big.Int).SetString("-123456789012345678901234567890123456789", 10)
+		return []dbzWant{
+			// time(3): Time, the Duration's milliseconds (JdbcValueConverters.java:573-577, Time.java:65-73).
+			{field: "tm3", schema: "int32? io.debezium.time.Time", value: dzN(86_399_999), cite: jvc + "573-577, Time.java:65-73, " + arpt + "662"},
+			// A numeric(8,2) domain is a Decimal of its typmod (RecordsStreamProducerIT.java:3074-3094).
+			{field: "price", schema: "bytes? " + dzDecimal + " scale=2 connect.decimal.precision=8", value: dzDec(99999999), cite: "RecordsStreamProducerIT.java:3074-3094, " + pvc + "613-645"},
+			{field: "a_i4", schema: "array?|int32?", value: dzList(dzN(2147483647), dzN(-2147483648)), cite: pvc + "1131-1152, " + arpt + "845"},
+			// 39 digits, scale 9: past a long, the unscaled BigInteger's bytes.
+			{field: "n", schema: dzVarScale, value: map[string]any{"scale": dzN(9), "value": base64.StdEncoding.EncodeToString(tyTwosComplement(big))},
+				cite: pvc + "613-645, VariableScaleDecimal.java:84-92"},
+			{field: "n10_2", schema: "bytes? " + dzDecimal + " scale=2 connect.decimal.precision=10", value: dzDec(-1), cite: jvc + "1145, " + arpt + "269"},
+			// One µs before the epoch (MicroTimestamp.toEpochMicros, JdbcValueConverters.java:494-498).
+			{field: "ts", schema: "int64? io.debezium.time.MicroTimestamp", value: dzN(-1), cite: jvc + "494-498, " + arpt + "656"},
+			// ZonedTimestamp in UTC with the column's 6 fraction digits, zeros
+			// kept, as Debezium's tz_zero (:673, :715).
+			{field: "tstz", schema: "string? io.debezium.time.ZonedTimestamp", value: "1900-01-01T00:00:00.000000Z", cite: pvc + "972-1004, " + arpt + "673, :715"},
+		}
+	case "LIMITS_MORE_MIN":
+		return []dbzWant{
+			{field: "tm3", schema: "int32? io.debezium.time.Time", value: dzN(0), cite: jvc + "573-577, Time.java:65-73"},
+			{field: "price", schema: "bytes? " + dzDecimal + " scale=2 connect.decimal.precision=8", value: dzDec(-99999999), cite: "RecordsStreamProducerIT.java:3074-3094"},
+			// Trailing zeros stripped (:636-640): 1.500 is 1.5.
+			{field: "n", schema: dzVarScale, value: dzVSD(1, 15), cite: pvc + "636-640, " + arpt + "792-803"},
+			{field: "ts3", schema: "int64? io.debezium.time.Timestamp", value: dzN(-1), cite: jvc + "468-472, " + arpt + "657"},
+			{field: "d", schema: "int32? io.debezium.time.Date", value: dzN(dzAt(1, 1, 1, 0, 0, 0, 0).Unix() / 86400), cite: "Date.java:66-71, " + jvc + "680"},
+		}
+	case "LIMITS_MORE_SMALL":
+		return []dbzWant{{field: "n", schema: dzVarScale, value: dzVSD(20, 1), cite: pvc + "613-645"}}
 	case "LIMITS_EDGE":
 		return []dbzWant{
 			{field: "tm", schema: micro, value: dzN(1), cite: pvc + "605-611, MicroTime.java:65-73"},
