@@ -38,7 +38,7 @@ var dbzLimitsStatements = []dbzStatement{
 		sql: "INSERT INTO limits_table (m, tm, ttz, iv, bit1, bit4, vb8, r_i4, r_d, a_n) VALUES (" +
 			"0, '00:00:00', '00:00:00+14', '-178000000 years', '0', '0000', '0', '[1,)', '(,)', '{0.000,1500,-0.0001}')"},
 	{name: "LIMITS_EDGE", table: "limits_table",
-		sql: "INSERT INTO limits_table (tm, iv, a_n) VALUES ('00:00:00.000001', '-1 mons +1 day -00:00:00.000001', '{NaN}')"},
+		sql: "INSERT INTO limits_table (tm, iv, a_n, d) VALUES ('00:00:00.000001', '-1 mons +1 day -00:00:00.000001', '{NaN}', 'infinity')"},
 	// The rest of TestEveryType's "max", "min", "edge" and "limits" values
 	// that no Debezium statement has.
 	{name: "LIMITS_MORE_MAX", table: "limits_table",
@@ -47,7 +47,7 @@ var dbzLimitsStatements = []dbzStatement{
 	{name: "LIMITS_MORE_MIN", table: "limits_table",
 		sql: "INSERT INTO limits_table (tm3, price, n, ts3, d) VALUES ('00:00:00', -999999.99, 1.500, '1969-12-31 23:59:59.999', '0001-01-01')"},
 	{name: "LIMITS_MORE_SMALL", table: "limits_table",
-		sql: "INSERT INTO limits_table (n) VALUES (0.00000000000000000001)"},
+		sql: "INSERT INTO limits_table (n, d) VALUES (0.00000000000000000001, '-infinity')"},
 	{name: "UNICODE_EMPTY", table: "unicode_table",
 		sql: `INSERT INTO unicode_table (t, vc10, c3, bpc, nm, ci, lbl, ba, j, jb, x, a_i4, a_t, a_vc, a_n, a_u, a_d, a_b, a_e, hs, tsv, lt) VALUES (` +
 			`E'emoji \U0001F600 combining e\u0301 quotes "double" ''single'' backslash \\ tab \t newline \n cr \r nul-free \u00e9\u4e2d', ` +
@@ -159,7 +159,14 @@ func dbzLimits(stmt string) []dbzWant {
 			{field: "d", schema: "int32? io.debezium.time.Date", value: dzN(dzAt(1, 1, 1, 0, 0, 0, 0).Unix() / 86400), cite: "Date.java:66-71, " + jvc + "680"},
 		}
 	case "LIMITS_MORE_SMALL":
-		return []dbzWant{{field: "n", schema: dzVarScale, value: dzVSD(20, 1), cite: pvc + "613-645"}}
+		return []dbzWant{
+			{field: "n", schema: dzVarScale, value: dzVSD(20, 1), cite: pvc + "613-645"},
+			// '-infinity' is NEGATIVE_INFINITY_LOCAL_DATE, -5877611-06-22
+			// (DateTimeFormat.java:136-147, PostgresValueConverter.java:109),
+			// then its epoch day (Date.java:66-71).
+			{field: "d", schema: "int32? io.debezium.time.Date", value: dzN(dzAt(-5877611, 6, 22, 0, 0, 0, 0).Unix() / 86400),
+				cite: "DateTimeFormat.java:136-147, " + pvc + "109, Date.java:66-71"},
+		}
 	case "LIMITS_EDGE":
 		return []dbzWant{
 			{field: "tm", schema: micro, value: dzN(1), cite: pvc + "605-611, MicroTime.java:65-73"},
@@ -169,6 +176,14 @@ func dbzLimits(stmt string) []dbzWant {
 			// NaN has no BigDecimal: BigDecimal.valueOf(NaN) throws
 			// (JdbcValueConverters.java:1180-1181), so Debezium stops, as on a
 			// numeric column's NaN; mooncdc writes a null element.
+			// 'infinity' is POSITIVE_INFINITY_LOCAL_DATE, which 3.6.1 spells
+			// LocalDate.parse("-5877611-06-21") (PostgresValueConverter.java:100):
+			// its epoch day is -2147472692, one before -infinity's. mooncdc
+			// writes the epoch day of +5877611-06-21 (schema/sentinels.go), so
+			// that +infinity sorts after every date; a documented difference.
+			{field: "d", schema: "int32? io.debezium.time.Date", value: dzN(dzAt(5877611, 6, 21, 0, 0, 0, 0).Unix() / 86400),
+				cite: "DateTimeFormat.java:136-147, " + pvc + "100, Date.java:66-71 (Debezium: -2147472692)",
+				diff: "README \"Differences from Debezium 3.6.1\", row `date` 'infinity'"},
 			{field: "a_n", schema: vsdArr, value: dzList(nil), cite: pvc + "1131-1152, " + jvc + "1180-1181",
 				diff: "README \"Differences from Debezium 3.6.1\", row `numeric` NaN or ±Infinity, precise: a NaN element of a numeric[] is null"},
 		}
