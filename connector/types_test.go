@@ -27,9 +27,11 @@ package connector_test
 // 24:00:00 and 00:00:00.000001, timetz -12/+14 offsets, timestamp(3) 4713
 // BC, date 5874897-12-31, interval ±178000000 years and mixed sign,
 // bit/varbit all ones and zeros, empty and open ranges, numeric[] with
-// -0.0001 and NaN, float4 3.4028235e+38, float8 -4.9e-324, empty strings,
-// bytea, arrays, hstore, tsvector and ltree, '""' json, '[]' jsonb,
-// escapes and non-BMP text). The golden testdata/types/plain.json,
+// -0.0001 and NaN, float4 3.4028235e+38, float8 -4.9e-324, date
+// ±infinity and 0001-01-01, time(3) 23:59:59.999, numeric(8,2) domain and
+// int4[] bounds, numeric 1.500, 1e-20 and 39 digits, the µs and ms before
+// the epoch, timestamptz 1900, empty strings, bytea, arrays, hstore,
+// tsvector and ltree, '""' json, '[]' jsonb, escapes and non-BMP text). The golden testdata/types/plain.json,
 // mooncdc's own output, is gone (issue 12).
 //
 // The values were reviewed against the "Data type mappings" section
@@ -75,7 +77,8 @@ package connector_test
 //	                      -9223372036832400000 (the documented sentinels);
 //	                      timestamptz: "infinity" / "-infinity";
 //	                      date: the epoch day of +5877611-06-21 /
-//	                      -5877611-06-22 (PostgresValueConverter)
+//	                      -5877611-06-22 (Debezium 3.6.1's +infinity is
+//	                      -5877611-06-21: a README difference)
 //	interval              INT64 io.debezium.time.MicroDuration
 //	                      (365.25/12 days a month)
 //	inet, cidr, macaddr, macaddr8   STRING
