@@ -1,7 +1,7 @@
 package connector_test
 
 // Types and values that TestEveryType has and no Debezium test does
-// (types_test.go's list of what plain.json covers beyond this suite): a
+// (and that only the deleted golden testdata/types/plain.json had): a
 // name, a bare bpchar, a bool[], a tsvector and a domain over text with a
 // CHECK; the bounds of int2, int4, int8, oid, numeric(10,2) and
 // numeric(5). No Debezium test states these values, so the expectations

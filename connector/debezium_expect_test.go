@@ -22,7 +22,7 @@ type dbzStatement struct {
 // its pk n (snapshot), and pk n+k when run again (stream), k statements per
 // table.
 var dbzStatements = append(append(append(append(dbzCoreStatements, dbzExtraStatements...), dbzTemporalStatements...),
-	dbzMoneyStatements...), append(dbzDomainArrayStatements, dbzConverterStatements...)...)
+	dbzMoneyStatements...), append(append(dbzDomainArrayStatements, dbzConverterStatements...), dbzLimitsStatements...)...)
 
 // dbzCoreStatements are the statements for postgres_create_tables.ddl.
 var dbzCoreStatements = []dbzStatement{
@@ -205,6 +205,12 @@ func dbzDefault(stmt string) []dbzWant {
 	}
 	if stmt == "BOUNDS_MAX" || stmt == "BOUNDS_MIN" {
 		return dbzBounds(stmt == "BOUNDS_MAX")
+	}
+	if strings.HasPrefix(stmt, "LIMITS_") {
+		return dbzLimits(stmt)
+	}
+	if stmt == "UNICODE_EMPTY" {
+		return dbzUnicode()
 	}
 	switch stmt {
 	case "NUMERIC_TYPES":

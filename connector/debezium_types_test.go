@@ -1,7 +1,7 @@
 package connector_test
 
-// TestTypesMatchDebeziumsOwnTests replaces the self-generated reference
-// of testdata/types (issue 12) with Debezium's: the tables of Debezium's
+// TestTypesMatchDebeziumsOwnTests replaced the self-generated reference
+// of testdata/types, now deleted (issue 12), with Debezium's: the tables of Debezium's
 // postgres_create_tables.ddl, the INSERT_*_STMT statements of
 // AbstractRecordsProducerTest.java, and the values its
 // schemasAndValuesFor*() methods expect, each converted to what Kafka
@@ -32,6 +32,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"regexp"
@@ -213,7 +214,7 @@ func dbzTables() []string {
 // createDebeziumTables creates the tables of Debezium's tests that
 // dbzStatements fill.
 func createDebeziumTables(e *env) {
-	for _, ddl := range []string{dbzDDL, dbzExtraDDL, dbzTemporalDDL, dbzMoneyDDL, dbzDomainArrayDDL, dbzConverterDDL} {
+	for _, ddl := range []string{dbzDDL, dbzExtraDDL, dbzTemporalDDL, dbzMoneyDDL, dbzDomainArrayDDL, dbzConverterDDL, dbzLimitsDDL} {
 		e.exec(ddl)
 	}
 }
@@ -573,7 +574,22 @@ func dzDurationMicros(years, months, days, hours, minutes int, seconds float64, 
 	const daysPerMonthAvg = 365.25 / 12.0
 	numberOfDays := float64(years*12+months)*daysPerMonthAvg + float64(days)
 	numberOfSeconds := (((numberOfDays*24+float64(hours))*60)+float64(minutes))*60 + seconds
-	return dzN(int64(numberOfSeconds*1e6 + float64(micros)))
+	return dzN(dzJavaLong(numberOfSeconds*1e6 + float64(micros)))
+}
+
+// dzJavaLong is Java's (long) cast of a double (JLS 5.1.3): toward zero,
+// saturating at Long.MIN_VALUE and Long.MAX_VALUE, where Go's conversion
+// of an out-of-range float is implementation-defined.
+func dzJavaLong(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= 9223372036854775807:
+		return math.MaxInt64
+	case f <= -9223372036854775808:
+		return math.MinInt64
+	}
+	return int64(f)
 }
 
 // dzInstantsIn is Debezium's tstzRangeCondition (:577-600): the quoted
