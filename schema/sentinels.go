@@ -13,12 +13,14 @@ const (
 	timestampPosInfinity int64 = 9223372036825200000
 	timestampNegInfinity int64 = -9223372036832400000
 
-	// Date ±infinity: Debezium's PostgresValueConverter parses 'infinity'
-	// to POSITIVE_INFINITY_LOCAL_DATE = +5877611-06-21 and '-infinity' to
-	// NEGATIVE_INFINITY_LOCAL_DATE = -5877611-06-22, then writes their
-	// epoch day (io.debezium.time.Date). (Before debezium/dbz#2524 the
-	// positive constant had a '-' sign by mistake and +infinity came out
-	// as -2147472692; we follow the fixed value.)
+	// Date ±infinity: Debezium's PostgresValueConverter parses '-infinity'
+	// to NEGATIVE_INFINITY_LOCAL_DATE = -5877611-06-22 and writes its epoch
+	// day (io.debezium.time.Date). 'infinity' is POSITIVE_INFINITY_LOCAL_DATE,
+	// which 3.6.1 spells LocalDate.parse("-5877611-06-21")
+	// (PostgresValueConverter.java:100; still so in its newest source), so
+	// Debezium writes -2147472692, before every date. mooncdc writes the
+	// epoch day of +5877611-06-21, after every date: a difference in
+	// README's table, kept because a positive infinity must sort last.
 	datePosInfinity int32 = 2146033979
 	dateNegInfinity int32 = -2147472691
 )
