@@ -9,6 +9,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,6 +47,15 @@ var stageRules = []struct{ prefix, stage string }{
 	{"github.com/pierrec/", stageProduce},
 	{"github.com/mooncdc/mooncdc/", stagePipeline},
 	{"go.uber.org/zap", stagePipeline},
+}
+
+// stagesProfile is where the child named name writes its CPU profile,
+// or "" (no profile) without -stages.
+func (o options) stagesProfile(tmp, name string) string {
+	if !o.stages {
+		return ""
+	}
+	return filepath.Join(tmp, name+".cpu.pprof")
 }
 
 // stageOf is the stage of a sample whose stack, leaf first, has these

@@ -88,6 +88,7 @@ import (
 const goal = 0.5
 
 type options struct {
+	stages bool // profile the mooncdc child for its CPU by stage (run --cpuprofile)
 	n, tx       int
 	limitRuns   int
 	mooncdc     string
@@ -125,6 +126,7 @@ type options struct {
 func main() {
 	var o options
 	flag.IntVar(&o.n, "n", 1_000_000, "rows to insert (one INSERT each)")
+	flag.BoolVar(&o.stages, "stages", true, "profile the mooncdc child (run --cpuprofile, about 1% of its CPU) to print its CPU by stage for the JSON stream and the snapshot")
 	flag.IntVar(&o.tx, "tx", 100, "rows per transaction")
 	flag.IntVar(&o.limitRuns, "limit-runs", 1, "pg_recvlogical runs (one slot each); the fastest is the limit")
 	flag.StringVar(&o.mooncdc, "mooncdc", "bin/mooncdc", "the mooncdc binary (make build)")
@@ -519,7 +521,7 @@ func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot,
 		if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
 			return res, 0, err
 		}
-		runner = &childRunner{bin: o.mooncdc, config: path, cpuprofile: filepath.Join(tmp, "mooncdc-"+slot+".cpu.pprof")}
+		runner = &childRunner{bin: o.mooncdc, config: path, cpuprofile: o.stagesProfile(tmp, "mooncdc-"+slot)}
 	}
 	step(what + ", format " + format + " → Kafka (kfake " + brk.addr + ")")
 	pctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -533,7 +535,7 @@ func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot,
 		return res, 0, err
 	}
 	step(fmt.Sprintf("mooncdc done in %s; stopped in %s", round(res.elapsed), round(res.stopTime)))
-	if cr, ok := runner.(*childRunner); ok {
+	if cr, ok := runner.(*childRunner); ok && cr.cpuprofile != "" {
 		if cs, err := readCPUStages(cr.cpuprofile); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: CPU by stage: %v\n", err)
 		} else {

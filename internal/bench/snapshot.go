@@ -461,7 +461,7 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
 			return err
 		}
-		runner = &childRunner{bin: o.mooncdc, config: path, cpuprofile: filepath.Join(tmp, "mooncdc-snapshot.cpu.pprof")}
+		runner = &childRunner{bin: o.mooncdc, config: path, cpuprofile: o.stagesProfile(tmp, "mooncdc-snapshot")}
 	}
 	step(what + ", snapshot.mode initial_only → Kafka (kfake " + brk.addr + ")")
 	pctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -478,7 +478,7 @@ func runSnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	if res.exitErr != nil {
 		exit = res.exitErr.Error()
 	}
-	if cr, ok := runner.(*childRunner); ok {
+	if cr, ok := runner.(*childRunner); ok && cr.cpuprofile != "" {
 		if cs, err := readCPUStages(cr.cpuprofile); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: CPU by stage: %v\n", err)
 		} else {
