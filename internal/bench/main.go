@@ -88,7 +88,7 @@ import (
 const goal = 0.5
 
 type options struct {
-	stages bool // profile the mooncdc child for its CPU by stage (run --cpuprofile)
+	stages      bool // profile the mooncdc child for its CPU by stage (run --cpuprofile)
 	n, tx       int
 	limitRuns   int
 	mooncdc     string
