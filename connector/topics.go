@@ -61,8 +61,9 @@ func (m *topicMaker) ensure(topic string) error {
 // partition, checks that the topic has it: Kafka's producer refuses a
 // partition past the topic's last (as Kafka Connect's does, failing the
 // task), so such an event is a *RecordError instead of a record that
-// could never be written. A topic's count is read once; it blocks for at
-// most 30 s.
+// could never be written. A topic's count is read once per run (the
+// producer's metadata would not know partitions added later either; the
+// next start sees them); it blocks for at most 30 s.
 func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent, lsn schema.LSN) error {
 	if err := m.ensure(ev.Topic); err != nil || !ev.Placed {
 		return err
