@@ -24,3 +24,7 @@ func EncoderConfigForTest(p *Pipeline) schema.Config { return p.encoderConfig() 
 func HeartbeatSchemasForTest() (keyConnect, keyAvro, valueConnect, valueAvro string) {
 	return heartbeatKeyConnect, heartbeatKeyAvro, heartbeatValueConnect, heartbeatValueAvro
 }
+
+// WaitSlotFreeForTest runs the standby's wait for its slot (a takeover's
+// first step) until the slot is free or ctx ends.
+func WaitSlotFreeForTest(ctx context.Context, s *Standby) { s.waitSlotFree(ctx) }

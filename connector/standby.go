@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -383,10 +384,18 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 				if pid != terminated && time.Since(heldSince) >= slotTakeoverGrace {
 					var ended bool
 					err = db.QueryRow(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = $2`, slot, pid).Scan(&ended)
-					if errors.Is(err, pgx.ErrNoRows) {
+					var pge *pgconn.PgError
+					switch {
+					case errors.Is(err, pgx.ErrNoRows):
 						err = nil // released meanwhile
-					}
-					if err == nil {
+					case errors.As(err, &pge):
+						// Refused (another role's walsender): wait for
+						// Postgres to end it, without asking again.
+						s.log.Warn("active: cannot end the walsender still holding the slot; waiting for Postgres to end it (wal_sender_timeout) before writing anything; to take over sooner, run the instances as the same role or GRANT pg_signal_backend to mooncdc's role",
+							zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Error(err))
+						terminated, err = pid, nil
+						said = "held"
+					case err == nil:
 						terminated = pid
 						s.log.Warn("active: the slot is still held by the last active instance's walsender, which has lost its seat; terminating it",
 							zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Duration("held_for", time.Since(heldSince).Round(time.Millisecond)), zap.Bool("terminated", ended))
