@@ -22,20 +22,37 @@ import (
 // ranges over several connections for a big table), tombstones for keys an
 // earlier copy left behind, then a private catch-up on the temporary slot
 // until the durable handover (handover.go). Copy workers share one copier;
-// each copyTable call is independent.
+// each copyTable call is independent. Its records go to the copy sinks the
+// delivery makes (sink.go).
 type copier struct {
-	p       *Pipeline
-	pgcfg   *pgconn.Config
-	client  *kgo.Client
-	topics  *topicMaker
-	phases  *phases
-	src     offsets.Pipeline
-	log     *zap.Logger
-	slotSeq atomic.Uint64
-	// txns are the copy workers' transactional producers, one per worker
-	// (exactly-once mode; nil otherwise), and newTxn makes a replacement.
-	txns   []*kgo.Client
-	newTxn func(ctx context.Context, n int) (*kgo.Client, error)
+	cfg      copierConfig
+	pgcfg    *pgconn.Config
+	delivery delivery
+	formats  *formats
+	plans    *planner
+	topics   *topicMaker
+	phases   *phases
+	src      offsets.Pipeline
+	// main is the main worker's tracker: the copies' in-flight bytes count
+	// against its bound too, and a re-copy settles on its durable LSN.
+	main     *Tracker
+	progress *copies // running copies, for /status and the progress bars
+	metrics  *Metrics
+	hooks    *Hooks
+	log      *zap.Logger
+	slotSeq  atomic.Uint64
+}
+
+// copierConfig is the copies' part of the configuration.
+type copierConfig struct {
+	snapshot    SnapshotConfig
+	slot        string // postgres.slot: the copies' slots are named after it
+	publication string
+	keys        keyRule
+	kafka       []kgo.Opt // the base of the Kafka clients that read a topic's live keys
+	maxInflight int64     // kafka.max_inflight_bytes, shared by the copy workers
+	prefix      string    // kafka.topic_prefix
+	opts        recordOptions
 }
 
 // snapshotPoint is where a copy's snapshot sits in the WAL.
@@ -53,18 +70,6 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
 	started := time.Now()
-
-	// Where the copy's records go: in exactly-once mode, one Kafka
-	// transaction of this worker's producer, committed with the handover.
-	out, tx := c.client, (*kgo.Client)(nil)
-	if c.txns != nil {
-		var err error
-		if tx, err = c.beginCopyTxn(ctx, worker); err != nil {
-			return err
-		}
-		out = tx
-		defer c.endCopyTxn(tx)
-	}
 
 	// The replication connection exports the snapshot and, later, streams
 	// the private catch-up: a temporary slot lives only on its connection,
@@ -87,35 +92,42 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	if err := c.checkSource(id, point); err != nil {
 		return err
 	}
-	c.p.hooks.call(HookSnapshotCreated, name)
+	c.hooks.call(HookSnapshotCreated, name)
 
-	tracker := NewTracker(point.lsn, c.p.cfg.Kafka.MaxInflightBytes/int64(max(1, c.p.cfg.Snapshot.Workers)), nil)
-	tracker.ShareBudget(c.p.tracker.Load()) // max_inflight_bytes bounds the process, copies included
-	prog := c.p.copies.start(name)
+	tracker := NewTracker(point.lsn, c.cfg.maxInflight/int64(max(1, c.cfg.snapshot.Workers)), nil)
+	tracker.ShareBudget(c.main) // max_inflight_bytes bounds the process, copies included
+	// Where the copy's records go: in exactly-once mode, one Kafka
+	// transaction of this worker's producer, committed with the handover.
+	out, err := c.delivery.copy(ctx, worker, tracker)
+	if err != nil {
+		return err
+	}
+	defer out.close()
+	prog := c.progress.start(name)
 	defer prog.end(name)
 	if run == nil {
 		run = newSnapshotRun([]string{name})
 	}
-	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out, prog, run)
+	rows, rel, err := c.copyRows(ctx, ts, point, tracker, out, prog, run)
 	if err != nil {
 		return err
 	}
 	prog.catchingUp()
 	log.Info("table copied", zap.Int64("rows", rows), zap.Duration("took", time.Since(started)),
 		zap.Float64("rows_per_s", float64(rows)/time.Since(started).Seconds()), zap.Stringer("lsn", point.lsn))
-	c.p.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
-	c.p.hooks.call(HookCopied, name)
+	c.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
+	c.hooks.call(HookCopied, name)
 
-	if done, err := c.handover(ctx, ts, point.lsn, nil, tx); err != nil || done {
+	if done, err := c.handover(ctx, ts, point.lsn, out); err != nil || done {
 		return err
 	}
-	return c.catchUp(ctx, ts, rel, repl, point, tracker, log, out, tx)
+	return c.catchUp(ctx, ts, rel, repl, point, tracker, log, out)
 }
 
 // createSnapshot creates the temporary slot with an exported snapshot. The
 // snapshot stays importable while repl stays idle.
 func (c *copier) createSnapshot(ctx context.Context, repl *pgconn.PgConn) (snapshotPoint, error) {
-	slot := fmt.Sprintf("%s_copy_%d_%d", c.p.cfg.Postgres.Slot, time.Now().UnixNano()%1e9, c.slotSeq.Add(1))
+	slot := fmt.Sprintf("%s_copy_%d_%d", c.cfg.slot, time.Now().UnixNano()%1e9, c.slotSeq.Add(1))
 	if len(slot) > 63 {
 		slot = slot[len(slot)-63:]
 	}
@@ -261,7 +273,7 @@ func (c *copier) settle(ctx context.Context, ts *tableState) error {
 	if ts.settleAt == 0 {
 		return nil
 	}
-	main := c.p.tracker.Load()
+	main := c.main
 	deadline := time.Now().Add(time.Minute)
 	for main != nil && main.Durable() < ts.settleAt {
 		if time.Now().After(deadline) {

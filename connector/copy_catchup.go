@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/stream"
@@ -19,25 +18,28 @@ import (
 // catchUp streams the temporary slot from the snapshot's consistent point,
 // emitting only this table's changes, until the handover succeeds.
 func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relation, repl *pgconn.PgConn,
-	point snapshotPoint, tracker *Tracker, log *zap.Logger, cl, tx *kgo.Client) error {
+	point snapshotPoint, tracker *Tracker, log *zap.Logger, out copySink) error {
 	name := ts.Table.Table
-	c.p.hooks.call(HookCatchup, name)
+	c.hooks.call(HookCatchup, name)
 	// The catch-up skips what the main worker skips; transaction metadata
 	// is the main worker's alone, which sees every transaction whole (the
 	// catch-up sees one table of it), so the catch-up's changes carry a
 	// null transaction block.
-	opts := c.p.cfg.recordOptions()
+	opts := c.cfg.opts
 	opts.txTopic = ""
-	em := newEmitter(ctx, cl, tracker, c.topics, c.p.newCodec(), c.p.metrics, c.p.cfg.Kafka.TopicPrefix,
-		func(s, t string) bool { return s == rel.Schema && t == rel.Table }, newKeyResolver(c.pgcfg, c.p.keys), opts)
-	em.oid = ts.OID // a rename during the catch-up: the table's changes go on under its new name
-	defer em.keys.close()
+	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
+	defer keys.close()
+	em := newEmitter(emitterConfig{ctx: ctx, sink: out, tracker: tracker, topics: c.topics, enc: c.formats.codec(),
+		metrics: c.metrics, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
+		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table },
+		oid:     ts.OID, // a rename during the catch-up: the table's changes go on under its new name
+	})
 	soft, stop := context.WithCancel(ctx)
 	defer stop()
-	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, tx: tx}
+	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, out: out}
 	sess := stream.NewSession(stream.Config{
-		Conn: repl, ConnConfig: c.pgcfg, Slot: point.slot, Publication: c.p.cfg.Postgres.Publication,
-		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: &catchupProgress{Tracker: tracker, h: h, client: cl},
+		Conn: repl, ConnConfig: c.pgcfg, Slot: point.slot, Publication: c.cfg.publication,
+		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: &catchupProgress{Tracker: tracker, h: h},
 	})
 	err := sess.Run(ctx, soft, h)
 	if h.err != nil {
@@ -59,7 +61,7 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 // changes go out like the main worker's, and after each transaction (and at
 // each idle keepalive) the copy worker tries to hand over.
 type catchupHandler struct {
-	tx *kgo.Client // the copy's transactional producer (exactly-once mode), committed by the handover
+	out copySink // the copy's sink: the handover is its checkpoint
 	*emitter
 	c       *copier
 	ts      *tableState
@@ -95,13 +97,9 @@ func (h *catchupHandler) tryHandover(pos schema.LSN) error {
 		return nil
 	}
 	// The records up to pos must be acknowledged before the phase says so.
-	// The wait holds the pipeline mutex, so it is bounded: on timeout the
-	// handover is tried again at the next commit or keepalive.
-	done, err := h.c.handover(h.ctx, h.ts, pos, func() error {
-		ctx, cancel := context.WithTimeout(h.ctx, handoverAckWait)
-		defer cancel()
-		return h.tracker.Wait(ctx)
-	}, h.tx)
+	// The sink's wait holds the pipeline mutex, so it is bounded: on
+	// timeout the handover is tried again at the next commit or keepalive.
+	done, err := h.c.handover(h.ctx, h.ts, pos, h.out)
 	if errors.Is(err, context.DeadlineExceeded) && h.ctx.Err() == nil {
 		h.c.log.Warn("copy's records not acknowledged in time; handover tried again later", zap.String("table", h.ts.Table.Table))
 		return nil
@@ -122,8 +120,7 @@ func (h *catchupHandler) tryHandover(pos schema.LSN) error {
 // idle keepalives too, so a copy of a quiet table can still hand over.
 type catchupProgress struct {
 	*Tracker
-	h      *catchupHandler
-	client *kgo.Client
+	h *catchupHandler
 }
 
 func (p *catchupProgress) AdvanceIdle(walEnd schema.LSN) {

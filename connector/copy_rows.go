@@ -64,15 +64,16 @@ func (ch chunk) where() string {
 
 // copyRows streams the table's rows as op "r" records and tombstones keys
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
-func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, log *zap.Logger, cl *kgo.Client,
+func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, out copySink,
 	prog *runningCopy, run *snapshotRun) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
+	log := c.log.With(zap.String("table", name))
 	first, err := c.importSnapshot(ctx, point.snapshot)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer first.Close(context.Background())
-	info, err := describeTable(ctx, first, name, ts.OID, c.p.cfg.Postgres.Publication, c.p.keys)
+	info, err := describeTable(ctx, first, name, ts.OID, c.cfg.publication, c.cfg.keys)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -92,11 +93,10 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err := first.QueryRow(ctx, "SELECT CURRENT_TIMESTAMP").Scan(&readAt); err != nil {
 		return 0, nil, fmt.Errorf("read the snapshot's timestamp: %w", err)
 	}
-	tt := c.p.naming.Of(rel.Schema, rel.Table)
-	topic := tt.Topic
-	ob, _ := c.p.cfg.Format.outbox()
-	outbox := ob != nil && ob.IsTable(rel.Schema, rel.Table) // its rows are events on the topics they name (outbox.go)
-	if !outbox {
+	plan := c.plans.plan(rel, true)
+	plan.withKey(rel, nil) // describeTable keyed it
+	topic := plan.topic
+	if plan.ownTopic() { // the outbox table's rows are events on the topics they name (outbox.go)
 		if err := c.topics.ensure(topic); err != nil {
 			return 0, nil, err
 		}
@@ -105,8 +105,8 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		return 0, nil, err
 	}
 	stale, err := &keySet{}, error(nil) // the outbox table's topic has no records to tombstone
-	if !outbox {
-		stale, err = liveKeys(ctx, c.p.kafka, topic)
+	if plan.ownTopic() {
+		stale, err = liveKeys(ctx, c.cfg.kafka, topic)
 	}
 	switch {
 	case err != nil || len(stale.keys) == 0:
@@ -114,7 +114,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		// A filtered re-copy sees only the rows it selects: the keys
 		// outside the filter are alive.
 		stale = &keySet{keys: map[string]struct{}{}}
-	case tt.Routed:
+	case plan.routed:
 		// A routed topic may hold other tables' keys, which this copy
 		// must not tombstone.
 		c.log.Warn("the table's topic is set by kafka.routes and may hold other tables' keys: keys the copy no longer finds are not tombstoned",
@@ -124,20 +124,21 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err != nil {
 		return 0, nil, err
 	}
-	parts := chunks(info, c.p.cfg.Snapshot.ChunkRows)
+	parts := chunks(info, c.cfg.snapshot.ChunkRows)
 	log.Info("copying table", zap.Int64("estimated_rows", info.reltuples), zap.Int("chunks", len(parts)),
 		zap.Int("stale_keys", len(stale.keys)))
 
 	snap := tracker.Begin()
-	out := &snapshotOut{ctx: ctx, c: c, cl: cl, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
-		rows: c.p.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: outbox}
-	prog.copying(info.reltuples, &out.count)
+	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
+		acks: newAcks(tracker, new(recordPool), nil), sink: out,
+		rows: c.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox}
+	prog.copying(info.reltuples, &o.count)
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
 		jobs <- p
 	}
 	close(jobs)
-	conns := min(len(parts), max(1, c.p.cfg.Snapshot.ConnectionsPerTable))
+	conns := min(len(parts), max(1, c.cfg.snapshot.ConnectionsPerTable))
 	copyCtx, cancelCopy := context.WithCancel(ctx)
 	defer cancelCopy()
 	g, gctx := errgroup.WithContext(copyCtx)
@@ -154,7 +155,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 			if conn != first {
 				defer conn.Close(context.Background())
 			}
-			w := out.worker(rel)
+			w := o.worker(rel)
 			for ch := range jobs {
 				if err := w.copyChunk(gctx, conn, rel, ch); err != nil {
 					return err
@@ -166,30 +167,30 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err := g.Wait(); err != nil {
 		return 0, nil, err
 	}
-	if err := out.finish(); err != nil {
+	if err := o.finish(); err != nil {
 		return 0, nil, err
 	}
 	tracker.Commit(snap, point.lsn)
 	if err := tracker.Wait(ctx); err != nil {
 		return 0, nil, err
 	}
-	return out.count.Load(), rel, nil
+	return o.count.Load(), rel, nil
 }
 
-// snapshotOut is the sink of one table's copy, shared by its chunk workers.
+// snapshotOut is the output of one table's copy, shared by its chunk
+// writers: each has its own record writer (and codec) on the copy's sink.
 type snapshotOut struct {
-	cl *kgo.Client // the producer (the copy's transactional one in exactly-once mode)
-	// ctx is the copy's: records are produced with it, and a record whose
-	// context ends while buffered fails, so it must outlive the chunks.
-	ctx     context.Context
-	c       *copier
-	tracker *Tracker
-	ack     *txAck
-	topic   string
-	lsn     schema.LSN
-	stale   *keySet
-	rows    interface{ Add(float64) }
-	count   atomic.Int64
+	// ctx is the copy's: a send waits for room at most until it ends.
+	ctx   context.Context
+	c     *copier
+	sink  copySink
+	acks  *acks // the copy's tracker, and its record pool
+	ack   *txAck
+	topic string
+	lsn   schema.LSN
+	stale *keySet
+	rows  interface{ Add(float64) }
+	count atomic.Int64
 
 	// run is the snapshot the table belongs to (snapshotrun.go); started
 	// is set once the table's first row has taken its marker; readAt is
@@ -205,14 +206,12 @@ type snapshotOut struct {
 	mu         sync.Mutex
 	last       *kgo.Record // the last row of a finished chunk, held back to become the table's last
 	lastMarker string      // the marker last was encoded with
-
-	pool sync.Pool // *kgo.Record with reusable Key and Value buffers
 }
 
 // chunkWriter turns COPY rows of one connection into records.
 type chunkWriter struct {
 	out   *snapshotOut
-	enc   *codec
+	w     *recordWriter
 	rel   *schema.Relation
 	ch    schema.Change
 	tuple schema.Tuple
@@ -226,8 +225,14 @@ type chunkWriter struct {
 	rows       int
 }
 
+// writer returns a record writer of its own (a codec is not safe for
+// concurrent use) on the copy's sink.
+func (o *snapshotOut) writer() *recordWriter {
+	return newRecordWriter(o.c.formats.codec(), o.sink, o.acks)
+}
+
 func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
-	return &chunkWriter{out: o, rel: rel, enc: o.c.p.newCodec(), ctx: context.Background(),
+	return &chunkWriter{out: o, rel: rel, w: o.writer(), ctx: context.Background(),
 		ch: schema.Change{Op: schema.OpRead, Relation: rel, LSN: o.lsn, Snapshot: schema.SnapshotTrue, SourceTime: o.readAt}}
 }
 
@@ -240,7 +245,7 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	w.ctx = ctx
 	// A snapshot row meets today's NOT NULL; only the registry may hold
 	// those columns as optional (nullable.go).
-	encRel, err := w.enc.prepareRelaxing(ctx, w.out.topic, rel)
+	encRel, err := w.w.enc.prepareRelaxing(ctx, w.out.topic, rel)
 	if err != nil {
 		return &copyError{permanent: ctx.Err() == nil, err: err}
 	}
@@ -288,7 +293,7 @@ func (w *chunkWriter) row(line []byte) error {
 	if !w.out.started.Load() && w.out.started.CompareAndSwap(false, true) {
 		w.ch.Snapshot = w.out.run.firstMarker()
 	}
-	rec, err := w.out.encode(w.enc, &w.ch, w.now)
+	rec, err := w.out.encode(w.w, &w.ch, w.now)
 	if err != nil {
 		return err
 	}
@@ -297,7 +302,7 @@ func (w *chunkWriter) row(line []byte) error {
 	prev := w.held
 	w.held, w.heldMarker = rec, w.ch.Snapshot
 	if prev != nil {
-		return w.out.produce(prev)
+		return w.w.sendWhenRoom(w.out.ctx, prev)
 	}
 	return nil
 }
@@ -314,7 +319,7 @@ func (w *chunkWriter) finish() error {
 	o.mu.Unlock()
 	w.held = nil
 	if prev != nil {
-		return o.produce(prev)
+		return w.w.sendWhenRoom(o.ctx, prev)
 	}
 	return nil
 }
@@ -323,26 +328,27 @@ func (w *chunkWriter) finish() error {
 // (snapshotRun.finish), and tombstones for the keys an earlier copy left
 // that this snapshot no longer has.
 func (o *snapshotOut) finish() error {
+	w := o.writer()
 	to := o.run.finish(o.table, o.lastMarker)
 	if o.last != nil {
 		if to != o.lastMarker && !o.outbox {
 			var ok bool
-			enc := o.c.p.newCodec()
-			if o.last.Value, ok = enc.MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
+			if o.last.Value, ok = w.enc.MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
 				return fmt.Errorf("internal: the last snapshot record of %s has no source.snapshot %q", o.table, o.lastMarker)
 			}
-			enc.markSnapshotHeaders(o.last, o.lastMarker, to)
+			w.enc.markSnapshotHeaders(o.last, o.lastMarker, to)
 		}
-		if err := o.produce(o.last); err != nil {
+		if err := w.sendWhenRoom(o.ctx, o.last); err != nil {
 			return err
 		}
 	}
 	seq := o.count.Load() // stale-key tombstones number on after the rows
 	for k := range o.stale.keys {
-		ts := &kgo.Record{Topic: o.topic, Key: []byte(k), Context: o.ack}
+		ts := w.record(o.ack)
+		ts.Topic, ts.Key, ts.Value = o.topic, append(ts.Key[:0], k...), nil // a null value: a tombstone
 		setHeaders(ts, o.lsn, o.lsn, seq)
 		seq++
-		if err := o.produce(ts); err != nil {
+		if err := w.sendWhenRoom(o.ctx, ts); err != nil {
 			return err
 		}
 	}
@@ -350,33 +356,19 @@ func (o *snapshotOut) finish() error {
 }
 
 // encode turns a snapshot row into a record, and strikes its key from the
-// stale keys.
-func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo.Record, error) {
-	rec, _ := o.pool.Get().(*kgo.Record)
-	if rec == nil {
-		rec = new(kgo.Record)
-	}
+// stale keys. A record that cannot be made fails the copy for good.
+func (o *snapshotOut) encode(w *recordWriter, ch *schema.Change, now time.Time) (*kgo.Record, error) {
 	if o.outbox {
-		return o.encodeOutbox(enc, rec, ch, now)
+		return o.encodeOutbox(w, ch, now)
 	}
-	key, hasKey, err := enc.AppendKey(rec.Key[:0], ch)
+	ch.Seq = int(o.count.Add(1) - 1) // a snapshot row's number in its copy (HeaderTxSeq)
+	rec, _, err := w.change(o.ack, o.topic, ch, now, true, false)
 	if err != nil {
-		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
+		return nil, &copyError{permanent: true, err: err}
 	}
-	value, err := enc.AppendValue(rec.Value[:0], ch, now)
-	if err == nil {
-		err = enc.checkSize(key, value)
+	if rec.Key != nil {
+		o.stale.remove(rec.Key)
 	}
-	if err != nil {
-		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
-	}
-	*rec = kgo.Record{Topic: o.topic, Value: value, Context: o.ack, Headers: rec.Headers}
-	if hasKey {
-		rec.Key = key
-		o.stale.remove(key)
-	}
-	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
-	enc.flatHeaders(rec, ch, now, false)
 	o.rows.Add(1)
 	return rec, nil
 }
@@ -384,7 +376,8 @@ func (o *snapshotOut) encode(enc *codec, ch *schema.Change, now time.Time) (*kgo
 // encodeOutbox turns a snapshot row of the outbox table into its event's
 // record: Debezium's EventRouter takes a read (op r) as it takes an insert
 // (EventRouterDelegate.java:111-123 sets aside only d and u).
-func (o *snapshotOut) encodeOutbox(enc *codec, rec *kgo.Record, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+func (o *snapshotOut) encodeOutbox(w *recordWriter, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+	enc := w.enc
 	ev, err := enc.outbox.rows.OutboxEvent(ch, enc.outbox.cfg)
 	if err == nil {
 		err = checkRoutedTopic(ev.Topic)
@@ -398,9 +391,10 @@ func (o *snapshotOut) encodeOutbox(enc *codec, rec *kgo.Record, ch *schema.Chang
 		}
 		return nil, err
 	}
-	rec.Context = o.ack
+	rec := w.record(o.ack)
 	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
 	if err := enc.outbox.record(o.ctx, rec, ch, ev, now, enc.maxRecord); err != nil {
+		w.drop(rec)
 		if errors.As(err, new(*RecordError)) || errors.As(err, new(*tableSchemaError)) {
 			return nil, &copyError{permanent: true, err: err}
 		}
@@ -408,32 +402,4 @@ func (o *snapshotOut) encodeOutbox(enc *codec, rec *kgo.Record, ch *schema.Chang
 	}
 	o.rows.Add(1)
 	return rec, nil
-}
-
-// produce hands rec to the producer, waiting while the copy's in-flight
-// bytes are over its bound.
-func (o *snapshotOut) produce(rec *kgo.Record) error {
-	ctx := o.ctx
-	for !o.tracker.HasRoom() && !o.tracker.WaitRoom(ctx, time.Now().Add(time.Second)) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := o.tracker.Err(); err != nil {
-			return err
-		}
-	}
-	o.tracker.Add(o.ack, recordBytes(rec))
-	o.cl.Produce(ctx, rec, o.promise)
-	return nil
-}
-
-func (o *snapshotOut) promise(rec *kgo.Record, err error) {
-	if err != nil {
-		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
-	}
-	o.tracker.Ack(rec.Context.(*txAck), recordBytes(rec), err)
-	if rec.Value != nil {
-		*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0], Headers: rec.Headers[:0]}
-		o.pool.Put(rec)
-	}
 }

@@ -137,11 +137,11 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.phases.markFresh(f.name)
 		}
 		if s.p.cfg.Snapshot.Mode == SnapshotNever || first && s.adopt {
-			// setPhase's callback runs under the pipeline mutex, so the
-			// position read is the one the main worker has when the view changes.
-			ts := s.setPhase(ctx, f.name, func(ts *tableState) {
-				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(s.phases.mainPos)
+			// Ready at M, the main worker's position as the view changes.
+			ts, wait := s.phases.update(f.name, func(ts *tableState, m schema.LSN) {
+				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(m)
 			})
+			_ = wait()
 			why := "snapshot.mode never"
 			if s.adopt {
 				why = "taken over from Debezium"
@@ -149,7 +149,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.log.Info("new table streams without a snapshot ("+why+")", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 			continue
 		}
-		s.setPhase(ctx, f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		s.setPhase(f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
 	}
 	return s.markDropped(ctx, db, published)
@@ -192,7 +192,7 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 			continue
 		}
 		name := ts.Table.Table
-		s.setPhase(ctx, name, func(next *tableState) {
+		s.setPhase(name, func(next *tableState) {
 			if next.Phase != offsets.PhaseReady && next.Phase != offsets.PhaseCatchup {
 				next.LSN = 0 // never handed over: the main worker writes none of it
 			}
@@ -212,16 +212,11 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 func (s *snapshotter) inheritRename(ctx context.Context, name string, old *tableState) bool {
 	switch old.Phase {
 	case offsets.PhaseReady, offsets.PhaseCatchup:
-		ts := s.setPhase(ctx, name, func(ts *tableState) {
-			if cur := s.phases.view[old.Table.Table]; cur != nil {
-				old = cur // under the mutex: a catchup may have become ready
-			}
-			ts.OID, ts.Phase, ts.LSN, ts.Shape = old.OID, old.Phase, old.LSN, old.Shape
-		})
+		ts := s.phases.inherit(name, old)
 		// The old name no longer exists: dropped, as status shows it. Its
 		// changes before the rename, which a main worker behind it has yet
 		// to decide, are still written (phases.go).
-		s.setPhase(ctx, old.Table.Table, func(ts *tableState) { ts.Phase = offsets.PhaseDropped })
+		s.setPhase(old.Table.Table, func(ts *tableState) { ts.Phase = offsets.PhaseDropped })
 		s.log.Info("table renamed: captured under its new name without a new copy",
 			zap.String("from", old.Table.Table), zap.String("table", name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 		return true

@@ -4,80 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/schema"
 )
 
 // emitter is the stream's Handler: it routes each change to its topic,
-// encodes it once and hands it to the producer, counting it in the tracker.
-// It runs on the stream goroutine; only the promise runs elsewhere.
+// has the record writer make its records (writer.go) and its sink deliver
+// them (sink.go), counting them in the tracker. It runs on the stream
+// goroutine; only the promise runs elsewhere.
 type emitter struct {
-	client  *kgo.Client
-	tracker *Tracker
-	topics  *topicMaker
-	enc     *codec
-	ctx     context.Context // bounds schema registration
-	metrics *Metrics
-	prefix  string
-	include func(schema, table string) bool
-	// oid is a copy's table (private catch-up only; 0 for the main
-	// worker): its changes are emitted under whatever name the table has
-	// since a rename.
-	oid  uint32
-	keys *keyResolver
+	emitterConfig
+	w *recordWriter
 
-	// gate applies the phase rules (main worker only; nil for a copy
-	// worker's private catch-up): view is the phases as of the open
-	// transaction's Begin.
-	gate      *phases
-	hooks     *Hooks
-	view      phaseView
-	commit    schema.LSN
-	onPromote func([]*tableState) // logs the tables gate promoted (and stored)
-	// storesShapes records a table's shape fingerprint when it changes
-	// (main worker only; gate stores it), for the next run's comparison.
-	storesShapes bool
-	// onTableError parks a table whose records cannot be written (main
-	// worker only; nil for a copy worker, whose copy fails instead).
+	// view is the phases as of the open transaction's Begin (main worker).
+	view   phaseView
+	commit schema.LSN
 	// failed holds the tables parked during the open transaction, whose
 	// view still shows them as emitting.
-	onTableError func(table string, lsn schema.LSN, err error)
-	failed       map[string]bool
-	// txn batches whole transactions into Kafka transactions (main worker
-	// in exactly-once mode; nil otherwise).
-	txn *txnWriter
-
-	// activity counts transactions (main worker), for the heartbeater's
-	// idle test; heartbeatTopic receives heartbeat records ("" for none).
-	activity       *atomic.Uint64
-	heartbeatTopic string
-	heartbeatFmt   *heartbeatFormat // nil: no heartbeat records
-	heartbeatOf    []byte           // how this connector's heartbeat messages begin
-
-	// opts says which operations are skipped and whether transaction
-	// metadata is written (txmeta.go); meta counts the open transaction's
-	// records then, and txReady says the metadata topic's schemas are
+	failed map[string]bool
+	// meta counts the open transaction's records for its metadata
+	// (txmeta.go); txReady says the metadata topic's schemas are
 	// registered.
-	opts    recordOptions
 	meta    txMetadata
 	txReady bool
 
-	// onSignal receives the signals inserted into signals.table (main
-	// worker only; nil otherwise); signalTable is that table.
-	onSignal    func(*schema.Change)
-	signalTable TableName
-
-	// skipThrough: the changes at or below it of the first transaction
-	// are in Kafka already, sent by the Debezium connector mooncdc took
-	// over from mid-transaction (takeover.go); 0: none.
-	skipThrough schema.LSN
-
-	routes map[*schema.Relation]route
+	routes map[*schema.Relation]recordPlan
 	// shapes is each table's last relation (by oid) and announced the
 	// tables whose DDL message the next new shape follows (schemachange.go).
 	shapes    map[uint32]shapeAt
@@ -90,43 +43,70 @@ type emitter struct {
 	// schemaChangesReady: the schema-change records' (schemachange.go).
 	messagesReady, schemaChangesReady bool
 	cur                               *txAck
-	pool                              sync.Pool
-	promise                           func(*kgo.Record, error)
 }
 
-type route struct {
-	topic string
-	name  string // "schema.table", the phase key
-	skip  bool
-	// signals: the relation is signals.table, whose inserts are signals.
-	signals bool
-	rel     *schema.Relation // the relation to encode with (keyed by the primary key)
-	nulls   *nullPlan        // rel's NOT NULL columns, for rows that hold a NULL in one (nullable.go)
-	// prepared: the record schemas are registered.
-	prepared bool
-	// keyErr is why the table's key cannot be built (format.message_key_columns
-	// it cannot carry): the table is parked at its first change.
-	keyErr error
-	// outbox: the relation is format.outbox.table, whose changes are
-	// outbox events (outbox.go) on the topics they name.
-	outbox bool
+// emitterConfig is what an emitter is built with (newEmitter takes it
+// whole; nothing is set after). The fields after keys are the main
+// worker's role; a copy's private catch-up leaves them zero.
+type emitterConfig struct {
+	ctx     context.Context // bounds schema registration
+	sink    sink
+	tracker *Tracker
+	topics  *topicMaker
+	enc     *codec
+	metrics *Metrics
+	prefix  string
+	plans   *planner
+	include func(schema, table string) bool
+	// oid is a copy's table (private catch-up only; 0 for the main
+	// worker): its changes are emitted under whatever name the table has
+	// since a rename.
+	oid  uint32
+	keys *keyResolver
+	// opts says which operations are skipped and whether transaction
+	// metadata is written (txmeta.go).
+	opts recordOptions
+
+	// gate applies the phase rules (main worker only; nil for a copy
+	// worker's private catch-up).
+	gate      *phases
+	hooks     *Hooks
+	onPromote func([]*tableState) // logs the tables gate promoted (and stored)
+	// storesShapes records a table's shape fingerprint when it changes
+	// (main worker only; gate stores it), for the next run's comparison.
+	storesShapes bool
+	// onTableError parks a table whose records cannot be written (main
+	// worker only; nil for a copy worker, whose copy fails instead).
+	onTableError func(table string, lsn schema.LSN, err error)
+
+	// activity counts transactions (main worker), for the heartbeater's
+	// idle test; heartbeatTopic receives heartbeat records ("" for none).
+	activity       *atomic.Uint64
+	heartbeatTopic string
+	heartbeatFmt   *heartbeatFormat // nil: no heartbeat records
+	heartbeatOf    []byte           // how this connector's heartbeat messages begin
+
+	// onSignal receives the signals inserted into signals.table (main
+	// worker only; nil otherwise); signalTable is that table.
+	onSignal    func(*schema.Change)
+	signalTable TableName
+
+	// skipThrough: the changes at or below it of the first transaction
+	// are in Kafka already, sent by the Debezium connector mooncdc took
+	// over from mid-transaction (takeover.go); 0: none.
+	skipThrough schema.LSN
 }
 
-func newEmitter(ctx context.Context, client *kgo.Client, tracker *Tracker, topics *topicMaker, enc *codec, m *Metrics, prefix string,
-	include func(string, string) bool, keys *keyResolver, opts recordOptions) *emitter {
-	e := &emitter{ctx: ctx, client: client, tracker: tracker, topics: topics, enc: enc, metrics: m, prefix: prefix, include: include,
-		keys: keys, opts: opts, routes: make(map[*schema.Relation]route)}
-	e.pool.New = func() any { return new(kgo.Record) }
-	e.promise = e.onAck
-	return e
+func newEmitter(cfg emitterConfig) *emitter {
+	written := cfg.metrics.ChangesWritten
+	return &emitter{emitterConfig: cfg, routes: make(map[*schema.Relation]recordPlan),
+		w: newRecordWriter(cfg.enc, cfg.sink, newAcks(cfg.tracker, new(recordPool), written, cfg.opts.txTopic, cfg.opts.schemaChangeTopic))}
 }
 
 // Begin implements stream.Handler.
 func (e *emitter) Begin(tx *schema.Tx) error {
-	if e.txn != nil {
-		if err := e.txn.begin(); err != nil {
-			return err
-		}
+	if err := e.sink.begin(); err != nil {
+		return err
 	}
 	e.cur = e.tracker.Begin()
 	clear(e.failed)
@@ -170,10 +150,7 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 			e.onPromote(moved)
 		}
 	}
-	if e.txn != nil {
-		return e.txn.ended(e.ctx, tx.EndLSN)
-	}
-	return nil
+	return e.sink.ended(e.ctx, tx.EndLSN)
 }
 
 // Change implements stream.Handler.
@@ -216,7 +193,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if err != nil || r.skip {
 		return err
 	}
-	if r.signals && ch.Op == schema.OpCreate {
+	if r.signals && e.onSignal != nil && ch.Op == schema.OpCreate {
 		// Before the phase rules: a signal acts whether or not the signal
 		// table's own copy is handed over (EventDispatcher.java:313-321
 		// hands a create to the source channel before it is emitted).
@@ -264,16 +241,14 @@ func (e *emitter) Change(ch *schema.Change) error {
 // transaction ending at lsn, and in exactly-once mode inside a Kafka
 // transaction (begin and ended pair here, whatever produce does).
 func (e *emitter) ownUnit(lsn schema.LSN, produce func(*txAck) error) error {
-	if e.txn != nil {
-		if err := e.txn.begin(); err != nil {
-			return err
-		}
+	if err := e.sink.begin(); err != nil {
+		return err
 	}
 	a := e.tracker.Begin()
 	err := produce(a)
 	e.tracker.Commit(a, lsn)
-	if err == nil && e.txn != nil {
-		err = e.txn.ended(e.ctx, lsn)
+	if err == nil {
+		err = e.sink.ended(e.ctx, lsn)
 	}
 	return err
 }
@@ -284,13 +259,7 @@ func (e *emitter) ownUnit(lsn schema.LSN, produce func(*txAck) error) error {
 // and goes on with the others; anything else stops the stream, which is
 // what a copy worker's catch-up does too (its copy then fails).
 func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
-	var tse *tableSchemaError
-	var re *RecordError
-	var ve *schema.ValueError
-	var big *RecordTooLargeError
-	parkable := errors.As(err, &tse) || errors.As(err, &re) && (errors.As(err, &ve) || errors.As(err, &big) || errors.As(err, new(*PartitionRangeError))) ||
-		errors.As(err, new(*OutboxUpdateError))
-	if !parkable || e.onTableError == nil {
+	if !tableFault(err) || e.onTableError == nil {
 		return err
 	}
 	if e.failed == nil {
@@ -302,7 +271,7 @@ func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
 }
 
 // changeOf writes one row change of a routed table.
-func (e *emitter) changeOf(r route, ch *schema.Change) error {
+func (e *emitter) changeOf(r recordPlan, ch *schema.Change) error {
 	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
 		// As Debezium: a delete and tombstone for the old key, then a
 		// create for the new one.
@@ -321,31 +290,26 @@ func (e *emitter) changeOf(r route, ch *schema.Change) error {
 // immutable and replaced on change, so the cache is keyed by pointer; it is
 // rebuilt when a session ends (relations are per session). A relation seen
 // for the first time may announce a schema change (schemachange.go).
-func (e *emitter) route(ch *schema.Change) (route, error) {
+func (e *emitter) route(ch *schema.Change) (recordPlan, error) {
 	rel := ch.Relation
 	if r, ok := e.routes[rel]; ok {
 		return r, nil
 	}
-	r := route{skip: !e.include(rel.Schema, rel.Table) && (e.oid == 0 || rel.OID != e.oid), rel: rel, name: rel.QualifiedName()}
-	r.signals = e.onSignal != nil && rel.Schema == e.signalTable.Schema && rel.Table == e.signalTable.Table
-	r.outbox = e.enc.outbox != nil && e.enc.outbox.cfg.IsTable(rel.Schema, rel.Table)
+	r := e.plans.plan(rel, e.include(rel.Schema, rel.Table) || e.oid != 0 && rel.OID == e.oid)
 	if !r.skip {
-		r.topic = e.enc.naming.Of(rel.Schema, rel.Table).Topic
-		if err := e.ensureTableTopic(r); err != nil {
-			return r, err
+		if r.ownTopic() {
+			if err := e.topics.ensure(r.topic); err != nil {
+				return r, err
+			}
 		}
 		keyed, err := e.keys.keyed(rel)
-		if errors.As(err, new(*keyRuleError)) {
-			r.keyErr = err
-			e.routes[rel] = r
-			return r, nil
-		}
-		if err != nil {
+		if err != nil && !errors.As(err, new(*keyRuleError)) {
 			return r, err
 		}
-		r.rel, r.nulls = keyed, newNullPlan(keyed)
-		if err := e.relationChanged(keyed, ch); err != nil {
-			return r, err
+		if r.withKey(keyed, err); err == nil {
+			if err := e.relationChanged(keyed, ch); err != nil {
+				return r, err
+			}
 		}
 	}
 	if len(e.routes) > 4096 {
@@ -372,53 +336,13 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 			return nil
 		}
 	}
-	now := time.Now()
-	rec := e.pool.Get().(*kgo.Record)
-	key, hasKey, err := e.enc.AppendKey(rec.Key[:0], ch)
+	rec, ts, err := e.w.change(a, topic, ch, time.Now(), withValue, tombstone)
 	if err != nil {
-		e.pool.Put(rec)
-		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
+		return err
 	}
-	if !withValue {
-		// delete-to-tombstone: the delete itself, its value and value
-		// schema null, headers and all (DefaultDeleteHandlingStrategy.java:61-69).
-		*rec = kgo.Record{Topic: topic, Context: a, Headers: rec.Headers}
-		if hasKey {
-			rec.Key = key
-		}
-		changeHeaders(rec, ch)
-		e.enc.flatHeaders(rec, ch, now, false)
-		e.send(a, rec)
-		return nil
-	}
-	value, err := e.enc.AppendValue(rec.Value[:0], ch, now)
-	if err == nil {
-		err = e.enc.checkSize(key, value)
-	}
-	if err != nil {
-		rec.Key, rec.Value = key[:0], value[:0]
-		e.pool.Put(rec)
-		return &RecordError{Topic: topic, LSN: ch.LSN, Err: err}
-	}
-	*rec = kgo.Record{Topic: topic, Value: value, Context: a, Headers: rec.Headers}
-	if hasKey {
-		rec.Key = key
-	}
-	changeHeaders(rec, ch)
-	// The tombstone copies rec's key and headers before rec is sent: once
-	// produced, rec may be acked and recycled by onAck (on the producer's
-	// goroutine) before Produce even returns.
-	var ts *kgo.Record
-	if tombstone && hasKey {
-		ts = e.pool.Get().(*kgo.Record)
-		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers}
-		copyHeaders(ts, rec)
-		e.enc.flatHeaders(ts, ch, now, true)
-	}
-	e.enc.flatHeaders(rec, ch, now, false)
-	e.send(a, rec)
+	e.w.send(rec)
 	if ts != nil {
-		e.send(a, ts)
+		e.w.send(ts)
 	}
 	return nil
 }
@@ -440,15 +364,6 @@ func (e *emitter) count(ch *schema.Change) bool {
 	return true
 }
 
-// ensureTableTopic creates the topic of r's table, except the outbox
-// table's, which gets no records of its own.
-func (e *emitter) ensureTableTopic(r route) error {
-	if r.outbox {
-		return nil
-	}
-	return e.topics.ensure(r.topic)
-}
-
 // produceTx writes a BEGIN or END record to the transaction metadata
 // topic, in the open transaction's unit.
 func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
@@ -462,53 +377,12 @@ func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
 		}
 		e.txReady = true
 	}
-	rec := e.pool.Get().(*kgo.Record)
-	key, err := e.enc.AppendTxKey(rec.Key[:0], ev)
+	rec, err := e.w.txEvent(e.cur, topic, tx, ev)
 	if err != nil {
-		e.pool.Put(rec)
-		return &RecordError{Topic: topic, LSN: ev.LSN, Err: err}
+		return err
 	}
-	value, err := e.enc.AppendTxValue(rec.Value[:0], ev)
-	if err != nil {
-		rec.Key = key[:0]
-		e.pool.Put(rec)
-		return &RecordError{Topic: topic, LSN: ev.LSN, Err: err}
-	}
-	*rec = kgo.Record{Topic: topic, Key: key, Value: value, Context: e.cur, Headers: rec.Headers}
-	// Dedupe headers as for changes: BEGIN numbers -1, END after the
-	// transaction's records.
-	seq := int64(-1)
-	if ev.Status == schema.TxEnd {
-		seq = ev.EventCount
-	}
-	setHeaders(rec, ev.LSN, tx.CommitLSN, seq)
-	e.send(e.cur, rec)
+	e.w.send(rec)
 	return nil
-}
-
-func (e *emitter) send(a *txAck, rec *kgo.Record) {
-	e.tracker.Add(a, recordBytes(rec))
-	if e.txn != nil {
-		e.txn.add(len(rec.Key) + len(rec.Value))
-	}
-	// Produce does not block: the client's buffer is sized above the
-	// tracker's bound, and the stream waits on the tracker instead.
-	e.client.Produce(context.Background(), rec, e.promise)
-}
-
-// onAck runs on the producer's promise goroutine.
-func (e *emitter) onAck(rec *kgo.Record, err error) {
-	a := rec.Context.(*txAck)
-	n := recordBytes(rec)
-	if err != nil {
-		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
-	} else if rec.Value != nil && rec.Topic != e.opts.txTopic && rec.Topic != e.opts.schemaChangeTopic {
-		e.metrics.ChangesWritten.Inc() // tombstones and BEGIN/END are not changes
-	}
-	e.tracker.Ack(a, n, err)
-	key, value, headers := rec.Key[:0], rec.Value[:0], rec.Headers[:0]
-	*rec = kgo.Record{Key: key, Value: value, Headers: headers}
-	e.pool.Put(rec)
 }
 
 // reset forgets per-session state.

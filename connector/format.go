@@ -41,6 +41,19 @@ type codec struct {
 	outbox *outboxCodec
 }
 
+// formats makes the codecs of the pipeline's workers (each its own:
+// encoders are not safe for concurrent use): format.key and format.value,
+// the envelope, and the registry they share. Built once per run, when the
+// database name is known; safe for concurrent use.
+type formats struct {
+	cfg       FormatConfig
+	enc       schema.Config
+	reg       *registry
+	naming    TopicNaming
+	maxRecord int // kafka.max_record_bytes
+	log       *zap.Logger
+}
+
 // encoderConfig is the schema.Config of the pipeline.
 func (p *Pipeline) encoderConfig() schema.Config {
 	f := p.cfg.Format
@@ -61,6 +74,12 @@ func (p *Pipeline) encoderConfig() schema.Config {
 	}
 }
 
+// formats returns the pipeline's formats, for the database it streams.
+func (p *Pipeline) formats() *formats {
+	return &formats{cfg: p.cfg.Format, enc: p.encoderConfig(), reg: p.registry, naming: p.naming,
+		maxRecord: int(p.cfg.Kafka.MaxRecordBytes), log: p.log}
+}
+
 // unknownType warns once per column of a type without a mapping.
 func (p *Pipeline) unknownType(table, column, typ string) {
 	if _, seen := p.unknownTypes.LoadOrStore(table+"\x00"+column, true); seen {
@@ -70,15 +89,16 @@ func (p *Pipeline) unknownType(table, column, typ string) {
 		zap.String("table", table), zap.String("column", column), zap.String("type", typ))
 }
 
-func (p *Pipeline) newCodec() *codec {
-	cfg := p.encoderConfig()
-	c := &codec{reg: p.registry, maxRecord: int(p.cfg.Kafka.MaxRecordBytes), naming: p.naming}
+// codec returns a new codec for one worker.
+func (f *formats) codec() *codec {
+	cfg := f.enc
+	c := &codec{reg: f.reg, maxRecord: f.maxRecord, naming: f.naming}
 	pick := func(format string) (recordEncoder, *schema.AvroEncoder) {
 		switch {
 		case format == FormatAvro:
 			a := schema.NewAvroEncoder(cfg)
 			return a, a
-		case p.cfg.Format.JSONSchemas:
+		case f.cfg.JSONSchemas:
 			return schema.NewJSONSchemaEncoder(cfg), nil
 		}
 		return schema.NewJSONEncoder(cfg), nil
@@ -86,11 +106,11 @@ func (p *Pipeline) newCodec() *codec {
 	if cfg.Flat != nil {
 		c.flat, c.meta = cfg.Flat, schema.NewMetaWriter(cfg)
 	}
-	c.key, c.keyAvro = pick(p.cfg.Format.Key)
-	c.value, c.valueAvro = pick(p.cfg.Format.Value)
-	if ob, _ := p.cfg.Format.outbox(); ob != nil { // refused by Validate when it fails
+	c.key, c.keyAvro = pick(f.cfg.Key)
+	c.value, c.valueAvro = pick(f.cfg.Value)
+	if ob, _ := f.cfg.outbox(); ob != nil { // refused by Validate when it fails
 		o := &outboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
-			reg: p.registry, valid: map[string]bool{}, log: p.log.Named("outbox")}
+			reg: f.reg, valid: map[string]bool{}, log: f.log.Named("outbox")}
 		o.key, _ = c.key.(*schema.JSONEncoder)
 		o.value, _ = c.value.(*schema.JSONEncoder)
 		c.outbox = o

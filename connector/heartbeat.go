@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/schema"
@@ -36,10 +35,11 @@ const HeartbeatMessagePrefix = "mooncdc_heartbeat"
 // heartbeater emits heartbeat messages while the stream is idle. It owns
 // one SQL connection, opened when first needed and reopened after an error.
 type heartbeater struct {
-	p        *Pipeline
 	pgcfg    *pgconn.Config
+	name     string // the connector's: its heartbeats are told from other connectors'
 	interval time.Duration
 	activity *atomic.Uint64 // transactions the emitter has seen
+	ready    func() bool    // the main worker streams
 	log      *zap.Logger
 
 	conn   *pgx.Conn
@@ -77,7 +77,7 @@ func (h *heartbeater) run(ctx context.Context) error {
 		now := h.activity.Load()
 		idle := now == seen
 		seen = now
-		if !idle || !h.p.Ready() {
+		if !idle || !h.ready() {
 			continue
 		}
 		h.emit(ctx)
@@ -147,7 +147,7 @@ func (h *heartbeater) emitOnce(ctx context.Context) error {
 			return errStillStandby
 		}
 	}
-	content := string(heartbeatContentPrefix(h.p.cfg.Name)) + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
+	content := string(heartbeatContentPrefix(h.name)) + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
 	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", HeartbeatMessagePrefix, content)
 	return err
 }
@@ -174,18 +174,11 @@ func (e *emitter) heartbeat(ch *schema.Change) error {
 		if e.heartbeatFmt == nil || !mine {
 			return nil
 		}
-		rec := e.pool.Get().(*kgo.Record)
-		key, err := e.heartbeatFmt.appendKey(rec.Key[:0])
+		rec, err := e.w.heartbeat(a, e.heartbeatTopic, e.heartbeatFmt, ch)
 		if err != nil {
 			return err
 		}
-		value, err := e.heartbeatFmt.appendValue(rec.Value[:0], time.Now().UnixMilli())
-		if err != nil {
-			return err
-		}
-		*rec = kgo.Record{Topic: e.heartbeatTopic, Key: key, Value: value, Context: a, Headers: rec.Headers[:0]}
-		changeHeaders(rec, ch)
-		e.send(a, rec)
+		e.w.send(rec)
 		return nil
 	})
 }

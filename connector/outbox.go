@@ -174,7 +174,7 @@ func checkRoutedTopic(t string) error {
 // a delete or truncate nothing, an update nothing but a warning, an
 // error-level log or (fatal) the table parked; an update of the key is a
 // delete and an insert, as Debezium sends it.
-func (e *emitter) outboxChange(r route, ch *schema.Change) error {
+func (e *emitter) outboxChange(r recordPlan, ch *schema.Change) error {
 	o := e.enc.outbox
 	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
 		// Debezium writes a key change as a delete, its tombstone and a
@@ -241,11 +241,11 @@ func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
 		return true, err
 	}
 	if ch.Tx == nil {
-		return true, e.ownUnit(ch.LSN, func(a *txAck) error { rec.Context = a; e.send(a, rec); return nil })
+		return true, e.ownUnit(ch.LSN, func(a *txAck) error { rec.Context = a; e.w.send(rec); return nil })
 	}
 	e.count(ch)
 	rec.Context = e.cur
-	e.send(e.cur, rec)
+	e.w.send(rec)
 	return true, nil
 }
 
@@ -256,7 +256,7 @@ func (e *emitter) produceOutbox(a *txAck, ch *schema.Change, ev *schema.OutboxEv
 		return err
 	}
 	rec.Context = a
-	e.send(a, rec)
+	e.w.send(rec)
 	return nil
 }
 
@@ -266,12 +266,10 @@ func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.
 	if err := e.topics.ensureEvent(ev, ch.LSN); err != nil {
 		return nil, err
 	}
-	rec := e.pool.Get().(*kgo.Record)
-	rec.Context = nil
+	rec := e.w.record(nil)
 	changeHeaders(rec, ch)
 	if err := e.enc.outbox.record(e.ctx, rec, ch, ev, time.Now(), e.enc.maxRecord); err != nil {
-		rec.Key, rec.Value = rec.Key[:0], rec.Value[:0]
-		e.pool.Put(rec)
+		e.w.drop(rec)
 		return nil, err
 	}
 	return rec, nil

@@ -21,7 +21,7 @@ func TestOutboxRoutedTopicMustBeAKafkaName(t *testing.T) {
 		}
 	}
 	var parked []string
-	e := &emitter{onTableError: func(table string, _ schema.LSN, err error) { parked = append(parked, table) }}
+	e := &emitter{emitterConfig: emitterConfig{onTableError: func(table string, _ schema.LSN, err error) { parked = append(parked, table) }}}
 	for _, err := range []error{&RecordError{Topic: "t", Err: checkRoutedTopic("a b")}, &OutboxUpdateError{Table: "public.outbox"}} {
 		if got := e.tableError("public.outbox", 0, err); got != nil {
 			t.Errorf("%v: not parked: %v", err, got)

@@ -83,31 +83,127 @@ func (v phaseView) emitsChange(table string, oid uint32, commit, lsn schema.LSN)
 
 // phases is the pipeline mutex of the seed: it serialises the main
 // worker's progress with every change of phase, so that a handover and the
-// main worker's decision for a transaction can never interleave.
+// main worker's decision for a transaction can never interleave. It owns
+// its lock: every change of a table's state goes through its methods.
 //
-// The main worker calls begin (under the mutex it advances its position D
+// The main worker calls begin (under the mutex it advances its position M
 // to just past the transaction's commit LSN and takes the current view),
-// commit and idle (D moves to the position it has decided everything
-// before). A copy worker at position P hands over only if P >= D, under
-// the same mutex, after its records up to P are acknowledged and with the
-// new phase written to the offsets topic before the view changes. So a
+// and advance (M moves to the position it has decided everything before:
+// a commit's end LSN, the server's WAL end between transactions). A copy
+// worker at position P hands over (handover) only if P >= M, under the
+// same mutex, after its records up to P are acknowledged and with the new
+// phase written to the offsets topic before the view changes. So a
 // transaction with commit LSN c is emitted by the copy worker iff c < P and
 // by the main worker iff c >= P: exactly once.
 type phases struct {
-	mu       sync.Mutex
-	mainPos  schema.LSN // D: every transaction with commit LSN < D is decided by the main worker
-	view     phaseView
-	catchups int // tables in catchup, so begin does not scan when there are none
+	mu      sync.Mutex
+	mainPos schema.LSN // M: every transaction with commit LSN < M is decided by the main worker
+	view    phaseView
+	// catchups counts the tables in catchup, so begin does not scan when
+	// there are none.
+	catchups int
 	// fresh holds the tables this run's discovery found after its first
 	// pass: created (or published) while mooncdc streams, so the first
 	// Relation message of one announces a CREATE (schemachange.go).
 	fresh map[string]bool
-	// store hands a changed state to the offsets topic's producer; it is
-	// called with mu held, in the order of the changes, so that the
-	// records reach the topic in that order whoever made them (the main
-	// worker's promotions and shapes, the snapshotter's phases), and
-	// must not block (Pipeline.enqueueTable). Nil stores nothing.
-	store func(*tableState)
+	// store hands a changed state to the ordered writer of table states
+	// (stateWriter.enqueue) and returns the wait for it. It is called with
+	// mu held, in the order of the changes, so that the records reach the
+	// topic in that order whoever made them (the main worker's promotions
+	// and shapes, the snapshotter's phases), and must not block. Nil
+	// stores nothing.
+	store func(*tableState) (wait func() error)
+}
+
+// update changes table's state under the mutex and stores it: change
+// gets a copy of the current state (a new one named table when it has
+// none) and M, the main worker's position as the view changes. It
+// returns the new state and the wait for its record.
+func (p *phases) update(table string, change func(next *tableState, m schema.LSN)) (*tableState, func() error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := &tableState{}
+	if cur := p.view[table]; cur != nil {
+		*next = *cur
+	}
+	next.Table.Table = table
+	next.ParkedLSN = 0 // only a park sets it, for the errored phase it writes
+	change(next, p.mainPos)
+	p.setLocked(next)
+	return next, p.storeLocked(next)
+}
+
+// request puts table back to init for a resnapshot request t, without
+// storing it (the request is in the offsets topic already), keeping the
+// request's time so that later records carry it forward. A table that was
+// streaming settles at M: its records up to there may still be in flight.
+func (p *phases) request(t offsets.Table) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next := &tableState{}
+	if cur := p.view[t.Table]; cur != nil {
+		*next = *cur
+	} else {
+		next.Table = t
+	}
+	next.ResnapshotMs, next.ResnapshotFilter, next.ResnapshotType = t.ResnapshotMs, t.ResnapshotFilter, t.ResnapshotType
+	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
+		next.settleAt = p.mainPos
+	}
+	next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry, next.retryAt = offsets.PhaseInit, 0, 0, "", "", 0
+	p.setLocked(next)
+}
+
+// inherit gives table the phase of old, a table renamed to it, as the
+// view holds old now (a catchup may have become ready), stores it and
+// waits for the record.
+func (p *phases) inherit(table string, old *tableState) *tableState {
+	next, wait := p.update(table, func(ts *tableState, _ schema.LSN) {
+		if cur := p.view[old.Table.Table]; cur != nil {
+			old = cur
+		}
+		ts.OID, ts.Phase, ts.LSN, ts.Shape = old.OID, old.Phase, old.LSN, old.Shape
+	})
+	_ = wait()
+	return next
+}
+
+// handover ends a copy of ts's table at P = pos (seed: handover), under
+// the mutex. It returns false when P < M (the main worker is ahead: keep
+// catching up). Else it makes the next state, ready(P) if P = M, else
+// catchup(P), and has checkpoint store it durably with the copy's records
+// (the copy sink's handover: every record up to P acknowledged, and the
+// phase stored after them or with them); only when that succeeds does the
+// view change, so the main worker sees the new phase only once it is
+// durable. checkpoint runs under the mutex: the main worker waits
+// meanwhile and cannot move past P, so a copy worker that reaches it
+// hands over even under a steady stream of writes.
+func (p *phases) handover(ts *tableState, pos schema.LSN, checkpoint func(next *tableState) error) (next *tableState, m schema.LSN, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m = p.mainPos
+	if pos < m {
+		return nil, m, nil
+	}
+	next = &tableState{Table: ts.Table}
+	if cur := p.view[ts.Table.Table]; cur != nil {
+		next.Shape = cur.Shape // the main worker's, written while the copy ran
+	}
+	next.Phase = offsets.PhaseCatchup
+	if pos == m {
+		next.Phase = offsets.PhaseReady
+	}
+	next.LSN = uint64(pos)
+	next.Attempts, next.LastError, next.Retry = 0, "", ""
+	// A requested re-copy is done: a later copy of the table (a retry
+	// after a crash, a slot-loss repair) copies every row again, and is
+	// no re-copy a signal asked for (its markers, snapshotrun.go).
+	next.ResnapshotFilter, next.ResnapshotType = "", ""
+	if err := checkpoint(next); err != nil {
+		return nil, m, err
+	}
+	p.setLocked(next)
+	return next, m, nil
 }
 
 // setShape records the shape fingerprint of table (or of the table
@@ -130,11 +226,13 @@ func (p *phases) setShape(table string, oid uint32, fp string) *tableState {
 	return &next
 }
 
-// storeLocked stores ts (see store); p.mu must be held.
-func (p *phases) storeLocked(ts *tableState) {
-	if p.store != nil {
-		p.store(ts)
+// storeLocked stores ts (see store) and returns the wait for it; p.mu
+// must be held.
+func (p *phases) storeLocked(ts *tableState) func() error {
+	if p.store == nil {
+		return func() error { return nil }
 	}
+	return p.store(ts)
 }
 
 // markFresh records that discovery found table after its first pass.
@@ -166,7 +264,7 @@ func newPhases(start schema.LSN, tables map[string]*tableState) *phases {
 }
 
 // begin records that the main worker is deciding the transaction with
-// commit LSN commit, and returns the view to decide it with, and the
+// commit LSN commit (M moves past it), and returns the view to decide it with, and the
 // tables that moved from catchup to ready (stored).
 func (p *phases) begin(commit schema.LSN) (phaseView, []*tableState) {
 	p.mu.Lock()
@@ -211,7 +309,7 @@ func (p *phases) promoteLocked() []*tableState {
 		p.view = next
 	}
 	for _, ts := range moved {
-		p.storeLocked(ts)
+		p.storeLocked(ts) // not waited for: catchup(L) and ready(L) mean the same to a main worker past L
 	}
 	return moved
 }

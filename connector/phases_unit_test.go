@@ -84,7 +84,7 @@ func TestPhasesStoreEveryChangeUnderTheMutexInOrder(t *testing.T) {
 		"public.b": {Table: offsets.Table{Table: "public.b", Phase: offsets.PhaseReady, LSN: 5, OID: 2}},
 	})
 	var stored []offsets.Table
-	p.store = func(ts *tableState) {
+	p.store = func(ts *tableState) func() error {
 		if p.mu.TryLock() {
 			p.mu.Unlock()
 			t.Errorf("store(%s) called without the mutex held", ts.Table.Table)
@@ -93,6 +93,7 @@ func TestPhasesStoreEveryChangeUnderTheMutexInOrder(t *testing.T) {
 			t.Errorf("store(%s): %+v, but the view holds %+v", ts.Table.Table, ts.Table, cur.Table)
 		}
 		stored = append(stored, ts.Table)
+		return nil
 	}
 	if _, moved := p.begin(15); moved != nil || len(stored) != 0 {
 		t.Fatalf("begin below the handover: moved %v, stored %v", moved, stored)

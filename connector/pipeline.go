@@ -248,41 +248,14 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}); err != nil {
 		return err
 	}
-	// Exactly-once: take over the transactional ids before reading the
-	// offsets, so that an earlier instance is fenced and its open
-	// transactions aborted, and what is read is final.
-	eos := cfg.Kafka.Delivery == DeliveryExactlyOnce
-	var mainTx *kgo.Client
-	var copyTx []*kgo.Client
-	newCopyTx := func(ctx context.Context, n int) (*kgo.Client, error) {
-		return p.newTxnClient(ctx, fmt.Sprintf("%s-copy-%d", cfg.Name, n), kafkaState)
+	// The delivery (sink.go), chosen once: exactly-once takes over its
+	// transactional producers here, before the offsets are read.
+	states := &stateWriter{cl: client, name: cfg.Name, topic: cfg.Kafka.OffsetsTopic, log: log}
+	del, err := p.newDelivery(soft, client, states, kafkaState)
+	if err != nil {
+		return err
 	}
-	if eos {
-		if err := retry(soft, log, "take over the transactional producers", func() error {
-			var err error
-			if mainTx == nil {
-				if mainTx, err = p.newTxnClient(soft, cfg.Name+"-main", kafkaState); err != nil {
-					return err
-				}
-			}
-			for n := len(copyTx); n < cfg.Snapshot.Workers; n++ {
-				tx, err := newCopyTx(soft, n)
-				if err != nil {
-					return err
-				}
-				copyTx = append(copyTx, tx)
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
-		defer func() {
-			mainTx.Close()
-			for _, tx := range copyTx {
-				tx.Close()
-			}
-		}()
-	}
+	defer del.close()
 	var state offsets.State
 	if err := retry(soft, log, "load offsets", func() error {
 		var err error
@@ -310,23 +283,6 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	log.Info("resuming", zap.String("slot", cfg.Postgres.Slot), zap.Stringer("lsn", schema.LSN(src.DurableLSN)),
 		zap.String("system_id", src.SystemID), zap.String("database", src.Database))
-	var txw *txnWriter
-	if eos {
-		txw = &txnWriter{p: p, cl: mainTx, id: cfg.Name + "-main",
-			newClient: func(ctx context.Context) (*kgo.Client, error) {
-				return p.newTxnClient(ctx, cfg.Name+"-main", kafkaState)
-			}}
-	}
-	// Record the pipeline (new, or adopted) before streaming.
-	if eos {
-		// The tracker comes later; the first commit needs none.
-		txw.tracker = NewTracker(schema.LSN(src.DurableLSN), 1, nil)
-		if err := txw.writeOffsetsTxn(soft, src); err != nil {
-			return err
-		}
-	} else if err := p.writeOffsets(soft, client, src); err != nil {
-		return err
-	}
 
 	var lastServerEnd atomic.Uint64
 	tracker := NewTracker(schema.LSN(src.DurableLSN), cfg.Kafka.MaxInflightBytes, func(l schema.LSN, txs int) {
@@ -338,14 +294,17 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			p.metrics.LagBytes.Set(0)
 		}
 	})
-	if eos {
-		tracker.Gate()
-		txw.tracker = tracker
+	mainOut := del.main(tracker)
+	// Record the pipeline (new, or adopted) before streaming.
+	if err := mainOut.open(soft, src); err != nil {
+		return err
 	}
 	p.tracker.Store(tracker)
 	p.metrics.DurableLSN.Set(float64(src.DurableLSN))
 
 	p.database = src.Database
+	formats := p.formats()
+	plans := newPlanner(cfg, p.naming)
 	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
 	var hbFormat *heartbeatFormat
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
@@ -375,11 +334,13 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		mode = SnapshotAlways
 	}
 	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
-	ph.store = func(ts *tableState) { p.storeTable(gctx, ts) }
+	ph.store = func(ts *tableState) func() error { return states.enqueue(gctx, ts) }
 	p.phasesAt.Store(ph)
 	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
-		c: &copier{p: p, pgcfg: pgcfg, client: client, topics: topics, phases: ph, src: src, log: log.Named("copy"),
-			txns: copyTx, newTxn: newCopyTx}}
+		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
+			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: cfg.recordOptions()},
+			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
+			progress: &p.copies, metrics: p.metrics, hooks: &p.hooks, log: log.Named("copy")}}
 	// A first discovery before streaming, so that no table's changes are
 	// skipped for want of a phase (snapshot.mode never streams them at once).
 	if err := retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
@@ -395,81 +356,43 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		}
 	}
 
-	mainOut := client
-	if eos {
-		mainOut = mainTx
-	}
-	// A table that discovery gave a phase is captured even when its name
-	// matches no pattern: a partition selected by its root's name.
-	captured := func(schemaName, table string) bool {
-		return p.include(schemaName, table) || ph.get(schemaName+"."+table) != nil
-	}
-	em := newEmitter(gctx, mainOut, tracker, topics, p.newCodec(), p.metrics, cfg.Kafka.TopicPrefix, captured, newKeyResolver(pgcfg, p.keys),
-		cfg.recordOptions())
-	em.txn = txw
-	em.skipThrough = schema.LSN(src.PendingSkip())
-	defer em.keys.close()
-	em.onTableError = func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) }
-	em.gate, em.hooks = ph, &p.hooks
-	em.onPromote = p.logPromoted
-	em.storesShapes = true
-	em.activity = &p.activity
-	if hbFormat != nil {
-		em.heartbeatTopic, em.heartbeatFmt = cfg.Heartbeat.Topic, hbFormat
-	}
-	em.heartbeatOf = heartbeatContentPrefix(cfg.Name)
-	progress := &progress{Tracker: tracker, client: mainOut, phases: ph, p: p, ctx: gctx, txn: txw}
-	if txw != nil {
-		txw.onClient = func(cl *kgo.Client) { em.client, progress.client = cl, cl }
-	}
-	obs := &observer{p: p, serverEnd: &lastServerEnd, tracker: tracker}
-
-	// The offsets writer: the durable LSN goes to the offsets topic once a
-	// second when it moved. Postgres hears it from the stream goroutine.
-	g.Go(func() error {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		written := src.DurableLSN
-		for {
-			select {
-			case <-gctx.Done():
-				return nil
-			case <-soft.Done():
-				return nil
-			case <-t.C:
-			}
-			if err := tracker.Err(); err != nil && !eos { // exactly-once: the transaction is aborted and replayed
-				return &criticalError{err}
-			}
-			if d := uint64(tracker.Durable()); d != written && !eos { // exactly-once: each Kafka transaction carries it
-				prev := src
-				src.DurableLSN = d
-				src.Stamp(prev, time.Now().UnixMilli())
-				client.Produce(gctx, offsets.PipelineRecord(cfg.Kafka.OffsetsTopic, cfg.Name, src), func(_ *kgo.Record, err error) {
-					if err != nil && gctx.Err() == nil {
-						log.Warn("write offsets", zap.Error(err))
-					}
-				})
-				written = d
-			}
-		}
-	})
-
 	snapCtx, stopSnap := context.WithCancel(gctx)
 	defer stopSnap()
 	stopSnapOnSoft := context.AfterFunc(soft, stopSnap)
 	defer stopSnapOnSoft()
+	keys := newKeyResolver(pgcfg, p.keys)
+	defer keys.close()
+	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.codec(), metrics: p.metrics,
+		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: cfg.recordOptions(),
+		// A table that discovery gave a phase is captured even when its
+		// name matches no pattern: a partition selected by its root's name.
+		include: func(schemaName, table string) bool {
+			return p.include(schemaName, table) || ph.get(schemaName+"."+table) != nil
+		},
+		gate: ph, hooks: &p.hooks, onPromote: p.logPromoted, storesShapes: true, activity: &p.activity,
+		onTableError: func(table string, lsn schema.LSN, err error) { snap.parked(table, lsn, err) },
+		heartbeatOf:  heartbeatContentPrefix(cfg.Name), skipThrough: schema.LSN(src.PendingSkip()),
+	}
+	if hbFormat != nil {
+		emCfg.heartbeatTopic, emCfg.heartbeatFmt = cfg.Heartbeat.Topic, hbFormat
+	}
 	if t, ok := cfg.SignalTable(); ok {
 		// The stream waits for the snapshotter's loop to take a signal,
 		// never past the loop's end.
-		em.onSignal, em.signalTable = func(ch *schema.Change) { snap.tableSignal(snapCtx, ch) }, t
+		emCfg.onSignal, emCfg.signalTable = func(ch *schema.Change) { snap.tableSignal(snapCtx, ch) }, t
 	}
+	em := newEmitter(emCfg)
+	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx}
+	obs := &observer{p: p, serverEnd: &lastServerEnd, tracker: tracker}
+
+	g.Go(func() error { return mainOut.run(gctx, soft) })
 	g.Go(func() error {
-		return p.stream(gctx, soft, pgcfg, src, tracker, em, progress, obs)
+		return p.stream(gctx, soft, pgcfg, tracker, em, progress, obs)
 	})
 	g.Go(func() error { return snap.run(snapCtx) })
 	if cfg.Heartbeat.Interval > 0 {
-		hb := &heartbeater{p: p, pgcfg: pgcfg, interval: cfg.Heartbeat.Interval, activity: &p.activity, log: log.Named("heartbeat")}
+		hb := &heartbeater{pgcfg: pgcfg, name: cfg.Name, interval: cfg.Heartbeat.Interval, activity: &p.activity, ready: p.Ready,
+			log: log.Named("heartbeat")}
 		g.Go(func() error { return hb.run(snapCtx) })
 	}
 	err = g.Wait()
@@ -481,18 +404,10 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		log.Error("pipeline stopped", zap.Error(err), zap.Stringer("durable_lsn", tracker.Durable()))
 		return err
 	}
-	if eos {
-		// The last Kafka transaction, committed by the drain, recorded it.
-		log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))
-		return nil
-	}
 	// Clean stop: the stream drained and confirmed; record where we are.
-	prev := src
-	src.DurableLSN = uint64(tracker.Durable())
-	src.Stamp(prev, time.Now().UnixMilli())
 	flushCtx, cancel := context.WithTimeout(hard, 30*time.Second)
 	defer cancel()
-	if err := p.writeOffsets(flushCtx, client, src); err != nil {
+	if err := mainOut.stopped(flushCtx); err != nil {
 		return err
 	}
 	log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))
@@ -501,7 +416,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 // stream runs replication sessions until a graceful stop or a critical
 // error, reconnecting with capped exponential backoff from the durable LSN.
-func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src offsets.Pipeline,
+func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 	tracker *Tracker, em *emitter, prog *progress, obs *observer) error {
 	log := p.log.Named("stream")
 	bo := newBackoff(500*time.Millisecond, 30*time.Second)
@@ -519,17 +434,15 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config, src 
 		// transaction is aborted.
 		tracker.Abandon()
 		em.reset()
-		if prog.txn != nil && (err != nil || prog.txn.open) {
-			if rerr := prog.txn.recover(hard, err); rerr != nil {
-				// A fence outranks a retryable cause; a critical cause (a
-				// transaction over its timeout, which the broker ends by
-				// bumping the epoch: a fence too) says more.
-				if err == nil || errors.As(rerr, new(*FencedError)) && classify(err) != classCritical {
-					err = rerr
-				}
-				if hard.Err() == nil && !isRetryable(rerr) {
-					return err
-				}
+		if rerr := prog.sink.sessionEnded(hard, err); rerr != nil {
+			// A fence outranks a retryable cause; a critical cause (a
+			// transaction over its timeout, which the broker ends by
+			// bumping the epoch: a fence too) says more.
+			if err == nil || errors.As(rerr, new(*FencedError)) && classify(err) != classCritical {
+				err = rerr
+			}
+			if hard.Err() == nil && !isRetryable(rerr) {
+				return err
 			}
 		}
 		if err == nil {

@@ -71,21 +71,6 @@ func (s *snapshotter) request(t offsets.Table) {
 // resnapshot puts a table back to init, keeping the request's time so
 // that later records carry it forward.
 func (s *snapshotter) resnapshot(t offsets.Table) {
-	name := t.Table
-	s.phases.mu.Lock()
-	next := &tableState{}
-	if cur := s.phases.view[name]; cur != nil {
-		*next = *cur
-	} else {
-		next.Table = t
-	}
-	next.Table.Table = name
-	next.ResnapshotMs, next.ResnapshotFilter, next.ResnapshotType = t.ResnapshotMs, t.ResnapshotFilter, t.ResnapshotType
-	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
-		next.settleAt = s.phases.mainPos
-	}
-	next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry, next.retryAt = offsets.PhaseInit, 0, 0, "", "", 0
-	s.phases.setLocked(next)
-	s.phases.mu.Unlock()
-	s.log.Info("resnapshot requested: copy queued", zap.String("table", name))
+	s.phases.request(t)
+	s.log.Info("resnapshot requested: copy queued", zap.String("table", t.Table))
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/stream"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 type errClass int
@@ -103,6 +104,21 @@ func classify(err error) errClass {
 }
 
 func isRetryable(err error) bool { return classify(err) == classRetryable }
+
+// tableFault decides, in one place, whether err is a table's own: its
+// records cannot be written until a person acts, and retrying cannot help.
+// The main worker parks such a table (errored, waiting for `mooncdc
+// resnapshot`) and goes on with the others; a copy that fails with one is
+// not retried. They are: a schema the registry refuses or that is not
+// valid Avro, a format.message_key_columns entry the table cannot follow,
+// a value that cannot be encoded, a record above kafka.max_record_bytes, an
+// outbox event for a partition its topic lacks, and an update of the
+// outbox table under table_op_invalid_behavior fatal.
+func tableFault(err error) bool {
+	return errors.As(err, new(*tableSchemaError)) || errors.As(err, new(*keyRuleError)) ||
+		errors.As(err, new(*schema.ValueError)) || errors.As(err, new(*RecordTooLargeError)) ||
+		errors.As(err, new(*PartitionRangeError)) || errors.As(err, new(*OutboxUpdateError))
+}
 
 // retry runs fn until it succeeds, fails with an error that is not
 // retryable, or ctx is done. The first failure is logged at warn, later

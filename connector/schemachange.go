@@ -3,8 +3,6 @@ package connector
 import (
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -72,24 +70,11 @@ func (e *emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, 
 		}
 		e.schemaChangesReady = true
 	}
-	rec := e.pool.Get().(*kgo.Record)
-	key, err := e.enc.AppendSchemaChangeKey(rec.Key[:0], sc)
+	rec, err := e.w.schemaChange(e.cur, topic, sc, commit, seq)
 	if err != nil {
-		e.pool.Put(rec)
-		return &RecordError{Topic: topic, LSN: sc.LSN, Err: err}
+		return err
 	}
-	value, err := e.enc.AppendSchemaChangeValue(rec.Value[:0], sc)
-	if err == nil {
-		err = e.enc.checkSize(key, value)
-	}
-	if err != nil {
-		rec.Key, rec.Value = key[:0], value[:0]
-		e.pool.Put(rec)
-		return &RecordError{Topic: topic, LSN: sc.LSN, Err: err}
-	}
-	*rec = kgo.Record{Topic: topic, Key: key, Value: value, Context: e.cur, Headers: rec.Headers}
-	setHeaders(rec, sc.LSN, commit, seq)
-	e.send(e.cur, rec)
+	e.w.send(rec)
 	return nil
 }
 

@@ -3,26 +3,23 @@ package connector
 import (
 	"context"
 	"sync/atomic"
-	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
 // This file adapts the tracker and the metrics to the replication
 // session's Progress and Observer.
 
-// progress adapts the tracker to the session's Progress.
+// progress adapts the tracker and the main sink to the session's
+// Progress and Ticker.
 type progress struct {
 	*Tracker
-	client *kgo.Client
-	phases *phases
-	p      *Pipeline
-	ctx    context.Context
-	txn    *txnWriter // exactly-once mode; nil otherwise
+	sink      mainSink
+	phases    *phases
+	onPromote func([]*tableState)
+	ctx       context.Context
 }
 
 // AdvanceIdle moves the durable LSN when nothing is in flight, and the main
@@ -30,13 +27,19 @@ type progress struct {
 // walEnd.
 func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 	pr.Tracker.AdvanceIdle(walEnd)
-	if pr.txn != nil {
-		pr.txn.idle(walEnd)
-	}
+	pr.sink.idle(walEnd)
 	if moved := pr.phases.advance(walEnd); moved != nil {
-		pr.p.logPromoted(moved)
+		pr.onPromote(moved)
 	}
 }
+
+// Drain is the main sink's checkpoint barrier: every record handed over
+// is acknowledged (in exactly-once mode, committed with the offsets).
+func (pr *progress) Drain(ctx context.Context) error { return pr.sink.flush(ctx) }
+
+// Tick implements stream.Ticker: the sink may end a Kafka transaction
+// between Postgres transactions.
+func (pr *progress) Tick() error { return pr.sink.tick(pr.ctx) }
 
 // logPromoted logs tables that moved from catchup to ready (phases stored
 // them). The write is not waited for: catchup(L) and ready(L) mean the
@@ -45,48 +48,6 @@ func (p *Pipeline) logPromoted(moved []*tableState) {
 	for _, ts := range moved {
 		p.log.Info("table ready: the main worker is past its handover", zap.String("table", ts.Table.Table), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 	}
-}
-
-// storeTable writes ts to the offsets topic without waiting (phases.store:
-// a promotion, a shape); a failure is logged, and the state is written
-// again with the next change of the table.
-func (p *Pipeline) storeTable(ctx context.Context, ts *tableState) {
-	p.enqueueTable(ctx, ts, func(err error) {
-		if err != nil && ctx.Err() == nil {
-			p.log.Warn("store table phase", zap.String("table", ts.Table.Table), zap.Error(err))
-		}
-	})
-}
-
-// enqueueTable hands ts's record to the producer and returns at once;
-// done gets the result. Every table state goes through it: the offsets
-// topic has one partition and franz-go keeps the order of the records
-// handed to it, so states enqueued under the pipeline mutex (phases.store,
-// the snapshotter's setPhase, a handover) reach the topic in the order
-// they were made, and the last record of a table is its newest state.
-// Producing after the mutex was released let a writer that changed a
-// table first write last, and a restart read back the older state.
-func (p *Pipeline) enqueueTable(ctx context.Context, ts *tableState, done func(error)) {
-	t := ts.Table
-	t.UpdatedMs = time.Now().UnixMilli()
-	p.client.Produce(ctx, offsets.TableRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, t), func(_ *kgo.Record, err error) { done(err) })
-}
-
-// Drain flushes the producer: every record handed over is acked or failed;
-// in exactly-once mode it commits the open Kafka transaction.
-func (pr *progress) Drain(ctx context.Context) error {
-	if pr.txn != nil {
-		if err := pr.txn.commit(ctx); err != nil {
-			return err
-		}
-	}
-	if err := pr.client.Flush(ctx); err != nil {
-		return err
-	}
-	if err := pr.Tracker.Wait(ctx); err != nil {
-		return &criticalError{err}
-	}
-	return nil
 }
 
 // observer feeds the session's measurements into the metrics.

@@ -44,6 +44,28 @@ func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 	)
 }
 
+// newTxnClient returns a transactional producer with id, and loads its
+// producer id: that fences any earlier producer with the same id and
+// aborts its open transaction, so that what is read afterwards
+// (read_committed) is final. It blocks until the broker answers or ctx
+// ends.
+func (p *Pipeline) newTxnClient(ctx context.Context, id string, hooks kgo.Hook) (*kgo.Client, error) {
+	opts := append(p.producerOpts(hooks),
+		kgo.TransactionalID(id),
+		kgo.TransactionTimeout(p.cfg.Kafka.TransactionTimeout),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka transactional client %s: %w", id, err)
+	}
+	if _, _, err := cl.ProducerID(ctx); err != nil {
+		cl.Close()
+		return nil, txnError(id, fmt.Errorf("initialize transactional producer %s: %w", id, err))
+	}
+	p.addProducer(cl)
+	return cl, nil
+}
+
 // partitioner is franz-go's default, or placingPartitioner when outbox
 // events may name their partition (partitioner.go).
 func (p *Pipeline) partitioner() kgo.Opt {
@@ -84,20 +106,6 @@ func (p *Pipeline) loadOffsets(ctx context.Context) (offsets.State, error) {
 		return st, fmt.Errorf("load offsets from topic %q: %w", p.cfg.Kafka.OffsetsTopic, err)
 	}
 	return st, nil
-}
-
-func (p *Pipeline) writeOffsets(ctx context.Context, client *kgo.Client, src offsets.Pipeline) error {
-	now := time.Now().UnixMilli()
-	src.UpdatedMs = now
-	if src.DurableMs == 0 {
-		src.DurableMs = now
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := client.ProduceSync(ctx, offsets.PipelineRecord(p.cfg.Kafka.OffsetsTopic, p.cfg.Name, src)).FirstErr(); err != nil {
-		return fmt.Errorf("write offsets to topic %q: %w", p.cfg.Kafka.OffsetsTopic, err)
-	}
-	return nil
 }
 
 // prepareSource checks that the stored offsets belong to this Postgres

@@ -127,7 +127,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 func (s *snapshotter) worker(ctx context.Context, n int) error {
 	for job := range s.jobs {
 		name := job.table
-		ts := s.setPhase(ctx, name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
+		ts := s.setPhase(name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
 		err := s.c.copyTable(ctx, ts, n, job.run)
 		if err != nil {
 			job.run.leave(name)
@@ -186,7 +186,7 @@ func (s *snapshotter) loop(ctx context.Context) error {
 		case r := <-s.done:
 			delete(s.busy, r.table)
 			if r.err != nil {
-				s.failed(ctx, r.table, r.err)
+				s.failed(r.table, r.err)
 			}
 			if t, ok := s.pending[r.table]; ok {
 				delete(s.pending, r.table)
@@ -313,7 +313,7 @@ func (s *snapshotter) failures() error {
 
 // failed records a failed copy: errored, with a retry time for a transient
 // failure below snapshot.max_retries, or waiting for resnapshot.
-func (s *snapshotter) failed(ctx context.Context, name string, err error) {
+func (s *snapshotter) failed(name string, err error) {
 	cfg := s.p.cfg.Snapshot
 	var ce *copyError
 	var tse *tableSchemaError
@@ -332,7 +332,7 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 		errType = "permanent"
 	}
 	s.p.metrics.WorkerErrors.WithLabelValues("table_sync", errType).Inc()
-	ts := s.setPhase(ctx, name, func(ts *tableState) {
+	ts := s.setPhase(name, func(ts *tableState) {
 		ts.Phase = offsets.PhaseErrored
 		ts.LastError = err.Error()
 		ts.retryAt = 0
@@ -357,9 +357,9 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 // the change at lsn on: the table goes errored and waits for `mooncdc
 // resnapshot`, the stream and the other tables go on. It runs on the
 // stream goroutine.
-func (s *snapshotter) parked(ctx context.Context, name string, lsn schema.LSN, err error) {
+func (s *snapshotter) parked(name string, lsn schema.LSN, err error) {
 	s.p.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
-	s.setPhase(ctx, name, func(ts *tableState) {
+	s.setPhase(name, func(ts *tableState) {
 		ts.Phase = offsets.PhaseErrored
 		ts.ParkedLSN = uint64(lsn)
 		ts.LastError = err.Error()
@@ -408,23 +408,12 @@ func retryTime(s string) int64 {
 	return t.UnixMilli()
 }
 
-// setPhase changes a table's phase under the pipeline mutex and stores it.
-// A failure to store is logged: these phases (copying, errored, init) all
-// read back as "copy again", which is safe.
-func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*tableState)) *tableState {
-	s.phases.mu.Lock()
-	next := &tableState{}
-	if cur := s.phases.view[name]; cur != nil {
-		*next = *cur
-	}
-	next.Table.Table = name
-	next.ParkedLSN = 0 // only parked sets it, for the errored phase it writes
-	change(next)
-	s.phases.setLocked(next)
-	wait := s.p.sendTable(ctx, next) // under the mutex: in the order of the states
-	s.phases.mu.Unlock()
-	if err := wait(); err != nil && ctx.Err() == nil {
-		s.log.Warn("store table phase", zap.String("table", name), zap.Error(err))
-	}
+// setPhase changes a table's phase under the pipeline mutex and stores it,
+// waiting for the record (a failure is logged by the writer: these phases
+// (copying, errored, init, dropped) all read back as "copy again" or as
+// what the next discovery finds, which is safe).
+func (s *snapshotter) setPhase(name string, change func(*tableState)) *tableState {
+	next, wait := s.phases.update(name, func(next *tableState, _ schema.LSN) { change(next) })
+	_ = wait()
 	return next
 }

@@ -1,0 +1,84 @@
+package connector
+
+import (
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file is the record plan: how a table's records are made, decided
+// once per relation (when its Relation message arrives, or when a copy
+// describes the table) and never per row. The stream (emitter.route) and
+// the copy (copyRows) both take a table's plan from the planner, so a
+// table's topic, key and envelope are the same on both paths. What the
+// encoders do per column (column selection, masks, hashes, truncation,
+// defaults) is the schema package's own plan of the relation
+// (schema/plan.go), which the relation carries into the encoders.
+
+// recordPlan is one relation's plan.
+type recordPlan struct {
+	name  string // "schema.table", the phase key
+	topic string
+	// routed: the topic is set by kafka.routes and may hold other
+	// tables' records (a copy then tombstones no stale keys).
+	routed bool
+	skip   bool // the table is not captured
+	// signals: the relation is signals.table, whose inserts are signals.
+	signals bool
+	// outbox: the relation is format.outbox.table, whose changes are
+	// outbox events (outbox.go) on the topics they name; the table's own
+	// topic gets no records.
+	outbox bool
+	rel    *schema.Relation // the relation to encode with (keyed, keys.go)
+	nulls  *nullPlan        // rel's NOT NULL columns, for rows that hold a NULL in one (nullable.go)
+	// keyErr is why the table's key cannot be built (format.message_key_columns
+	// it cannot carry): the table is parked at its first change.
+	keyErr error
+	// prepared: the record schemas are registered (stream only: a copy
+	// registers them per connection, before its first row).
+	prepared bool
+}
+
+// planner makes record plans. It holds no per-relation state; safe for
+// concurrent use.
+type planner struct {
+	naming  TopicNaming
+	outbox  *schema.OutboxConfig // nil unless format.envelope is outbox
+	signals *TableName           // signals.table; nil for none
+}
+
+func newPlanner(cfg Config, naming TopicNaming) *planner {
+	pl := &planner{naming: naming}
+	pl.outbox, _ = cfg.Format.outbox() // refused by Validate when it fails
+	if t, ok := cfg.SignalTable(); ok {
+		pl.signals = &t
+	}
+	return pl
+}
+
+// plan returns the plan of rel, whose records are written when captured;
+// the relation to encode with is rel until withKey sets it.
+func (pl *planner) plan(rel *schema.Relation, captured bool) recordPlan {
+	r := recordPlan{name: rel.QualifiedName(), skip: !captured, rel: rel}
+	r.signals = pl.signals != nil && rel.Schema == pl.signals.Schema && rel.Table == pl.signals.Table
+	r.outbox = pl.outbox != nil && pl.outbox.IsTable(rel.Schema, rel.Table)
+	if !r.skip {
+		tt := pl.naming.Of(rel.Schema, rel.Table)
+		r.topic, r.routed = tt.Topic, tt.Routed
+	}
+	return r
+}
+
+// withKey sets the relation to encode with: keyed, rel with its key
+// columns (keys.go), or, when err says the table cannot be keyed as
+// configured (a *keyRuleError), nothing: the table is parked at its first
+// change.
+func (r *recordPlan) withKey(keyed *schema.Relation, err error) {
+	if err != nil {
+		r.keyErr = err
+		return
+	}
+	r.rel, r.nulls = keyed, newNullPlan(keyed)
+}
+
+// ownTopic says whether the table's records go to its own topic, which
+// must exist: every captured table's but the outbox table's.
+func (r *recordPlan) ownTopic() bool { return !r.skip && !r.outbox }

@@ -1,0 +1,253 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file is the delivery seam: kafka.delivery (at-least-once or
+// exactly-once) is one implementation of delivery, chosen once when the
+// pipeline starts (newDelivery), and everything above it (the emitter,
+// the copies, the record writer) only ever talks to the sinks it makes.
+// No other file asks which mode runs.
+//
+// A sink is where one worker's records go. Its contract, in the spirit of
+// CockroachDB changefeeds' Sink: send hands a record over without
+// blocking; a unit (a Postgres transaction, or a message of its own) ends
+// with ended; and a barrier (the main sink's flush, a copy sink's
+// handover) blocks until everything sent is acknowledged and stored with
+// the offsets record that covers it: that barrier is the checkpoint.
+//
+// Which client writes each offsets record is the delivery's decision:
+//
+//   - the pipeline record (the durable LSN): at-least-once writes it
+//     through the plain producer once a second when it moved (records are
+//     acknowledged before the LSN is, so it never runs ahead of them);
+//     exactly-once writes it as the last record of every Kafka transaction
+//     of the main worker, so it is visible exactly when the records it
+//     covers are, and a fenced instance can never write it;
+//   - a handover's phase record: at-least-once writes it through the
+//     ordered table-state writer once the copy's records are
+//     acknowledged; exactly-once writes it as the last record of the
+//     copy's Kafka transaction and commits: the copy's rows, its catch-up
+//     and its handover become visible together, or none of them;
+//   - every other table state (copying, errored, init, dropped, a
+//     promotion from catchup to ready, a shape fingerprint) goes through
+//     the one ordered writer of table states (stateWriter), in both
+//     modes. Those records are written by several workers (the
+//     snapshotter, the main worker, the copies) under the pipeline mutex
+//     and must reach the topic in the order they were made; a record in
+//     the main worker's Kafka transaction would be ordered by its commit,
+//     not by when it was made, and an aborted transaction would lose a
+//     shape the replay does not write again. Each of these states reads
+//     back as safe: copying, errored and init mean "copy again"; a
+//     promotion means nothing new to a main worker past the handover.
+
+// producer is what a sink needs of a Kafka client: *kgo.Client, or a fake
+// in the sinks' unit tests. Produce must not block (the client's buffer is
+// sized above the tracker's bound: producerOpts).
+type producer interface {
+	Produce(ctx context.Context, r *kgo.Record, promise func(*kgo.Record, error))
+	Flush(ctx context.Context) error
+}
+
+// txnProducer is a transactional producer (exactly-once).
+type txnProducer interface {
+	producer
+	BeginTransaction() error
+	EndTransaction(ctx context.Context, commit kgo.TransactionEndTry) error
+	AbortBufferedRecords(ctx context.Context) error
+}
+
+var _ txnProducer = (*kgo.Client)(nil)
+
+// sink is where one worker's records go. It is used from one goroutine
+// (the worker's), except send, which the chunk writers of a copy call
+// concurrently.
+type sink interface {
+	// begin opens a unit of delivery: a Postgres transaction, or a
+	// message that is a unit of its own. It does not block.
+	begin() error
+	// send hands rec to the producer and returns at once; promise runs
+	// (on the producer's goroutine) when Kafka acknowledged or failed it.
+	// rec.Context is its *txAck.
+	send(rec *kgo.Record, promise func(*kgo.Record, error))
+	// ended says that everything of the unit whose end LSN is end was
+	// sent. It may block to end a Kafka transaction.
+	ended(ctx context.Context, end schema.LSN) error
+}
+
+// mainSink is the main worker's sink. The stream calls begin, send and
+// ended per transaction, tick between transactions, idle at a keepalive
+// between transactions, flush at a graceful stop and sessionEnded after
+// every session.
+type mainSink interface {
+	sink
+	// open records the pipeline (src) in the offsets topic before
+	// anything streams. It blocks until the record is stored.
+	open(ctx context.Context, src offsets.Pipeline) error
+	// tick runs between Postgres transactions, at least every 100 ms
+	// while one waits to become durable (stream.Ticker).
+	tick(ctx context.Context) error
+	// idle says that no transaction is open and everything before walEnd
+	// was decided.
+	idle(walEnd schema.LSN)
+	// flush is the checkpoint barrier: it blocks until everything sent is
+	// acknowledged and covered by a stored offsets record, or fails.
+	flush(ctx context.Context) error
+	// sessionEnded ends what a replication session left (cause: why it
+	// ended, nil for a graceful end): the next session replays from the
+	// durable LSN. An error means the sink cannot go on (fenced).
+	sessionEnded(ctx context.Context, cause error) error
+	// run does the sink's background work until ctx or soft ends (the
+	// at-least-once offsets writer); it blocks.
+	run(ctx, soft context.Context) error
+	// stopped records the durable LSN after a clean stop.
+	stopped(ctx context.Context) error
+}
+
+// copySink is one table copy's sink: every record of the copy (its rows,
+// its stale-key tombstones, its private catch-up) and, at the end, the
+// handover's phase.
+type copySink interface {
+	sink
+	// handover is the copy's checkpoint: it waits (at most
+	// handoverAckWait; context.DeadlineExceeded then, to try again later)
+	// until every record sent is acknowledged, and stores ts durably with
+	// them. Called under the pipeline mutex (phases.handover).
+	handover(ctx context.Context, ts *tableState) error
+	// close gives up whatever handover did not store (exactly-once: the
+	// open Kafka transaction is aborted). It blocks at most 30 s.
+	close()
+}
+
+// delivery is kafka.delivery: it makes the sinks. Chosen once, by
+// newDelivery; the pipeline's other parts never ask which one runs.
+type delivery interface {
+	// main returns the main worker's sink, counting in tracker.
+	main(tracker *Tracker) mainSink
+	// copy returns the sink of a copy on copy worker n, counting in
+	// tracker. It may block to open a Kafka transaction.
+	copy(ctx context.Context, worker int, tracker *Tracker) (copySink, error)
+	// close closes the clients the delivery opened.
+	close()
+}
+
+// newDelivery makes the delivery kafka.delivery names: the one place the
+// mode is chosen. Exactly-once takes over its transactional producers
+// first (blocking, retried while the brokers are unreachable), before the
+// offsets are read: an earlier instance is fenced and its open
+// transactions aborted, so what is read afterwards is final.
+func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *stateWriter, hooks kgo.Hook) (delivery, error) {
+	cfg := p.cfg
+	dc := deliveryConfig{name: cfg.Name, offsetsTopic: cfg.Kafka.OffsetsTopic, kafka: cfg.Kafka, metrics: p.metrics, states: states}
+	log := p.log.Named("delivery")
+	if cfg.Kafka.Delivery != DeliveryExactlyOnce {
+		return &atLeastOnce{cfg: dc, cl: client, log: log}, nil
+	}
+	d := &exactlyOnce{cfg: dc, log: log,
+		newClient: func(ctx context.Context, id string) (*kgo.Client, error) { return p.newTxnClient(ctx, id, hooks) },
+		loadPipeline: func(ctx context.Context) (*offsets.Pipeline, error) {
+			st, err := offsets.Load(ctx, client, cfg.Kafka.OffsetsTopic, cfg.Name)
+			return st.Pipeline, err
+		}}
+	if err := retry(ctx, p.log, "take over the transactional producers", func() error { return d.takeOver(ctx, cfg.Snapshot.Workers) }); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// deliveryConfig is what a delivery needs besides its clients.
+type deliveryConfig struct {
+	name         string // the connector name: offsets keys, transactional ids
+	offsetsTopic string
+	kafka        KafkaConfig
+	metrics      *Metrics
+	states       *stateWriter // the ordered writer of table states
+}
+
+// stateWriter is the one ordered writer of table states: the offsets
+// topic has one partition and franz-go keeps the order of the records
+// handed to one client, so states handed to it under the pipeline mutex
+// reach the topic in the order they were made, and the last record of a
+// table is its newest state. Safe for concurrent use; enqueue does not
+// block.
+type stateWriter struct {
+	cl          producer
+	name, topic string
+	log         *zap.Logger
+}
+
+// stateWriteTimeout bounds the wait enqueue returns.
+const stateWriteTimeout = 30 * time.Second
+
+// enqueue hands ts's record to the producer and returns the wait for it,
+// which the caller may skip (a failure is logged either way; a state is
+// written again with the table's next change). The wait returns when the
+// record is acknowledged (nil) or failed, ctx ended, or
+// stateWriteTimeout passed. It does not use ProduceSync: the client runs
+// with the pipeline's hard context (kgo.WithContext), and once an abort
+// cancels that, a record already handed over is finished only by Close,
+// which Run calls after every goroutine has returned.
+func (w *stateWriter) enqueue(ctx context.Context, ts *tableState) (wait func() error) {
+	t := ts.Table
+	t.UpdatedMs = time.Now().UnixMilli()
+	done := make(chan error, 1)
+	w.cl.Produce(ctx, offsets.TableRecord(w.topic, w.name, t), func(_ *kgo.Record, err error) {
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("store table phase", zap.String("table", t.Table), zap.Error(err))
+		}
+		done <- err
+	})
+	return func() error {
+		timer := time.NewTimer(stateWriteTimeout)
+		defer timer.Stop()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("write the phase of %s to the offsets topic: %w", t.Table, ctx.Err())
+		case <-timer.C:
+			return fmt.Errorf("write the phase of %s to the offsets topic: not acknowledged after %s", t.Table, stateWriteTimeout)
+		}
+	}
+}
+
+// writePipeline stores src in the offsets topic through cl and waits for
+// it (at most 30 s), stamping its times.
+func writePipeline(ctx context.Context, cl producer, topic, name string, src offsets.Pipeline) error {
+	now := time.Now().UnixMilli()
+	src.UpdatedMs = now
+	if src.DurableMs == 0 {
+		src.DurableMs = now
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := produceWait(ctx, cl, offsets.PipelineRecord(topic, name, src)); err != nil {
+		return fmt.Errorf("write offsets to topic %q: %w", topic, err)
+	}
+	return nil
+}
+
+// produceWait produces rec through cl and waits for its acknowledgement,
+// at most until ctx ends. Unlike ProduceSync it returns when ctx ends even
+// if the client never finishes the record (its context is the pipeline's
+// hard one, which an abort cancels: only Close finishes it then).
+func produceWait(ctx context.Context, cl producer, rec *kgo.Record) error {
+	done := make(chan error, 1)
+	cl.Produce(ctx, rec, func(_ *kgo.Record, err error) { done <- err })
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,155 @@
+package connector
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file is at-least-once delivery (kafka.delivery: at-least-once):
+// every worker writes through the pipeline's one idempotent producer (no
+// duplicates from producer retries), and the durable LSN is what the
+// tracker says Kafka has acknowledged. A restart resumes at the durable
+// LSN recorded last, so records after it may be written again.
+
+// atLeastOnce is the at-least-once delivery.
+type atLeastOnce struct {
+	cfg deliveryConfig
+	cl  producer
+	log *zap.Logger
+}
+
+var _ delivery = (*atLeastOnce)(nil)
+
+func (d *atLeastOnce) main(tracker *Tracker) mainSink {
+	return &aloMain{d: d, tracker: tracker}
+}
+
+func (d *atLeastOnce) copy(ctx context.Context, _ int, tracker *Tracker) (copySink, error) {
+	return &aloCopy{ctx: ctx, cl: d.cl, tracker: tracker, states: d.cfg.states}, nil
+}
+
+func (d *atLeastOnce) close() {}
+
+// aloMain is the main worker's at-least-once sink.
+type aloMain struct {
+	d       *atLeastOnce
+	tracker *Tracker
+	src     offsets.Pipeline
+}
+
+var _ mainSink = (*aloMain)(nil)
+
+func (s *aloMain) begin() error { return nil }
+
+func (s *aloMain) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+	s.d.cl.Produce(context.Background(), rec, promise)
+}
+
+func (s *aloMain) ended(context.Context, schema.LSN) error { return nil }
+func (s *aloMain) tick(context.Context) error              { return nil }
+
+// idle: the tracker moves the durable LSN itself (Tracker.AdvanceIdle).
+func (s *aloMain) idle(schema.LSN) {}
+
+func (s *aloMain) open(ctx context.Context, src offsets.Pipeline) error {
+	s.src = src
+	return writePipeline(ctx, s.d.cl, s.d.cfg.offsetsTopic, s.d.cfg.name, src)
+}
+
+func (s *aloMain) flush(ctx context.Context) error {
+	if err := s.d.cl.Flush(ctx); err != nil {
+		return err
+	}
+	if err := s.tracker.Wait(ctx); err != nil {
+		return &criticalError{err}
+	}
+	return nil
+}
+
+// sessionEnded: records of the session still in flight are acknowledged
+// into nothing (Tracker.Abandon); the next session sends them again.
+func (s *aloMain) sessionEnded(context.Context, error) error { return nil }
+
+// run is the offsets writer: the durable LSN goes to the offsets topic
+// once a second when it moved (Postgres hears it from the stream). A
+// failed record stops the pipeline: the durable LSN cannot pass it.
+func (s *aloMain) run(ctx, soft context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	written := s.src.DurableLSN
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-soft.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := s.tracker.Err(); err != nil {
+			return &criticalError{err}
+		}
+		if d := uint64(s.tracker.Durable()); d != written {
+			prev := s.src
+			s.src.DurableLSN = d
+			s.src.Stamp(prev, time.Now().UnixMilli())
+			s.d.cl.Produce(ctx, offsets.PipelineRecord(s.d.cfg.offsetsTopic, s.d.cfg.name, s.src), func(_ *kgo.Record, err error) {
+				if err != nil && ctx.Err() == nil {
+					s.d.log.Warn("write offsets", zap.Error(err))
+				}
+			})
+			written = d
+		}
+	}
+}
+
+// stopped records where the clean stop left the durable LSN.
+func (s *aloMain) stopped(ctx context.Context) error {
+	prev := s.src
+	s.src.DurableLSN = uint64(s.tracker.Durable())
+	s.src.Stamp(prev, time.Now().UnixMilli())
+	return writePipeline(ctx, s.d.cl, s.d.cfg.offsetsTopic, s.d.cfg.name, s.src)
+}
+
+// aloCopy is a copy's at-least-once sink: the shared producer, and the
+// handover's phase through the ordered table-state writer once the copy's
+// records are acknowledged.
+type aloCopy struct {
+	// ctx is the copy's: records are produced with it, so that what is
+	// still buffered when the copy ends (failed, or stopping) fails
+	// rather than lands after it.
+	ctx     context.Context
+	cl      producer
+	tracker *Tracker
+	states  *stateWriter
+}
+
+var _ copySink = (*aloCopy)(nil)
+
+func (s *aloCopy) begin() error                            { return nil }
+func (s *aloCopy) ended(context.Context, schema.LSN) error { return nil }
+func (s *aloCopy) close()                                  {}
+
+func (s *aloCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+	s.cl.Produce(s.ctx, rec, promise)
+}
+
+func (s *aloCopy) handover(ctx context.Context, ts *tableState) error {
+	if err := waitAcked(ctx, s.tracker); err != nil {
+		return err
+	}
+	return s.states.enqueue(ctx, ts)()
+}
+
+// waitAcked waits, at most handoverAckWait, until every record counted in
+// tracker is acknowledged.
+func waitAcked(ctx context.Context, tracker *Tracker) error {
+	ctx, cancel := context.WithTimeout(ctx, handoverAckWait)
+	defer cancel()
+	return tracker.Wait(ctx)
+}

@@ -1,0 +1,475 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file is exactly-once delivery (kafka.delivery: exactly-once). Each
+// worker writes through its own transactional producer, whose
+// transactional id derives from the connector name, so that a restarted or
+// second instance fences the one before: <name>-main for the main worker,
+// <name>-copy-<n> for copy worker n.
+//
+// The main worker's Kafka transaction holds whole Postgres transactions
+// and, last, the offsets record whose durable LSN is the end of the newest
+// of them. A Kafka transaction is committed at the first Postgres commit
+// after kafka.transaction_max_bytes or kafka.transaction_max_interval is
+// reached (so a large Postgres transaction spans one long Kafka
+// transaction, never split), when the stream idles past the interval, and
+// on a graceful stop. Only after the commit does the durable LSN move
+// (Tracker.SetCeiling), so Postgres is confirmed only up to what a
+// read_committed consumer can see. A session that ends mid-way aborts the
+// open Kafka transaction; the next session replays from the last commit.
+//
+// A copy worker's records (snapshot rows, stale-key tombstones, catch-up
+// changes) and its handover's phase record go in one Kafka transaction,
+// committed under the pipeline mutex at the handover: a crash anywhere
+// leaves all of a handover in Kafka or none of it.
+
+// exactlyOnce is the exactly-once delivery. Its transactional producers
+// are taken over (newExactlyOnce) before the offsets are read, so that an
+// earlier instance is fenced and its open transactions aborted, and what
+// is read is final.
+type exactlyOnce struct {
+	cfg deliveryConfig
+	log *zap.Logger
+	// newClient makes a transactional producer with the id and loads its
+	// producer id (Pipeline.newTxnClient).
+	newClient func(ctx context.Context, id string) (*kgo.Client, error)
+	// loadPipeline reads the stored pipeline record (a fence check).
+	loadPipeline func(ctx context.Context) (*offsets.Pipeline, error)
+	mainCl       *kgo.Client
+	copies       []*kgo.Client // one per copy worker
+}
+
+var _ delivery = (*exactlyOnce)(nil)
+
+func (d *exactlyOnce) mainID() string            { return d.cfg.name + "-main" }
+func (d *exactlyOnce) copyID(n int) string       { return fmt.Sprintf("%s-copy-%d", d.cfg.name, n) }
+func (d *exactlyOnce) copyName() string          { return d.cfg.name + "-copy" }
+func (d *exactlyOnce) txnTimeout() time.Duration { return d.cfg.kafka.TransactionTimeout }
+
+// takeOver makes the transactional producers that are still missing: the
+// main worker's and one per copy worker. It blocks until the brokers
+// answer; a partial success is kept for the next call.
+func (d *exactlyOnce) takeOver(ctx context.Context, workers int) error {
+	if d.mainCl == nil {
+		cl, err := d.newClient(ctx, d.mainID())
+		if err != nil {
+			return err
+		}
+		d.mainCl = cl
+	}
+	for n := len(d.copies); n < workers; n++ {
+		cl, err := d.newClient(ctx, d.copyID(n))
+		if err != nil {
+			return err
+		}
+		d.copies = append(d.copies, cl)
+	}
+	return nil
+}
+
+func (d *exactlyOnce) close() {
+	if d.mainCl != nil {
+		d.mainCl.Close()
+	}
+	for _, cl := range d.copies {
+		cl.Close()
+	}
+}
+
+func (d *exactlyOnce) main(tracker *Tracker) mainSink {
+	tracker.Gate()
+	return &eosMain{d: d, cl: d.mainCl, tracker: tracker}
+}
+
+// copy opens the Kafka transaction of copy worker n, replacing its
+// producer when the last copy left it unusable.
+func (d *exactlyOnce) copy(ctx context.Context, n int, tracker *Tracker) (copySink, error) {
+	tx := d.copies[n]
+	err := tx.BeginTransaction()
+	if err != nil {
+		d.log.Warn("copy worker's transactional producer is unusable; replacing it", zap.Int("worker", n), zap.Error(err))
+		tx.Close()
+		if tx, err = d.newClient(ctx, d.copyID(n)); err != nil {
+			return nil, err
+		}
+		d.copies[n] = tx
+		if err := tx.BeginTransaction(); err != nil {
+			return nil, txnError(d.copyID(n), err)
+		}
+	}
+	return &eosCopy{d: d, ctx: ctx, cl: tx, tracker: tracker}, nil
+}
+
+// eosMain is the main worker's exactly-once sink: it opens Kafka
+// transactions, counts what goes in, and commits them with the offsets
+// record. It is used from the stream goroutine only (send from the
+// emitter on that goroutine too).
+type eosMain struct {
+	d       *exactlyOnce
+	cl      txnProducer
+	tracker *Tracker
+	src     offsets.Pipeline // identity of the offsets record
+
+	txOpen  bool // a Kafka transaction is open
+	started time.Time
+	last    time.Time // the last commit
+	// lastRecord is the pipeline record of the last commit: when the
+	// broker says the producer is fenced, a newer record by another
+	// writer tells a real fence from a transaction the broker aborted.
+	lastRecord offsets.Pipeline
+	bytes      int64
+	lastEnd    schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
+}
+
+var _ mainSink = (*eosMain)(nil)
+
+// begin opens a Kafka transaction unless one is open.
+func (w *eosMain) begin() error {
+	if w.txOpen {
+		return nil
+	}
+	if err := w.cl.BeginTransaction(); err != nil {
+		return txnError(w.d.mainID(), fmt.Errorf("begin Kafka transaction: %w", err))
+	}
+	w.txOpen, w.started, w.bytes, w.lastEnd = true, time.Now(), 0, 0
+	return nil
+}
+
+func (w *eosMain) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+	w.bytes += int64(len(rec.Key) + len(rec.Value))
+	w.cl.Produce(context.Background(), rec, promise)
+}
+
+// ended records that everything up to end (a Postgres commit's end LSN) is
+// in the open Kafka transaction, and commits it when a bound is reached.
+func (w *eosMain) ended(ctx context.Context, end schema.LSN) error {
+	w.lastEnd = max(w.lastEnd, end)
+	k := w.d.cfg.kafka
+	if w.bytes >= k.TransactionMaxBytes || time.Since(w.started) >= k.TransactionMaxInterval {
+		return w.commit(ctx)
+	}
+	return nil
+}
+
+// txnHeartbeat is how often an idle main worker commits a transaction
+// holding only the offsets record: so that an instance that was fenced
+// while nothing changed learns it (and releases the slot) within seconds.
+const txnHeartbeat = 5 * time.Second
+
+// tick commits an open transaction that holds whole Postgres
+// transactions and is older than the interval: the stream went quiet; and
+// writes the heartbeat transaction when idle. Call it between Postgres
+// transactions only.
+func (w *eosMain) tick(ctx context.Context) error {
+	switch {
+	case w.txOpen && w.lastEnd != 0 && time.Since(w.started) >= w.d.cfg.kafka.TransactionMaxInterval:
+		return w.commit(ctx)
+	case !w.txOpen && time.Since(w.last) >= txnHeartbeat:
+		if err := w.begin(); err != nil {
+			return err
+		}
+		w.lastEnd = w.tracker.Durable()
+		return w.commit(ctx)
+	}
+	return nil
+}
+
+// commit writes the offsets record, waits for every record of the
+// transaction, commits it and moves the durable LSN. Call it between
+// Postgres transactions only. An error leaves the transaction to abort.
+func (w *eosMain) commit(ctx context.Context) error {
+	if !w.txOpen {
+		return nil
+	}
+	if w.lastEnd == 0 {
+		return w.abort(ctx) // nothing whole in it
+	}
+	src := w.src
+	src.DurableLSN = uint64(w.lastEnd)
+	prev := w.lastRecord
+	if prev == (offsets.Pipeline{}) {
+		prev = w.src
+	}
+	src.Stamp(prev, time.Now().UnixMilli())
+	// Produced last and waited for, with the rest (Flush).
+	offErr := produceWait(ctx, w.cl, offsets.PipelineRecord(w.d.cfg.offsetsTopic, w.d.cfg.name, src))
+	if err := w.cl.Flush(ctx); err != nil {
+		return err
+	}
+	if err := errors.Join(w.tracker.Err(), offErr); err != nil {
+		return w.failed(fmt.Errorf("a record of the Kafka transaction failed: %w", err))
+	}
+	if err := w.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return w.failed(fmt.Errorf("commit Kafka transaction (up to LSN %s): %w", w.lastEnd, err))
+	}
+	w.txOpen, w.last, w.lastRecord = false, time.Now(), src
+	w.tracker.SetCeiling(w.lastEnd)
+	w.d.cfg.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
+	return nil
+}
+
+// failed types a failed commit. A transaction open about as long as
+// kafka.transaction_timeout was most likely timed out by the broker
+// (which can look like fencing); replaying would time out again, so a
+// person must raise the bound.
+func (w *eosMain) failed(err error) error {
+	if open := time.Since(w.started); open >= w.d.txnTimeout()*9/10 {
+		return &criticalError{fmt.Errorf("the Kafka transaction was open %s, about kafka.transaction_timeout (%s): a Postgres "+
+			"transaction takes longer than that to stream, and is never split; raise kafka.transaction_timeout (and the brokers' "+
+			"transaction.max.timeout.ms): %w", open.Round(time.Second), w.d.txnTimeout(), err)}
+	}
+	return txnError(w.d.mainID(), err)
+}
+
+// abort drops the open transaction: nothing of it becomes visible, and the
+// durable LSN stays at the last commit, where the next session resumes.
+func (w *eosMain) abort(ctx context.Context) error {
+	if !w.txOpen {
+		return nil
+	}
+	w.txOpen = false
+	if err := w.cl.AbortBufferedRecords(ctx); err != nil {
+		return txnError(w.d.mainID(), fmt.Errorf("abort Kafka transaction: %w", err))
+	}
+	if err := w.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		if errors.Is(err, kerr.InvalidProducerEpoch) {
+			return &FencedError{TransactionalID: w.d.mainID(), Err: err}
+		}
+		return txnError(w.d.mainID(), fmt.Errorf("abort Kafka transaction: %w", err))
+	}
+	w.d.cfg.metrics.KafkaTransactions.WithLabelValues("abort").Inc()
+	return nil
+}
+
+// idle raises the durable LSN to walEnd when no Kafka transaction is open
+// and nothing is in flight: everything before walEnd was committed or
+// skipped.
+func (w *eosMain) idle(walEnd schema.LSN) {
+	if !w.txOpen {
+		w.tracker.SetCeiling(walEnd)
+	}
+}
+
+// open stores the pipeline record in a transaction of its own
+// (exactly-once mode never writes the offsets outside a transaction: a
+// fenced instance's late write could otherwise move them back).
+func (w *eosMain) open(ctx context.Context, src offsets.Pipeline) error {
+	if err := w.begin(); err != nil {
+		return err
+	}
+	w.lastEnd = schema.LSN(src.DurableLSN)
+	w.src = src
+	if err := w.commit(ctx); err != nil {
+		return errors.Join(err, w.abort(ctx))
+	}
+	return nil
+}
+
+// flush commits the open transaction and waits for every record.
+func (w *eosMain) flush(ctx context.Context) error {
+	if err := w.commit(ctx); err != nil {
+		return err
+	}
+	if err := w.cl.Flush(ctx); err != nil {
+		return err
+	}
+	if err := w.tracker.Wait(ctx); err != nil {
+		return &criticalError{err}
+	}
+	return nil
+}
+
+// run: every Kafka transaction carries the offsets record; nothing to do
+// in the background.
+func (w *eosMain) run(context.Context, context.Context) error { return nil }
+
+// stopped: the last Kafka transaction, committed by the drain, recorded
+// the durable LSN.
+func (w *eosMain) stopped(context.Context) error { return nil }
+
+// sessionEnded ends whatever the last session left: it aborts the open
+// Kafka transaction (or, when the producer cannot, replaces it: a new
+// producer with the same transactional id aborts it) and resets the
+// tracker to the last commit, where the next session resumes. A fenced
+// producer is not recovered.
+func (w *eosMain) sessionEnded(ctx context.Context, cause error) error {
+	if cause == nil && !w.txOpen {
+		return nil
+	}
+	if w.txOpen {
+		err := w.abort(ctx)
+		epoch := errors.Is(cause, kerr.InvalidProducerEpoch) || errors.Is(cause, kerr.ProducerFenced) ||
+			errors.As(err, new(*FencedError))
+		if epoch && w.fencedByAnother(ctx) {
+			return &FencedError{TransactionalID: w.d.mainID(), Err: errors.Join(cause, err)}
+		}
+		if err == nil && epoch {
+			// The abort went through, but the producer's epoch is stale:
+			// every later write would fail the same way.
+			err = errors.New("stale producer epoch")
+		}
+		if err != nil {
+			w.d.log.Warn("abort of the Kafka transaction failed; replacing the transactional producer", zap.Error(err))
+			if err := w.replaceClient(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	w.txOpen = false
+	w.tracker.Restart()
+	return nil
+}
+
+// replaceClient closes the main worker's producer and makes a new one
+// with the same transactional id, retrying with backoff until it works,
+// the id is fenced, the settings are refused, or ctx ends.
+func (w *eosMain) replaceClient(ctx context.Context) error {
+	w.d.mainCl.Close()
+	bo := newBackoff(200*time.Millisecond, 10*time.Second)
+	for {
+		cl, err := w.d.newClient(ctx, w.d.mainID())
+		if err == nil {
+			w.d.mainCl, w.cl = cl, cl
+			return nil
+		}
+		if errors.As(err, new(*FencedError)) || errors.As(err, new(*ConfigError)) {
+			return err
+		}
+		w.d.log.Debug("transactional producer", zap.Error(err))
+		if !sleepCtx(ctx, bo.next()) {
+			return ctx.Err()
+		}
+	}
+}
+
+// fencedByAnother tells a real fence from a broker that aborted the open
+// transaction itself (a transaction timeout, a coordinator that lost its
+// state): both bump the producer epoch. An instance that fences this one
+// stores its own pipeline record right after; so after a moment, a
+// committed pipeline record other than this instance's last one means
+// another instance runs. When the offsets cannot be read, it assumes a
+// fence: stopping is safe, taking the id back could fence the other one.
+func (w *eosMain) fencedByAnother(ctx context.Context) bool {
+	if !sleepCtx(ctx, 2*time.Second) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	st, err := w.d.loadPipeline(ctx)
+	if err != nil || st == nil {
+		return true
+	}
+	if *st != w.lastRecord {
+		return true
+	}
+	w.d.log.Warn("the broker aborted the open Kafka transaction (its producer epoch moved, but no other instance wrote the offsets): "+
+		"taking the transactional id back and replaying from the last commit", zap.String("transactional_id", w.d.mainID()))
+	return false
+}
+
+// eosCopy is a copy's exactly-once sink: one Kafka transaction of the copy
+// worker's producer, committed by the handover with the phase record last.
+type eosCopy struct {
+	d   *exactlyOnce
+	ctx context.Context // the copy's: records are produced with it (aloCopy.ctx)
+	cl  txnProducer
+	// tracker counts the copy's records: the handover waits for them.
+	tracker   *Tracker
+	committed bool
+}
+
+var _ copySink = (*eosCopy)(nil)
+
+func (s *eosCopy) begin() error                            { return nil }
+func (s *eosCopy) ended(context.Context, schema.LSN) error { return nil }
+
+func (s *eosCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+	s.cl.Produce(s.ctx, rec, promise)
+}
+
+// handover stores the handover's phase as the last record of the copy's
+// Kafka transaction and commits it.
+func (s *eosCopy) handover(ctx context.Context, ts *tableState) error {
+	if err := waitAcked(ctx, s.tracker); err != nil {
+		return err
+	}
+	t := ts.Table
+	t.UpdatedMs = time.Now().UnixMilli()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := produceWait(ctx, s.cl, offsets.TableRecord(s.d.cfg.offsetsTopic, s.d.cfg.name, t)); err != nil {
+		return err
+	}
+	if err := s.cl.Flush(ctx); err != nil {
+		return err
+	}
+	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return txnError(s.d.copyName(), fmt.Errorf("commit the copy's Kafka transaction: %w", err))
+	}
+	s.committed = true
+	s.d.cfg.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
+	return nil
+}
+
+// close aborts the copy's transaction unless its handover committed it.
+func (s *eosCopy) close() {
+	if s.committed {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.cl.AbortBufferedRecords(ctx); err != nil {
+		s.d.log.Debug("abort the copy's buffered records", zap.Error(err))
+	}
+	if err := s.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		// The next copy on this worker replaces the producer.
+		s.d.log.Debug("abort the copy's Kafka transaction", zap.Error(err))
+	}
+}
+
+// txnError types the errors of a transactional producer: fenced (another
+// instance took the id over) or a timeout the settings must fix.
+func txnError(id string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, kerr.ProducerFenced):
+		return &FencedError{TransactionalID: id, Err: err}
+	case errors.Is(err, kerr.InvalidProducerEpoch):
+		// On a produce this may be recoverable (the abort that follows
+		// tells: a fenced producer's abort is refused as fenced); on an
+		// abort it is a fence.
+		return &TxnAbortedError{Err: err}
+	case errors.Is(err, kerr.InvalidTransactionTimeout):
+		return &ConfigError{Err: fmt.Errorf("kafka.transaction_timeout: the brokers refuse it (%v); "+
+			"set it at most to their transaction.max.timeout.ms", err)}
+	case errors.Is(err, context.Canceled):
+		return err
+	}
+	return &TxnAbortedError{Err: err}
+}
+
+// TxnAbortedError is a Kafka transaction that could not commit (a broker
+// went away, the transaction timed out): it is aborted and its Postgres
+// transactions are read again from the last commit, so nothing is lost or
+// doubled. A transaction that times out every time is a Postgres
+// transaction (or table copy) longer than kafka.transaction_timeout.
+type TxnAbortedError struct{ Err error }
+
+func (e *TxnAbortedError) Error() string {
+	return "Kafka transaction aborted (replayed from the last commit; if this repeats, a Postgres transaction or a table copy may outlast kafka.transaction_timeout): " + e.Err.Error()
+}
+func (e *TxnAbortedError) Unwrap() error { return e.Err }
