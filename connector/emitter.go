@@ -62,7 +62,7 @@ type emitterConfig struct {
 	// worker): its changes are emitted under whatever name the table has
 	// since a rename.
 	oid  uint32
-	keys *keyResolver
+	keys keyer
 	// opts says which operations are skipped and whether transaction
 	// metadata is written (txmeta.go).
 	opts recordOptions

@@ -15,6 +15,18 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
+// keyer gives the stream's relations their key columns: keyResolver, or a
+// fake in the emitter's unit tests.
+type keyer interface {
+	// keyed returns rel completed, with its key columns; a *keyRuleError
+	// when the table cannot be keyed as configured.
+	keyed(rel *schema.Relation) (*schema.Relation, error)
+	// close drops what keyed holds between sessions (its connection).
+	close()
+}
+
+var _ keyer = (*keyResolver)(nil)
+
 // keyResolver completes the stream's relations from the catalog
 // (catalog.go) and sets their key columns with keyColumns, the same
 // decision the copy makes, so that a row has one key in a snapshot record

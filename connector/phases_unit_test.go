@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/mooncdc/mooncdc/offsets"
@@ -118,5 +119,90 @@ func TestPhasesStoreEveryChangeUnderTheMutexInOrder(t *testing.T) {
 		if stored[i] != want[i] {
 			t.Errorf("store %d: %+v, want %+v", i, stored[i], want[i])
 		}
+	}
+}
+
+// TestHandoverGivesEveryTransactionExactlyOneEmitter: a copy at P hands
+// over only when P >= M (the main worker's position), ready(P) when equal,
+// catchup(P) when ahead; then a transaction with commit LSN c is the copy
+// worker's iff c < P and the main worker's iff c >= P. A catchup table
+// becomes ready, and is stored, once M passes P; a failed checkpoint
+// changes nothing.
+func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		m, p      schema.LSN // M before the handover, the copy's P
+		want      string     // the phase handed over to, "" for refused
+		catchups  int
+		promoteAt schema.LSN // an advance of M that promotes it (0: none needed)
+	}{
+		{"copy behind the main worker", 500, 400, "", 0, 0},
+		{"copy at the main worker", 500, 500, offsets.PhaseReady, 0, 0},
+		{"copy ahead of the main worker", 500, 700, offsets.PhaseCatchup, 1, 700},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ph := newPhases(100, map[string]*tableState{
+				"public.t": {Table: offsets.Table{Table: "public.t", OID: 9, Phase: offsets.PhaseCopying}},
+			})
+			var stored []offsets.Table
+			ph.store = func(ts *tableState) func() error {
+				stored = append(stored, ts.Table)
+				return func() error { return nil }
+			}
+			ph.begin(tc.m - 1) // the main worker decides the transaction committed at M-1: M moves to M
+			if ph.mainPos != tc.m {
+				t.Fatalf("M = %s, want %s", ph.mainPos, tc.m)
+			}
+			cur := ph.get("public.t")
+			// A failed checkpoint leaves everything as it was.
+			if next, _, err := ph.handover(cur, tc.p, func(*tableState) error { return errors.New("broker gone") }); next != nil || (err == nil) != (tc.want == "") {
+				t.Fatalf("failed checkpoint: %v, %v", next, err)
+			}
+			if ph.get("public.t") != cur {
+				t.Fatal("a failed checkpoint changed the view")
+			}
+			var checkpointed *tableState
+			next, m, err := ph.handover(cur, tc.p, func(n *tableState) error { checkpointed = n; return nil })
+			if err != nil || m != tc.m {
+				t.Fatalf("handover: %v (M %s)", err, m)
+			}
+			if tc.want == "" {
+				if next != nil || checkpointed != nil || ph.get("public.t") != cur {
+					t.Fatalf("a copy behind M handed over: %+v", next)
+				}
+				return
+			}
+			if next.Phase != tc.want || next.LSN != uint64(tc.p) || checkpointed != next || ph.get("public.t") != next {
+				t.Fatalf("handed over to %+v, want %s(%s), stored by the checkpoint", next.Table, tc.want, tc.p)
+			}
+			if ph.catchups != tc.catchups {
+				t.Fatalf("catchups %d, want %d", ph.catchups, tc.catchups)
+			}
+			// Exactly one emitter for every transaction around P.
+			for _, c := range []schema.LSN{tc.p - 2, tc.p - 1, tc.p, tc.p + 1, tc.p + 100} {
+				main := ph.all().emits("public.t", 9, c)
+				copyWorker := c < tc.p
+				if main == copyWorker {
+					t.Errorf("commit %s: main worker emits %v, copy worker emitted %v", c, main, copyWorker)
+				}
+			}
+			if tc.promoteAt != 0 {
+				if moved := ph.advance(tc.promoteAt - 1); moved != nil {
+					t.Fatalf("promoted before M passed P: %v", moved)
+				}
+				moved := ph.advance(tc.promoteAt)
+				if len(moved) != 1 || moved[0].Phase != offsets.PhaseReady || ph.catchups != 0 {
+					t.Fatalf("advance to P: moved %v, catchups %d", moved, ph.catchups)
+				}
+				if last := stored[len(stored)-1]; last.Phase != offsets.PhaseReady || last.LSN != uint64(tc.p) {
+					t.Fatalf("the promotion was not stored: %+v", stored)
+				}
+				for _, c := range []schema.LSN{tc.p - 1, tc.p} {
+					if got := ph.all().emits("public.t", 9, c); got != (c >= tc.p) {
+						t.Errorf("ready: commit %s emitted by the main worker: %v", c, got)
+					}
+				}
+			}
+		})
 	}
 }

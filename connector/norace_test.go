@@ -1,0 +1,5 @@
+//go:build !race
+
+package connector
+
+const raceEnabled = false
