@@ -29,9 +29,9 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		return err
 	}
 	defer db.Close(context.Background())
-	pub := s.p.cfg.Postgres.Publication
-	if len(s.p.tables.Include) > 0 {
-		added, keyless, err := addMatchingTables(ctx, db, pub, s.p.tables)
+	pub := s.cfg.postgres.Publication
+	if len(s.cfg.tables.Include) > 0 {
+		added, keyless, err := addMatchingTables(ctx, db, pub, s.cfg.tables)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -43,7 +43,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		if len(added) > 0 {
 			s.log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", added))
 		}
-		s.p.keyless.report(s.log, keyless)
+		s.keyless.report(s.log, keyless)
 	}
 	// A publication without publish_via_partition_root lists the
 	// partitions of a partitioned table, each streamed as a table of its
@@ -68,8 +68,8 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			return err
 		}
 		partition := sch != rootSch || tab != rootTab
-		if s.p.include(sch, tab) || partition && s.p.include(rootSch, rootTab) {
-			if partition && s.p.cfg.Postgres.PublishViaPartitionRoot && !s.warnedPartitions {
+		if s.cfg.tables.Captures(sch, tab) || partition && s.cfg.tables.Captures(rootSch, rootTab) {
+			if partition && s.cfg.postgres.PublishViaPartitionRoot && !s.warnedPartitions {
 				s.warnedPartitions = true
 				s.log.Warn("the publication publishes the partitions of a partitioned table as tables of their own (one topic each; a row that moves "+
 					"between partitions becomes a delete in one and a create in another): it was created without publish_via_partition_root. "+
@@ -99,7 +99,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			add = append(add, f.tn)
 		}
 	}
-	clashes := s.p.naming.Clashes(keep, add)
+	clashes := s.cfg.naming.Clashes(keep, add)
 	if first && len(clashes) > 0 {
 		return topicClashError(clashes)
 	}
@@ -136,7 +136,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		if !first {
 			s.phases.markFresh(f.name)
 		}
-		if s.p.cfg.Snapshot.Mode == SnapshotNever || first && s.adopt {
+		if s.cfg.snapshot.Mode == SnapshotNever || first && s.adopt {
 			// Ready at M, the main worker's position as the view changes.
 			ts, wait := s.phases.update(f.name, func(ts *tableState, m schema.LSN) {
 				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(m)

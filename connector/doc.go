@@ -2,36 +2,47 @@
 // into Kafka, copying each table first, and keeps its state (the durable
 // LSN, each table's phase) in the offsets topic.
 //
-// The data flow, and the files that hold each stage:
+// The data flow, one way through, and the files that hold each stage:
 //
-//	Postgres ──pgoutput──► main worker (stream/, emitter.go) ──┐
-//	    │                                                       ├─► phase rules (phases.go, handover.go):
-//	    └──snapshot──► copy workers (snapshot.go, copy*.go) ────┘   who emits a table's change
-//	                   COPY + private catch-up                           │
+//	source (Postgres)
+//	  stream/ (pgoutput session) ──► main worker: emitter.go ───────────┐
+//	  copy.go, copy_rows.go (COPY)  ─► copy workers: snapshot.go ────────┤  phase rules: phases.go, handover.go
+//	  copy_catchup.go (private catch-up on the copy's slot) ────────────┤  (who emits a table's change)
+//	  catalog.go, keys.go (columns, types, the one key of a table) ─────┤
 //	                                                                     ▼
-//	   relation completed from the catalog (catalog.go), keyed (keys.go), NULLs admitted (nullable.go)
-//	                                                                     │
+//	plan        plan.go: per relation, once: topic, key, envelope (outbox.go,
+//	            flat headers flatheaders.go), NOT NULL relaxing (nullable.go);
+//	            the encoders' per-column plan is schema's
 //	                                                                     ▼
-//	   encode (format.go → schema's JSON/Avro encoders, flat envelope headers flatheaders.go, outbox events outbox.go; registry.go) ──► produce (emitter.go, copy_rows.go)
-//	                                                                     │
-//	        at-least-once: idempotent producer      exactly-once: Kafka transactions (txn.go)
-//	                                                                     │
+//	record writer   writer.go: encode (format.go → schema's JSON/Avro,
+//	            registry.go), size check, headers (headers.go), count in the
+//	            tracker, hand to the sink: the one place a record is made
 //	                                                                     ▼
-//	   acks ──► tracker.go (one contiguous durable LSN) ──► offsets topic and standby status to Postgres
+//	sink (Kafka)    sink.go: the delivery seam, chosen once;
+//	            sink_alo.go (at-least-once: idempotent producer),
+//	            sink_eos.go (exactly-once: Kafka transactions carrying the offsets)
+//	                                                                     ▼
+//	tracker     tracker.go: acks ──► one contiguous durable LSN ──► the offsets
+//	            topic (the sink's checkpoint) and the standby status to Postgres
 //
 // Around it: setup.go and source.go check the source and make the slot,
 // publication.go decides what goes in the publication, topics.go and
 // topicname.go name and create topics, heartbeat*.go keeps an idle slot
-// moving, retry.go classifies every error once, stop.go bounds a clean
-// stop, standby.go runs the pipeline on only the active one of several
+// moving, retry.go classifies every error once (classify for the
+// pipeline, tableFault for a table), stop.go bounds a clean stop,
+// standby.go runs the pipeline on only the active one of several
 // instances (ha.enabled: members of a Kafka consumer group, a fresh
 // Pipeline per activation; group.go is the membership), workers.go shares
 // the pipelines of a config directory among the members of a worker group
-// (the same seats, one per pipeline), and config*.go is the configuration (types, validation, keys and
-// environment, loading, printing).
+// (the same seats, one per pipeline), and config*.go is the configuration
+// (types, validation, keys and environment, loading, printing).
+//
+// Each component is built with its own part of the configuration, its
+// metrics and its logger (emitterConfig, copierConfig, snapshotterConfig,
+// deliveryConfig); none reaches into the Pipeline.
 //
 // Invariants: nothing is confirmed to Postgres before Kafka has it; every
 // change of a table after its snapshot is emitted by exactly one of its copy
-// worker (commit LSN at or before the handover) or the main worker (after
-// it); per key, records reach Kafka in commit order.
+// worker (commit LSN before the handover position P) or the main worker (at
+// or after it); per key, records reach Kafka in commit order.
 package connector

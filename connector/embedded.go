@@ -13,10 +13,12 @@ import (
 // kafka.brokers is empty.
 const EmbeddedKafkaAddr = "127.0.0.1:9092"
 
-// startEmbeddedKafka starts a single-node Kafka (franz-go's kfake) on
+// StartEmbeddedKafka starts a single-node Kafka (franz-go's kfake) on
 // 127.0.0.1:9092 keeping its data under dataDir/kafka, so that it survives
-// a restart. It is for development only.
-func startEmbeddedKafka(dataDir string, log *zap.Logger) (*kfake.Cluster, error) {
+// a restart. It is for development only: `mooncdc run` starts it when
+// kafka.brokers is empty and points the pipeline at it; a Pipeline itself
+// always needs brokers. Close the cluster to stop it.
+func StartEmbeddedKafka(dataDir string, log *zap.Logger) (*kfake.Cluster, error) {
 	dir := filepath.Join(dataDir, "kafka")
 	c, err := kfake.NewCluster(
 		kfake.NumBrokers(1),

@@ -199,12 +199,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	brokers := cfg.Kafka.Brokers
 	if len(brokers) == 0 {
-		emb, err := startEmbeddedKafka(cfg.DataDir, log)
-		if err != nil {
-			return err
-		}
-		defer emb.Close()
-		brokers = emb.ListenAddrs()
+		return &ConfigError{Err: errors.New("kafka.brokers is empty: `mooncdc run` starts the embedded development Kafka for that (StartEmbeddedKafka); a pipeline needs brokers")}
 	}
 	kafkaOpts, err := cfg.kafkaOptsLinked(brokers, p.links)
 	if err != nil {
@@ -336,7 +331,11 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
 	ph.store = func(ts *tableState) func() error { return states.enqueue(gctx, ts) }
 	p.phasesAt.Store(ph)
-	snap := &snapshotter{p: p, phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
+	snap := &snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
+		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: p.tables,
+		naming: p.naming, kafka: p.kafka},
+		metrics: p.metrics, ready: p.Ready, keyless: &p.keyless,
+		phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
 			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: cfg.recordOptions()},
 			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
@@ -383,7 +382,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	em := newEmitter(emCfg)
 	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx}
-	obs := &observer{p: p, serverEnd: &lastServerEnd, tracker: tracker}
+	obs := &observer{ready: &p.ready, metrics: p.metrics, serverEnd: &lastServerEnd, tracker: tracker}
 
 	g.Go(func() error { return mainOut.run(gctx, soft) })
 	g.Go(func() error {

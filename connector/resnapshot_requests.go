@@ -19,8 +19,8 @@ import (
 // request is not lost when the pipeline writes the table's record again
 // before it would have polled.
 func (s *snapshotter) watchRequests(ctx context.Context) error {
-	cl, err := kgo.NewClient(append(slices.Clip(s.p.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.p.cfg.Kafka.OffsetsTopic: {0: kgo.NewOffset().AtStart()}}))...)
+	cl, err := kgo.NewClient(append(slices.Clip(s.cfg.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.cfg.offsetsTopic: {0: kgo.NewOffset().AtStart()}}))...)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *snapshotter) watchRequests(ctx context.Context) error {
 		})
 		fs.EachRecord(func(r *kgo.Record) {
 			st := offsets.State{Tables: map[string]offsets.Table{}}
-			if err := offsets.Decode(s.p.cfg.Name, r.Key, r.Value, &st); err != nil {
+			if err := offsets.Decode(s.cfg.name, r.Key, r.Value, &st); err != nil {
 				return
 			}
 			for name, t := range st.Tables {

@@ -52,23 +52,24 @@ func (p *Pipeline) logPromoted(moved []*tableState) {
 
 // observer feeds the session's measurements into the metrics.
 type observer struct {
-	p         *Pipeline
+	ready     *atomic.Bool
+	metrics   *Metrics
 	serverEnd *atomic.Uint64
 	tracker   *Tracker
 }
 
 func (o *observer) Streaming(on bool) {
-	o.p.ready.Store(on)
+	o.ready.Store(on)
 	if on {
-		o.p.metrics.Streaming.Set(1)
+		o.metrics.Streaming.Set(1)
 	} else {
-		o.p.metrics.Streaming.Set(0)
+		o.metrics.Streaming.Set(0)
 	}
 }
-func (o *observer) Received(n int) { o.p.metrics.PayloadBytes.Add(float64(n)) }
+func (o *observer) Received(n int) { o.metrics.PayloadBytes.Add(float64(n)) }
 func (o *observer) ServerWALEnd(l schema.LSN) {
 	o.serverEnd.Store(uint64(l))
 	if d := o.tracker.Durable(); l > d {
-		o.p.metrics.LagBytes.Set(float64(l - d))
+		o.metrics.LagBytes.Set(float64(l - d))
 	}
 }

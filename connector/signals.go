@@ -166,8 +166,8 @@ func matches(dc, table string) bool {
 // sent while mooncdc is stopped is not acted on) and hands each signal for
 // this connector to the loop.
 func (s *snapshotter) watchSignals(ctx context.Context) error {
-	topic := s.p.cfg.Signals.KafkaTopic
-	cl, err := kgo.NewClient(append(slices.Clip(s.p.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	topic := s.cfg.signals.KafkaTopic
+	cl, err := kgo.NewClient(append(slices.Clip(s.cfg.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))...)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func (s *snapshotter) watchSignals(ctx context.Context) error {
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, -1, nil, topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		s.log.Warn("could not create the signal topic; create it with one partition", zap.String("topic", topic), zap.Error(err))
 	}
-	prefix := s.p.cfg.Kafka.TopicPrefix
+	prefix := s.cfg.prefix
 	for {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -212,7 +212,7 @@ func (s *snapshotter) watchSignals(ctx context.Context) error {
 func (s *snapshotter) tableSignal(ctx context.Context, ch *schema.Change) {
 	sg, err := parseSignalRow(ch.After)
 	if err != nil {
-		s.log.Warn("signal ignored", zap.String("table", s.p.cfg.Signals.Table), zap.Stringer("lsn", ch.LSN), zap.Error(err))
+		s.log.Warn("signal ignored", zap.String("table", s.cfg.signals.Table), zap.Stringer("lsn", ch.LSN), zap.Error(err))
 		return
 	}
 	select {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
@@ -23,11 +24,14 @@ import (
 // them to a pool of snapshot.workers, and records what became of each.
 // An errored table never stops the stream or the other tables.
 type snapshotter struct {
-	p      *Pipeline
-	c      *copier
-	phases *phases
-	log    *zap.Logger
-	jobs   chan copyJob
+	cfg     snapshotterConfig
+	metrics *Metrics
+	ready   func() bool    // the main worker streams: no copy starts before
+	keyless *keylessTables // tables left out of the publication for want of a key, reported once
+	c       *copier
+	phases  *phases
+	log     *zap.Logger
+	jobs    chan copyJob
 	// runs holds the snapshot run of due tables not queued yet
 	// (snapshotrun.go); touched only by run's goroutine.
 	runs map[string]*snapshotRun
@@ -56,6 +60,19 @@ type snapshotter struct {
 	// allDone is called once, in snapshot.mode initial_only, when every
 	// table is handed over or waits for resnapshot.
 	allDone func()
+}
+
+// snapshotterConfig is the snapshotter's part of the configuration.
+type snapshotterConfig struct {
+	snapshot     SnapshotConfig
+	postgres     PostgresConfig // discovery: the publication and how it publishes partitions
+	name         string         // the connector's: its resnapshot requests in the offsets topic
+	offsetsTopic string
+	prefix       string // kafka.topic_prefix: the key of this connector's Kafka signals
+	signals      SignalsConfig
+	tables       TableSelection
+	naming       TopicNaming
+	kafka        []kgo.Opt // the base of the clients that read the offsets and signal topics
 }
 
 // copyJob is a table to copy and the snapshot run it belongs to.
@@ -90,7 +107,7 @@ func initialPhases(mode SnapshotMode, stored map[string]offsets.Table) map[strin
 }
 
 func (s *snapshotter) run(ctx context.Context) error {
-	cfg := s.p.cfg.Snapshot
+	cfg := s.cfg.snapshot
 	s.jobs = make(chan copyJob, 1024)
 	s.runs = map[string]*snapshotRun{}
 	s.done = make(chan copyResult, cfg.Workers)
@@ -104,7 +121,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 	// Copy nothing before the main worker holds the slot: an instance that
 	// cannot take it (another one with the same name still streams) must
 	// not copy tables that one is copying or has handed over.
-	for !s.p.ready.Load() {
+	for !s.ready() {
 		if !sleepCtx(ctx, 50*time.Millisecond) {
 			return nil
 		}
@@ -118,7 +135,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 		return s.loop(gctx)
 	})
 	g.Go(func() error { return s.watchRequests(gctx) })
-	if s.p.cfg.Signals.KafkaTopic != "" {
+	if s.cfg.signals.KafkaTopic != "" {
 		g.Go(func() error { return s.watchSignals(gctx) })
 	}
 	return g.Wait()
@@ -155,7 +172,7 @@ func (s *snapshotter) worker(ctx context.Context, n int) error {
 }
 
 func (s *snapshotter) loop(ctx context.Context) error {
-	interval := s.p.cfg.Snapshot.DiscoveryInterval
+	interval := s.cfg.snapshot.DiscoveryInterval
 	tick := time.NewTicker(min(interval, time.Second))
 	defer tick.Stop()
 	lastDiscovery := time.Time{}
@@ -245,7 +262,7 @@ func (s *snapshotter) schedule() {
 		topics := make([]string, len(all))
 		for i, name := range all {
 			if tn, ok := s.names[name]; ok {
-				topics[i] = s.p.naming.Of(tn.Schema, tn.Table).Topic
+				topics[i] = s.cfg.naming.Of(tn.Schema, tn.Table).Topic
 			} else { // not discovered in this run (a stored phase): the copy makes its topic
 				topics[i] = ""
 			}
@@ -314,13 +331,9 @@ func (s *snapshotter) failures() error {
 // failed records a failed copy: errored, with a retry time for a transient
 // failure below snapshot.max_retries, or waiting for resnapshot.
 func (s *snapshotter) failed(name string, err error) {
-	cfg := s.p.cfg.Snapshot
+	cfg := s.cfg.snapshot
 	var ce *copyError
-	var tse *tableSchemaError
-	var ve *schema.ValueError
-	var big *RecordTooLargeError
-	permanent := errors.As(err, &ce) && ce.permanent || errors.As(err, &tse) || errors.As(err, &ve) || errors.As(err, &big) ||
-		errors.As(err, new(*keyRuleError))
+	permanent := errors.As(err, &ce) && ce.permanent || tableFault(err)
 	if !permanent && classify(err) == classCritical {
 		var pgErr *pgconn.PgError
 		// A server error other than a lost connection: a person must act,
@@ -331,7 +344,7 @@ func (s *snapshotter) failed(name string, err error) {
 	if permanent {
 		errType = "permanent"
 	}
-	s.p.metrics.WorkerErrors.WithLabelValues("table_sync", errType).Inc()
+	s.metrics.WorkerErrors.WithLabelValues("table_sync", errType).Inc()
 	ts := s.setPhase(name, func(ts *tableState) {
 		ts.Phase = offsets.PhaseErrored
 		ts.LastError = err.Error()
@@ -358,7 +371,7 @@ func (s *snapshotter) failed(name string, err error) {
 // resnapshot`, the stream and the other tables go on. It runs on the
 // stream goroutine.
 func (s *snapshotter) parked(name string, lsn schema.LSN, err error) {
-	s.p.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
+	s.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
 	s.setPhase(name, func(ts *tableState) {
 		ts.Phase = offsets.PhaseErrored
 		ts.ParkedLSN = uint64(lsn)

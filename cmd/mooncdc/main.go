@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -164,17 +165,58 @@ type runner interface {
 	Copies() []connector.CopyProgress
 }
 
-// newRunner builds the pipeline, or the standby member with ha.enabled.
-// The embedded development Kafka has no group to share: it runs as
-// without ha.
+// newRunner builds the pipeline, or the standby member with ha.enabled,
+// or, with kafka.brokers empty, the pipeline on the embedded development
+// Kafka, which has no group to share: it runs as without ha.
 func newRunner(cfg connector.Config, log *zap.Logger) (runner, error) {
-	if cfg.HA.Enabled && cfg.EmbeddedKafka() {
-		log.Warn("ha.enabled is ignored with the embedded Kafka (kafka.brokers empty): no other instance can share it")
+	if cfg.EmbeddedKafka() {
+		if cfg.HA.Enabled {
+			log.Warn("ha.enabled is ignored with the embedded Kafka (kafka.brokers empty): no other instance can share it")
+			cfg.HA.Enabled = false
+		}
+		// Validated now, as the pipeline it runs will be.
+		check := cfg
+		check.Kafka.Brokers = []string{connector.EmbeddedKafkaAddr}
+		if _, err := connector.New(check, log); err != nil {
+			return nil, err
+		}
+		return &embeddedRunner{cfg: cfg, log: log}, nil
 	}
-	if cfg.HA.Enabled && !cfg.EmbeddedKafka() {
+	if cfg.HA.Enabled {
 		return connector.NewStandby(cfg, log)
 	}
 	return connector.New(cfg, log)
+}
+
+// embeddedRunner runs the pipeline on the embedded development Kafka
+// (kafka.brokers empty), which it starts first and stops last.
+type embeddedRunner struct {
+	cfg connector.Config
+	log *zap.Logger
+	p   atomic.Pointer[connector.Pipeline]
+}
+
+func (r *embeddedRunner) Run(ctx context.Context) error {
+	emb, err := connector.StartEmbeddedKafka(r.cfg.DataDir, r.log)
+	if err != nil {
+		return err
+	}
+	defer emb.Close()
+	cfg := r.cfg
+	cfg.Kafka.Brokers = emb.ListenAddrs()
+	p, err := connector.New(cfg, r.log)
+	if err != nil {
+		return err
+	}
+	r.p.Store(p)
+	return p.Run(ctx)
+}
+
+func (r *embeddedRunner) Copies() []connector.CopyProgress {
+	if p := r.p.Load(); p != nil {
+		return p.Copies()
+	}
+	return nil
 }
 
 // runFlags maps the flags of "mooncdc run" to config keys. The most used keys
