@@ -8,13 +8,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -411,97 +409,4 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))
 	return nil
-}
-
-// stream runs replication sessions until a graceful stop or a critical
-// error, reconnecting with capped exponential backoff from the durable LSN.
-func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
-	tracker *Tracker, em *emitter, prog *progress, obs *observer) error {
-	log := p.log.Named("stream")
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
-	down := false
-	for {
-		start := tracker.Durable()
-		sess := stream.NewSession(stream.Config{
-			ConnConfig: pgcfg, Slot: p.cfg.Postgres.Slot, Publication: p.cfg.Postgres.Publication,
-			StartLSN: start, Log: log, Progress: prog, Observer: obs,
-		})
-		err := sess.Run(hard, soft, em)
-		// Whatever ended the session, the open transaction's rest will be
-		// replayed from the durable LSN by the next session. In
-		// exactly-once mode that is the last Kafka commit: the open Kafka
-		// transaction is aborted.
-		tracker.Abandon()
-		em.reset()
-		if rerr := prog.sink.sessionEnded(hard, err); rerr != nil {
-			// A fence outranks a retryable cause; a critical cause (a
-			// transaction over its timeout, which the broker ends by
-			// bumping the epoch: a fence too) says more.
-			if err == nil || errors.As(rerr, new(*FencedError)) && classify(err) != classCritical {
-				err = rerr
-			}
-			if hard.Err() == nil && !isRetryable(rerr) {
-				return err
-			}
-		}
-		if err == nil {
-			return nil
-		}
-		if hard.Err() != nil {
-			return hard.Err()
-		}
-		if soft.Err() != nil && !isRetryable(err) {
-			return nil
-		}
-		if sess.Started() {
-			// It had streamed: this is a new outage, not another failed
-			// attempt at the old one.
-			down = false
-			bo = newBackoff(500*time.Millisecond, 30*time.Second)
-		}
-		switch classify(err) {
-		case classRetryable:
-			p.metrics.WorkerErrors.WithLabelValues("main", "transient").Inc()
-			if !down {
-				log.Warn("replication connection lost; reconnecting with backoff", zap.Error(err), zap.Stringer("durable_lsn", tracker.Durable()))
-				down = true
-			} else {
-				log.Debug("reconnect failed", zap.Error(err))
-			}
-			// Let Kafka catch up first, so the next session resumes as late
-			// as possible and repeats as little as possible.
-			waitCtx, cancel := context.WithTimeout(hard, 10*time.Second)
-			_ = tracker.Wait(waitCtx)
-			cancel()
-			if err := tracker.Err(); err != nil {
-				return &criticalError{err}
-			}
-			if soft.Err() != nil {
-				return nil
-			}
-			if !sleepCtx(soft, bo.next()) {
-				return nil
-			}
-			if err := p.checkSlotStillThere(soft, pgcfg, nil); err != nil {
-				if errors.As(err, new(*UnsafeResumeError)) {
-					return err
-				}
-				log.Debug("slot check failed", zap.Error(err))
-			}
-			continue
-		default:
-			// A server error may be the slot's: invalidated (wal_status
-			// lost) or dropped. Say so, with what to do, rather than
-			// Postgres's bare "cannot read from logical replication slot".
-			if errors.As(err, new(*pgconn.PgError)) {
-				cctx, cancel := context.WithTimeout(hard, 10*time.Second)
-				serr := p.checkSlotStillThere(cctx, pgcfg, err)
-				cancel()
-				if errors.As(serr, new(*UnsafeResumeError)) {
-					return serr
-				}
-			}
-			return err
-		}
-	}
 }
