@@ -18,8 +18,11 @@ type emitter struct {
 	emitterConfig
 	w *recordWriter
 
-	// view is the phases as of the open transaction's Begin (main worker).
-	view   phaseView
+	// view is the phases as of the open transaction's Begin (main worker);
+	// viewGen counts the views taken, so that a plan's cached state of its
+	// table (recordPlan.state) is looked up once per transaction.
+	view    phaseView
+	viewGen uint64
 	commit schema.LSN
 	// failed holds the tables parked during the open transaction, whose
 	// view still shows them as emitting.
@@ -30,7 +33,10 @@ type emitter struct {
 	meta    txMetadata
 	txReady bool
 
-	routes map[*schema.Relation]recordPlan
+	routes map[*schema.Relation]*recordPlan
+	// last is the plan of the relation of the change before: a run of one
+	// table's changes finds its plan without a map lookup.
+	last *recordPlan
 	// shapes is each table's last relation (by oid) and announced the
 	// tables whose DDL message the next new shape follows (schemachange.go).
 	shapes    map[uint32]shapeAt
@@ -99,7 +105,7 @@ type emitterConfig struct {
 
 func newEmitter(cfg emitterConfig) *emitter {
 	written := cfg.metrics.ChangesWritten
-	return &emitter{emitterConfig: cfg, routes: make(map[*schema.Relation]recordPlan),
+	return &emitter{emitterConfig: cfg, routes: make(map[*schema.Relation]*recordPlan),
 		w: newRecordWriter(cfg.enc, cfg.sink, newAcks(cfg.tracker, new(recordPool), written, cfg.opts.txTopic, cfg.opts.schemaChangeTopic))}
 }
 
@@ -123,6 +129,7 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 		e.hooks.call(HookMainBegin, "")
 		var moved []*tableState
 		e.view, moved = e.gate.begin(tx.CommitLSN)
+		e.viewGen++
 		e.commit = tx.CommitLSN
 		if moved != nil && e.onPromote != nil {
 			e.onPromote(moved)
@@ -205,8 +212,17 @@ func (e *emitter) Change(ch *schema.Change) error {
 			return err
 		}
 	}
-	if e.gate != nil && !e.view.emitsChange(r.name, ch.Relation.OID, e.commit, ch.LSN) || e.failed[r.name] {
-		return nil // not handed over yet, or emitted by the copy worker, or parked
+	if e.gate != nil {
+		if r.viewGen != e.viewGen {
+			r.state, r.ownState = e.view.stateOf(r.name, ch.Relation.OID)
+			r.viewGen = e.viewGen
+		}
+		if !emitsChange(r.state, r.ownState, ch.Relation.OID, e.commit, ch.LSN) {
+			return nil // not handed over yet, or emitted by the copy worker, or parked
+		}
+	}
+	if e.failed[r.name] {
+		return nil // parked during this transaction
 	}
 	if r.keyErr != nil {
 		return e.tableError(r.name, ch.LSN, r.keyErr)
@@ -220,7 +236,6 @@ func (e *emitter) Change(ch *schema.Change) error {
 			r.rel, r.nulls = rel, newNullPlan(rel)
 		}
 		r.prepared = true
-		e.routes[ch.Relation] = r
 	}
 	ch.Relation = r.rel
 	if err := e.relaxNulls(e.ctx, r, ch); err != nil {
@@ -271,7 +286,7 @@ func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
 }
 
 // changeOf writes one row change of a routed table.
-func (e *emitter) changeOf(r recordPlan, ch *schema.Change) error {
+func (e *emitter) changeOf(r *recordPlan, ch *schema.Change) error {
 	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
 		// As Debezium: a delete and tombstone for the old key, then a
 		// create for the new one.
@@ -290,12 +305,17 @@ func (e *emitter) changeOf(r recordPlan, ch *schema.Change) error {
 // immutable and replaced on change, so the cache is keyed by pointer; it is
 // rebuilt when a session ends (relations are per session). A relation seen
 // for the first time may announce a schema change (schemachange.go).
-func (e *emitter) route(ch *schema.Change) (recordPlan, error) {
+func (e *emitter) route(ch *schema.Change) (*recordPlan, error) {
 	rel := ch.Relation
+	if e.last != nil && e.last.from == rel {
+		return e.last, nil
+	}
 	if r, ok := e.routes[rel]; ok {
+		e.last = r
 		return r, nil
 	}
-	r := e.plans.plan(rel, e.include(rel.Schema, rel.Table) || e.oid != 0 && rel.OID == e.oid)
+	pl := e.plans.plan(rel, e.include(rel.Schema, rel.Table) || e.oid != 0 && rel.OID == e.oid)
+	r := &pl
 	if !r.skip {
 		if r.ownTopic() {
 			if err := e.topics.ensure(r.topic); err != nil {
@@ -315,7 +335,7 @@ func (e *emitter) route(ch *schema.Change) (recordPlan, error) {
 	if len(e.routes) > 4096 {
 		clear(e.routes)
 	}
-	e.routes[rel] = r
+	e.routes[rel], e.last = r, r
 	return r, nil
 }
 
@@ -388,6 +408,7 @@ func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
 // reset forgets per-session state.
 func (e *emitter) reset() {
 	clear(e.routes)
+	e.last = nil
 	e.messagesReady = false
 	e.txReady = false
 	e.cur = nil

@@ -88,7 +88,7 @@ func allOptional(rel *schema.Relation) *schema.Relation {
 
 // relaxNulls points ch at a relation that admits its NULLs, registering
 // that relation's schemas first; ch is left alone when it has none.
-func (e *emitter) relaxNulls(ctx context.Context, r recordPlan, ch *schema.Change) error {
+func (e *emitter) relaxNulls(ctx context.Context, r *recordPlan, ch *schema.Change) error {
 	if r.nulls == nil || len(r.nulls.notNull) == 0 {
 		return nil
 	}

@@ -174,7 +174,7 @@ func checkRoutedTopic(t string) error {
 // a delete or truncate nothing, an update nothing but a warning, an
 // error-level log or (fatal) the table parked; an update of the key is a
 // delete and an insert, as Debezium sends it.
-func (e *emitter) outboxChange(r recordPlan, ch *schema.Change) error {
+func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
 	o := e.enc.outbox
 	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
 		// Debezium writes a key change as a delete, its tombstone and a

@@ -33,13 +33,12 @@ type phaseView map[string]*tableState
 // changes under the new name follow the old name's phase, so nothing
 // between the rename and the discovery of the new name is lost.
 func (v phaseView) emits(table string, oid uint32, commit schema.LSN) bool {
-	ts := v[table]
-	if ts == nil {
-		ts = v.renamed(oid)
-	}
-	if ts == nil {
-		return false
-	}
+	ts, _ := v.stateOf(table, oid)
+	return ts != nil && emitsState(ts, oid, commit)
+}
+
+// emitsState is emits' rule for the state ts found.
+func emitsState(ts *tableState, oid uint32, commit schema.LSN) bool {
 	switch ts.Phase {
 	case offsets.PhaseReady, offsets.PhaseCatchup:
 		return commit >= schema.LSN(ts.LSN)
@@ -75,10 +74,31 @@ func (v phaseView) renamed(oid uint32) *tableState {
 // reconnect, an aborted Kafka transaction), when the park was stored
 // before the records ahead of it were durable.
 func (v phaseView) emitsChange(table string, oid uint32, commit, lsn schema.LSN) bool {
-	if ts := v[table]; ts != nil && ts.Phase == offsets.PhaseErrored && ts.ParkedLSN != 0 {
+	ts, own := v.stateOf(table, oid)
+	return emitsChange(ts, own, oid, commit, lsn)
+}
+
+// stateOf returns the state that decides table's changes: its own (own
+// true), else the one written for its oid under another name (a rename,
+// see emits), else nil.
+func (v phaseView) stateOf(table string, oid uint32) (ts *tableState, own bool) {
+	if ts := v[table]; ts != nil {
+		return ts, true
+	}
+	return v.renamed(oid), false
+}
+
+// emitsChange decides, by the state stateOf found, whether the main
+// worker emits the change at lsn of relation oid in the transaction with
+// commit LSN commit: phaseView.emits' rule, and the parked table's.
+func emitsChange(ts *tableState, own bool, oid uint32, commit, lsn schema.LSN) bool {
+	if ts == nil {
+		return false
+	}
+	if own && ts.Phase == offsets.PhaseErrored && ts.ParkedLSN != 0 {
 		return lsn < schema.LSN(ts.ParkedLSN) && commit >= schema.LSN(ts.LSN)
 	}
-	return v.emits(table, oid, commit)
+	return emitsState(ts, oid, commit)
 }
 
 // phases is the pipeline mutex of the seed: it serialises the main

@@ -243,7 +243,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	// The delivery (sink.go), chosen once: exactly-once takes over its
 	// transactional producers here, before the offsets are read.
-	states := &stateWriter{cl: client, name: cfg.Name, topic: cfg.Kafka.OffsetsTopic, log: log}
+	states := &stateWriter{cl: client, records: offsetsRecords{name: cfg.Name, topic: cfg.Kafka.OffsetsTopic}, log: log}
 	del, err := p.newDelivery(soft, client, states, kafkaState)
 	if err != nil {
 		return err

@@ -15,7 +15,8 @@ import (
 
 // recordPlan is one relation's plan.
 type recordPlan struct {
-	name  string // "schema.table", the phase key
+	from  *schema.Relation // the relation the plan was made for
+	name  string           // "schema.table", the phase key
 	topic string
 	// routed: the topic is set by kafka.routes and may hold other
 	// tables' records (a copy then tombstones no stale keys).
@@ -35,6 +36,12 @@ type recordPlan struct {
 	// prepared: the record schemas are registered (stream only: a copy
 	// registers them per connection, before its first row).
 	prepared bool
+	// state is the table's phase in the main worker's view numbered
+	// viewGen (ownState: under the table's own name, not by its oid after
+	// a rename), looked up once per transaction, not per row.
+	state    *tableState
+	ownState bool
+	viewGen  uint64
 }
 
 // planner makes record plans. It holds no per-relation state; safe for
@@ -57,7 +64,7 @@ func newPlanner(cfg Config, naming TopicNaming) *planner {
 // plan returns the plan of rel, whose records are written when captured;
 // the relation to encode with is rel until withKey sets it.
 func (pl *planner) plan(rel *schema.Relation, captured bool) recordPlan {
-	r := recordPlan{name: rel.QualifiedName(), skip: !captured, rel: rel}
+	r := recordPlan{from: rel, name: rel.QualifiedName(), skip: !captured, rel: rel}
 	r.signals = pl.signals != nil && rel.Schema == pl.signals.Schema && rel.Table == pl.signals.Table
 	r.outbox = pl.outbox != nil && pl.outbox.IsTable(rel.Schema, rel.Table)
 	if !r.skip {

@@ -2,11 +2,8 @@ package connector
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -147,7 +144,7 @@ type delivery interface {
 // transactions aborted, so what is read afterwards is final.
 func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *stateWriter, hooks kgo.Hook) (delivery, error) {
 	cfg := p.cfg
-	dc := deliveryConfig{name: cfg.Name, offsetsTopic: cfg.Kafka.OffsetsTopic, kafka: cfg.Kafka, metrics: p.metrics, states: states}
+	dc := deliveryConfig{name: cfg.Name, records: states.records, kafka: cfg.Kafka, metrics: p.metrics, states: states}
 	log := p.log.Named("delivery")
 	if cfg.Kafka.Delivery != DeliveryExactlyOnce {
 		return &atLeastOnce{cfg: dc, cl: client, log: log}, nil
@@ -167,87 +164,9 @@ func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *
 
 // deliveryConfig is what a delivery needs besides its clients.
 type deliveryConfig struct {
-	name         string // the connector name: offsets keys, transactional ids
-	offsetsTopic string
-	kafka        KafkaConfig
-	metrics      *Metrics
-	states       *stateWriter // the ordered writer of table states
-}
-
-// stateWriter is the one ordered writer of table states: the offsets
-// topic has one partition and franz-go keeps the order of the records
-// handed to one client, so states handed to it under the pipeline mutex
-// reach the topic in the order they were made, and the last record of a
-// table is its newest state. Safe for concurrent use; enqueue does not
-// block.
-type stateWriter struct {
-	cl          producer
-	name, topic string
-	log         *zap.Logger
-}
-
-// stateWriteTimeout bounds the wait enqueue returns.
-const stateWriteTimeout = 30 * time.Second
-
-// enqueue hands ts's record to the producer and returns the wait for it,
-// which the caller may skip (a failure is logged either way; a state is
-// written again with the table's next change). The wait returns when the
-// record is acknowledged (nil) or failed, ctx ended, or
-// stateWriteTimeout passed. It does not use ProduceSync: the client runs
-// with the pipeline's hard context (kgo.WithContext), and once an abort
-// cancels that, a record already handed over is finished only by Close,
-// which Run calls after every goroutine has returned.
-func (w *stateWriter) enqueue(ctx context.Context, ts *tableState) (wait func() error) {
-	t := ts.Table
-	t.UpdatedMs = time.Now().UnixMilli()
-	done := make(chan error, 1)
-	w.cl.Produce(ctx, offsets.TableRecord(w.topic, w.name, t), func(_ *kgo.Record, err error) {
-		if err != nil && ctx.Err() == nil {
-			w.log.Warn("store table phase", zap.String("table", t.Table), zap.Error(err))
-		}
-		done <- err
-	})
-	return func() error {
-		timer := time.NewTimer(stateWriteTimeout)
-		defer timer.Stop()
-		select {
-		case err := <-done:
-			return err
-		case <-ctx.Done():
-			return fmt.Errorf("write the phase of %s to the offsets topic: %w", t.Table, ctx.Err())
-		case <-timer.C:
-			return fmt.Errorf("write the phase of %s to the offsets topic: not acknowledged after %s", t.Table, stateWriteTimeout)
-		}
-	}
-}
-
-// writePipeline stores src in the offsets topic through cl and waits for
-// it (at most 30 s), stamping its times.
-func writePipeline(ctx context.Context, cl producer, topic, name string, src offsets.Pipeline) error {
-	now := time.Now().UnixMilli()
-	src.UpdatedMs = now
-	if src.DurableMs == 0 {
-		src.DurableMs = now
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := produceWait(ctx, cl, offsets.PipelineRecord(topic, name, src)); err != nil {
-		return fmt.Errorf("write offsets to topic %q: %w", topic, err)
-	}
-	return nil
-}
-
-// produceWait produces rec through cl and waits for its acknowledgement,
-// at most until ctx ends. Unlike ProduceSync it returns when ctx ends even
-// if the client never finishes the record (its context is the pipeline's
-// hard one, which an abort cancels: only Close finishes it then).
-func produceWait(ctx context.Context, cl producer, rec *kgo.Record) error {
-	done := make(chan error, 1)
-	cl.Produce(ctx, rec, func(_ *kgo.Record, err error) { done <- err })
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	name    string         // the connector name: transactional ids
+	records offsetsRecords // the offsets records, and their topic
+	kafka   KafkaConfig
+	metrics *Metrics
+	states  *stateWriter // the ordered writer of table states
 }

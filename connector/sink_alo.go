@@ -59,7 +59,7 @@ func (s *aloMain) idle(schema.LSN) {}
 
 func (s *aloMain) open(ctx context.Context, src offsets.Pipeline) error {
 	s.src = src
-	return writePipeline(ctx, s.d.cl, s.d.cfg.offsetsTopic, s.d.cfg.name, src)
+	return writePipeline(ctx, s.d.cl, s.d.cfg.records, &s.src, src)
 }
 
 func (s *aloMain) flush(ctx context.Context) error {
@@ -97,8 +97,7 @@ func (s *aloMain) run(ctx, soft context.Context) error {
 		if d := uint64(s.tracker.Durable()); d != written {
 			prev := s.src
 			s.src.DurableLSN = d
-			s.src.Stamp(prev, time.Now().UnixMilli())
-			s.d.cl.Produce(ctx, offsets.PipelineRecord(s.d.cfg.offsetsTopic, s.d.cfg.name, s.src), func(_ *kgo.Record, err error) {
+			s.d.cl.Produce(ctx, s.d.cfg.records.pipeline(&s.src, prev), func(_ *kgo.Record, err error) {
 				if err != nil && ctx.Err() == nil {
 					s.d.log.Warn("write offsets", zap.Error(err))
 				}
@@ -112,8 +111,7 @@ func (s *aloMain) run(ctx, soft context.Context) error {
 func (s *aloMain) stopped(ctx context.Context) error {
 	prev := s.src
 	s.src.DurableLSN = uint64(s.tracker.Durable())
-	s.src.Stamp(prev, time.Now().UnixMilli())
-	return writePipeline(ctx, s.d.cl, s.d.cfg.offsetsTopic, s.d.cfg.name, s.src)
+	return writePipeline(ctx, s.d.cl, s.d.cfg.records, &s.src, prev)
 }
 
 // aloCopy is a copy's at-least-once sink: the shared producer, and the

@@ -203,9 +203,8 @@ func (w *eosMain) commit(ctx context.Context) error {
 	if prev == (offsets.Pipeline{}) {
 		prev = w.src
 	}
-	src.Stamp(prev, time.Now().UnixMilli())
 	// Produced last and waited for, with the rest (Flush).
-	offErr := produceWait(ctx, w.cl, offsets.PipelineRecord(w.d.cfg.offsetsTopic, w.d.cfg.name, src))
+	offErr := produceWait(ctx, w.cl, w.d.cfg.records.pipeline(&src, prev))
 	if err := w.cl.Flush(ctx); err != nil {
 		return err
 	}
@@ -406,11 +405,9 @@ func (s *eosCopy) handover(ctx context.Context, ts *tableState) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err
 	}
-	t := ts.Table
-	t.UpdatedMs = time.Now().UnixMilli()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := produceWait(ctx, s.cl, offsets.TableRecord(s.d.cfg.offsetsTopic, s.d.cfg.name, t)); err != nil {
+	if err := produceWait(ctx, s.cl, s.d.cfg.records.table(ts)); err != nil {
 		return err
 	}
 	if err := s.cl.Flush(ctx); err != nil {

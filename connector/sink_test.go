@@ -19,9 +19,10 @@ import (
 // (fakeproducer_test.go), no broker.
 
 func testDeliveryConfig(f *fakeProducer) deliveryConfig {
-	return deliveryConfig{name: "shop", offsetsTopic: "offsets", metrics: newMetrics(func() float64 { return 0 }),
+	records := offsetsRecords{name: "shop", topic: "offsets"}
+	return deliveryConfig{name: "shop", records: records, metrics: newMetrics(func() float64 { return 0 }),
 		kafka:  KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
-		states: &stateWriter{cl: f, name: "shop", topic: "offsets", log: zap.NewNop()}}
+		states: &stateWriter{cl: f, records: records, log: zap.NewNop()}}
 }
 
 // sendOne sends one record of n value bytes to topic in a new unit of
