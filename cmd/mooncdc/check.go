@@ -54,9 +54,8 @@ func checkCommand(ctx context.Context, args []string, environ []string, stdout, 
 	if err == nil {
 		cfg, err = cf.load(environ, connector.Config.Validate)
 	}
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, "", stdout, stderr); stop {
+		return code
 	}
 	all := checkPipeline(ctx, cfg, stdout, "")
 	fmt.Fprintln(stdout, all.summary())

@@ -114,13 +114,8 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 	if err == nil {
 		cfg, err = loadRunConfig(args, environ)
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, runUsage())
-		return connector.ExitOK
-	}
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, runUsage(), stdout, stderr); stop {
+		return code
 	}
 
 	prog := newProgress(cfg.Log, stderr)
@@ -322,6 +317,23 @@ func (cf configFlags) load(environ []string, validate func(connector.Config) err
 		return connector.Config{}, err
 	}
 	return cfg, nil
+}
+
+// configFailed reports a command's flag or configuration error the way
+// every command does: with err a flag.ErrHelp, the usage on stdout (exit
+// 0); else the error and its fix on stderr (its exit code). stop is false
+// when err is nil.
+func configFailed(err error, usage string, stdout, stderr io.Writer) (code int, stop bool) {
+	switch {
+	case err == nil:
+		return connector.ExitOK, false
+	case errors.Is(err, flag.ErrHelp) && usage != "":
+		fmt.Fprint(stdout, usage)
+		return connector.ExitOK, true
+	default:
+		fmt.Fprint(stderr, formatConfigError(err))
+		return connector.ExitCode(err), true
+	}
 }
 
 // formatConfigError prints one problem per line under a heading.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,18 +42,12 @@ func resetCommand(ctx context.Context, args []string, environ []string, stdout, 
 		return connector.ExitConfig
 	}
 	cf, err := parseConfigFlags("reset", args, false)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, resetUsage())
-		return connector.ExitOK
-	}
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, resetUsage(), stdout, stderr); stop {
+		return code
 	}
 	cfg, err := cf.load(environ, connector.Config.Validate)
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, "", stdout, stderr); stop {
+		return code
 	}
 	if cfg.EmbeddedKafka() {
 		fmt.Fprintf(stderr, "mooncdc reset: kafka.brokers is empty, but the embedded development Kafka lives inside 'mooncdc run', which must not run during a reset: "+

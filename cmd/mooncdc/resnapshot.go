@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -27,13 +26,8 @@ var resnapshotTimeout = time.Minute
 // them again. It writes nothing unless every TABLE names known tables.
 func resnapshotCommand(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
 	cf, err := parseConfigFlags("resnapshot", args, true)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, resnapshotUsage())
-		return connector.ExitOK
-	}
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, resnapshotUsage(), stdout, stderr); stop {
+		return code
 	}
 	if len(cf.args) == 0 {
 		fmt.Fprintf(stderr, "mooncdc resnapshot: name at least one table, e.g. public.orders\n\n%s", resnapshotUsage())
@@ -55,9 +49,8 @@ func resnapshotCommand(ctx context.Context, args []string, environ []string, std
 	}
 
 	cfg, err := cf.load(environ, validateForResnapshot)
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, "", stdout, stderr); stop {
+		return code
 	}
 	if cfg.EmbeddedKafka() {
 		fmt.Fprintf(stderr, "mooncdc resnapshot: kafka.brokers is empty, but the embedded development Kafka lives inside 'mooncdc run': "+

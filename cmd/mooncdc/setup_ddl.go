@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -24,18 +22,12 @@ func setupDDLCommand(ctx context.Context, args []string, environ []string, stdou
 		return connector.ExitConfig
 	}
 	cf, err := parseConfigFlags("setup-ddl", args, false)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, setupDDLUsage())
-		return connector.ExitOK
-	}
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, setupDDLUsage(), stdout, stderr); stop {
+		return code
 	}
 	cfg, err := cf.load(environ, connector.Config.Validate)
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, "", stdout, stderr); stop {
+		return code
 	}
 	pgcfg, err := cfg.PostgresConnConfig()
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -48,13 +47,8 @@ func statusCommand(ctx context.Context, args []string, environ []string, stdout,
 	if err == nil {
 		cf, err = parseConfigFlags("status", args, false)
 	}
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, statusUsage())
-		return connector.ExitOK
-	}
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, statusUsage(), stdout, stderr); stop {
+		return code
 	}
 	if isConfigDir(cf.configPath) {
 		return statusWorkersCommand(ctx, cf, wf, asJSON, environ, stdout, stderr)
@@ -62,9 +56,8 @@ func statusCommand(ctx context.Context, args []string, environ []string, stdout,
 	// The same rule as resnapshot: postgres.url may be absent (the
 	// Postgres part then says so), but a URL that is set must be valid.
 	cfg, err := cf.load(environ, validateForResnapshot)
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, "", stdout, stderr); stop {
+		return code
 	}
 
 	in := gatherStatus(ctx, cfg)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -47,13 +46,8 @@ func tailCommand(ctx context.Context, args []string, environ []string, stdout, s
 		return connector.ExitConfig
 	}
 	cf, err := parseConfigFlags("tail", rest, true)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, tailUsage())
-		return connector.ExitOK
-	}
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, tailUsage(), stdout, stderr); stop {
+		return code
 	}
 	if len(cf.args) == 0 {
 		fmt.Fprintf(stderr, "mooncdc tail: name at least one topic, e.g. shop.public.orders (<topic prefix>.<schema>.<table>)\n\n%s", tailUsage())
@@ -71,9 +65,8 @@ func tailCommand(ctx context.Context, args []string, environ []string, stdout, s
 		return connector.ExitConfig
 	}
 	cfg, err := cf.load(environ, validateForTail)
-	if err != nil {
-		fmt.Fprint(stderr, formatConfigError(err))
-		return connector.ExitCode(err)
+	if code, stop := configFailed(err, "", stdout, stderr); stop {
+		return code
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
