@@ -17,9 +17,13 @@ import (
 // without a per-record allocation or lookup.
 type txAck struct {
 	context.Context
-	end     schema.LSN // end LSN; set at Commit
-	pending int
-	closed  bool
+	end schema.LSN // end LSN; set at Commit, under the tracker's mutex
+	// pending counts its records not acknowledged yet and closed says it
+	// was committed; both are atomic, so that a record's Add and Ack take
+	// no lock: only the Ack that finishes a closed transaction does, to
+	// move the durable LSN (see Ack).
+	pending atomic.Int64
+	closed  atomic.Bool
 	gen     uint64 // the tracker generation it was opened in (Restart)
 }
 
@@ -157,20 +161,27 @@ func (t *Tracker) Add(a *txAck, n int) {
 	if t.budget != nil {
 		t.budget.inflight.Add(int64(n + recordCost))
 	}
-	t.mu.Lock()
-	a.pending++
-	t.mu.Unlock()
+	a.pending.Add(1)
 }
 
 // Ack counts one record of a, of n bytes, acknowledged (err nil) or
 // failed. A failure stops the durable LSN before a for good.
+//
+// Only the Ack that leaves a committed transaction with nothing pending
+// (or a failure) takes the mutex. Commit sets closed before it reads
+// pending, and Ack decrements pending before it reads closed, so of an
+// Ack that finishes a transaction and the Commit that closes it, at least
+// one sees the other's write and advances.
 func (t *Tracker) Ack(a *txAck, n int, err error) {
 	t.release(int64(n + recordCost))
 	if t.budget != nil {
 		t.budget.release(int64(n + recordCost))
 	}
+	left := a.pending.Add(-1)
+	if err == nil && (left > 0 || !a.closed.Load()) {
+		return
+	}
 	t.mu.Lock()
-	a.pending--
 	if err != nil && t.failed == nil && a.gen == t.gen {
 		t.failed = err
 	}
@@ -182,7 +193,7 @@ func (t *Tracker) Ack(a *txAck, n int, err error) {
 func (t *Tracker) Commit(a *txAck, end schema.LSN) {
 	t.mu.Lock()
 	a.end = end
-	a.closed = true
+	a.closed.Store(true)
 	if t.open == a {
 		t.open = nil
 	}
@@ -231,7 +242,7 @@ func (t *Tracker) advanceLocked() {
 	var end schema.LSN
 	for ; i < len(t.queue); i++ {
 		a := t.queue[i]
-		if !a.closed || a.pending > 0 {
+		if !a.closed.Load() || a.pending.Load() > 0 {
 			break
 		}
 		end = a.end

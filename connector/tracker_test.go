@@ -232,3 +232,39 @@ func TestCopyTrackerWaitsForThePipelinesBudget(t *testing.T) {
 		t.Fatalf("in flight after every ack: pipeline %d, copy %d, want 0", main.Inflight(), cp.Inflight())
 	}
 }
+
+// TestTrackerLockFreeAcksNeverMissTheLastOne: records of many
+// transactions acknowledged from several goroutines while the
+// transactions are still being committed: whatever the interleaving of
+// the last Ack and the Commit, the durable LSN reaches the last end.
+func TestTrackerLockFreeAcksNeverMissTheLastOne(t *testing.T) {
+	for round := 0; round < 50; round++ {
+		tr := NewTracker(0, 1<<30, nil)
+		const txs, recs = 40, 25
+		acks := make(chan *txAck, txs*recs)
+		done := make(chan struct{})
+		for w := 0; w < 4; w++ {
+			go func() {
+				for a := range acks {
+					tr.Ack(a, 1, nil)
+				}
+				done <- struct{}{}
+			}()
+		}
+		for i := 1; i <= txs; i++ {
+			a := tr.Begin()
+			for r := 0; r < recs; r++ {
+				tr.Add(a, 1)
+				acks <- a
+			}
+			tr.Commit(a, schema.LSN(i*100))
+		}
+		close(acks)
+		for w := 0; w < 4; w++ {
+			<-done
+		}
+		if d := tr.Durable(); d != txs*100 {
+			t.Fatalf("round %d: durable %s, want %s", round, d, schema.LSN(txs*100))
+		}
+	}
+}

@@ -40,6 +40,10 @@ type JSONEncoder struct {
 	cv    converter
 	meta  *MetaWriter // the flat envelope's metadata fields (nil without Config.Flat)
 
+	// times is the envelope's ts_ms, ts_us and ts_ns last written: a
+	// copy's rows share their now (refreshed every 256 rows), and writing
+	// the three numbers was a tenth of a copy row's encoding (issue 17.5).
+	times timesCache
 	// src is the source block last written for a snapshot row: the rows
 	// of a table's copy share it (the same snapshot time, LSN, relation
 	// and, but for the first and last rows, marker), and writing it was a
@@ -248,7 +252,7 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte
 	dst = append(dst, `,"op":"`...)
 	dst = append(dst, byte(ch.Op))
 	dst = append(dst, `","ts_ms":`...)
-	dst = appendTimes(dst, now)
+	dst = e.times.append(dst, now)
 	dst = append(dst, '}')
 	if e.schemas {
 		dst = append(dst, '}')
@@ -324,6 +328,25 @@ func appendTimes(dst []byte, t time.Time) []byte {
 	dst = strconv.AppendInt(dst, t.UnixMicro(), 10)
 	dst = append(dst, `,"ts_ns":`...)
 	return strconv.AppendInt(dst, t.UnixNano(), 10)
+}
+
+// timesCache holds the last time appendTimes wrote, and what it wrote.
+type timesCache struct {
+	ns  int64
+	out []byte
+}
+
+// append writes t as appendTimes does, copying the last output when t is
+// the time it was written for.
+func (c *timesCache) append(dst []byte, t time.Time) []byte {
+	ns := t.UnixNano()
+	if ns == c.ns && len(c.out) > 0 {
+		return append(dst, c.out...)
+	}
+	start := len(dst)
+	dst = appendTimes(dst, t)
+	c.ns, c.out = ns, append(c.out[:0], dst[start:]...)
+	return dst
 }
 
 // sourceTime is the time source.ts_* give: the commit time of a

@@ -336,3 +336,30 @@ func TestSnapshotSourceBlockFollowsItsInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeTimesFollowNow: the envelope's ts_ms, ts_us and ts_ns are
+// those of the now each record is encoded with, whether it repeats (a
+// copy's rows share it) or not.
+func TestEnvelopeTimesFollowNow(t *testing.T) {
+	e := NewJSONEncoder(testJSONConfig)
+	ch := &Change{Op: OpUpdate, Relation: customers, Before: keyOnly, After: rowAlice, Tx: testTx, LSN: 24023000}
+	for _, now := range []time.Time{testNow, testNow, testNow.Add(1234567 * time.Nanosecond), testNow.Add(1234567 * time.Nanosecond), testNow} {
+		out, err := e.AppendValue(nil, ch, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ TsMs, TsUs, TsNs int64 }
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(out, &raw); err != nil {
+			t.Fatal(err)
+		}
+		for k, dst := range map[string]*int64{"ts_ms": &v.TsMs, "ts_us": &v.TsUs, "ts_ns": &v.TsNs} {
+			if err := json.Unmarshal(raw[k], dst); err != nil {
+				t.Fatalf("%s: %v", k, err)
+			}
+		}
+		if v.TsMs != now.UnixMilli() || v.TsUs != now.UnixMicro() || v.TsNs != now.UnixNano() {
+			t.Fatalf("now %v: ts_ms %d ts_us %d ts_ns %d", now, v.TsMs, v.TsUs, v.TsNs)
+		}
+	}
+}
