@@ -23,7 +23,7 @@ type emitter struct {
 	// table (recordPlan.state) is looked up once per transaction.
 	view    phaseView
 	viewGen uint64
-	commit schema.LSN
+	commit  schema.LSN
 	// failed holds the tables parked during the open transaction, whose
 	// view still shows them as emitting.
 	failed map[string]bool
