@@ -3,6 +3,7 @@ package connector_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/connecttest"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
@@ -202,20 +204,16 @@ func TestIncompatibleSchemaParksOnlyThatTable(t *testing.T) {
 	if got := after(t, b[0])["v"]; got != "still flowing" {
 		t.Fatalf("table b: %v", after(t, b[0]))
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
 		ph := r.p.TablePhases()["public.a"]
-		if ph.Phase == "errored" {
-			if ph.Retry != "resnapshot" || !strings.Contains(ph.LastError, "incompatible") || !strings.Contains(ph.LastError, "inc.public.a-value") {
-				t.Fatalf("errored phase = %+v", ph)
-			}
-			break
+		if ph.Phase != "errored" {
+			return fmt.Errorf("table a not errored: %+v", ph)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table a not errored: %+v", ph)
+		if ph.Retry != "resnapshot" || !strings.Contains(ph.LastError, "incompatible") || !strings.Contains(ph.LastError, "inc.public.a-value") {
+			t.Fatalf("errored phase = %+v", ph)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	e.exec(`INSERT INTO b VALUES (2, 'after the refusal')`)
 	b = readAvro(t, reg, e.kafka, 2, "inc.public.b")
 	if len(b) != 2 {
@@ -241,20 +239,16 @@ func TestAvroWithoutAutoRegisterNeedsRegisteredSchemas(t *testing.T) {
 	cfg.Format.SchemaRegistry.AutoRegister = false
 	cfg.Snapshot.MaxRetries = 0
 	r := startStreaming(t, cfg)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
 		ph := r.p.TablePhases()["public.t"]
-		if ph.Phase == "errored" {
-			if !strings.Contains(ph.LastError, "auto_register") || !strings.Contains(ph.LastError, "noreg.public.t-") {
-				t.Fatalf("errored phase = %+v", ph)
-			}
-			break
+		if ph.Phase != "errored" {
+			return fmt.Errorf("table not errored: %+v", ph)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table not errored: %+v", ph)
+		if !strings.Contains(ph.LastError, "auto_register") || !strings.Contains(ph.LastError, "noreg.public.t-") {
+			t.Fatalf("errored phase = %+v", ph)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if n := reg.Requests(srtest.EndpointRegister); n != 0 {
 		t.Errorf("%d register requests with auto_register false", n)
 	}

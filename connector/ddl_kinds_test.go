@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 )
 
@@ -193,26 +194,25 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode connector.Delive
 	// The created table, once copied, streams: without the trigger its
 	// first Relation message is its CREATE (a table mooncdc adds to the
 	// publication is not in it for the writes before).
-	for deadline := time.Now().Add(60 * time.Second); r.p.TablePhases()["public.created"].Phase != "ready"; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("created is not handed over after 60s: %+v", r.p.TablePhases()["public.created"])
+	eventually.Succeeds(t, 60*time.Second, 100*time.Millisecond, func() error {
+		if ph := r.p.TablePhases()["public.created"]; ph.Phase != "ready" {
+			return fmt.Errorf("created is not handed over after 60s: %+v", ph)
 		}
-	}
+		return nil
+	})
 	e.exec(`INSERT INTO created VALUES (3, 'streamed')`)
 	// The dropped table's phase says so at the next discovery.
 	// The dropped table's phase says so at the next discovery, and the
 	// renamed table's new name takes its old name's phase (the old name is
 	// dropped), with no new copy.
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	eventually.Succeeds(t, 60*time.Second, 100*time.Millisecond, func() error {
 		ph := r.p.TablePhases()
 		if ph["public.drop_tab"].Phase == "dropped" && ph["public.ren_tab"].Phase == "dropped" && ph["public.ren_tab2"].Phase == "ready" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 60s: drop_tab %+v, ren_tab %+v, ren_tab2 %+v; want dropped, dropped, ready",
-				ph["public.drop_tab"], ph["public.ren_tab"], ph["public.ren_tab2"])
-		}
-	}
+		return fmt.Errorf("after 60s: drop_tab %+v, ren_tab %+v, ren_tab2 %+v; want dropped, dropped, ready",
+			ph["public.drop_tab"], ph["public.ren_tab"], ph["public.ren_tab2"])
+	})
 	stopBusy()
 	busyRows := <-busyDone
 
@@ -234,8 +234,7 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode connector.Delive
 	if len(want["busy"]) != busyRows {
 		t.Fatalf("busy has %d rows, the writer wrote %d", len(want["busy"]), busyRows)
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	eventually.Succeeds(t, 90*time.Second, 300*time.Millisecond, func() error {
 		var diffs []string
 		for _, c := range check {
 			topics := []string{}
@@ -249,13 +248,10 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode connector.Delive
 			}
 		}
 		if len(diffs) == 0 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tables rebuilt from Kafka differ from Postgres after 90s:\n%s\nphases %+v", strings.Join(diffs, "\n"), r.p.TablePhases())
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+		return fmt.Errorf("tables rebuilt from Kafka differ from Postgres after 90s:\n%s\nphases %+v", strings.Join(diffs, "\n"), r.p.TablePhases())
+	})
 	readCtx, cancelRead := context.WithTimeout(context.Background(), 20*time.Second)
 	for _, ev := range decode(t, kafkatest.ReadAll(readCtx, t, e.kafka, -1, topic("ren_tab2"))) {
 		if ev.Op == "r" {

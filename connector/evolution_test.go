@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/offsets"
@@ -91,17 +92,14 @@ func pgRows(t *testing.T, e *env, table string) map[int]string {
 
 func waitPhase(t *testing.T, r *running, table string, ok func(offsets.Table) bool) offsets.Table {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ph := r.p.TablePhases()[table]
-		if ok(ph) {
-			return ph
+	var ph offsets.Table
+	eventually.Succeeds(t, 60*time.Second, 20*time.Millisecond, func() error {
+		if ph = r.p.TablePhases()[table]; !ok(ph) {
+			return fmt.Errorf("table %s: phase %+v", table, ph)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table %s: phase %+v", table, ph)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return ph
 }
 
 // TestIncompatibleDDLParksTheTableAtItsDDL: with schema_evolution park,
@@ -159,17 +157,12 @@ func TestIncompatibleDDLParksTheTableAtItsDDL(t *testing.T) {
 				e.exec(`INSERT INTO a VALUES (8, 'eight')`)
 				e.exec(`UPDATE a SET v = 'three' WHERE id = 3`)
 				want := pgRows(t, e, "a")
-				deadline := time.Now().Add(60 * time.Second)
-				for {
-					rows, _ := avroRows(t, reg, e.kafka, "park.public.a")
-					if fmt.Sprint(rows) == fmt.Sprint(want) {
-						break
+				eventually.Succeeds(t, 60*time.Second, 200*time.Millisecond, func() error {
+					if rows, _ := avroRows(t, reg, e.kafka, "park.public.a"); fmt.Sprint(rows) != fmt.Sprint(want) {
+						return fmt.Errorf("table a rebuilt from Kafka %v, Postgres holds %v", rows, want)
 					}
-					if time.Now().After(deadline) {
-						t.Fatalf("table a rebuilt from Kafka %v, Postgres holds %v", rows, want)
-					}
-					time.Sleep(200 * time.Millisecond)
-				}
+					return nil
+				})
 				if err := r.stop(t); err != nil {
 					t.Fatal(err)
 				}
@@ -324,13 +317,8 @@ func TestParkAtDDLSurvivesACrashBeforeTheDDLIsDurable(t *testing.T) {
 	waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
 	// Crash once the park is stored: an abort racing the park's own write
 	// to the offsets topic is another test's matter.
-	deadline := time.Now().Add(60 * time.Second)
-	for !parkStored(t, e.kafka, "crash", "public.a") {
-		if time.Now().After(deadline) {
-			t.Fatal("the park of public.a is not in the offsets topic")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.True(t, 60*time.Second, 50*time.Millisecond, "the park of public.a is not in the offsets topic",
+		func() bool { return parkStored(t, e.kafka, "crash", "public.a") })
 	r.crash(t)
 
 	r = startStreaming(t, cfg)
@@ -394,17 +382,12 @@ func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
 				waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "ready" || p.Phase == "catchup" })
 				e.exec(`INSERT INTO a VALUES (4, 'four')`)
 				want := pgRows(t, e, "a")
-				deadline := time.Now().Add(60 * time.Second)
-				for {
-					rows, _ := avroRows(t, reg, e.kafka, name+".public.a")
-					if fmt.Sprint(rows) == fmt.Sprint(want) {
-						break
+				eventually.Succeeds(t, 60*time.Second, 200*time.Millisecond, func() error {
+					if rows, _ := avroRows(t, reg, e.kafka, name+".public.a"); fmt.Sprint(rows) != fmt.Sprint(want) {
+						return fmt.Errorf("table a rebuilt from Kafka %v, Postgres holds %v", rows, want)
 					}
-					if time.Now().After(deadline) {
-						t.Fatalf("table a rebuilt from Kafka %v, Postgres holds %v", rows, want)
-					}
-					time.Sleep(200 * time.Millisecond)
-				}
+					return nil
+				})
 				if v := reg.Versions(subject + "-v2"); len(v) != 1 {
 					t.Errorf("%s-v2 versions %v, want 1 (the copy's)", subject, v)
 				}

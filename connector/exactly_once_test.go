@@ -1,7 +1,6 @@
 package connector_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
 func eosConfig(e *env, name string, tables ...string) connector.Config {
@@ -50,8 +50,7 @@ func TestExactlyOnceCrashRepeatsNothing(t *testing.T) {
 		}
 	}
 	want := batches * per
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.Succeeds(t, 60*time.Second, 200*time.Millisecond, func() error {
 		evs := consume(t, e.kafka, -1, "eos.public.t")
 		n := countByID(evs)
 		total, dup := 0, 0
@@ -64,26 +63,22 @@ func TestExactlyOnceCrashRepeatsNothing(t *testing.T) {
 		if dup > 0 {
 			t.Fatalf("%d ids written more than once in exactly-once mode", dup)
 		}
-		if total == want {
-			break
+		if total != want {
+			return fmt.Errorf("%d of %d changes after the crash and restart", total, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d changes after the crash and restart", total, want)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
 	// A clean stop committed everything: a restart repeats nothing either.
 	r = startStreaming(t, cfg)
 	e.exec(`INSERT INTO t VALUES (99999, 'last')`)
-	evs := consume(t, e.kafka, -1, "eos.public.t")
-	deadline = time.Now().Add(30 * time.Second)
-	for countByID(evs)[99999] == 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
+	var evs []event
+	eventually.Within(30*time.Second, 100*time.Millisecond, func() bool {
 		evs = consume(t, e.kafka, -1, "eos.public.t")
-	}
+		return countByID(evs)[99999] != 0
+	})
 	for id, c := range countByID(evs) {
 		if c != 1 {
 			t.Fatalf("id %v written %d times", id, c)
@@ -128,16 +123,11 @@ func TestSecondInstanceFencesTheFirst(t *testing.T) {
 	}
 	r2.waitReady(t)
 	e.exec(`INSERT INTO t SELECT generate_series(101, 300)`)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	var n map[float64]int
-	for ctx.Err() == nil {
+	eventually.Within(60*time.Second, 200*time.Millisecond, func() bool {
 		n = countByID(consume(t, e.kafka, -1, "fence.public.t"))
-		if len(n) == 300 {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(n) == 300
+	})
 	if len(n) != 300 {
 		t.Fatalf("%d of 300 ids", len(n))
 	}

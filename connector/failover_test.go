@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -86,17 +87,10 @@ func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
 
 	// The standby has the slot, synchronized.
 	sb := &env{t: t, pg: standby, kafka: e.kafka}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.True(t, 60*time.Second, 200*time.Millisecond, "the standby has no synchronized copy of the slot after 60s", func() bool {
 		sb.scan(`SELECT coalesce((SELECT synced AND NOT temporary FROM pg_replication_slots WHERE slot_name = 'mooncdc_fo'), false)`, &synced)
-		if synced {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the standby has no synchronized copy of the slot after 60s")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return synced
+	})
 
 	// The primary dies mid-load; the standby is promoted.
 	if err := primary.Stop("immediate"); err != nil {
@@ -114,8 +108,7 @@ func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
 	var want int
 	sb.scan(`SELECT count(*)::int FROM orders`, &want)
 	ids := map[float64]bool{}
-	deadline = time.Now().Add(90 * time.Second)
-	for {
+	eventually.Succeeds(t, 90*time.Second, 500*time.Millisecond, func() error {
 		for _, ev := range consume(t, e.kafka, -1, "fo.public.orders") {
 			if ev.After != nil {
 				ids[ev.After["id"].(float64)] = true
@@ -153,13 +146,10 @@ func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
 		}
 		if missing == 0 {
 			t.Logf("%d rows on the promoted standby, all delivered (%d written to the old primary before it died)", want, next.Load()-101)
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of the promoted standby's %d rows never reached Kafka", missing, want)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return fmt.Errorf("%d of the promoted standby's %d rows never reached Kafka", missing, want)
+	})
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}

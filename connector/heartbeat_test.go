@@ -3,12 +3,14 @@ package connector_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
@@ -65,18 +67,14 @@ func TestHeartbeatsKeepAnIdleSlotsWALBounded(t *testing.T) {
 	// its confirmed position (the background writer logs one every 15 s
 	// while WAL is written); then the slot keeps little.
 	const bound = 16 << 20
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	eventually.Succeeds(t, 90*time.Second, 250*time.Millisecond, func() error {
 		retained, behind := slotWAL(t, e, "mooncdc_hb")
 		if retained < bound && behind < 1<<20 {
 			t.Logf("slot retains %d bytes, confirmed %d bytes behind the WAL", retained, behind)
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 100 MB written elsewhere the idle slot still retains %d bytes (confirmed %d behind); want < %d", retained, behind, bound)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return fmt.Errorf("after 100 MB written elsewhere the idle slot still retains %d bytes (confirmed %d behind); want < %d", retained, behind, bound)
+	})
 
 	// The heartbeats reached Kafka as records, and not as messages.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,9 +1,13 @@
 package connector_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mooncdc/mooncdc/internal/eventually"
+	"github.com/mooncdc/mooncdc/offsets"
 )
 
 // TestMessageKeyColumnsKeyBothPaths: format.message_key_columns (Debezium's
@@ -30,13 +34,13 @@ func TestMessageKeyColumnsKeyBothPaths(t *testing.T) {
 		"public.bad":    {"x"},
 	}
 	r := startStreaming(t, cfg)
-	deadline := time.Now().Add(30 * time.Second)
-	for r.p.TablePhases()["public.events"].Phase != "ready" || r.p.TablePhases()["public.logs"].Phase != "ready" {
-		if time.Now().After(deadline) {
-			t.Fatalf("tables not ready: %v", r.p.TablePhases())
+	deadline := time.Now().Add(30 * time.Second) // for both waits below
+	eventually.Succeeds(t, time.Until(deadline), 100*time.Millisecond, func() error {
+		if r.p.TablePhases()["public.events"].Phase != "ready" || r.p.TablePhases()["public.logs"].Phase != "ready" {
+			return fmt.Errorf("tables not ready: %v", r.p.TablePhases())
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	e.exec(`INSERT INTO events VALUES (2, 20, 200, 'live'); UPDATE events SET payload = 'x' WHERE id = 2;
 		UPDATE events SET tenant_id = 21 WHERE id = 2; DELETE FROM events WHERE id = 1;
 		INSERT INTO logs VALUES (2, 'live'); DELETE FROM logs WHERE a = 1`)
@@ -70,14 +74,13 @@ func TestMessageKeyColumnsKeyBothPaths(t *testing.T) {
 	if got := string(ordered[0].Key); got != `{"b":2,"a":1}` {
 		t.Errorf("ordered key %s, want the primary key's order {\"b\":2,\"a\":1}", got)
 	}
-	bad := r.p.TablePhases()["public.bad"]
-	for bad.Phase != "errored" || bad.Retry != "resnapshot" { // parked: waits for resnapshot, no retries
-		if time.Now().After(deadline) {
-			t.Fatalf("public.bad is %s (retry %q), want parked: %v", bad.Phase, bad.Retry, bad.LastError)
+	var bad offsets.Table
+	eventually.Succeeds(t, time.Until(deadline), 100*time.Millisecond, func() error {
+		if bad = r.p.TablePhases()["public.bad"]; bad.Phase != "errored" || bad.Retry != "resnapshot" { // parked: waits for resnapshot, no retries
+			return fmt.Errorf("public.bad is %s (retry %q), want parked: %v", bad.Phase, bad.Retry, bad.LastError)
 		}
-		time.Sleep(100 * time.Millisecond)
-		bad = r.p.TablePhases()["public.bad"]
-	}
+		return nil
+	})
 	if !strings.Contains(bad.LastError, `REPLICA IDENTITY FULL`) || !strings.Contains(bad.LastError, `"x"`) {
 		t.Errorf("public.bad parked with %q, want the column and the fix", bad.LastError)
 	}

@@ -1,12 +1,15 @@
 package connector_test
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
 func freeAddr(t *testing.T) string {
@@ -46,17 +49,13 @@ func TestMetricsEndpointsExportThePublicNames(t *testing.T) {
 	e.exec(`INSERT INTO m VALUES (1, 'a'), (2, 'b')`)
 	consume(t, e.kafka, 2, "metrics.public.m")
 	var body string
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually.Succeeds(t, 10*time.Second, 100*time.Millisecond, func() error {
 		_, body = get(t, "http://"+addr+"/metrics")
 		if strings.Contains(body, "mooncdc_changes_written_total 2") && strings.Contains(body, "mooncdc_transactions_durable_total 1") {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("counters did not reach the writes:\n%s", grepMooncdc(body))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("counters did not reach the writes:\n%s", grepMooncdc(body))
+	})
 	for _, name := range []string{
 		"mooncdc_transactions_received_total", "mooncdc_changes_received_total", "mooncdc_changes_written_total",
 		"mooncdc_transactions_durable_total", "mooncdc_replication_payload_bytes_total", "mooncdc_durable_lsn",

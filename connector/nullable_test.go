@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
@@ -105,17 +106,14 @@ func consumeAny(t *testing.T, e *env, reg *srtest.Registry, n int) map[string]an
 		}
 		return out
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.Within(30*time.Second, 200*time.Millisecond, func() bool {
 		evs := consume(t, e.kafka, -1, "nn.public.t")
 		for _, ev := range evs {
 			if ev.After != nil {
 				out[fmt.Sprintf("%s %v", ev.Op, ev.After["id"])] = ev.After["c"]
 			}
 		}
-		if len(evs) >= n || time.Now().After(deadline) {
-			return out
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(evs) >= n
+	})
+	return out
 }

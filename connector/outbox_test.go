@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
@@ -168,20 +169,16 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	if cust[2].Value != nil || string(cust[2].Key) != `{"schema":{"type":"string","optional":true},"payload":"c3"}` {
 		t.Errorf("b message without payload: key %s value %q, want a tombstone (route_tombstone_on_empty_payload)", cust[2].Key, cust[2].Value)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
 		ph := rb.p.TablePhases()["public.outbox"]
-		if ph.Phase == "errored" {
-			if !strings.Contains(ph.LastError, "table_op_invalid_behavior: fatal") {
-				t.Fatalf("errored phase %+v", ph)
-			}
-			break
+		if ph.Phase != "errored" {
+			return fmt.Errorf("outbox table not parked after the update under fatal: %+v", ph)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("outbox table not parked after the update under fatal: %+v", ph)
+		if !strings.Contains(ph.LastError, "table_op_invalid_behavior: fatal") {
+			t.Fatalf("errored phase %+v", ph)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if items := readRaw(t, e.kafka, 2, "obb.public.items"); !strings.Contains(string(items[1].Value), "after the update") {
 		t.Errorf("b items record %s: the stream should go on past the parked outbox table", items[1].Value)
 	}
@@ -355,20 +352,16 @@ func TestOutboxEventsPlacedOnTheirPartition(t *testing.T) {
 			t.Errorf("%s: keys %v, want only %v (m2 and e7 name a partition the topic lacks)", topic, got, want)
 		}
 		r := runs[i]
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
 			ph := r.p.TablePhases()["public.outbox"]
-			if ph.Phase == "errored" {
-				if !strings.Contains(ph.LastError, "names partition 12, but the topic has 4") {
-					t.Errorf("%s: errored phase %+v, want the partition named", topic, ph)
-				}
-				break
+			if ph.Phase != "errored" {
+				return fmt.Errorf("%s: outbox table not parked after the event for partition 12: %+v", topic, ph)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: outbox table not parked after the event for partition 12: %+v", topic, ph)
+			if !strings.Contains(ph.LastError, "names partition 12, but the topic has 4") {
+				t.Errorf("%s: errored phase %+v, want the partition named", topic, ph)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 		prefix := []string{"obp", "obpeo"}[i]
 		var msg struct {
 			Message struct{ Content []byte } `json:"message"`

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/connecttest"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -107,8 +108,7 @@ func start(t *testing.T, cfg connector.Config) *running {
 // in catchup.
 func (r *running) waitHandedOver(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	eventually.Succeeds(t, 90*time.Second, 20*time.Millisecond, func() error {
 		ph := r.p.TablePhases()
 		done := ph != nil
 		for _, tb := range ph {
@@ -120,17 +120,24 @@ func (r *running) waitHandedOver(t *testing.T) {
 			}
 		}
 		if done {
-			return
+			return nil
 		}
-		select {
-		case err := <-r.done:
-			r.done <- err
+		if stopped, err := r.stopped(); stopped {
 			t.Fatalf("pipeline stopped before the tables were handed over: %v", err)
-		case <-time.After(20 * time.Millisecond):
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tables not handed over after 90s: %+v", ph)
-		}
+		return fmt.Errorf("tables not handed over after 90s: %+v", ph)
+	})
+}
+
+// stopped reports whether Run has returned, and its error, without
+// waiting; a later stop or crash still sees the error.
+func (r *running) stopped() (bool, error) {
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return true, err
+	default:
+		return false, nil
 	}
 }
 
@@ -163,19 +170,15 @@ func runPipeline(t *testing.T, p *connector.Pipeline) *running {
 // waitReady waits until the main worker streams.
 func (r *running) waitReady(t *testing.T) {
 	t.Helper()
-	p := r.p
-	deadline := time.Now().Add(60 * time.Second)
-	for !p.Ready() {
-		select {
-		case err := <-r.done:
-			r.done <- err
+	eventually.True(t, 60*time.Second, 20*time.Millisecond, "pipeline not streaming after 60s", func() bool {
+		if r.p.Ready() {
+			return true
+		}
+		if stopped, err := r.stopped(); stopped {
 			t.Fatalf("pipeline stopped before streaming: %v", err)
-		case <-time.After(20 * time.Millisecond):
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("pipeline not streaming after 60s")
-		}
-	}
+		return false
+	})
 }
 
 // stop stops cleanly and returns Run's error.
@@ -308,20 +311,18 @@ func consume(t *testing.T, addr string, n int, topics ...string) []event {
 // of n (duplicates allowed) or 90 s pass.
 func consumeDistinct(t *testing.T, addr, topic string, total int) []event {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		evs := consume(t, addr, -1, topic)
+	var evs []event
+	eventually.Within(90*time.Second, 200*time.Millisecond, func() bool {
+		evs = consume(t, addr, -1, topic)
 		seen := make(map[float64]bool)
 		for _, ev := range evs {
 			if ev.After != nil {
 				seen[ev.After["n"].(float64)] = true
 			}
 		}
-		if len(seen) >= total || time.Now().After(deadline) {
-			return evs
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(seen) >= total
+	})
+	return evs
 }
 
 func TestStreamRoundTripInsertUpdateDeleteTruncate(t *testing.T) {
@@ -545,13 +546,9 @@ func TestCrashMidStreamLosesNothing(t *testing.T) {
 	wg.Add(1)
 	go func() { defer wg.Done(); writeLoad(t, e, "load", 100, 50, 300, 0) }()
 	// Crash while the load is being streamed.
-	deadline := time.Now().Add(30 * time.Second)
-	for r.p.Metrics() == nil || testCounter(r.p.Metrics().ChangesReceived) < 1000 {
-		if time.Now().After(deadline) {
-			t.Fatal("no progress before crash")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually.True(t, 30*time.Second, 5*time.Millisecond, "no progress before crash", func() bool {
+		return r.p.Metrics() != nil && testCounter(r.p.Metrics().ChangesReceived) >= 1000
+	})
 	r.crash(t)
 	wg.Wait()
 	r = start(t, cfg)
@@ -625,13 +622,7 @@ func TestPostgresRestartMidStreamRecoversByItself(t *testing.T) {
 	wg.Wait()
 	evs := consumeDistinct(t, e.kafka, "pgrestart.public.load", 3000)
 	checkChanges(t, evs, 3000, true)
-	deadline := time.Now().Add(30 * time.Second)
-	for !r.p.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("not streaming again after Postgres restarts")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, "not streaming again after Postgres restarts", r.p.Ready)
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -674,13 +665,9 @@ func TestKafkaRestartMidStreamRecoversByItself(t *testing.T) {
 	evs := consumeDistinct(t, e.kafka, "kafkarestart.public.load", 1500)
 	checkChanges(t, evs, 1500, true)
 	// Once Kafka has everything, the slot follows within a few status updates.
-	deadline := time.Now().Add(10 * time.Second)
-	for e.lsn("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_kafkarestart'") < end {
-		if time.Now().After(deadline) {
-			t.Fatal("slot not confirmed up to the acknowledged writes")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, 100*time.Millisecond, "slot not confirmed up to the acknowledged writes", func() bool {
+		return e.lsn("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_kafkarestart'") >= end
+	})
 	select {
 	case err := <-r.done:
 		t.Fatalf("pipeline exited during the Kafka outage: %v", err)

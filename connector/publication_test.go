@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
 // topicsWithPrefix lists the broker's topics that start with prefix.
@@ -208,15 +209,12 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	e.exec(`ALTER TABLE k REPLICA IDENTITY FULL`)
 	r.waitTable(t, "public.k")
 	e.exec(`UPDATE k SET b = 'fixed' WHERE a = 2`)
-	evs := consume(t, e.kafka, -1, "kl.public.k")
-	deadline := time.Now().Add(30 * time.Second)
-	for !hasUpdate(evs, "fixed") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no update record for k after its fix: %+v", evs)
+	eventually.Succeeds(t, 30*time.Second, 200*time.Millisecond, func() error {
+		if evs := consume(t, e.kafka, -1, "kl.public.k"); !hasUpdate(evs, "fixed") {
+			return fmt.Errorf("no update record for k after its fix: %+v", evs)
 		}
-		time.Sleep(200 * time.Millisecond)
-		evs = consume(t, e.kafka, -1, "kl.public.k")
-	}
+		return nil
+	})
 	if left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel); err != nil || len(left) != 0 {
 		t.Fatalf("after the fix UnpublishedKeyless = %v, %v; want none", left, err)
 	}
@@ -234,17 +232,12 @@ func hasUpdate(evs []event, b string) bool {
 // waitTable waits until table is handed over.
 func (r *running) waitTable(t *testing.T, table string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ph := r.p.TablePhases()[table].Phase
-		if ph == "ready" || ph == "catchup" {
-			return
+	eventually.Succeeds(t, 60*time.Second, 50*time.Millisecond, func() error {
+		if ph := r.p.TablePhases()[table].Phase; ph != "ready" && ph != "catchup" {
+			return fmt.Errorf("table %s not handed over after 60s (phase %q)", table, ph)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table %s not handed over after 60s (phase %q)", table, ph)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestTablesSharingATopicAreRefused: two tables whose names sanitize to the
@@ -281,13 +274,12 @@ func TestTablesSharingATopicAreRefused(t *testing.T) {
 	r.waitReady(t)
 	r.waitHandedOver(t)
 	e.exec(`CREATE TABLE public."a b" (id int PRIMARY KEY, v text)`)
-	deadline := time.Now().Add(30 * time.Second)
-	for logs.FilterMessageSnippet("new table not captured").Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no error for the clashing table; phases %+v", p.TablePhases())
+	eventually.Succeeds(t, 30*time.Second, 50*time.Millisecond, func() error {
+		if logs.FilterMessageSnippet("new table not captured").Len() == 0 {
+			return fmt.Errorf("no error for the clashing table; phases %+v", p.TablePhases())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	e.exec(`INSERT INTO public."a b" VALUES (1, 'intruder')`)
 	e.exec(`INSERT INTO public.a_b VALUES (2, 'own')`)
 	consume(t, e.kafka, 1, "clash2.public.a_b")

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 	"github.com/mooncdc/mooncdc/internal/tlstest"
@@ -29,8 +30,7 @@ func tlsPostgres(t *testing.T, pg *pgtest.Cluster, ca *tlstest.CA) {
 	if err := pg.EnableTLS(context.Background(), certPEM, keyPEM); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	eventually.Succeeds(t, 10*time.Second, 50*time.Millisecond, func() error {
 		conn, err := pg.Connect(context.Background(), "postgres")
 		if err != nil {
 			t.Fatal(err)
@@ -39,13 +39,10 @@ func tlsPostgres(t *testing.T, pg *pgtest.Cluster, ca *tlstest.CA) {
 		err = conn.QueryRow(context.Background(), "SHOW ssl").Scan(&on)
 		conn.Close(context.Background())
 		if err == nil && on == "on" {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ssl not on after the reload: %q %v", on, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("ssl not on after the reload: %q %v", on, err)
+	})
 }
 
 // Postgres over TLS with sslmode=verify-full and a CA made by the test: the
@@ -163,13 +160,12 @@ func TestKafkaSASLSCRAMAgainstUsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runPipeline(t, p)
-	deadline := time.Now().Add(20 * time.Second)
-	for logs.FilterMessageSnippet("check kafka.sasl.username and the password").Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no warning pointing at the SASL credentials within 20s; logs: %v", logs.All())
+	eventually.Succeeds(t, 20*time.Second, 50*time.Millisecond, func() error {
+		if logs.FilterMessageSnippet("check kafka.sasl.username and the password").Len() == 0 {
+			return fmt.Errorf("no warning pointing at the SASL credentials within 20s; logs: %v", logs.All())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	r.cancel()
 	<-r.done
 	r.done <- nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -209,18 +210,15 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 		e.invalidate("mooncdc_lost")
 		e.exec(`DELETE FROM t WHERE id = 2`)
 		release()
-		deadline := time.Now().Add(90 * time.Second)
-		for testCounter(r.p.Metrics().SlotLossResnapshots) < 1 {
-			select {
-			case err := <-r.done:
+		eventually.True(t, 90*time.Second, 100*time.Millisecond, "no repair within 90s of the slot's invalidation", func() bool {
+			if testCounter(r.p.Metrics().SlotLossResnapshots) >= 1 {
+				return true
+			}
+			if stopped, err := r.stopped(); stopped {
 				t.Fatalf("run stopped instead of repairing: %v", err)
-			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("no repair within 90s of the slot's invalidation")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return false
+		})
 		r.waitHandedOver(t)
 		e.exec(`INSERT INTO t VALUES (6, 'e')`)
 		checkCompacted(t, e, "lost.public.t", map[string]string{"3": "a", "4": "a", "5": "a", "6": "e"})
@@ -234,10 +232,8 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 // tombstone removes it) gives want (id → v), or fails after 90 s.
 func checkCompacted(t *testing.T, e *env, topic string, want map[string]string) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	var got map[string]string
-	for {
-		got = map[string]string{}
+	eventually.Succeeds(t, 90*time.Second, 200*time.Millisecond, func() error {
+		got := map[string]string{}
 		for _, ev := range consume(t, e.kafka, -1, topic) {
 			id := fmt.Sprint(ev.Key["id"])
 			switch {
@@ -247,12 +243,9 @@ func checkCompacted(t *testing.T, e *env, topic string, want map[string]string) 
 				got[id] = fmt.Sprint(ev.After["v"])
 			}
 		}
-		if maps.Equal(got, want) {
-			return
+		if !maps.Equal(got, want) {
+			return fmt.Errorf("topic %s compacts to %v, want %v", topic, got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("topic %s compacts to %v, want %v", topic, got, want)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }

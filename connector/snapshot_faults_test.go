@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -105,13 +106,9 @@ func TestSnapshotCrashes(t *testing.T) {
 			r.waitReady(t)
 			switch when {
 			case "during COPY":
-				deadline := time.Now().Add(60 * time.Second)
-				for testCounter(p.Metrics().TableCopyRows.WithLabelValues("public.crashy")) < 5000 {
-					if time.Now().After(deadline) {
-						t.Fatal("copy made no progress")
-					}
-					time.Sleep(2 * time.Millisecond)
-				}
+				eventually.True(t, 60*time.Second, 2*time.Millisecond, "copy made no progress", func() bool {
+					return testCounter(p.Metrics().TableCopyRows.WithLabelValues("public.crashy")) >= 5000
+				})
 				if ph := p.TablePhases()["public.crashy"]; ph.Phase != "copying" {
 					t.Fatalf("crash meant during COPY, but the table is %s", ph.Phase)
 				}
@@ -165,20 +162,16 @@ func TestFailedCopyIsIsolatedAndResnapshotRecovers(t *testing.T) {
 	cfg.Postgres.URL = strings.Replace(cfg.Postgres.URL, "postgres@", "cdc@", 1)
 	cfg.Snapshot.DiscoveryInterval = time.Second
 	r := startStreaming(t, cfg)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.Succeeds(t, 60*time.Second, 20*time.Millisecond, func() error {
 		ph := r.p.TablePhases()
-		if ph["public.open_t"].Phase == "ready" && ph["public.secret_t"].Phase == "errored" {
-			if s := ph["public.secret_t"]; s.Retry != "resnapshot" || !strings.Contains(s.LastError, "permission denied") {
-				t.Fatalf("secret_t errored with retry %q, error %q; want a permanent failure naming the privilege", s.Retry, s.LastError)
-			}
-			break
+		if ph["public.open_t"].Phase != "ready" || ph["public.secret_t"].Phase != "errored" {
+			return fmt.Errorf("want open_t ready and secret_t errored: %+v", ph)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want open_t ready and secret_t errored: %+v", ph)
+		if s := ph["public.secret_t"]; s.Retry != "resnapshot" || !strings.Contains(s.LastError, "permission denied") {
+			t.Fatalf("secret_t errored with retry %q, error %q; want a permanent failure naming the privilege", s.Retry, s.LastError)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	m.run(context.Background(), 40) // the stream flows for the readable table
 	converge(t, e, "iso", "open_t")
 	if got := testCounter(r.p.Metrics().WorkerErrors.WithLabelValues("table_sync", "permanent")); got < 1 {
@@ -187,13 +180,12 @@ func TestFailedCopyIsIsolatedAndResnapshotRecovers(t *testing.T) {
 
 	e.exec(`GRANT SELECT ON secret_t TO cdc`)
 	resnapshot(t, "iso", e, r, "public.secret_t")
-	deadline = time.Now().Add(60 * time.Second)
-	for ph := r.p.TablePhases()["public.secret_t"].Phase; ph != "ready" && ph != "catchup"; ph = r.p.TablePhases()["public.secret_t"].Phase {
-		if time.Now().After(deadline) {
-			t.Fatalf("secret_t not copied after GRANT and resnapshot: %+v", r.p.TablePhases()["public.secret_t"])
+	eventually.Succeeds(t, 60*time.Second, 50*time.Millisecond, func() error {
+		if ph := r.p.TablePhases()["public.secret_t"]; ph.Phase != "ready" && ph.Phase != "catchup" {
+			return fmt.Errorf("secret_t not copied after GRANT and resnapshot: %+v", ph)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	m.run(context.Background(), 40)
 	v := converge(t, e, "iso", "secret_t")
 	checkAfterLastSnapshot(t, "secret_t", v, m.events["secret_t"])
@@ -214,13 +206,12 @@ func TestNewTableIsCopiedThenStreamed(t *testing.T) {
 	e.exec(`CREATE TABLE later_t (id int PRIMARY KEY, n bigint)`)
 	m := newMutator(t, e, 100, "later_t", "first_t")
 	m.seed("later_t", 30)
-	deadline := time.Now().Add(60 * time.Second)
-	for r.p.TablePhases()["public.later_t"].Phase != "ready" && r.p.TablePhases()["public.later_t"].Phase != "catchup" {
-		if time.Now().After(deadline) {
-			t.Fatalf("later_t not copied: %+v", r.p.TablePhases())
+	eventually.Succeeds(t, 60*time.Second, 50*time.Millisecond, func() error {
+		if r.p.TablePhases()["public.later_t"].Phase != "ready" && r.p.TablePhases()["public.later_t"].Phase != "catchup" {
+			return fmt.Errorf("later_t not copied: %+v", r.p.TablePhases())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	m.run(context.Background(), 50)
 	v := converge(t, e, "grow", "later_t")
 	checkExactlyOnceAfterSnapshot(t, "later_t", v, m.events["later_t"])
@@ -242,12 +233,11 @@ func TestSnapshotModes(t *testing.T) {
 		cfg.Snapshot.Mode = connector.SnapshotNever
 		r := start(t, cfg)
 		m.run(context.Background(), 10)
-		evs := consume(t, e.kafka, -1, "never.public.t")
-		deadline := time.Now().Add(30 * time.Second)
-		for len(evs) == 0 && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
+		var evs []event
+		eventually.Within(30*time.Second, 100*time.Millisecond, func() bool {
 			evs = consume(t, e.kafka, -1, "never.public.t")
-		}
+			return len(evs) != 0
+		})
 		v := rebuild(t, evs)
 		if v.reads != 0 {
 			t.Fatalf("snapshot.mode never produced %d snapshot rows", v.reads)
@@ -363,20 +353,16 @@ func TestTransientCopyFailureIsRetried(t *testing.T) {
 	waitMainDecided(p, before, 3)
 	e.exec(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name LIKE 'mooncdc_retry_copy_%' AND active_pid IS NOT NULL`)
 	close(release)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.Succeeds(t, 60*time.Second, 5*time.Millisecond, func() error {
 		ph := p.TablePhases()["public.flaky"]
 		if ph.Phase == "errored" && ph.Retry == "resnapshot" {
 			t.Fatalf("a lost connection must be retried, not wait for resnapshot: %+v", ph)
 		}
 		if ph.Phase == "ready" || ph.Phase == "catchup" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not copied after a retry: %+v", ph)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return fmt.Errorf("not copied after a retry: %+v", ph)
+	})
 	if got := testCounter(p.Metrics().WorkerErrors.WithLabelValues("table_sync", "transient")); got < 1 {
 		t.Fatalf("no transient copy failure recorded (worker_errors_total=%v)", got)
 	}
@@ -407,20 +393,20 @@ func TestNonTransactionalDDLMessageFailsTheCopy(t *testing.T) {
 	m.run(context.Background(), 3)
 	waitMainDecided(p, before, 3)
 	close(release)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.Succeeds(t, 60*time.Second, 10*time.Millisecond, func() error {
 		ph := p.TablePhases()["public.ddl_t"]
 		if ph.Phase == "errored" {
 			if !strings.Contains(ph.LastError, "DDL message must be transactional") {
 				t.Fatalf("copy failed for another reason: %s", ph.LastError)
 			}
-			break
+			return nil
 		}
-		if ph.Phase == "ready" || ph.Phase == "catchup" || time.Now().After(deadline) {
-			t.Fatalf("want the copy to fail on the non-transactional DDL message, got %+v", ph)
+		err := fmt.Errorf("want the copy to fail on the non-transactional DDL message, got %+v", ph)
+		if ph.Phase == "ready" || ph.Phase == "catchup" {
+			t.Fatal(err.Error()) // handed over: it will never fail now
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	})
 	if !p.Ready() {
 		t.Fatal("the stream stopped")
 	}

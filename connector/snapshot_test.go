@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -195,18 +196,15 @@ func (e *env) tableRows(table string) map[int]int64 {
 func converge(t *testing.T, e *env, prefix, table string) tableView {
 	t.Helper()
 	want := e.tableRows(table)
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		v := rebuild(t, consume(t, e.kafka, -1, prefix+".public."+table))
-		diff := diffRows(v.rows, want)
-		if diff == "" {
-			return v
+	var v tableView
+	eventually.Succeeds(t, 90*time.Second, 200*time.Millisecond, func() error {
+		v = rebuild(t, consume(t, e.kafka, -1, prefix+".public."+table))
+		if diff := diffRows(v.rows, want); diff != "" {
+			return fmt.Errorf("table %s rebuilt from Kafka differs from Postgres: %s", table, diff)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table %s rebuilt from Kafka differs from Postgres: %s", table, diff)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
+	return v
 }
 
 func diffRows(got, want map[int]int64) string {
@@ -344,31 +342,27 @@ func TestHandoverCatchupWhenCopyIsAhead(t *testing.T) {
 	})
 	m.run(context.Background(), 10) // the main worker stops at the first of these
 	resnapshot(t, "ahead", e, r, "public.hot")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if ph, ok := handedOver.Load("public.hot"); ok {
-			if ph != "catchup" {
-				t.Fatalf("hot handed over as %v, want catchup (the copy was ahead of the main worker)", ph)
-			}
-			break
+	eventually.Succeeds(t, 60*time.Second, 20*time.Millisecond, func() error {
+		ph, ok := handedOver.Load("public.hot")
+		if !ok {
+			return fmt.Errorf("no handover: %+v", r.p.TablePhases())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no handover: %+v", r.p.TablePhases())
+		if ph != "catchup" {
+			t.Fatalf("hot handed over as %v, want catchup (the copy was ahead of the main worker)", ph)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	close(release)
 	m.run(context.Background(), 30)
 	v := converge(t, e, "ahead", "hot")
 	checkAfterLastSnapshot(t, "hot", v, m.events["hot"])
 	converge(t, e, "ahead", "other")
-	deadline = time.Now().Add(30 * time.Second)
-	for r.p.TablePhases()["public.hot"].Phase != "ready" {
-		if time.Now().After(deadline) {
-			t.Fatalf("hot not promoted to ready once the main worker passed the handover: %+v", r.p.TablePhases()["public.hot"])
+	eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
+		if ph := r.p.TablePhases()["public.hot"]; ph.Phase != "ready" {
+			return fmt.Errorf("hot not promoted to ready once the main worker passed the handover: %+v", ph)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
 	}

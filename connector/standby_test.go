@@ -2,6 +2,7 @@ package connector_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -50,20 +52,19 @@ func startMember(t *testing.T, cfg connector.Config, label string, cores ...zapc
 func (m *member) waitRole(t *testing.T, role string, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for {
+	eventually.Succeeds(t, within, 20*time.Millisecond, func() error {
 		if m.s.Role() == role && (role != connector.RoleActive || m.s.Streaming()) {
-			return time.Since(start)
+			return nil
 		}
 		select {
 		case err := <-m.done:
 			m.done <- err
 			t.Fatalf("member stopped while waiting to be %s: %v", role, err)
-		case <-time.After(20 * time.Millisecond):
+		default:
 		}
-		if time.Since(start) > within {
-			t.Fatalf("member is %q after %s, want %s", m.s.Role(), within, role)
-		}
-	}
+		return fmt.Errorf("member is %q after %s, want %s", m.s.Role(), within, role)
+	})
+	return time.Since(start)
 }
 
 // waitHandedOver waits until the member is active and every table its
@@ -72,8 +73,7 @@ func (m *member) waitRole(t *testing.T, role string, within time.Duration) time.
 func (m *member) waitHandedOver(t *testing.T) {
 	t.Helper()
 	m.waitRole(t, connector.RoleActive, 60*time.Second)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually.Succeeds(t, 60*time.Second, 20*time.Millisecond, func() error {
 		ph := m.s.TablePhases()
 		done := len(ph) > 0
 		for _, tb := range ph {
@@ -81,14 +81,11 @@ func (m *member) waitHandedOver(t *testing.T) {
 				done = false
 			}
 		}
-		if done {
-			return
+		if !done {
+			return fmt.Errorf("tables not handed over after 60s: %+v", ph)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tables not handed over after 60s: %+v", ph)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestStandbyTakesOverAtTheActivesCleanStopLosingNothing: two members of
@@ -179,13 +176,12 @@ func TestStandbyAbortsAtOnceWhenItsMembershipIsLost(t *testing.T) {
 				return resp, nil, true
 			})
 			lose.Store(true)
-			deadline := time.Now().Add(20 * time.Second)
-			for logs.FilterMessageSnippet("aborting the pipeline").Len() == 0 {
-				if time.Now().After(deadline) {
-					t.Fatalf("no abort 20s after the membership was lost (lost=%v, role %q)", lost.Load(), a.s.Role())
+			eventually.Succeeds(t, 20*time.Second, 20*time.Millisecond, func() error {
+				if logs.FilterMessageSnippet("aborting the pipeline").Len() == 0 {
+					return fmt.Errorf("no abort 20s after the membership was lost (lost=%v, role %q)", lost.Load(), a.s.Role())
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return nil
+			})
 			writeLoad(t, e, "load", 10, 50, 100, 500)
 			took := a.waitRole(t, connector.RoleActive, 60*time.Second)
 			t.Logf("active again %s after the abort", took.Round(time.Millisecond))

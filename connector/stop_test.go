@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -54,10 +55,9 @@ func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
 			free := holdProduce(t, broker, "stop.public.t") // made by the copy of the empty table
 			before := e.lsn(`SELECT pg_current_wal_lsn()`)
 			e.exec(`INSERT INTO t SELECT generate_series(1, 100)`)
-			deadline := time.Now().Add(30 * time.Second)
-			for testCounter(r.p.Metrics().ChangesReceived) < 100 && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
+			eventually.Within(30*time.Second, 20*time.Millisecond, func() bool {
+				return testCounter(r.p.Metrics().ChangesReceived) >= 100
+			})
 			took, err := stopWithin(t, r, 20*time.Second)
 			var ste *connector.ShutdownTimeoutError
 			if !errors.As(err, &ste) || connector.ExitCode(err) != connector.ExitRuntime {
@@ -78,11 +78,10 @@ func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
 			free()
 			start(t, cfg)
 			if evs := consume(t, e.kafka, -1, "stop.public.t"); len(countByCreate(evs)) < 100 {
-				deadline := time.Now().Add(30 * time.Second)
-				for len(countByCreate(evs)) < 100 && time.Now().Before(deadline) {
-					time.Sleep(200 * time.Millisecond)
+				eventually.Within(30*time.Second, 200*time.Millisecond, func() bool {
 					evs = consume(t, e.kafka, -1, "stop.public.t")
-				}
+					return len(countByCreate(evs)) >= 100
+				})
 				if n := len(countByCreate(evs)); n < 100 {
 					t.Errorf("after the restart %d of the 100 rows arrived", n)
 				}
@@ -182,13 +181,9 @@ func TestStopWhileTheRegistryIsRetriedIsClean(t *testing.T) {
 	r.waitReady(t)
 	e.exec(`INSERT INTO t VALUES (1)`)
 	inserted := e.lsn(`SELECT pg_current_wal_lsn()`)
-	deadline := time.Now().Add(30 * time.Second)
-	for logs.FilterMessageSnippet("Schema Registry unavailable").Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the stream never waited for the registry")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the stream never waited for the registry", func() bool {
+		return logs.FilterMessageSnippet("Schema Registry unavailable").Len() != 0
+	})
 	if took, err := stopWithin(t, r, 10*time.Second); err != nil {
 		t.Errorf("stop while the registry is retried: %v after %s, want nil", err, took)
 	}

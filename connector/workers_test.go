@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
 // worker is one Workers running in the background.
@@ -65,9 +66,9 @@ func (k *worker) stop(t *testing.T) {
 // not read by a first copy), and returns what each runs.
 func waitSpread(t *testing.T, within time.Duration, ws []*worker, want ...int) [][]string {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		var got [][]string
+	var got [][]string
+	eventually.Succeeds(t, within, 50*time.Millisecond, func() error {
+		got = nil
 		ok := true
 		for i, k := range ws {
 			act := k.w.Active()
@@ -85,7 +86,7 @@ func waitSpread(t *testing.T, within time.Duration, ws []*worker, want ...int) [
 			}
 		}
 		if ok {
-			return got
+			return nil
 		}
 		for _, k := range ws {
 			select {
@@ -95,11 +96,9 @@ func waitSpread(t *testing.T, within time.Duration, ws []*worker, want ...int) [
 			default:
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pipelines per worker after %s: %v, want %v pipelines", within, got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("pipelines per worker after %s: %v, want %v pipelines", within, got, want)
+	})
+	return got
 }
 
 // loader writes transactions of 20 upserts into every table in turn until
@@ -337,8 +336,7 @@ func TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily(t *testing.T) {
 		return v
 	}
 	var mfs map[string]*dto.MetricFamily
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.Succeeds(t, 30*time.Second, 100*time.Millisecond, func() error {
 		_, body := get(t, "http://"+w.addr+"/metrics")
 		p := expfmt.NewTextParser(model.UTF8Validation)
 		var err error
@@ -347,13 +345,10 @@ func TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily(t *testing.T) {
 		}
 		if value(mfs, "mooncdc_changes_written_total", "mp0") >= 2 && value(mfs, "mooncdc_changes_written_total", "mp1") >= 1 &&
 			value(mfs, "mooncdc_kafka_transactions_total", "mp0") > 0 && value(mfs, "mooncdc_kafka_transactions_total", "mp1") > 0 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the streamed changes are not counted after 30s:\n%s", grepMooncdc(body))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("the streamed changes are not counted after 30s:\n%s", grepMooncdc(body))
+	})
 
 	for name, mf := range mfs {
 		if strings.HasPrefix(name, "mooncdc_") && !slices.Contains(families, name) {

@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -102,20 +103,13 @@ func waitSlotReleased(t *testing.T, pg *pgtest.Cluster, db, slot string) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	for {
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, fmt.Sprintf("slot %s still active after 30s", slot), func() bool {
 		var active bool
 		if err := conn.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&active); err != nil {
 			t.Fatalf("slot %s: %v", slot, err)
 		}
-		if !active {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("slot %s still active after 30s", slot)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return !active
+	})
 }
 
 func checkDatabase(t *testing.T, pg *pgtest.Cluster, name, sql string) {
@@ -179,14 +173,10 @@ func TestCheckAgainstPostgres(t *testing.T) {
 		var stderr syncBuf
 		done := make(chan int, 1)
 		go func() { done <- run(ctx, append([]string{"run"}, args...), nil, &bytes.Buffer{}, &stderr) }()
-		deadline := time.Now().Add(60 * time.Second)
-		for !strings.Contains(stderr.String(), "streaming") {
-			if time.Now().After(deadline) {
-				cancel()
-				<-done
-				t.Fatalf("no streaming after 60s:\n%s", stderr.String())
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !eventually.Within(60*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(stderr.String(), "streaming") }) {
+			cancel()
+			<-done
+			t.Fatalf("no streaming after 60s:\n%s", stderr.String())
 		}
 		cancel()
 		if code := <-done; code != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -43,13 +44,9 @@ func TestRunWritesACPUProfile(t *testing.T) {
 	var errOut syncBuf
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, args(path), nil, &bytes.Buffer{}, &errOut) }()
-	deadline := time.Now().Add(90 * time.Second)
-	for !strings.Contains(errOut.String(), "table copied") {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("no copy after 90s:\n%s", errOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually.Within(90*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(errOut.String(), "table copied") }) {
+		cancel()
+		t.Fatalf("no copy after 90s:\n%s", errOut.String())
 	}
 	cancel()
 	if code := <-done; code != 0 {

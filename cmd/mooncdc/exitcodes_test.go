@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -62,13 +64,12 @@ func TestExitCodesAsDocumented(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		go func() { first <- run(ctx, base("codes4"), env, &syncBuf{}, &firstLogs) }()
-		deadline := time.Now().Add(60 * time.Second)
-		for !strings.Contains(firstLogs.String(), "streaming") {
-			if time.Now().After(deadline) {
-				t.Fatalf("the first instance is not streaming after 60s:\n%s", firstLogs.String())
+		eventually.Succeeds(t, 60*time.Second, 20*time.Millisecond, func() error {
+			if !strings.Contains(firstLogs.String(), "streaming") {
+				return fmt.Errorf("the first instance is not streaming after 60s:\n%s", firstLogs.String())
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 		// The second takes over the transactional ids: the first is fenced.
 		secondCtx, stopSecond := context.WithCancel(ctx)
 		second := make(chan int, 1)

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -104,19 +105,21 @@ func runUntil(t *testing.T, args []string, stderr io.Writer, read func() string,
 	defer cancel()
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, args, nil, &bytes.Buffer{}, stderr) }()
-	deadline := time.Now().Add(90 * time.Second)
-	for !strings.Contains(read(), until) {
+	reached := eventually.Within(90*time.Second, 20*time.Millisecond, func() bool {
+		if strings.Contains(read(), until) {
+			return true
+		}
 		select {
 		case code := <-done:
 			t.Fatalf("mooncdc exited %d before %q:\n%s", code, until, read())
 		default:
 		}
-		if time.Now().After(deadline) {
-			cancel()
-			<-done
-			t.Fatalf("no %q after 90s:\n%s", until, read())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	})
+	if !reached {
+		cancel()
+		<-done
+		t.Fatalf("no %q after 90s:\n%s", until, read())
 	}
 	cancel()
 	if code := <-done; code != 0 {

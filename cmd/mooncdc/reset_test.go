@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 	"github.com/mooncdc/mooncdc/offsets"
@@ -117,10 +118,7 @@ func TestResetStartsOverUnderTheSameName(t *testing.T) {
 	done := make(chan int, 1)
 	var live syncBuf
 	go func() { done <- run(runCtx, []string{"run", "--config", cfg}, nil, io.Discard, &live) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(live.String(), "streaming") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.Within(60*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(live.String(), "streaming") })
 	code, out, errOut = runCLI(t, []string{"reset", "--config", cfg, "--yes"}, nil)
 	stop()
 	<-done

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -37,13 +38,9 @@ func TestRunStopsCleanlyThenRefusesAnotherDatabaseWithExitThree(t *testing.T) {
 	var stderr syncBuf
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, args(pg.URL("postgres")), nil, &bytes.Buffer{}, &stderr) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(stderr.String(), "streaming") {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("no streaming after 60s:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually.Within(60*time.Second, 20*time.Millisecond, func() bool { return strings.Contains(stderr.String(), "streaming") }) {
+		cancel()
+		t.Fatalf("no streaming after 60s:\n%s", stderr.String())
 	}
 	cancel()
 	if code := <-done; code != 0 {

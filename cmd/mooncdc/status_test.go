@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 	"github.com/mooncdc/mooncdc/offsets"
@@ -281,17 +282,12 @@ func TestStatusWhileRunningShowsTheCopyInProgress(t *testing.T) {
 
 	var st statusJSON
 	var raw string
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	if !eventually.Within(90*time.Second, 50*time.Millisecond, func() bool {
 		st, raw = statusOf(t, connector.ExitOK, "--config", cfg)
-		if len(st.Tables) == 1 && st.Tables[0].Copy != nil && st.Tables[0].Copy.Rows > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			free()
-			t.Fatalf("no copy in progress seen after 90s: %+v\nrun:\n%s", st, runErr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(st.Tables) == 1 && st.Tables[0].Copy != nil && st.Tables[0].Copy.Rows > 0
+	}) {
+		free()
+		t.Fatalf("no copy in progress seen after 90s: %+v\nrun:\n%s", st, runErr.String())
 	}
 	t.Logf("status --json mid-copy:\n%s", raw)
 	tb := st.Tables[0]
@@ -318,17 +314,13 @@ func TestStatusWhileRunningShowsTheCopyInProgress(t *testing.T) {
 
 	// Released, the copy finishes and the running pipeline says so.
 	free()
-	deadline = time.Now().Add(90 * time.Second)
-	for {
+	eventually.Succeeds(t, 90*time.Second, 100*time.Millisecond, func() error {
 		st, _ = statusOf(t, connector.ExitOK, "--config", cfg)
 		if len(st.Tables) == 1 && st.Tables[0].Phase == offsets.PhaseReady {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table not ready after 90s: %+v\nrun:\n%s", st, runErr.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("table not ready after 90s: %+v\nrun:\n%s", st, runErr.String())
+	})
 	if st.Running != "yes" || st.Tables[0].Copy != nil || st.Tables[0].LSN == "" {
 		t.Errorf("after the copy: running %q, table %+v", st.Running, st.Tables[0])
 	}

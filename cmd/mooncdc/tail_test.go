@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -246,15 +248,18 @@ func TestTailStartsAtTheEndByDefault(t *testing.T) {
 	}()
 	// The notice comes once the end offsets are known: whatever is
 	// produced after it is new.
-	for !strings.Contains(stderr.String(), "from the end") {
+	deadline, _ := ctx.Deadline()
+	eventually.Succeeds(t, time.Until(deadline), 10*time.Millisecond, func() error {
+		if strings.Contains(stderr.String(), "from the end") {
+			return nil
+		}
 		select {
 		case code := <-done:
 			t.Fatalf("tail exited %d before reading; stderr:\n%s", code, stderr.String())
-		case <-ctx.Done():
-			t.Fatalf("tail did not start; stderr:\n%s", stderr.String())
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return fmt.Errorf("tail did not start; stderr:\n%s", stderr.String())
+	})
 	tailProduce(t, cl, tailRec(topic, `{"id":3}`, `{"new":3}`))
 	select {
 	case code := <-done:
@@ -282,15 +287,18 @@ func TestTailWaitsForATopicThatDoesNotExistYet(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"tail", "--brokers", broker.Addr(), "--max", "2", topic}, nil, &stdout, &stderr)
 	}()
-	for !strings.Contains(stderr.String(), "does not exist yet") {
+	deadline, _ := ctx.Deadline()
+	eventually.Succeeds(t, time.Until(deadline), 10*time.Millisecond, func() error {
+		if strings.Contains(stderr.String(), "does not exist yet") {
+			return nil
+		}
 		select {
 		case code := <-done:
 			t.Fatalf("tail exited %d; stderr:\n%s", code, stderr.String())
-		case <-ctx.Done():
-			t.Fatalf("no notice of the missing topic; stderr:\n%s", stderr.String())
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-	}
+		return fmt.Errorf("no notice of the missing topic; stderr:\n%s", stderr.String())
+	})
 	// All the records of a topic created after the start are new, even
 	// without --from-beginning.
 	tailCreateTopic(t, cl, topic)
@@ -399,12 +407,13 @@ func TestTailPrintsTheDebeziumEnvelopesThatRunWrites(t *testing.T) {
 		tailDone <- run(ctx, []string{"tail", "--config", cfg, "--brokers", broker.Addr(), "--from-beginning", "--max", "2", "e2e.public.t"}, nil, &stdout, &stderr)
 	}()
 	// Once the snapshot's record is in Kafka, a new row is streamed.
-	for !strings.Contains(stdout.String(), `"op":"r"`) {
-		if ctx.Err() != nil {
-			t.Fatalf("no snapshot record; tail stderr:\n%s\nrun:\n%s", stderr.String(), runErr.String())
+	deadline, _ := ctx.Deadline()
+	eventually.Succeeds(t, time.Until(deadline), 20*time.Millisecond, func() error {
+		if !strings.Contains(stdout.String(), `"op":"r"`) {
+			return fmt.Errorf("no snapshot record; tail stderr:\n%s\nrun:\n%s", stderr.String(), runErr.String())
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := pg.Exec(context.Background(), "postgres", `INSERT INTO t VALUES (2, 'hello')`); err != nil {
 		t.Fatal(err)
 	}
@@ -507,10 +516,7 @@ func TestTailStopsCleanlyOnCancel(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"tail", "--brokers", broker.Addr(), "nothing.here"}, nil, &stdout, &stderr)
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(stderr.String(), "does not exist yet") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.Within(30*time.Second, 10*time.Millisecond, func() bool { return strings.Contains(stderr.String(), "does not exist yet") })
 	cancel() // what SIGINT does
 	select {
 	case code := <-done:

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
@@ -83,13 +84,9 @@ func TestRunConfigDirWorkerRunsThePipelinesAndStatusShowsIt(t *testing.T) {
 	go func() {
 		done <- run(ctx, append([]string{"run", "--worker-id", "w1", "--metrics-listen", unusedAddr(t), "--log-format", "console"}, common...), nil, &bytes.Buffer{}, &stderr)
 	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for strings.Count(stderr.String(), "streaming") < 2 {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("not both pipelines streaming after 60s:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !eventually.Within(60*time.Second, 50*time.Millisecond, func() bool { return strings.Count(stderr.String(), "streaming") >= 2 }) {
+		cancel()
+		t.Fatalf("not both pipelines streaming after 60s:\n%s", stderr.String())
 	}
 	code, out, errOut := runCLI(t, append([]string{"status"}, common...), nil)
 	t.Logf("status --config DIR:\n%s", out)
@@ -217,13 +214,9 @@ func TestRunConfigDirJoinsTheGroupItsFilesName(t *testing.T) {
 	go func() {
 		done <- run(ctx, append([]string{"run", "--worker-id", "wf", "--metrics-listen", unusedAddr(t), "--log-format", "console"}, common...), nil, &bytes.Buffer{}, &stderr)
 	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for strings.Count(stderr.String(), "streaming") < 2 {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("not both pipelines streaming after 60s:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !eventually.Within(60*time.Second, 50*time.Millisecond, func() bool { return strings.Count(stderr.String(), "streaming") >= 2 }) {
+		cancel()
+		t.Fatalf("not both pipelines streaming after 60s:\n%s", stderr.String())
 	}
 	actx, acancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer acancel()

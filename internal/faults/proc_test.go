@@ -254,20 +254,6 @@ func (in *instance) tail(n int) string {
 	return "    " + strings.Join(lines, "\n    ")
 }
 
-// lastError returns the raw log line of the last error (or the last line).
-func (in *instance) lastError() string {
-	ls := in.lines()
-	for i := len(ls) - 1; i >= 0; i-- {
-		if ls[i].Level == "error" || ls[i].Level == "fatal" {
-			return ls[i].raw
-		}
-	}
-	if len(ls) > 0 {
-		return ls[len(ls)-1].raw
-	}
-	return "(empty log)"
-}
-
 // phase classifies the moment in this process's life by its log, for the
 // big table: startup (no copy or stream yet), copy, catchup (rows copied,
 // not handed over), handover (handed over in catchup, main not past it),

@@ -1,6 +1,3 @@
-// Package tlstest makes a throwaway certificate authority and server
-// certificates for tests of TLS connections (Postgres sslmode=verify-full,
-// Kafka kafka.tls.*, the Schema Registry).
 package tlstest
 
 import (
