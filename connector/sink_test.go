@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -74,11 +75,9 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 		t.Fatalf("stored durable %d before the acknowledgement", st.Pipeline.DurableLSN)
 	}
 	f.release()
-	for deadline := time.Now().Add(3 * time.Second); f.state(t).Pipeline.DurableLSN != 200; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the pipeline record is not at 200 after the acknowledgement: %+v", f.state(t).Pipeline)
-		}
-	}
+	eventually.True(t, 3*time.Second, 20*time.Millisecond, "the pipeline record at 200 after the acknowledgement", func() bool {
+		return f.state(t).Pipeline.DurableLSN == 200
+	})
 	if err := m.flush(ctx); err != nil {
 		t.Fatal(err)
 	}
