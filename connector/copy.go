@@ -118,10 +118,10 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	c.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
 	c.hooks.call(HookCopied, name)
 
-	if done, err := c.handover(ctx, ts, point.lsn, out); err != nil || done {
+	if done, err := c.handover(ctx, ts, point.lsn, out, prog); err != nil || done {
 		return err
 	}
-	return c.catchUp(ctx, ts, rel, repl, point, tracker, log, out)
+	return c.catchUp(ctx, ts, rel, repl, point, tracker, log, out, prog)
 }
 
 // createSnapshot creates the temporary slot with an exported snapshot. The

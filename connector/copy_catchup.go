@@ -18,7 +18,7 @@ import (
 // catchUp streams the temporary slot from the snapshot's consistent point,
 // emitting only this table's changes, until the handover succeeds.
 func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relation, repl *pgconn.PgConn,
-	point snapshotPoint, tracker *Tracker, log *zap.Logger, out copySink) error {
+	point snapshotPoint, tracker *Tracker, log *zap.Logger, out copySink, prog *runningCopy) error {
 	name := ts.Table.Table
 	c.hooks.call(HookCatchup, name)
 	// The catch-up skips what the main worker skips; transaction metadata
@@ -36,7 +36,7 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 	})
 	soft, stop := context.WithCancel(ctx)
 	defer stop()
-	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, out: out}
+	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, out: out, prog: prog}
 	sess := stream.NewSession(stream.Config{
 		Conn: repl, ConnConfig: c.pgcfg, Slot: point.slot, Publication: c.cfg.publication,
 		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: &catchupProgress{Tracker: tracker, h: h},
@@ -61,7 +61,8 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 // changes go out like the main worker's, and after each transaction (and at
 // each idle keepalive) the copy worker tries to hand over.
 type catchupHandler struct {
-	out copySink // the copy's sink: the handover is its checkpoint
+	out  copySink     // the copy's sink: the handover is its checkpoint
+	prog *runningCopy // the copy's entry in the running copies
 	*emitter
 	c       *copier
 	ts      *tableState
@@ -99,7 +100,7 @@ func (h *catchupHandler) tryHandover(pos schema.LSN) error {
 	// The records up to pos must be acknowledged before the phase says so.
 	// The sink's wait holds the pipeline mutex, so it is bounded: on
 	// timeout the handover is tried again at the next commit or keepalive.
-	done, err := h.c.handover(h.ctx, h.ts, pos, h.out)
+	done, err := h.c.handover(h.ctx, h.ts, pos, h.out, h.prog)
 	if errors.Is(err, context.DeadlineExceeded) && h.ctx.Err() == nil {
 		h.c.log.Warn("copy's records not acknowledged in time; handover tried again later", zap.String("table", h.ts.Table.Table))
 		return nil

@@ -29,10 +29,20 @@ import (
 // let the main worker move on every time). In exactly-once mode storing
 // the phase is committing the copy's Kafka transaction: all of the copy's
 // records and its handover become visible together, or none of them.
-func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, out copySink) (bool, error) {
+//
+// The copy leaves the running copies (prog) with the same hold of the
+// mutex that changes its phase, so that /status never shows a table handed
+// over and still being copied.
+func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, out copySink, prog *runningCopy) (bool, error) {
 	name := ts.Table.Table
 	c.hooks.call(HookBeforeHandover, name)
-	next, m, err := c.phases.handover(ts, pos, func(next *tableState) error { return out.handover(ctx, next) })
+	next, m, err := c.phases.handover(ts, pos, func(next *tableState) error {
+		if err := out.handover(ctx, next); err != nil {
+			return err
+		}
+		prog.end(name)
+		return nil
+	})
 	if err != nil {
 		// Not visible yet: the table stays copying, this copy fails (or,
 		// when the acknowledgements were late, tries again) and is retried

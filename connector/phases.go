@@ -334,6 +334,15 @@ func (p *phases) promoteLocked() []*tableState {
 	return moved
 }
 
+// withView runs f with the current view, under the mutex: nothing changes
+// a phase meanwhile (a handover also ends its copy's progress entry under
+// it, so Status reads both consistently).
+func (p *phases) withView(f func(phaseView)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p.view)
+}
+
 // get returns table's state, or nil.
 func (p *phases) get(table string) *tableState {
 	p.mu.Lock()

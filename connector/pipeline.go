@@ -67,8 +67,13 @@ func (p *Pipeline) TablePhases() map[string]offsets.Table {
 	if ph == nil {
 		return nil
 	}
-	out := map[string]offsets.Table{}
-	for name, ts := range ph.all() {
+	return tablesOf(ph.all())
+}
+
+// tablesOf returns each table's phase in v.
+func tablesOf(v phaseView) map[string]offsets.Table {
+	out := make(map[string]offsets.Table, len(v))
+	for name, ts := range v {
 		out[name] = ts.Table
 	}
 	return out

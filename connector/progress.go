@@ -128,8 +128,16 @@ const (
 
 // Status returns the pipeline's live status.
 func (p *Pipeline) Status() LiveStatus {
-	st := LiveStatus{Name: p.cfg.Name, Version: Version, Streaming: p.Ready(), Copies: p.Copies(),
-		Tables: p.TablePhases(), Time: time.Now().UTC()}
+	st := LiveStatus{Name: p.cfg.Name, Version: Version, Streaming: p.Ready(), Time: time.Now().UTC()}
+	if ph := p.phasesAt.Load(); ph != nil {
+		// One look at both: a handover ends its copy's entry under the
+		// pipeline mutex, so no table shows handed over and still copying.
+		ph.withView(func(v phaseView) {
+			st.Copies, st.Tables = p.Copies(), tablesOf(v)
+		})
+	} else {
+		st.Copies = p.Copies()
+	}
 	if t := p.tracker.Load(); t != nil {
 		st.DurableLSN = t.Durable().String()
 	}
