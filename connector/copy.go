@@ -94,6 +94,8 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	}
 	c.hooks.call(HookSnapshotCreated, name)
 
+	prog := c.progress.start(name)
+	defer prog.end(name)
 	tracker := NewTracker(point.lsn, c.cfg.maxInflight/int64(max(1, c.cfg.snapshot.Workers)), nil)
 	tracker.ShareBudget(c.main) // max_inflight_bytes bounds the process, copies included
 	// Where the copy's records go: in exactly-once mode, one Kafka
@@ -103,8 +105,6 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 		return err
 	}
 	defer out.close()
-	prog := c.progress.start(name)
-	defer prog.end(name)
 	if run == nil {
 		run = newSnapshotRun([]string{name})
 	}

@@ -141,7 +141,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			ts, wait := s.phases.update(f.name, func(ts *tableState, m schema.LSN) {
 				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(m)
 			})
-			_ = wait()
+			_ = wait(ctx)
 			why := "snapshot.mode never"
 			if s.adopt {
 				why = "taken over from Debezium"
@@ -149,7 +149,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.log.Info("new table streams without a snapshot ("+why+")", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 			continue
 		}
-		s.setPhase(f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		s.setPhase(ctx, f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
 	}
 	return s.markDropped(ctx, db, published)
@@ -192,7 +192,7 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 			continue
 		}
 		name := ts.Table.Table
-		s.setPhase(name, func(next *tableState) {
+		s.setPhase(ctx, name, func(next *tableState) {
 			if next.Phase != offsets.PhaseReady && next.Phase != offsets.PhaseCatchup {
 				next.LSN = 0 // never handed over: the main worker writes none of it
 			}
@@ -212,11 +212,11 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 func (s *snapshotter) inheritRename(ctx context.Context, name string, old *tableState) bool {
 	switch old.Phase {
 	case offsets.PhaseReady, offsets.PhaseCatchup:
-		ts := s.phases.inherit(name, old)
+		ts := s.phases.inherit(ctx, name, old)
 		// The old name no longer exists: dropped, as status shows it. Its
 		// changes before the rename, which a main worker behind it has yet
 		// to decide, are still written (phases.go).
-		s.setPhase(old.Table.Table, func(ts *tableState) { ts.Phase = offsets.PhaseDropped })
+		s.setPhase(ctx, old.Table.Table, func(ts *tableState) { ts.Phase = offsets.PhaseDropped })
 		s.log.Info("table renamed: captured under its new name without a new copy",
 			zap.String("from", old.Table.Table), zap.String("table", name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 		return true

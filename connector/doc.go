@@ -39,7 +39,9 @@
 //
 // Each component is built with its own part of the configuration, its
 // metrics and its logger (emitterConfig, copierConfig, snapshotterConfig,
-// deliveryConfig); none reaches into the Pipeline.
+// deliveryConfig), and the functions it calls back; none holds the
+// Pipeline. The Pipeline itself keeps what is the pipeline's alone: setting
+// up the source and the Kafka clients, and Run.
 //
 // Invariants: nothing is confirmed to Postgres before Kafka has it; every
 // change of a table after its snapshot is emitted by exactly one of its copy

@@ -32,7 +32,7 @@ type pendingRecord struct {
 	promise func(*kgo.Record, error)
 }
 
-var _ txnProducer = (*fakeProducer)(nil)
+var _ txnClient = (*fakeProducer)(nil)
 
 func (f *fakeProducer) Produce(_ context.Context, r *kgo.Record, promise func(*kgo.Record, error)) {
 	f.mu.Lock()
@@ -100,6 +100,8 @@ func (f *fakeProducer) AbortBufferedRecords(context.Context) error {
 	}
 	return nil
 }
+
+func (f *fakeProducer) Close() { f.event("close") }
 
 func (f *fakeProducer) event(e string) {
 	f.mu.Lock()

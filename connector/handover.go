@@ -30,19 +30,19 @@ import (
 // the phase is committing the copy's Kafka transaction: all of the copy's
 // records and its handover become visible together, or none of them.
 //
-// The copy leaves the running copies (prog) with the same hold of the
-// mutex that changes its phase, so that /status never shows a table handed
-// over and still being copied.
+// The copy leaves the running copies (prog), and the handed-over hook
+// runs, in the same hold of the mutex that changes its phase, so that
+// /status never shows a table handed over and still being copied.
 func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, out copySink, prog *runningCopy) (bool, error) {
 	name := ts.Table.Table
 	c.hooks.call(HookBeforeHandover, name)
-	next, m, err := c.phases.handover(ts, pos, func(next *tableState) error {
-		if err := out.handover(ctx, next); err != nil {
-			return err
-		}
-		prog.end(name)
-		return nil
-	})
+	next, _, err := c.phases.handover(ts, pos, func(next *tableState) error { return out.handover(ctx, next) },
+		func(next *tableState, m schema.LSN) {
+			prog.end(name)
+			c.hooks.call(HookHandedOver+next.Phase, name)
+			c.log.Info("handed over", zap.String("table", name), zap.String("phase", next.Phase),
+				zap.Stringer("lsn", pos), zap.Stringer("main_lsn", m))
+		})
 	if err != nil {
 		// Not visible yet: the table stays copying, this copy fails (or,
 		// when the acknowledgements were late, tries again) and is retried
@@ -51,11 +51,5 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, o
 		// record written next supersedes it.
 		return false, fmt.Errorf("store the handover of %s: %w", name, err)
 	}
-	if next == nil {
-		return false, nil
-	}
-	c.hooks.call(HookHandedOver+next.Phase, name)
-	c.log.Info("handed over", zap.String("table", name), zap.String("phase", next.Phase),
-		zap.Stringer("lsn", pos), zap.Stringer("main_lsn", m))
-	return true, nil
+	return next != nil, nil
 }

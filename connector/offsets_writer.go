@@ -43,6 +43,9 @@ func (r offsetsRecords) table(ts *tableState) *kgo.Record {
 // table is its newest state. Safe for concurrent use; enqueue does not
 // block.
 type stateWriter struct {
+	// ctx is the pipeline's: the records are produced with it (a caller's
+	// ended wait does not fail its record).
+	ctx     context.Context
 	cl      producer
 	records offsetsRecords
 	log     *zap.Logger
@@ -54,21 +57,21 @@ const stateWriteTimeout = 30 * time.Second
 // enqueue hands ts's record to the producer and returns the wait for it,
 // which the caller may skip (a failure is logged either way; a state is
 // written again with the table's next change). The wait returns when the
-// record is acknowledged (nil) or failed, ctx ended, or
-// stateWriteTimeout passed. It does not use ProduceSync: the client runs
+// record is acknowledged (nil) or failed, its ctx ended (a stop), or
+// stateWriteTimeout passed (an error wrapping context.DeadlineExceeded). It does not use ProduceSync: the client runs
 // with the pipeline's hard context (kgo.WithContext), and once an abort
 // cancels that, a record already handed over is finished only by Close,
 // which Run calls after every goroutine has returned.
-func (w *stateWriter) enqueue(ctx context.Context, ts *tableState) (wait func() error) {
+func (w *stateWriter) enqueue(ts *tableState) (wait func(context.Context) error) {
 	table := ts.Table.Table
 	done := make(chan error, 1)
-	w.cl.Produce(ctx, w.records.table(ts), func(_ *kgo.Record, err error) {
-		if err != nil && ctx.Err() == nil {
+	w.cl.Produce(w.ctx, w.records.table(ts), func(_ *kgo.Record, err error) {
+		if err != nil && w.ctx.Err() == nil {
 			w.log.Warn("store table phase", zap.String("table", table), zap.Error(err))
 		}
 		done <- err
 	})
-	return func() error {
+	return func(ctx context.Context) error {
 		timer := time.NewTimer(stateWriteTimeout)
 		defer timer.Stop()
 		select {
@@ -77,7 +80,7 @@ func (w *stateWriter) enqueue(ctx context.Context, ts *tableState) (wait func() 
 		case <-ctx.Done():
 			return fmt.Errorf("write the phase of %s to the offsets topic: %w", table, ctx.Err())
 		case <-timer.C:
-			return fmt.Errorf("write the phase of %s to the offsets topic: not acknowledged after %s", table, stateWriteTimeout)
+			return fmt.Errorf("write the phase of %s to the offsets topic: not acknowledged after %s: %w", table, stateWriteTimeout, context.DeadlineExceeded)
 		}
 	}
 }

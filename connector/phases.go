@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"context"
 	"sync"
 
 	"github.com/mooncdc/mooncdc/offsets"
@@ -132,14 +133,14 @@ type phases struct {
 	// topic in that order whoever made them (the main worker's promotions
 	// and shapes, the snapshotter's phases), and must not block. Nil
 	// stores nothing.
-	store func(*tableState) (wait func() error)
+	store func(*tableState) (wait func(context.Context) error)
 }
 
 // update changes table's state under the mutex and stores it: change
 // gets a copy of the current state (a new one named table when it has
 // none) and M, the main worker's position as the view changes. It
 // returns the new state and the wait for its record.
-func (p *phases) update(table string, change func(next *tableState, m schema.LSN)) (*tableState, func() error) {
+func (p *phases) update(table string, change func(next *tableState, m schema.LSN)) (*tableState, func(context.Context) error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	next := &tableState{}
@@ -176,15 +177,15 @@ func (p *phases) request(t offsets.Table) {
 
 // inherit gives table the phase of old, a table renamed to it, as the
 // view holds old now (a catchup may have become ready), stores it and
-// waits for the record.
-func (p *phases) inherit(table string, old *tableState) *tableState {
+// waits for the record (at most until ctx ends).
+func (p *phases) inherit(ctx context.Context, table string, old *tableState) *tableState {
 	next, wait := p.update(table, func(ts *tableState, _ schema.LSN) {
 		if cur := p.view[old.Table.Table]; cur != nil {
 			old = cur
 		}
 		ts.OID, ts.Phase, ts.LSN, ts.Shape = old.OID, old.Phase, old.LSN, old.Shape
 	})
-	_ = wait()
+	_ = wait(ctx)
 	return next
 }
 
@@ -198,7 +199,12 @@ func (p *phases) inherit(table string, old *tableState) *tableState {
 // durable. checkpoint runs under the mutex: the main worker waits
 // meanwhile and cannot move past P, so a copy worker that reaches it
 // hands over even under a steady stream of writes.
-func (p *phases) handover(ts *tableState, pos schema.LSN, checkpoint func(next *tableState) error) (next *tableState, m schema.LSN, err error) {
+//
+// handedOver, when not nil, runs after the view changed, still under the
+// mutex (the copy ends its progress entry there, and the handed-over hook
+// runs there, as before the seam).
+func (p *phases) handover(ts *tableState, pos schema.LSN, checkpoint func(next *tableState) error,
+	handedOver func(next *tableState, m schema.LSN)) (next *tableState, m schema.LSN, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m = p.mainPos
@@ -223,6 +229,9 @@ func (p *phases) handover(ts *tableState, pos schema.LSN, checkpoint func(next *
 		return nil, m, err
 	}
 	p.setLocked(next)
+	if handedOver != nil {
+		handedOver(next, m)
+	}
 	return next, m, nil
 }
 
@@ -248,9 +257,9 @@ func (p *phases) setShape(table string, oid uint32, fp string) *tableState {
 
 // storeLocked stores ts (see store) and returns the wait for it; p.mu
 // must be held.
-func (p *phases) storeLocked(ts *tableState) func() error {
+func (p *phases) storeLocked(ts *tableState) func(context.Context) error {
 	if p.store == nil {
-		return func() error { return nil }
+		return func(context.Context) error { return nil }
 	}
 	return p.store(ts)
 }

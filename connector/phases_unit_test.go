@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -85,7 +86,7 @@ func TestPhasesStoreEveryChangeUnderTheMutexInOrder(t *testing.T) {
 		"public.b": {Table: offsets.Table{Table: "public.b", Phase: offsets.PhaseReady, LSN: 5, OID: 2}},
 	})
 	var stored []offsets.Table
-	p.store = func(ts *tableState) func() error {
+	p.store = func(ts *tableState) func(context.Context) error {
 		if p.mu.TryLock() {
 			p.mu.Unlock()
 			t.Errorf("store(%s) called without the mutex held", ts.Table.Table)
@@ -94,7 +95,7 @@ func TestPhasesStoreEveryChangeUnderTheMutexInOrder(t *testing.T) {
 			t.Errorf("store(%s): %+v, but the view holds %+v", ts.Table.Table, ts.Table, cur.Table)
 		}
 		stored = append(stored, ts.Table)
-		return nil
+		return func(context.Context) error { return nil }
 	}
 	if _, moved := p.begin(15); moved != nil || len(stored) != 0 {
 		t.Fatalf("begin below the handover: moved %v, stored %v", moved, stored)
@@ -145,9 +146,9 @@ func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
 				"public.t": {Table: offsets.Table{Table: "public.t", OID: 9, Phase: offsets.PhaseCopying}},
 			})
 			var stored []offsets.Table
-			ph.store = func(ts *tableState) func() error {
+			ph.store = func(ts *tableState) func(context.Context) error {
 				stored = append(stored, ts.Table)
-				return func() error { return nil }
+				return func(context.Context) error { return nil }
 			}
 			ph.begin(tc.m - 1) // the main worker decides the transaction committed at M-1: M moves to M
 			if ph.mainPos != tc.m {
@@ -155,14 +156,16 @@ func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
 			}
 			cur := ph.get("public.t")
 			// A failed checkpoint leaves everything as it was.
-			if next, _, err := ph.handover(cur, tc.p, func(*tableState) error { return errors.New("broker gone") }); next != nil || (err == nil) != (tc.want == "") {
+			if next, _, err := ph.handover(cur, tc.p, func(*tableState) error { return errors.New("broker gone") }, nil); next != nil || (err == nil) != (tc.want == "") {
 				t.Fatalf("failed checkpoint: %v, %v", next, err)
 			}
 			if ph.get("public.t") != cur {
 				t.Fatal("a failed checkpoint changed the view")
 			}
 			var checkpointed *tableState
-			next, m, err := ph.handover(cur, tc.p, func(n *tableState) error { checkpointed = n; return nil })
+			var handedOver *tableState
+			next, m, err := ph.handover(cur, tc.p, func(n *tableState) error { checkpointed = n; return nil },
+				func(n *tableState, _ schema.LSN) { handedOver = n })
 			if err != nil || m != tc.m {
 				t.Fatalf("handover: %v (M %s)", err, m)
 			}
@@ -172,7 +175,7 @@ func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
 				}
 				return
 			}
-			if next.Phase != tc.want || next.LSN != uint64(tc.p) || checkpointed != next || ph.get("public.t") != next {
+			if next.Phase != tc.want || next.LSN != uint64(tc.p) || checkpointed != next || handedOver != next || ph.get("public.t") != next {
 				t.Fatalf("handed over to %+v, want %s(%s), stored by the checkpoint", next.Table, tc.want, tc.p)
 			}
 			if ph.catchups != tc.catchups {

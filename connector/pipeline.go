@@ -248,7 +248,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	// The delivery (sink.go), chosen once: exactly-once takes over its
 	// transactional producers here, before the offsets are read.
-	states := &stateWriter{cl: client, records: offsetsRecords{name: cfg.Name, topic: cfg.Kafka.OffsetsTopic}, log: log}
+	states := &stateWriter{ctx: gctx, cl: client, records: offsetsRecords{name: cfg.Name, topic: cfg.Kafka.OffsetsTopic}, log: log}
 	del, err := p.newDelivery(soft, client, states, kafkaState)
 	if err != nil {
 		return err
@@ -332,7 +332,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		mode = SnapshotAlways
 	}
 	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
-	ph.store = func(ts *tableState) func() error { return states.enqueue(gctx, ts) }
+	ph.store = states.enqueue
 	p.phasesAt.Store(ph)
 	snap := &snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
 		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: p.tables,
@@ -372,7 +372,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			return p.include(schemaName, table) || ph.get(schemaName+"."+table) != nil
 		},
 		gate: ph, hooks: &p.hooks, onPromote: p.logPromoted, storesShapes: true, activity: &p.activity,
-		onTableError: func(table string, lsn schema.LSN, err error) { snap.parked(table, lsn, err) },
+		onTableError: func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) },
 		heartbeatOf:  heartbeatContentPrefix(cfg.Name), skipThrough: schema.LSN(src.PendingSkip()),
 	}
 	if hbFormat != nil {

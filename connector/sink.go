@@ -63,7 +63,14 @@ type txnProducer interface {
 	AbortBufferedRecords(ctx context.Context) error
 }
 
-var _ txnProducer = (*kgo.Client)(nil)
+// txnClient is a transactional producer the exactly-once delivery owns
+// and closes.
+type txnClient interface {
+	txnProducer
+	Close()
+}
+
+var _ txnClient = (*kgo.Client)(nil)
 
 // sink is where one worker's records go. It is used from one goroutine
 // (the worker's), except send, which the chunk writers of a copy call
@@ -150,7 +157,7 @@ func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *
 		return &atLeastOnce{cfg: dc, cl: client, log: log}, nil
 	}
 	d := &exactlyOnce{cfg: dc, log: log,
-		newClient: func(ctx context.Context, id string) (*kgo.Client, error) { return p.newTxnClient(ctx, id, hooks) },
+		newClient: func(ctx context.Context, id string) (txnClient, error) { return p.newTxnClient(ctx, id, hooks) },
 		loadPipeline: func(ctx context.Context) (*offsets.Pipeline, error) {
 			st, err := offsets.Load(ctx, client, cfg.Kafka.OffsetsTopic, cfg.Name)
 			return st.Pipeline, err

@@ -30,8 +30,8 @@ func (d *atLeastOnce) main(tracker *Tracker) mainSink {
 	return &aloMain{d: d, tracker: tracker}
 }
 
-func (d *atLeastOnce) copy(ctx context.Context, _ int, tracker *Tracker) (copySink, error) {
-	return &aloCopy{ctx: ctx, cl: d.cl, tracker: tracker, states: d.cfg.states}, nil
+func (d *atLeastOnce) copy(_ context.Context, _ int, tracker *Tracker) (copySink, error) {
+	return &aloCopy{cl: d.cl, tracker: tracker, states: d.cfg.states}, nil
 }
 
 func (d *atLeastOnce) close() {}
@@ -118,10 +118,6 @@ func (s *aloMain) stopped(ctx context.Context) error {
 // handover's phase through the ordered table-state writer once the copy's
 // records are acknowledged.
 type aloCopy struct {
-	// ctx is the copy's: records are produced with it, so that what is
-	// still buffered when the copy ends (failed, or stopping) fails
-	// rather than lands after it.
-	ctx     context.Context
 	cl      producer
 	tracker *Tracker
 	states  *stateWriter
@@ -133,15 +129,20 @@ func (s *aloCopy) begin() error                            { return nil }
 func (s *aloCopy) ended(context.Context, schema.LSN) error { return nil }
 func (s *aloCopy) close()                                  {}
 
+// send produces with no context of the copy's: the producer is shared, and
+// franz-go fails a canceled record together with the records buffered
+// after it on its partition, which may be the main worker's (a topic that
+// kafka.routes shares). A copy that ends leaves its buffered records to
+// land: they are upserts a retry writes again.
 func (s *aloCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
-	s.cl.Produce(s.ctx, rec, promise)
+	s.cl.Produce(context.Background(), rec, promise)
 }
 
 func (s *aloCopy) handover(ctx context.Context, ts *tableState) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err
 	}
-	return s.states.enqueue(ctx, ts)()
+	return s.states.enqueue(ts)(ctx)
 }
 
 // waitAcked waits, at most handoverAckWait, until every record counted in

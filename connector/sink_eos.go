@@ -45,18 +45,17 @@ type exactlyOnce struct {
 	log *zap.Logger
 	// newClient makes a transactional producer with the id and loads its
 	// producer id (Pipeline.newTxnClient).
-	newClient func(ctx context.Context, id string) (*kgo.Client, error)
+	newClient func(ctx context.Context, id string) (txnClient, error)
 	// loadPipeline reads the stored pipeline record (a fence check).
 	loadPipeline func(ctx context.Context) (*offsets.Pipeline, error)
-	mainCl       *kgo.Client
-	copies       []*kgo.Client // one per copy worker
+	mainCl       txnClient
+	copies       []txnClient // one per copy worker
 }
 
 var _ delivery = (*exactlyOnce)(nil)
 
 func (d *exactlyOnce) mainID() string            { return d.cfg.name + "-main" }
 func (d *exactlyOnce) copyID(n int) string       { return fmt.Sprintf("%s-copy-%d", d.cfg.name, n) }
-func (d *exactlyOnce) copyName() string          { return d.cfg.name + "-copy" }
 func (d *exactlyOnce) txnTimeout() time.Duration { return d.cfg.kafka.TransactionTimeout }
 
 // takeOver makes the transactional producers that are still missing: the
@@ -110,7 +109,7 @@ func (d *exactlyOnce) copy(ctx context.Context, n int, tracker *Tracker) (copySi
 			return nil, txnError(d.copyID(n), err)
 		}
 	}
-	return &eosCopy{d: d, ctx: ctx, cl: tx, tracker: tracker}, nil
+	return &eosCopy{d: d, ctx: ctx, cl: tx, id: d.copyID(n), tracker: tracker}, nil
 }
 
 // eosMain is the main worker's exactly-once sink: it opens Kafka
@@ -382,9 +381,13 @@ func (w *eosMain) fencedByAnother(ctx context.Context) bool {
 // eosCopy is a copy's exactly-once sink: one Kafka transaction of the copy
 // worker's producer, committed by the handover with the phase record last.
 type eosCopy struct {
-	d   *exactlyOnce
-	ctx context.Context // the copy's: records are produced with it (aloCopy.ctx)
+	d *exactlyOnce
+	// ctx is the copy's: records are produced with it, so that what is
+	// still buffered when the copy ends fails at once (its transaction is
+	// aborted anyway, and the producer is the copy worker's own).
+	ctx context.Context
 	cl  txnProducer
+	id  string // the transactional id
 	// tracker counts the copy's records: the handover waits for them.
 	tracker   *Tracker
 	committed bool
@@ -414,7 +417,7 @@ func (s *eosCopy) handover(ctx context.Context, ts *tableState) error {
 		return err
 	}
 	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return txnError(s.d.copyName(), fmt.Errorf("commit the copy's Kafka transaction: %w", err))
+		return txnError(s.id, fmt.Errorf("commit the copy's Kafka transaction: %w", err))
 	}
 	s.committed = true
 	s.d.cfg.metrics.KafkaTransactions.WithLabelValues("commit").Inc()

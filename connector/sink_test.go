@@ -3,11 +3,13 @@ package connector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -23,7 +25,7 @@ func testDeliveryConfig(f *fakeProducer) deliveryConfig {
 	records := offsetsRecords{name: "shop", topic: "offsets"}
 	return deliveryConfig{name: "shop", records: records, metrics: newMetrics(func() float64 { return 0 }),
 		kafka:  KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
-		states: &stateWriter{cl: f, records: records, log: zap.NewNop()}}
+		states: &stateWriter{ctx: context.Background(), cl: f, records: records, log: zap.NewNop()}}
 }
 
 // sendOne sends one record of n value bytes to topic in a new unit of
@@ -322,5 +324,65 @@ func TestCopySinkHandoverWaitsBoundedForAcknowledgements(t *testing.T) {
 	}
 	if got := f.takeEvents(); !slices.Equal(got, []string{"produce t"}) {
 		t.Fatalf("stored something before the acknowledgement: %v", got)
+	}
+}
+
+// TestExactlyOnceSinkTellsAFenceFromABrokerAbort: when the producer's
+// epoch moved under an open transaction, the sink reads the offsets. A
+// pipeline record other than its own last one means another instance took
+// the transactional id: it stops, fenced. Its own last record means the
+// broker aborted the transaction itself (a timeout, a coordinator that lost
+// its state): it replaces its producer with a new one of the same id and
+// replays from the last commit.
+func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name         string
+		otherWrote   bool
+		wantFenced   bool
+		wantReplaced bool
+	}{
+		{"another instance wrote the offsets", true, true, false},
+		{"the broker aborted the transaction", false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := &fakeProducer{endErr: kerr.InvalidProducerEpoch}
+			var made []string
+			fresh := &fakeProducer{}
+			d := &exactlyOnce{cfg: testDeliveryConfig(old), log: zap.NewNop(), mainCl: old,
+				newClient: func(_ context.Context, id string) (txnClient, error) { made = append(made, id); return fresh, nil }}
+			tracker := NewTracker(100, 1<<20, nil)
+			m := d.main(tracker).(*eosMain)
+			if err := m.open(ctx, testSource); err == nil {
+				t.Fatal("open with a commit refused: nil")
+			}
+			// The record of the last commit, as this instance wrote it.
+			m.lastRecord = testSource
+			d.loadPipeline = func(context.Context) (*offsets.Pipeline, error) {
+				p := testSource
+				if tc.otherWrote {
+					p.UpdatedMs++
+				}
+				return &p, nil
+			}
+			if err := m.begin(); err != nil {
+				t.Fatal(err)
+			}
+			sendOne(m, tracker, "t", 10, 200)
+			err := m.sessionEnded(ctx, fmt.Errorf("produce: %w", kerr.InvalidProducerEpoch))
+			var fenced *FencedError
+			if got := errors.As(err, &fenced); got != tc.wantFenced {
+				t.Fatalf("sessionEnded: %v, want fenced %v", err, tc.wantFenced)
+			}
+			if replaced := len(made) == 1 && made[0] == "shop-main" && m.cl == fresh && d.mainCl == fresh; replaced != tc.wantReplaced {
+				t.Fatalf("replaced %v (made %v), want %v", replaced, made, tc.wantReplaced)
+			}
+			if tc.wantReplaced && !slices.Contains(old.takeEvents(), "close") {
+				t.Fatal("the replaced producer was not closed")
+			}
+			if d := tracker.Durable(); d != 100 {
+				t.Fatalf("durable %s, want the last commit's 100", d)
+			}
+		})
 	}
 }

@@ -144,7 +144,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 func (s *snapshotter) worker(ctx context.Context, n int) error {
 	for job := range s.jobs {
 		name := job.table
-		ts := s.setPhase(name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
+		ts := s.setPhase(ctx, name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
 		err := s.c.copyTable(ctx, ts, n, job.run)
 		if err != nil {
 			job.run.leave(name)
@@ -203,7 +203,7 @@ func (s *snapshotter) loop(ctx context.Context) error {
 		case r := <-s.done:
 			delete(s.busy, r.table)
 			if r.err != nil {
-				s.failed(r.table, r.err)
+				s.failed(ctx, r.table, r.err)
 			}
 			if t, ok := s.pending[r.table]; ok {
 				delete(s.pending, r.table)
@@ -330,7 +330,7 @@ func (s *snapshotter) failures() error {
 
 // failed records a failed copy: errored, with a retry time for a transient
 // failure below snapshot.max_retries, or waiting for resnapshot.
-func (s *snapshotter) failed(name string, err error) {
+func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	cfg := s.cfg.snapshot
 	var ce *copyError
 	permanent := errors.As(err, &ce) && ce.permanent || tableFault(err)
@@ -345,7 +345,7 @@ func (s *snapshotter) failed(name string, err error) {
 		errType = "permanent"
 	}
 	s.metrics.WorkerErrors.WithLabelValues("table_sync", errType).Inc()
-	ts := s.setPhase(name, func(ts *tableState) {
+	ts := s.setPhase(ctx, name, func(ts *tableState) {
 		ts.Phase = offsets.PhaseErrored
 		ts.LastError = err.Error()
 		ts.retryAt = 0
@@ -370,9 +370,9 @@ func (s *snapshotter) failed(name string, err error) {
 // the change at lsn on: the table goes errored and waits for `mooncdc
 // resnapshot`, the stream and the other tables go on. It runs on the
 // stream goroutine.
-func (s *snapshotter) parked(name string, lsn schema.LSN, err error) {
+func (s *snapshotter) parked(ctx context.Context, name string, lsn schema.LSN, err error) {
 	s.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
-	s.setPhase(name, func(ts *tableState) {
+	s.setPhase(ctx, name, func(ts *tableState) {
 		ts.Phase = offsets.PhaseErrored
 		ts.ParkedLSN = uint64(lsn)
 		ts.LastError = err.Error()
@@ -422,11 +422,11 @@ func retryTime(s string) int64 {
 }
 
 // setPhase changes a table's phase under the pipeline mutex and stores it,
-// waiting for the record (a failure is logged by the writer: these phases
-// (copying, errored, init, dropped) all read back as "copy again" or as
-// what the next discovery finds, which is safe).
-func (s *snapshotter) setPhase(name string, change func(*tableState)) *tableState {
+// waiting for the record at most until ctx ends (a failure is logged by
+// the writer: these phases (copying, errored, init, dropped) all read back
+// as "copy again" or as what the next discovery finds, which is safe).
+func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*tableState)) *tableState {
 	next, wait := s.phases.update(name, func(next *tableState, _ schema.LSN) { change(next) })
-	_ = wait()
+	_ = wait(ctx)
 	return next
 }
