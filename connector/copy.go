@@ -36,6 +36,7 @@ type copier struct {
 	// (exactly-once mode; nil otherwise), and newTxn makes a replacement.
 	txns   []*kgo.Client
 	newTxn func(ctx context.Context, n int) (*kgo.Client, error)
+	slots  copySlots // the persistent copy slots in use (copyslot.go)
 }
 
 // snapshotPoint is where a copy's snapshot sits in the WAL.
@@ -43,6 +44,9 @@ type snapshotPoint struct {
 	slot     string
 	snapshot string     // exported snapshot name
 	lsn      schema.LSN // consistent point: the snapshot sees exactly the transactions committed before it
+	// persistent: slot is a resumable copy's persistent slot (copyslot.go),
+	// never confirmed past lsn.
+	persistent bool
 }
 
 // copyTable copies table and hands it over. It returns nil once the table
@@ -53,12 +57,18 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
 	started := time.Now()
+	// A table of more than one chunk resumes from its progress, or starts
+	// a copy that can (copy_resume.go).
+	rs, err := c.resumeFor(ctx, ts, log)
+	if err != nil {
+		return err
+	}
+	defer rs.end() // after repl is closed: a handed-over copy's slot is dropped
 
 	// Where the copy's records go: in exactly-once mode, one Kafka
 	// transaction of this worker's producer, committed with the handover.
 	out, tx := c.client, (*kgo.Client)(nil)
 	if c.txns != nil {
-		var err error
 		if tx, err = c.beginCopyTxn(ctx, worker); err != nil {
 			return err
 		}
@@ -80,7 +90,7 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	if err != nil {
 		return err
 	}
-	point, err := c.createSnapshot(ctx, repl)
+	point, err := c.takeSnapshot(ctx, repl, rs)
 	if err != nil {
 		return err
 	}
@@ -96,13 +106,15 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	if run == nil {
 		run = newSnapshotRun([]string{name})
 	}
-	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out, prog, run)
+	rs.bind(point, tracker, out, tx)
+	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out, prog, run, rs)
 	if err != nil {
 		return err
 	}
 	prog.catchingUp()
 	log.Info("table copied", zap.Int64("rows", rows), zap.Duration("took", time.Since(started)),
-		zap.Float64("rows_per_s", float64(rows)/time.Since(started).Seconds()), zap.Stringer("lsn", point.lsn))
+		zap.Float64("rows_per_s", float64(rows)/time.Since(started).Seconds()), zap.Stringer("lsn", point.lsn),
+		zap.Int64("resumed_rows", rs.resumedRows()))
 	c.p.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
 	c.p.hooks.call(HookCopied, name)
 

@@ -37,7 +37,7 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, tx: tx}
 	sess := stream.NewSession(stream.Config{
 		Conn: repl, ConnConfig: c.pgcfg, Slot: point.slot, Publication: c.p.cfg.Postgres.Publication,
-		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: &catchupProgress{Tracker: tracker, h: h, client: cl},
+		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: point.capped(&catchupProgress{Tracker: tracker, h: h, client: cl}),
 	})
 	err := sess.Run(ctx, soft, h)
 	if h.err != nil {

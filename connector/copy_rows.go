@@ -64,8 +64,10 @@ func (ch chunk) where() string {
 
 // copyRows streams the table's rows as op "r" records and tombstones keys
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
+// A resumable copy (rs not nil, copy_resume.go) copies the chunks not
+// done, and checkpoints as they are.
 func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, log *zap.Logger, cl *kgo.Client,
-	prog *runningCopy, run *snapshotRun) (int64, *schema.Relation, error) {
+	prog *runningCopy, run *snapshotRun, rs *resumable) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
 	first, err := c.importSnapshot(ctx, point.snapshot)
 	if err != nil {
@@ -74,6 +76,9 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	defer first.Close(context.Background())
 	info, err := describeTable(ctx, first, name, ts.OID, c.p.cfg.Postgres.Publication, c.p.keys)
 	if err != nil {
+		return 0, nil, err
+	}
+	if err := rs.check(ctx, first, info); err != nil {
 		return 0, nil, err
 	}
 	if f := ts.ResnapshotFilter; f != "" {
@@ -104,9 +109,14 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err := c.settle(ctx, ts); err != nil {
 		return 0, nil, err
 	}
+	if err := rs.beforeKeys(ctx, rel); err != nil {
+		return 0, nil, err
+	}
 	stale, err := &keySet{}, error(nil) // the outbox table's topic has no records to tombstone
 	if !outbox {
-		stale, err = liveKeys(ctx, c.p.kafka, topic)
+		var ends map[int32]int64
+		stale, ends, err = liveKeys(ctx, c.p.kafka, topic, rs.staleMark())
+		rs.keysRead(ends)
 	}
 	switch {
 	case err != nil || len(stale.keys) == 0:
@@ -124,14 +134,15 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err != nil {
 		return 0, nil, err
 	}
-	parts := chunks(info, c.p.cfg.Snapshot.ChunkRows)
+	parts := rs.chunks(info, c.p.cfg.Snapshot.ChunkRows)
 	log.Info("copying table", zap.Int64("estimated_rows", info.reltuples), zap.Int("chunks", len(parts)),
 		zap.Int("stale_keys", len(stale.keys)))
 
 	snap := tracker.Begin()
 	out := &snapshotOut{ctx: ctx, c: c, cl: cl, tracker: tracker, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
-		rows: c.p.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: outbox}
-	prog.copying(info.reltuples, &out.count)
+		rows: c.p.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: outbox,
+		cp: rs.newCheckpoints(parts)}
+	prog.copying(rs.estimate(info.reltuples, prog), &out.count)
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
 		jobs <- p
@@ -173,6 +184,9 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err := tracker.Wait(ctx); err != nil {
 		return 0, nil, err
 	}
+	if err := rs.finish(ctx); err != nil {
+		return 0, nil, err
+	}
 	return out.count.Load(), rel, nil
 }
 
@@ -201,10 +215,14 @@ type snapshotOut struct {
 	// outbox: the table is format.outbox.table; its rows are outbox
 	// events, which carry no snapshot marker.
 	outbox bool
+	// cp is a resumable copy's per-chunk checkpoints (copy_checkpoint.go),
+	// nil for another copy.
+	cp *checkpoints
 
 	mu         sync.Mutex
 	last       *kgo.Record // the last row of a finished chunk, held back to become the table's last
 	lastMarker string      // the marker last was encoded with
+	lastEnds   *chunkUnit  // the unit that ends when last is produced (chunkWriter.heldEnds)
 
 	pool sync.Pool // *kgo.Record with reusable Key and Value buffers
 }
@@ -224,6 +242,10 @@ type chunkWriter struct {
 	ctx        context.Context
 	now        time.Time // ts_* of the records, refreshed every 256 rows (time.Now costs)
 	rows       int
+
+	// unit is the current chunk's in a resumable copy (nil otherwise), and
+	// heldEnds the unit of an ended chunk whose last record is held.
+	unit, heldEnds *chunkUnit
 }
 
 func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
@@ -245,13 +267,17 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 		return &copyError{permanent: ctx.Err() == nil, err: err}
 	}
 	w.rel, w.ch.Relation = encRel, encRel
+	w.beginChunk(ch)
 	if _, err := conn.PgConn().CopyTo(ctx, w, sql); err != nil {
 		if w.err != nil {
 			return w.err
 		}
 		return fmt.Errorf("copy %s: %w", rel.QualifiedName(), err)
 	}
-	return w.err
+	if w.err != nil {
+		return w.err
+	}
+	return w.endChunk(ctx)
 }
 
 // Write receives COPY data: whole rows (Postgres sends one row per
@@ -292,12 +318,15 @@ func (w *chunkWriter) row(line []byte) error {
 	if err != nil {
 		return err
 	}
+	w.tag(rec)
 	// Hold this record and produce the one held before: the table's last
 	// row gets a marker of its own, and only the end tells which it is.
-	prev := w.held
-	w.held, w.heldMarker = rec, w.ch.Snapshot
+	prev, ends := w.held, w.heldEnds
+	w.held, w.heldMarker, w.heldEnds = rec, w.ch.Snapshot, nil
 	if prev != nil {
-		return w.out.produce(prev)
+		err := w.out.produce(prev)
+		w.out.cp.end(ends)
+		return err
 	}
 	return nil
 }
@@ -309,12 +338,14 @@ func (w *chunkWriter) finish() error {
 	}
 	o := w.out
 	o.mu.Lock()
-	prev := o.last
-	o.last, o.lastMarker = w.held, w.heldMarker
+	prev, ends := o.last, o.lastEnds
+	o.last, o.lastMarker, o.lastEnds = w.held, w.heldMarker, w.heldEnds
 	o.mu.Unlock()
-	w.held = nil
+	w.held, w.heldEnds = nil, nil
 	if prev != nil {
-		return o.produce(prev)
+		err := o.produce(prev)
+		o.cp.end(ends)
+		return err
 	}
 	return nil
 }
@@ -333,7 +364,9 @@ func (o *snapshotOut) finish() error {
 			}
 			enc.markSnapshotHeaders(o.last, o.lastMarker, to)
 		}
-		if err := o.produce(o.last); err != nil {
+		err := o.produce(o.last)
+		o.cp.end(o.lastEnds)
+		if err != nil {
 			return err
 		}
 	}
@@ -422,8 +455,10 @@ func (o *snapshotOut) produce(rec *kgo.Record) error {
 			return err
 		}
 	}
-	o.tracker.Add(o.ack, recordBytes(rec))
+	o.cp.hold() // an exactly-once checkpoint ends the Kafka transaction meanwhile
+	o.tracker.Add(rec.Context.(*txAck), recordBytes(rec))
 	o.cl.Produce(ctx, rec, o.promise)
+	o.cp.unhold()
 	return nil
 }
 

@@ -61,6 +61,7 @@ func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, a
 	// after a crash, a slot-loss repair) copies every row again, and is
 	// no re-copy a signal asked for (its markers, snapshotrun.go).
 	next.ResnapshotFilter, next.ResnapshotType = "", ""
+	next.Copy = nil // the copy's progress ends with it; its slot is dropped (copy_resume.go)
 	store := c.p.saveTable
 	if tx != nil {
 		store = func(ctx context.Context, ts *tableState) error { return c.commitHandover(ctx, tx, ts) }

@@ -22,8 +22,9 @@ type CopyProgress struct {
 	Slot string `json:"slot"`
 	// SnapshotLSN is the first attempt's snapshot: where Slot was created.
 	SnapshotLSN uint64 `json:"snapshot_lsn"`
-	// BaseLSN (B): the records in Kafka hold the done chunks' rows as of B
-	// and every change of the table committed before B.
+	// BaseLSN (B): the records in Kafka hold the rows of the done chunks as
+	// they are at B (after every change committed before B); the changes
+	// from B on are still to be written.
 	BaseLSN uint64 `json:"base_lsn"`
 	// ChunkPages and Chunks are the plan: chunk i holds heap pages
 	// [i*ChunkPages, (i+1)*ChunkPages), the last one every page from its
