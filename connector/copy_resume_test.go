@@ -393,13 +393,14 @@ func TestResumedCopyStartsOverAfterARewrite(t *testing.T) {
 // TestUnusedCopySlotsAreDropped: a copy slot of this pipeline that no
 // table's progress names (a copy that crashed before its first
 // checkpoint, a table handed over or gone) is dropped, since it would
-// retain WAL forever; slots of other names are left alone.
+// retain WAL forever; slots of other names are left alone, even one that
+// looks like a copy slot without its tag (another pipeline's slot).
 func TestUnusedCopySlotsAreDropped(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE small_t (id int PRIMARY KEY, n bigint)`)
 	cfg := e.config("sweep", "public.small_t")
 	orphan := connector.CopySlotNameForTest("mooncdc_sweep", 424242) // the pipeline's slot is mooncdc_<name>
-	others := []string{orphan + "_x", "mooncdc_sweep_copyx", "another_pipeline"}
+	others := []string{orphan + "_x", "mooncdc_sweep_copy_424242", "mooncdc_sweep_copyx", "another_pipeline"}
 	for _, s := range append([]string{orphan}, others...) {
 		e.exec(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, s)
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,22 +27,42 @@ import (
 // slot of copy.go, which dies with its connection.
 
 // copySlotPrefix is what every copy slot of the pipeline slot's name
-// starts with; the table's oid follows. A pipeline slot name too long to
-// leave room for it is shortened and a hash of it added, so that the name
-// stays within Postgres' 63 bytes and still belongs to this pipeline only.
+// starts with; the table's oid and a tag follow (copySlotName). A
+// pipeline slot name too long to leave room for them is shortened and a
+// hash of it added, so that the name stays within Postgres' 63 bytes and
+// still belongs to this pipeline only.
 func copySlotPrefix(slot string) string {
 	const suffix = "_copy_"
-	if len(slot)+len(suffix)+10 <= 63 { // 10: the digits of the largest oid
+	if len(slot)+len(suffix)+10+7 <= 63 { // 10: the digits of the largest oid; 7: the tag
 		return slot + suffix
 	}
 	h := fnv.New32a()
 	h.Write([]byte(slot))
-	return fmt.Sprintf("%s_%08x%s", slot[:63-10-len(suffix)-9], h.Sum32(), suffix)
+	return fmt.Sprintf("%s_%08x%s", slot[:63-len(suffix)-10-7-9], h.Sum32(), suffix)
 }
 
-// copySlotName is the persistent slot of the copy of the table with oid.
+// copySlotName is the persistent slot of the copy of the table with oid:
+// the prefix, the oid and a tag, a hash of both. The sweep drops only
+// names it would make, so a slot of another tool or pipeline that merely
+// looks like one (another pipeline's slot named <slot>_copy_5) is never
+// taken for an unused copy slot.
 func copySlotName(slot string, oid uint32) string {
-	return copySlotPrefix(slot) + strconv.FormatUint(uint64(oid), 10)
+	h := fnv.New32a()
+	h.Write([]byte(slot))
+	h.Write([]byte{0})
+	h.Write([]byte(strconv.FormatUint(uint64(oid), 10)))
+	return fmt.Sprintf("%s%d_%06x", copySlotPrefix(slot), oid, h.Sum32()&0xffffff)
+}
+
+// isCopySlot reports whether name is a copy slot of the pipeline slot.
+func isCopySlot(slot, name string) bool {
+	rest, ok := strings.CutPrefix(name, copySlotPrefix(slot))
+	if !ok {
+		return false
+	}
+	digits, _, _ := strings.Cut(rest, "_")
+	oid, err := strconv.ParseUint(digits, 10, 32)
+	return err == nil && name == copySlotName(slot, uint32(oid))
 }
 
 // copySlots is the set of copy slots a running copy uses, so that the
@@ -203,7 +223,6 @@ func (c *copier) sweepCopySlotsOnce(ctx context.Context) error {
 	if len(names) == 0 {
 		return nil
 	}
-	ours := regexp.MustCompile(`^` + regexp.QuoteMeta(prefix) + `[0-9]+$`)
 	keep := map[string]bool{}
 	for _, ts := range c.phases.all() {
 		if keepsCopySlot(ts) {
@@ -211,7 +230,7 @@ func (c *copier) sweepCopySlotsOnce(ctx context.Context) error {
 		}
 	}
 	for _, name := range names {
-		if !ours.MatchString(name) || keep[name] || c.slots.used(name) {
+		if !isCopySlot(c.p.cfg.Postgres.Slot, name) || keep[name] || c.slots.used(name) {
 			continue
 		}
 		if _, err := db.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NULL`, name); err != nil {
