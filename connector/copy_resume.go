@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,7 +34,9 @@ import (
 //     imports S2 on the copy's first connection;
 //  2. streams the persistent slot from B and writes every change of the
 //     table committed before L2 (op c, u, d, as the catch-up does): the
-//     changes in [B, L2);
+//     changes in [B, L2); a long stream moves B forward at transaction ends
+//     as it goes (the done chunks plus the changes up to a transaction's
+//     end are the table as of there);
 //  3. checkpoints B = L2 (at-least-once: once those records are
 //     acknowledged; exactly-once: they commit with the progress record);
 //  4. copies the chunks not done under S2, checkpointing as it goes;
@@ -383,10 +386,10 @@ func (rs *resumable) beforeKeys(ctx context.Context, rel *schema.Relation) error
 	if rs == nil || rs.from == nil {
 		return nil
 	}
+	rs.cp = &checkpoints{rs: rs, last: time.Now()}
 	if err := rs.streamToSnapshot(ctx, rel); err != nil {
 		return err
 	}
-	rs.cp = &checkpoints{rs: rs}
 	return rs.cp.checkpoint(ctx, rs.point.lsn, true)
 }
 
@@ -455,7 +458,7 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 	defer em.keys.close()
 	soft, stop := context.WithCancel(ctx)
 	defer stop()
-	h := &resumeStream{emitter: em, until: until, stop: stop}
+	h := &resumeStream{emitter: em, rs: rs, ctx: ctx, until: until, stop: stop}
 	sess := stream.NewSession(stream.Config{
 		ConnConfig: c.pgcfg, Slot: rs.slot, Publication: c.p.cfg.Postgres.Publication, StartLSN: base, Log: rs.log.Named("resume"),
 		Progress: confirmAtMost{Progress: &resumeProgress{Tracker: rs.tracker, h: h}, max: base},
@@ -490,6 +493,8 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 // after until.
 type resumeStream struct {
 	*emitter
+	rs      *resumable
+	ctx     context.Context
 	until   schema.LSN
 	stop    context.CancelFunc
 	reached bool
@@ -502,6 +507,26 @@ func (h *resumeStream) Begin(tx *schema.Tx) error {
 		return errReachedSnapshot
 	}
 	return h.emitter.Begin(tx)
+}
+
+// Commit moves the base to the transaction's end at most every
+// copyCheckpointEvery: the done chunks' rows and the changes up to there
+// are the table as of there, so a crash resumes from there, and in
+// exactly-once mode a long stream is not one long Kafka transaction.
+func (h *resumeStream) Commit(tx *schema.Tx) error {
+	if err := h.emitter.Commit(tx); err != nil {
+		return err
+	}
+	k := h.rs.cp
+	if time.Since(k.last) < copyCheckpointEvery {
+		return nil
+	}
+	if h.rs.tx == nil {
+		if err := h.rs.tracker.Wait(h.ctx); err != nil { // at-least-once: the records up to there acknowledged
+			return err
+		}
+	}
+	return k.checkpoint(h.ctx, tx.EndLSN, true)
 }
 
 func (h *resumeStream) Change(ch *schema.Change) error {

@@ -417,3 +417,54 @@ func TestUnusedCopySlotsAreDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestResumeCrashedInItsStreamResumesFromItsNewBase: a resume that dies
+// while it streams the changes since its base has moved the base forward
+// at the transaction ends it checkpointed; the next run streams from
+// there, and the table is rebuilt equal (in exactly-once mode with each
+// change record once).
+func TestResumeCrashedInItsStreamResumesFromItsNewBase(t *testing.T) {
+	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		t.Run(string(mode), func(t *testing.T) {
+			re := newResumeEnv(t, "restream"+strings.ReplaceAll(string(mode), "-", ""), mode)
+			first := re.crashMidCopy(t, 3)
+			re.m.run(context.Background(), 40) // while down: the next resume streams them
+
+			p := newPipeline(t, re.cfg)
+			var n atomic.Int32
+			p.Hooks().Set(func(point, table string) {
+				if point == connector.HookCopyCheckpoint && n.Add(1) == 5 { // a checkpoint of the stream (one per transaction here)
+					p.Abort()
+					time.Sleep(300 * time.Millisecond)
+				}
+			})
+			r := runPipeline(t, p)
+			r.waitReady(t)
+			select {
+			case err := <-r.done:
+				r.done <- err // for the cleanup
+			case <-time.After(60 * time.Second):
+				t.Fatal("the resume did not checkpoint")
+			}
+			second := re.storedProgress(t)
+			if second == nil || second.BaseLSN <= first.BaseLSN || second.DoneCount() != first.DoneCount() {
+				t.Fatalf("want the base moved within the stream, chunks as before (%d done, base %d); got %+v", first.DoneCount(), first.BaseLSN, second)
+			}
+
+			r = startStreaming(t, re.cfg)
+			r.waitHandedOver(t)
+			if got := testCounter(r.p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt")); got != float64(first.Rows) {
+				t.Fatalf("resumed %v rows, want the %d of the first run's chunks", got, first.Rows)
+			}
+			re.m.run(context.Background(), 10)
+			v := converge(t, re.env, re.name, "rt")
+			if mode == connector.DeliveryExactlyOnce {
+				checkNoChangeRepeats(t, "rt", v)
+				checkResumedCopy(t, "rt", v, re.m.events["rt"])
+			}
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
