@@ -65,6 +65,14 @@ func isCopySlot(slot, name string) bool {
 	return err == nil && name == copySlotName(slot, uint32(oid))
 }
 
+// CopySlotName is the persistent replication slot a resumable copy of the
+// table with oid uses, for the pipeline slot slot.
+func CopySlotName(slot string, oid uint32) string { return copySlotName(slot, oid) }
+
+// IsCopySlot reports whether name is one of the pipeline slot's copy
+// slots: `mooncdc reset` drops them with the offsets that name them.
+func IsCopySlot(slot, name string) bool { return isCopySlot(slot, name) }
+
 // copySlots is the set of copy slots a running copy uses, so that the
 // sweep leaves a slot alone between its creation and the first checkpoint
 // that names it. Safe for concurrent use.

@@ -37,7 +37,3 @@ func SetCopyCheckpointEveryForTest(d time.Duration) (undo func()) {
 	copyCheckpointEvery = d
 	return func() { copyCheckpointEvery = old }
 }
-
-// CopySlotNameForTest is the persistent slot of the copy of the table
-// with oid, for the pipeline slot slot.
-func CopySlotNameForTest(slot string, oid uint32) string { return copySlotName(slot, oid) }
