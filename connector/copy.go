@@ -106,7 +106,7 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	if run == nil {
 		run = newSnapshotRun([]string{name})
 	}
-	rs.bind(point, tracker, out, tx)
+	rs.bind(point, repl, tracker, out, tx)
 	rows, rel, err := c.copyRows(ctx, ts, point, tracker, log, out, prog, run, rs)
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	if done, err := c.handover(ctx, ts, point.lsn, nil, tx); err != nil || done {
 		return err
 	}
-	return c.catchUp(ctx, ts, rel, repl, point, tracker, log, out, tx)
+	return c.catchUp(ctx, ts, rel, rs.catchupConn(repl), rs.catchupPoint(point), tracker, log, out, tx)
 }
 
 // createSnapshot creates the temporary slot with an exported snapshot. The

@@ -40,8 +40,9 @@ import (
 //  3. checkpoints B = L2 (at-least-once: once those records are
 //     acknowledged; exactly-once: they commit with the progress record);
 //  4. copies the chunks not done under S2, checkpointing as it goes;
-//  5. catches up privately from L2 (on the temporary slot, which starts
-//     where the persistent one would) and hands over (handover.go).
+//  5. drops the temporary slot once every chunk connection holds S2,
+//     catches up privately on the persistent slot from L2 and hands over
+//     (handover.go).
 //
 // The persistent slot is confirmed only up to B, so it keeps every change
 // a resume may need; it is dropped after the handover, and the sweep
@@ -110,6 +111,7 @@ type resumable struct {
 
 	// What the attempt learns as it goes (bind, check, chunks, keysRead).
 	point       snapshotPoint
+	repl        *pgconn.PgConn // the connection of a resumed attempt's temporary slot, until imported
 	tracker     *Tracker
 	tx          *kgo.Client // the copy's transactional producer (exactly-once); nil otherwise
 	cl          *kgo.Client // where the copy's records go
@@ -273,11 +275,44 @@ func (c *copier) takeSnapshot(ctx context.Context, repl *pgconn.PgConn, rs *resu
 	return c.createCopySlot(ctx, repl, rs.slot)
 }
 
-// bind gives rs the attempt's snapshot, tracker and producers.
-func (rs *resumable) bind(point snapshotPoint, tracker *Tracker, cl, tx *kgo.Client) {
+// bind gives rs the attempt's snapshot (and the replication connection
+// that made it), tracker and producers.
+func (rs *resumable) bind(point snapshotPoint, repl *pgconn.PgConn, tracker *Tracker, cl, tx *kgo.Client) {
 	if rs != nil {
-		rs.point, rs.tracker, rs.cl, rs.tx = point, tracker, cl, tx
+		rs.point, rs.repl, rs.tracker, rs.cl, rs.tx = point, repl, tracker, cl, tx
 	}
+}
+
+// imported is called once every chunk connection has imported the
+// attempt's snapshot: a resumed attempt closes the connection of its
+// temporary slot, which dies with it; its catch-up streams the persistent
+// slot from L2 (catchupPoint), so the two slots coexist only while the
+// chunk connections import the snapshot.
+func (rs *resumable) imported() {
+	if rs == nil || rs.from == nil || rs.repl == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = rs.repl.Close(ctx)
+	rs.repl = nil
+}
+
+// catchupConn and catchupPoint are where the private catch-up streams
+// from: the attempt's snapshot on the connection that made it, or, for a
+// resumed attempt, the persistent slot from L2 on a connection of its own.
+func (rs *resumable) catchupConn(repl *pgconn.PgConn) *pgconn.PgConn {
+	if rs == nil || rs.from == nil {
+		return repl
+	}
+	return nil
+}
+
+func (rs *resumable) catchupPoint(point snapshotPoint) snapshotPoint {
+	if rs == nil || rs.from == nil {
+		return point
+	}
+	return snapshotPoint{slot: rs.slot, lsn: point.lsn, persistent: true}
 }
 
 // check reads, under the attempt's snapshot, the table's relfilenode and

@@ -174,6 +174,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 			return w.finish()
 		})
 	}
+	rs.imported() // every connection holds the snapshot: a resumed copy drops its temporary slot
 	if err := g.Wait(); err != nil {
 		return 0, nil, err
 	}
