@@ -28,7 +28,10 @@
 // Pipeline per activation; group.go is the membership), workers.go shares
 // the pipelines of a config directory among the members of a worker group
 // (the same seats, one per pipeline), and config*.go is the configuration (types, validation, keys and
-// environment, loading, printing).
+// environment, loading, printing);
+// a copy of more than one chunk resumes by chunk after a crash
+// (copy_resume.go: the plan and the resume, copy_checkpoint.go: per-chunk
+// checkpoints, copyslot.go: the persistent copy slot and its sweep).
 //
 // Invariants: nothing is confirmed to Postgres before Kafka has it; every
 // change of a table after its snapshot is emitted by exactly one of its copy

@@ -16,7 +16,7 @@
 // run them:
 //
 //	make test-faults
-//	go test -tags faults -timeout 15m -v ./internal/faults/
+//	go test -tags faults -timeout 20m -v ./internal/faults/
 //
 // Environment:
 //
