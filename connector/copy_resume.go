@@ -442,11 +442,44 @@ func (rs *resumable) staleMark() map[int32]int64 {
 }
 
 // keysRead records, on a first attempt, the topic's end offsets the read
-// of its keys went to: the mark of later attempts.
-func (rs *resumable) keysRead(ends map[int32]int64) {
-	if rs != nil && rs.from == nil {
+// of its keys went to: the mark of later attempts. A resumed attempt
+// checks that the topic still holds what the copy wrote: a topic whose
+// partitions changed, or whose end went back (deleted and created again),
+// may have lost the done chunks' records or moved keys between partitions
+// (the mark is per partition): the copy's progress is discarded and the
+// copy fails, so that its retry starts over.
+func (rs *resumable) keysRead(ctx context.Context, ends map[int32]int64) error {
+	switch {
+	case rs == nil:
+		return nil
+	case rs.from == nil:
 		rs.mark = ends
+		return nil
 	}
+	if why := topicChanged(rs.from.StaleMark, ends); why != "" {
+		if err := rs.c.discardProgress(ctx, rs.name); err != nil {
+			return err
+		}
+		return fmt.Errorf("resume the copy of %s: its topic %s since the first attempt; the retry copies the table from the start", rs.name, why)
+	}
+	return nil
+}
+
+// topicChanged says how a topic whose end offsets are ends is no longer
+// the one whose end offsets were mark, or "".
+func topicChanged(mark, ends map[int32]int64) string {
+	if len(mark) == 0 {
+		return "" // no topic, or the outbox table's
+	}
+	if len(ends) != len(mark) {
+		return fmt.Sprintf("has %d partitions, had %d", len(ends), len(mark))
+	}
+	for p, m := range mark {
+		if e, ok := ends[p]; !ok || e < m {
+			return fmt.Sprintf("partition %d ends at %d, before %d", p, e, m)
+		}
+	}
+	return ""
 }
 
 // finish checkpoints a copy whose chunks are all done, with its stale-key

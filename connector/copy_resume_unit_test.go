@@ -103,3 +103,25 @@ func TestConfirmAtMost(t *testing.T) {
 		t.Errorf("temporary slot: confirms %s, want the durable LSN", got)
 	}
 }
+
+// TestTopicChanged: a resumed copy trusts its topic only when it still has
+// the partitions it had and none ends before the mark.
+func TestTopicChanged(t *testing.T) {
+	mark := map[int32]int64{0: 10, 1: 0}
+	for _, tt := range []struct {
+		mark, ends map[int32]int64
+		changed    bool
+	}{
+		{mark, map[int32]int64{0: 10, 1: 0}, false},
+		{mark, map[int32]int64{0: 50, 1: 7}, false},
+		{nil, map[int32]int64{0: 5}, false},
+		{mark, map[int32]int64{0: 9, 1: 7}, true},
+		{mark, map[int32]int64{0: 50, 1: 7, 2: 0}, true},
+		{mark, map[int32]int64{0: 50}, true},
+		{mark, map[int32]int64{0: 50, 2: 7}, true},
+	} {
+		if got := topicChanged(tt.mark, tt.ends); (got != "") != tt.changed {
+			t.Errorf("topicChanged(%v, %v) = %q, want changed %v", tt.mark, tt.ends, got, tt.changed)
+		}
+	}
+}

@@ -115,8 +115,9 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	stale, err := &keySet{}, error(nil) // the outbox table's topic has no records to tombstone
 	if !outbox {
 		var ends map[int32]int64
-		stale, ends, err = liveKeys(ctx, c.p.kafka, topic, rs.staleMark())
-		rs.keysRead(ends)
+		if stale, ends, err = liveKeys(ctx, c.p.kafka, topic, rs.staleMark()); err == nil {
+			err = rs.keysRead(ctx, ends)
+		}
 	}
 	switch {
 	case err != nil || len(stale.keys) == 0:

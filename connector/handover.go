@@ -20,8 +20,9 @@ import (
 // ahead (keep catching up).
 //
 // Crash ordering: before the phase record is durable, the table reads back
-// as copying, i.e. init, and is copied again from a new snapshot (snapshot
-// rows may repeat; they are upserts); after it, the main worker skips every
+// as copying, i.e. init, and is copied again from a new snapshot, or
+// resumed from its progress (copy_resume.go; snapshot rows may repeat;
+// they are upserts); after it, the main worker skips every
 // transaction with commit LSN < pos, which the copy worker emitted.
 //
 // acked, when not nil, waits until the copy's records up to pos are

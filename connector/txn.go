@@ -34,7 +34,9 @@ import (
 // A copy worker's records (snapshot rows, stale-key tombstones, catch-up
 // changes) and its handover's phase record go in one Kafka transaction,
 // committed under the pipeline mutex at the handover: a crash anywhere
-// leaves all of a handover in Kafka or none of it.
+// leaves all of a handover in Kafka or none of it. A copy that resumes by
+// chunk also commits at its checkpoints, each with its progress record
+// (copy_checkpoint.go).
 
 // newTxnClient returns a transactional producer with id, and loads its
 // producer id: that fences any earlier producer with the same id and
