@@ -33,11 +33,13 @@ type checkpoints struct {
 
 	mu   sync.Mutex // held by the one checkpoint running
 	last time.Time  // the last checkpoint (guarded by mu)
-	// pause is held shared by a chunk writer while it hands a record to
-	// the producer, and alone by an exactly-once checkpoint while it ends
-	// the Kafka transaction: kgo forbids producing concurrently with
-	// EndTransaction.
-	pause sync.RWMutex
+	// writers are the chunk writers' pause locks (exactly-once mode; guarded
+	// by mu): a writer holds its own while it hands a record to the
+	// producer, an exactly-once checkpoint holds them all while it ends the
+	// Kafka transaction (kgo forbids producing concurrently with
+	// EndTransaction). One lock per writer, not one shared by all: a lock
+	// taken per record must not be a cache line every writer fights over.
+	writers []*sync.Mutex
 }
 
 // chunkUnit is one chunk of this attempt: a tracker unit holding the
@@ -78,24 +80,30 @@ func (k *checkpoints) end(u *chunkUnit) {
 	u.ended.Store(true)
 }
 
-// hold and unhold bracket a record's hand-over to the producer (pause).
-func (k *checkpoints) hold() {
-	if k != nil {
-		k.pause.RLock()
-	}
-}
-
-func (k *checkpoints) unhold() {
-	if k != nil {
-		k.pause.RUnlock()
-	}
-}
-
-// beginChunk makes ch's unit the one of the rows that follow.
+// beginChunk makes ch's unit the one of the rows that follow, and, in
+// exactly-once mode, gives the writer its pause lock before its first
+// record.
 func (w *chunkWriter) beginChunk(ch chunk) {
-	if k := w.out.cp; k != nil {
-		w.unit = k.units[k.rs.indexOf(ch)]
+	k := w.out.cp
+	if k == nil {
+		return
 	}
+	w.unit = k.units[k.rs.indexOf(ch)]
+	if k.rs.tx != nil && w.pause == nil {
+		w.pause = new(sync.Mutex)
+		k.mu.Lock()
+		k.writers = append(k.writers, w.pause)
+		k.mu.Unlock()
+	}
+}
+
+// produce hands rec to the producer, under the writer's pause lock.
+func (w *chunkWriter) produce(rec *kgo.Record) error {
+	if w.pause != nil {
+		w.pause.Lock()
+		defer w.pause.Unlock()
+	}
+	return w.out.produce(rec)
 }
 
 // tag puts rec, a row of the current chunk, in the chunk's unit.
@@ -194,8 +202,10 @@ func (k *checkpoints) checkpointAtLeastOnce(ctx context.Context, base schema.LSN
 // of the chunks still being copied are committed too, without the chunk
 // being done: a resume copies it again (its rows repeat as upserts).
 func (k *checkpoints) checkpointExactlyOnce(ctx context.Context, base schema.LSN, force bool) error {
-	k.pause.Lock()
-	defer k.pause.Unlock()
+	for _, m := range k.writers {
+		m.Lock()
+		defer m.Unlock()
+	}
 	rs := k.rs
 	tx := rs.tx
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)

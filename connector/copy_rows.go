@@ -246,8 +246,10 @@ type chunkWriter struct {
 	rows       int
 
 	// unit is the current chunk's in a resumable copy (nil otherwise), and
-	// heldEnds the unit of an ended chunk whose last record is held.
+	// heldEnds the unit of an ended chunk whose last record is held; pause
+	// is its pause lock in exactly-once mode (copy_checkpoint.go).
 	unit, heldEnds *chunkUnit
+	pause          *sync.Mutex
 }
 
 func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
@@ -326,7 +328,7 @@ func (w *chunkWriter) row(line []byte) error {
 	prev, ends := w.held, w.heldEnds
 	w.held, w.heldMarker, w.heldEnds = rec, w.ch.Snapshot, nil
 	if prev != nil {
-		err := w.out.produce(prev)
+		err := w.produce(prev)
 		w.out.cp.end(ends)
 		return err
 	}
@@ -345,7 +347,7 @@ func (w *chunkWriter) finish() error {
 	o.mu.Unlock()
 	w.held, w.heldEnds = nil, nil
 	if prev != nil {
-		err := o.produce(prev)
+		err := w.produce(prev)
 		o.cp.end(ends)
 		return err
 	}
@@ -457,10 +459,8 @@ func (o *snapshotOut) produce(rec *kgo.Record) error {
 			return err
 		}
 	}
-	o.cp.hold() // an exactly-once checkpoint ends the Kafka transaction meanwhile
 	o.tracker.Add(rec.Context.(*txAck), recordBytes(rec))
 	o.cl.Produce(ctx, rec, o.promise)
-	o.cp.unhold()
 	return nil
 }
 
