@@ -30,7 +30,8 @@
 // (the same seats, one per pipeline), and config*.go is the configuration (types, validation, keys and
 // environment, loading, printing);
 // a copy of more than one chunk resumes by chunk after a crash
-// (copy_resume.go: the plan and the resume, copy_checkpoint.go: per-chunk
+// (copy_resume.go: the plan and the resume, copy_resume_stream.go: its
+// stream since the base, copy_checkpoint.go: per-chunk
 // checkpoints, copyslot.go: the persistent copy slot and its sweep).
 //
 // Invariants: nothing is confirmed to Postgres before Kafka has it; every
