@@ -30,7 +30,7 @@ test:
 # instances (ha.enabled; the active one killed, the takeover timed), with a
 # write load, checked for lost, duplicated and reordered changes. Runs each delivery mode; FAULTS_MODES=at-least-once runs one.
 test-faults:
-	$(GO) test -count=1 -tags faults -timeout 15m -v ./internal/faults/
+	$(GO) test -count=1 -tags faults -timeout 20m -v ./internal/faults/
 
 # The PostgreSQL version matrix: the round-trip, every-type, handover and
 # snapshot tests on each major version in PG_VERSIONS. Each version's server

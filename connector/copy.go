@@ -41,6 +41,7 @@ type copier struct {
 	hooks    *Hooks
 	log      *zap.Logger
 	slotSeq  atomic.Uint64
+	slots    copySlots // the persistent copy slots in use (copyslot.go)
 }
 
 // copierConfig is the copies' part of the configuration.
@@ -60,6 +61,9 @@ type snapshotPoint struct {
 	slot     string
 	snapshot string     // exported snapshot name
 	lsn      schema.LSN // consistent point: the snapshot sees exactly the transactions committed before it
+	// persistent: slot is a resumable copy's persistent slot (copyslot.go),
+	// never confirmed past lsn.
+	persistent bool
 }
 
 // copyTable copies table and hands it over. It returns nil once the table
@@ -70,6 +74,13 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
 	started := time.Now()
+	// A table of more than one chunk resumes from its progress, or starts
+	// a copy that can (copy_resume.go).
+	rs, err := c.resumeFor(ctx, ts, log)
+	if err != nil {
+		return err
+	}
+	defer rs.end() // after repl is closed: a handed-over copy's slot is dropped
 
 	// The replication connection exports the snapshot and, later, streams
 	// the private catch-up: a temporary slot lives only on its connection,
@@ -85,7 +96,7 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	if err != nil {
 		return err
 	}
-	point, err := c.createSnapshot(ctx, repl)
+	point, err := c.takeSnapshot(ctx, repl, rs)
 	if err != nil {
 		return err
 	}
@@ -108,20 +119,22 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	if run == nil {
 		run = newSnapshotRun([]string{name})
 	}
-	rows, rel, err := c.copyRows(ctx, ts, point, tracker, out, prog, run)
+	rs.bind(point, repl, tracker, out)
+	rows, rel, err := c.copyRows(ctx, ts, point, tracker, out, prog, run, rs)
 	if err != nil {
 		return err
 	}
 	prog.catchingUp()
 	log.Info("table copied", zap.Int64("rows", rows), zap.Duration("took", time.Since(started)),
-		zap.Float64("rows_per_s", float64(rows)/time.Since(started).Seconds()), zap.Stringer("lsn", point.lsn))
+		zap.Float64("rows_per_s", float64(rows)/time.Since(started).Seconds()), zap.Stringer("lsn", point.lsn),
+		zap.Int64("resumed_rows", rs.resumedRows()))
 	c.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
 	c.hooks.call(HookCopied, name)
 
 	if done, err := c.handover(ctx, ts, point.lsn, out, prog); err != nil || done {
 		return err
 	}
-	return c.catchUp(ctx, ts, rel, repl, point, tracker, log, out, prog)
+	return c.catchUp(ctx, ts, rel, rs.catchupConn(repl), rs.catchupPoint(point), tracker, log, out, prog)
 }
 
 // createSnapshot creates the temporary slot with an exported snapshot. The

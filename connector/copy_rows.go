@@ -64,8 +64,10 @@ func (ch chunk) where() string {
 
 // copyRows streams the table's rows as op "r" records and tombstones keys
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
+// A resumable copy (rs not nil, copy_resume.go) copies the chunks not
+// done, and checkpoints as they are.
 func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, out copySink,
-	prog *runningCopy, run *snapshotRun) (int64, *schema.Relation, error) {
+	prog *runningCopy, run *snapshotRun, rs *resumable) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
 	first, err := c.importSnapshot(ctx, point.snapshot)
@@ -75,6 +77,9 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	defer first.Close(context.Background())
 	info, err := describeTable(ctx, first, name, ts.OID, c.cfg.publication, c.cfg.keys)
 	if err != nil {
+		return 0, nil, err
+	}
+	if err := rs.check(ctx, first, info); err != nil {
 		return 0, nil, err
 	}
 	if f := ts.ResnapshotFilter; f != "" {
@@ -104,9 +109,15 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err := c.settle(ctx, ts); err != nil {
 		return 0, nil, err
 	}
+	if err := rs.beforeKeys(ctx, rel); err != nil {
+		return 0, nil, err
+	}
 	stale, err := &keySet{}, error(nil) // the outbox table's topic has no records to tombstone
 	if plan.ownTopic() {
-		stale, err = liveKeys(ctx, c.cfg.kafka, topic)
+		var ends map[int32]int64
+		if stale, ends, err = liveKeys(ctx, c.cfg.kafka, topic, rs.staleMark()); err == nil {
+			err = rs.keysRead(ctx, ends)
+		}
 	}
 	switch {
 	case err != nil || len(stale.keys) == 0:
@@ -124,15 +135,16 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	if err != nil {
 		return 0, nil, err
 	}
-	parts := chunks(info, c.cfg.snapshot.ChunkRows)
+	parts := rs.chunks(info, c.cfg.snapshot.ChunkRows)
 	log.Info("copying table", zap.Int64("estimated_rows", info.reltuples), zap.Int("chunks", len(parts)),
 		zap.Int("stale_keys", len(stale.keys)))
 
 	snap := tracker.Begin()
 	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		acks: newAcks(tracker, new(recordPool), nil), sink: out,
-		rows: c.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox}
-	prog.copying(info.reltuples, &o.count)
+		rows: c.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox,
+		cp: rs.newCheckpoints(parts)}
+	prog.copying(rs.estimate(info.reltuples, prog), &o.count)
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
 		jobs <- p
@@ -164,6 +176,7 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 			return w.finish()
 		})
 	}
+	rs.imported() // every connection holds the snapshot: a resumed copy drops its temporary slot
 	if err := g.Wait(); err != nil {
 		return 0, nil, err
 	}
@@ -172,6 +185,9 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 	}
 	tracker.Commit(snap, point.lsn)
 	if err := tracker.Wait(ctx); err != nil {
+		return 0, nil, err
+	}
+	if err := rs.finish(ctx); err != nil {
 		return 0, nil, err
 	}
 	return o.count.Load(), rel, nil
@@ -202,10 +218,14 @@ type snapshotOut struct {
 	// outbox: the table is format.outbox.table; its rows are outbox
 	// events, which carry no snapshot marker.
 	outbox bool
+	// cp is a resumable copy's per-chunk checkpoints (copy_checkpoint.go),
+	// nil for another copy.
+	cp *checkpoints
 
 	mu         sync.Mutex
 	last       *kgo.Record // the last row of a finished chunk, held back to become the table's last
 	lastMarker string      // the marker last was encoded with
+	lastEnds   *chunkUnit  // the unit that ends when last is sent (chunkWriter.heldEnds)
 }
 
 // chunkWriter turns COPY rows of one connection into records.
@@ -223,6 +243,12 @@ type chunkWriter struct {
 	ctx        context.Context
 	now        time.Time // ts_* of the records, refreshed every 256 rows (time.Now costs)
 	rows       int
+
+	// unit is the current chunk's in a resumable copy (nil otherwise), and
+	// heldEnds the unit of an ended chunk whose last record is held; pause
+	// is its pause lock in exactly-once mode (copy_checkpoint.go).
+	unit, heldEnds *chunkUnit
+	pause          *sync.Mutex
 }
 
 // writer returns a record writer of its own (a codec is not safe for
@@ -250,13 +276,17 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 		return &copyError{permanent: ctx.Err() == nil, err: err}
 	}
 	w.rel, w.ch.Relation = encRel, encRel
+	w.beginChunk(ch)
 	if _, err := conn.PgConn().CopyTo(ctx, w, sql); err != nil {
 		if w.err != nil {
 			return w.err
 		}
 		return fmt.Errorf("copy %s: %w", rel.QualifiedName(), err)
 	}
-	return w.err
+	if w.err != nil {
+		return w.err
+	}
+	return w.endChunk(ctx)
 }
 
 // Write receives COPY data: whole rows (Postgres sends one row per
@@ -297,12 +327,15 @@ func (w *chunkWriter) row(line []byte) error {
 	if err != nil {
 		return err
 	}
+	w.tag(rec)
 	// Hold this record and produce the one held before: the table's last
 	// row gets a marker of its own, and only the end tells which it is.
-	prev := w.held
-	w.held, w.heldMarker = rec, w.ch.Snapshot
+	prev, ends := w.held, w.heldEnds
+	w.held, w.heldMarker, w.heldEnds = rec, w.ch.Snapshot, nil
 	if prev != nil {
-		return w.w.sendWhenRoom(w.out.ctx, prev)
+		err := w.produce(prev)
+		w.out.cp.end(ends)
+		return err
 	}
 	return nil
 }
@@ -314,12 +347,14 @@ func (w *chunkWriter) finish() error {
 	}
 	o := w.out
 	o.mu.Lock()
-	prev := o.last
-	o.last, o.lastMarker = w.held, w.heldMarker
+	prev, ends := o.last, o.lastEnds
+	o.last, o.lastMarker, o.lastEnds = w.held, w.heldMarker, w.heldEnds
 	o.mu.Unlock()
-	w.held = nil
+	w.held, w.heldEnds = nil, nil
 	if prev != nil {
-		return w.w.sendWhenRoom(o.ctx, prev)
+		err := w.produce(prev)
+		o.cp.end(ends)
+		return err
 	}
 	return nil
 }
@@ -338,7 +373,9 @@ func (o *snapshotOut) finish() error {
 			}
 			w.enc.markSnapshotHeaders(o.last, o.lastMarker, to)
 		}
-		if err := w.sendWhenRoom(o.ctx, o.last); err != nil {
+		err := w.sendWhenRoom(o.ctx, o.last)
+		o.cp.end(o.lastEnds)
+		if err != nil {
 			return err
 		}
 	}

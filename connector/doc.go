@@ -35,7 +35,11 @@
 // Pipeline per activation; group.go is the membership), workers.go shares
 // the pipelines of a config directory among the members of a worker group
 // (the same seats, one per pipeline), and config*.go is the configuration
-// (types, validation, keys and environment, loading, printing).
+// (types, validation, keys and environment, loading, printing). A copy of
+// more than one chunk resumes by chunk after a crash (copy_resume.go: the
+// plan and the resume, copy_resume_stream.go: its stream since the base,
+// copy_checkpoint.go: per-chunk checkpoints, copyslot.go: the persistent
+// copy slot and its sweep).
 //
 // Each component is built with its own part of the configuration, its
 // metrics and its logger (emitterConfig, copierConfig, snapshotterConfig,

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -28,3 +29,11 @@ func HeartbeatSchemasForTest() (keyConnect, keyAvro, valueConnect, valueAvro str
 // WaitSlotFreeForTest runs the standby's wait for its slot (a takeover's
 // first step) until the slot is free or ctx ends.
 func WaitSlotFreeForTest(ctx context.Context, s *Standby) { s.waitSlotFree(ctx) }
+
+// SetCopyCheckpointEveryForTest sets how often a resumable copy
+// checkpoints (0: at every chunk's end) and returns the undo.
+func SetCopyCheckpointEveryForTest(d time.Duration) (undo func()) {
+	old := copyCheckpointEvery
+	copyCheckpointEvery = d
+	return func() { copyCheckpointEvery = old }
+}

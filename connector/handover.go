@@ -18,9 +18,10 @@ import (
 // catching up).
 //
 // Crash ordering: before the phase record is durable, the table reads back
-// as copying, i.e. init, and is copied again from a new snapshot (snapshot
-// rows may repeat; they are upserts); after it, the main worker skips every
-// transaction with commit LSN < P, which the copy worker emitted.
+// as copying, i.e. init, and is copied again from a new snapshot, or
+// resumed from its progress (copy_resume.go; snapshot rows may repeat;
+// they are upserts); after it, the main worker skips every transaction
+// with commit LSN < P, which the copy worker emitted.
 //
 // The sink's handover waits (bounded) until the copy's records up to P are
 // acknowledged, under the mutex: the main worker waits meanwhile and cannot

@@ -6,6 +6,8 @@ import "sync"
 const (
 	HookSnapshotCreated = "snapshot_created" // temporary slot and snapshot exist
 	HookCopied          = "copied"           // all rows acknowledged, before the first handover attempt
+	HookChunkCopied     = "chunk_copied"     // a resumable copy's chunk was read, before its checkpoint may run
+	HookCopyCheckpoint  = "copy_checkpoint"  // a resumable copy stored its progress (copy_checkpoint.go)
 	HookCatchup         = "catchup"          // private catch-up about to stream
 	HookBeforeHandover  = "before_handover"  // a handover attempt, before the pipeline mutex
 	HookMainBegin       = "main_begin"       // the main worker is about to decide a transaction

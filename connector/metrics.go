@@ -22,6 +22,7 @@ type Metrics struct {
 	Streaming            prometheus.Gauge
 	Active               prometheus.Gauge
 	TableCopyRows        *prometheus.CounterVec
+	TableCopyRowsResumed *prometheus.CounterVec
 	TableCopyDuration    *prometheus.GaugeVec
 	KafkaTransactions    *prometheus.CounterVec
 	SlotLossResnapshots  prometheus.Counter
@@ -62,6 +63,9 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 			[]string{"worker_type", "error_type"}),
 		TableCopyRows: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mooncdc_table_copy_rows_total", Help: "Rows copied by table snapshots."}, []string{"table"}),
+		TableCopyRowsResumed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mooncdc_table_copy_rows_resumed_total", Help: "Rows a resumed table copy did not copy again: its chunks were in Kafka from an earlier attempt."},
+			[]string{"table"}),
 		TableCopyDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mooncdc_table_copy_duration_seconds", Help: "Duration of the table's last completed copy (COPY and stale-key tombstones, acknowledged)."}, []string{"table"}),
 		KafkaTransactions: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -75,7 +79,7 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 	}
 	reg.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
 		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.Active, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
-		m.SlotLossResnapshots)
+		m.SlotLossResnapshots, m.TableCopyRowsResumed)
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m
 }

@@ -225,6 +225,7 @@ func (p *phases) handover(ts *tableState, pos schema.LSN, checkpoint func(next *
 	// after a crash, a slot-loss repair) copies every row again, and is
 	// no re-copy a signal asked for (its markers, snapshotrun.go).
 	next.ResnapshotFilter, next.ResnapshotType = "", ""
+	next.Copy = nil // the copy's progress ends with it; its slot is dropped (copy_resume.go)
 	if err := checkpoint(next); err != nil {
 		return nil, m, err
 	}

@@ -22,9 +22,15 @@ type CopyProgress struct {
 	// acknowledged by Kafka only once the stage is catching up).
 	Rows int64 `json:"rows"`
 	// EstimatedRows is pg_class.reltuples when the copy started: Postgres'
-	// estimate, 0 for a table never analyzed or vacuumed.
-	EstimatedRows int64     `json:"estimated_rows"`
-	Started       time.Time `json:"started"`
+	// estimate, 0 for a table never analyzed or vacuumed. For a resumed
+	// copy, the estimate less ResumedRows: what this attempt copies.
+	EstimatedRows int64 `json:"estimated_rows"`
+	// ResumedRows is, for a copy that resumed from the chunks earlier
+	// attempts copied (copy_resume.go), the rows of those chunks: in Kafka
+	// already, not copied again, and counted in neither Rows nor
+	// EstimatedRows.
+	ResumedRows int64     `json:"resumed_rows,omitempty"`
+	Started     time.Time `json:"started"`
 }
 
 // The stages of a copy in CopyProgress.
@@ -45,6 +51,7 @@ type copies struct {
 type runningCopy struct {
 	stage     string
 	estimated int64
+	resumedN  int64
 	started   time.Time
 	rows      *atomic.Int64
 	reg       *copies
@@ -69,6 +76,13 @@ func (rc *runningCopy) copying(estimated int64, rows *atomic.Int64) {
 	rc.reg.mu.Unlock()
 }
 
+// resumed records the rows of the chunks earlier attempts copied.
+func (rc *runningCopy) resumed(rows int64) {
+	rc.reg.mu.Lock()
+	rc.resumedN = rows
+	rc.reg.mu.Unlock()
+}
+
 func (rc *runningCopy) catchingUp() {
 	rc.reg.mu.Lock()
 	rc.stage = CopyStageCatchingUp
@@ -88,7 +102,8 @@ func (p *Pipeline) Copies() []CopyProgress {
 	p.copies.mu.Lock()
 	out := make([]CopyProgress, 0, len(p.copies.m))
 	for name, rc := range p.copies.m {
-		out = append(out, CopyProgress{Table: name, Stage: rc.stage, Rows: rc.rows.Load(), EstimatedRows: rc.estimated, Started: rc.started})
+		out = append(out, CopyProgress{Table: name, Stage: rc.stage, Rows: rc.rows.Load(), EstimatedRows: rc.estimated, ResumedRows: rc.resumedN,
+			Started: rc.started})
 	}
 	p.copies.mu.Unlock()
 	slices.SortFunc(out, func(a, b CopyProgress) int {

@@ -118,10 +118,24 @@ type mainSink interface {
 }
 
 // copySink is one table copy's sink: every record of the copy (its rows,
-// its stale-key tombstones, its private catch-up) and, at the end, the
-// handover's phase.
+// its stale-key tombstones, a resume's stream, its private catch-up), a
+// resumable copy's checkpoints and, at the end, the handover's phase.
 type copySink interface {
 	sink
+	// settle makes every record sent so far acknowledged (or failed)
+	// before a checkpoint counts them (the copy's writers are paused):
+	// exactly-once flushes them into the open Kafka transaction;
+	// at-least-once does nothing, as a chunk counts once its records are
+	// acknowledged, whenever that is.
+	settle(ctx context.Context) error
+	// checkpoint makes ts, the copying table's state with its progress
+	// (copy_checkpoint.go), durable with the records the progress counts:
+	// at-least-once through setState (the pipeline's view and the ordered
+	// writer of table states), waited for; exactly-once as the last record
+	// of the copy's Kafka transaction, which it commits and follows with
+	// the next one, then setState (not waited for: the progress is
+	// durable). It blocks; the copy's writers are paused.
+	checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) (wait func(context.Context) error)) error
 	// handover is the copy's checkpoint: it waits (at most
 	// handoverAckWait; context.DeadlineExceeded then, to try again later)
 	// until every record sent is acknowledged, and stores ts durably with

@@ -138,6 +138,12 @@ func (s *aloCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 	s.cl.Produce(context.Background(), rec, promise)
 }
 
+func (s *aloCopy) settle(context.Context) error { return nil }
+
+func (s *aloCopy) checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) func(context.Context) error) error {
+	return setState(ts)(ctx)
+}
+
 func (s *aloCopy) handover(ctx context.Context, ts *tableState) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err

@@ -34,7 +34,9 @@ import (
 // A copy worker's records (snapshot rows, stale-key tombstones, catch-up
 // changes) and its handover's phase record go in one Kafka transaction,
 // committed under the pipeline mutex at the handover: a crash anywhere
-// leaves all of a handover in Kafka or none of it.
+// leaves all of a handover in Kafka or none of it. A copy that resumes by
+// chunk also commits at its checkpoints, each with its progress record
+// (copy_checkpoint.go).
 
 // exactlyOnce is the exactly-once delivery. Its transactional producers
 // are taken over (newExactlyOnce) before the offsets are read, so that an
@@ -402,12 +404,42 @@ func (s *eosCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 	s.cl.Produce(s.ctx, rec, promise)
 }
 
+// settle flushes the copy's records into the open Kafka transaction.
+func (s *eosCopy) settle(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return s.cl.Flush(ctx)
+}
+
+// checkpoint writes ts as the last record of the copy's Kafka transaction,
+// commits it, begins the next one, and then sets the view.
+func (s *eosCopy) checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) func(context.Context) error) error {
+	if err := s.commit(ctx, ts, "at a checkpoint"); err != nil {
+		return err
+	}
+	setState(ts) // durable already; the ordered writer stores it again with the table's newest state
+	if err := s.cl.BeginTransaction(); err != nil {
+		return txnError(s.id, fmt.Errorf("begin the copy's next Kafka transaction: %w", err))
+	}
+	return nil
+}
+
 // handover stores the handover's phase as the last record of the copy's
 // Kafka transaction and commits it.
 func (s *eosCopy) handover(ctx context.Context, ts *tableState) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err
 	}
+	if err := s.commit(ctx, ts, "at its handover"); err != nil {
+		return err
+	}
+	s.committed = true
+	return nil
+}
+
+// commit writes ts's record last in the copy's Kafka transaction, waits
+// for every record and commits it (at most 30 s).
+func (s *eosCopy) commit(ctx context.Context, ts *tableState, at string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := produceWait(ctx, s.cl, s.d.cfg.records.table(ts)); err != nil {
@@ -417,9 +449,8 @@ func (s *eosCopy) handover(ctx context.Context, ts *tableState) error {
 		return err
 	}
 	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return txnError(s.id, fmt.Errorf("commit the copy's Kafka transaction: %w", err))
+		return txnError(s.id, fmt.Errorf("commit the copy's Kafka transaction %s: %w", at, err))
 	}
-	s.committed = true
 	s.d.cfg.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
 	return nil
 }

@@ -94,9 +94,10 @@ func initialPhases(mode SnapshotMode, stored map[string]offsets.Table) map[strin
 		ts.Table.Table = name
 		switch {
 		case mode == SnapshotAlways:
-			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType = offsets.PhaseInit, 0, "", ""
+			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType, ts.Copy = offsets.PhaseInit, 0, "", "", nil
 		case ts.Phase == offsets.PhaseCopying:
-			// The snapshot died with the process: copy again.
+			// The snapshot died with the process: copy again, from the
+			// chunks Kafka holds when the copy has progress (copy_resume.go).
 			ts.Phase = offsets.PhaseInit
 		case ts.Phase == offsets.PhaseErrored:
 			ts.retryAt = retryTime(ts.Retry)
@@ -188,6 +189,7 @@ func (s *snapshotter) loop(ctx context.Context) error {
 				s.log.Warn("table discovery failed; trying again later", zap.Error(err))
 			}
 			lastDiscovery = time.Now()
+			s.c.sweepCopySlots(ctx) // copyslot.go
 		}
 		s.schedule()
 		if s.allDone != nil && s.finished() {
@@ -354,6 +356,8 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 			delay := retryDelay(cfg.RetryDelay, ts.Attempts)
 			ts.retryAt = time.Now().Add(delay).UnixMilli()
 			ts.Retry = time.UnixMilli(ts.retryAt).UTC().Format(time.RFC3339Nano)
+		} else {
+			ts.Copy = nil // no retry resumes it; the sweep drops its slot (copyslot.go)
 		}
 	})
 	if ts.retryAt > 0 {

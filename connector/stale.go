@@ -35,36 +35,43 @@ func (s *keySet) remove(key []byte) {
 }
 
 // liveKeys reads topic from the start to its end and returns the keys
-// whose last record is not a tombstone. While a table is being copied the
-// main worker emits none of its changes, so the topic does not move
-// underneath.
-func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string) (*keySet, error) {
+// whose last record is not a tombstone, and the end offsets it read to.
+// While a table is being copied the main worker emits none of its changes,
+// so the topic does not move underneath.
+//
+// With before (a resumed copy's mark, copy_resume.go), a key with a
+// record at or past before's offset for its partition (0 for a partition
+// it lacks) is not returned: the copy wrote it.
+func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string, before map[int32]int64) (*keySet, map[int32]int64, error) {
 	set := &keySet{keys: map[string]struct{}{}}
 	cl, err := kgo.NewClient(append(slices.Clip(kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	ends, err := adm.ListEndOffsets(kadm.WithAuthorizedOps(ctx), topic)
 	if err != nil {
-		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+		return nil, nil, fmt.Errorf("end offsets of %s: %w", topic, err)
 	}
-	want := map[int32]int64{}
+	want, read := map[int32]int64{}, map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			read[o.Partition] = o.Offset
+		}
 		if o.Err == nil && o.Offset > 0 {
 			want[o.Partition] = o.Offset
 		}
 	})
 	if err := ends.Error(); err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+		return nil, nil, fmt.Errorf("end offsets of %s: %w", topic, err)
 	}
 	if len(want) > 0 {
 		// A partition whose records were all deleted (retention,
 		// DeleteRecords) has start == end: nothing to read there.
 		starts, err := adm.ListStartOffsets(kadm.WithAuthorizedOps(ctx), topic)
 		if err != nil {
-			return nil, fmt.Errorf("start offsets of %s: %w", topic, err)
+			return nil, nil, fmt.Errorf("start offsets of %s: %w", topic, err)
 		}
 		starts.Each(func(o kadm.ListedOffset) {
 			if end, ok := want[o.Partition]; ok && o.Err == nil && o.Offset >= end {
@@ -73,7 +80,7 @@ func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string) (*keySet, erro
 		})
 	}
 	if len(want) == 0 {
-		return set, nil
+		return set, read, nil
 	}
 	// Read with offsets.ReadCommitted, not a consumer: in exactly-once
 	// mode every partition ends with a transaction marker (or aborted
@@ -82,7 +89,14 @@ func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string) (*keySet, erro
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	for p := range want {
+		mark, marked := before[p]
 		err := offsets.ReadCommitted(ctx, cl, topic, p, func(r *kgo.Record) error {
+			if before != nil && (!marked || r.Offset >= mark) {
+				// Written by the resumed copy (its rows or changes): not
+				// stale, whatever it says.
+				delete(set.keys, string(r.Key))
+				return nil
+			}
 			if r.Value == nil {
 				delete(set.keys, string(r.Key))
 			} else if r.Key != nil {
@@ -91,9 +105,9 @@ func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string) (*keySet, erro
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read keys of %s: %w", topic, err)
+			return nil, nil, fmt.Errorf("read keys of %s: %w", topic, err)
 		}
 	}
 	set.active = len(set.keys) > 0
-	return set, nil
+	return set, read, nil
 }

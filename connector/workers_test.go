@@ -321,7 +321,7 @@ func TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily(t *testing.T) {
 		"mooncdc_transactions_received_total", "mooncdc_changes_received_total", "mooncdc_changes_written_total",
 		"mooncdc_transactions_durable_total", "mooncdc_replication_payload_bytes_total", "mooncdc_durable_lsn",
 		"mooncdc_replication_lag_bytes", "mooncdc_inflight_bytes", "mooncdc_worker_errors_total",
-		"mooncdc_table_copy_rows_total", "mooncdc_table_copy_duration_seconds", "mooncdc_kafka_transactions_total",
+		"mooncdc_table_copy_rows_total", "mooncdc_table_copy_rows_resumed_total", "mooncdc_table_copy_duration_seconds", "mooncdc_kafka_transactions_total",
 		"mooncdc_streaming", "mooncdc_active", "mooncdc_slot_loss_resnapshots_total",
 	}
 	value := func(mfs map[string]*dto.MetricFamily, family, pipeline string) float64 {

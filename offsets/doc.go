@@ -14,7 +14,8 @@
 // of partition:
 //
 //	["shop",{"source":"pipeline"}]      -> Pipeline: source identity and durable LSN
-//	["shop",{"table":"public.orders"}]  -> Table: oid, phase, LSN, attempts, last error, resnapshot request
+//	["shop",{"table":"public.orders"}]  -> Table: oid, phase, LSN, attempts, last error, resnapshot request,
+//	                                       a resumable copy's progress (CopyProgress)
 //
 // Invariants:
 //   - One partition, cleanup.policy=compact ([EnsureTopic] refuses anything

@@ -103,6 +103,10 @@ type Table struct {
 	// a replay from an older durable LSN still writes the table's changes
 	// before it. 0 for a failed copy.
 	ParkedLSN uint64 `json:"parked_lsn,omitempty"`
+	// Copy is the progress of a resumable copy of the table (phase
+	// copying, or errored with a retry), nil for none: a copy that
+	// crashed resumes from it (CopyProgress).
+	Copy *CopyProgress `json:"copy,omitempty"`
 }
 
 // The values of Table.ResnapshotType, as Debezium spells an

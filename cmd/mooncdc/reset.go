@@ -91,9 +91,14 @@ type resetPlan struct {
 	tables   []string // table keys with a value
 	dropSlot bool     // --drop-slot and the slot exists
 	slotNote string   // why the slot is kept, if it is
+	// copySlots are the persistent slots of table copies that can resume
+	// (connector.IsCopySlot): the offsets that name them go, so they go too.
+	copySlots []string
 }
 
-func (p resetPlan) empty() bool { return !p.pipeline && len(p.tables) == 0 && !p.dropSlot }
+func (p resetPlan) empty() bool {
+	return !p.pipeline && len(p.tables) == 0 && !p.dropSlot && len(p.copySlots) == 0
+}
 
 // planReset reads the offsets and the slot, and refuses while the slot is
 // held: a running mooncdc would write its offsets again.
@@ -125,6 +130,20 @@ func planReset(ctx context.Context, cfg connector.Config, dropSlot bool) (resetP
 		plan.slotNote = fmt.Sprintf("replication slot %q does not exist: nothing to drop", cfg.Postgres.Slot)
 	case slotExists:
 		plan.slotNote = fmt.Sprintf("replication slot %q is kept (pass --drop-slot to drop it; the next run adopts it and streams from its position)", cfg.Postgres.Slot)
+	}
+
+	rows, err := conn.Query(ctx, `SELECT slot_name FROM pg_replication_slots WHERE NOT temporary AND active_pid IS NULL ORDER BY slot_name`)
+	if err != nil {
+		return plan, fmt.Errorf("list the replication slots: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return plan, fmt.Errorf("list the replication slots: %w", err)
+	}
+	for _, name := range names {
+		if connector.IsCopySlot(cfg.Postgres.Slot, name) {
+			plan.copySlots = append(plan.copySlots, name)
+		}
 	}
 
 	if plan.kafka, err = cfg.KafkaOpts(cfg.Kafka.Brokers); err != nil {
@@ -162,6 +181,10 @@ func (p resetPlan) describe(cfg connector.Config) string {
 	if p.slotNote != "" {
 		fmt.Fprintf(&b, "  %s\n", p.slotNote)
 	}
+	if n := len(p.copySlots); n > 0 {
+		fmt.Fprintf(&b, "  drop the replication %s of %d interrupted table %s (its progress goes with the phases; their WAL is released): %s\n",
+			map[bool]string{true: "slot", false: "slots"}[n == 1], n, map[bool]string{true: "copy", false: "copies"}[n == 1], strings.Join(p.copySlots, ", "))
+	}
 	b.WriteString("  the data topics and the publication are kept\n")
 	return b.String()
 }
@@ -189,7 +212,7 @@ func (p resetPlan) apply(ctx context.Context, cfg connector.Config) error {
 			return fmt.Errorf("write to offsets topic %q: %w (some offsets may be deleted; run the command again)", topic, err)
 		}
 	}
-	if p.dropSlot {
+	if p.dropSlot || len(p.copySlots) > 0 {
 		pgcfg, err := cfg.PostgresConnConfig()
 		if err != nil {
 			return err
@@ -199,8 +222,15 @@ func (p resetPlan) apply(ctx context.Context, cfg connector.Config) error {
 			return err
 		}
 		defer conn.Close(context.Background())
-		if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, cfg.Postgres.Slot); err != nil {
-			return fmt.Errorf("the offsets are deleted, but dropping replication slot %q failed: %w (drop it yourself, or the next run adopts it)", cfg.Postgres.Slot, err)
+		for _, s := range p.copySlots {
+			if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, s); err != nil {
+				return fmt.Errorf("the offsets are deleted, but dropping the copy's replication slot %q failed: %w (drop it yourself, or the next run drops it)", s, err)
+			}
+		}
+		if p.dropSlot {
+			if _, err := conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, cfg.Postgres.Slot); err != nil {
+				return fmt.Errorf("the offsets are deleted, but dropping replication slot %q failed: %w (drop it yourself, or the next run adopts it)", cfg.Postgres.Slot, err)
+			}
 		}
 	}
 	return nil

@@ -87,6 +87,14 @@ func TestResetStartsOverUnderTheSameName(t *testing.T) {
 		t.Fatal("an unconfirmed reset deleted something")
 	}
 
+	// A copy slot of each connector (an interrupted copy that could resume).
+	rsCopy, otherCopy := connector.CopySlotName("mooncdc_rs", 16384), connector.CopySlotName("mooncdc_other", 16384)
+	for _, s := range []string{rsCopy, otherCopy} {
+		if err := pg.Exec(ctx, "postgres", `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// Confirmed on standard input.
 	withStdin(t, "yes\n")
 	if code, out, errOut := runCLI(t, []string{"reset", "--config", cfg, "--drop-slot"}, nil); code != connector.ExitOK {
@@ -97,6 +105,9 @@ func TestResetStartsOverUnderTheSameName(t *testing.T) {
 	}
 	if slotExists(t, pg, "mooncdc_rs") {
 		t.Error("the slot survived --drop-slot")
+	}
+	if slotExists(t, pg, rsCopy) || !slotExists(t, pg, otherCopy) {
+		t.Errorf("want the connector's copy slot %s dropped and the other connector's %s kept", rsCopy, otherCopy)
 	}
 	if st := loadOffsets(t, broker.Addr(), "other"); st.Pipeline == nil || len(st.Tables) != 1 || !slotExists(t, pg, "mooncdc_other") {
 		t.Errorf("another connector's offsets or slot were touched: %+v", st)

@@ -92,9 +92,12 @@ type tableReport struct {
 }
 
 type copyReport struct {
-	Stage         string    `json:"stage"` // starting, copying, catching up
-	Rows          int64     `json:"rows"`
-	EstimatedRows int64     `json:"estimated_rows"`
+	Stage         string `json:"stage"` // starting, copying, catching up
+	Rows          int64  `json:"rows"`
+	EstimatedRows int64  `json:"estimated_rows"`
+	// ResumedRows: the copy resumed from chunks an earlier attempt copied,
+	// of that many rows (not in Rows nor EstimatedRows).
+	ResumedRows   int64     `json:"resumed_rows,omitempty"`
 	Started       time.Time `json:"started"`
 	RowsPerSecond float64   `json:"rows_per_second"`
 	ETASeconds    *float64  `json:"eta_seconds"`
@@ -240,7 +243,7 @@ const phaseNotCaptured = "not_captured"
 // copyProgress adds a rate and an ETA to a running copy, measured with the
 // running process's clock (now is its time of the answer).
 func copyProgress(c connector.CopyProgress, now time.Time) *copyReport {
-	cr := &copyReport{Stage: c.Stage, Rows: c.Rows, EstimatedRows: c.EstimatedRows, Started: c.Started}
+	cr := &copyReport{Stage: c.Stage, Rows: c.Rows, EstimatedRows: c.EstimatedRows, ResumedRows: c.ResumedRows, Started: c.Started}
 	if c.Stage != connector.CopyStageCopying {
 		return cr // no rate or ETA: no rows are read now
 	}
@@ -382,6 +385,9 @@ func tableProgress(t tableReport, running string) string {
 		}
 		if c.ETASeconds != nil {
 			s += ", ETA " + humanDuration(time.Duration(*c.ETASeconds*float64(time.Second)))
+		}
+		if c.ResumedRows > 0 {
+			s += fmt.Sprintf(" (resumed: %d rows copied before)", c.ResumedRows)
 		}
 		return s
 	}

@@ -174,6 +174,15 @@ func (v *verdict) report() string {
 // record with commit_lsn > S has v >= vHi; v is the global event number,
 // in commit order).
 //
+// A last copy that resumed by chunk (connector/copy_resume.go) has rows of
+// several snapshots: firsts[table] is its first snapshot's LSN F (from the
+// offsets topic; absent or 0: one snapshot), and its rows are those with
+// commit_lsn >= F. Per key, S is then the commit_lsn of the key's last such
+// row, with bounds of its own; every change after F is written, so a key
+// absent from every row of the copy is split at F's bounds: its events
+// from vHi(F) on must have records, those between vLo(F) and vHi(F) may
+// (no record says on which side of F they fell).
+//
 //   - duplicated: a change record (c, u, d) whose (commit_lsn, tx_seq, key)
 //     was seen before, anywhere in the topic, counted once per repeat.
 //   - reordered: per key, among the first appearances after S, an event
@@ -183,7 +192,7 @@ func (v *verdict) report() string {
 //   - lost: an event after the split with no record after S.
 //   - anomalies: a record after S the log cannot explain (no such event,
 //     or an event the snapshot already contains), an inconsistent snapshot.
-func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64) *verdict {
+func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64, firsts map[string]uint64) *verdict {
 	v := &verdict{}
 	recs := make([][]rec, len(gen.logs))
 	for ti, l := range gen.logs {
@@ -216,41 +225,75 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64) *
 			c.example("anomaly", "no snapshot row in the topic")
 			continue
 		}
-		// Global bounds.
-		vLo, vHi := int64(0), int64(math.MaxInt64)
-		snapRow := map[int64]rec{}
+		// The last copy's snapshots: S, or every one from its first on
+		// when it resumed; the bounds of each.
+		F := firsts[l.spec.name]
+		if F == 0 || F > S {
+			F = S
+		}
+		snaps := map[uint64]bool{F: true}
 		for _, r := range recs[ti] {
-			if r.op == "r" && r.commit == S {
-				if prev, dup := snapRow[r.id]; dup {
+			if r.op == "r" && r.commit >= F {
+				snaps[r.commit] = true
+			}
+		}
+		type bound struct{ lo, hi int64 }
+		bounds := map[uint64]bound{}
+		for at := range snaps {
+			b := bound{0, math.MaxInt64}
+			for _, r := range recs[ti] {
+				if r.op == "r" && r.commit == at {
+					b.lo = max(b.lo, r.v)
+				}
+			}
+			for _, rs := range recs {
+				for _, r := range rs {
+					if r.tombstone || (r.op != "c" && r.op != "u") {
+						continue
+					}
+					switch {
+					case r.commit < at:
+						b.lo = max(b.lo, r.v)
+					case r.commit > at:
+						b.hi = min(b.hi, r.v)
+					}
+				}
+			}
+			if b.lo >= b.hi {
+				c.anomalies++
+				c.example("anomaly", "snapshot at lsn %d: a record before it has v=%d, one after it v=%d (commit order broken)", at, b.lo, b.hi)
+			}
+			bounds[at] = b
+		}
+		// Per key, its last row of the copy.
+		snapRow := map[int64]rec{}
+		type idAt struct {
+			id     int64
+			commit uint64
+		}
+		rowAt := map[idAt]rec{}
+		for _, r := range recs[ti] {
+			if r.op == "r" && snaps[r.commit] {
+				if prev, dup := rowAt[idAt{r.id, r.commit}]; dup {
 					c.anomalies++
 					c.example("anomaly", "id %d: two rows in the same snapshot: %v and %v", r.id, prev, r)
 				}
+				rowAt[idAt{r.id, r.commit}] = r
 				snapRow[r.id] = r
-				vLo = max(vLo, r.v)
 			}
 		}
 		c.snapshotRow = len(snapRow)
-		for _, rs := range recs {
-			for _, r := range rs {
-				if r.tombstone || (r.op != "c" && r.op != "u") {
-					continue
-				}
-				switch {
-				case r.commit < S:
-					vLo = max(vLo, r.v)
-				case r.commit > S:
-					vHi = min(vHi, r.v)
-				}
-			}
-		}
-		if vLo >= vHi {
-			c.anomalies++
-			c.example("anomaly", "snapshot at lsn %d: a record before it has v=%d, one after it v=%d (commit order broken)", S, vLo, vHi)
-		}
 
-		// Duplicates over the whole topic; first appearances after S per key.
+		// Duplicates over the whole topic; first appearances after the
+		// key's snapshot (its last row's, or F).
 		seen := map[string]bool{}
 		after := map[int64][]rec{}
+		keyS := func(id int64) uint64 {
+			if sr, ok := snapRow[id]; ok {
+				return sr.commit
+			}
+			return F
+		}
 		for _, r := range recs[ti] {
 			if r.tombstone || r.op == "r" {
 				continue
@@ -265,7 +308,7 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64) *
 				continue
 			}
 			seen[ident] = true
-			if r.commit > S {
+			if r.commit > keyS(r.id) {
 				after[r.id] = append(after[r.id], r)
 			}
 		}
@@ -284,7 +327,12 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64) *
 		rowLate := map[int64]bool{}
 		for _, id := range ids {
 			evs := l.events[id]
-			cut, why := splitAt(evs, snapRow, id, vLo, vHi)
+			b := bounds[keyS(id)]
+			cut, why := splitAt(evs, snapRow, id, b.lo, b.hi)
+			must := cut // the first event whose record is required
+			if _, ok := snapRow[id]; !ok && F < S {
+				cut, must, why = splitResumed(evs, b.lo, b.hi)
+			}
 			if why != "" {
 				c.anomalies++
 				c.example("anomaly", "id %d: %s; events %s", id, why, fmtEvents(evs, 0))
@@ -308,7 +356,7 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64) *
 				case idx < cut:
 					c.anomalies++
 					c.example("anomaly", "id %d: record %v is after the snapshot (lsn %d) but its write %v is in the snapshot; events %s",
-						id, r, S, evs[idx], fmtEvents(evs, 0))
+						id, r, keyS(id), evs[idx], fmtEvents(evs, 0))
 				}
 				if idx < last {
 					c.reordered++
@@ -324,11 +372,11 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64) *
 				last = max(last, idx)
 				observed[idx] = true
 			}
-			for i := cut; i < len(evs); i++ {
+			for i := must; i < len(evs); i++ {
 				if !observed[i] {
 					c.lost++
 					c.example("lost", "id %d: %v has no record (snapshot lsn %d, split after %d of %d events %s; records after the snapshot %v)",
-						id, evs[i], S, cut, len(evs), fmtEvents(evs, cut), after[id])
+						id, evs[i], keyS(id), cut, len(evs), fmtEvents(evs, cut), after[id])
 				}
 			}
 		}
@@ -426,6 +474,22 @@ func splitAt(evs []event, snapRow map[int64]rec, id, vLo, vHi int64) (int, strin
 		return i, ""
 	}
 	return 0, fmt.Sprintf("absent from the snapshot, but live at every point between v=%d and v=%d", vLo, vHi)
+}
+
+// splitResumed splits the events of a key absent from every row of a
+// copy that resumed (check): from cut on, events may be after the copy's
+// first snapshot F (bounds lo, hi), from must on they are.
+func splitResumed(evs []event, lo, hi int64) (cut, must int, why string) {
+	cut, must = len(evs), len(evs)
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].g > lo {
+			cut = i
+		}
+		if evs[i].g >= hi {
+			must = i
+		}
+	}
+	return cut, max(cut, must), ""
 }
 
 func fmtEvents(evs []event, from int) string {

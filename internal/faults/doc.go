@@ -6,7 +6,9 @@
 // crashes, and standby instances with ha.enabled: a second one waiting
 // while the first runs, the active one of two and of three killed and each
 // takeover timed, and the active one partitioned away: its links to Postgres
-// and the broker black-holed by a proxy of the suite, then healed), and checks what reached Kafka against what was written:
+// and the broker black-holed by a proxy of the suite, then healed; and, in the resume
+// scenario, a big table whose copy is killed again and again and must resume by chunk each
+// time), and checks what reached Kafka against what was written:
 // nothing lost, nothing reordered per key, and, in exactly-once mode,
 // nothing duplicated; the tables rebuilt from their topics equal Postgres.
 //
@@ -14,7 +16,7 @@
 // run them:
 //
 //	make test-faults
-//	go test -tags faults -timeout 15m -v ./internal/faults/
+//	go test -tags faults -timeout 20m -v ./internal/faults/
 //
 // Environment:
 //
@@ -26,6 +28,9 @@
 //	                seconds (unthrottled, its 200k rows take 0.4 s)
 //	FAULTS_PARTITIONS
 //	                partitions of the active instance in the partition scenario (default 1)
+//	FAULTS_RESUME_ROWS
+//	                rows of the big table in the resume scenario (default 1000000; the
+//	                issue's 5000000 works, slower: about 5x the copy time and 4 GB for the check)
 //	FAULTS_KEEP     set: keep each scenario's directory (mooncdc logs, config, broker data)
 //
 // Run one scenario or mode with -run, e.g. -run 'TestFaults/kill9/at-least-once'.

@@ -84,7 +84,12 @@ func newEnv(t *testing.T, sc scenario, mode string, seed uint64) *env {
 	e.pg = pgtest.New(t)
 	e.proxy = startProxy(t, fmt.Sprintf("127.0.0.1:%d", e.pg.Port()), envInt(t, "FAULTS_PG_RATE", 5_000_000))
 	e.broker = kafkatest.StartProcess(t, filepath.Join(e.dir, "kafka"))
-	e.gen = newGenerator(e.pg.URL(""), envInt(t, "FAULTS_TPS", 150), seed)
+	specs := tables
+	if sc.bigRows != nil {
+		specs = append([]tableSpec(nil), tables...)
+		specs[0].seed = int64(sc.bigRows(t))
+	}
+	e.gen = newGenerator(e.pg.URL(""), envInt(t, "FAULTS_TPS", 150), seed, specs)
 	// Registered after pgtest and kafkatest: runs before they stop.
 	t.Cleanup(func() {
 		if e.gen.stop != nil {
@@ -239,6 +244,78 @@ func (e *env) tableRecords(ctx context.Context) map[string]string {
 			continue
 		}
 		out[part.Table] = string(r.Value)
+	}
+	return out
+}
+
+// tableHistory reads every record of the connector's tables in the
+// offsets topic, in order: table → values (nil for a tombstone).
+func (e *env) tableHistory(ctx context.Context) map[string][][]byte {
+	out := map[string][][]byte{}
+	for _, r := range kafkatest.ReadAll(ctx, e.t, e.broker.Addr(), -1, offsetsTopic) {
+		var key []json.RawMessage
+		if json.Unmarshal(r.Key, &key) != nil || len(key) != 2 {
+			continue
+		}
+		var name string
+		var part struct {
+			Table string `json:"table"`
+		}
+		if json.Unmarshal(key[0], &name) != nil || name != e.name || json.Unmarshal(key[1], &part) != nil || part.Table == "" {
+			continue
+		}
+		out[part.Table] = append(out[part.Table], r.Value)
+	}
+	return out
+}
+
+// tableValue is what the suite reads of a table record.
+type tableValue struct {
+	Phase string `json:"phase"`
+	Copy  *struct {
+		SnapshotLSN uint64  `json:"snapshot_lsn"`
+		Chunks      int     `json:"chunks"`
+		Done        [][]int `json:"done"`
+		Rows        int64   `json:"rows"`
+	} `json:"copy"`
+}
+
+// doneChunks is the number of chunks the progress says are done.
+func (v tableValue) doneChunks() int {
+	n := 0
+	if v.Copy != nil {
+		for _, r := range v.Copy.Done {
+			n += r[1] - r[0] + 1
+		}
+	}
+	return n
+}
+
+// copyStarts returns, per table (short name) handed over after a copy
+// that resumed by chunk, the LSN of that copy's first snapshot, from the
+// progress its records carried (check): the progress of the copy in the
+// last records before the table's last handover.
+func (e *env) copyStarts(ctx context.Context) map[string]uint64 {
+	out := map[string]uint64{}
+	for table, values := range e.tableHistory(ctx) {
+		var cur, final uint64
+		for _, raw := range values {
+			var v tableValue
+			if raw == nil || json.Unmarshal(raw, &v) != nil {
+				continue
+			}
+			switch {
+			case v.Phase == "ready" || v.Phase == "catchup":
+				final = cur
+			case v.Copy != nil:
+				cur = v.Copy.SnapshotLSN
+			default:
+				cur = 0 // a copy from zero
+			}
+		}
+		if final != 0 {
+			out[strings.TrimPrefix(table, "public.")] = final
+		}
 	}
 	return out
 }
@@ -427,7 +504,7 @@ func runScenario(t *testing.T, sc scenario, mode string, base, seed uint64) {
 			}
 		}
 	}
-	v := check(raw, e.gen, e.readTables(ctx))
+	v := check(raw, e.gen, e.readTables(ctx), e.copyStarts(ctx))
 	if sc.verify != nil {
 		sc.verify(e, raw, faults)
 	}

@@ -94,10 +94,11 @@ func (l *tableLog) setDeleted(id int64) {
 // a transaction whose outcome is unknown (the connection broke, maybe in
 // COMMIT) is looked up with txid_status after reconnecting.
 type generator struct {
-	url  string
-	tps  int
-	rng  *rand.Rand
-	logs []*tableLog
+	url   string
+	tps   int
+	rng   *rand.Rand
+	specs []tableSpec // tables, or the scenario's (a bigger big table)
+	logs  []*tableLog
 
 	mu      sync.Mutex // guards logs after start, and the counters
 	g       int64
@@ -110,9 +111,9 @@ type generator struct {
 	failure error // a harness failure: the generator stopped
 }
 
-func newGenerator(url string, tps int, seed uint64) *generator {
-	gen := &generator{url: url, tps: tps, rng: rand.New(rand.NewPCG(seed, 0x5eed)), ops: map[byte]int{}}
-	for _, s := range tables {
+func newGenerator(url string, tps int, seed uint64, specs []tableSpec) *generator {
+	gen := &generator{url: url, tps: tps, rng: rand.New(rand.NewPCG(seed, 0x5eed)), specs: specs, ops: map[byte]int{}}
+	for _, s := range specs {
 		gen.logs = append(gen.logs, newTableLog(s))
 	}
 	return gen
@@ -125,7 +126,7 @@ func (gen *generator) setup(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	for _, s := range tables {
+	for _, s := range gen.specs {
 		sql := fmt.Sprintf(`CREATE TABLE %[1]s (id bigint PRIMARY KEY, v bigint NOT NULL, pad text);
 			ALTER TABLE %[1]s REPLICA IDENTITY FULL;
 			INSERT INTO %[1]s (id, v, pad) SELECT g, 0, md5(g::text) || md5((g+1)::text) FROM generate_series(0, %[2]d) g;
@@ -282,17 +283,17 @@ func (gen *generator) plan(n int) []stmt {
 
 func (gen *generator) pickTable() int {
 	total := 0
-	for _, s := range tables {
+	for _, s := range gen.specs {
 		total += s.weight
 	}
 	r := gen.rng.IntN(total)
-	for i, s := range tables {
+	for i, s := range gen.specs {
 		if r < s.weight {
 			return i
 		}
 		r -= s.weight
 	}
-	return len(tables) - 1
+	return len(gen.specs) - 1
 }
 
 func (gen *generator) exec(ctx context.Context, tx pgx.Tx, s stmt) error {

@@ -97,6 +97,8 @@ type scenario struct {
 	// verify, if set, checks the records further, knowing how many faults
 	// run injected.
 	verify func(e *env, raw map[string][]*kgo.Record, faults int)
+	// bigRows, if set, is the big table's rows (default: tables[0].seed).
+	bigRows func(t *testing.T) int
 }
 
 var scenarios = []scenario{
@@ -106,6 +108,7 @@ var scenarios = []scenario{
 	{name: "twoinstances", run: runTwoInstances, ha: true},
 	{name: "standby", run: runStandby, ha: true},
 	{name: "partition", run: runPartition, ha: true, verify: verifyPartition},
+	{name: "resume", run: runResume, verify: verifyResume, bigRows: resumeRows},
 }
 
 // TestFaults runs every scenario in every mode, each on a fresh Postgres

@@ -1,0 +1,470 @@
+package connector_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/offsets"
+)
+
+// resumeEnv is a table of 20 chunks (rt: id, n as the mutator writes
+// them, and a pad that fills the pages), copied by a pipeline that
+// checkpoints at every chunk's end.
+type resumeEnv struct {
+	*env
+	m    *mutator
+	cfg  connector.Config
+	name string
+	rows int
+}
+
+func newResumeEnv(t *testing.T, name string, mode connector.Delivery) *resumeEnv {
+	t.Cleanup(connector.SetCopyCheckpointEveryForTest(0))
+	e := newEnv(t)
+	e.exec(`CREATE TABLE rt (id int PRIMARY KEY, n bigint, pad text NOT NULL DEFAULT repeat('x', 200))`)
+	const rows = 20000
+	m := newMutator(t, e, rows+2000, "rt")
+	m.seed("rt", rows)
+	e.exec(`ANALYZE rt`)
+	cfg := e.config(name, "public.rt")
+	cfg.Kafka.Delivery = mode
+	cfg.Snapshot.ChunkRows = rows / 20
+	cfg.Snapshot.ConnectionsPerTable = 2
+	cfg.Snapshot.RetryDelay = 200 * time.Millisecond
+	return &resumeEnv{env: e, m: m, cfg: cfg, name: name, rows: rows}
+}
+
+// crashMidCopy runs the pipeline until its copy of rt stored its progress
+// `checkpoints` times, then aborts it (the crash stand-in: nothing more
+// reaches Kafka or Postgres). Transactions written right after the
+// snapshot are changes the resume must stream. It returns the progress
+// stored in the offsets topic.
+func (re *resumeEnv) crashMidCopy(t *testing.T, checkpoints int32) *offsets.CopyProgress {
+	t.Helper()
+	p := newPipeline(t, re.cfg)
+	var n atomic.Int32
+	p.Hooks().Set(func(point, table string) {
+		switch point {
+		case connector.HookSnapshotCreated:
+			re.m.run(context.Background(), 20) // after the snapshot: streamed by the resume
+		case connector.HookChunkCopied:
+			time.Sleep(20 * time.Millisecond) // the chunk's acks come before the next chunk's end
+		case connector.HookCopyCheckpoint:
+			if n.Add(1) == checkpoints {
+				p.Abort()
+				time.Sleep(300 * time.Millisecond) // no checkpoint meanwhile: this one holds them
+			}
+		}
+	})
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	select {
+	case <-r.done:
+		r.done <- connector.ErrAborted
+	case <-time.After(60 * time.Second):
+		t.Fatal("the copy did not checkpoint")
+	}
+	if ph := p.TablePhases()["public.rt"]; ph.Phase != offsets.PhaseCopying {
+		t.Fatalf("crash meant during the copy, but the table is %s", ph.Phase)
+	}
+	prog := re.storedProgress(t)
+	if prog == nil || prog.DoneCount() == 0 || prog.DoneCount() == prog.Chunks {
+		t.Fatalf("want a progress with some chunks done, got %+v", prog)
+	}
+	if !re.slotExists(t, prog.Slot) {
+		t.Fatalf("the copy slot %s is gone after the crash", prog.Slot)
+	}
+	return prog
+}
+
+// storedProgress reads rt's progress from the offsets topic.
+func (re *resumeEnv) storedProgress(t *testing.T) *offsets.CopyProgress {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(re.kafka))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := offsets.Load(ctx, cl, "mooncdc-offsets", re.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Tables["public.rt"].Copy
+}
+
+func (re *resumeEnv) slotExists(t *testing.T, slot string) bool {
+	t.Helper()
+	var n int
+	re.scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, slot), &n)
+	return n == 1
+}
+
+// idsOnPages returns up to limit ids of rows on heap pages [from, to).
+func (re *resumeEnv) idsOnPages(t *testing.T, from, to int64, limit int) []int {
+	t.Helper()
+	conn, err := re.pg.Connect(context.Background(), "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(context.Background(), `SELECT id FROM rt WHERE (ctid::text::point)[0] >= $1 AND (ctid::text::point)[0] < $2 ORDER BY ctid LIMIT $3`,
+		from, to, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// page is the heap page of row id.
+func (re *resumeEnv) page(t *testing.T, id int) int64 {
+	t.Helper()
+	var pg float64
+	re.scan(fmt.Sprintf(`SELECT (ctid::text::point)[0] FROM rt WHERE id = %d`, id), &pg)
+	return int64(pg)
+}
+
+// write runs one transaction of statements on rt and records its writes
+// in the mutator's log: an update or insert of each id in set (new n), a
+// delete of each id in del.
+func (re *resumeEnv) write(t *testing.T, set, del []int) {
+	t.Helper()
+	m := re.m
+	conn, err := re.pg.Connect(context.Background(), "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	type ev struct {
+		key int
+		n   int64
+	}
+	var evs []ev
+	err = pgx.BeginFunc(context.Background(), conn, func(tx pgx.Tx) error {
+		for _, id := range set {
+			m.n++
+			if _, err := tx.Exec(context.Background(), `INSERT INTO rt (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, id, m.n); err != nil {
+				return err
+			}
+			evs = append(evs, ev{id, m.n})
+		}
+		for _, id := range del {
+			if _, err := tx.Exec(context.Background(), `DELETE FROM rt WHERE id = $1`, id); err != nil {
+				return err
+			}
+			evs = append(evs, ev{id, -1})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range evs {
+		m.events["rt"][v.key] = append(m.events["rt"][v.key], v.n)
+		m.exists["rt"][v.key] = v.n >= 0
+	}
+}
+
+// chunkPages is chunk i's pages [from, to) in p's plan (the last one to
+// the end).
+func chunkPages(p *offsets.CopyProgress, i int) (int64, int64) {
+	from, to := int64(i)*p.ChunkPages, int64(i+1)*p.ChunkPages
+	if i == p.Chunks-1 {
+		to = 1 << 40
+	}
+	return from, to
+}
+
+// seedTopic writes to rt's topic, before any copy, records an earlier
+// copy could have left: keys the table does not have (900000…900009: the
+// copy must tombstone them), and older states of the rows ids (rows of
+// every chunk: the copy writes them again, and must not tombstone them
+// after a resume).
+func (re *resumeEnv) seedTopic(t *testing.T, ids []int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(re.kafka), kgo.DefaultProduceTopic(re.name+".public.rt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopic(context.Background(), 1, 1, nil, re.name+".public.rt"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		ids = append(ids, 900000+i)
+	}
+	for _, id := range ids {
+		rec := &kgo.Record{Key: []byte(fmt.Sprintf(`{"id":%d}`, id)),
+			Value: []byte(fmt.Sprintf(`{"before":null,"after":{"id":%d,"n":-7,"pad":""},"source":{},"op":"c"}`, id))}
+		if err := cl.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestResumedCopyLosesNothing: a copy of a table of 20 chunks crashes
+// after some chunks are in Kafka; while mooncdc is down, rows move between
+// chunks (an UPDATE of a row of a done chunk lands in a chunk not done, one
+// of a chunk not done in a done chunk's freed page), rows are deleted and
+// inserted. The next run resumes from the chunks done instead of from
+// zero, and the table rebuilt from its topic equals Postgres, with each
+// change record once (both delivery modes). Keys an earlier copy left in
+// the topic are tombstoned if the table lacks them, and kept if a done
+// chunk wrote them again.
+func TestResumedCopyLosesNothing(t *testing.T) {
+	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		t.Run(string(mode), func(t *testing.T) {
+			re := newResumeEnv(t, "resume"+strings.ReplaceAll(string(mode), "-", ""), mode)
+			re.seedTopic(t, []int{1, 7000, 13000, 19999})
+			prog := re.crashMidCopy(t, 5)
+			var done, pending []int
+			for i := 0; i < prog.Chunks; i++ {
+				if prog.IsDone(i) {
+					done = append(done, i)
+				} else {
+					pending = append(pending, i)
+				}
+			}
+			isDone := func(page int64) bool { return prog.IsDone(int(min(page/prog.ChunkPages, int64(prog.Chunks-1)))) }
+			t.Logf("crashed with chunks %v done of %d (%d rows, base %d)", prog.Done, prog.Chunks, prog.Rows, prog.BaseLSN)
+			if len(done) < 2 || len(pending) < 2 {
+				t.Fatalf("want at least two chunks done and two not: done %v", done)
+			}
+
+			// Free the first page of a done chunk, so that rows updated
+			// next move into it.
+			d0, _ := chunkPages(prog, done[0])
+			freed := re.idsOnPages(t, d0, d0+1, 1000)
+			re.write(t, nil, freed)
+			re.exec(`VACUUM rt`)
+			// Rows of a chunk not done: updated into the freed page (of a
+			// done chunk), and deleted.
+			q0, q1 := chunkPages(prog, pending[0])
+			fromPending := re.idsOnPages(t, q0, q1, len(freed)+10)
+			re.write(t, fromPending[:len(freed)], fromPending[len(freed):])
+			movedIn := 0
+			for _, id := range fromPending[:len(freed)] {
+				if isDone(re.page(t, id)) {
+					movedIn++
+				}
+			}
+			// Rows of another done chunk: updated, they land past the
+			// freed space, in the last chunk (not done).
+			d20, d21 := chunkPages(prog, done[1])
+			fromDone := re.idsOnPages(t, d20+1, d21, 40)
+			re.write(t, fromDone, nil)
+			movedOut := 0
+			for _, id := range fromDone {
+				if !isDone(re.page(t, id)) {
+					movedOut++
+				}
+			}
+			if movedIn == 0 || movedOut == 0 {
+				t.Fatalf("the test meant rows to move between chunks: %d of a chunk not done moved into a done one, %d the other way", movedIn, movedOut)
+			}
+			var inserts []int
+			for id := re.rows; id < re.rows+50; id++ {
+				inserts = append(inserts, id)
+			}
+			re.write(t, inserts, nil)
+			total := len(re.tableRows("rt"))
+
+			p := newPipeline(t, re.cfg)
+			p.Hooks().Set(func(point, table string) {
+				if point == connector.HookSnapshotCreated {
+					re.m.run(context.Background(), 15) // after the resume's snapshot: the catch-up's
+				}
+			})
+			r := runPipeline(t, p)
+			r.waitReady(t)
+			r.waitHandedOver(t)
+			resumed := testCounter(p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt"))
+			copied := testCounter(p.Metrics().TableCopyRows.WithLabelValues("public.rt"))
+			t.Logf("resumed: %v rows of done chunks not copied again, %v rows copied, of %d", resumed, copied, total)
+			if resumed != float64(prog.Rows) || copied >= float64(total) {
+				t.Fatalf("the copy did not resume from its chunks: %v rows copied of %d (%v resumed; the progress held %d)", copied, total, resumed, prog.Rows)
+			}
+			re.m.run(context.Background(), 20)
+			v := converge(t, re.env, re.name, "rt")
+			checkNoChangeRepeats(t, "rt", v)
+			checkResumedCopy(t, "rt", v, re.m.events["rt"])
+			waitSlotGone(t, re.env, prog.Slot)
+			if got := p.TablePhases()["public.rt"].Copy; got != nil {
+				t.Fatalf("the handover kept the copy's progress: %+v", got)
+			}
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// checkResumedCopy is checkAfterLastSnapshot for a copy whose base B is
+// its first snapshot and that resumed after every write but the seed: a
+// key with a snapshot row is judged from its last one (done chunks' rows
+// are as of B, the others' as of the resume's snapshot); a key without one
+// (deleted, or inserted into a done chunk's pages, after B) has every
+// write after the seed as a change record, in order, once.
+func checkResumedCopy(t *testing.T, table string, v tableView, events map[int][]int64) {
+	t.Helper()
+	withRow := map[int][]int64{}
+	for key, writes := range events {
+		recs := v.records[key]
+		hasRow := false
+		var changes []int64
+		for _, r := range recs {
+			hasRow = hasRow || r.op == "r" || r.op == "x"
+			changes = append(changes, r.n)
+		}
+		if hasRow {
+			withRow[key] = writes
+			continue
+		}
+		after := writes
+		if key < 20000 && len(after) > 0 && after[0] == 0 {
+			after = after[1:] // the seed, before B
+		}
+		if fmt.Sprint(after) != fmt.Sprint(changes) {
+			t.Fatalf("%s key %d (in no snapshot): change records %v, want every write after the base %v (all writes %v)", table, key, changes, after, writes)
+		}
+	}
+	checkAfterLastSnapshot(t, table, v, withRow)
+}
+
+func waitSlotGone(t *testing.T, e *env, slot string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		e.scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, slot), &n)
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the copy slot %s is still there after the handover", slot)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestResumedCopyStartsOverAfterARewrite: a table rewritten while
+// mooncdc is down (VACUUM FULL: a new relfilenode, every row on new
+// pages) is not resumed, whose chunks would no longer name their rows: it
+// is copied from the start, from a new slot, and rebuilt equal.
+func TestResumedCopyStartsOverAfterARewrite(t *testing.T) {
+	re := newResumeEnv(t, "rewrite", connector.DeliveryAtLeastOnce)
+	prog := re.crashMidCopy(t, 4)
+	re.write(t, []int{1, 2, 3, re.rows + 1}, []int{4, 5})
+	re.exec(`VACUUM FULL rt`)
+	total := len(re.tableRows("rt"))
+	p := newPipeline(t, re.cfg)
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	r.waitHandedOver(t)
+	resumed := testCounter(p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt"))
+	copied := testCounter(p.Metrics().TableCopyRows.WithLabelValues("public.rt"))
+	if resumed != 0 || copied != float64(total) {
+		t.Fatalf("a rewritten table must be copied from the start: %v rows copied of %d, %v resumed", copied, total, resumed)
+	}
+	re.m.run(context.Background(), 20)
+	v := converge(t, re.env, "rewrite", "rt")
+	checkNoChangeRepeats(t, "rt", v)
+	checkAfterLastSnapshot(t, "rt", v, re.m.events["rt"])
+	waitSlotGone(t, re.env, prog.Slot)
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnusedCopySlotsAreDropped: a copy slot of this pipeline that no
+// table's progress names (a copy that crashed before its first
+// checkpoint, a table handed over or gone) is dropped, since it would
+// retain WAL forever; slots of other names are left alone, even one that
+// looks like a copy slot without its tag (another pipeline's slot).
+func TestUnusedCopySlotsAreDropped(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE small_t (id int PRIMARY KEY, n bigint)`)
+	cfg := e.config("sweep", "public.small_t")
+	orphan := connector.CopySlotName("mooncdc_sweep", 424242) // the pipeline's slot is mooncdc_<name>
+	others := []string{orphan + "_x", "mooncdc_sweep_copy_424242", "mooncdc_sweep_copyx", "another_pipeline"}
+	for _, s := range append([]string{orphan}, others...) {
+		e.exec(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, s)
+	}
+	r := start(t, cfg)
+	waitSlotGone(t, e, orphan)
+	for _, s := range others {
+		var n int
+		e.scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, s), &n)
+		if n != 1 {
+			t.Errorf("slot %s is not a copy slot of this pipeline, but was dropped", s)
+		}
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResumeCrashedInItsStreamResumesFromItsNewBase: a resume that dies
+// while it streams the changes since its base has moved the base forward
+// at the transaction ends it checkpointed; the next run streams from
+// there, and the table is rebuilt equal (in exactly-once mode with each
+// change record once).
+func TestResumeCrashedInItsStreamResumesFromItsNewBase(t *testing.T) {
+	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		t.Run(string(mode), func(t *testing.T) {
+			re := newResumeEnv(t, "restream"+strings.ReplaceAll(string(mode), "-", ""), mode)
+			first := re.crashMidCopy(t, 3)
+			re.m.run(context.Background(), 40) // while down: the next resume streams them
+
+			p := newPipeline(t, re.cfg)
+			var n atomic.Int32
+			p.Hooks().Set(func(point, table string) {
+				if point == connector.HookCopyCheckpoint && n.Add(1) == 5 { // a checkpoint of the stream (one per transaction here)
+					p.Abort()
+					time.Sleep(300 * time.Millisecond)
+				}
+			})
+			r := runPipeline(t, p)
+			r.waitReady(t)
+			select {
+			case err := <-r.done:
+				r.done <- err // for the cleanup
+			case <-time.After(60 * time.Second):
+				t.Fatal("the resume did not checkpoint")
+			}
+			second := re.storedProgress(t)
+			if second == nil || second.BaseLSN <= first.BaseLSN || second.DoneCount() != first.DoneCount() {
+				t.Fatalf("want the base moved within the stream, chunks as before (%d done, base %d); got %+v", first.DoneCount(), first.BaseLSN, second)
+			}
+
+			r = startStreaming(t, re.cfg)
+			r.waitHandedOver(t)
+			if got := testCounter(r.p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt")); got != float64(first.Rows) {
+				t.Fatalf("resumed %v rows, want the %d of the first run's chunks", got, first.Rows)
+			}
+			re.m.run(context.Background(), 10)
+			v := converge(t, re.env, re.name, "rt")
+			if mode == connector.DeliveryExactlyOnce {
+				checkNoChangeRepeats(t, "rt", v)
+				checkResumedCopy(t, "rt", v, re.m.events["rt"])
+			}
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
