@@ -1,0 +1,106 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mooncdc/mooncdc/schema"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+)
+
+// This file is a copy's side of exactly-once delivery (sink_eos.go): its
+// records, checkpoints and handover in the copy worker's own Kafka
+// transactions.
+
+// eosCopy is a copy's exactly-once sink: one Kafka transaction of the copy
+// worker's producer, committed by the handover with the phase record last.
+type eosCopy struct {
+	d *exactlyOnce
+	// ctx is the copy's: records are produced with it, so that what is
+	// still buffered when the copy ends fails at once (its transaction is
+	// aborted anyway, and the producer is the copy worker's own).
+	ctx context.Context
+	cl  txnProducer
+	id  string // the transactional id
+	// tracker counts the copy's records: the handover waits for them.
+	tracker   *Tracker
+	committed bool
+}
+
+var _ copySink = (*eosCopy)(nil)
+
+func (s *eosCopy) begin() error                            { return nil }
+func (s *eosCopy) ended(context.Context, schema.LSN) error { return nil }
+
+func (s *eosCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+	s.cl.Produce(s.ctx, rec, promise)
+}
+
+// settle flushes the copy's records into the open Kafka transaction.
+func (s *eosCopy) settle(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return s.cl.Flush(ctx)
+}
+
+// checkpoint writes ts as the last record of the copy's Kafka transaction,
+// commits it, begins the next one, and then sets the view.
+func (s *eosCopy) checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) func(context.Context) error) error {
+	if err := s.commit(ctx, ts, "at a checkpoint"); err != nil {
+		return err
+	}
+	setState(ts) // durable already; the ordered writer stores it again with the table's newest state
+	if err := s.cl.BeginTransaction(); err != nil {
+		return txnError(s.id, fmt.Errorf("begin the copy's next Kafka transaction: %w", err))
+	}
+	return nil
+}
+
+// handover stores the handover's phase as the last record of the copy's
+// Kafka transaction and commits it.
+func (s *eosCopy) handover(ctx context.Context, ts *tableState) error {
+	if err := waitAcked(ctx, s.tracker); err != nil {
+		return err
+	}
+	if err := s.commit(ctx, ts, "at its handover"); err != nil {
+		return err
+	}
+	s.committed = true
+	return nil
+}
+
+// commit writes ts's record last in the copy's Kafka transaction, waits
+// for every record and commits it (at most 30 s).
+func (s *eosCopy) commit(ctx context.Context, ts *tableState, at string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := produceWait(ctx, s.cl, s.d.cfg.records.table(ts)); err != nil {
+		return err
+	}
+	if err := s.cl.Flush(ctx); err != nil {
+		return err
+	}
+	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return txnError(s.id, fmt.Errorf("commit the copy's Kafka transaction %s: %w", at, err))
+	}
+	s.d.cfg.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
+	return nil
+}
+
+// close aborts the copy's transaction unless its handover committed it.
+func (s *eosCopy) close() {
+	if s.committed {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.cl.AbortBufferedRecords(ctx); err != nil {
+		s.d.log.Debug("abort the copy's buffered records", zap.Error(err))
+	}
+	if err := s.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		// The next copy on this worker replaces the producer.
+		s.d.log.Debug("abort the copy's Kafka transaction", zap.Error(err))
+	}
+}
