@@ -400,7 +400,6 @@ func (rs *resumable) estimate(reltuples int64, prog *runningCopy) int64 {
 		return reltuples
 	}
 	prog.resumed(skipped)
-	rs.c.metrics.TableCopyRowsResumed.WithLabelValues(rs.name).Add(float64(skipped))
 	return max(reltuples-skipped, 0)
 }
 

@@ -145,6 +145,8 @@ func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoi
 		rows: c.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox,
 		cp: rs.newCheckpoints(parts)}
 	prog.copying(rs.estimate(info.reltuples, prog), &o.count)
+	// Every copy has the series, 0 when it copies from zero.
+	c.metrics.TableCopyRowsResumed.WithLabelValues(name).Add(float64(rs.resumedRows()))
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
 		jobs <- p
