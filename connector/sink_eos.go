@@ -131,6 +131,11 @@ type eosMain struct {
 	// broker says the producer is fenced, a newer record by another
 	// writer tells a real fence from a transaction the broker aborted.
 	lastRecord offsets.Pipeline
+	// tried is the pipeline record of the last commit attempted: a commit
+	// that failed on the client's side (a broker that died while it
+	// answered) may still have committed, and its record is then the
+	// stored one, this instance's own.
+	tried offsets.Pipeline
 	bytes      int64
 	lastEnd    schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
 }
@@ -206,6 +211,7 @@ func (w *eosMain) commit(ctx context.Context) error {
 	}
 	// Produced last and waited for, with the rest (Flush).
 	offErr := produceWait(ctx, w.cl, w.d.cfg.records.pipeline(&src, prev))
+	w.tried = src
 	if err := w.cl.Flush(ctx); err != nil {
 		return err
 	}
@@ -359,8 +365,9 @@ func (w *eosMain) replaceClient(ctx context.Context) error {
 // transaction itself (a transaction timeout, a coordinator that lost its
 // state): both bump the producer epoch. An instance that fences this one
 // stores its own pipeline record right after; so after a moment, a
-// committed pipeline record other than this instance's last one means
-// another instance runs. When the offsets cannot be read, it assumes a
+// committed pipeline record other than this instance's own (of its last
+// commit, or of the commit it last tried, which a broker that died while
+// answering may have made) means another instance runs. When the offsets cannot be read, it assumes a
 // fence: stopping is safe, taking the id back could fence the other one.
 func (w *eosMain) fencedByAnother(ctx context.Context) bool {
 	if !sleepCtx(ctx, 2*time.Second) {
@@ -372,7 +379,7 @@ func (w *eosMain) fencedByAnother(ctx context.Context) bool {
 	if err != nil || st == nil {
 		return true
 	}
-	if *st != w.lastRecord {
+	if *st != w.lastRecord && *st != w.tried {
 		return true
 	}
 	w.d.log.Warn("the broker aborted the open Kafka transaction (its producer epoch moved, but no other instance wrote the offsets): "+

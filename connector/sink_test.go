@@ -344,6 +344,7 @@ func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
 	}{
 		{"another instance wrote the offsets", true, true, false},
 		{"the broker aborted the transaction", false, false, true},
+		{"a commit this instance tried may have landed", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := &fakeProducer{endErr: kerr.InvalidProducerEpoch}
@@ -356,12 +357,19 @@ func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
 			if err := m.open(ctx, testSource); err == nil {
 				t.Fatal("open with a commit refused: nil")
 			}
-			// The record of the last commit, as this instance wrote it.
+			// The record of the last commit, as this instance wrote it;
+			// and the one of a commit it tried, whose answer it lost.
 			m.lastRecord = testSource
+			tried := testSource
+			tried.DurableLSN, tried.UpdatedMs = 150, 7
+			m.tried = tried
 			d.loadPipeline = func(context.Context) (*offsets.Pipeline, error) {
 				p := testSource
-				if tc.otherWrote {
+				switch {
+				case tc.otherWrote:
 					p.UpdatedMs++
+				case strings.HasPrefix(tc.name, "a commit"):
+					p = tried
 				}
 				return &p, nil
 			}
