@@ -377,9 +377,13 @@ func (w *eosMain) fencedByAnother(ctx context.Context) bool {
 	defer cancel()
 	st, err := w.d.loadPipeline(ctx)
 	if err != nil || st == nil {
+		w.d.log.Warn("the producer's epoch moved and the offsets cannot be read to tell why: taking it for a fence",
+			zap.String("transactional_id", w.d.mainID()), zap.Error(err))
 		return true
 	}
 	if *st != w.lastRecord && *st != w.tried {
+		w.d.log.Warn("the producer's epoch moved and another pipeline record is stored: another instance took over",
+			zap.String("transactional_id", w.d.mainID()), zap.Any("stored", *st), zap.Any("ours", w.lastRecord))
 		return true
 	}
 	w.d.log.Warn("the broker aborted the open Kafka transaction (its producer epoch moved, but no other instance wrote the offsets): "+
