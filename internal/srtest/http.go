@@ -1,8 +1,10 @@
 package srtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -50,6 +52,13 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}()
 	ep, h := r.route(req)
 	if d := r.cfg.latency; d > 0 {
+		// Read the body first: net/http notices a client that gives up
+		// only once the body is read.
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:

@@ -465,14 +465,31 @@ func TestLatencyDelaysEveryRequestAndCountsOverlap(t *testing.T) {
 		t.Fatalf("register requests = %d, want 8", got)
 	}
 
-	slow := New(t, WithLatency(time.Hour))
+	slow := New(t, WithLatency(3*time.Second))
 	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	start = time.Now()
 	if _, err := client(t, slow).Subjects(cctx); err == nil {
-		t.Fatal("a request answered before its hour of latency")
+		t.Fatal("a request answered before its latency")
 	}
-	if took := time.Since(start); took > 10*time.Second {
+	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("a cancelled request waited %s", took)
+	}
+	cctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := client(t, slow).RegisterSchema(cctx, "s", avroSchema(v1), -1, -1); err == nil {
+		t.Fatal("a registration answered before its latency")
+	}
+	// The handler returns once it sees the client gone.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		slow.mu.Lock()
+		busy := slow.inFlight
+		slow.mu.Unlock()
+		if busy == 0 {
+			break
+		}
+	}
+	if n, subjects := slow.Requests(EndpointRegister), slow.Subjects(); n != 0 || len(subjects) != 0 {
+		t.Fatalf("an abandoned registration was served: %d requests, subjects %v", n, subjects)
 	}
 }
