@@ -19,7 +19,8 @@ import (
 // process: the answer is cached by subject and schema text, which the
 // encoders build deterministically, and callers that ask for the same one
 // while its request is out wait for that request's answer instead of
-// sending another. Safe for concurrent use; id blocks while
+// sending another (a copy finds its subjects in flight from the snapshot
+// run's prefetch: prefetch.go). Safe for concurrent use; id blocks while
 // the registry answers, retrying an unreachable or failing registry with
 // backoff until ctx ends.
 type registry struct {
@@ -102,7 +103,9 @@ func NewRegistryClient(cfg SchemaRegistryConfig) (*sr.Client, error) {
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:     tlsCfg,
 		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConnsPerHost: 4,
+		// The prefetch's requests at once, and a copy's or the stream's
+		// beside them, reuse their connections (and TLS sessions).
+		MaxIdleConnsPerHost: prefetchInFlight + 4,
 	}
 	opts = append(opts, sr.HTTPClient(&http.Client{Transport: tr, Timeout: 30 * time.Second}))
 	cl, err := sr.NewClient(opts...)
