@@ -275,7 +275,9 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	// those columns as optional (nullable.go).
 	encRel, err := w.w.enc.prepareRelaxing(ctx, w.out.topic, rel)
 	if err != nil {
-		return &copyError{permanent: ctx.Err() == nil, err: err}
+		// A stop ends the registry's retries (registry.sleep) a moment
+		// before it ends ctx: that is no fault of the table's.
+		return &copyError{permanent: ctx.Err() == nil && !errors.Is(err, context.Canceled), err: err}
 	}
 	w.rel, w.ch.Relation = encRel, encRel
 	w.beginChunk(ch)

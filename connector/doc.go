@@ -27,7 +27,9 @@
 //
 // Around it: setup.go and source.go check the source and make the slot,
 // publication.go decides what goes in the publication, topics.go and
-// topicname.go name and create topics, heartbeat*.go keeps an idle slot
+// topicname.go name and create topics (a snapshot run's in one request),
+// prefetch.go registers a snapshot run's Avro schemas many at once ahead
+// of its copies, heartbeat*.go keeps an idle slot
 // moving, retry.go classifies every error once (classify for the
 // pipeline, tableFault for a table), stop.go bounds a clean stop,
 // standby.go runs the pipeline on only the active one of several

@@ -17,18 +17,22 @@ import (
 // registry gives Avro schemas their Schema Registry ids. A schema is
 // registered (or, with auto_register off, looked up) once per subject per
 // process: the answer is cached by subject and schema text, which the
-// encoders build deterministically. Safe for concurrent use; id blocks
-// while the registry answers, retrying an unreachable or failing registry
-// with backoff until ctx ends.
+// encoders build deterministically, and callers that ask for the same one
+// while its request is out wait for that request's answer instead of
+// sending another (a copy finds its subjects in flight from the snapshot
+// run's prefetch: prefetch.go). Safe for concurrent use; id blocks while
+// the registry answers, retrying an unreachable or failing registry with
+// backoff until ctx ends.
 type registry struct {
 	cl           *sr.Client
 	autoRegister bool
 	evolution    string // format.schema_registry.schema_evolution (evolution.go)
 	log          *zap.Logger
 
-	mu   sync.Mutex
-	ids  map[string]int // subject + "\x00" + schema
-	gens map[string]int // new_subject: each base subject's newest generation (evolution.go)
+	mu      sync.Mutex
+	ids     map[string]int     // subject + "\x00" + schema
+	flights map[string]*flight // requests out, by the same key as ids
+	gens    map[string]int     // new_subject: each base subject's newest generation (evolution.go)
 
 	// stopping ends when the pipeline is asked to stop (set by Run before
 	// any record is encoded); nil for the commands that only look up.
@@ -74,7 +78,7 @@ func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 		return nil, err
 	}
 	return &registry{cl: cl, autoRegister: cfg.AutoRegister, evolution: cfg.SchemaEvolution, log: log,
-		ids: map[string]int{}, gens: map[string]int{}}, nil
+		ids: map[string]int{}, flights: map[string]*flight{}, gens: map[string]int{}}, nil
 }
 
 // NewRegistryClient returns a Schema Registry client configured as
@@ -99,7 +103,9 @@ func NewRegistryClient(cfg SchemaRegistryConfig) (*sr.Client, error) {
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:     tlsCfg,
 		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConnsPerHost: 4,
+		// The prefetch's requests at once, and a copy's or the stream's
+		// beside them, reuse their connections (and TLS sessions).
+		MaxIdleConnsPerHost: prefetchInFlight + 4,
 	}
 	opts = append(opts, sr.HTTPClient(&http.Client{Transport: tr, Timeout: 30 * time.Second}))
 	cl, err := sr.NewClient(opts...)
@@ -116,7 +122,10 @@ func registryTLS(cfg SchemaRegistryConfig) (*tls.Config, error) {
 // id returns the id of schema under subject, registering it when
 // auto_register is on. Incompatible and not-registered schemas are typed
 // errors; other failures (registry down, 5xx, timeouts) are retried with
-// backoff until ctx ends, logged once per outage.
+// backoff until ctx ends, logged once per outage. A caller that finds the
+// same request out waits for its answer, and takes its failure as its own
+// (then retries on its own backoff), unless that request ended only
+// because its caller stopped: then it asks itself, at once.
 func (r *registry) id(ctx context.Context, subject, schema string) (int, error) {
 	k := subject + "\x00" + schema
 	r.mu.Lock()
@@ -126,29 +135,81 @@ func (r *registry) id(ctx context.Context, subject, schema string) (int, error) 
 		return id, nil
 	}
 	b := newBackoff(100*time.Millisecond, 10*time.Second)
-	for attempt := 0; ; attempt++ {
-		id, err := r.call(ctx, subject, schema)
-		if err == nil {
-			r.mu.Lock()
-			r.ids[k] = id
-			r.mu.Unlock()
+	for attempt := 0; ; {
+		id, err := r.shared(ctx, k, func() (int, error) { return r.call(ctx, subject, schema) })
+		switch {
+		case errors.Is(err, errOtherStopped):
+			continue // ask again, ourselves
+		case err == nil:
 			if attempt > 0 {
 				r.log.Info("Schema Registry reachable again", zap.String("subject", subject))
 			}
 			r.log.Debug("schema registered", zap.String("subject", subject), zap.Int("id", id), zap.String("schema", schema))
 			return id, nil
-		}
-		if !registryRetryable(err) {
+		case !registryRetryable(err):
 			return 0, err
 		}
 		if attempt == 0 {
 			r.log.Warn("Schema Registry unavailable; retrying (the stream waits, nothing is skipped)",
 				zap.String("subject", subject), zap.Error(err))
 		}
+		attempt++
 		if !r.sleep(ctx, b.next()) {
 			return 0, fmt.Errorf("register schema of subject %q: %w (last error: %v)", subject, context.Canceled, err)
 		}
 	}
+}
+
+// flight is one request for an id, which callers asking for the same
+// subject and schema meanwhile share.
+type flight struct {
+	done chan struct{} // closed once id and err are set
+	id   int
+	err  error
+	// stopped: the request failed because its caller's ctx ended, which
+	// says nothing about the registry to the others.
+	stopped bool
+}
+
+// errOtherStopped is a shared request that failed only because the caller
+// that sent it stopped.
+var errOtherStopped = errors.New("the shared registry request was abandoned by its caller")
+
+// shared returns the cached id of k, or the answer of the request for k
+// that is out, or sends one with call and caches its success. Waiting for
+// another caller's request ends with ctx.
+func (r *registry) shared(ctx context.Context, k string, call func() (int, error)) (int, error) {
+	r.mu.Lock()
+	if id, ok := r.ids[k]; ok {
+		r.mu.Unlock()
+		return id, nil
+	}
+	if f := r.flights[k]; f != nil {
+		r.mu.Unlock()
+		select {
+		case <-f.done:
+			if f.stopped {
+				return 0, errOtherStopped
+			}
+			return f.id, f.err
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	r.flights[k] = f
+	r.mu.Unlock()
+
+	f.id, f.err = call()
+	f.stopped = f.err != nil && ctx.Err() != nil
+	r.mu.Lock()
+	if f.err == nil {
+		r.ids[k] = f.id
+	}
+	delete(r.flights, k)
+	r.mu.Unlock()
+	close(f.done)
+	return f.id, f.err
 }
 
 // sleep waits d between attempts; false when ctx ends or the pipeline is

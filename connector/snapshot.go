@@ -60,6 +60,9 @@ type snapshotter struct {
 	// allDone is called once, in snapshot.mode initial_only, when every
 	// table is handed over or waits for resnapshot.
 	allDone func()
+	// prefetch registers a run's Avro schemas ahead of its copies
+	// (prefetch.go); nil without a registry.
+	prefetch *schemaPrefetch
 }
 
 // snapshotterConfig is the snapshotter's part of the configuration.
@@ -128,6 +131,8 @@ func (s *snapshotter) run(ctx context.Context) error {
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	s.prefetch = newSchemaPrefetch(s.c, s.log.Named("prefetch"))
+	g.Go(func() error { return s.prefetch.run(gctx) })
 	for i := 0; i < cfg.Workers; i++ {
 		g.Go(func() error { return s.worker(gctx, i) })
 	}
@@ -271,6 +276,7 @@ func (s *snapshotter) schedule() {
 		}
 		topics = slices.DeleteFunc(topics, func(t string) bool { return t == "" })
 		s.c.topics.ensureAll(topics)
+		s.prefetch.add(all) // their schemas, alongside their copies
 	}
 	// An incremental re-copy's rows all say "incremental"; it joins no
 	// run of first … last markers.

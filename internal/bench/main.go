@@ -42,8 +42,10 @@ type options struct {
 	hugeTx    int
 	hugeTable int
 
-	tables     int
-	tablesLoad int
+	tables          int
+	tablesLoad      int
+	tablesAvro      bool
+	registryLatency time.Duration
 
 	compressions string
 	shapings     string
@@ -79,6 +81,8 @@ func main() {
 	flag.IntVar(&o.hugeTable, "huge-table", 0, "rows of the huge-table benchmark (0 skips it; the issue's case is 10000000)")
 	flag.IntVar(&o.tables, "tables", 1000, "tables of the thousands-of-tables benchmark, 100 rows each (0 skips it; the large case is 5000)")
 	flag.IntVar(&o.tablesLoad, "tables-load", 1000, "the thousands-of-tables benchmark's write load on all tables, changes/s")
+	flag.BoolVar(&o.tablesAvro, "tables-avro", false, "run the thousands-of-tables benchmark again with format avro (key and value) against an in-process Schema Registry stand-in")
+	flag.DurationVar(&o.registryLatency, "registry-latency", 0, "run the thousands-of-tables benchmark once more with format avro and the registry stand-in delaying every request by this much, as a remote registry would (e.g. 20ms; 0 skips)")
 	flag.StringVar(&o.shapings, "shapings", "mask,hash,truncate,flat", "after the snapshot benchmark, run it again with each of these record-shaping options (mask, hash, truncate on the table's payload; flat, the envelope; \"\" skips)")
 	flag.StringVar(&o.compressions, "compressions", "lz4,zstd", "after the snapshot benchmark, run it and its Kafka limit again with each of these kafka.compression values (\"\" skips)")
 	flag.Parse()
@@ -104,6 +108,10 @@ func run(o options) error {
 		return fmt.Errorf("-huge-table measures the mooncdc binary's RSS: add -huge-table=0 with -inprocess")
 	case o.tables > 0 && o.inprocess:
 		return fmt.Errorf("-tables measures the mooncdc binary: add -tables=0 with -inprocess")
+	case (o.tablesAvro || o.registryLatency != 0) && o.tables == 0:
+		return fmt.Errorf("-tables-avro and -registry-latency are runs of the thousands-of-tables benchmark, which -tables=0 skips")
+	case o.registryLatency < 0:
+		return fmt.Errorf("-registry-latency must not be negative")
 	case o.memRows <= 0 || o.hugeTx < 0 || o.hugeTable < 0 || o.tables < 0 || o.tablesLoad < 0:
 		return fmt.Errorf("-membound-rows must be positive; -huge-tx, -huge-table, -tables and -tables-load not negative")
 	case o.latency && o.inprocess:

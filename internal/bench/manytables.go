@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -39,6 +41,17 @@ import (
 //   - a restart: the time from the second start until /readyz (the
 //     offsets topic read, the slot taken) and the copies it started (must
 //     be 0: nothing is copied again).
+//
+// It runs with format JSON, then, with -tables-avro, again with key and
+// value Avro against the Schema Registry stand-in (internal/srtest), and
+// with -registry-latency D a third time with the stand-in delaying every
+// request by D, as a registry across a network would (on localhost it
+// answers in microseconds). Each run has a broker, a slot and a registry
+// of its own over the same tables; an Avro run also reports the registry
+// requests made until every table was handed over, the most served at
+// once, and the subjects with more than one version (want 0: a version
+// the copies did not need is one a user's registry keeps). A closing
+// table sets each run's time beside JSON's.
 
 const (
 	manySchema = "many"
@@ -50,6 +63,36 @@ const (
 )
 
 func manyTable(i int) string { return fmt.Sprintf("t%05d", i) }
+
+// manyVariant is one run of the benchmark over the same tables: the
+// record format and, for Avro, the registry stand-in's delay per request.
+type manyVariant struct {
+	label   string
+	avro    bool
+	latency time.Duration
+}
+
+// manyVariants are the runs the flags ask for, JSON first: the others'
+// figures are read beside its.
+func manyVariants(o options) []manyVariant {
+	vs := []manyVariant{{label: "json"}}
+	if o.tablesAvro {
+		vs = append(vs, manyVariant{label: "avro", avro: true})
+	}
+	if o.registryLatency > 0 {
+		vs = append(vs, manyVariant{label: "avro, registry +" + o.registryLatency.String(), avro: true, latency: o.registryLatency})
+	}
+	return vs
+}
+
+// manyResult is what the closing table compares across runs.
+type manyResult struct {
+	v        manyVariant
+	allReady time.Duration
+	rate     float64 // handovers/s
+	regReqs  int     // registry requests until all handed over (Avro)
+	inFlight int     // the most registry requests served at once (Avro)
+}
 
 func runManyTables(ctx context.Context, o options, src *source, kfakeBin, tmp string) error {
 	n := o.tables
@@ -82,32 +125,91 @@ $$`, manySchema, n, manyRows),
 	}
 	step(fmt.Sprintf("many tables: created in %s", round(time.Since(start))))
 
-	kdir := filepath.Join(tmp, "kafka-many")
+	var results []manyResult
+	var errs []error
+	for i, v := range manyVariants(o) {
+		if ctx.Err() != nil {
+			break
+		}
+		if i > 0 {
+			fmt.Println()
+		}
+		slot := manySlot
+		if i > 0 {
+			slot = fmt.Sprintf("%s_%d", manySlot, i)
+		}
+		res, err := manyRun(ctx, o, src, kfakeBin, tmp, v, slot)
+		// The next run's slot must not find this one's holding WAL back.
+		if _, derr := conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active`, slot); derr != nil {
+			errs = append(errs, fmt.Errorf("drop slot %s: %w", slot, derr))
+		}
+		if err != nil {
+			step(fmt.Sprintf("many tables (%s) failed (the error follows at the end)", v.label))
+			errs = append(errs, fmt.Errorf("%s: %w", v.label, err))
+			continue
+		}
+		results = append(results, res)
+	}
+	if len(results) > 1 && results[0].v.label == "json" {
+		printManyComparison(results)
+	}
+	return errors.Join(errs...)
+}
+
+// printManyComparison sets each run's time to all copied beside the JSON
+// run's.
+func printManyComparison(rs []manyResult) {
+	base := rs[0].allReady
+	fmt.Println()
+	fmt.Printf("thousands of tables, by format (same tables, same load; ratio = time / JSON's time):\n")
+	for _, r := range rs {
+		reg := ""
+		if r.v.avro {
+			reg = fmt.Sprintf("; %d registry requests, at most %d at once", r.regReqs, r.inFlight)
+		}
+		fmt.Printf("  %-28s all copied %8s  ×%.2f  %5.0f handovers/s%s\n", r.v.label, round(r.allReady), r.allReady.Seconds()/base.Seconds(), r.rate, reg)
+	}
+}
+
+// manyRun runs mooncdc over the tables in one format, with a broker of its
+// own and slot, then starts it again, and prints the run's report.
+func manyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, v manyVariant, slot string) (manyResult, error) {
+	res := manyResult{v: v}
+	n := o.tables
+	kdir := filepath.Join(tmp, "kafka-"+slot)
 	defer os.RemoveAll(kdir)
 	brk, err := startBroker(kfakeBin, kdir)
 	if err != nil {
-		return err
+		return res, err
 	}
 	defer brk.kill()
 	metricsAddr, err := freeAddr()
 	if err != nil {
-		return err
+		return res, err
 	}
 	cfg := connector.DefaultConfig()
 	cfg.Name = manyName
 	cfg.Postgres.URL = src.c.URL("")
 	cfg.Postgres.Tables = []string{manySchema + ".*"}
 	cfg.Postgres.Publication = manyPub
-	cfg.Postgres.Slot = manySlot
+	cfg.Postgres.Slot = slot
 	cfg.Kafka.Brokers = []string{brk.addr}
 	cfg.Kafka.Compression = compression
 	cfg.Metrics.Listen = metricsAddr
 	cfg.Log.Level, cfg.Log.Format = "info", "json"
-	path := filepath.Join(tmp, "mooncdc-many.yaml")
-	if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
-		return err
+	var reg *srtest.Registry
+	if v.avro {
+		if reg, err = srtest.Start(srtest.WithLatency(v.latency)); err != nil {
+			return res, err
+		}
+		defer reg.Close()
+		cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+		cfg.Format.SchemaRegistry.URL = reg.URL()
 	}
-
+	path := filepath.Join(tmp, "mooncdc-"+slot+".yaml")
+	if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
+		return res, err
+	}
 	// The write load, on all tables, from before the start to the end.
 	lctx, stopLoad := context.WithCancel(ctx)
 	var changes atomic.Int64
@@ -122,10 +224,10 @@ $$`, manySchema, n, manyRows),
 
 	hc := &http.Client{Timeout: 2 * time.Second}
 	r := &childRunner{bin: o.mooncdc, config: path}
-	step(fmt.Sprintf("many tables: mooncdc run (%s tables, snapshot.mode initial, write load %d changes/s) → Kafka (kfake %s)", commas(int64(n)), o.tablesLoad, brk.addr))
+	step(fmt.Sprintf("many tables: mooncdc run (%s tables, format %s, snapshot.mode initial, write load %d changes/s) → Kafka (kfake %s)", commas(int64(n)), v.label, o.tablesLoad, brk.addr))
 	t0 := time.Now()
 	if err := r.start(); err != nil {
-		return err
+		return res, err
 	}
 	var allReady time.Duration
 	var hwm int64
@@ -135,11 +237,11 @@ $$`, manySchema, n, manyRows),
 		select {
 		case <-r.exited():
 			printLog("mooncdc", r.output())
-			return fmt.Errorf("mooncdc exited before every table was handed over")
+			return res, fmt.Errorf("mooncdc exited before every table was handed over")
 		case <-pctx.Done():
 			_ = r.stop()
 			printLog("mooncdc", tail(r.output(), 40))
-			return fmt.Errorf("not every table handed over: %w", pctx.Err())
+			return res, fmt.Errorf("not every table handed over: %w", pctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 		if h, err := vmHWM(r.pid()); err == nil {
@@ -159,35 +261,44 @@ $$`, manySchema, n, manyRows),
 			allReady = time.Since(t0)
 		}
 	}
+	res.allReady = allReady
+	if reg != nil {
+		res.regReqs, res.inFlight = reg.TotalRequests(), reg.MaxInFlight()
+	}
+	registered := 0
+	if reg != nil {
+		registered = reg.Requests(srtest.EndpointRegister)
+	}
 	step(fmt.Sprintf("many tables: all %d handed over after %s; stopping, then starting again", n, round(allReady)))
 	// Let the load run on a moment in the streaming phase, then stop.
 	time.Sleep(2 * time.Second)
 	stopStart := time.Now()
 	if err := r.stop(); err != nil {
 		printLog("mooncdc", tail(r.output(), 40))
-		return err
+		return res, err
 	}
 	stopTime := time.Since(stopStart)
 	user, sys, maxRSS := r.rusage()
 	cpu := cpuTime{user, sys}
 	firstLog := r.output()
 	hs := handoverStats(firstLog, t0)
+	res.rate = hs.rate
 
 	// The restart: the offsets topic read, no copy.
 	r2 := &childRunner{bin: o.mooncdc, config: path}
 	t1 := time.Now()
 	if err := r2.start(); err != nil {
-		return err
+		return res, err
 	}
 	var readyAfter time.Duration
 	for readyAfter == 0 {
 		select {
 		case <-r2.exited():
 			printLog("mooncdc (restart)", r2.output())
-			return fmt.Errorf("mooncdc exited after the restart")
+			return res, fmt.Errorf("mooncdc exited after the restart")
 		case <-pctx.Done():
 			_ = r2.stop()
-			return fmt.Errorf("not ready after the restart: %w", pctx.Err())
+			return res, fmt.Errorf("not ready after the restart: %w", pctx.Err())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if get(hc, metricsAddr, "/readyz") != nil {
@@ -198,7 +309,7 @@ $$`, manySchema, n, manyRows),
 	stopLoad()
 	wg.Wait()
 	if err := r2.stop(); err != nil {
-		return err
+		return res, err
 	}
 	_, _, maxRSS2 := r2.rusage()
 	recopied := strings.Count(r2.output(), `"msg":"copying table"`)
@@ -208,12 +319,12 @@ $$`, manySchema, n, manyRows),
 	defer cancel2()
 	topics, records, err := manyTopics(cctx, brk.addr)
 	if err != nil {
-		return err
+		return res, err
 	}
 
 	fmt.Println()
-	fmt.Printf("mooncdc thousands of tables: %s tables × %d rows in schema %s, a write load of %d changes/s on all of them (%d changes made), snapshot.workers %d\n",
-		commas(int64(n)), manyRows, manySchema, o.tablesLoad, changes.Load(), cfg.Snapshot.Workers)
+	fmt.Printf("mooncdc thousands of tables, format %s: %s tables × %d rows in schema %s, a write load of %d changes/s on all of them (%d changes made), snapshot.workers %d\n",
+		v.label, commas(int64(n)), manyRows, manySchema, o.tablesLoad, changes.Load(), cfg.Snapshot.Workers)
 	fmt.Printf("  all tables handed over:  %s after the start (goal < %s for 1,000 tables)\n", round(allReady), manyGoal)
 	fmt.Printf("  copies:                  first copy started %s, last handed over %s; %s handovers/s over that span; copy took p50 %s, p99 %s, max %s\n",
 		round(hs.firstCopy), round(hs.lastHandover), fmt.Sprintf("%.0f", hs.rate), round(hs.p50), round(hs.p99), round(hs.max))
@@ -225,6 +336,20 @@ $$`, manySchema, n, manyRows),
 	fmt.Printf("  Kafka:                   %d data topics (created in one CreateTopics request per snapshot run), %d records (≥ %d rows + the changes)\n",
 		topics, records, n*manyRows)
 	var failed []string
+	if reg != nil {
+		multi := 0
+		subjects := reg.Subjects()
+		for _, s := range subjects {
+			if len(reg.Versions(s)) > 1 {
+				multi++
+			}
+		}
+		fmt.Printf("  Schema Registry:         %d requests until all handed over (%d registrations), at most %d served at once; %d subjects, %d with more than one version (want 0)\n",
+			res.regReqs, registered, res.inFlight, len(subjects), multi)
+		if multi > 0 {
+			failed = append(failed, fmt.Sprintf("%d subjects with more than one version", multi))
+		}
+	}
 	if n <= 1000 && allReady >= manyGoal {
 		failed = append(failed, fmt.Sprintf("all copied after %s", round(allReady)))
 	}
@@ -240,12 +365,12 @@ $$`, manySchema, n, manyRows),
 	}
 	fmt.Printf("goal: all %s tables copied in < %s, no copy after a restart  %s\n", commas(int64(n)), manyGoal, verdict)
 	if loadErr != nil && ctx.Err() == nil {
-		return fmt.Errorf("write load: %w", loadErr)
+		return res, fmt.Errorf("write load: %w", loadErr)
 	}
 	if len(failed) > 0 && (o.requireGoal || recopied > 0 || records < int64(n*manyRows)) {
-		return fmt.Errorf("many tables: %v", failed)
+		return res, fmt.Errorf("many tables: %v", failed)
 	}
-	return nil
+	return res, nil
 }
 
 // manyLoad updates random rows of random tables at rate changes/s, in

@@ -48,7 +48,9 @@
 // Test hooks: HTTP basic auth ([WithBasicAuth], 401/40101), TLS ([WithTLS],
 // [Registry.ClientTLSConfig]), injected failures ([Registry.FailNext],
 // [Registry.FailNextOn]; status 0 drops the connection), per-endpoint
-// request counters ([Registry.Requests]) and direct access to the state
+// request counters ([Registry.Requests]), a delay on every request as a
+// remote registry would have ([WithLatency]) and the most requests served
+// at once ([Registry.MaxInFlight]), and direct access to the state
 // ([Registry.Register], [Registry.SchemaByID], [Registry.Subjects], ...).
 //
 // Not implemented: Protobuf and JSON Schema, schema references, contexts

@@ -1,12 +1,15 @@
 package srtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Endpoint names a group of requests for [Registry.Requests],
@@ -35,10 +38,35 @@ const contentType = "application/vnd.schemaregistry.v1+json"
 
 type handler func(w http.ResponseWriter, req *http.Request) (any, *apiError)
 
-// ServeHTTP counts the request, applies injected failures and auth, then
-// routes it.
+// ServeHTTP counts the request, waits WithLatency's delay, applies
+// injected failures and auth, then routes it.
 func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	r.inFlight++
+	r.maxInFlight = max(r.maxInFlight, r.inFlight)
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.inFlight--
+		r.mu.Unlock()
+	}()
 	ep, h := r.route(req)
+	if d := r.cfg.latency; d > 0 {
+		// Read the body first: net/http notices a client that gives up
+		// only once the body is read.
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-req.Context().Done():
+			t.Stop()
+			return // the client gave up: not served, not counted
+		}
+	}
 	status := r.serve(w, req, ep, h)
 	if r.cfg.logf != nil {
 		r.cfg.logf("srtest: %s %s -> %d", req.Method, req.URL.RequestURI(), status)

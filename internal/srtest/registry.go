@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Level is a compatibility level, spelled as the registry spells it.
@@ -44,6 +45,7 @@ type config struct {
 	addr       string
 	compat     Level
 	logf       func(format string, args ...any)
+	latency    time.Duration
 }
 
 // WithBasicAuth requires HTTP basic auth with this username and password on
@@ -65,6 +67,13 @@ func WithCompatibility(l Level) Option { return func(c *config) { c.compat = l }
 // 127.0.0.1 on a free port; meant for demo binaries.
 func WithListenAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
+// WithLatency delays every request by d before it is served, as a
+// registry across a network would: on localhost the stand-in answers in
+// microseconds, which hides what a client's round trips one after another
+// cost. A client that gives up on the request ends the wait; the request
+// is then neither served nor counted by Requests.
+func WithLatency(d time.Duration) Option { return func(c *config) { c.latency = d } }
+
 // WithLogf logs one line per request ("srtest: POST /subjects/x/versions -> 200").
 func WithLogf(logf func(format string, args ...any)) Option {
 	return func(c *config) { c.logf = logf }
@@ -85,6 +94,8 @@ type Registry struct {
 	global        Level
 	subjectCompat map[string]Level
 	requests      map[Endpoint]int
+	inFlight      int // requests being served, latency included
+	maxInFlight   int // the most at once since the start or ResetRequests
 	failAny       failure
 	failOn        map[Endpoint]*failure
 }
@@ -287,11 +298,21 @@ func (r *Registry) TotalRequests() int {
 	return n
 }
 
-// ResetRequests zeroes the request counters.
+// MaxInFlight returns the most requests that were being served at once
+// (WithLatency's wait included) since the start or ResetRequests: 1 for a
+// client that sends one request after the other.
+func (r *Registry) MaxInFlight() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.maxInFlight
+}
+
+// ResetRequests zeroes the request counters and MaxInFlight.
 func (r *Registry) ResetRequests() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	clear(r.requests)
+	r.maxInFlight = r.inFlight
 }
 
 // subjectNamesLocked lists subjects by visibility; see subjectRec.live.

@@ -5,9 +5,11 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
 )
@@ -422,4 +424,72 @@ func TestStart(t *testing.T) {
 		t.Fatal("Start accepted a bad level")
 	}
 	reg.Close()
+}
+
+// TestLatencyDelaysEveryRequestAndCountsOverlap: WithLatency holds each
+// request for its delay, so requests sent one after the other take n
+// delays and MaxInFlight says 1, while requests sent together overlap and
+// MaxInFlight counts them; a client that gives up ends the wait.
+func TestLatencyDelaysEveryRequestAndCountsOverlap(t *testing.T) {
+	const d = 50 * time.Millisecond
+	ctx := context.Background()
+	reg := New(t, WithLatency(d))
+	cl := client(t, reg)
+	start := time.Now()
+	for range 3 {
+		if _, err := cl.RegisterSchema(ctx, "s", avroSchema(v1), -1, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took < 3*d {
+		t.Fatalf("3 requests one after the other took %s, want ≥ %s", took, 3*d)
+	}
+	if got := reg.MaxInFlight(); got != 1 {
+		t.Fatalf("MaxInFlight after sequential requests = %d, want 1", got)
+	}
+
+	reg.ResetRequests()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if _, err := cl.RegisterSchema(ctx, fmt.Sprintf("s%d", i), avroSchema(v1), -1, -1); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := reg.MaxInFlight(); got < 2 || got > 8 {
+		t.Fatalf("MaxInFlight of 8 requests sent together = %d, want 2 to 8", got)
+	}
+	if got := reg.Requests(EndpointRegister); got != 8 {
+		t.Fatalf("register requests = %d, want 8", got)
+	}
+
+	slow := New(t, WithLatency(3*time.Second))
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if _, err := client(t, slow).Subjects(cctx); err == nil {
+		t.Fatal("a request answered before its latency")
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("a cancelled request waited %s", took)
+	}
+	cctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := client(t, slow).RegisterSchema(cctx, "s", avroSchema(v1), -1, -1); err == nil {
+		t.Fatal("a registration answered before its latency")
+	}
+	// The handler returns once it sees the client gone.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		slow.mu.Lock()
+		busy := slow.inFlight
+		slow.mu.Unlock()
+		if busy == 0 {
+			break
+		}
+	}
+	if n, subjects := slow.Requests(EndpointRegister), slow.Subjects(); n != 0 || len(subjects) != 0 {
+		t.Fatalf("an abandoned registration was served: %d requests, subjects %v", n, subjects)
+	}
 }
