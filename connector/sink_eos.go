@@ -135,9 +135,9 @@ type eosMain struct {
 	// that failed on the client's side (a broker that died while it
 	// answered) may still have committed, and its record is then the
 	// stored one, this instance's own.
-	tried offsets.Pipeline
-	bytes      int64
-	lastEnd    schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
+	tried   offsets.Pipeline
+	bytes   int64
+	lastEnd schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
 }
 
 var _ mainSink = (*eosMain)(nil)
