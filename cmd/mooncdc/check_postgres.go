@@ -33,13 +33,12 @@ type checkPG struct {
 	conn *pgx.Conn
 	out  checkLines
 
-	version            int // server_version_num
-	walLevel           string
-	maxSlots, maxSends int64
-	database           string
-	user, userSQL      string
-	pubSQL             string
-	super, dbCreate    bool
+	version         int // server_version_num
+	walLevel        string
+	database        string
+	user, userSQL   string
+	pubSQL          string
+	super, dbCreate bool
 
 	loaded  bool // all and pub are known
 	pub     checkPubState
@@ -122,9 +121,9 @@ func (c *checkPG) connect(ctx context.Context) bool {
 	}
 	var version string
 	err = c.conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('server_version_num')::int,
-			current_setting('wal_level'), current_setting('max_replication_slots')::bigint, current_setting('max_wal_senders')::bigint,
+			current_setting('wal_level'),
 			current_database(), current_user, quote_ident(current_user), quote_ident($1)`, c.cfg.Postgres.Publication).
-		Scan(&version, &c.version, &c.walLevel, &c.maxSlots, &c.maxSends, &c.database, &c.user, &c.userSQL, &c.pubSQL)
+		Scan(&version, &c.version, &c.walLevel, &c.database, &c.user, &c.userSQL, &c.pubSQL)
 	if err != nil {
 		_ = c.conn.Close(context.Background())
 		c.out.fail(what, "connected, but could not read the server settings: "+connector.RedactURL(err.Error()), "")
@@ -167,49 +166,19 @@ func (c *checkPG) checkWALLevel(context.Context) error {
 }
 
 // checkCapacity checks that the slots and WAL senders that others leave
-// free are enough for the pipeline's slot and one temporary slot per copy
-// worker, each on its own WAL sender. This connector's own slots (its slot
-// and the copy slots of a running instance) do not count as others'.
+// free are enough for the pipeline's slot and one slot per copy worker (a
+// temporary one, or a copy slot for a copy in chunks), each on its own WAL
+// sender, and for the copy slots that wait to resume (readSlotRoom,
+// slotNeed). This connector's own slots do not count as others'.
 func (c *checkPG) checkCapacity(ctx context.Context) error {
-	var otherSlots, otherSends int64
-	err := c.conn.QueryRow(ctx, `WITH ours AS (
-			SELECT slot_name, active_pid FROM pg_replication_slots
-			WHERE slot_name = $1 OR left(slot_name, length($1) + 6) = $1 || '_copy_')
-		SELECT (SELECT count(*) FROM pg_replication_slots WHERE slot_name NOT IN (SELECT slot_name FROM ours)),
-		       (SELECT count(*) FROM pg_stat_replication WHERE pid NOT IN (SELECT active_pid FROM ours WHERE active_pid IS NOT NULL))`,
-		c.cfg.Postgres.Slot).Scan(&otherSlots, &otherSends)
+	room, err := readSlotRoom(ctx, c.conn, []string{c.cfg.Postgres.Slot})
 	if err != nil {
 		return err
 	}
-	workers := c.cfg.Snapshot.Workers
-	need := int64(1 + workers)
-	checkRoom(&c.out, "", slotRoom{c.maxSlots, c.maxSends, otherSlots, otherSends}, need,
-		fmt.Sprintf("mooncdc needs %d (1 + snapshot.workers %d)", need, workers), "or free some, or lower snapshot.workers")
+	workers := int64(c.cfg.Snapshot.Workers)
+	checkRoom(&c.out, "", room, 1+workers, workers, "mooncdc needs %d",
+		fmt.Sprintf("1 + snapshot.workers %d", workers), "or free some, or lower snapshot.workers")
 	return nil
-}
-
-// slotRoom is a server's replication slots and WAL senders: the settings,
-// and how many others use.
-type slotRoom struct{ maxSlots, maxSends, otherSlots, otherSends int64 }
-
-// checkRoom checks that room leaves need slots and need WAL senders free,
-// one line each (their names followed by where), needs saying who needs
-// them and orFix the other fix beside raising the setting.
-func checkRoom(out *checkLines, where string, room slotRoom, need int64, needs, orFix string) {
-	for _, r := range []struct {
-		what, setting string
-		max, others   int64
-	}{
-		{"replication slots", "max_replication_slots", room.maxSlots, room.otherSlots},
-		{"WAL senders", "max_wal_senders", room.maxSends, room.otherSends},
-	} {
-		detail := fmt.Sprintf("%s %d, %d used by others, %s", r.setting, r.max, r.others, needs)
-		if r.max-r.others >= need {
-			out.pass(r.what+where, detail)
-			continue
-		}
-		out.fail(r.what+where, detail, fmt.Sprintf("ALTER SYSTEM SET %s = %d; then restart Postgres; %s", r.setting, r.others+need, orFix))
-	}
 }
 
 func (c *checkPG) checkRole(ctx context.Context) error {

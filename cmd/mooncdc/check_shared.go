@@ -18,11 +18,12 @@ import (
 
 // sharedServer is the pipelines of a directory on one Postgres server.
 type sharedServer struct {
-	addr  string // host:port of the first host
-	cfgs  []connector.Config
-	names []string
-	slots []string
-	need  int64 // 1 + snapshot.workers per pipeline
+	addr    string // host:port of the first host
+	cfgs    []connector.Config
+	names   []string
+	slots   []string
+	need    int64 // 1 + snapshot.workers per pipeline
+	workers int64 // snapshot.workers, all pipelines'
 }
 
 // sharedServers groups cfgs by their Postgres server (host and port of
@@ -47,6 +48,7 @@ func sharedServers(cfgs []connector.Config) []*sharedServer {
 		s.names = append(s.names, c.Name)
 		s.slots = append(s.slots, c.Postgres.Slot)
 		s.need += int64(1 + c.Snapshot.Workers)
+		s.workers += int64(c.Snapshot.Workers)
 	}
 	return out
 }
@@ -81,19 +83,11 @@ func (s *sharedServer) check(ctx context.Context, out *checkLines, pipelines str
 		return err
 	}
 	defer conn.Close(context.Background())
-	var room slotRoom
-	err = conn.QueryRow(ctx, `WITH ours AS (
-			SELECT r.slot_name, r.active_pid FROM pg_replication_slots r
-			WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) s(name)
-				WHERE r.slot_name = s.name OR left(r.slot_name, length(s.name) + 6) = s.name || '_copy_'))
-		SELECT current_setting('max_replication_slots')::bigint, current_setting('max_wal_senders')::bigint,
-		       (SELECT count(*) FROM pg_replication_slots WHERE slot_name NOT IN (SELECT slot_name FROM ours)),
-		       (SELECT count(*) FROM pg_stat_replication WHERE pid NOT IN (SELECT active_pid FROM ours WHERE active_pid IS NOT NULL))`,
-		s.slots).Scan(&room.maxSlots, &room.maxSends, &room.otherSlots, &room.otherSends)
+	room, err := readSlotRoom(ctx, conn, s.slots)
 	if err != nil {
 		return err
 	}
-	checkRoom(out, " on "+s.addr, room, s.need, fmt.Sprintf("pipelines %s need %d together (1 + snapshot.workers each)", pipelines, s.need),
+	checkRoom(out, " on "+s.addr, room, s.need, s.workers, "pipelines "+strings.ReplaceAll(pipelines, "%", "%%")+" need %d together", "1 + snapshot.workers each",
 		"or lower snapshot.workers (one worker may run all of them)")
 	return nil
 }

@@ -374,6 +374,25 @@ func TestCheckFailsOnServerSettings(t *testing.T) {
 	if code != connector.ExitRuntime { // wal_level still fails
 		t.Errorf("exit %d, want 1", code)
 	}
+
+	// A copy slot left by a copy that waits to resume holds a slot of its
+	// own, and its resume streams it while a new snapshot's slot is open:
+	// one more of each. (A physical slot of that name stands in for it:
+	// wal_level replica makes no logical ones; check counts by name.)
+	waiting := connector.CopySlotName("mooncdc_shop", 16384)
+	checkSQL(t, pg, "postgres", fmt.Sprintf(`SELECT pg_create_physical_replication_slot('%s')`, waiting))
+	_, lines = checkRun(t, "--name", "shop", "--postgres-url", pg.URL("postgres"), "--brokers", broker.Addr(), "--tables", "public.t",
+		"--config", writeConfig(t, "snapshot:\n  workers: 1\n"))
+	checkWantLine(t, lines, "✗ replication slots: max_replication_slots 2, 0 used by others, mooncdc needs 3 (1 + snapshot.workers 1 + 1 copy slot waiting to resume)",
+		"ALTER SYSTEM SET max_replication_slots = 3;")
+	checkWantLine(t, lines, "✓ WAL senders: max_wal_senders 3, 0 used by others, mooncdc needs 3 (1 + snapshot.workers 1 + 1 while a copy resumes)")
+
+	// A slot that only looks like a copy slot of this pipeline is another's.
+	checkSQL(t, pg, "postgres", fmt.Sprintf(`SELECT pg_drop_replication_slot('%s'); SELECT pg_create_physical_replication_slot('mooncdc_shop_copy_5')`, waiting))
+	_, lines = checkRun(t, "--name", "shop", "--postgres-url", pg.URL("postgres"), "--brokers", broker.Addr(), "--tables", "public.t",
+		"--config", writeConfig(t, "snapshot:\n  workers: 1\n"))
+	checkWantLine(t, lines, "✗ replication slots: max_replication_slots 2, 1 used by others, mooncdc needs 2 (1 + snapshot.workers 1)",
+		"ALTER SYSTEM SET max_replication_slots = 3;")
 }
 
 func TestCheckUnreachableServersFailFastAndSkipTheirChecks(t *testing.T) {
