@@ -46,12 +46,15 @@ type resumeKill struct {
 var resumeLog = map[*env][]resumeKill{}
 
 // runResume kills mooncdc resumeKills times during the big table's copy,
-// at random points: after a checkpoint of the running attempt, at a
-// random moment of its copy, or just after it began to resume (while it
-// streams the changes since the base or checkpoints). Each kill is
-// followed by a restart.
+// at random points spread over the whole table (kill k once the rows in
+// Kafka pass a random point of the table's k-th sixth, so that a 5M-row
+// copy is killed late in it too, not only in its first seconds): after a
+// checkpoint of the running attempt, at a random moment of its copy, or
+// just after it began to resume (while it streams the changes since the
+// base or checkpoints). Each kill is followed by a restart.
 func runResume(e *env) int {
 	e.startFirst()
+	total := int64(e.gen.specs[0].seed)
 	kills := 0
 	for kills < resumeKills {
 		in := e.cur
@@ -65,6 +68,10 @@ func runResume(e *env) int {
 		}
 		if e.bigDone() || in.has("table copied", bigTable) {
 			break // copied: the kills of the copy are over
+		}
+		if !resuming {
+			seg := total / (resumeKills + 1)
+			e.waitRowsCopied(in, int64(kills)*seg+e.rng.Int64N(seg))
 		}
 		before := e.bigProgress().doneChunks()
 		switch {
@@ -156,6 +163,21 @@ func verifyResume(e *env, raw map[string][]*kgo.Record, faults int) {
 	}
 	e.note("resume: %d kills, %d resumed; rows copied over all attempts %d for a table of %d (%.2fx); snapshot rows of big in its topic %d for %d keys",
 		len(kills), resumed, copiedAll, total, float64(copiedAll)/float64(total), reads, len(distinct))
+}
+
+// waitRowsCopied waits until the big table has rows in Kafka: the rows
+// of the chunks done when in's attempt began, and the rows it copied
+// (its mooncdc_table_copy_rows_total, scraped every 20 ms), or until the
+// copy is over or in stopped.
+func (e *env) waitRowsCopied(in *instance, rows int64) {
+	var before int64
+	if p := e.bigProgress(); p.Copy != nil {
+		before = p.Copy.Rows
+	}
+	for in.running() && !in.has("table copied", bigTable) &&
+		before+int64(in.metric("mooncdc_table_copy_rows_total", bigTable)) < rows {
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func indexOf(ins []*instance, in *instance) int {
