@@ -30,7 +30,7 @@
 //	                partitions of the active instance in the partition scenario (default 1)
 //	FAULTS_RESUME_ROWS
 //	                rows of the big table in the resume scenario (default 1000000; the
-//	                issue's 5000000 works, slower: about 5x the copy time and 4 GB for the check)
+//	                issue's 5000000 works, slower: about 6.5 min per mode and 4 GB for the check)
 //	FAULTS_KEEP     set: keep each scenario's directory (mooncdc logs, config, broker data)
 //
 // Run one scenario or mode with -run, e.g. -run 'TestFaults/kill9/at-least-once'.
