@@ -67,14 +67,21 @@ type candidate struct {
 // partitioned table, any of its partitions is published. Only logged
 // ordinary and partitioned tables that are not partitions themselves are
 // candidates.
+//
+// The publication's tables are listed once (pg_publication_tables computes
+// all of them whatever the WHERE), and only a partitioned table looks at
+// its partitions: asked per table, 5,000 tables took 13.7 s of Postgres
+// CPU at every discovery; once, 69 ms.
 func uncovered(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection) ([]candidate, error) {
-	rows, err := db.Query(ctx, `SELECT n.nspname, c.relname, `+IdentitySQL+`
+	rows, err := db.Query(ctx, `WITH published AS MATERIALIZED (SELECT tc.oid FROM pg_publication_tables t
+			JOIN pg_namespace tn ON tn.nspname = t.schemaname JOIN pg_class tc ON tc.relnamespace = tn.oid AND tc.relname = t.tablename
+			WHERE t.pubname = $1)
+		SELECT n.nspname, c.relname, `+IdentitySQL+`
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
 		  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
-		  AND NOT EXISTS (SELECT 1 FROM pg_publication_tables t
-			JOIN pg_namespace tn ON tn.nspname = t.schemaname JOIN pg_class tc ON tc.relnamespace = tn.oid AND tc.relname = t.tablename
-			WHERE t.pubname = $1 AND tc.oid IN (`+treeSQL+`))
+		  AND c.oid NOT IN (SELECT oid FROM published)
+		  AND (c.relkind <> 'p' OR NOT EXISTS (SELECT 1 FROM pg_partition_tree(c.oid) pt JOIN published p ON p.oid = pt.relid))
 		ORDER BY 1, 2`, pub)
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
@@ -367,6 +374,22 @@ func publishedColumns(ctx context.Context, conn *pgx.Conn, pub, schemaName, tabl
 		return pubColumns{}, fmt.Errorf("read the server version: %w", err)
 	}
 	if version < 150000 {
+		return pubColumns{}, nil
+	}
+	// pg_publication_tables computes every table of the publication
+	// whatever the WHERE (77 ms per table at 5,000 tables, for each copy):
+	// a publication without column lists and row filters, that does not
+	// publish generated columns (Postgres 18's pubgencols), publishes
+	// every non-generated column and every row of each table, which is
+	// what the view would say.
+	var plain bool
+	if err := conn.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM pg_publication_rel r
+			WHERE r.prpubid = p.oid AND (r.prattrs IS NOT NULL OR r.prqual IS NOT NULL))
+		  AND coalesce(to_jsonb(p)->>'pubgencols', 'n') <> 's'
+		FROM pg_publication p WHERE p.pubname = $1`, pub).Scan(&plain); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return pubColumns{}, fmt.Errorf("read whether publication %q has column lists or row filters: %w", pub, err)
+	}
+	if plain {
 		return pubColumns{}, nil
 	}
 	var names []string
