@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"math"
 	"sync"
 
 	"github.com/mooncdc/mooncdc/offsets"
@@ -120,9 +121,13 @@ type phases struct {
 	mu      sync.Mutex
 	mainPos schema.LSN // M: every transaction with commit LSN < M is decided by the main worker
 	view    phaseView
-	// catchups counts the tables in catchup, so begin does not scan when
-	// there are none.
-	catchups int
+	// catchups counts the tables in catchup, and nextPromote is at most the
+	// lowest LSN of one (a lower bound: a table that left catchup may have
+	// set it), so that begin and advance scan the view only when M may
+	// have passed one: a scan per transaction cost O(tables) with
+	// thousands of tables handed over and waiting for M.
+	catchups    int
+	nextPromote schema.LSN
 	// fresh holds the tables this run's discovery found after its first
 	// pass: created (or published) while mooncdc streams, so the first
 	// Relation message of one announces a CREATE (schemachange.go).
@@ -287,7 +292,7 @@ func newPhases(start schema.LSN, tables map[string]*tableState) *phases {
 	for name, ts := range tables {
 		p.view[name] = ts
 		if ts.Phase == offsets.PhaseCatchup {
-			p.catchups++
+			p.catchingUp(schema.LSN(ts.LSN))
 		}
 	}
 	return p
@@ -320,21 +325,27 @@ func (p *phases) advance(pos schema.LSN) []*tableState {
 // promoteLocked moves catchup(L) tables to ready(L) once the main worker is
 // past L, and stores them.
 func (p *phases) promoteLocked() []*tableState {
-	if p.catchups == 0 {
+	if p.catchups == 0 || p.mainPos < p.nextPromote {
 		return nil
 	}
 	var moved []*tableState
 	next := make(phaseView, len(p.view))
+	lowest := schema.LSN(math.MaxUint64)
 	for name, ts := range p.view {
-		if ts.Phase == offsets.PhaseCatchup && p.mainPos >= schema.LSN(ts.LSN) {
-			c := *ts
-			c.Phase = offsets.PhaseReady
-			ts = &c
-			moved = append(moved, ts)
-			p.catchups--
+		if ts.Phase == offsets.PhaseCatchup {
+			if p.mainPos >= schema.LSN(ts.LSN) {
+				c := *ts
+				c.Phase = offsets.PhaseReady
+				ts = &c
+				moved = append(moved, ts)
+				p.catchups--
+			} else {
+				lowest = min(lowest, schema.LSN(ts.LSN))
+			}
 		}
 		next[name] = ts
 	}
+	p.nextPromote = lowest
 	if moved != nil {
 		p.view = next
 	}
@@ -377,8 +388,17 @@ func (p *phases) setLocked(ts *tableState) {
 		p.catchups--
 	}
 	if ts.Phase == offsets.PhaseCatchup {
-		p.catchups++
+		p.catchingUp(schema.LSN(ts.LSN))
 	}
 	next[ts.Table.Table] = ts
 	p.view = next
+}
+
+// catchingUp counts a table in catchup at lsn; p.mu must be held (or p
+// not yet shared).
+func (p *phases) catchingUp(lsn schema.LSN) {
+	if p.catchups == 0 || lsn < p.nextPromote {
+		p.nextPromote = lsn
+	}
+	p.catchups++
 }

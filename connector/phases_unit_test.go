@@ -209,3 +209,56 @@ func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
 		})
 	}
 }
+
+// TestCatchupTablesArePromotedInLSNOrderWithoutAScanPerTransaction: tables
+// in catchup at several LSNs each become ready once M passes theirs, and
+// not before, whatever order they entered catchup in and whether a table
+// left catchup another way (its lower bound then stale); a begin or
+// advance below the lowest catchup LSN looks at no table.
+func TestCatchupTablesArePromotedInLSNOrderWithoutAScanPerTransaction(t *testing.T) {
+	catchup := func(name string, lsn uint64) *tableState {
+		return &tableState{Table: offsets.Table{Table: name, Phase: offsets.PhaseCatchup, LSN: lsn}}
+	}
+	p := newPhases(10, map[string]*tableState{"public.c": catchup("public.c", 300)})
+	p.mu.Lock()
+	p.setLocked(catchup("public.b", 200))
+	p.setLocked(catchup("public.a", 100))
+	p.setLocked(catchup("public.gone", 50))
+	// public.gone leaves catchup (a recopy): 50 stays as the lower bound.
+	p.setLocked(&tableState{Table: offsets.Table{Table: "public.gone", Phase: offsets.PhaseCopying}})
+	p.mu.Unlock()
+
+	phase := func(name string) string { return p.get(name).Phase }
+	for _, step := range []struct {
+		at    schema.LSN
+		moved int
+		ready []string
+	}{
+		{at: 49}, // below every bound: no scan, nothing moves
+		{at: 60}, // past the stale bound only: a scan, nothing moves
+		{at: 99}, // below public.a
+		{at: 100, moved: 1, ready: []string{"public.a"}},
+		{at: 250, moved: 1, ready: []string{"public.a", "public.b"}},
+		{at: 299},
+		{at: 1000, moved: 1, ready: []string{"public.a", "public.b", "public.c"}},
+	} {
+		if moved := p.advance(step.at); len(moved) != step.moved {
+			t.Errorf("advance(%d) moved %d tables, want %d", step.at, len(moved), step.moved)
+		}
+		for _, name := range step.ready {
+			if phase(name) != offsets.PhaseReady {
+				t.Errorf("after advance(%d): %s is %s, want ready", step.at, name, phase(name))
+			}
+		}
+		if p.nextPromote > step.at+1 && p.catchups > 0 {
+			for _, name := range []string{"public.a", "public.b", "public.c"} {
+				if ts := p.get(name); ts.Phase == offsets.PhaseCatchup && schema.LSN(ts.LSN) < p.nextPromote {
+					t.Errorf("after advance(%d): lower bound %d above %s's LSN %d", step.at, p.nextPromote, name, ts.LSN)
+				}
+			}
+		}
+	}
+	if p.catchups != 0 || phase("public.gone") != offsets.PhaseCopying {
+		t.Errorf("catchups %d, public.gone %s; want 0 and copying", p.catchups, phase("public.gone"))
+	}
+}

@@ -14,17 +14,20 @@ import (
 const goal = 0.5
 
 type options struct {
-	stages      bool // profile the mooncdc child for its CPU by stage (run --cpuprofile)
-	n, tx       int
-	limitRuns   int
-	mooncdc     string
-	inprocess   bool
-	avro        bool
-	eos         bool
-	cpuprofile  string
-	timeout     time.Duration
-	requireGoal bool
-	verbose     bool
+	stages     bool // profile the mooncdc child for its CPU by stage (run --cpuprofile)
+	n, tx      int
+	limitRuns  int
+	mooncdc    string
+	inprocess  bool
+	avro       bool
+	eos        bool
+	cpuprofile string
+	// tablesCPUProfile is -tables-cpuprofile: the many-tables child's
+	// CPU profile.
+	tablesCPUProfile string
+	timeout          time.Duration
+	requireGoal      bool
+	verbose          bool
 
 	stream, snapshot   bool
 	snapRows           int
@@ -81,6 +84,7 @@ func main() {
 	flag.IntVar(&o.hugeTable, "huge-table", 0, "rows of the huge-table benchmark (0 skips it; the issue's case is 10000000)")
 	flag.IntVar(&o.tables, "tables", 1000, "tables of the thousands-of-tables benchmark, 100 rows each (0 skips it; the large case is 5000)")
 	flag.IntVar(&o.tablesLoad, "tables-load", 1000, "the thousands-of-tables benchmark's write load on all tables, changes/s")
+	flag.StringVar(&o.tablesCPUProfile, "tables-cpuprofile", "", "write the CPU profile of the thousands-of-tables benchmark's first mooncdc run (run --cpuprofile) to this file")
 	flag.BoolVar(&o.tablesAvro, "tables-avro", false, "run the thousands-of-tables benchmark again with format avro (key and value) against an in-process Schema Registry stand-in")
 	flag.DurationVar(&o.registryLatency, "registry-latency", 0, "run the thousands-of-tables benchmark once more with format avro and the registry stand-in delaying every request by this much, as a remote registry would (e.g. 20ms; 0 skips)")
 	flag.StringVar(&o.shapings, "shapings", "mask,hash,truncate,flat", "after the snapshot benchmark, run it again with each of these record-shaping options (mask, hash, truncate on the table's payload; flat, the envelope; \"\" skips)")

@@ -223,7 +223,7 @@ func manyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, 
 	defer func() { stopLoad(); wg.Wait() }()
 
 	hc := &http.Client{Timeout: 2 * time.Second}
-	r := &childRunner{bin: o.mooncdc, config: path}
+	r := &childRunner{bin: o.mooncdc, config: path, cpuprofile: o.tablesCPUProfile}
 	step(fmt.Sprintf("many tables: mooncdc run (%s tables, format %s, snapshot.mode initial, write load %d changes/s) → Kafka (kfake %s)", commas(int64(n)), v.label, o.tablesLoad, brk.addr))
 	t0 := time.Now()
 	if err := r.start(); err != nil {
@@ -233,6 +233,10 @@ func manyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, 
 	var hwm int64
 	pctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
+	// /status lists every table: polled every 200 ms per 1,000 tables, so
+	// that reading it costs the child the same share at any count (at
+	// 5,000 tables every 200 ms it was an eighth of its CPU).
+	poll := 200 * time.Millisecond * time.Duration(max(1, n/1000))
 	for allReady == 0 {
 		select {
 		case <-r.exited():
@@ -242,7 +246,7 @@ func manyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, 
 			_ = r.stop()
 			printLog("mooncdc", tail(r.output(), 40))
 			return res, fmt.Errorf("not every table handed over: %w", pctx.Err())
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(poll):
 		}
 		if h, err := vmHWM(r.pid()); err == nil {
 			hwm = max(hwm, h)
@@ -329,8 +333,8 @@ func manyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, 
 	fmt.Printf("  copies:                  first copy started %s, last handed over %s; %s handovers/s over that span; copy took p50 %s, p99 %s, max %s\n",
 		round(hs.firstCopy), round(hs.lastHandover), fmt.Sprintf("%.0f", hs.rate), round(hs.p50), round(hs.p99), round(hs.max))
 	fmt.Printf("  handover (copied → handed over, the pipeline mutex and the offsets write): p50 %s, p99 %s, max %s\n", round(hs.hoP50), round(hs.hoP99), round(hs.hoMax))
-	fmt.Printf("  peak RSS:                %.1f MiB (VmHWM of the child; at 200ms polls %.1f MiB); CPU %s; clean stop %s\n",
-		float64(maxRSS)/(1<<20), float64(hwm)/(1<<20), cpu, round(stopTime))
+	fmt.Printf("  peak RSS:                %.1f MiB (VmHWM of the child; at %s polls %.1f MiB); CPU %s; clean stop %s\n",
+		float64(maxRSS)/(1<<20), poll, float64(hwm)/(1<<20), cpu, round(stopTime))
 	fmt.Printf("  restart:                 ready (offsets topic read, slot taken, streaming) %s after the start; %d copies started (want 0); peak RSS %.1f MiB\n",
 		round(readyAfter), recopied, float64(maxRSS2)/(1<<20))
 	fmt.Printf("  Kafka:                   %d data topics (created in one CreateTopics request per snapshot run), %d records (≥ %d rows + the changes)\n",
@@ -363,7 +367,11 @@ func manyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, 
 	if len(failed) > 0 {
 		verdict = fmt.Sprintf("FAIL %v", failed)
 	}
-	fmt.Printf("goal: all %s tables copied in < %s, no copy after a restart  %s\n", commas(int64(n)), manyGoal, verdict)
+	if n <= 1000 {
+		fmt.Printf("goal: all %s tables copied in < %s, no copy after a restart  %s\n", commas(int64(n)), manyGoal, verdict)
+	} else {
+		fmt.Printf("goal: no copy after a restart (the time goal, < %s, is for 1,000 tables)  %s\n", manyGoal, verdict)
+	}
 	if loadErr != nil && ctx.Err() == nil {
 		return res, fmt.Errorf("write load: %w", loadErr)
 	}
