@@ -33,7 +33,9 @@ type emitter struct {
 	meta    txMetadata
 	txReady bool
 
-	routes map[*schema.Relation]*recordPlan
+	// routes is the plan of each table (by oid) for the relation it was
+	// made from (recordPlan.from).
+	routes map[uint32]*recordPlan
 	// last is the plan of the relation of the change before: a run of one
 	// table's changes finds its plan without a map lookup.
 	last *recordPlan
@@ -105,7 +107,7 @@ type emitterConfig struct {
 
 func newEmitter(cfg emitterConfig) *emitter {
 	written := cfg.metrics.ChangesWritten
-	return &emitter{emitterConfig: cfg, routes: make(map[*schema.Relation]*recordPlan),
+	return &emitter{emitterConfig: cfg, routes: make(map[uint32]*recordPlan),
 		w: newRecordWriter(cfg.enc, cfg.sink, newAcks(cfg.tracker, new(recordPool), written, cfg.opts.txTopic, cfg.opts.schemaChangeTopic))}
 }
 
@@ -302,15 +304,17 @@ func (e *emitter) changeOf(r *recordPlan, ch *schema.Change) error {
 }
 
 // route returns where the changes of ch's relation go. Relations are
-// immutable and replaced on change, so the cache is keyed by pointer; it is
-// rebuilt when a session ends (relations are per session). A relation seen
-// for the first time may announce a schema change (schemachange.go).
+// immutable and replaced on change (a new Relation message), so the cache
+// holds one plan per table oid, good while its relation is the one the
+// plan was made from (recordPlan.made); it is rebuilt when a session ends (relations are per
+// session). A relation seen for the first time may announce a schema
+// change (schemachange.go).
 func (e *emitter) route(ch *schema.Change) (*recordPlan, error) {
 	rel := ch.Relation
-	if e.last != nil && e.last.from == rel {
+	if e.last != nil && e.last.made(rel) {
 		return e.last, nil
 	}
-	if r, ok := e.routes[rel]; ok {
+	if r, ok := e.routes[rel.OID]; ok && r.made(rel) {
 		e.last = r
 		return r, nil
 	}
@@ -332,10 +336,7 @@ func (e *emitter) route(ch *schema.Change) (*recordPlan, error) {
 			}
 		}
 	}
-	if len(e.routes) > 4096 {
-		clear(e.routes)
-	}
-	e.routes[rel], e.last = r, r
+	e.routes[rel.OID], e.last = r, r
 	return r, nil
 }
 

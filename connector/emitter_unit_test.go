@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -253,5 +254,51 @@ func TestEmitterAllocatesNothingPerRowOnAWarmPlan(t *testing.T) {
 	many := testing.AllocsPerRun(50, func() { run(64) })
 	if perRow := (many - one) / 63; perRow > 0.05 {
 		t.Fatalf("%.2f allocations per row (%.0f for a transaction of one change, %.0f of 64)", perRow, one, many)
+	}
+}
+
+// countingKeyer counts the relations the emitter asks the key of: one per
+// plan it makes (a SQL query each in keys.go).
+type countingKeyer struct {
+	firstColumnKeyer
+	n *int
+}
+
+func (k countingKeyer) keyed(rel *schema.Relation) (*schema.Relation, error) {
+	*k.n++
+	return k.firstColumnKeyer.keyed(rel)
+}
+
+// TestEmitterKeepsOnePlanPerTableAtAnyTableCount: with 5,000 tables the
+// plans stay: a table's second change finds its plan, made once, and a new
+// Relation message (a new relation for the oid) makes a new one. The cache
+// was cleared past 4,096 relations, so at 5,000 tables every change
+// re-planned, a key query each (16 s of the main worker at 5,000 tables).
+func TestEmitterKeepsOnePlanPerTableAtAnyTableCount(t *testing.T) {
+	fx := newEmitterFixture(t, 1_000_000, nil)
+	var asked int
+	fx.em.keys = countingKeyer{n: &asked}
+	const tables = 5000
+	rels := make([]*schema.Relation, tables)
+	for i := range rels {
+		rels[i] = testRelation(uint32(100_000+i), fmt.Sprintf("t%05d", i))
+		fx.em.topics.known["shop.public."+rels[i].Table] = true
+	}
+	for pass := range 2 {
+		for _, rel := range rels {
+			if _, err := fx.em.route(&schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "v")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if asked != tables {
+			t.Fatalf("pass %d: %d plans made for %d tables, want one each", pass+1, asked, tables)
+		}
+	}
+	altered := testRelation(rels[7].OID, rels[7].Table)
+	if _, err := fx.em.route(&schema.Change{Op: schema.OpCreate, Relation: altered, After: row("1", "v")}); err != nil {
+		t.Fatal(err)
+	}
+	if asked != tables+1 {
+		t.Errorf("a new relation for a table: %d plans, want %d", asked, tables+1)
 	}
 }

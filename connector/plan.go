@@ -86,6 +86,10 @@ func (r *recordPlan) withKey(keyed *schema.Relation, err error) {
 	r.rel, r.nulls = keyed, newNullPlan(keyed)
 }
 
+// made reports whether r is the plan of rel: the relation it was made
+// from, or the one it encodes with (a change routed once carries that).
+func (r *recordPlan) made(rel *schema.Relation) bool { return r.from == rel || r.rel == rel }
+
 // ownTopic says whether the table's records go to its own topic, which
 // must exist: every captured table's but the outbox table's.
 func (r *recordPlan) ownTopic() bool { return !r.skip && !r.outbox }
