@@ -306,9 +306,9 @@ func (e *emitter) changeOf(r *recordPlan, ch *schema.Change) error {
 // route returns where the changes of ch's relation go. Relations are
 // immutable and replaced on change (a new Relation message), so the cache
 // holds one plan per table oid, good while its relation is the one the
-// plan was made from (recordPlan.made); it is rebuilt when a session ends (relations are per
-// session). A relation seen for the first time may announce a schema
-// change (schemachange.go).
+// plan was made from (recordPlan.made); it is rebuilt when a session ends
+// (relations are per session). A relation seen for the first time may
+// announce a schema change (schemachange.go).
 func (e *emitter) route(ch *schema.Change) (*recordPlan, error) {
 	rel := ch.Relation
 	if e.last != nil && e.last.made(rel) {
