@@ -228,22 +228,14 @@ func (e *env) tablePhases(ctx context.Context) map[string]string {
 func (e *env) tableRecords(ctx context.Context) map[string]string {
 	out := map[string]string{}
 	for _, r := range kafkatest.ReadAll(ctx, e.t, e.broker.Addr(), -1, offsetsTopic) {
-		var key []json.RawMessage
-		if json.Unmarshal(r.Key, &key) != nil || len(key) != 2 {
-			continue
+		table, ok := e.tableOf(r.Key)
+		switch {
+		case !ok:
+		case r.Value == nil:
+			delete(out, table)
+		default:
+			out[table] = string(r.Value)
 		}
-		var name string
-		var part struct {
-			Table string `json:"table"`
-		}
-		if json.Unmarshal(key[0], &name) != nil || name != e.name || json.Unmarshal(key[1], &part) != nil || part.Table == "" {
-			continue
-		}
-		if r.Value == nil {
-			delete(out, part.Table)
-			continue
-		}
-		out[part.Table] = string(r.Value)
 	}
 	return out
 }
@@ -253,20 +245,28 @@ func (e *env) tableRecords(ctx context.Context) map[string]string {
 func (e *env) tableHistory(ctx context.Context) map[string][][]byte {
 	out := map[string][][]byte{}
 	for _, r := range kafkatest.ReadAll(ctx, e.t, e.broker.Addr(), -1, offsetsTopic) {
-		var key []json.RawMessage
-		if json.Unmarshal(r.Key, &key) != nil || len(key) != 2 {
-			continue
+		if table, ok := e.tableOf(r.Key); ok {
+			out[table] = append(out[table], r.Value)
 		}
-		var name string
-		var part struct {
-			Table string `json:"table"`
-		}
-		if json.Unmarshal(key[0], &name) != nil || name != e.name || json.Unmarshal(key[1], &part) != nil || part.Table == "" {
-			continue
-		}
-		out[part.Table] = append(out[part.Table], r.Value)
 	}
 	return out
+}
+
+// tableOf is the table an offsets record's key names, when it is one of
+// this connector's table records (["<name>", {"table": …}]).
+func (e *env) tableOf(key []byte) (string, bool) {
+	var parts []json.RawMessage
+	if json.Unmarshal(key, &parts) != nil || len(parts) != 2 {
+		return "", false
+	}
+	var name string
+	var part struct {
+		Table string `json:"table"`
+	}
+	if json.Unmarshal(parts[0], &name) != nil || name != e.name || json.Unmarshal(parts[1], &part) != nil || part.Table == "" {
+		return "", false
+	}
+	return part.Table, true
 }
 
 // tableValue is what the suite reads of a table record.
