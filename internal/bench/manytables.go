@@ -430,16 +430,7 @@ func handoverStats(out string, start time.Time) handovers {
 	var took, ho []time.Duration
 	copied := map[string]time.Time{}
 	count := 0
-	for line := range strings.SplitSeq(out, "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) != nil {
-			continue
-		}
-		ts, _ := m["ts"].(string)
-		t, err := time.Parse("2006-01-02T15:04:05.000Z0700", ts)
-		if err != nil {
-			continue
-		}
+	for t, m := range logLines(out) {
 		table, _ := m["table"].(string)
 		at := t.Sub(start)
 		switch m["msg"] {

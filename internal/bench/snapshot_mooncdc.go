@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"strings"
 	"time"
@@ -127,18 +128,30 @@ func parseSnapshotLog(out string, start time.Time, res *snapResult) {
 	parseLogFor(out, start, snapQualified, res)
 }
 
+// logLines yields the JSON lines of mooncdc's log in out with their time
+// (the ts field), leaving out any other line.
+func logLines(out string) iter.Seq2[time.Time, map[string]any] {
+	return func(yield func(time.Time, map[string]any) bool) {
+		for line := range strings.SplitSeq(out, "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) != nil {
+				continue
+			}
+			ts, _ := m["ts"].(string)
+			t, err := time.Parse("2006-01-02T15:04:05.000Z0700", ts)
+			if err != nil {
+				continue
+			}
+			if !yield(t, m) {
+				return
+			}
+		}
+	}
+}
+
 // parseLogFor picks the milestones of table's copy from mooncdc's JSON log.
 func parseLogFor(out string, start time.Time, table string, res *snapResult) {
-	for line := range strings.SplitSeq(out, "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) != nil {
-			continue
-		}
-		ts, _ := m["ts"].(string)
-		t, err := time.Parse("2006-01-02T15:04:05.000Z0700", ts)
-		if err != nil {
-			continue
-		}
+	for t, m := range logLines(out) {
 		if tab, _ := m["table"].(string); tab != table {
 			continue
 		}
