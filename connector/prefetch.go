@@ -53,9 +53,10 @@ import (
 const prefetchInFlight = 16
 
 // prefetchConnections is how many Postgres connections describe the
-// tables: describeTable takes about 5 ms against a publication of a
-// thousand tables, so two keep well ahead of the copies while adding
-// little to the server's connections.
+// tables: describeTable is a few catalog lookups by oid (and a read of
+// pg_publication_tables only for a publication with column lists or row
+// filters), so two keep well ahead of the copies while adding little to
+// the server's connections.
 const prefetchConnections = 2
 
 // schemaPrefetch registers snapshot runs' schemas ahead of their copies
