@@ -139,6 +139,7 @@ $$`, manySchema, n, manyRows),
 			slot = fmt.Sprintf("%s_%d", manySlot, i)
 		}
 		res, err := manyRun(ctx, o, src, kfakeBin, tmp, v, slot)
+		o.tablesCPUProfile = "" // the first run's profile only: the next would overwrite it
 		// The next run's slot must not find this one's holding WAL back.
 		if _, derr := conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active`, slot); derr != nil {
 			errs = append(errs, fmt.Errorf("drop slot %s: %w", slot, derr))
