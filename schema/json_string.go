@@ -20,7 +20,17 @@ func appendJSONString[T ~string | ~[]byte](dst []byte, s T) []byte {
 // appendJSONStringBody is appendJSONString without the quotes.
 func appendJSONStringBody[T ~string | ~[]byte](dst []byte, s T) []byte {
 	start := 0 // s[start:i] is pending, needing no escape
+	// Eight bytes at a time while they need no care; from a word that
+	// does, up to wordAt, one at a time.
+	wordAt := 0
 	for i := 0; i < len(s); {
+		if i >= wordAt && i+8 <= len(s) {
+			if jsonPlain8(load8(s, i)) {
+				i += 8
+				continue
+			}
+			wordAt = i + 8
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if jsonSafe[c] {
@@ -63,6 +73,27 @@ func appendJSONStringBody[T ~string | ~[]byte](dst []byte, s T) []byte {
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// load8 is s[i:i+8] as a little-endian word.
+func load8[T ~string | ~[]byte](s T, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// jsonPlain8 reports whether each byte of w goes into a JSON string
+// unchanged (jsonSafe): no control character, quote, backslash or byte of
+// a multi-byte sequence. Each test sets a byte's high bit when the byte
+// matches, and a borrow between bytes only starts from a match, so there
+// is neither a false "plain" nor, when no byte matches, a false alarm.
+func jsonPlain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^('"'*ones), w^('\\'*ones)
+	match := (w - 0x20*ones) & ^w // a byte below 0x20
+	match |= (quote - ones) & ^quote
+	match |= (backslash - ones) & ^backslash
+	return (match|w)&highs == 0
 }
 
 const hexDigits = "0123456789abcdef"

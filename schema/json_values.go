@@ -31,12 +31,23 @@ func (e *JSONEncoder) appendColumn(dst []byte, t *colType, v Value) ([]byte, err
 		return e.appendArray(dst, t, v.Data)
 	case convHstoreMap:
 		return e.appendHstoreMap(dst, v.Data)
+	// The commonest columns go straight to JSON, as appendDatumJSON
+	// writes their datum: handing a datum back from scalar costs a copy
+	// through the stack as long as the rest of the row.
+	case convString:
+		return appendJSONString(dst, v.Data), nil
+	case convInt16, convInt32, convInt64, convOID:
+		n, err := intValue(t.conv, v.Data)
+		if err != nil {
+			return dst, err
+		}
+		return strconv.AppendInt(dst, n, 10), nil
 	}
 	d, err := e.cv.scalar(t, v.Data)
 	if err != nil {
 		return dst, err
 	}
-	return appendDatumJSON(dst, d), nil
+	return appendDatumJSON(dst, &d), nil
 }
 
 // appendRewritten writes value v of a column whose values mapper b
@@ -51,7 +62,7 @@ func (e *JSONEncoder) appendRewritten(dst []byte, t *colType, v Value, b *BoundR
 	if d, null = b.rewriteDatum(d, null, &e.cv.mapped); null {
 		return append(dst, "null"...), nil
 	}
-	return appendDatumJSON(dst, d), nil
+	return appendDatumJSON(dst, &d), nil
 }
 
 // appendArray writes a one-dimensional array as a JSON array; NULL
@@ -87,7 +98,7 @@ func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, err
 		if err != nil {
 			return dst, err
 		}
-		dst = appendDatumJSON(dst, d)
+		dst = appendDatumJSON(dst, &d)
 	}
 	return append(dst, ']'), nil
 }
@@ -125,7 +136,7 @@ func arrayDelim(elem *colType) byte {
 }
 
 // appendDatumJSON writes d.
-func appendDatumJSON(dst []byte, d datum) []byte {
+func appendDatumJSON(dst []byte, d *datum) []byte {
 	switch d.k {
 	case dNull:
 		return append(dst, "null"...)

@@ -179,9 +179,9 @@ func withDefault(ct *colType, c Column) (*colType, Value, bool) {
 	s := *ct.schema
 	switch d.k {
 	case dBool, dInt, dFloat, dString:
-		s.Default = appendDatumJSON(nil, d)
+		s.Default = appendDatumJSON(nil, &d)
 	case dBytes:
-		s.Default = appendDatumJSON(nil, d)
+		s.Default = appendDatumJSON(nil, &d)
 		// AvroData.defaultValueFromConnect: bytes as an ISO-8859-1 string.
 		runes := make([]rune, len(d.b))
 		for i, b := range d.b {

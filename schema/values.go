@@ -100,8 +100,7 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 		}
 		return boolDatum(b), nil
 	case convInt16, convInt32, convInt64, convOID:
-		lo, hi := intRange(t.conv)
-		n, err := parseInt(s, lo, hi)
+		n, err := intValue(t.conv, s)
 		if err != nil {
 			return datum{}, err
 		}
@@ -428,6 +427,13 @@ func timetzToUTC(local int64, offset int32) int64 {
 		us += microsPerDay
 	}
 	return us
+}
+
+// intValue is the value of an integer column (convInt16, convInt32,
+// convInt64, convOID) of text s.
+func intValue(k conv, s []byte) (int64, error) {
+	lo, hi := intRange(k)
+	return parseInt(s, lo, hi)
 }
 
 func intRange(k conv) (lo, hi int64) {
