@@ -166,6 +166,44 @@ func TestEmitterWritesDebeziumsRecordsThroughItsSink(t *testing.T) {
 	}
 }
 
+// TestRecordTimestampIsTheEnvelopesTsMs: the record writer stamps each
+// record with the time its envelope's ts_ms holds (the producer would
+// otherwise read the clock again), and a tombstone with its delete's.
+func TestRecordTimestampIsTheEnvelopesTsMs(t *testing.T) {
+	fx := newEmitterFixture(t, 1_000_000, nil)
+	rel := testRelation(1, "t")
+	fx.tx(t, 100,
+		&schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "a")},
+		&schema.Change{Op: schema.OpDelete, Relation: rel, Before: row("1", "")},
+	)
+	recs := fx.f.records()
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want a create, a delete and its tombstone", len(recs))
+	}
+	var last int64
+	for i, r := range recs {
+		if r.Timestamp.IsZero() {
+			t.Fatalf("record %d has no timestamp", i)
+		}
+		if r.Value == nil {
+			if got := r.Timestamp.UnixMilli(); got != last {
+				t.Errorf("tombstone timestamp %d ms, want its delete's %d", got, last)
+			}
+			continue
+		}
+		var v struct {
+			TsMs int64 `json:"ts_ms"`
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Timestamp.UnixMilli(); got != v.TsMs {
+			t.Errorf("record %d timestamp %d ms, envelope ts_ms %d", i, got, v.TsMs)
+		}
+		last = v.TsMs
+	}
+}
+
 // TestEmitterParksOnlyTheTableItCannotWrite: a record above
 // kafka.max_record_bytes and a key rule the table cannot follow park their
 // table (errored, through onTableError) and write nothing more of it; the

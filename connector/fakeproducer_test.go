@@ -37,7 +37,7 @@ var _ txnClient = (*fakeProducer)(nil)
 func (f *fakeProducer) Produce(_ context.Context, r *kgo.Record, promise func(*kgo.Record, error)) {
 	f.mu.Lock()
 	f.events = append(f.events, "produce "+r.Topic)
-	f.produced = append(f.produced, kgo.Record{Topic: r.Topic, Key: append([]byte(nil), r.Key...), Value: cloneValue(r.Value)})
+	f.produced = append(f.produced, kgo.Record{Topic: r.Topic, Key: append([]byte(nil), r.Key...), Value: cloneValue(r.Value), Timestamp: r.Timestamp})
 	if f.hold {
 		f.pending = append(f.pending, pendingRecord{r, promise})
 		f.mu.Unlock()

@@ -115,7 +115,9 @@ func (w *recordWriter) change(a *txAck, topic string, ch *schema.Change, now tim
 		// schema null, headers and all (DefaultDeleteHandlingStrategy.java:61-69).
 		tombstone = false
 	}
-	*rec = kgo.Record{Topic: topic, Value: value, Context: a, Headers: rec.Headers}
+	// The record's timestamp is now, the envelope's ts_ms: what the
+	// producer would stamp a moment later, without a clock read per record.
+	*rec = kgo.Record{Topic: topic, Value: value, Context: a, Headers: rec.Headers, Timestamp: now}
 	if hasKey {
 		rec.Key = key
 	}
@@ -125,7 +127,7 @@ func (w *recordWriter) change(a *txAck, topic string, ch *schema.Change, now tim
 	// Produce even returns.
 	if tombstone && hasKey {
 		ts = w.acks.pool.get()
-		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers}
+		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers, Timestamp: now}
 		copyHeaders(ts, rec)
 		w.enc.flatHeaders(ts, ch, now, true)
 	}
