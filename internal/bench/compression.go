@@ -60,25 +60,34 @@ func runCompressions(ctx context.Context, o options, src *source, kfakeBin, tmp 
 }
 
 func compressionRun(ctx context.Context, o options, src *source, kfakeBin, tmp, codec string) (compressionResult, error) {
-	out := compressionResult{codec: codec}
-	v, err := runSnapshotVariant(ctx, o, src, kfakeBin, tmp, "compression "+codec, codec,
-		func(cfg *connector.Config) { cfg.Kafka.Compression = codec }, "")
+	out, err := pairRun(ctx, o, src, kfakeBin, tmp, "compression "+codec, codec, func(cfg *connector.Config) { cfg.Kafka.Compression = codec })
+	out.codec = codec
+	return out, err
+}
+
+// pairRun runs the snapshot benchmark's copy with edit applied to its
+// config, then its Kafka limit with the same config, each on a fresh
+// broker, back to back. name labels the steps; id names the slot and the
+// directories.
+func pairRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, id string, edit func(*connector.Config)) (compressionResult, error) {
+	var out compressionResult
+	v, err := runSnapshotVariant(ctx, o, src, kfakeBin, tmp, name, id, edit, "")
 	if err != nil {
 		return out, err
 	}
 	out.elapsed, out.cpu, out.records, out.brokerBytes = v.elapsed, v.cpu, v.records, v.brokerBytes
 
-	ldir := filepath.Join(tmp, "kafka-limit-"+codec)
+	ldir := filepath.Join(tmp, "kafka-limit-"+id)
 	defer os.RemoveAll(ldir)
 	kbrk, err := startBroker(kfakeBin, ldir)
 	if err != nil {
 		return out, err
 	}
 	defer kbrk.kill()
-	step(fmt.Sprintf("compression %s: franz-go alone → Kafka (fresh kfake %s)", codec, kbrk.addr))
+	step(fmt.Sprintf("%s: franz-go alone → Kafka (fresh kfake %s)", name, kbrk.addr))
 	kctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	klim, err := runKafkaLimit(kctx, kbrk, v.cfg, o.snapRows, snapshotRates.firstValue)
+	klim, err := runKafkaLimit(kctx, kbrk, v.cfg, o.snapRows, snapshotRates.first)
 	if err != nil {
 		return out, fmt.Errorf("kafka limit: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/mooncdc/mooncdc/connector"
 )
 
@@ -40,8 +42,8 @@ const (
 var snapshotRates struct {
 	rows           int
 	toExit, onCopy float64
-	brokerBytes    int64  // the broker's data directory after mooncdc's run
-	firstValue     []byte // mooncdc's first record, the Kafka limit's template
+	brokerBytes    int64       // the broker's data directory after mooncdc's run
+	first          *kgo.Record // mooncdc's first record, the Kafka limit's template
 }
 
 // etaSample is the ETA shown at a fraction of the rows.

@@ -38,33 +38,49 @@ type kafkaLimitResult struct {
 	brokerBytes int64
 }
 
-// snapValueMaker builds the value of row id: a Debezium-like snapshot
+// snapValueMaker builds the record of row id: a Debezium-like snapshot
 // envelope whose "after" holds the row as loadSnapshotTable makes it (id,
 // payload md5(id)||md5(id+1), n id%1000, at) and whose other fields are
 // those of mooncdc's first record when there is one, so that the values
-// have mooncdc's size and compressibility.
+// have mooncdc's size and compressibility; and mooncdc's three headers
+// (connector/headers.go), the LSNs of its first record and the row's
+// number.
 type snapValueMaker struct {
 	at     []byte // the "at" column, a JSON value
 	suffix []byte // from `,"source":` to the end
+	// lsn and commit are the first two headers' values, shared by every
+	// record (franz-go only reads them).
+	lsn, commit []byte
 }
 
-func newSnapValueMaker(first []byte) (m snapValueMaker, fromTemplate bool) {
-	var v struct {
-		After map[string]json.RawMessage `json:"after"`
-	}
-	if first != nil && json.Unmarshal(first, &v) == nil && v.After["at"] != nil {
-		if i := bytes.Index(first, []byte(`},"source":`)); i >= 0 {
-			return snapValueMaker{at: v.After["at"], suffix: append([]byte(nil), first[i+1:]...)}, true
+func newSnapValueMaker(first *kgo.Record) (m snapValueMaker, fromTemplate bool) {
+	m.lsn, m.commit = []byte("12345678"), []byte("12345678")
+	if first != nil {
+		for _, h := range first.Headers {
+			switch h.Key {
+			case connector.HeaderLSN:
+				m.lsn = h.Value
+			case connector.HeaderCommitLSN:
+				m.commit = h.Value
+			}
+		}
+		var v struct {
+			After map[string]json.RawMessage `json:"after"`
+		}
+		if json.Unmarshal(first.Value, &v) == nil && v.After["at"] != nil {
+			if i := bytes.Index(first.Value, []byte(`},"source":`)); i >= 0 {
+				m.at, m.suffix = v.After["at"], append([]byte(nil), first.Value[i+1:]...)
+				return m, true
+			}
 		}
 	}
 	now := time.Now().UTC()
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
-	return snapValueMaker{
-		at: []byte(`"` + now.Format("2006-01-02T15:04:05.000000Z") + `"`),
-		suffix: []byte(`,"source":{"version":"` + connector.Version + `","connector":"postgresql","name":"` + snapConnector +
-			`","ts_ms":` + ms + `,"snapshot":"true","db":"postgres","sequence":"[null,\"12345678\"]","schema":"public","table":"` + snapTable +
-			`","txId":789,"lsn":12345678,"xmin":null},"op":"r","ts_ms":` + ms + `,"transaction":null}`),
-	}, false
+	m.at = []byte(`"` + now.Format("2006-01-02T15:04:05.000000Z") + `"`)
+	m.suffix = []byte(`,"source":{"version":"` + connector.Version + `","connector":"postgresql","name":"` + snapConnector +
+		`","ts_ms":` + ms + `,"snapshot":"true","db":"postgres","sequence":"[null,\"12345678\"]","schema":"public","table":"` + snapTable +
+		`","txId":789,"lsn":12345678,"xmin":null},"op":"r","ts_ms":` + ms + `,"transaction":null}`)
+	return m, false
 }
 
 func appendMD5(dst []byte, id int64) []byte {
@@ -75,6 +91,15 @@ func appendMD5(dst []byte, id int64) []byte {
 // key returns {"id":<id>}.
 func (m snapValueMaker) key(id int64) []byte {
 	return append(strconv.AppendInt(append(make([]byte, 0, 16), `{"id":`...), id, 10), '}')
+}
+
+// headers returns the headers of row id: its number in the copy from 0.
+func (m snapValueMaker) headers(id int64) []kgo.RecordHeader {
+	return []kgo.RecordHeader{
+		{Key: connector.HeaderLSN, Value: m.lsn},
+		{Key: connector.HeaderCommitLSN, Value: m.commit},
+		{Key: connector.HeaderTxSeq, Value: strconv.AppendInt(nil, id-1, 10)},
+	}
 }
 
 func (m snapValueMaker) value(id int64) []byte {
@@ -97,7 +122,7 @@ func (m snapValueMaker) value(id int64) []byte {
 // client configured like mooncdc's producer (connector/setup.go
 // producerOpts) and at most window bytes (keys and values) unacked, as
 // mooncdc's copy worker, and times it until every promise has returned.
-func runKafkaLimit(ctx context.Context, brk *broker, cfg connector.Config, n int, first []byte) (kafkaLimitResult, error) {
+func runKafkaLimit(ctx context.Context, brk *broker, cfg connector.Config, n int, first *kgo.Record) (kafkaLimitResult, error) {
 	var res kafkaLimitResult
 	res.window = cfg.Kafka.MaxInflightBytes / int64(max(cfg.Snapshot.Workers, 1))
 	maxBytes := cfg.Kafka.MaxInflightBytes
@@ -146,7 +171,7 @@ func runKafkaLimit(ctx context.Context, brk *broker, cfg connector.Config, n int
 	start, busy0 := time.Now(), hostBusy()
 	for i := range n {
 		id := int64(i + 1)
-		rec := &kgo.Record{Topic: kafkaLimitTopic, Key: mk.key(id), Value: mk.value(id)}
+		rec := &kgo.Record{Topic: kafkaLimitTopic, Key: mk.key(id), Value: mk.value(id), Headers: mk.headers(id)}
 		size := int64(len(rec.Key) + len(rec.Value))
 		res.keyBytes += int64(len(rec.Key))
 		res.valueBytes += int64(len(rec.Value))

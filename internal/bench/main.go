@@ -32,6 +32,7 @@ type options struct {
 	stream, snapshot   bool
 	snapRows           int
 	snapLimitRuns      int
+	snapPairs          int
 	snapConns          int
 	snapshotCPUProfile string
 
@@ -73,6 +74,7 @@ func main() {
 	flag.BoolVar(&o.snapshot, "snapshot", true, "run the snapshot benchmark (COPY TO STDOUT vs mooncdc's snapshot)")
 	flag.IntVar(&o.snapRows, "snapshot-rows", 1_000_000, "rows of the snapshot table")
 	flag.IntVar(&o.snapLimitRuns, "snapshot-limit-runs", 3, "COPY TO STDOUT runs; the fastest is the limit")
+	flag.IntVar(&o.snapPairs, "snapshot-pairs", 3, "pairs of runs (mooncdc's snapshot, then franz-go alone with the same records, fresh brokers) whose median ratio is the Kafka-limit goal's figure; the first is the snapshot benchmark's own run")
 	flag.IntVar(&o.snapConns, "snapshot-connections", 0, "snapshot.connections_per_table for mooncdc (0: mooncdc's default)")
 	flag.StringVar(&o.snapshotCPUProfile, "snapshot-cpuprofile", "", "with -inprocess: write a CPU profile of the snapshot run (start to exit) to this file")
 	flag.BoolVar(&o.latency, "latency", true, "run the latency benchmark (commit → record seen by a read_committed consumer, both delivery modes)")
@@ -100,8 +102,8 @@ func run(o options) error {
 	switch {
 	case o.n <= 0 || o.tx <= 0 || o.limitRuns <= 0:
 		return fmt.Errorf("-n, -tx and -limit-runs must be positive")
-	case o.snapRows <= 0 || o.snapLimitRuns <= 0 || o.snapConns < 0:
-		return fmt.Errorf("-snapshot-rows and -snapshot-limit-runs must be positive, -snapshot-connections not negative")
+	case o.snapRows <= 0 || o.snapLimitRuns <= 0 || o.snapPairs <= 0 || o.snapConns < 0:
+		return fmt.Errorf("-snapshot-rows, -snapshot-limit-runs and -snapshot-pairs must be positive, -snapshot-connections not negative")
 	case !o.stream && !o.snapshot && !o.latency && !o.memBound && o.hugeTx == 0 && o.hugeTable == 0 && o.tables == 0:
 		return fmt.Errorf("every part is off (-stream, -snapshot, -latency, -membound, -huge-tx, -huge-table, -tables): nothing to run")
 	case o.memBound && o.inprocess:
