@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"runtime"
 	"strings"
 	"time"
 
@@ -9,6 +10,20 @@ import (
 
 // This file holds the configuration's defaults: the constants, DefaultConfig
 // and the defaults derived from the name (ApplyDefaults).
+
+// DefaultSnapshotConnectionsPerTable is snapshot.connections_per_table's
+// default: half the CPUs mooncdc may use (GOMAXPROCS), from 1 to
+// MaxDefaultSnapshotConnectionsPerTable. Each connection's writer parses,
+// encodes and produces its rows on a core (some 3 µs of mooncdc's CPU per
+// row against 0.5 µs of the Postgres backend's), beside the producer's own
+// goroutines: connections beyond the cores only fight over them. On 2 CPUs
+// one connection copied make bench's table at 0.93 of franz-go alone and
+// 2.7 µs per row, four at 0.80 and 4.2 µs.
+func DefaultSnapshotConnectionsPerTable() int { return connectionsForCPUs(runtime.GOMAXPROCS(0)) }
+
+func connectionsForCPUs(cpus int) int {
+	return min(MaxDefaultSnapshotConnectionsPerTable, max(1, cpus/2))
+}
 
 // Defaults that do not depend on the name.
 const (
@@ -28,15 +43,17 @@ const (
 	DefaultShutdownTimeout        = 30 * time.Second
 	DefaultHASessionTimeout       = 10 * time.Second
 
-	DefaultSnapshotWorkers             = 4
-	DefaultSnapshotChunkRows           = 100_000
-	DefaultSnapshotConnectionsPerTable = 4
-	DefaultSnapshotDiscoveryInterval   = 10 * time.Second
-	DefaultSnapshotRetryDelay          = 5 * time.Second
-	DefaultSnapshotMaxRetries          = 5
+	DefaultSnapshotWorkers           = 4
+	DefaultSnapshotChunkRows         = 100_000
+	DefaultSnapshotDiscoveryInterval = 10 * time.Second
+	DefaultSnapshotRetryDelay        = 5 * time.Second
+	DefaultSnapshotMaxRetries        = 5
 	// MaxSnapshotRetryDelay caps the exponential backoff of copy retries,
 	// and so also snapshot.retry_delay.
 	MaxSnapshotRetryDelay = 5 * time.Minute
+	// MaxDefaultSnapshotConnectionsPerTable caps
+	// DefaultSnapshotConnectionsPerTable.
+	MaxDefaultSnapshotConnectionsPerTable = 4
 	// Bounds of snapshot.workers and snapshot.connections_per_table.
 	MaxSnapshotWorkers             = 64
 	MaxSnapshotConnectionsPerTable = 32
@@ -69,7 +86,7 @@ func DefaultConfig() Config {
 			Mode:                SnapshotInitial,
 			Workers:             DefaultSnapshotWorkers,
 			ChunkRows:           DefaultSnapshotChunkRows,
-			ConnectionsPerTable: DefaultSnapshotConnectionsPerTable,
+			ConnectionsPerTable: DefaultSnapshotConnectionsPerTable(),
 			DiscoveryInterval:   DefaultSnapshotDiscoveryInterval,
 			RetryDelay:          DefaultSnapshotRetryDelay,
 			MaxRetries:          DefaultSnapshotMaxRetries,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestDefaultConfig(t *testing.T) {
 			Mode:                SnapshotInitial,
 			Workers:             4,
 			ChunkRows:           100000,
-			ConnectionsPerTable: 4,
+			ConnectionsPerTable: min(4, max(1, runtime.GOMAXPROCS(0)/2)), // half the CPUs, 1 to 4
 			DiscoveryInterval:   10 * time.Second,
 			RetryDelay:          5 * time.Second,
 			MaxRetries:          5,
@@ -743,5 +744,16 @@ func TestTableEntriesWithWhereAndColumnsFromFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: err %v, want %q", bad.yaml, err, bad.want)
 		}
+	}
+}
+
+func TestDefaultConnectionsPerTableIsHalfTheCPUs(t *testing.T) {
+	for _, c := range []struct{ cpus, want int }{{1, 1}, {2, 1}, {3, 1}, {4, 2}, {6, 3}, {8, 4}, {64, 4}} {
+		if got := connectionsForCPUs(c.cpus); got != c.want {
+			t.Errorf("%d CPUs: %d connections per table, want %d", c.cpus, got, c.want)
+		}
+	}
+	if got, want := DefaultConfig().Snapshot.ConnectionsPerTable, connectionsForCPUs(runtime.GOMAXPROCS(0)); got != want {
+		t.Errorf("DefaultConfig: %d connections per table, want %d for GOMAXPROCS %d", got, want, runtime.GOMAXPROCS(0))
 	}
 }

@@ -199,7 +199,7 @@ func (c Config) Validate() error {
 		bad("snapshot.chunk_rows: %d; use a positive number of rows above which a table is copied in ctid ranges (default %d)", sn.ChunkRows, DefaultSnapshotChunkRows)
 	}
 	if sn.ConnectionsPerTable < 1 || sn.ConnectionsPerTable > MaxSnapshotConnectionsPerTable {
-		bad("snapshot.connections_per_table: %d; use 1 to %d (default %d)", sn.ConnectionsPerTable, MaxSnapshotConnectionsPerTable, DefaultSnapshotConnectionsPerTable)
+		bad("snapshot.connections_per_table: %d; use 1 to %d (default %d)", sn.ConnectionsPerTable, MaxSnapshotConnectionsPerTable, DefaultSnapshotConnectionsPerTable())
 	}
 	if sn.DiscoveryInterval < time.Second {
 		bad("snapshot.discovery_interval: %s; use 1s or more, e.g. 10s (the default) or 1m", sn.DiscoveryInterval)

@@ -290,6 +290,7 @@ func TestSnapshotThreeTablesUnderWritesRebuildEqualAndChangesOnce(t *testing.T) 
 	e.exec(`ANALYZE big`) // so the big table is copied in ctid ranges
 	cfg := e.config("snap", "public.big", "public.mid", "public.empty")
 	cfg.Snapshot.ChunkRows = 20000
+	cfg.Snapshot.ConnectionsPerTable = 4 // ranges copied in parallel, whatever the machine's default
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
