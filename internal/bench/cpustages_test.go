@@ -28,3 +28,19 @@ func TestStageOfTakesTheLeafMostKnownFrame(t *testing.T) {
 		}
 	}
 }
+
+func TestMedianOf(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{0.8}, 0.8},
+		{[]float64{0.98, 0.90, 0.99}, 0.98},
+		{[]float64{0.5, 0.9, 0.7, 0.1}, 0.6},
+		{[]float64{1, 1}, 1},
+	} {
+		if got := medianOf(c.xs); got != c.want {
+			t.Errorf("medianOf(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func main() {
 	flag.BoolVar(&o.snapshot, "snapshot", true, "run the snapshot benchmark (COPY TO STDOUT vs mooncdc's snapshot)")
 	flag.IntVar(&o.snapRows, "snapshot-rows", 1_000_000, "rows of the snapshot table")
 	flag.IntVar(&o.snapLimitRuns, "snapshot-limit-runs", 3, "COPY TO STDOUT runs; the fastest is the limit")
-	flag.IntVar(&o.snapPairs, "snapshot-pairs", 3, "pairs of runs (mooncdc's snapshot, then franz-go alone with the same records, fresh brokers) whose median ratio is the Kafka-limit goal's figure; the first is the snapshot benchmark's own run")
+	flag.IntVar(&o.snapPairs, "snapshot-pairs", 3, "pairs of runs (mooncdc's snapshot, then franz-go alone with the same records, fresh brokers) whose median ratio is the Kafka-limit goal's figure; the first is the snapshot benchmark's own run, the others run the mooncdc binary, even with -inprocess")
 	flag.IntVar(&o.snapConns, "snapshot-connections", 0, "snapshot.connections_per_table for mooncdc (0: mooncdc's default)")
 	flag.StringVar(&o.snapshotCPUProfile, "snapshot-cpuprofile", "", "with -inprocess: write a CPU profile of the snapshot run (start to exit) to this file")
 	flag.BoolVar(&o.latency, "latency", true, "run the latency benchmark (commit → record seen by a read_committed consumer, both delivery modes)")

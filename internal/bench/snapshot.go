@@ -359,12 +359,7 @@ func snapshotPairs(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	for i, r := range ratios {
 		list[i] = fmt.Sprintf("%.2f", r)
 	}
-	sorted := slices.Clone(ratios)
-	slices.Sort(sorted)
-	median := sorted[len(sorted)/2]
-	if len(sorted)%2 == 0 {
-		median = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
-	}
+	median := medianOf(ratios)
 	verdict := "PASS"
 	if median < snapKafkaGoal {
 		verdict = "FAIL"
@@ -373,4 +368,14 @@ func snapshotPairs(ctx context.Context, o options, src *source, kfakeBin, tmp st
 		strings.Join(list, ", "), len(ratios), median)
 	fmt.Printf("goal: snapshot ≥ %.1f of the Kafka limit (median of %d pairs)  %s (%.2f)\n", snapKafkaGoal, len(ratios), verdict, median)
 	return verdict
+}
+
+// medianOf is the median of xs (not empty): the middle value, or the mean
+// of the two middle ones.
+func medianOf(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
