@@ -10,7 +10,7 @@ FUZZTIME            ?= 10s
 # A version the Go module proxy serves; `go run pkg@version` leaves go.mod alone.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build test test-faults test-versions lint fuzz bench demo clean distclean
+.PHONY: all build test test-faults test-versions lint fuzz bench demo docs clean distclean
 
 all: build
 
@@ -43,6 +43,11 @@ test-versions:
 		echo "== PostgreSQL $$v"; \
 		PGTEST_VERSION=$$v $(GO) test -count=1 -timeout 10m -run '$(VERSION_TESTS)' ./connector/; \
 	done
+
+# Regenerates the generated parts of docs/ (the configuration and metrics
+# references) from their definitions; make test fails while they are stale.
+docs:
+	$(GO) test -count=1 -run 'TestDocsGeneratedPartsAreCurrent' ./cmd/mooncdc/ -args -update
 
 lint:
 	@unformatted="$$(gofmt -l .)"; \

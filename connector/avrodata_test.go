@@ -146,7 +146,7 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 // field.name.adjustment.mode are none, CommonConnectorConfig.java:877-896),
 // so Debezium's AvroConverter fails the task. mooncdc writes the schema
 // with each character Avro does not allow, in each dotted part of a name
-// and in a field name, replaced by '_' (README "Differences from
+// and in a field name, replaced by '_' (docs/types.md "Differences from
 // Debezium"); otherwise it is AvroData's.
 func checkAdjustedNames(t *testing.T, e *env, conn *pgx.Conn) {
 	t.Helper()

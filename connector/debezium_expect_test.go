@@ -132,7 +132,7 @@ const (
 	dzBits     = "io.debezium.data.Bits"
 
 	// The README row for numeric NaN/±Infinity in precise mode.
-	dzDiffNaN = "README \"Differences from Debezium 3.6.1\", row `numeric` NaN or ±Infinity, precise: " +
+	dzDiffNaN = "docs/types.md \"Differences from Debezium 3.6.1\", row `numeric` NaN or ±Infinity, precise: " +
 		"Debezium stops (SpecialValueDecimal.java:188), mooncdc writes null in an optional column"
 )
 
@@ -169,7 +169,7 @@ func dbzExpected(pipe, stmt string) []dbzWant {
 			// mooncdc writes {5} on both paths: a documented difference.
 			return []dbzWant{{field: "value", schema: "bytes " + dzBits + " length=3", value: dzB64(5),
 				cite: "RecordsSnapshotProducerIT.java:990-991",
-				diff: "README \"Differences from Debezium 3.6.1\", row `varbit` under a domain of a domain, snapshot"}}
+				diff: "docs/types.md \"Differences from Debezium 3.6.1\", row `varbit` under a domain of a domain, snapshot"}}
 		}
 	case "dzurl":
 		switch stmt {

@@ -183,9 +183,9 @@ func dbzLimits(stmt string) []dbzWant {
 			// that +infinity sorts after every date; a documented difference.
 			{field: "d", schema: "int32? io.debezium.time.Date", value: dzN(dzAt(5877611, 6, 21, 0, 0, 0, 0).Unix() / 86400),
 				cite: "DateTimeFormat.java:136-147, " + pvc + "100, Date.java:66-71 (Debezium: -2147472692)",
-				diff: "README \"Differences from Debezium 3.6.1\", row `date` 'infinity'"},
+				diff: "docs/types.md \"Differences from Debezium 3.6.1\", row `date` 'infinity'"},
 			{field: "a_n", schema: vsdArr, value: dzList(nil), cite: pvc + "1131-1152, " + jvc + "1180-1181",
-				diff: "README \"Differences from Debezium 3.6.1\", row `numeric` NaN or ±Infinity, precise: a NaN element of a numeric[] is null"},
+				diff: "docs/types.md \"Differences from Debezium 3.6.1\", row `numeric` NaN or ±Infinity, precise: a NaN element of a numeric[] is null"},
 		}
 	}
 	return nil

@@ -227,7 +227,7 @@ func dbzMoney(mode, stmt string) []dbzWant {
 // (:37-41). Without include.unknown.datatypes Debezium leaves the column
 // out (:60); with it, the elements are bytes of their text (:80). mooncdc
 // writes the array as its base type's array, strings, in both cases: a
-// documented difference (README "Differences from Debezium 3.6.1", row
+// documented difference (docs/types.md "Differences from Debezium 3.6.1", row
 // "array of a domain type"), asserted as such.
 const dbzDomainArrayDDL = `
 CREATE SCHEMA domaintypes;
@@ -244,7 +244,7 @@ var dbzDomainArrayStatements = []dbzStatement{
 
 func dbzDomainArray(includeUnknown bool) []dbzWant {
 	c := func(line string) string { return "DomainTypesIT.java:" + line }
-	const diff = "README \"Differences from Debezium 3.6.1\", row array of a domain type"
+	const diff = "docs/types.md \"Differences from Debezium 3.6.1\", row array of a domain type"
 	ours := dbzWant{field: "tokens", schema: "array?|string?", value: dzList("bar", "baz"), diff: diff}
 	if !includeUnknown {
 		ours.cite = c("60") + " (Debezium: the column left out)"

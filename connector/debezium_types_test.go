@@ -17,7 +17,7 @@ package connector_test
 //
 // Line numbers cite debezium-connector-postgres/src/test/java/io/debezium/
 // connector/postgresql/AbstractRecordsProducerTest.java at v3.6.1.Final,
-// the version mooncdc follows (README "Differences from Debezium 3.6.1").
+// the version mooncdc follows (docs/types.md "Differences from Debezium 3.6.1").
 // The modes are the ones Debezium's tests ran these expectations with
 // (RecordsStreamProducerIT.java and RecordsSnapshotProducerIT.java at the
 // same tag, cited per pipeline). Each statement runs once before the

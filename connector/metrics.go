@@ -6,7 +6,9 @@ import (
 )
 
 // Metrics are the pipeline's Prometheus metrics. Names are a public
-// contract (dashboards, alerts): extend, don't rename.
+// contract (dashboards, alerts): extend, don't rename. Each family is
+// defined once, in metricDefs; docs/metrics.md is generated from it (see
+// MetricDefinitions) and a test fails when that page is stale.
 type Metrics struct {
 	Registry *prometheus.Registry // a lone pipeline's own; nil for one of a worker's pipelines
 
@@ -28,6 +30,75 @@ type Metrics struct {
 	SlotLossResnapshots  prometheus.Counter
 }
 
+// MetricDefinition is one metric family mooncdc exports.
+type MetricDefinition struct {
+	Name   string
+	Kind   string // counter or gauge
+	Help   string
+	Labels []string // a worker group's pipeline label is not listed: it is added to every family
+}
+
+func (d MetricDefinition) counterOpts() prometheus.CounterOpts {
+	return prometheus.CounterOpts{Name: d.Name, Help: d.Help}
+}
+
+func (d MetricDefinition) gaugeOpts() prometheus.GaugeOpts {
+	return prometheus.GaugeOpts{Name: d.Name, Help: d.Help}
+}
+
+// The metric families, in the order of the reference.
+var (
+	mTransactionsReceived = MetricDefinition{"mooncdc_transactions_received_total", "counter",
+		"Postgres transactions decoded from the replication stream.", nil}
+	mChangesReceived = MetricDefinition{"mooncdc_changes_received_total", "counter",
+		"Changes (rows, truncates, messages) decoded from the replication stream.", nil}
+	mChangesWritten = MetricDefinition{"mooncdc_changes_written_total", "counter",
+		"Change records acknowledged by Kafka (tombstones not counted).", nil}
+	mTransactionsDurable = MetricDefinition{"mooncdc_transactions_durable_total", "counter",
+		"Transactions whose records are all acknowledged by Kafka.", nil}
+	mPayloadBytes = MetricDefinition{"mooncdc_replication_payload_bytes_total", "counter",
+		"pgoutput payload bytes received.", nil}
+	mDurableLSN = MetricDefinition{"mooncdc_durable_lsn", "gauge",
+		"The durable LSN: end of the newest transaction fully acknowledged by Kafka (confirmed to Postgres).", nil}
+	mLagBytes = MetricDefinition{"mooncdc_replication_lag_bytes", "gauge",
+		"Server WAL end minus the durable LSN.", nil}
+	mInflightBytes = MetricDefinition{"mooncdc_inflight_bytes", "gauge",
+		"Bytes of records handed to the producer and not yet acknowledged.", nil}
+	mWorkerErrors = MetricDefinition{"mooncdc_worker_errors_total", "counter",
+		"Errors by worker type (main: the main WAL worker, table_sync: copies) and error type (transient, permanent, critical).",
+		[]string{"worker_type", "error_type"}}
+	mTableCopyRows = MetricDefinition{"mooncdc_table_copy_rows_total", "counter",
+		"Rows copied by table snapshots.", []string{"table"}}
+	mTableCopyRowsResumed = MetricDefinition{"mooncdc_table_copy_rows_resumed_total", "counter",
+		"Rows a resumed table copy did not copy again: its chunks were in Kafka from an earlier attempt.", []string{"table"}}
+	mTableCopyDuration = MetricDefinition{"mooncdc_table_copy_duration_seconds", "gauge",
+		"Duration of the table's last completed copy (COPY and stale-key tombstones, acknowledged).", []string{"table"}}
+	mStreaming = MetricDefinition{"mooncdc_streaming", "gauge",
+		"1 while the main worker is streaming from Postgres.", nil}
+	mActive = MetricDefinition{"mooncdc_active", "gauge",
+		"1 while this instance runs the pipeline; 0 while it is a standby (ha.enabled) or stopped.", nil}
+	mKafkaTransactions = MetricDefinition{"mooncdc_kafka_transactions_total", "counter",
+		"Kafka transactions ended in exactly-once mode, by outcome (commit, abort).", []string{"outcome"}}
+	mSlotLossResnapshots = MetricDefinition{"mooncdc_slot_loss_resnapshots_total", "counter",
+		"Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot).", nil}
+)
+
+var metricDefs = []*MetricDefinition{
+	&mTransactionsReceived, &mChangesReceived, &mChangesWritten, &mTransactionsDurable, &mPayloadBytes,
+	&mDurableLSN, &mLagBytes, &mInflightBytes, &mWorkerErrors, &mTableCopyRows, &mTableCopyRowsResumed,
+	&mTableCopyDuration, &mStreaming, &mActive, &mKafkaTransactions, &mSlotLossResnapshots,
+}
+
+// MetricDefinitions returns every metric family of a pipeline, in the order
+// of the reference (docs/metrics.md is generated from it).
+func MetricDefinitions() []MetricDefinition {
+	out := make([]MetricDefinition, len(metricDefs))
+	for i, d := range metricDefs {
+		out[i] = *d
+	}
+	return out
+}
+
 // newMetrics is a lone pipeline's metrics, in a registry of its own with
 // the Go and process collectors.
 func newMetrics(inflight func() float64) *Metrics {
@@ -41,41 +112,28 @@ func newMetrics(inflight func() float64) *Metrics {
 // newMetricsIn registers one pipeline's metrics in reg (for a worker
 // running several, reg adds the pipeline label) and leaves Registry nil.
 func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
+	counter := func(d MetricDefinition) prometheus.Counter { return prometheus.NewCounter(d.counterOpts()) }
+	counterVec := func(d MetricDefinition) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(d.counterOpts(), d.Labels)
+	}
+	gauge := func(d MetricDefinition) prometheus.Gauge { return prometheus.NewGauge(d.gaugeOpts()) }
 	m := &Metrics{
-		TransactionsReceived: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mooncdc_transactions_received_total", Help: "Postgres transactions decoded from the replication stream."}),
-		ChangesReceived: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mooncdc_changes_received_total", Help: "Changes (rows, truncates, messages) decoded from the replication stream."}),
-		ChangesWritten: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mooncdc_changes_written_total", Help: "Change records acknowledged by Kafka (tombstones not counted)."}),
-		TransactionsDurable: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mooncdc_transactions_durable_total", Help: "Transactions whose records are all acknowledged by Kafka."}),
-		PayloadBytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mooncdc_replication_payload_bytes_total", Help: "pgoutput payload bytes received."}),
-		DurableLSN: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mooncdc_durable_lsn", Help: "The durable LSN: end of the newest transaction fully acknowledged by Kafka (confirmed to Postgres)."}),
-		LagBytes: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mooncdc_replication_lag_bytes", Help: "Server WAL end minus the durable LSN."}),
-		InflightBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "mooncdc_inflight_bytes", Help: "Bytes of records handed to the producer and not yet acknowledged."}, inflight),
-		WorkerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mooncdc_worker_errors_total", Help: "Errors by worker type (main, table_sync) and error type (transient, permanent, critical)."},
-			[]string{"worker_type", "error_type"}),
-		TableCopyRows: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mooncdc_table_copy_rows_total", Help: "Rows copied by table snapshots."}, []string{"table"}),
-		TableCopyRowsResumed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mooncdc_table_copy_rows_resumed_total", Help: "Rows a resumed table copy did not copy again: its chunks were in Kafka from an earlier attempt."},
-			[]string{"table"}),
-		TableCopyDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "mooncdc_table_copy_duration_seconds", Help: "Duration of the table's last completed copy (COPY and stale-key tombstones, acknowledged)."}, []string{"table"}),
-		KafkaTransactions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mooncdc_kafka_transactions_total", Help: "Kafka transactions ended in exactly-once mode, by outcome (commit, abort)."}, []string{"outcome"}),
-		Streaming: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mooncdc_streaming", Help: "1 while the main worker is streaming from Postgres."}),
-		Active: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mooncdc_active", Help: "1 while this instance runs the pipeline; 0 while it is a standby (ha.enabled) or stopped."}),
-		SlotLossResnapshots: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mooncdc_slot_loss_resnapshots_total", Help: "Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot)."}),
+		TransactionsReceived: counter(mTransactionsReceived),
+		ChangesReceived:      counter(mChangesReceived),
+		ChangesWritten:       counter(mChangesWritten),
+		TransactionsDurable:  counter(mTransactionsDurable),
+		PayloadBytes:         counter(mPayloadBytes),
+		DurableLSN:           gauge(mDurableLSN),
+		LagBytes:             gauge(mLagBytes),
+		InflightBytes:        prometheus.NewGaugeFunc(mInflightBytes.gaugeOpts(), inflight),
+		WorkerErrors:         counterVec(mWorkerErrors),
+		TableCopyRows:        counterVec(mTableCopyRows),
+		TableCopyRowsResumed: counterVec(mTableCopyRowsResumed),
+		TableCopyDuration:    prometheus.NewGaugeVec(mTableCopyDuration.gaugeOpts(), mTableCopyDuration.Labels),
+		Streaming:            gauge(mStreaming),
+		Active:               gauge(mActive),
+		KafkaTransactions:    counterVec(mKafkaTransactions),
+		SlotLossResnapshots:  counter(mSlotLossResnapshots),
 	}
 	reg.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
 		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.Active, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,

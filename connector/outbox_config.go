@@ -56,7 +56,7 @@ type OutboxConfig struct {
 	TableFieldAdditionalMissing string `yaml:"table_field_additional_missing"`
 	// MessagePrefix, when set, makes the logical messages with this
 	// prefix outbox events: their content a JSON object with the outbox
-	// table's fields (mooncdc's own; README "Outbox envelope").
+	// table's fields (mooncdc's own; docs/records.md "Outbox envelope").
 	MessagePrefix string `yaml:"message_prefix"`
 }
 

@@ -316,7 +316,7 @@ func TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily(t *testing.T) {
 	e.exec(`INSERT INTO mp0 VALUES (100, 1), (101, 1)`)
 	e.exec(`INSERT INTO mp1 VALUES (100, 1)`)
 
-	// Every family of a pipeline's Metrics (metrics.go; README's table).
+	// Every family of a pipeline's Metrics (metrics.go; docs/metrics.md).
 	families := []string{
 		"mooncdc_transactions_received_total", "mooncdc_changes_received_total", "mooncdc_changes_written_total",
 		"mooncdc_transactions_durable_total", "mooncdc_replication_payload_bytes_total", "mooncdc_durable_lsn",
@@ -352,7 +352,7 @@ func TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily(t *testing.T) {
 
 	for name, mf := range mfs {
 		if strings.HasPrefix(name, "mooncdc_") && !slices.Contains(families, name) {
-			t.Errorf("family %s is not in this test's list (nor, likely, README's metrics table)", name)
+			t.Errorf("family %s is not in this test's list (nor, likely, docs/metrics.md)", name)
 		}
 		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {
 			for _, m := range mf.GetMetric() {

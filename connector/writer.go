@@ -118,7 +118,7 @@ func (w *recordWriter) change(a *txAck, topic string, ch *schema.Change, now tim
 	// The record's timestamp is now, the envelope's ts_ms: what the
 	// producer would stamp a moment later, without a clock read per record.
 	// Debezium sets none (EventDispatcher.java:535-542), so Connect's
-	// producer stamps the send time (README, Differences from Debezium).
+	// producer stamps the send time (docs/types.md, Differences from Debezium).
 	*rec = kgo.Record{Topic: topic, Value: value, Context: a, Headers: rec.Headers, Timestamp: now}
 	if hasKey {
 		rec.Key = key

@@ -20,7 +20,7 @@ import (
 // internal/avrodata (an independent implementation of AvroData) holds it
 // to in connector's TestAvroSchemasAreWhatAvroConverterWrites. Names are
 // adjusted, unlike AvroData's: a character that is not valid in an Avro
-// name (the specification's ASCII rule) becomes '_' (README "Differences
+// name (the specification's ASCII rule) becomes '_' (docs/types.md "Differences
 // from Debezium").
 
 // avroRenderer renders one Avro schema as Avro's Schema.toString prints

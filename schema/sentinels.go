@@ -20,7 +20,7 @@ const (
 	// (PostgresValueConverter.java:100; still so in its newest source), so
 	// Debezium writes -2147472692, before every date. mooncdc writes the
 	// epoch day of +5877611-06-21, after every date: a difference in
-	// README's table, kept because a positive infinity must sort last.
+	// docs/metrics.md, kept because a positive infinity must sort last.
 	datePosInfinity int32 = 2146033979
 	dateNegInfinity int32 = -2147472691
 )

@@ -244,7 +244,7 @@ func TestImportDebeziumMapsOptions(t *testing.T) {
 		},
 		{
 			// EventRouterConfigDefinition.java:195-323, each option to its
-			// format.outbox key (README "Outbox envelope").
+			// format.outbox key (docs/records.md "Outbox envelope").
 			name:  "outbox, every EventRouter option",
 			input: outboxConnector,
 			want: map[string]any{
