@@ -160,17 +160,24 @@ func (c *Cluster) makeDirs(dir string) error {
 	return c.user.chown(c.dataDir)
 }
 
-// initdb creates the cluster unless the data directory already holds one.
+// initdb creates the cluster unless the data directory already holds one,
+// as a copy of the initdb template of its binaries (template.go).
 func (c *Cluster) initdb(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(c.dataDir, "PG_VERSION")); err == nil {
 		return nil
 	}
-	out, err := c.run(ctx, true, "initdb", "-D", c.dataDir, "-U", "postgres",
-		"-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
-	if err != nil {
-		return fmt.Errorf("initdb: %w\n%s", err, out)
+	tmpl, err := c.templateDir(ctx)
+	if errors.Is(err, errNoTemplate) {
+		out, err := c.run(ctx, true, "initdb", append([]string{"-D", c.dataDir}, initdbArgs...)...)
+		if err != nil {
+			return fmt.Errorf("initdb: %w\n%s", err, out)
+		}
+		return includeConf(c.dataDir)
 	}
-	return includeConf(c.dataDir)
+	if err != nil {
+		return err
+	}
+	return c.copyTemplate(ctx, tmpl)
 }
 
 // Port returns the server's TCP port on 127.0.0.1. It never changes, not
