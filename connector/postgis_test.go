@@ -193,6 +193,15 @@ func TestPostGISColumnsAsDebezium(t *testing.T) {
 			execIn(d.db, s.sql)
 		}
 	}
+	// A type without a mapping whose typdelim is ';' (a base type over
+	// text's I/O functions): its array is split by ';' and only by it.
+	execIn("postgres", `CREATE TYPE semi;
+CREATE FUNCTION semi_in(cstring) RETURNS semi AS 'textin' LANGUAGE internal IMMUTABLE STRICT;
+CREATE FUNCTION semi_out(semi) RETURNS cstring AS 'textout' LANGUAGE internal IMMUTABLE STRICT;
+CREATE TYPE semi (INPUT = semi_in, OUTPUT = semi_out, LIKE = text, DELIMITER = ';');
+CREATE TABLE public.postgis_typdelim (pk SERIAL PRIMARY KEY, a semi[])`)
+	const semiInsert = `INSERT INTO public.postgis_typdelim (a) VALUES ('{a,b;"c;d";NULL;" x "}')`
+	execIn("postgres", semiInsert)
 
 	type pipe struct{ name, db, q, format string }
 	pipes := []pipe{
@@ -217,6 +226,7 @@ func TestPostGISColumnsAsDebezium(t *testing.T) {
 	for _, r := range runs {
 		r.waitHandedOver(t)
 	}
+	execIn("postgres", semiInsert)
 	for _, d := range dbs {
 		for _, s := range gisStatements(d.q) {
 			execIn(d.db, s.sql)
@@ -250,9 +260,16 @@ func TestPostGISColumnsAsDebezium(t *testing.T) {
 		}
 		read[p.name]["postgis_late"] = tyReadExactly(t, e.kafka, p.name+".public.postgis_late", 1)
 	}
+	semiRecs := tyReadExactly(t, e.kafka, "gisjson.public.postgis_typdelim", 2)
 	for _, r := range runs {
 		if err := r.stop(t); err != nil {
 			t.Fatalf("clean stop: %v", err)
+		}
+	}
+	for i, r := range tyDecodePlain(t, semiRecs) {
+		want := []any{"a,b", "c;d", nil, " x "} // the elements of the inserted array literal
+		if !dbzEqual(r.after["a"], want) {
+			t.Errorf("semi[] (typdelim ';') record %d: %s, want %v", i, r.rawAfter, want)
 		}
 	}
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -254,6 +255,9 @@ func TestPostGISValueThatIsNotEWKBIsAValueError(t *testing.T) {
 		var ve *ValueError
 		if !errors.As(err, &ve) || !errors.Is(err, ErrInvalidEWKB) {
 			t.Errorf("JSON of %v: err = %v, want a ValueError wrapping ErrInvalidEWKB", after, err)
+		} else if msg := ve.Error(); !strings.Contains(msg, "(type geometry,") && !strings.Contains(msg, "(type geography,") &&
+			!strings.Contains(msg, "(type _geometry,") {
+			t.Errorf("error %q does not name the column's type", msg)
 		}
 		if err := avroEncodeErr(t, rel, ch); !errors.Is(err, ErrInvalidEWKB) {
 			t.Errorf("Avro of %v: err = %v, want ErrInvalidEWKB", after, err)
