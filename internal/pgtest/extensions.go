@@ -46,8 +46,10 @@ func (c *Cluster) MissingExtension(ctx context.Context, database, name string) e
 	if available {
 		return nil
 	}
-	return fmt.Errorf("the PostgreSQL %d server in %s has no %q extension; this test needs it: %s",
-		major, c.bin, name, ExtensionInstallHint(name, major))
+	return fmt.Errorf("the PostgreSQL %d server in %s has no %q extension; this test needs it: %s; "+
+		"binaries from npm (PGTEST_VERSION without Debian's package) cannot get it: use Debian's postgresql-%d, "+
+		"or set PGTEST_BINDIR to a server that has the extension",
+		major, c.bin, name, ExtensionInstallHint(name, major), major)
 }
 
 // RequireExtension fails t (never skips it) unless the server of c has
