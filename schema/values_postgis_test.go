@@ -303,3 +303,30 @@ func FuzzDecodeEWKB(f *testing.F) {
 		}
 	})
 }
+
+// TestUnchangedToastedGeometry: a large geometry an update did not touch
+// (unchanged TOAST) cannot carry Debezium's placeholder string in its
+// struct, and Debezium writes null for it (convertGeometry delivers
+// nothing for the marker object: PostgresValueConverter.java:1022-1045,
+// JdbcValueConverters.java:1373-1383): a silent loss. mooncdc makes it
+// ErrUnchangedToastType naming REPLICA IDENTITY FULL, under which the old
+// row's value is written.
+func TestUnchangedToastedGeometry(t *testing.T) {
+	rel := postgisRelation()
+	after := Tuple{text("1"), toast, null, null, text("{}"), text(dbzPointEWKB), text(dbzPointEWKB)}
+	ch := &Change{Op: OpUpdate, Relation: rel, After: after}
+	if _, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, ch, time.UnixMilli(1)); !errors.Is(err, ErrUnchangedToastType) {
+		t.Errorf("JSON: err = %v, want ErrUnchangedToastType", err)
+	}
+	if err := avroEncodeErr(t, rel, ch); !errors.Is(err, ErrUnchangedToastType) {
+		t.Errorf("Avro: err = %v, want ErrUnchangedToastType", err)
+	}
+	full := *rel
+	full.ReplicaIdentity = 'f'
+	old := Tuple{text("1"), text(dbzPolygonEWKB), null, null, text("{}"), text(dbzPointEWKB), text(dbzPointEWKB)}
+	out, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, &Change{Op: OpUpdate, Relation: &full, Before: old, After: after}, time.UnixMilli(1))
+	want := `"after":{"pk":1,"p":{"wkb":"` + base64.StdEncoding.EncodeToString(mustHex(t, dbzPolygonEWKB)) + `","srid":null}`
+	if err != nil || !bytes.Contains(out, []byte(want)) {
+		t.Errorf("REPLICA IDENTITY FULL: %s %v, want %s", out, err, want)
+	}
+}
