@@ -107,7 +107,7 @@ func TestParseArray(t *testing.T) {
 
 // TestParseArrayByTypdelim: the element type's typdelim splits the
 // elements, and only it: ':' (PostGIS's geometry and geography,
-// postgis.sql's CREATE TYPE … delimiter = ':') and ';' (box, pg_type.dat),
+// postgis--3.3.2.sql:203, :6421, CREATE TYPE … delimiter = ':') and ';' (box, pg_type.dat),
 // with quoted elements holding the delimiter, a brace or a comma.
 func TestParseArrayByTypdelim(t *testing.T) {
 	tests := []struct {
