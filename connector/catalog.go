@@ -83,17 +83,23 @@ func resolveType(ctx context.Context, q querier, oid uint32, types typeCache) (*
 		return ti, nil
 	}
 	var (
-		name     string
-		typtype  string
-		base     uint32
-		mod      int32
-		elem     uint32
-		category string
-		labels   []string
+		name      string
+		typtype   string
+		base      uint32
+		mod       int32
+		elem      uint32
+		category  string
+		labels    []string
+		delim     string
+		elemDelim string
 	)
+	// typdelim is the type's own array delimiter; elemdelim its element
+	// type's, which splits this type's text when it is an array (a
+	// built-in element type is not looked up on its own).
 	err := q.QueryRow(ctx, `SELECT t.typname, t.typtype::text, t.typbasetype, t.typtypmod, t.typelem, t.typcategory::text,
-			coalesce((SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid), '{}')
-		FROM pg_type t WHERE t.oid = $1`, oid).Scan(&name, &typtype, &base, &mod, &elem, &category, &labels)
+			coalesce((SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid), '{}'),
+			t.typdelim::text, coalesce((SELECT et.typdelim::text FROM pg_type et WHERE et.oid = t.typelem), ',')
+		FROM pg_type t WHERE t.oid = $1`, oid).Scan(&name, &typtype, &base, &mod, &elem, &category, &labels, &delim, &elemDelim)
 	if err == pgx.ErrNoRows {
 		// Dropped since: the value is sent as text.
 		ti := &schema.TypeInfo{OID: oid, Name: fmt.Sprintf("oid %d", oid), Kind: 'b', Mod: -1}
@@ -103,7 +109,7 @@ func resolveType(ctx context.Context, q querier, oid uint32, types typeCache) (*
 	if err != nil {
 		return nil, err
 	}
-	ti := &schema.TypeInfo{OID: oid, Name: name, Kind: typtype[0], Mod: -1, Labels: labels}
+	ti := &schema.TypeInfo{OID: oid, Name: name, Kind: typtype[0], Mod: -1, Labels: labels, Delim: delimByte(delim)}
 	types[oid] = ti // before recursing: a type cannot contain itself, but be safe
 	switch {
 	case typtype == "d":
@@ -112,7 +118,7 @@ func resolveType(ctx context.Context, q querier, oid uint32, types typeCache) (*
 			return nil, err
 		}
 		if b == nil {
-			*ti = schema.TypeInfo{OID: base, Name: name, Kind: 'b', Mod: mod}
+			*ti = schema.TypeInfo{OID: base, Name: name, Kind: 'b', Mod: mod, Delim: delimByte(delim)}
 		} else {
 			*ti = *b
 			if mod >= 0 {
@@ -126,11 +132,20 @@ func resolveType(ctx context.Context, q querier, oid uint32, types typeCache) (*
 			return nil, err
 		}
 		if e == nil {
-			e = &schema.TypeInfo{OID: elem, Kind: 'b', Mod: -1}
+			e = &schema.TypeInfo{OID: elem, Kind: 'b', Mod: -1, Delim: delimByte(elemDelim)}
 		}
 		ti.Elem = e
 	}
 	return ti, nil
+}
+
+// delimByte is a typdelim read as text: one byte (Postgres' typdelim is a
+// "char", a single byte).
+func delimByte(s string) byte {
+	if len(s) != 1 {
+		return ','
+	}
+	return s[0]
 }
 
 // catalogConn is a lazily opened SQL connection for catalog lookups from

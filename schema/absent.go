@@ -12,7 +12,8 @@ package schema
 // dates and times (:548, :575, :602, :708, :756), 1970-01-01T00:00:00Z and
 // 00:00:00Z for the zoned types (:142-150, :358, :385), empty bytes (:822,
 // :1284), an empty list or map for arrays and hstore
-// (PostgresValueConverter.java:682-724, :758), Point(0, 0) (:1109). An
+// (PostgresValueConverter.java:682-724, :758), Point(0, 0) (:1109),
+// GEOMETRYCOLLECTION EMPTY for geometry and geography (:1023-1024). An
 // optional field stays null, as there.
 
 // imageValue is the value to encode for column i of image t: an unchanged
@@ -31,7 +32,11 @@ func imageValue(rel *Relation, p *relPlan, t, old Tuple, i int, keyOnly bool) (V
 	if v.Kind != ValueNull {
 		return v, ct
 	}
-	absentRequired := keyOnly && !rel.Columns[i].Key && !ct.schema.Optional
+	// A NOT NULL geometry column is optional in the schema (mapColumn) but
+	// not to Debezium's converter, which tests the column
+	// (JdbcValueConverters.java:1414-1421): it gets the fallback too.
+	required := !ct.schema.Optional || (ct.conv == convGeometry && rel.Columns[i].NotNull)
+	absentRequired := keyOnly && !rel.Columns[i].Key && required
 	if d := p.defaults[i]; d.Kind == ValueText && (p.nullsToDefault || absentRequired) {
 		// The schema's default: JsonConverter (replace.null.with.default,
 		// JsonConverter.java:583-592) and AvroData (ignore.default.for.nullables,
@@ -79,6 +84,8 @@ func (t *colType) fallbackText() []byte {
 		return textEpochTimestamp
 	case convPoint:
 		return textOrigin
+	case convGeometry:
+		return textEmptyGeometryCollection
 	case convArray:
 		return textEmptyArray
 	}

@@ -223,16 +223,20 @@ func TestUnknownTypeIsTextWithAWarning(t *testing.T) {
 	cfg := testJSONConfig
 	cfg.OnUnknownType = func(table, column, typ string) { warned = append(warned, table+"."+column+":"+typ) }
 	rel := &Relation{Schema: "public", Table: "shapes", Columns: []Column{
-		{Name: "g", TypeOID: 91000, TypeMod: -1, Type: &TypeInfo{OID: 91000, Name: "geometry", Kind: 'b', Mod: -1}},
+		{Name: "g", TypeOID: 91000, TypeMod: -1, Type: &TypeInfo{OID: 91000, Name: "cube", Kind: 'b', Mod: -1}},
+		// An array of a type without a mapping: each element's text, split
+		// by the element type's typdelim (here ':'), and the warning too.
+		{Name: "ga", TypeOID: 91001, TypeMod: -1, Type: &TypeInfo{OID: 91001, Name: "_shape", Kind: 'b', Mod: -1,
+			Elem: &TypeInfo{OID: 91002, Name: "shape", Kind: 'b', Mod: -1, Delim: ':'}}},
 	}}
 	e := NewJSONEncoder(cfg)
 	for range 3 {
-		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("POINT(1 2)")}}, time.UnixMilli(1))
-		if err != nil || !bytes.Contains(out, []byte(`"after":{"g":"POINT(1 2)"}`)) {
+		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("(1, 2)"), text(`{a,b:"c:d":NULL}`)}}, time.UnixMilli(1))
+		if err != nil || !bytes.Contains(out, []byte(`"after":{"g":"(1, 2)","ga":["a,b","c:d",null]}`)) {
 			t.Fatalf("%s %v", out, err)
 		}
 	}
-	if len(warned) != 1 || warned[0] != "public.shapes.g:geometry" {
+	if len(warned) != 2 || warned[0] != "public.shapes.g:cube" || warned[1] != "public.shapes.ga:_shape" {
 		t.Errorf("warnings = %q", warned)
 	}
 }

@@ -101,6 +101,14 @@ func (e *AvroEncoder) writeDatum(d datum, s *Schema) error {
 		w.WriteLong(1)
 		w.WriteBytes(d.b)
 		w.WriteLong(0) // srid: null
+	case dGeom:
+		w.WriteBytes(d.b)
+		if d.hasSRID {
+			w.WriteLong(1)
+			w.WriteInt(int32(d.i))
+		} else {
+			w.WriteLong(0)
+		}
 	}
 	return nil
 }

@@ -126,8 +126,9 @@ func (e *JSONEncoder) appendHstoreMap(dst, s []byte) ([]byte, error) {
 	return appendHstoreJSON(dst, cv.hs), nil
 }
 
-// arrayDelim is the element delimiter of an array's text form: ';' for
-// box, ',' for every other type.
+// arrayDelim is the element delimiter of an array's text form: the
+// element type's typdelim (from the catalog for types that are not built
+// in; ';' for box), ',' when none is recorded.
 func arrayDelim(elem *colType) byte {
 	if elem.delim != 0 {
 		return elem.delim
@@ -164,6 +165,15 @@ func appendDatumJSON(dst []byte, d *datum) []byte {
 		dst = append(dst, `,"wkb":`...)
 		dst = appendBase64String(dst, d.b)
 		return append(dst, `,"srid":null}`...)
+	case dGeom:
+		dst = append(dst, `{"wkb":`...)
+		dst = appendBase64String(dst, d.b)
+		if !d.hasSRID {
+			return append(dst, `,"srid":null}`...)
+		}
+		dst = append(dst, `,"srid":`...)
+		dst = strconv.AppendInt(dst, d.i, 10)
+		return append(dst, '}')
 	}
 	return append(dst, "null"...)
 }

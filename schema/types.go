@@ -34,6 +34,11 @@ type TypeInfo struct {
 	// fields above then describe its base type). Debezium finds no
 	// default parser for a domain's name.
 	Domain bool
+	// Delim is the type's pg_type.typdelim: the byte that separates the
+	// elements of an array of this type in its text form (',' for most
+	// types, ';' for box, ':' for PostGIS's geometry and geography). An
+	// array's text is split by its element's Delim. Zero means ','.
+	Delim byte
 }
 
 // Postgres type OIDs with a fixed number (pg_type.dat).
@@ -154,6 +159,7 @@ const (
 	convHstoreMap                   // hstore as map<string, string>
 	convPoint                       // Point {x, y, wkb, srid}
 	convGeoText                     // box … polygon: pgjdbc's text, as binary.handling.mode
+	convGeometry                    // PostGIS geometry/geography: {wkb, srid} from hex EWKB
 	convArray                       // array of elem
 )
 
@@ -165,7 +171,7 @@ type colType struct {
 	elem    *colType // convArray
 	prec    int8     // fractional-second precision 0-6 of time types
 	scale   int32    // convMoney
-	delim   byte     // array element delimiter when not ',' (box: ';')
+	delim   byte     // this type's typdelim when not ',': what splits an array of it
 	unknown bool     // no mapping: text form, with a warning
 	// omit leaves the column out of the records (schema and value), as
 	// Debezium leaves out a column whose type it has no schema for.
@@ -190,7 +196,12 @@ func mapColumn(cfg *Config, c Column) *colType {
 		}
 	}
 	t := mapType(cfg, oid, mod, ti)
-	t.schema = t.schema.withOptional(!c.NotNull)
+	// Debezium's Geometry builder is optional itself and TableSchemaBuilder
+	// only ever adds optional (TableSchemaBuilder.java:422-424), so a NOT
+	// NULL geometry column is an optional field there
+	// (Geometry.java:36-44, debezium-connector-common, v3.6.1.Final);
+	// Geography's builder is not (Geography.java:33-40).
+	t.schema = t.schema.withOptional(!c.NotNull || t.schema.Name == geometryName)
 	return t
 }
 
@@ -216,7 +227,18 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 		if e.Mod >= 0 {
 			emod = e.Mod
 		}
-		return arrayOf(mapType(cfg, eoid, emod, e))
+		et := mapType(cfg, eoid, emod, e)
+		if e.Delim != 0 {
+			et.delim = e.Delim // pg_type.typdelim from the catalog
+		}
+		a := arrayOf(et)
+		// An array of a type without a mapping: each element's text, split
+		// by the element type's own delimiter, and the column's warning
+		// (Debezium leaves such a column out, or with
+		// include.unknown.datatypes sends bytes:
+		// PostgresValueConverter.java:353-364).
+		a.unknown = et.unknown
+		return a
 	}
 	t := &colType{conv: convString}
 	str := func(name string, params ...Param) {
@@ -282,6 +304,9 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 		// Debezium 3.6.1: no schema (JDBC type OTHER), so left out unless
 		// include.unknown.datatypes; then binary.handling.mode's schema
 		// holding pgjdbc's text of the value (values_geotext.go).
+		if oid == oidBox {
+			t.delim = ';' // pg_type.dat: box's typdelim
+		}
 		if !cfg.IncludeUnknownDatatypes {
 			t.omit, t.schema = true, &Schema{Type: TypeString}
 			break
@@ -401,6 +426,14 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 			str("")
 		case ti != nil && ti.Name == "ltree":
 			str("io.debezium.data.Ltree")
+		case ti != nil && ti.Name == "geometry":
+			// PostgresValueConverter.java:301-302 (schema), :518-519 and
+			// :1022-1045 (value), by the type's name wherever PostGIS is
+			// installed (TypeRegistry.java:45, :170-171).
+			t.conv, t.schema = convGeometry, geometrySchema()
+		case ti != nil && ti.Name == "geography":
+			// PostgresValueConverter.java:304-305, :521-522, :1047-1070.
+			t.conv, t.schema = convGeometry, geographySchema()
 		default:
 			str("")
 			t.unknown = true

@@ -26,15 +26,17 @@ const (
 	dBytes        // b
 	dVarDec       // VariableScaleDecimal: i scale, b unscaled bytes
 	dPoint        // f x, g y, b WKB
+	dGeom         // PostGIS {wkb, srid}: b wkb, i srid when hasSRID
 )
 
 // datum is one converted value. Its bytes live in the converter's scratch
 // buffers and are valid until the next conversion.
 type datum struct {
-	k    dkind
-	i    int64
-	f, g float64
-	b    []byte
+	k       dkind
+	hasSRID bool // dGeom: srid (i) is set, else null
+	i       int64
+	f, g    float64
+	b       []byte
 }
 
 // converter holds the scratch buffers of conversions; one per encoder.
@@ -308,6 +310,13 @@ func (cv *converter) scalar(t *colType, s []byte) (datum, error) {
 		}
 		cv.buf = appendPointWKB(cv.buf[:0], x, y)
 		return datum{k: dPoint, f: x, g: y, b: cv.buf}, nil
+	case convGeometry:
+		wkb, srid, has, err := decodeEWKB(cv.buf[:0], s)
+		if err != nil {
+			return datum{}, err
+		}
+		cv.buf = wkb
+		return datum{k: dGeom, b: wkb, i: int64(srid), hasSRID: has}, nil
 	}
 	return datum{}, errors.New("internal: composite type converted as a scalar")
 }

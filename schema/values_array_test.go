@@ -105,6 +105,50 @@ func TestParseArray(t *testing.T) {
 	}
 }
 
+// TestParseArrayByTypdelim: the element type's typdelim splits the
+// elements, and only it: ':' (PostGIS's geometry and geography,
+// postgis--3.3.2.sql:203, :6421, CREATE TYPE … delimiter = ':') and ';' (box, pg_type.dat),
+// with quoted elements holding the delimiter, a brace or a comma.
+func TestParseArrayByTypdelim(t *testing.T) {
+	tests := []struct {
+		in    string
+		delim byte
+		want  []string
+	}{
+		{"{0107:0103}", ':', []string{"0107", "0103"}},
+		{"{0107,0103}", ':', []string{"0107,0103"}},
+		{`{"a:b":c}`, ':', []string{"a:b", "c"}},
+		{`{"a:b":"c,d"}`, ':', []string{"a:b", "c,d"}},
+		{`{NULL:"x:y":z\:w}`, ':', []string{nullElem, "x:y", "z:w"}},
+		{`{ a : b }`, ':', []string{"a", "b"}},
+		{"{(1,1),(0,0);(2,2),(1,1)}", ';', []string{"(1,1),(0,0)", "(2,2),(1,1)"}},
+		{`{"(1,1);(0,0)";x}`, ';', []string{"(1,1);(0,0)", "x"}},
+		{`{"{";"}"}`, ';', []string{"{", "}"}},
+		{`{a,b;c\;d}`, ';', []string{"a,b", "c;d"}},
+	}
+	for _, tc := range tests {
+		elems, _, err := parseArray([]byte(tc.in), tc.delim, nil, nil)
+		if err != nil {
+			t.Errorf("%q delim %q: %v", tc.in, tc.delim, err)
+			continue
+		}
+		if got := elemStrings(elems); strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("%q delim %q = %q, want %q", tc.in, tc.delim, got, tc.want)
+		}
+		// What array_out prints for these elements parses back to them.
+		if again, _, err := parseArray([]byte(pgArrayOut(tc.want, tc.delim)), tc.delim, nil, nil); err != nil ||
+			strings.Join(elemStrings(again), "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%q: array_out's form %q parses to %q, %v", tc.want, pgArrayOut(tc.want, tc.delim), elemStrings(again), err)
+		}
+	}
+	// With the wrong delimiter the same text is one element: what a
+	// geometry[] became when ',' was assumed (issue 27).
+	elems, _, err := parseArray([]byte("{0107:0103}"), ',', nil, nil)
+	if err != nil || len(elems) != 1 {
+		t.Errorf("{0107:0103} split by ',': %q %v, want one element", elemStrings(elems), err)
+	}
+}
+
 func TestParseArrayErrors(t *testing.T) {
 	tests := []struct {
 		in   string

@@ -35,6 +35,10 @@
 // install them; New turns that into t.Fatal, never t.Skip. Set PGTEST_BINDIR
 // to use binaries from a non-standard place.
 //
+// A test that needs an extension outside the server packages (PostGIS)
+// calls RequireExtension: when the server lacks the extension's files the
+// test fails with the command that installs them, never skips.
+//
 // If the process dies without calling Close (a go test timeout, SIGKILL), the
 // server keeps running: pg_ctl detaches it into its own session. Such
 // leftovers live in $TMPDIR/pgtest-*; stop them with
