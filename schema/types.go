@@ -401,6 +401,7 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 			str("")
 		case ti != nil && ti.Name == "ltree":
 			str("io.debezium.data.Ltree")
+		case ti != nil && mapVector(t, ti.Name): // vector, halfvec, sparsevec (values_vector.go)
 		default:
 			str("")
 			t.unknown = true
@@ -436,7 +437,8 @@ func arrayOf(elem *colType) *colType {
 	// Debezium builds an enum array's items from the Enum builder, never
 	// made optional (PostgresValueConverter.java:349-351); other items are
 	// optional.
-	elem.schema = elem.schema.withOptional(elem.schema.Name != "io.debezium.data.Enum")
+	// So are pgvector's (values_vector.go, isVector).
+	elem.schema = elem.schema.withOptional(elem.schema.Name != "io.debezium.data.Enum" && !isVector(elem))
 	return &colType{conv: convArray, elem: elem, schema: &Schema{Type: TypeArray, Items: elem.schema}}
 }
 
