@@ -187,8 +187,8 @@ func TestVectorValuesAsJSONConverterWrites(t *testing.T) {
 	}{
 		{"f_vector", "[1,2,3]", `[1.0,2.0,3.0]`, nil},
 		{"f_vector", "[0.1,-1e-05,12345678]", `[0.1,-1.0E-5,1.2345678E7]`, nil},
-		{"f_halfvec", "[101,102,103]", `[101,102,103]`, nil},
-		{"f_halfvec", "[0.099975586]", `[0.099975586]`, nil},
+		{"f_halfvec", "[101,102,103]", `[101.0,102.0,103.0]`, nil},
+		{"f_halfvec", "[0.099975586,-65504,6e-05]", `[0.099975586,-65504.0,6.0E-5]`, nil},
 		{"f_sparsevec", "{1:201,9:209}/3000", `{"dimensions":3000,"vector":[[1,201.0],[9,209.0]]}`, nil},
 		{"f_sparsevec", "{5:1,16:2}/20", `{"dimensions":20,"vector":[[16,2.0],[5,1.0]]}`, nil},
 		{"f_sparsevec", "{}/5", `{"dimensions":5,"vector":[]}`, nil},

@@ -1,6 +1,9 @@
 package schema
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // This file writes pgvector values (values_vector.go) as JSON, the way
 // JsonConverter writes the Connect values Debezium builds, and as Avro, the
@@ -54,14 +57,43 @@ func (e *JSONEncoder) appendVector(dst []byte, t *colType, s []byte) ([]byte, er
 	return append(dst, "]}"...), nil
 }
 
-// appendVectorFloat writes a finite element: a double as Jackson writes
-// it (Double.toString), a float as the shortest decimal that reads back
-// as the same float.
+// appendVectorFloat writes a finite element as Jackson writes a Double
+// (Double.toString) or a Float (Float.toString): "1.0", "1.0E-5".
 func appendVectorFloat(dst []byte, f float64, bits int) []byte {
 	if bits == 64 {
 		return appendJavaDouble(dst, f)
 	}
-	return strconv.AppendFloat(dst, f, 'g', -1, 32)
+	return appendJavaFloat(dst, float32(f))
+}
+
+// appendJavaFloat appends a finite f as Java's Float.toString prints it:
+// the shortest decimal that reads back as the float, in Double.toString's
+// notation. (Java prefers a closer 2-digit decimal where 1 digit is
+// enough; among floats that matters only below 1E-44, under halfvec's
+// range.)
+func appendJavaFloat(dst []byte, f float32) []byte {
+	if math.Signbit(float64(f)) {
+		dst = append(dst, '-')
+		f = -f
+	}
+	if f == 0 {
+		return append(dst, "0.0"...)
+	}
+	var tmp [24]byte
+	b := strconv.AppendFloat(tmp[:0], float64(f), 'e', -1, 32) // d.ddde±xx
+	e := len(b) - 1
+	for b[e] != 'e' {
+		e--
+	}
+	exp, _ := strconv.Atoi(string(b[e+1:]))
+	var dig [16]byte
+	digits := dig[:0]
+	for _, c := range b[:e] {
+		if c != '.' {
+			digits = append(digits, c)
+		}
+	}
+	return appendJavaDigits(dst, float64(f), digits, exp)
 }
 
 // writeVector writes a vector, halfvec or sparsevec text s as Avro,
