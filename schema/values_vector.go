@@ -173,6 +173,7 @@ func decimalFloatText(s []byte) bool {
 // An empty vector ("[]") is an error: pgvector has none, and
 // Double.parseDouble("") throws in Debezium.
 func parseVector(s []byte, bits int, dst []float64) ([]float64, error) {
+	first := len(dst)
 	s = trimVector(s)
 	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
 		return dst, errVectorSyntax
@@ -185,7 +186,7 @@ func parseVector(s []byte, bits int, dst []float64) ([]float64, error) {
 		}
 		f, err := parseVectorElement(s[:i], bits)
 		if err != nil {
-			return dst, err
+			return dst[:first], err
 		}
 		dst = append(dst, f)
 		if i == len(s) {
@@ -232,15 +233,15 @@ func parseSparseVector(s []byte, dst []sparseEntry) (int16, []sparseEntry, error
 		el := body[:i]
 		colon := slices.Index(el, ':')
 		if colon < 0 || slices.Index(el[colon+1:], ':') >= 0 {
-			return 0, dst, errSparseSyntax
+			return 0, dst[:first], errSparseSyntax
 		}
 		idx, err := parseShort(el[:colon])
 		if err != nil {
-			return 0, dst, err
+			return 0, dst[:first], err
 		}
 		f, err := parseVectorElement(el[colon+1:], 64)
 		if err != nil {
-			return 0, dst, err
+			return 0, dst[:first], err
 		}
 		if idx < 1 || idx > dims || len(dst) > first && idx <= dst[len(dst)-1].Index {
 			// pgvector prints 1-based indices within the dimensions, ascending.
