@@ -192,7 +192,8 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 		// The bad value parks badvec.t only: its snapshot row is there,
 		// nothing after it.
 		ph := waitPhase(t, runs[i], "badvec.t", func(p offsets.Table) bool { return p.Phase == "errored" })
-		if !strings.Contains(ph.LastError, `"v"`) || !strings.Contains(ph.LastError, "not a finite decimal number") {
+		if !strings.Contains(ph.LastError, `"v"`) || !strings.Contains(ph.LastError, "(type vector,") ||
+			!strings.Contains(ph.LastError, "not a finite decimal number") {
 			t.Errorf("%s: badvec.t parked with %q, want the column and the cause", name, ph.LastError)
 		}
 		if recs := tyReadExactly(t, e.kafka, name+".badvec.t", 1); len(recs) != 1 {

@@ -13,8 +13,11 @@ type ValueError struct {
 	Table   string // "schema.table"
 	Column  string
 	TypeOID uint32
-	Value   string // the offending text, truncated to 64 bytes
-	Err     error
+	// Type names a type that is not built in (pg_type.typname, e.g.
+	// "vector"); empty for built-in types, which TypeName names.
+	Type  string
+	Value string // the offending text, truncated to 64 bytes
+	Err   error
 }
 
 // maxErrValue bounds the value text an error keeps, so that a bad multi-MB
@@ -28,7 +31,11 @@ func (e *ValueError) Error() string {
 	b = append(b, " of table "...)
 	b = strconv.AppendQuote(b, e.Table)
 	b = append(b, " (type "...)
-	b = append(b, TypeName(e.TypeOID)...)
+	if e.Type != "" {
+		b = append(b, e.Type...)
+	} else {
+		b = append(b, TypeName(e.TypeOID)...)
+	}
 	b = append(b, ", oid "...)
 	b = strconv.AppendUint(b, uint64(e.TypeOID), 10)
 	b = append(b, "): value "...)
@@ -55,6 +62,9 @@ func newValueError(rel *Relation, i int, data []byte, err error) *ValueError {
 		if i >= 0 && i < len(rel.Columns) {
 			ve.Column = rel.Columns[i].Name
 			ve.TypeOID = rel.Columns[i].TypeOID
+			if ti := rel.Columns[i].Type; ti != nil && !BuiltinType(ve.TypeOID) {
+				ve.Type = ti.Name
+			}
 		}
 	}
 	return ve
