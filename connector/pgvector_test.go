@@ -78,6 +78,13 @@ var pgvectorWant = map[string]map[int]string{
 	},
 }
 
+// pgvectorDeleteBefore is the before image of a delete of
+// table_vector_arrays' row 1 under REPLICA IDENTITY DEFAULT: the old tuple
+// holds the key only, and Debezium gives the NOT NULL vector its
+// converter's fallback, the empty list (PostgresValueConverter.java:682,
+// JdbcValueConverters.java:1414-1421); the optional columns are null.
+const pgvectorDeleteBefore = `{"pk":1,"f_vector":[],"f_vectors":null,"f_halfvecs":null,"f_sparsevecs":null}`
+
 // pgvectorFieldSchemas are the Connect schemas of the columns, as
 // JsonConverter writes them (SchemaFactory.java:385-405: arrays of
 // FLOAT64 and FLOAT32, the struct with its doc; the vectors optional as
@@ -149,6 +156,7 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 	for _, s := range pgvectorRows[1] {
 		e.exec(s)
 	}
+	e.exec(`DELETE FROM pgvector.table_vector_arrays WHERE pk = 1`)
 	e.exec(`INSERT INTO badvec.t VALUES (2, '[1,NaN]')`)
 	e.exec(`INSERT INTO badvec.t VALUES (3, '[3]')`)
 	// VectorDatabaseIT.java:93-96: a table created while streaming.
@@ -161,9 +169,23 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 	connectSchemas := map[string]json.RawMessage{} // table → the value's Connect schema
 	for i, name := range pipes {
 		for table, rows := range pgvectorWant {
-			recs := tyReadExactly(t, e.kafka, name+".pgvector."+table, len(rows))
+			n := len(rows)
+			if table == "table_vector_arrays" {
+				n += 2 // the delete and its tombstone
+			}
+			recs := tyReadExactly(t, e.kafka, name+".pgvector."+table, n)
 			for j, rec := range recs {
 				pk := j + 1
+				image, want := "after", rows[pk]
+				switch {
+				case j == len(rows)+1:
+					if rec.Value != nil {
+						t.Errorf("%s %s: record %d is not the delete's tombstone", name, table, j)
+					}
+					continue
+				case j == len(rows):
+					image, want = "before", pgvectorDeleteBefore
+				}
 				if table == "table_vector_str" {
 					if op := recordOp(t, reg, name, rec); op != "c" {
 						t.Errorf("%s %s: op %q, want c (the row is written after the table's copy)", name, table, op)
@@ -171,16 +193,16 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 				}
 				switch name {
 				case "pgvjson":
-					checkVectorJSON(t, name+" "+table, rec.Value, rows[pk])
+					checkVectorJSON(t, name+" "+table, rec.Value, image, want)
 				case "pgvschemas":
-					checkVectorSchemas(t, name+" "+table, rec, rows[pk])
+					checkVectorSchemas(t, name+" "+table, rec, image, want)
 					var w struct {
 						Schema json.RawMessage `json:"schema"`
 					}
 					_ = json.Unmarshal(rec.Value, &w)
 					connectSchemas[table] = w.Schema
 				case "pgvavro":
-					checkVectorAvro(t, reg, name+" "+table, rec, rows[pk])
+					checkVectorAvro(t, reg, name+" "+table, rec, image, want)
 					// The registered schema is what AvroData makes of
 					// the Connect schema the JSON record carries.
 					text, _ := reg.SchemaByID(int(binary.BigEndian.Uint32(rec.Value[1:5])))
@@ -237,23 +259,21 @@ func decodeNumbers(t *testing.T, what string, b []byte) any {
 
 // checkVectorJSON compares a plain JSON envelope's after image with want,
 // number text included ("1.0", not "1").
-func checkVectorJSON(t *testing.T, what string, value []byte, want string) {
+func checkVectorJSON(t *testing.T, what string, value []byte, image, want string) {
 	t.Helper()
-	var env struct {
-		After json.RawMessage `json:"after"`
-	}
+	var env map[string]json.RawMessage
 	if err := json.Unmarshal(value, &env); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	if got, w := decodeNumbers(t, what, env.After), decodeNumbers(t, what, []byte(want)); !reflect.DeepEqual(got, w) {
-		t.Errorf("%s: after\n %s\nwant %s", what, env.After, want)
+	if got, w := decodeNumbers(t, what, env[image]), decodeNumbers(t, what, []byte(want)); !reflect.DeepEqual(got, w) {
+		t.Errorf("%s: %s\n %s\nwant %s", what, image, env[image], want)
 	}
 }
 
 // checkVectorSchemas checks a JSON-with-schemas record: JsonConverter
 // accepts it, the payload's after is want, and the columns' schemas are
 // Debezium's.
-func checkVectorSchemas(t *testing.T, what string, rec *kgo.Record, want string) {
+func checkVectorSchemas(t *testing.T, what string, rec *kgo.Record, image, want string) {
 	t.Helper()
 	if err := connecttest.Validate(rec.Value); err != nil {
 		t.Errorf("%s: Kafka Connect's JsonConverter would refuse the record: %v", what, err)
@@ -270,7 +290,7 @@ func checkVectorSchemas(t *testing.T, what string, rec *kgo.Record, want string)
 	if err := json.Unmarshal(rec.Value, &w); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	checkVectorJSON(t, what+" payload", w.Payload, want)
+	checkVectorJSON(t, what+" payload", w.Payload, image, want)
 	table := what[strings.LastIndexByte(what, ' ')+1:]
 	seen := 0
 	for _, f := range w.Schema.Fields {
@@ -303,13 +323,13 @@ func checkVectorSchemas(t *testing.T, what string, rec *kgo.Record, want string)
 // holds for it, checks that schema is the one AvroData makes of the JSON
 // record's Connect schema, and compares the after image with want: Avro
 // floats for FloatVector, the map as MapEntry {key, value} records.
-func checkVectorAvro(t *testing.T, reg *srtest.Registry, what string, rec *kgo.Record, want string) {
+func checkVectorAvro(t *testing.T, reg *srtest.Registry, what string, rec *kgo.Record, image, want string) {
 	t.Helper()
 	_, value := decodeAvro(t, reg, rec.Value)
-	if op := value["op"]; op != "r" && op != "c" {
+	if op := value["op"]; op != "r" && op != "c" && (op != "d" || image != "before") {
 		t.Errorf("%s: op %v", what, op)
 	}
-	after, _ := value["after"].(map[string]any)
+	after, _ := value[image].(map[string]any)
 	w := decodeNumbers(t, what, []byte(want)).(map[string]any)
 	for col, wv := range w {
 		if got := avroAsJSONShape(after[col]); !reflect.DeepEqual(got, jsonAsFloats(wv)) {

@@ -53,6 +53,10 @@ func imageValue(rel *Relation, p *relPlan, t, old Tuple, i int, keyOnly bool) (V
 			// (JdbcValueConverters.java:850, :880, :910): an empty bytea
 			// converted by the column's binary mode.
 			return Value{Kind: ValueText, Data: textEmptyBytea}, geoFallback[ct.bin]
+		case convDoubleVector, convFloatVector:
+			// convertPgVector's and convertPgHalfVector's fallback, an
+			// empty list (PostgresValueConverter.java:682, :696).
+			return Value{Kind: ValueText, Data: textEmptyArray}, &emptyVector
 		}
 		return Value{Kind: ValueText, Data: ct.fallbackText()}, ct
 	}
@@ -67,6 +71,10 @@ var geoFallback = map[conv]*colType{
 	convBytesBase64URL: {conv: convBytesBase64URL, schema: &Schema{Type: TypeString}},
 	convBytesHex:       {conv: convBytesHex, schema: &Schema{Type: TypeString}},
 }
+
+// emptyVector converts "{}" to an empty array, a vector's fallback.
+var emptyVector = colType{conv: convArray, schema: &Schema{Type: TypeArray, Items: &Schema{Type: TypeFloat64}},
+	elem: &colType{conv: convFloat64, schema: &Schema{Type: TypeFloat64}}}
 
 // plainString converts a text as is, for the zoned fallbacks.
 var plainString = colType{conv: convString, schema: &Schema{Type: TypeString}}

@@ -51,6 +51,12 @@ var (
 	errHalfvecRange  = errors.New("a halfvec element is outside FLOAT32's range")
 	errSparseInt16   = errors.New("a sparsevec's dimensions or index exceed 32767, the INT16 of Debezium's io.debezium.data.SparseDoubleVector " +
 		"(Debezium 3.6.1 stops on it: Short.parseShort, Vectors.java:53,76); exclude the column (postgres.columns_exclude) or reduce its dimensions")
+	// errSparseAbsent: a sparsevec's fallback in Debezium is an empty
+	// list (PostgresValueConverter.java:710), which its STRUCT schema
+	// refuses, so Debezium stops on a NOT NULL sparsevec absent from a
+	// key-only old image; parseSparseVector sees that absence as "".
+	errSparseAbsent = errors.New("a NOT NULL sparsevec column is absent from a key-only old image (REPLICA IDENTITY DEFAULT or USING INDEX), " +
+		"and Debezium has no value for it (its empty-list fallback does not fit SparseDoubleVector); set REPLICA IDENTITY FULL on the table")
 	errNullVectorElement = errors.New("a NULL element in an array of vectors, whose items are required as in Debezium's schema " +
 		"(SchemaBuilder.array of the vector's builder, PostgresValueConverter.java:357-360): remove the NULLs or exclude the column")
 )
@@ -200,6 +206,9 @@ func parseVector(s []byte, bits int, dst []float64) ([]float64, error) {
 // its dimensions and entries (appended to dst, in the text's order).
 func parseSparseVector(s []byte, dst []sparseEntry) (int16, []sparseEntry, error) {
 	first := len(dst)
+	if len(s) == 0 {
+		return 0, dst, errSparseAbsent
+	}
 	s = trimVector(s)
 	slash := -1
 	for i, c := range s {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mooncdc/mooncdc/internal/avrodata"
@@ -73,6 +74,7 @@ func TestParseSparseVectorAsVectorsFromSparseVectorString(t *testing.T) {
 		{"{4:1}/3", 0, nil, errSparseSyntax}, // beyond the dimensions
 		{"{1:NaN}/3", 0, nil, errVectorElement},
 		{"{1:1}/x", 0, nil, errSparseSyntax},
+		{"", 0, nil, errSparseAbsent}, // a key-only old image's absent column (absent.go)
 	} {
 		dims, got, err := parseSparseVector([]byte(c.in), nil)
 		if !errors.Is(err, c.err) || c.err == nil && (dims != c.dims || !slices.Equal(got, c.want)) {
@@ -205,6 +207,32 @@ func TestVectorValuesAsJSONConverterWrites(t *testing.T) {
 		}
 		if c.err == nil && !json.Valid(got) {
 			t.Errorf("%s %q: not JSON: %s", c.col, c.in, got)
+		}
+	}
+}
+
+// TestKeyOnlyDeleteOfANotNullVector: a NOT NULL vector or halfvec absent
+// from a key-only old image is Debezium's fallback, the empty list
+// (PostgresValueConverter.java:682, :696); a NOT NULL sparsevec has none
+// that fits its struct (:710), so it is an error that says to set
+// REPLICA IDENTITY FULL.
+func TestKeyOnlyDeleteOfANotNullVector(t *testing.T) {
+	vec := func(name string) *TypeInfo { return &TypeInfo{OID: 90001, Name: name, Kind: 'b', Mod: -1} }
+	for _, c := range []struct {
+		name, want string
+		err        error
+	}{{"vector", `[]`, nil}, {"halfvec", `[]`, nil}, {"sparsevec", ``, errSparseAbsent}} {
+		rel := &Relation{OID: 8, Schema: "public", Table: "v", ReplicaIdentity: 'd', Columns: []Column{
+			{Name: "pk", TypeOID: oidInt4, TypeMod: -1, Key: true, NotNull: true},
+			{Name: "v", TypeOID: 90001, TypeMod: -1, Type: vec(c.name), NotNull: true},
+		}, KeyIndexes: []int{0}}
+		ch := &Change{Op: OpDelete, Relation: rel, Before: Tuple{text("1"), null}, Tx: testTx, LSN: 1}
+		out, err := NewJSONEncoder(Config{Name: "srv"}).AppendValue(nil, ch, testNow)
+		if !errors.Is(err, c.err) {
+			t.Fatalf("%s: %v, want %v", c.name, err, c.err)
+		}
+		if c.err == nil && !strings.Contains(string(out), `"before":{"pk":1,"v":`+c.want+`}`) {
+			t.Errorf("%s: %s, want before.v %s", c.name, out, c.want)
 		}
 	}
 }
