@@ -1,6 +1,7 @@
 package connector_test
 
 import (
+	"encoding/hex"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,12 +21,79 @@ import (
 //     schemasAndValuesForDomainAliasTypes(true) (:3252,
 //     AbstractRecordsProducerTest.java:1007-1083): every geometric column,
 //     base and domain, required BYTES holding pgjdbc's text.
-//   - the same row deleted under REPLICA IDENTITY DEFAULT: the old tuple has
+//   - testProcessNotNullColumns' not_null_table (RecordsStreamProducerIT.java:461-485)
+//     deleted under REPLICA IDENTITY DEFAULT: the 32 fallbacks Debezium
+//     asserts (:399-407, :425-455), cbox … cpolygon the empty bytes.
+//   - the alias row deleted under REPLICA IDENTITY DEFAULT: the old tuple has
 //     the key only, and Debezium fills each NOT NULL column with its
 //     converter's fallback (JdbcValueConverters.java:1414-1421): for these
 //     columns convertBinary (PostgresValueConverter.java:565-567) →
 //     convertBinaryToBytes with BYTE_ZERO (JdbcValueConverters.java:821-822,
 //     NumberConversions.java:36: new byte[0]), the empty bytes.
+
+// dbzNotNullTableDDL is not_null_table (postgres_create_tables.ddl:59-68,
+// v3.6.1.Final), verbatim.
+const dbzNotNullTableDDL = `CREATE TABLE not_null_table (pk serial,
+    val numeric(20,8), created_at timestamp not null, created_at_tz timestamptz not null, ctime time not null,
+    ctime_tz timetz not null, cdate date not null, cmoney money not null, cbits bit(3) not null,
+    csmallint smallint not null, cinteger integer not null, cbigint bigint not null, creal real not null,
+    cbool bool not null, cfloat8 float8 not null, cnumeric numeric(6,2) not null, cvarchar varchar(5) not null,
+    cbox box not null, ccircle circle not null, cinterval interval not null, cline line not null, clseg lseg not null,
+    cpath path not null, cpoint point not null, cpolygon polygon not null, cchar char not null, ctext text not null,
+    cjson json not null, cxml xml not null, cuuid uuid not null, cvarbit varbit(3) not null, cinet inet not null,
+    ccidr cidr not null, cmacaddr macaddr not null,
+    PRIMARY KEY(pk));`
+
+// dbzNotNullFallbacks: the before image Debezium's testProcessNotNullColumns
+// asserts (RecordsStreamProducerIT.java:461-485, include.unknown.datatypes,
+// time.precision.mode adaptive) in shouldProcessNotNullColumnsAdaptiveDateTypes
+// (:399-407) and shouldProcessNotNullColumnsFallbacksReplicaIdentity
+// (:425-455), as JsonConverter writes the Java values: new byte[0] and
+// BigDecimal 0.00 under Decimal scale 2 (unscaled 0: BigInteger.ZERO.toByteArray()
+// is {0}) in base64, Point.createValue(0, 0) with its WKB (Point.java:58-66,
+// :104-110). Debezium asserts them on an UPDATE's before, which pgoutput
+// does not send under REPLICA IDENTITY DEFAULT (the assertions sit under
+// "if (before != null)"); a DELETE's key-only old tuple reaches the same
+// fallbacks (JdbcValueConverters.java:1414-1421), which is what is checked.
+func dbzNotNullFallbacks() []dbzWant {
+	c := func(line string) string { return "RecordsStreamProducerIT.java:" + line }
+	zeroPointWKB, _ := hex.DecodeString("010100000000000000000000000000000000000000")
+	var w []dbzWant
+	add := func(line, field string, v any) { w = append(w, dbzWant{field: field, value: v, cite: c(line)}) }
+	add("401", "created_at", dzN(0))
+	add("402", "created_at_tz", "1970-01-01T00:00:00Z")
+	add("403", "ctime", dzN(0))
+	add("404", "ctime_tz", "00:00:00Z")
+	add("405", "cdate", dzN(0))
+	add("406", "cmoney", dzB64(0))
+	add("407", "cbits", "")
+	add("430", "csmallint", dzN(0))
+	add("431", "cinteger", dzN(0))
+	add("432", "cbigint", dzN(0))
+	add("433", "creal", dzF(0))
+	add("434", "cbool", false)
+	add("435", "cfloat8", dzF(0))
+	add("436", "cnumeric", dzB64(0))
+	add("437", "cvarchar", "")
+	add("438", "cbox", "")
+	add("439", "ccircle", "")
+	add("440", "cinterval", dzN(0))
+	add("441", "cline", "")
+	add("442", "clseg", "")
+	add("443", "cpath", "")
+	add("444", "cpoint", dzMap("x", dzF(0), "y", dzF(0), "wkb", dzB64(zeroPointWKB...), "srid", nil))
+	add("445", "cpolygon", "")
+	add("446", "cchar", "")
+	add("447", "ctext", "")
+	add("448", "cjson", "")
+	add("449", "cxml", "")
+	add("450", "cuuid", "")
+	add("451", "cvarbit", "")
+	add("452", "cinet", "")
+	add("453", "ccidr", "")
+	add("454", "cmacaddr", "")
+	return w
+}
 
 // dbzAliasColumns are the alias table's columns and types, from its DDL
 // (dbzExtraDDL, RecordsSnapshotProducerIT.java:857-892).
@@ -51,6 +119,15 @@ func dbzAliasColumns(t *testing.T) [][2]string {
 func TestGeometricColumnsAsDebeziumInStreamedDomainsAndKeyOnlyDeletes(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE alias_table (pk SERIAL, PRIMARY KEY (pk))`) // RecordsStreamProducerIT.java:3109
+	e.exec(dbzNotNullTableDDL)
+	// testProcessNotNullColumns (RecordsStreamProducerIT.java:461-466):
+	// include.unknown.datatypes, the default modes.
+	nn := e.config("dznotnull", "public.not_null_table")
+	nn.Snapshot.Mode = connector.SnapshotNever
+	nn.Format.IncludeUnknownDatatypes = true
+	nn.Format.JSONSchemas = true
+	rn := startStreaming(t, nn)
+	rn.waitHandedOver(t)
 	cfg := e.config("dzgeo", "public.alias_table")
 	cfg.Snapshot.Mode = connector.SnapshotNever // :3113
 	cfg.Format.DecimalHandlingMode = "double"   // :3111
@@ -74,12 +151,31 @@ func TestGeometricColumnsAsDebeziumInStreamedDomainsAndKeyOnlyDeletes(t *testing
 	e.exec(dbzExtraStatements[0].sql)                            // :3187-3250 (the same row)
 	e.exec(`DELETE FROM alias_table WHERE pk = 1`)
 
+	// RecordsStreamProducerIT.java:470-475, :480, then the delete.
+	e.exec(`INSERT INTO not_null_table VALUES (default, 30, '2019-02-10 11:34:58', '2019-02-10 11:35:00', ` +
+		`'10:20:11', '10:20:12', '2019-02-01', '$20', B'101', 32766, 2147483646, 9223372036854775806, 3.14, ` +
+		`true, 3.14768, 1234.56, 'Test', '(0,0),(1,1)', '<(0,0),1>', '01:02:03', '{0,1,2}', '((0,0),(1,1))', ` +
+		`'((0,0),(0,1),(0,2))', '(1,1)', '((0,0),(0,1),(1,1))', 'a', 'hello world', '{"key": 123}', ` +
+		`'<doc><item>abc</item></doc>', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', B'101', '192.168.1.100', ` +
+		`'192.168.1', '08:00:2b:01:02:03');`)
+	e.exec(`UPDATE not_null_table SET val=40`)
+	e.exec(`DELETE FROM not_null_table WHERE pk = 1`)
+	nrecs := tyReadExactly(t, e.kafka, "dznotnull.public.not_null_table", 4) // insert, update, delete, tombstone
+	if err := rn.stop(t); err != nil {
+		t.Fatalf("clean stop: %v", err)
+	}
+	_, ndeleted := dbzDecode(t, "dznotnull", "not_null_table", nrecs)
+	checked := 0
+	for _, w := range dbzNotNullFallbacks() {
+		checked++
+		dbzCheck(t, "dznotnull key-only delete before "+w.field+" ("+w.cite+")", ndeleted[1], w)
+	}
+
 	recs := tyReadExactly(t, e.kafka, "dzgeo.public.alias_table", 3) // insert, delete, tombstone
 	if err := r.stop(t); err != nil {
 		t.Fatalf("clean stop: %v", err)
 	}
 	rows, deleted := dbzDecode(t, "dzgeo", "alias_table", recs)
-	checked := 0
 	geometric := regexp.MustCompile(`^(box|circle|line|lseg|path|polygon)_`)
 	for _, w := range dbzDomainAlias() {
 		checked++
