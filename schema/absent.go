@@ -50,11 +50,36 @@ func imageValue(rel *Relation, p *relPlan, t, old Tuple, i int, keyOnly bool) (V
 			return Value{Kind: ValueText, Data: zonedEpoch}, &plainString
 		case convTimetz:
 			return Value{Kind: ValueText, Data: zonedMidnight}, &plainString
+		case convGeoText:
+			// box … polygon under include_unknown_datatypes: convertBinary
+			// (PostgresValueConverter.java:565-567), whose fallback is
+			// empty bytes (BYTE_ZERO, JdbcValueConverters.java:821-822,
+			// NumberConversions.java:36) or "" in the base64 and hex modes
+			// (JdbcValueConverters.java:850, :880, :910): an empty bytea
+			// converted by the column's binary mode.
+			return Value{Kind: ValueText, Data: textEmptyBytea}, geoFallback[ct.bin]
+		case convDoubleVector, convFloatVector:
+			// convertPgVector's and convertPgHalfVector's fallback, an
+			// empty list (PostgresValueConverter.java:682, :696).
+			return Value{Kind: ValueText, Data: textEmptyArray}, &emptyVector
 		}
 		return Value{Kind: ValueText, Data: ct.fallbackText()}, ct
 	}
 	return v, ct
 }
+
+// geoFallback converts the empty bytea of a geometric column's fallback
+// in each binary_handling_mode.
+var geoFallback = map[conv]*colType{
+	convBytes:          {conv: convBytes, schema: &Schema{Type: TypeBytes}},
+	convBytesBase64:    {conv: convBytesBase64, schema: &Schema{Type: TypeString}},
+	convBytesBase64URL: {conv: convBytesBase64URL, schema: &Schema{Type: TypeString}},
+	convBytesHex:       {conv: convBytesHex, schema: &Schema{Type: TypeString}},
+}
+
+// emptyVector converts "{}" to an empty array, a vector's fallback.
+var emptyVector = colType{conv: convArray, schema: &Schema{Type: TypeArray, Items: &Schema{Type: TypeFloat64}},
+	elem: &colType{conv: convFloat64, schema: &Schema{Type: TypeFloat64}}}
 
 // plainString converts a text as is, for the zoned fallbacks.
 var plainString = colType{conv: convString, schema: &Schema{Type: TypeString}}

@@ -69,6 +69,14 @@ func (r *avroRenderer) plain(dst []byte, s *Schema) []byte {
 		dst = r.schema(dst, s.Items)
 		return append(r.props(dst, s), '}')
 	case TypeMap:
+		if s.Keys.Type != TypeString || s.Keys.Optional {
+			// AvroData.fromConnectSchema: a map whose keys are not
+			// required strings is an array of MapEntry {key, value}
+			// records (AvroData.java:918-958; internal/avrodata follows it).
+			dst = append(dst, `{"type":"array","items":`...)
+			dst = r.mapEntry(dst, s)
+			return append(r.props(dst, s), '}')
+		}
 		dst = append(dst, `{"type":"map","values":`...)
 		dst = r.schema(dst, s.Values)
 		return append(r.props(dst, s), '}')
@@ -182,6 +190,40 @@ func (r *avroRenderer) record(dst []byte, s *Schema) []byte {
 	dst = append(dst, ']')
 	r.space = saved
 	return append(r.props(dst, s), '}')
+}
+
+// mapEntry appends the record AvroData makes of an entry of a map whose
+// keys are not strings: io.confluent.connect.avro.MapEntry {key, value},
+// with no connect.* properties of its own (AvroData.java:918-958), or a
+// reference to it once defined. (A named map's entries take the map's name
+// in AvroData; Debezium's maps have none.)
+func (r *avroRenderer) mapEntry(dst []byte, s *Schema) []byte {
+	const ns, name = "io.confluent.connect.avro", "MapEntry"
+	if r.defined[ns+"."+name] {
+		if ns == r.space {
+			return strconv.AppendQuote(dst, name)
+		}
+		return strconv.AppendQuote(dst, ns+"."+name)
+	}
+	r.defined[ns+"."+name] = true
+	dst = append(dst, `{"type":"record","name":"MapEntry"`...)
+	if r.space != ns {
+		dst = append(dst, `,"namespace":"io.confluent.connect.avro"`...)
+	}
+	saved := r.space
+	r.space = ns
+	dst = append(dst, `,"fields":[{"name":"key","type":`...)
+	dst = r.schema(dst, s.Keys)
+	if s.Keys.Optional {
+		dst = append(dst, `,"default":null`...)
+	}
+	dst = append(dst, `},{"name":"value","type":`...)
+	dst = r.schema(dst, s.Values)
+	if s.Values.Optional {
+		dst = append(dst, `,"default":null`...)
+	}
+	r.space = saved
+	return append(dst, "}]}"...)
 }
 
 // avroTypeName reports whether a short name is one of Avro's type names,

@@ -28,6 +28,8 @@ func (e *AvroEncoder) writeColumn(t *colType, s *Schema, v Value) error {
 		return e.writeArray(t, s, v.Data)
 	case convHstoreMap:
 		return e.writeHstoreMap(v.Data, s.Optional)
+	case convDoubleVector, convFloatVector, convSparseVector:
+		return e.writeVector(t, v.Data, s.Optional)
 	}
 	d, err := e.cv.scalar(t, v.Data)
 	if err != nil {
@@ -132,13 +134,19 @@ func (e *AvroEncoder) writeArray(t *colType, s *Schema, text []byte) error {
 		for _, el := range cv.elem {
 			if el.Null {
 				if !t.elem.schema.Optional {
-					return errNullEnumElement
+					return nullElementError(t.elem)
 				}
 				w.WriteLong(0)
 				continue
 			}
 			if t.elem.conv == convHstoreMap {
 				if err := e.writeHstoreMap(el.Data, t.elem.schema.Optional); err != nil {
+					return err
+				}
+				continue
+			}
+			if isVector(t.elem) {
+				if err := e.writeVector(t.elem, el.Data, t.elem.schema.Optional); err != nil {
 					return err
 				}
 				continue

@@ -31,6 +31,8 @@ func (e *JSONEncoder) appendColumn(dst []byte, t *colType, v Value) ([]byte, err
 		return e.appendArray(dst, t, v.Data)
 	case convHstoreMap:
 		return e.appendHstoreMap(dst, v.Data)
+	case convDoubleVector, convFloatVector, convSparseVector:
+		return e.appendVector(dst, t, v.Data)
 	// The commonest columns go straight to JSON, as appendDatumJSON
 	// writes their datum: handing a datum back from scalar costs a copy
 	// through the stack as long as the rest of the row.
@@ -83,13 +85,19 @@ func (e *JSONEncoder) appendArray(dst []byte, t *colType, s []byte) ([]byte, err
 		}
 		if el.Null {
 			if !t.elem.schema.Optional {
-				return dst, errNullEnumElement
+				return dst, nullElementError(t.elem)
 			}
 			dst = append(dst, "null"...)
 			continue
 		}
 		if t.elem.conv == convHstoreMap {
 			if dst, err = e.appendHstoreMap(dst, el.Data); err != nil {
+				return dst, err
+			}
+			continue
+		}
+		if isVector(t.elem) {
+			if dst, err = e.appendVector(dst, t.elem, el.Data); err != nil {
 				return dst, err
 			}
 			continue
@@ -110,6 +118,15 @@ var errNestedArray = errors.New("arrays of arrays are not supported")
 // its Struct's validation there, and a Connect sink would refuse it here.
 var errNullEnumElement = errors.New("a NULL element in an enum array, whose items are required as in Debezium's schema: " +
 	"remove the NULLs from the column, or leave it out (postgres.columns_exclude)")
+
+// nullElementError is the error of a NULL element in an array whose items
+// are required: enums and pgvector's types.
+func nullElementError(elem *colType) error {
+	if isVector(elem) {
+		return errNullVectorElement
+	}
+	return errNullEnumElement
+}
 
 // appendHstoreMap writes hstore text as a JSON object, the way
 // JsonConverter writes the MAP<STRING, optional STRING> of

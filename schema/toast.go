@@ -88,6 +88,12 @@ func placeholderUUID(dst, ph []byte) []byte {
 }
 
 func toastShape(t *colType) toastKind {
+	if isVector(t) {
+		// Debezium's placeholder for these is the plain string
+		// (UnchangedToastedReplicationMessageColumn.java:107), which its
+		// ARRAY or STRUCT schema refuses: no shape carries it.
+		return toastNone
+	}
 	switch t.schema.Type {
 	case TypeString:
 		return toastString

@@ -434,6 +434,7 @@ func mapType(cfg *Config, oid uint32, mod int32, ti *TypeInfo) *colType {
 		case ti != nil && ti.Name == "geography":
 			// PostgresValueConverter.java:304-305, :521-522, :1047-1070.
 			t.conv, t.schema = convGeometry, geographySchema()
+		case ti != nil && mapVector(t, ti.Name): // vector, halfvec, sparsevec (values_vector.go)
 		default:
 			str("")
 			t.unknown = true
@@ -469,7 +470,8 @@ func arrayOf(elem *colType) *colType {
 	// Debezium builds an enum array's items from the Enum builder, never
 	// made optional (PostgresValueConverter.java:349-351); other items are
 	// optional.
-	elem.schema = elem.schema.withOptional(elem.schema.Name != "io.debezium.data.Enum")
+	// So are pgvector's (values_vector.go, isVector).
+	elem.schema = elem.schema.withOptional(elem.schema.Name != "io.debezium.data.Enum" && !isVector(elem))
 	return &colType{conv: convArray, elem: elem, schema: &Schema{Type: TypeArray, Items: elem.schema}}
 }
 

@@ -48,6 +48,9 @@ type converter struct {
 	ebuf []byte
 	hs   []hstorePair
 	hbuf []byte
+	// vec and sparse hold a pgvector value's elements (values_vector.go).
+	vec    []float64
+	sparse []sparseEntry
 	// mapped holds the last column mapper's result (plan.go rewrites).
 	mapped []byte
 }

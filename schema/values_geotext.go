@@ -162,6 +162,12 @@ func appendJavaDouble(dst []byte, f float64) []byte {
 			}
 		}
 	}
+	return appendJavaDigits(dst, f, digits, exp)
+}
+
+// appendJavaDigits formats f > 0, whose significant digits and decimal
+// exponent are given, as Java's Double.toString and Float.toString do.
+func appendJavaDigits(dst []byte, f float64, digits []byte, exp int) []byte {
 	if f >= 1e-3 && f < 1e7 {
 		if exp >= 0 {
 			for i := 0; i <= exp; i++ {
