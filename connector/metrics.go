@@ -26,6 +26,8 @@ type Metrics struct {
 	TableCopyDuration    *prometheus.GaugeVec
 	KafkaTransactions    *prometheus.CounterVec
 	SlotLossResnapshots  prometheus.Counter
+	LastServerMessage    prometheus.Gauge
+	KafkaStalled         prometheus.Gauge
 }
 
 // newMetrics is a lone pipeline's metrics, in a registry of its own with
@@ -74,12 +76,16 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 			Name: "mooncdc_streaming", Help: "1 while the main worker is streaming from Postgres."}),
 		Active: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mooncdc_active", Help: "1 while this instance runs the pipeline; 0 while it is a standby (ha.enabled) or stopped."}),
+		LastServerMessage: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mooncdc_last_server_message_seconds", Help: "Seconds since the main replication connection last received a message from Postgres (data or keepalive); above postgres.replication_timeout the connection is ended and /readyz answers 503."}),
+		KafkaStalled: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mooncdc_kafka_stalled_seconds", Help: "Seconds since Kafka last acknowledged a record while records were in flight (0 while none are); above postgres.replication_timeout /readyz answers 503."}),
 		SlotLossResnapshots: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mooncdc_slot_loss_resnapshots_total", Help: "Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot)."}),
 	}
 	reg.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
 		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.Active, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
-		m.SlotLossResnapshots, m.TableCopyRowsResumed)
+		m.SlotLossResnapshots, m.TableCopyRowsResumed, m.LastServerMessage, m.KafkaStalled)
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m
 }

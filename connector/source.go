@@ -123,6 +123,7 @@ func ConnectSQL(ctx context.Context, base *pgconn.Config, app string) (*pgx.Conn
 		return nil, err
 	}
 	cc.Config = *stream.SessionConnConfig(base, app)
+	cc.Tracer = queryDeadline{d: QueryTimeout} // a half-open link fails the query (link.go)
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", redactedError{err})

@@ -42,6 +42,7 @@ type Tracker struct {
 	failed  error
 
 	inflight atomic.Int64
+	released atomic.Int64 // bytes acknowledged (or failed) so far: Kafka's progress, for readiness
 	maxBytes int64
 	roomMu   sync.Mutex
 	room     chan struct{} // closed and replaced when inflight drops back under maxBytes: wakes every waiter
@@ -154,6 +155,10 @@ func (t *Tracker) ShareBudget(budget *Tracker) {
 		t.budget = budget
 	}
 }
+
+// Released returns the bytes acknowledged (or failed) so far, with the
+// trackers' that share this one's budget.
+func (t *Tracker) Released() int64 { return t.released.Load() }
 
 // Add counts one record of a, of n bytes, handed to the producer.
 func (t *Tracker) Add(a *txAck, n int) {
@@ -281,6 +286,7 @@ func (t *Tracker) setDurableLocked(l schema.LSN, txs int) {
 // release takes n acknowledged bytes off the in-flight count, waking the
 // waiters of WaitRoom when that makes room.
 func (t *Tracker) release(n int64) {
+	t.released.Add(n)
 	if v := t.inflight.Add(-n); v <= t.maxBytes && v+n > t.maxBytes {
 		t.roomMu.Lock()
 		close(t.room)
