@@ -388,7 +388,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	em := newEmitter(emCfg)
 	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx}
 	obs := &observer{ready: &p.ready, metrics: p.metrics, serverEnd: &lastServerEnd, tracker: tracker, links: &p.linkWatch}
-	g.Go(func() error { return p.watchLinks(gctx, tracker) })
+	g.Go(func() error { return p.watchLinks(snapCtx, tracker) }) // ends with a stop, as the snapshotter
 
 	g.Go(func() error { return mainOut.run(gctx, soft) })
 	g.Go(func() error {
