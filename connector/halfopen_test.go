@@ -1,6 +1,7 @@
 package connector_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -184,4 +185,49 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 	eventually.True(t, 30*time.Second, 20*time.Millisecond, "not ready again after the reconnect", func() bool {
 		return p.Ready() && p.Status().NotReady == ""
 	})
+}
+
+// A query on a connection that went half-open fails within its deadline
+// (QueryTimeout, shortened here) instead of waiting forever, and the
+// connection is closed so that its owner opens a new one: what bounds the
+// catalog and status queries, the heartbeat, slot checks and a copy's
+// snapshot import.
+func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
+	e := newEnv(t)
+	defer connector.SetQueryTimeoutForTest(2 * time.Second)()
+	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.pg.Port()))
+	cfg := e.config("querydeadline")
+	cfg.Postgres.URL = strings.Replace(e.pg.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.pg.Port()), proxy.addr(), 1)
+	pgcfg, err := cfg.PostgresConnConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := connector.ConnectSQL(context.Background(), pgcfg, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var one int
+	if err := conn.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
+	proxy.hole()
+	began := time.Now()
+	err = conn.QueryRow(context.Background(), "SELECT 1").Scan(&one)
+	took := time.Since(began)
+	if err == nil || took < 2*time.Second || took > 5*time.Second {
+		t.Fatalf("query on the half-open link: %v after %v; want an error after the 2s deadline", err, took)
+	}
+	if !conn.IsClosed() {
+		t.Error("the connection stays open after its query timed out")
+	}
+	// A new connection works.
+	again, err := connector.ConnectSQL(context.Background(), pgcfg, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close(context.Background())
+	if err := again.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil {
+		t.Fatal(err)
+	}
 }

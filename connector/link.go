@@ -68,6 +68,9 @@ func linkDialer(userTimeout time.Duration) *net.Dialer {
 // deadline wins when it is sooner.
 const QueryTimeout = DefaultReplicationTimeout
 
+// queryTimeout is QueryTimeout, shortened by tests.
+var queryTimeout = QueryTimeout
+
 // queryDeadline is the pgx tracer that gives each Query, QueryRow and
 // Exec a deadline (pgx runs the query on the context TraceQueryStart
 // returns, and calls TraceQueryEnd when it is over, rows closed).

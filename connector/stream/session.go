@@ -256,8 +256,9 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 		// Status updates still go out, so the walsender keeps the session.
 		if !cfg.Progress.WaitRoom(hard, next) {
 			// Not reading is not the server's silence: its messages wait
-			// in the socket. Count silence from here on.
-			s.heardAt = time.Now()
+			// in the socket. Count silence from here on (and do not
+			// report Postgres silent while Kafka holds the stream up).
+			s.heard(time.Now())
 			continue
 		}
 		wake := next
