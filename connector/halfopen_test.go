@@ -129,6 +129,7 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runPipeline(t, p)
+	r.waitReady(t)
 	r.waitHandedOver(t)
 	e.exec(`INSERT INTO half VALUES (1, 1)`)
 	consume(t, e.kafka, 1, "halfopen.public.half")
@@ -229,5 +230,41 @@ func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
 	defer again.Close(context.Background())
 	if err := again.QueryRow(context.Background(), "SELECT 1").Scan(&one); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// On an idle database the walsender may send nothing for minutes: the
+// session's status updates ask for a reply once it has been quiet for a
+// quarter of the timeout, so a live link is never taken for a silent one.
+func TestIdleLiveLinkIsNotTakenForSilent(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE idle (id int PRIMARY KEY)`)
+	cfg := e.config("idle", "public.idle")
+	cfg.Postgres.ReplicationTimeout = 2 * time.Second
+	cfg.Heartbeat.Interval = 0 // no heartbeat messages either
+	core, logs := observer.New(zapcore.WarnLevel)
+	log := zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core))
+	p, err := connector.New(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	r.waitHandedOver(t)
+	var worst float64
+	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		st := p.Status()
+		if !st.Streaming || st.NotReady != "" {
+			t.Fatalf("idle but live: streaming %v, not ready %q; warnings %v", st.Streaming, st.NotReady, logs.All())
+		}
+		if st.LastServerMessageSeconds != nil {
+			worst = max(worst, *st.LastServerMessageSeconds)
+		}
+	}
+	if worst >= 2 {
+		t.Errorf("the server was silent for %.1fs on an idle live link; the pings should keep it under the 2s timeout", worst)
+	}
+	if n := logs.FilterMessage("replication connection lost; reconnecting with backoff").Len(); n > 0 {
+		t.Errorf("%d reconnects on an idle live link: %v", n, logs.All())
 	}
 }
