@@ -114,6 +114,19 @@ func (e *env) halfOpen(l *linked, proxy *cutProxy, what string) {
 	}
 	e.note("halfopen %s during %s: /readyz 503 after %v, 200 again after %v, a row written after the cut in Kafka after %v",
 		what, ph, down.Round(10*time.Millisecond), back.Round(10*time.Millisecond), row.Round(10*time.Millisecond))
+	if what == "postgres" && ph == "copy" {
+		// The big table's COPY was cut: its silence watch must have
+		// aborted it, and the copy been retried.
+		deadline := cut.Add(halfOpenTimeout + 10*time.Second)
+		for !l.in.hasError("table copy failed; will retry", bigTable, "no data from Postgres for "+halfOpenTimeout.String()) {
+			if time.Now().After(deadline) {
+				e.t.Errorf("the big table's COPY was cut, but no copy failed for its silence within %v; the end of mooncdc's log:\n%s",
+					halfOpenTimeout+10*time.Second, l.in.tail(25))
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	if down == 0 || down > maxDown {
 		e.t.Errorf("%s link half-open during %s: /readyz turned 503 after %v; want within %v", what, ph, down, maxDown)
 	}
