@@ -77,7 +77,7 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 		Active: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mooncdc_active", Help: "1 while this instance runs the pipeline; 0 while it is a standby (ha.enabled) or stopped."}),
 		LastServerMessage: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "mooncdc_last_server_message_seconds", Help: "Seconds since the main replication connection last received a message from Postgres (data or keepalive); above postgres.replication_timeout the connection is ended and /readyz answers 503."}),
+			Name: "mooncdc_last_server_message_seconds", Help: "Seconds the main replication connection has been silent: since its last message from Postgres (data or keepalive), not counting time it waited for Kafka; above postgres.replication_timeout the connection is ended and /readyz answers 503."}),
 		KafkaStalled: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mooncdc_kafka_stalled_seconds", Help: "Seconds since Kafka last acknowledged a record while records were in flight (0 while none are); above postgres.replication_timeout /readyz answers 503."}),
 		SlotLossResnapshots: prometheus.NewCounter(prometheus.CounterOpts{

@@ -230,6 +230,9 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 			if err := ticker.Tick(); err != nil {
 				return err
 			}
+			// A Kafka commit that took long held the loop, not the
+			// server: that time is not its silence.
+			s.notListening(now, time.Now())
 		}
 		// A status goes out every interval, and early (at most every
 		// 100 ms) once the durable LSN moved, so the slot trails Kafka by
@@ -256,9 +259,9 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 		// Status updates still go out, so the walsender keeps the session.
 		if !cfg.Progress.WaitRoom(hard, next) {
 			// Not reading is not the server's silence: its messages wait
-			// in the socket. Count silence from here on (and do not
-			// report Postgres silent while Kafka holds the stream up).
-			s.heard(time.Now())
+			// in the socket (and Postgres is not reported silent while
+			// Kafka holds the stream up).
+			s.notListening(now, time.Now())
 			continue
 		}
 		wake := next

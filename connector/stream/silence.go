@@ -25,8 +25,9 @@ import (
 //     *SilenceError (retryable: the main worker reconnects and resumes at
 //     the durable LSN, as after any lost connection).
 //
-// Time spent not reading (backpressure: the in-flight budget is used up)
-// is not silence: the server's messages wait in the socket meanwhile.
+// Time spent not reading (backpressure: the in-flight budget is used up; a
+// Kafka commit between transactions; handling a message) is not silence:
+// the server's messages wait in the socket meanwhile.
 
 // DefaultTimeout is the silence timeout where the server's
 // wal_sender_timeout is 0 (off): Postgres's default wal_sender_timeout
@@ -100,6 +101,17 @@ func (s *Session) heard(now time.Time) {
 	if s.cfg.Observer != nil && now.Sub(s.toldAt) >= heardEvery {
 		s.toldAt = now
 		s.cfg.Observer.Heard(now)
+	}
+}
+
+// notListening takes the time from..to, when the loop did not read (it
+// waited for Kafka), out of the silence.
+func (s *Session) notListening(from, to time.Time) {
+	if d := to.Sub(from); d > time.Millisecond {
+		s.heardAt = s.heardAt.Add(d)
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.Heard(s.heardAt)
+		}
 	}
 }
 

@@ -70,3 +70,19 @@ func TestSilencePingsThenEnds(t *testing.T) {
 		t.Errorf("3s after a message: %v", err)
 	}
 }
+
+// Time the loop spends waiting for Kafka is taken out of the silence, and
+// what was silent before still counts.
+func TestTimeNotListeningIsNotSilence(t *testing.T) {
+	start := time.Unix(1000, 0)
+	s := &Session{timeout: 8 * time.Second}
+	s.heard(start)
+	// 5 s silent, then 20 s waiting for Kafka, then 2 s silent: 7 s.
+	s.notListening(start.Add(5*time.Second), start.Add(25*time.Second))
+	if err := s.checkSilence(start.Add(27 * time.Second)); err != nil {
+		t.Fatalf("7 s of silence around a 20 s wait: %v", err)
+	}
+	if err := s.checkSilence(start.Add(28 * time.Second)); err == nil {
+		t.Fatal("8 s of silence around a 20 s wait: no error")
+	}
+}
