@@ -173,9 +173,17 @@ func TestLinkWatchSaysWhyNotReady(t *testing.T) {
 	if got := w.kafkaStall(now.Add(70 * time.Second)); got != 70*time.Second {
 		t.Errorf("stall with a record in flight, unacknowledged: %v, want 70s", got)
 	}
-	tr.Ack(a, 100, nil)
+	// A failed record is no progress.
+	b := tr.Begin()
+	tr.Add(b, 100)
+	tr.Ack(b, 100, errors.New("broken"))
 	w.sample(now.Add(70*time.Second), tr)
-	if got := w.kafkaStall(now.Add(70 * time.Second)); got != 0 {
+	if got := w.kafkaStall(now.Add(70 * time.Second)); got != 70*time.Second {
+		t.Errorf("stall after a failed record: %v, want 70s", got)
+	}
+	tr.Ack(a, 100, nil)
+	w.sample(now.Add(80*time.Second), tr)
+	if got := w.kafkaStall(now.Add(80 * time.Second)); got != 0 {
 		t.Errorf("stall after the ack: %v, want 0", got)
 	}
 }

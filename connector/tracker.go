@@ -42,7 +42,7 @@ type Tracker struct {
 	failed  error
 
 	inflight atomic.Int64
-	released atomic.Int64 // bytes acknowledged (or failed) so far: Kafka's progress, for readiness
+	released atomic.Int64 // bytes Kafka acknowledged so far (not failed): its progress, for readiness
 	maxBytes int64
 	roomMu   sync.Mutex
 	room     chan struct{} // closed and replaced when inflight drops back under maxBytes: wakes every waiter
@@ -156,8 +156,8 @@ func (t *Tracker) ShareBudget(budget *Tracker) {
 	}
 }
 
-// Released returns the bytes acknowledged (or failed) so far, with the
-// trackers' that share this one's budget.
+// Released returns the bytes Kafka acknowledged so far (failed records
+// not counted), with the trackers' that share this one's budget.
 func (t *Tracker) Released() int64 { return t.released.Load() }
 
 // Add counts one record of a, of n bytes, handed to the producer.
@@ -181,6 +181,12 @@ func (t *Tracker) Ack(a *txAck, n int, err error) {
 	t.release(int64(n + recordCost))
 	if t.budget != nil {
 		t.budget.release(int64(n + recordCost))
+	}
+	if err == nil {
+		t.released.Add(int64(n))
+		if t.budget != nil {
+			t.budget.released.Add(int64(n))
+		}
 	}
 	left := a.pending.Add(-1)
 	if err == nil && (left > 0 || !a.closed.Load()) {
@@ -286,7 +292,6 @@ func (t *Tracker) setDurableLocked(l schema.LSN, txs int) {
 // release takes n acknowledged bytes off the in-flight count, waking the
 // waiters of WaitRoom when that makes room.
 func (t *Tracker) release(n int64) {
-	t.released.Add(n)
 	if v := t.inflight.Add(-n); v <= t.maxBytes && v+n > t.maxBytes {
 		t.roomMu.Lock()
 		close(t.room)

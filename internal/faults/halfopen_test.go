@@ -86,6 +86,7 @@ func (e *env) halfOpen(l *linked, proxy *cutProxy, what string) {
 		maxRow = 20*time.Second + 25*time.Second
 	}
 	var down, back, row time.Duration
+	var readyBeforeRow time.Duration // 200 polls between the first 503 and the row, as time
 	for row == 0 || back == 0 {
 		since := time.Since(cut)
 		if !l.in.running() {
@@ -97,6 +98,9 @@ func (e *env) halfOpen(l *linked, proxy *cutProxy, what string) {
 				what, ph, since.Round(time.Second), down, back, row, l.in.tail(25))
 		}
 		code, _ := l.in.readyz()
+		if code == http.StatusOK && down != 0 && row == 0 {
+			readyBeforeRow += 50 * time.Millisecond
+		}
 		switch {
 		case code != http.StatusOK && code != 0 && down == 0:
 			down = since
@@ -112,8 +116,8 @@ func (e *env) halfOpen(l *linked, proxy *cutProxy, what string) {
 			}
 		})
 	}
-	e.note("halfopen %s during %s: /readyz 503 after %v, 200 again after %v, a row written after the cut in Kafka after %v",
-		what, ph, down.Round(10*time.Millisecond), back.Round(10*time.Millisecond), row.Round(10*time.Millisecond))
+	e.note("halfopen %s during %s: /readyz 503 after %v, 200 again after %v (about %v of 200s before the row), a row written after the cut in Kafka after %v",
+		what, ph, down.Round(10*time.Millisecond), back.Round(10*time.Millisecond), readyBeforeRow, row.Round(10*time.Millisecond))
 	if what == "postgres" && ph == "copy" {
 		// The big table's COPY was cut: its silence watch must have
 		// aborted it, and the copy been retried.
