@@ -157,6 +157,9 @@ type catalogConn struct {
 }
 
 func (c *catalogConn) get(ctx context.Context) (*pgx.Conn, error) {
+	if c.conn != nil && c.conn.IsClosed() {
+		c.conn = nil // a query past its deadline closed it (link.go)
+	}
 	if c.conn == nil {
 		conn, err := connectSQL(ctx, c.pgcfg)
 		if err != nil {

@@ -140,6 +140,14 @@ type PostgresConfig struct {
 	// promotion mooncdc continues on it (a multi-host postgres.url with
 	// target_session_attrs=read-write finds the new primary).
 	SlotFailover bool `yaml:"slot_failover"`
+	// ReplicationTimeout is how long a connection to Postgres may stay
+	// silent before mooncdc ends it and reconnects: no message on a
+	// replication connection (data or keepalive; mooncdc asks for a
+	// keepalive once it has been quiet a quarter of it), no COPY data on a
+	// copy connection, no answer to a query. 0 (the default) takes the
+	// server's wal_sender_timeout, or DefaultReplicationTimeout where that
+	// is 0 (off). It is also each socket's TCP_USER_TIMEOUT (link.go).
+	ReplicationTimeout time.Duration `yaml:"replication_timeout"`
 }
 
 // TableFilter is the row filter and column list of one postgres.tables

@@ -42,6 +42,14 @@ const (
 	DefaultHeartbeatInterval      = 10 * time.Second
 	DefaultShutdownTimeout        = 30 * time.Second
 	DefaultHASessionTimeout       = 10 * time.Second
+	// DefaultReplicationTimeout is postgres.replication_timeout where the
+	// server's wal_sender_timeout is 0 (off), and the sockets'
+	// TCP_USER_TIMEOUT while postgres.replication_timeout is 0: Postgres's
+	// own default wal_sender_timeout and wal_receiver_timeout.
+	DefaultReplicationTimeout = 60 * time.Second
+	// Bounds of postgres.replication_timeout when set.
+	MinReplicationTimeout = time.Second
+	MaxReplicationTimeout = time.Hour
 
 	DefaultSnapshotWorkers           = 4
 	DefaultSnapshotChunkRows         = 100_000

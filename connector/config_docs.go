@@ -33,6 +33,7 @@ var configDocs = map[string]keyDoc{
 	"postgres.slot":                       {doc: "The logical replication slot (pgoutput, permanent), created if missing.", def: "`mooncdc_<name>`"},
 	"postgres.password_file":              {doc: "A file whose first line is the password; it overrides the URL's (for Docker/Kubernetes secrets)."},
 	"postgres.publish_via_partition_root": {doc: "A publication mooncdc creates sends a partitioned table's changes as its root's: one table, one topic. Off, each partition is a table of its own. An existing publication is left as it is."},
+	"postgres.replication_timeout":        {doc: "How long a Postgres connection may stay silent before mooncdc ends it and reconnects from the durable LSN: no message on a replication connection (data or keepalive; a keepalive is asked for after a quarter of it), no data on a COPY; also the sockets' `TCP_USER_TIMEOUT`. 1s to 1h, or 0: the server's `wal_sender_timeout` (60s where that is 0). See [A half-open link](high-availability.md#a-half-open-link).", def: "`0` (the server's `wal_sender_timeout`)"},
 	"postgres.slot_failover":              {doc: "PostgreSQL 17+: the slot is a failover slot, kept on the standbys that `sync_replication_slots` sync, so that mooncdc continues on it after a promotion."},
 
 	"kafka.brokers":                  {doc: "Seed brokers, `host:port`. Empty starts an embedded single-node Kafka on 127.0.0.1:9092 (development only)."},

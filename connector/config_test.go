@@ -158,6 +158,9 @@ func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
 		{"unparsable url", func(c *Config) { c.Postgres.URL = "postgres://u:hunter2@host:notaport/db" }, []string{"postgres.url:", "xxxxx"}},
 		{"bad table", func(c *Config) { c.Postgres.Tables = []string{"ok", "public."} }, []string{"postgres.tables:", `"public."`}},
 		{"bad slot", func(c *Config) { c.Postgres.Slot = "Bad-Slot" }, []string{"postgres.slot:", "a-z, 0-9"}},
+		{"replication timeout too short", func(c *Config) { c.Postgres.ReplicationTimeout = 500 * time.Millisecond },
+			[]string{"postgres.replication_timeout: 500ms", "1s to 1h", "or 0 (the default) for the server's wal_sender_timeout"}},
+		{"replication timeout negative", func(c *Config) { c.Postgres.ReplicationTimeout = -time.Second }, []string{"postgres.replication_timeout: -1s"}},
 		{"long derived slot", func(c *Config) {
 			c.Name = strings.Repeat("n", 60)
 			c.Postgres.Slot, c.Postgres.Publication, c.Kafka.TopicPrefix = "", "", ""
@@ -438,7 +441,7 @@ func TestLoadConfigEnvErrorsNameTheVariable(t *testing.T) {
 func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 	want := []string{
 		"name", "data_dir",
-		"postgres.url", "postgres.tables", "postgres.tables_exclude", "postgres.columns_include", "postgres.columns_exclude", "postgres.publication", "postgres.slot", "postgres.password_file", "postgres.publish_via_partition_root", "postgres.slot_failover",
+		"postgres.url", "postgres.tables", "postgres.tables_exclude", "postgres.columns_include", "postgres.columns_exclude", "postgres.publication", "postgres.slot", "postgres.password_file", "postgres.publish_via_partition_root", "postgres.slot_failover", "postgres.replication_timeout",
 		"kafka.brokers", "kafka.topic_prefix", "kafka.offsets_topic", "kafka.routes", "kafka.topic_partitions",
 		"kafka.topic_replication_factor", "kafka.delivery", "kafka.max_inflight_bytes", "kafka.compression",
 		"kafka.transaction_max_bytes", "kafka.transaction_max_interval", "kafka.transaction_timeout",

@@ -148,6 +148,10 @@ func (c Config) Validate() error {
 	if err := checkTopicName(c.Kafka.OffsetsTopic); err != nil {
 		bad("kafka.offsets_topic: %q %v (default %s)", c.Kafka.OffsetsTopic, err, DefaultOffsetsTopic)
 	}
+	if rt := c.Postgres.ReplicationTimeout; rt != 0 && (rt < MinReplicationTimeout || rt > MaxReplicationTimeout) {
+		bad("postgres.replication_timeout: %s; use %s to %s, or 0 (the default) for the server's wal_sender_timeout (%s where that is off): how long a silent connection to Postgres is kept",
+			rt, fmtDuration(MinReplicationTimeout), fmtDuration(MaxReplicationTimeout), fmtDuration(DefaultReplicationTimeout))
+	}
 	if c.Kafka.TopicPartitions < 1 {
 		bad("kafka.topic_partitions: %d; use 1 or more", c.Kafka.TopicPartitions)
 	}

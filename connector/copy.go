@@ -54,6 +54,9 @@ type copierConfig struct {
 	maxInflight int64     // kafka.max_inflight_bytes, shared by the copy workers
 	prefix      string    // kafka.topic_prefix
 	opts        recordOptions
+	// replicationTimeout is postgres.replication_timeout (0: derived per
+	// session); linkTimeout what a COPY may stay silent (link.go).
+	replicationTimeout, linkTimeout time.Duration
 }
 
 // snapshotPoint is where a copy's snapshot sits in the WAL.

@@ -39,7 +39,7 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, out: out, prog: prog}
 	sess := stream.NewSession(stream.Config{
 		Conn: repl, ConnConfig: c.pgcfg, Slot: point.slot, Publication: c.cfg.publication,
-		StartLSN: point.lsn, Log: log.Named("catchup"), Progress: point.capped(&catchupProgress{Tracker: tracker, h: h}),
+		StartLSN: point.lsn, Timeout: c.cfg.replicationTimeout, Log: log.Named("catchup"), Progress: point.capped(&catchupProgress{Tracker: tracker, h: h}),
 	})
 	err := sess.Run(ctx, soft, h)
 	if h.err != nil {

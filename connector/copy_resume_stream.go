@@ -38,7 +38,7 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 	defer stop()
 	h := &resumeStream{emitter: em, rs: rs, ctx: ctx, until: until, stop: stop}
 	sess := stream.NewSession(stream.Config{
-		ConnConfig: c.pgcfg, Slot: rs.slot, Publication: c.cfg.publication, StartLSN: base, Log: rs.log.Named("resume"),
+		ConnConfig: c.pgcfg, Slot: rs.slot, Publication: c.cfg.publication, StartLSN: base, Timeout: c.cfg.replicationTimeout, Log: rs.log.Named("resume"),
 		Progress: confirmAtMost{Progress: &resumeProgress{Tracker: rs.tracker, h: h}, max: base},
 	})
 	err := sess.Run(ctx, soft, h)

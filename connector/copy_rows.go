@@ -243,7 +243,8 @@ type chunkWriter struct {
 	heldMarker string
 	err        error
 	ctx        context.Context
-	now        time.Time // ts_* of the records, refreshed every 256 rows (time.Now costs)
+	watch      *copyWatch // the running COPY's silence watch (link.go)
+	now        time.Time  // ts_* of the records, refreshed every 256 rows (time.Now costs)
 	rows       int
 	// uncounted rows are encoded but not yet in the table's copied-rows
 	// metric, which gets them every 256 rows and at the chunk's end.
@@ -284,11 +285,21 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	}
 	w.rel, w.ch.Relation = encRel, encRel
 	w.beginChunk(ch)
-	_, err = conn.PgConn().CopyTo(ctx, w, sql)
+	// A COPY that receives nothing for the link timeout is aborted (its
+	// connection closed) and the copy retried: a resumed copy keeps the
+	// chunks Kafka has (copy_resume.go).
+	cctx, watch := watchCopy(ctx, "copy "+rel.QualifiedName(), w.out.c.cfg.linkTimeout)
+	w.watch = watch
+	_, err = conn.PgConn().CopyTo(cctx, w, sql)
+	watch.close()
+	w.watch = nil
 	w.countRows()
 	if err != nil {
 		if w.err != nil {
 			return w.err
+		}
+		if serr := silenceCause(cctx); serr != nil {
+			return &copyError{err: serr}
 		}
 		return fmt.Errorf("copy %s: %w", rel.QualifiedName(), err)
 	}
@@ -301,6 +312,12 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 // Write receives COPY data: whole rows (Postgres sends one row per
 // CopyData message).
 func (w *chunkWriter) Write(data []byte) (int, error) {
+	if w.watch != nil {
+		// Time spent here (encoding, waiting for room) is not the
+		// server's silence.
+		w.watch.enter()
+		defer w.watch.leave()
+	}
 	n := len(data)
 	for len(data) > 0 {
 		line := data

@@ -28,6 +28,9 @@
 // Around it: setup.go and source.go check the source and make the slot,
 // publication.go decides what goes in the publication, topics.go and
 // topicname.go name and create topics (a snapshot run's in one request),
+// link.go bounds every Postgres connection against a half-open link
+// (socket options, query deadlines, a silent COPY) and linkwatch.go keeps
+// /readyz true to the links,
 // prefetch.go registers a snapshot run's Avro schemas many at once ahead
 // of its copies, heartbeat*.go keeps an idle slot
 // moving, retry.go classifies every error once (classify for the

@@ -37,3 +37,11 @@ func SetCopyCheckpointEveryForTest(d time.Duration) (undo func()) {
 	copyCheckpointEvery = d
 	return func() { copyCheckpointEvery = old }
 }
+
+// SetQueryTimeoutForTest shortens the deadline of the queries on
+// connections opened from now on (link.go).
+func SetQueryTimeoutForTest(d time.Duration) (undo func()) {
+	old := queryTimeout
+	queryTimeout = d
+	return func() { queryTimeout = old }
+}

@@ -47,10 +47,15 @@ func (p *Pipeline) serveMetrics(addr string) (*http.Server, error) {
 	return serveHTTP(addr, p.metrics.Registry, p.readiness, p.serveStatus, p.log)
 }
 
-// readiness is /readyz: 200 "streaming" while the main worker streams.
+// readiness is /readyz: 200 "streaming" while the main worker streams and
+// its links are alive; 503 with the reason (linkwatch.go) while Postgres
+// has been silent or Kafka stalled for longer than the timeout.
 func (p *Pipeline) readiness() (bool, string) {
-	if p.Ready() {
-		return true, "streaming"
+	if !p.Ready() {
+		return false, "not streaming"
 	}
-	return false, "not streaming"
+	if why := p.linkWatch.notReady(time.Now(), p.cfg.linkTimeout()); why != "" {
+		return false, why
+	}
+	return true, "streaming"
 }

@@ -33,6 +33,18 @@ type kafkaLinks struct {
 
 var errLinksReset = errors.New("kafka connections reset: the pipeline was aborted")
 
+// Kafka's request bounds, set explicitly (they are franz-go's defaults) as
+// the guard against a half-open broker connection: a request gets
+// kafkaRequestOverhead (plus a produce request's kafkaProduceTimeout) to
+// be written and answered, else its connection is closed and the request
+// retried on a new one: idempotent, so nothing doubles. The sockets'
+// TCP_USER_TIMEOUT lies above it.
+const (
+	kafkaRequestOverhead = 10 * time.Second
+	kafkaProduceTimeout  = 10 * time.Second
+	kafkaUserTimeout     = 30 * time.Second
+)
+
 func newKafkaLinks() *kafkaLinks {
 	return &kafkaLinks{conns: map[net.Conn]struct{}{}}
 }
@@ -52,7 +64,10 @@ func (l *kafkaLinks) dial(ctx context.Context, network, host string) (net.Conn, 
 	if cut {
 		return nil, errLinksReset
 	}
-	d := &net.Dialer{Timeout: 10 * time.Second}
+	// Keepalives and TCP_USER_TIMEOUT, as for Postgres (link.go): a real
+	// partition fails the socket in tens of seconds.
+	d := linkDialer(kafkaUserTimeout)
+	d.Timeout = 10 * time.Second
 	raw, err := d.DialContext(ctx, network, host)
 	if err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 		start := tracker.Durable()
 		sess := stream.NewSession(stream.Config{
 			ConnConfig: pgcfg, Slot: p.cfg.Postgres.Slot, Publication: p.cfg.Postgres.Publication,
-			StartLSN: start, Log: log, Progress: prog, Observer: obs,
+			StartLSN: start, Timeout: p.cfg.Postgres.ReplicationTimeout, Log: log, Progress: prog, Observer: obs,
 		})
 		err := sess.Run(hard, soft, em)
 		// Whatever ended the session, the open transaction's rest will be

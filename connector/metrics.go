@@ -28,6 +28,8 @@ type Metrics struct {
 	TableCopyDuration    *prometheus.GaugeVec
 	KafkaTransactions    *prometheus.CounterVec
 	SlotLossResnapshots  prometheus.Counter
+	LastServerMessage    prometheus.Gauge
+	KafkaStalled         prometheus.Gauge
 }
 
 // MetricDefinition is one metric family mooncdc exports.
@@ -81,12 +83,17 @@ var (
 		"Kafka transactions ended in exactly-once mode, by outcome (commit, abort).", []string{"outcome"}}
 	mSlotLossResnapshots = MetricDefinition{"mooncdc_slot_loss_resnapshots_total", "counter",
 		"Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot).", nil}
+	mLastServerMessage = MetricDefinition{"mooncdc_last_server_message_seconds", "gauge",
+		"Seconds the main replication connection has been silent: since its last message from Postgres (data or keepalive), not counting time it waited for Kafka; above postgres.replication_timeout the connection is ended and /readyz answers 503.", nil}
+	mKafkaStalled = MetricDefinition{"mooncdc_kafka_stalled_seconds", "gauge",
+		"Seconds since Kafka last acknowledged a record while records were in flight (0 while none are); above postgres.replication_timeout /readyz answers 503.", nil}
 )
 
 var metricDefs = []*MetricDefinition{
 	&mTransactionsReceived, &mChangesReceived, &mChangesWritten, &mTransactionsDurable, &mPayloadBytes,
 	&mDurableLSN, &mLagBytes, &mInflightBytes, &mWorkerErrors, &mTableCopyRows, &mTableCopyRowsResumed,
 	&mTableCopyDuration, &mStreaming, &mActive, &mKafkaTransactions, &mSlotLossResnapshots,
+	&mLastServerMessage, &mKafkaStalled,
 }
 
 // MetricDefinitions returns every metric family of a pipeline, in the order
@@ -134,10 +141,12 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 		Active:               gauge(mActive),
 		KafkaTransactions:    counterVec(mKafkaTransactions),
 		SlotLossResnapshots:  counter(mSlotLossResnapshots),
+		LastServerMessage:    gauge(mLastServerMessage),
+		KafkaStalled:         gauge(mKafkaStalled),
 	}
 	reg.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
 		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.Active, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
-		m.SlotLossResnapshots, m.TableCopyRowsResumed)
+		m.SlotLossResnapshots, m.TableCopyRowsResumed, m.LastServerMessage, m.KafkaStalled)
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m
 }

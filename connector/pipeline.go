@@ -34,6 +34,7 @@ type Pipeline struct {
 	resnapshotAll bool
 	metrics       *Metrics
 	ready         atomic.Bool
+	linkWatch     linkWatch // readiness of the links (linkwatch.go)
 	tracker       atomic.Pointer[Tracker]
 	abort         chan struct{}
 	abortOne      sync.Once
@@ -340,6 +341,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		metrics: p.metrics, ready: p.Ready, keyless: &p.keyless,
 		phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
+			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.linkTimeout(),
 			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: cfg.recordOptions()},
 			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
 			progress: &p.copies, metrics: p.metrics, hooks: &p.hooks, log: log.Named("copy")}}
@@ -385,7 +387,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	em := newEmitter(emCfg)
 	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx}
-	obs := &observer{ready: &p.ready, metrics: p.metrics, serverEnd: &lastServerEnd, tracker: tracker}
+	obs := &observer{ready: &p.ready, metrics: p.metrics, serverEnd: &lastServerEnd, tracker: tracker, links: &p.linkWatch}
+	g.Go(func() error { return p.watchLinks(snapCtx, tracker) }) // ends with a stop, as the snapshotter
 
 	g.Go(func() error { return mainOut.run(gctx, soft) })
 	g.Go(func() error {

@@ -129,10 +129,17 @@ type LiveStatus struct {
 	Role string `json:"role,omitempty"`
 	// DurableLSN is the tracker's: what Kafka has acknowledged, which may
 	// be ahead of the last offsets record.
-	DurableLSN string                   `json:"durable_lsn,omitempty"`
-	Copies     []CopyProgress           `json:"copies"`
-	Tables     map[string]offsets.Table `json:"tables,omitempty"`
-	Time       time.Time                `json:"time"`
+	DurableLSN string `json:"durable_lsn,omitempty"`
+	// NotReady is why /readyz answers 503 while the main worker streams:
+	// Postgres silent past postgres.replication_timeout, or Kafka
+	// acknowledging nothing for that long (linkwatch.go).
+	NotReady string `json:"not_ready,omitempty"`
+	// LastServerMessageSeconds is how long ago the main replication
+	// connection last heard from Postgres (absent before it has).
+	LastServerMessageSeconds *float64                 `json:"last_server_message_seconds,omitempty"`
+	Copies                   []CopyProgress           `json:"copies"`
+	Tables                   map[string]offsets.Table `json:"tables,omitempty"`
+	Time                     time.Time                `json:"time"`
 }
 
 // The roles of an instance with ha.enabled (LiveStatus.Role).
@@ -155,6 +162,14 @@ func (p *Pipeline) Status() LiveStatus {
 	}
 	if t := p.tracker.Load(); t != nil {
 		st.DurableLSN = t.Durable().String()
+	}
+	now := time.Now()
+	if st.Streaming {
+		st.NotReady = p.linkWatch.notReady(now, p.cfg.linkTimeout())
+	}
+	if quiet, timeout := p.linkWatch.silence(now); timeout > 0 {
+		s := quiet.Seconds()
+		st.LastServerMessageSeconds = &s
 	}
 	return st
 }

@@ -45,7 +45,8 @@ func secretValue(value, fileKey, file string) (string, error) {
 	return readSecretFile(fileKey, file)
 }
 
-// PostgresConnConfig parses postgres.url and applies postgres.password_file.
+// PostgresConnConfig parses postgres.url and applies postgres.password_file;
+// its sockets get keepalives and TCP_USER_TIMEOUT (link.go).
 // Errors are *ConfigError and never quote a password.
 func (c Config) PostgresConnConfig() (*pgconn.Config, error) {
 	pgcfg, err := pgconn.ParseConfig(c.Postgres.URL)
@@ -58,6 +59,12 @@ func (c Config) PostgresConnConfig() (*pgconn.Config, error) {
 			return nil, err
 		}
 		pgcfg.Password = pw
+	}
+	pgcfg.DialFunc = linkDialer(c.linkTimeout()).DialContext
+	if pgcfg.ConnectTimeout == 0 {
+		// A connect into a black hole (no SYN-ACK, or no answer to the
+		// startup) gives up too, unless connect_timeout says otherwise.
+		pgcfg.ConnectTimeout = c.linkTimeout()
 	}
 	return pgcfg, nil
 }

@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -56,7 +57,11 @@ type observer struct {
 	metrics   *Metrics
 	serverEnd *atomic.Uint64
 	tracker   *Tracker
+	links     *linkWatch
 }
+
+func (o *observer) Silence(d time.Duration) { o.links.timeout.Store(int64(d)) }
+func (o *observer) Heard(at time.Time)      { o.links.heard(at) }
 
 func (o *observer) Streaming(on bool) {
 	o.ready.Store(on)

@@ -26,6 +26,9 @@ func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 		kgo.WithContext(p.hard),
 		kgo.ClientID("mooncdc-"+p.cfg.Name),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // with the default idempotent writes
+		// A black-holed broker connection is given up after these (links.go).
+		kgo.RequestTimeoutOverhead(kafkaRequestOverhead),
+		kgo.ProduceRequestTimeout(kafkaProduceTimeout),
 		// The tracker bounds in-flight bytes (each record counted with
 		// recordCost, above the key, value and headers kgo counts) and makes
 		// the stream and the copies wait; the client's own bound sits just

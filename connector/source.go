@@ -40,6 +40,8 @@ type slotInfo struct {
 // identify runs IDENTIFY_SYSTEM on a replication connection: it needs only
 // the REPLICATION attribute, unlike pg_control_system().
 func identify(ctx context.Context, conn *pgconn.PgConn) (sourceIdentity, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout) // a half-open link (link.go)
+	defer cancel()
 	res, err := pglogrepl.IdentifySystem(ctx, conn)
 	if err != nil {
 		return sourceIdentity{}, fmt.Errorf("identify system: %w", err)
@@ -123,6 +125,7 @@ func ConnectSQL(ctx context.Context, base *pgconn.Config, app string) (*pgx.Conn
 		return nil, err
 	}
 	cc.Config = *stream.SessionConnConfig(base, app)
+	cc.Tracer = queryDeadline{d: queryTimeout} // a half-open link fails the query (link.go)
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", redactedError{err})

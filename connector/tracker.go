@@ -42,6 +42,7 @@ type Tracker struct {
 	failed  error
 
 	inflight atomic.Int64
+	released atomic.Int64 // bytes Kafka acknowledged so far (not failed): its progress, for readiness
 	maxBytes int64
 	roomMu   sync.Mutex
 	room     chan struct{} // closed and replaced when inflight drops back under maxBytes: wakes every waiter
@@ -155,6 +156,10 @@ func (t *Tracker) ShareBudget(budget *Tracker) {
 	}
 }
 
+// Released returns the bytes Kafka acknowledged so far (failed records
+// not counted), with the trackers' that share this one's budget.
+func (t *Tracker) Released() int64 { return t.released.Load() }
+
 // Add counts one record of a, of n bytes, handed to the producer.
 func (t *Tracker) Add(a *txAck, n int) {
 	t.inflight.Add(int64(n + recordCost))
@@ -176,6 +181,12 @@ func (t *Tracker) Ack(a *txAck, n int, err error) {
 	t.release(int64(n + recordCost))
 	if t.budget != nil {
 		t.budget.release(int64(n + recordCost))
+	}
+	if err == nil {
+		t.released.Add(int64(n))
+		if t.budget != nil {
+			t.budget.released.Add(int64(n))
+		}
 	}
 	left := a.pending.Add(-1)
 	if err == nil && (left > 0 || !a.closed.Load()) {

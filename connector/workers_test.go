@@ -323,6 +323,7 @@ func TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily(t *testing.T) {
 		"mooncdc_replication_lag_bytes", "mooncdc_inflight_bytes", "mooncdc_worker_errors_total",
 		"mooncdc_table_copy_rows_total", "mooncdc_table_copy_rows_resumed_total", "mooncdc_table_copy_duration_seconds", "mooncdc_kafka_transactions_total",
 		"mooncdc_streaming", "mooncdc_active", "mooncdc_slot_loss_resnapshots_total",
+		"mooncdc_last_server_message_seconds", "mooncdc_kafka_stalled_seconds",
 	}
 	value := func(mfs map[string]*dto.MetricFamily, family, pipeline string) float64 {
 		var v float64

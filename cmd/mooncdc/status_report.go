@@ -151,8 +151,11 @@ func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
 	switch {
 	case in.live != nil:
 		r.Running, r.Version, r.Streaming = "yes", in.live.Version, &in.live.Streaming
-		if in.live.Role == connector.RoleStandby {
+		switch {
+		case in.live.Role == connector.RoleStandby:
 			r.RunningDetail = "a standby (ha.enabled): another instance is active"
+		case in.live.NotReady != "":
+			r.RunningDetail = "not ready: " + in.live.NotReady // a half-open link (README)
 		}
 	case in.liveSilent && !(slot != nil && slot.active):
 		r.Running, r.RunningDetail = "no", in.liveNote

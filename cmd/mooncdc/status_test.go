@@ -472,6 +472,10 @@ func TestStatusReportSaysRunningOnlyWhenKnownAndLagOnlyWhereKnown(t *testing.T) 
 		{name: "running",
 			in:      statusInputs{live: &connector.LiveStatus{Name: "shop", Streaming: true, DurableLSN: "0/2000"}, state: offsets.State{Pipeline: pipeline}, pg: slot(true, 0x2000)},
 			running: "yes", lagBytes: ptr(int64(0x1000)), lagSeconds: ptr(90.0), behindSince: &recorded},
+		{name: "running, Postgres silent",
+			in: statusInputs{live: &connector.LiveStatus{Name: "shop", Streaming: true, DurableLSN: "0/2000", NotReady: "postgres silent: no message for 61s"},
+				state: offsets.State{Pipeline: pipeline}, pg: slot(true, 0x2000)},
+			running: "yes", detail: "not ready: postgres silent: no message for 61s", lagBytes: ptr(int64(0x1000)), lagSeconds: ptr(90.0), behindSince: &recorded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

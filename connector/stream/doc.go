@@ -4,7 +4,8 @@
 // and tells Postgres how far Kafka has made the stream durable.
 //
 // Decoding (decoder.go) is pure: bytes in, changes out, fuzzed. Only
-// session.go touches the network.
+// session.go touches the network; silence.go is its guard against a
+// half-open link.
 //
 // Invariants:
 //   - The flush position sent to Postgres is only ever the durable LSN given
@@ -16,4 +17,8 @@
 //     relation cache.
 //   - A graceful stop ends only between transactions, so a clean stop never
 //     leaves half a transaction in Kafka.
+//   - A server silent for the session's timeout (no message of any kind,
+//     though asked for a reply after a quarter of it) ends the session with
+//     a retryable *SilenceError; time spent not reading (backpressure) is
+//     not silence. A status update's write is bounded by the timeout too.
 package stream

@@ -53,6 +53,12 @@ type Observer interface {
 	Streaming(on bool)
 	Received(payloadBytes int)
 	ServerWALEnd(lsn schema.LSN)
+	// Silence is the session's silence timeout, told once it is known
+	// (before Streaming(true)).
+	Silence(timeout time.Duration)
+	// Heard is when the server was last heard from (any message), told at
+	// most every heardEvery.
+	Heard(at time.Time)
 }
 
 // Config says which slot to stream and from where.
@@ -71,9 +77,14 @@ type Config struct {
 	// StatusInterval is how often a standby status update goes out even
 	// when the server does not ask (default 1s).
 	StatusInterval time.Duration
-	Log            *zap.Logger
-	Progress       Progress
-	Observer       Observer
+	// Timeout is how long the server may stay silent (no message at all)
+	// before the session ends with a *SilenceError; after a quarter of it
+	// the status updates ask for a reply. 0 derives it from the server's
+	// wal_sender_timeout (DeriveTimeout).
+	Timeout  time.Duration
+	Log      *zap.Logger
+	Progress Progress
+	Observer Observer
 }
 
 // Session is one replication connection. Build it with NewSession; Run
@@ -88,6 +99,10 @@ type Session struct {
 
 	sentDurable schema.LSN
 	sentAt      time.Time
+
+	timeout time.Duration // the silence timeout in force (silence.go)
+	heardAt time.Time     // when the last message arrived (or streaming began)
+	toldAt  time.Time     // when Observer.Heard was last called
 }
 
 const earlyStatus = 100 * time.Millisecond
@@ -154,6 +169,14 @@ func (s *Session) Run(hard, soft context.Context, h Handler) (err error) {
 		}()
 	}
 	s.conn = conn
+	timeout, err := s.resolveTimeout(hard)
+	if err != nil {
+		return err
+	}
+	s.timeout = timeout
+	if cfg.Observer != nil {
+		cfg.Observer.Silence(timeout)
+	}
 	defer func() {
 		if cfg.Observer != nil {
 			cfg.Observer.Streaming(false)
@@ -175,6 +198,7 @@ func (s *Session) Run(hard, soft context.Context, h Handler) (err error) {
 		cfg.Observer.Streaming(true)
 	}
 	s.received = cfg.StartLSN
+	s.heard(time.Now())
 	return s.loop(hard, soft, h)
 }
 
@@ -193,18 +217,28 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 	next := time.Now().Add(cfg.StatusInterval)
 	var armed time.Time
 	ticker, _ := cfg.Progress.(Ticker)
+	heard := false // the last read returned a message
 	for {
 		now := time.Now()
+		if heard {
+			s.heard(now)
+			heard = false
+		} else if err := s.checkSilence(now); err != nil {
+			return err
+		}
 		if ticker != nil && !s.dec.InTx() {
 			if err := ticker.Tick(); err != nil {
 				return err
 			}
+			// A Kafka commit that took long held the loop, not the
+			// server: that time is not its silence.
+			s.notListening(now, time.Now())
 		}
 		// A status goes out every interval, and early (at most every
 		// 100 ms) once the durable LSN moved, so the slot trails Kafka by
 		// little.
 		if !now.Before(next) || (s.sentDurable != cfg.Progress.Durable() && now.After(s.sentAt.Add(earlyStatus))) {
-			if err := s.sendStatus(false); err != nil {
+			if err := s.sendStatus(s.wantReply(now)); err != nil {
 				return err
 			}
 			next = now.Add(cfg.StatusInterval)
@@ -224,6 +258,10 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 		// Backpressure: stop reading while the in-flight budget is used up.
 		// Status updates still go out, so the walsender keeps the session.
 		if !cfg.Progress.WaitRoom(hard, next) {
+			// Not reading is not the server's silence: its messages wait
+			// in the socket (and Postgres is not reported silent while
+			// Kafka holds the stream up).
+			s.notListening(now, time.Now())
 			continue
 		}
 		wake := next
@@ -254,6 +292,7 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 			}
 			return &ConnError{Op: "receive replication message", Err: err}
 		}
+		heard = true
 		switch m := msg.(type) {
 		case *pgproto3.CopyData:
 			if err := s.handleCopyData(m.Data, h); err != nil {
@@ -326,6 +365,13 @@ func (s *Session) sendStatus(reply bool) error {
 	write := s.received
 	if durable > write {
 		write = durable
+	}
+	// A peer that stopped reading must not hold the session in a write:
+	// the write, like the silence, is bounded by the timeout.
+	if s.timeout > 0 {
+		if err := s.conn.Conn().SetWriteDeadline(time.Now().Add(s.timeout)); err != nil {
+			return &ConnError{Op: "set write deadline", Err: err}
+		}
 	}
 	err := pglogrepl.SendStandbyStatusUpdate(context.Background(), s.conn, pglogrepl.StandbyStatusUpdate{
 		WALWritePosition: pglogrepl.LSN(write),

@@ -28,6 +28,11 @@ import (
 // connection (close with SO_LINGER 0, RST), which throws its send queue
 // away. A plain close (FIN) delivers the queue, then the FIN.
 //
+// hole is the other way a link dies: the connections open at that moment
+// are black-holed for good (sockets open, nothing forwarded), while new
+// connections go through, as when a NAT gateway, a firewall or a load
+// balancer drops its connection state (issue 31).
+//
 // For Kafka (kafka set), the broker's addresses in Metadata and
 // FindCoordinator responses are rewritten to the proxy's own, so that
 // every connection of the instance, not only the seed, goes through it.
@@ -41,6 +46,8 @@ type cutProxy struct {
 	cut   bool
 	done  bool
 	conns map[net.Conn]struct{}
+	gen   int // the newest connection's number
+	holed int // connections numbered below are black-holed (hole)
 	wg    sync.WaitGroup
 }
 
@@ -77,11 +84,21 @@ func (p *cutProxy) setCut(cut bool) {
 	p.mu.Unlock()
 }
 
-// waitLink blocks while the link is cut; false once the proxy is closed.
-func (p *cutProxy) waitLink() bool {
+// hole black-holes, for good, every connection open now; new ones go
+// through.
+func (p *cutProxy) hole() {
+	p.mu.Lock()
+	p.holed = p.gen + 1
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// waitLink blocks while the link of connection gen is cut or holed; false
+// once the proxy is closed.
+func (p *cutProxy) waitLink(gen int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.cut && !p.done {
+	for (p.cut || gen < p.holed) && !p.done {
 		p.cond.Wait()
 	}
 	return !p.done
@@ -123,10 +140,14 @@ func (p *cutProxy) serve(client net.Conn) {
 		return
 	}
 	defer p.track(client, false)
+	p.mu.Lock()
+	p.gen++
+	gen := p.gen
+	p.mu.Unlock()
 	// Read from the client even before the link is up: its bytes queue.
 	up := newQueue()
 	go p.fill(client, up, p.kafka)
-	if !p.waitLink() {
+	if !p.waitLink(gen) {
 		return
 	}
 	server, err := net.Dial("tcp", p.target)
@@ -143,8 +164,8 @@ func (p *cutProxy) serve(client net.Conn) {
 	go p.fill(server, down, false)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); p.drain(up, server, client, &corr, false) }()
-	go func() { defer wg.Done(); p.drain(down, client, server, &corr, true) }()
+	go func() { defer wg.Done(); p.drain(gen, up, server, client, &corr, false) }()
+	go func() { defer wg.Done(); p.drain(gen, down, client, server, &corr, true) }()
 	wg.Wait()
 }
 
@@ -201,7 +222,7 @@ func (p *cutProxy) fill(src net.Conn, q *queue, frames bool) {
 // drain writes q to dst while the link is up; at q's end it ends dst the
 // same way (a reset with a reset). fromServer: responses (Kafka: broker
 // addresses rewritten), else requests (Kafka: their keys remembered).
-func (p *cutProxy) drain(q *queue, dst, other net.Conn, corr *sync.Map, fromServer bool) {
+func (p *cutProxy) drain(gen int, q *queue, dst, other net.Conn, corr *sync.Map, fromServer bool) {
 	for {
 		q.mu.Lock()
 		for len(q.chunks) == 0 && !q.ended {
@@ -210,7 +231,7 @@ func (p *cutProxy) drain(q *queue, dst, other net.Conn, corr *sync.Map, fromServ
 		q.mu.Unlock()
 		// The link first, then the queue: a reset while the link was
 		// cut has emptied it, and nothing of it goes through.
-		if !p.waitLink() {
+		if !p.waitLink(gen) {
 			return
 		}
 		q.mu.Lock()

@@ -36,7 +36,8 @@ type env struct {
 	gen    *generator
 
 	cfgPath string
-	ha      bool // the config has ha.enabled
+	ha      bool   // the config has ha.enabled
+	pgExtra string // more keys of the postgres section (scenario.postgres)
 	insts   []*instance
 	cur     *instance // the instance expected to be running
 	notes   []string  // what the scenario observed, for the report
@@ -49,7 +50,7 @@ name: %s
 postgres:
   url: %s
   tables: [public.big, public.mid, public.small]
-kafka:
+%skafka:
   brokers: [%s]
   delivery: %s
 snapshot:
@@ -114,7 +115,7 @@ func newEnv(t *testing.T, sc scenario, mode string, seed uint64) *env {
 	if err := e.gen.setup(ctx); err != nil {
 		t.Fatalf("create the tables: %v", err)
 	}
-	e.ha = sc.ha
+	e.ha, e.pgExtra = sc.ha, sc.postgres
 	e.cfgPath = e.writeConfig("mooncdc.yaml", e.proxy.addr(), e.broker.Addr())
 	return e
 }
@@ -130,7 +131,7 @@ func (e *env) writeConfig(name, pgAddr, brokerAddr string) string {
 	if e.ha {
 		ha = haSection
 	}
-	cfg := fmt.Sprintf(configTemplate, e.name, strconv.Quote(url), brokerAddr, e.mode, ha)
+	cfg := fmt.Sprintf(configTemplate, e.name, strconv.Quote(url), e.pgExtra, brokerAddr, e.mode, ha)
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		e.t.Fatal(err)
 	}

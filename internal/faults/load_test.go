@@ -102,6 +102,7 @@ type generator struct {
 
 	mu      sync.Mutex // guards logs after start, and the counters
 	g       int64
+	lastG   int64 // the newest g committed
 	txs     int
 	ops     map[byte]int
 	errs    int
@@ -429,6 +430,7 @@ func (gen *generator) commit(stmts []stmt) {
 	defer gen.mu.Unlock()
 	gen.txs++
 	for _, s := range stmts {
+		gen.lastG = max(gen.lastG, s.ev.g)
 		l := gen.logs[s.table]
 		l.events[s.id] = append(l.events[s.id], s.ev)
 		if s.ev.op == 'd' {
@@ -438,6 +440,14 @@ func (gen *generator) commit(stmts []stmt) {
 		}
 		gen.ops[s.ev.op]++
 	}
+}
+
+// committed returns the newest global number of a committed write: a
+// record with v above it was written later.
+func (gen *generator) committed() int64 {
+	gen.mu.Lock()
+	defer gen.mu.Unlock()
+	return gen.lastG
 }
 
 func (gen *generator) noteErr(err error) {

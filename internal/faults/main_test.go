@@ -94,6 +94,9 @@ type scenario struct {
 	name string
 	run  func(e *env) int
 	ha   bool // the config has ha.enabled (standby instances)
+	// postgres, if set, is more keys of the config's postgres section,
+	// each line indented by two spaces and ended by a newline.
+	postgres string
 	// verify, if set, checks the records further, knowing how many faults
 	// run injected.
 	verify func(e *env, raw map[string][]*kgo.Record, faults int)
@@ -109,6 +112,7 @@ var scenarios = []scenario{
 	{name: "standby", run: runStandby, ha: true},
 	{name: "partition", run: runPartition, ha: true, verify: verifyPartition},
 	{name: "resume", run: runResume, verify: verifyResume, bigRows: resumeRows},
+	{name: "halfopen", run: runHalfOpen, postgres: "  replication_timeout: " + halfOpenTimeout.String() + "\n"},
 }
 
 // TestFaults runs every scenario in every mode, each on a fresh Postgres

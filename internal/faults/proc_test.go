@@ -254,6 +254,17 @@ func (in *instance) tail(n int) string {
 	return "    " + strings.Join(lines, "\n    ")
 }
 
+// hasError reports whether the log has a line msg (a prefix) for table
+// whose error holds errPart.
+func (in *instance) hasError(msg, table, errPart string) bool {
+	for _, l := range in.lines() {
+		if strings.HasPrefix(l.Msg, msg) && l.Table == table && strings.Contains(l.Error, errPart) {
+			return true
+		}
+	}
+	return false
+}
+
 // phase classifies the moment in this process's life by its log, for the
 // big table: startup (no copy or stream yet), copy, catchup (rows copied,
 // not handed over), handover (handed over in catchup, main not past it),

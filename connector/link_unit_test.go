@@ -1,0 +1,132 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A COPY that receives nothing for the timeout is ended with a
+// *LinkSilentError; time the writer spends handling data (encoding,
+// waiting for Kafka) is not silence.
+func TestCopyWatchEndsASilentCopyOnly(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	// Busy in a write far longer than the timeout: not silence.
+	ctx, w := watchCopy(context.Background(), "copy t", timeout)
+	w.enter()
+	time.Sleep(3 * timeout)
+	if ctx.Err() != nil {
+		t.Fatalf("ended while the writer was busy: %v", context.Cause(ctx))
+	}
+	w.leave()
+	// Data arriving more often than the timeout: alive.
+	var last time.Time
+	for range 10 {
+		w.enter()
+		w.leave()
+		last = time.Now()
+		time.Sleep(timeout / 3)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("ended while data arrived: %v", context.Cause(ctx))
+	}
+	// Then nothing.
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * timeout):
+		t.Fatal("a silent COPY was not ended")
+	}
+	if d := time.Since(last); d < timeout || d > 3*timeout {
+		t.Errorf("ended %v after the last data; want within [%v, %v]", d, timeout, 3*timeout)
+	}
+	err := silenceCause(ctx)
+	var le *LinkSilentError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "postgres.replication_timeout") || !isRetryable(&copyError{err: err}) {
+		t.Errorf("cause %v: want a retryable *LinkSilentError naming postgres.replication_timeout", err)
+	}
+	w.close()
+	// A closed watch ends nothing.
+	ctx2, w2 := watchCopy(context.Background(), "copy t", timeout)
+	w2.close()
+	if silenceCause(ctx2) != nil {
+		t.Errorf("closed watch: cause %v", silenceCause(ctx2))
+	}
+}
+
+// Each query gets a deadline; a sooner one of the caller's stays.
+func TestQueryDeadlineBoundsEveryQuery(t *testing.T) {
+	q := queryDeadline{d: time.Minute}
+	ctx := q.TraceQueryStart(context.Background(), nil, pgxStart)
+	dl, ok := ctx.Deadline()
+	if !ok || time.Until(dl) > time.Minute || time.Until(dl) < 50*time.Second {
+		t.Fatalf("deadline %v, %v; want about a minute from now", dl, ok)
+	}
+	q.TraceQueryEnd(ctx, nil, pgxEnd)
+	if ctx.Err() == nil {
+		t.Error("TraceQueryEnd did not release the query's context")
+	}
+	short, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if got := q.TraceQueryStart(short, nil, pgxStart); got != short {
+		t.Error("a caller's sooner deadline was replaced")
+	}
+}
+
+// Readiness: Postgres silent past the session's timeout, or Kafka
+// acknowledging nothing past the link timeout while records wait.
+func TestLinkWatchSaysWhyNotReady(t *testing.T) {
+	now := time.Unix(5000, 0)
+	for _, c := range []struct {
+		name           string
+		heard, timeout time.Duration // heard: ago; 0 timeout: no session yet
+		kafka          time.Duration // Kafka's last progress, ago
+		want           string
+	}{
+		{"fresh", time.Second, 5 * time.Second, time.Second, ""},
+		{"no session yet", time.Hour, 0, 0, ""},
+		{"postgres silent", 6 * time.Second, 5 * time.Second, time.Second, "postgres silent"},
+		{"kafka stalled", time.Second, 5 * time.Second, 61 * time.Second, "kafka stalled"},
+		{"kafka slow but within", time.Second, 5 * time.Second, 59 * time.Second, ""},
+	} {
+		var w linkWatch
+		w.heard(now.Add(-c.heard))
+		w.timeout.Store(int64(c.timeout))
+		w.kafkaAt.Store(now.Add(-c.kafka).UnixNano())
+		got := w.notReady(now, time.Minute)
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: notReady %q, want prefix %q", c.name, got, c.want)
+		}
+	}
+	// Kafka's progress: an acknowledgement, or nothing in flight.
+	var w linkWatch
+	tr := NewTracker(0, 1<<20, nil)
+	w.sample(now, tr)
+	a := tr.Begin()
+	tr.Add(a, 100)
+	w.sample(now.Add(10*time.Second), tr)
+	if got := w.kafkaStall(now.Add(70 * time.Second)); got != 70*time.Second {
+		t.Errorf("stall with a record in flight, unacknowledged: %v, want 70s", got)
+	}
+	// A failed record is no progress.
+	b := tr.Begin()
+	tr.Add(b, 100)
+	tr.Ack(b, 100, errors.New("broken"))
+	w.sample(now.Add(70*time.Second), tr)
+	if got := w.kafkaStall(now.Add(70 * time.Second)); got != 70*time.Second {
+		t.Errorf("stall after a failed record: %v, want 70s", got)
+	}
+	tr.Ack(a, 100, nil)
+	w.sample(now.Add(80*time.Second), tr)
+	if got := w.kafkaStall(now.Add(80 * time.Second)); got != 0 {
+		t.Errorf("stall after the ack: %v, want 0", got)
+	}
+}
+
+var (
+	pgxStart = pgx.TraceQueryStartData{SQL: "SELECT 1"}
+	pgxEnd   = pgx.TraceQueryEndData{}
+)
