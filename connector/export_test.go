@@ -37,3 +37,8 @@ func SetCopyCheckpointEveryForTest(d time.Duration) (undo func()) {
 	copyCheckpointEvery = d
 	return func() { copyCheckpointEvery = old }
 }
+
+// SeatForTest marks p as a seat's pipeline (standby instances, a worker
+// group), as Standby.newPipeline does: another instance may take over
+// from it, so its writes are fenced by the broker (sink.go).
+func SeatForTest(p *Pipeline) { p.seated = true }

@@ -435,6 +435,7 @@ func (s *Standby) newPipeline() (*Pipeline, error) {
 		return nil, err
 	}
 	p.metrics = s.metrics
+	p.seated = true
 	return p, nil
 }
 
