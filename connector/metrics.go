@@ -69,7 +69,7 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 		TableCopyDuration: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mooncdc_table_copy_duration_seconds", Help: "Duration of the table's last completed copy (COPY and stale-key tombstones, acknowledged)."}, []string{"table"}),
 		KafkaTransactions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mooncdc_kafka_transactions_total", Help: "Kafka transactions ended in exactly-once mode, by outcome (commit, abort)."}, []string{"outcome"}),
+			Name: "mooncdc_kafka_transactions_total", Help: "Kafka transactions ended in exactly-once mode, or in at-least-once mode with ha.enabled (the fence), by outcome (commit, abort)."}, []string{"outcome"}),
 		Streaming: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mooncdc_streaming", Help: "1 while the main worker is streaming from Postgres."}),
 		Active: prometheus.NewGauge(prometheus.GaugeOpts{

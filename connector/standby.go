@@ -409,7 +409,7 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 					case errors.As(err, &pge):
 						// Refused (another role's walsender): wait for
 						// Postgres to end it, without asking again.
-						s.log.Warn("active: cannot end the walsender still holding the slot; waiting for Postgres to end it (wal_sender_timeout) before writing anything; to take over sooner, run the instances as the same role or GRANT pg_signal_backend to mooncdc's role",
+						s.log.Warn("active: cannot end the walsender still holding the slot; waiting for Postgres to end it (wal_sender_timeout, or, when its client is paused, until that client reads again) before writing anything; to take over sooner, run the instances as the same role or GRANT pg_signal_backend to mooncdc's role",
 							zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Error(err))
 						refused, err = pid, nil
 						said = "held"
