@@ -20,7 +20,8 @@
 //	                                                                     ▼
 //	sink (Kafka)    sink.go: the delivery seam, chosen once;
 //	            sink_alo.go (at-least-once: idempotent producer),
-//	            sink_eos.go (exactly-once: Kafka transactions carrying the offsets)
+//	            sink_eos.go (exactly-once, and at-least-once in a standby or
+//	            worker group: Kafka transactions carrying the offsets, fenced)
 //	                                                                     ▼
 //	tracker     tracker.go: acks ──► one contiguous durable LSN ──► the offsets
 //	            topic (the sink's checkpoint) and the standby status to Postgres

@@ -45,3 +45,8 @@ func SetQueryTimeoutForTest(d time.Duration) (undo func()) {
 	queryTimeout = d
 	return func() { queryTimeout = old }
 }
+
+// SeatForTest marks p as a seat's pipeline (standby instances, a worker
+// group), as Standby.newPipeline does: another instance may take over
+// from it, so its writes are fenced by the broker (sink.go).
+func SeatForTest(p *Pipeline) { p.seated = true }

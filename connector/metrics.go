@@ -80,7 +80,7 @@ var (
 	mActive = MetricDefinition{"mooncdc_active", "gauge",
 		"1 while this instance runs the pipeline; 0 while it is a standby (ha.enabled) or stopped.", nil}
 	mKafkaTransactions = MetricDefinition{"mooncdc_kafka_transactions_total", "counter",
-		"Kafka transactions ended in exactly-once mode, by outcome (commit, abort).", []string{"outcome"}}
+		"Kafka transactions ended in exactly-once mode, or in at-least-once mode with ha.enabled (the fence), by outcome (commit, abort).", []string{"outcome"}}
 	mSlotLossResnapshots = MetricDefinition{"mooncdc_slot_loss_resnapshots_total", "counter",
 		"Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot).", nil}
 	mLastServerMessage = MetricDefinition{"mooncdc_last_server_message_seconds", "gauge",

@@ -32,12 +32,16 @@ type Pipeline struct {
 	// resnapshotAll: the slot was replaced after a loss, so every table
 	// is copied again (slotloss.go).
 	resnapshotAll bool
-	metrics       *Metrics
-	ready         atomic.Bool
-	linkWatch     linkWatch // readiness of the links (linkwatch.go)
-	tracker       atomic.Pointer[Tracker]
-	abort         chan struct{}
-	abortOne      sync.Once
+	// seated: the pipeline runs for a seat (standby.go: ha.enabled, or a
+	// worker group), so another instance may take over from it while it
+	// is paused; its writes are fenced by the broker (sink.go).
+	seated    bool
+	metrics   *Metrics
+	ready     atomic.Bool
+	linkWatch linkWatch // readiness of the links (linkwatch.go)
+	tracker   atomic.Pointer[Tracker]
+	abort     chan struct{}
+	abortOne  sync.Once
 
 	hooks    Hooks
 	phasesAt atomic.Pointer[phases]

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -163,12 +164,39 @@ type delivery interface {
 // first (blocking, retried while the brokers are unreachable), before the
 // offsets are read: an earlier instance is fenced and its open
 // transactions aborted, so what is read afterwards is final.
+//
+// At-least-once in a seat (standby instances, ha.enabled, or a worker
+// group: p.seated) writes through the same transactional producers, for
+// their fence: an instance whose turn has passed must never get a record
+// into Kafka after its successor's first, and only the broker can promise
+// that. The sequence it closes:
+//
+//	A active ── A paused (SIGSTOP, a stopped VM, a long GC pause), holding
+//	records it has not sent, or between its lease check (lease.go) and a write
+//	── A's session expires ── B is assigned, takes over <name>-main and
+//	<name>-copy-<n> (InitProducerID bumps their epochs: A's open
+//	transactions are aborted) ── B writes ── A resumes ── franz-go sends
+//	what A buffered, before A's own clock says its lease lapsed
+//	── the broker refuses every write of A's old epoch (INVALID_PRODUCER_EPOCH
+//	or PRODUCER_FENCED): nothing of A lands after B's first record.
+//
+// A plain idempotent producer has no such fence (its producer id is its
+// own; a successor cannot revoke it), so no local check can close this
+// window. What at-least-once keeps: a session that ends replays from the
+// durable LSN, which moves only after a commit (Tracker.Gate), as
+// exactly-once's does. A read_uncommitted consumer also sees the aborted
+// transactions' records, which come before the successor's resend of
+// them: duplicates, as at-least-once allows, never a stale value last.
 func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *stateWriter, hooks kgo.Hook) (delivery, error) {
 	cfg := p.cfg
 	dc := deliveryConfig{name: cfg.Name, records: states.records, kafka: cfg.Kafka, metrics: p.metrics, states: states}
 	log := p.log.Named("delivery")
-	if cfg.Kafka.Delivery != DeliveryExactlyOnce {
+	if cfg.Kafka.Delivery != DeliveryExactlyOnce && !p.seated {
 		return &atLeastOnce{cfg: dc, cl: client, log: log}, nil
+	}
+	if cfg.Kafka.Delivery != DeliveryExactlyOnce {
+		log.Info("at-least-once in a standby group: writing in Kafka transactions, so that the broker fences this instance once another takes over",
+			zap.String("transactional_id", cfg.Name+"-main"))
 	}
 	d := &exactlyOnce{cfg: dc, log: log,
 		newClient: func(ctx context.Context, id string) (txnClient, error) { return p.newTxnClient(ctx, id, hooks) },

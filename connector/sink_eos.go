@@ -14,11 +14,13 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// This file is exactly-once delivery (kafka.delivery: exactly-once). Each
-// worker writes through its own transactional producer, whose
-// transactional id derives from the connector name, so that a restarted or
-// second instance fences the one before: <name>-main for the main worker,
-// <name>-copy-<n> for copy worker n.
+// This file is exactly-once delivery (kafka.delivery: exactly-once), which
+// at-least-once in a seat (ha.enabled, a worker group) uses too, for its
+// fence (sink.go newDelivery). Each worker writes through its own
+// transactional producer, whose transactional id derives from the
+// connector name, so that a restarted or second instance fences the one
+// before: <name>-main for the main worker, <name>-copy-<n> for copy
+// worker n.
 //
 // The main worker's Kafka transaction holds whole Postgres transactions
 // and, last, the offsets record whose durable LSN is the end of the newest

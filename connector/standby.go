@@ -334,6 +334,10 @@ func (s *Standby) deactivate(abort bool, why string) error {
 // still holding the slot end by itself before it terminates it.
 const slotTakeoverGrace = time.Second
 
+// slotTerminateEvery is how often a new active instance terminates again
+// the walsender that still holds its slot after a termination.
+const slotTerminateEvery = time.Second
+
 // waitSlotFree returns once the pipeline's slot is held by no walsender
 // (or does not exist), or ctx is done. An active instance writes nothing
 // before then. The walsender still holding it is the last active
@@ -348,6 +352,18 @@ const slotTakeoverGrace = time.Second
 // the old one sent and Postgres had not read yet dies with it; its
 // confirmations were of LSNs Kafka had, so none can confirm too much.
 // Postgres unreachable: it waits, as the pipeline would.
+//
+// One SIGTERM is not always enough: a walsender whose client stopped
+// reading (a paused process, a stopped VM: the socket stays open, its
+// buffers full) takes the SIGTERM, logs "terminating connection due to
+// administrator command" and then blocks sending that FATAL message to
+// the client, with no timeout, holding the slot until the client reads
+// again (TestStandbyEndsAWalsenderWhoseClientStoppedReading). A second
+// SIGTERM, while it is blocked in that write, makes Postgres give up
+// the client output and exit (ProcessClientWriteInterrupt in
+// src/backend/tcop/postgres.c). So this instance terminates the
+// walsender again every slotTerminateEvery for as long as it holds the
+// slot.
 func (s *Standby) waitSlotFree(ctx context.Context) {
 	slot := s.cfg.Postgres.Slot
 	pgcfg, err := s.cfg.PostgresConnConfig()
@@ -362,7 +378,9 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 	}()
 	said := ""
 	var heldSince time.Time
-	var terminated int32
+	var refused int32          // the walsender Postgres would not let this role end
+	var terminatedAt time.Time // the last termination asked for
+	terms := 0                 // terminations asked for
 	for {
 		var pid int32
 		if db == nil {
@@ -381,7 +399,7 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 				if heldSince.IsZero() {
 					heldSince = time.Now()
 				}
-				if pid != terminated && time.Since(heldSince) >= slotTakeoverGrace {
+				if pid != refused && time.Since(heldSince) >= slotTakeoverGrace && time.Since(terminatedAt) >= slotTerminateEvery {
 					var ended bool
 					err = db.QueryRow(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = $2`, slot, pid).Scan(&ended)
 					var pge *pgconn.PgError
@@ -391,14 +409,21 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 					case errors.As(err, &pge):
 						// Refused (another role's walsender): wait for
 						// Postgres to end it, without asking again.
-						s.log.Warn("active: cannot end the walsender still holding the slot; waiting for Postgres to end it (wal_sender_timeout) before writing anything; to take over sooner, run the instances as the same role or GRANT pg_signal_backend to mooncdc's role",
+						s.log.Warn("active: cannot end the walsender still holding the slot; waiting for Postgres to end it (wal_sender_timeout, or, when its client is paused, until that client reads again) before writing anything; to take over sooner, run the instances as the same role or GRANT pg_signal_backend to mooncdc's role",
 							zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Error(err))
-						terminated, err = pid, nil
+						refused, err = pid, nil
 						said = "held"
 					case err == nil:
-						terminated = pid
-						s.log.Warn("active: the slot is still held by the last active instance's walsender, which has lost its seat; terminating it",
-							zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Duration("held_for", time.Since(heldSince).Round(time.Millisecond)), zap.Bool("terminated", ended))
+						terminatedAt = time.Now()
+						terms++
+						switch terms {
+						case 1:
+							s.log.Warn("active: the slot is still held by the last active instance's walsender, which has lost its seat; terminating it",
+								zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Duration("held_for", time.Since(heldSince).Round(time.Millisecond)), zap.Bool("terminated", ended))
+						case 2:
+							s.log.Warn("active: the walsender still holds the slot after its termination (its client stopped reading, so it is stuck sending its last message); terminating it again until it lets go",
+								zap.String("slot", slot), zap.Int32("active_pid", pid), zap.Duration("held_for", time.Since(heldSince).Round(time.Millisecond)))
+						}
 					}
 				}
 			}
@@ -435,6 +460,7 @@ func (s *Standby) newPipeline() (*Pipeline, error) {
 		return nil, err
 	}
 	p.metrics = s.metrics
+	p.seated = true
 	return p, nil
 }
 

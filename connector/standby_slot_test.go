@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
 // TestStandbyWaitsWhenItCannotEndAnotherRolesWalsender: a new active
@@ -71,4 +72,64 @@ func TestStandbyWaitsWhenItCannotEndAnotherRolesWalsender(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT active FROM pg_replication_slots WHERE slot_name = 'mooncdc_held'`).Scan(&active); err != nil || !active {
 		t.Errorf("the other role's walsender: active %v (%v), want still holding the slot", active, err)
 	}
+}
+
+// TestStandbyEndsAWalsenderWhoseClientStoppedReading is issue 27's paused
+// active instance seen from Postgres: the slot's walsender (same role)
+// streams to a client that stopped reading (a SIGSTOP: its socket stays
+// open, its receive buffer fills), so the walsender waits to write. A new
+// active instance must still end it and have the slot within seconds, not
+// after wal_sender_timeout (60 s).
+func TestStandbyEndsAWalsenderWhoseClientStoppedReading(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, pad text)`)
+	e.exec(`SELECT pg_create_logical_replication_slot('mooncdc_stopped', 'pgoutput')`)
+	e.exec(`CREATE PUBLICATION stopped_pub FOR ALL TABLES`)
+
+	ctx := context.Background()
+	rc, err := pgconn.Connect(ctx, e.pg.URL("postgres")+"&replication=database")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close(ctx)
+	if err := pglogrepl.StartReplication(ctx, rc, "mooncdc_stopped", 0, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '1'", "publication_names 'stopped_pub'"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The client reads nothing from here on: more changes than the
+	// sockets' buffers hold.
+	for i := range 4 {
+		e.exec(`INSERT INTO t SELECT g, repeat(md5(g::text), 16) FROM generate_series($1::int, $2::int) g`, i*50000, i*50000+49999)
+	}
+	var wait string
+	eventually.True(t, 60*time.Second, 100*time.Millisecond, "the walsender does not wait to write", func() bool {
+		e.scan(`SELECT coalesce(a.wait_event, '') FROM pg_replication_slots s JOIN pg_stat_activity a ON a.pid = s.active_pid WHERE s.slot_name = 'mooncdc_stopped'`, &wait)
+		return wait == "WalSenderWriteData"
+	})
+
+	cfg := e.config("stopped", "public.t")
+	cfg.Postgres.Slot = "mooncdc_stopped"
+	cfg.HA.Enabled = true
+	core, logs := observer.New(zap.InfoLevel)
+	s, err := connector.NewStandby(cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	connector.WaitSlotFreeForTest(wctx, s)
+	took := time.Since(began)
+	var active bool
+	e.scan(`SELECT active FROM pg_replication_slots WHERE slot_name = 'mooncdc_stopped'`, &active)
+	if active {
+		for _, l := range logs.All() {
+			t.Logf("%s %s %v", l.Level, l.Message, l.ContextMap())
+		}
+		t.Fatalf("the slot is still held %v after the takeover began, want free within 5 s", took.Round(time.Millisecond))
+	}
+	if took > 5*time.Second {
+		t.Errorf("the slot was free %v after the takeover began, want within 5 s", took.Round(time.Millisecond))
+	}
+	t.Logf("slot free %v after the takeover began", took.Round(time.Millisecond))
 }

@@ -20,9 +20,14 @@ type checkSlotState struct {
 	plugin, slotType, database string
 	activePID                  int32  // 0: not in use
 	activeApp                  string // application_name of activePID
-	walStatus                  string // "" before Postgres 13
-	safeWALSize                int64  // bytes; -1: unknown (NULL)
-	maxKeep                    int64  // max_slot_wal_keep_size in bytes; -1: unlimited; -2: before Postgres 13
+	// activeRole is the role activePID runs as; mayEnd says whether the
+	// role check connects as (self) may pg_terminate_backend it, as a new
+	// active standby instance does at a takeover (connector waitSlotFree).
+	activeRole, self string
+	mayEnd           bool
+	walStatus        string // "" before Postgres 13
+	safeWALSize      int64  // bytes; -1: unknown (NULL)
+	maxKeep          int64  // max_slot_wal_keep_size in bytes; -1: unlimited; -2: before Postgres 13
 }
 
 func (c *checkPG) checkSlot(ctx context.Context) error {
@@ -37,10 +42,18 @@ func (c *checkPG) checkSlot(ctx context.Context) error {
 	var pid *int32
 	var walStatus, database *string
 	var safe *int64
+	// mayEnd follows pg_signal_backend (PostgreSQL 15,
+	// src/backend/storage/ipc/signalfuncs.c): only a superuser ends a
+	// superuser's backend; otherwise the role needs the privileges of the
+	// backend's role or of pg_signal_backend.
 	err := c.conn.QueryRow(ctx, `SELECT coalesce(s.plugin, ''), s.slot_type, s.database, s.active_pid, `+cols+`,
-			coalesce((SELECT a.application_name FROM pg_stat_activity a WHERE a.pid = s.active_pid), '')
+			coalesce((SELECT a.application_name FROM pg_stat_activity a WHERE a.pid = s.active_pid), ''),
+			coalesce((SELECT r.rolname FROM pg_stat_activity a JOIN pg_roles r ON r.oid = a.usesysid WHERE a.pid = s.active_pid), ''),
+			coalesce((SELECT (NOT r.rolsuper OR me.rolsuper) AND (pg_has_role(current_user, r.oid, 'USAGE') OR pg_has_role(current_user, 'pg_signal_backend', 'USAGE'))
+				FROM pg_stat_activity a JOIN pg_roles r ON r.oid = a.usesysid JOIN pg_roles me ON me.rolname = current_user WHERE a.pid = s.active_pid), true),
+			current_user
 		FROM pg_replication_slots s WHERE s.slot_name = $1`, c.cfg.Postgres.Slot).
-		Scan(&s.plugin, &s.slotType, &database, &pid, &walStatus, &safe, &s.activeApp)
+		Scan(&s.plugin, &s.slotType, &database, &pid, &walStatus, &safe, &s.activeApp, &s.activeRole, &s.mayEnd, &s.self)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -116,6 +129,9 @@ func checkJudgeSlot(cfg connector.Config, database string, s checkSlotState) che
 		ok = false
 		out.warn(what, fmt.Sprintf("in use by PID %d (application_name %q)", s.activePID, s.activeApp),
 			"mooncdc run cannot stream from it while another process holds it: stop that process, unless it is this connector's running mooncdc")
+		if cfg.HA.Enabled {
+			out = append(out, checkJudgeTakeover(s)...)
+		}
 	}
 	if ok {
 		status := ""
@@ -125,5 +141,24 @@ func checkJudgeSlot(cfg connector.Config, database string, s checkSlotState) che
 		out.pass(what, fmt.Sprintf("exists: pgoutput on database %q%s, not in use", s.database, status))
 	}
 	keep()
+	return out
+}
+
+// checkJudgeTakeover says whether a standby instance (ha.enabled) that
+// becomes active can end the walsender now holding the slot, as it does
+// at every takeover (connector waitSlotFree): a walsender of another role
+// it may not end keeps the slot until Postgres ends it, which is
+// wal_sender_timeout after its client went silent, and never while a
+// paused client's socket stays open. It is pure.
+func checkJudgeTakeover(s checkSlotState) checkLines {
+	var out checkLines
+	const what = "standby takeover"
+	if s.mayEnd {
+		out.pass(what, fmt.Sprintf("role %q may end the slot's walsender (role %q), as a new active instance does", s.self, s.activeRole))
+		return out
+	}
+	out.warn(what, fmt.Sprintf("role %q may not end the slot's walsender (PID %d, role %q): a standby that takes over waits until Postgres ends it "+
+		"(wal_sender_timeout, or as long as a paused active instance keeps its socket open) before it streams", s.self, s.activePID, s.activeRole),
+		fmt.Sprintf("run every instance as the same role, or as a superuser: GRANT pg_signal_backend TO %s;", connector.QuoteIdent(s.self)))
 	return out
 }

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -344,6 +346,38 @@ func TestCheckAgainstPostgres(t *testing.T) {
 			CREATE TABLE logs_2026 PARTITION OF logs FOR VALUES FROM ('2026-01-01') TO ('2027-01-01')`)
 		_, lines = checkRun(t, args...)
 		checkWantLine(t, lines, "! replica identity: public.logs has no primary key", "ALTER TABLE public.logs REPLICA IDENTITY FULL;")
+	})
+
+	// Standby instances (ha.enabled): a new active instance ends the
+	// walsender still holding the slot (issue 27.6). Held by another
+	// role's walsender that mooncdc's role may not end, check says so
+	// with the fix; with pg_signal_backend granted, it passes.
+	t.Run("ha: a slot held by a walsender of another role", func(t *testing.T) {
+		checkDatabase(t, pg, "hold", `CREATE TABLE t (id int PRIMARY KEY);
+			CREATE ROLE hold_other LOGIN REPLICATION; CREATE ROLE hold_moon LOGIN REPLICATION;
+			GRANT SELECT ON t TO hold_moon;
+			CREATE PUBLICATION mooncdc_hold FOR TABLE t`)
+		checkSQL(t, pg, "hold", `SELECT pg_create_logical_replication_slot('mooncdc_hold', 'pgoutput')`)
+		ctx := context.Background()
+		rc, err := pgconn.Connect(ctx, strings.Replace(pg.URL("hold"), "postgres@", "hold_other@", 1)+"&replication=database")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close(ctx)
+		if err := pglogrepl.StartReplication(ctx, rc, "mooncdc_hold", 0, pglogrepl.StartReplicationOptions{
+			PluginArgs: []string{"proto_version '1'", "publication_names 'mooncdc_hold'"}}); err != nil {
+			t.Fatal(err)
+		}
+		broker := kafkatest.New(t)
+		cfg := writeConfig(t, "name: hold\npostgres:\n  tables: [public.t]\nha:\n  enabled: true\nmetrics:\n  listen: \"\"\n")
+		args := []string{"--config", cfg, "--postgres-url", strings.Replace(pg.URL("hold"), "postgres@", "hold_moon@", 1), "--brokers", broker.Addr()}
+		_, lines := checkRun(t, args...)
+		checkWantLine(t, lines, `! standby takeover: role "hold_moon" may not end the slot's walsender`, `role "hold_other"`,
+			`— run every instance as the same role, or as a superuser: GRANT pg_signal_backend TO "hold_moon";`)
+
+		checkSQL(t, pg, "hold", `GRANT pg_signal_backend TO hold_moon`)
+		_, lines = checkRun(t, args...)
+		checkWantLine(t, lines, `✓ standby takeover: role "hold_moon" may end the slot's walsender (role "hold_other")`)
 	})
 }
 

@@ -21,7 +21,8 @@ import (
 
 // The latency benchmark (issue 17.1): how long from a Postgres commit until
 // a read_committed consumer sees the record, at fixed write rates and at
-// saturation, in both delivery modes.
+// saturation, in both delivery modes, and at-least-once once more with
+// ha.enabled (-latency-ha) to show what the broker's fence costs.
 //
 // A writer commits transactions into public.lat at the rate asked (a
 // transaction every 10 ms holding rate/100 rows; at saturation 100-row
@@ -50,10 +51,31 @@ const (
 
 // latencyPhase is one rate's measurement.
 type latencyPhase struct {
-	rate        int // changes/s asked; 0 = saturation
-	achieved    float64
+	rate     int // changes/s asked; 0 = saturation
+	achieved float64
+	// delivered is the records over the time from the phase's first
+	// commit until the consumer read its last record: at saturation, the
+	// throughput from Postgres to a read_committed consumer.
+	delivered   float64
 	records     int
 	p50, p99, m time.Duration
+}
+
+// latencyMode is one mooncdc run of the latency benchmark: a delivery
+// mode, and whether the instance runs with ha.enabled (a lone standby
+// instance: its at-least-once writes go in Kafka transactions, the
+// broker's fence against a paused instance writing after its successor,
+// connector/sink.go).
+type latencyMode struct {
+	delivery connector.Delivery
+	ha       bool
+}
+
+func (m latencyMode) String() string {
+	if m.ha {
+		return string(m.delivery) + "+ha"
+	}
+	return string(m.delivery)
 }
 
 // parseRates reads -latency-rates: changes/s, 0 for saturation.
@@ -90,8 +112,12 @@ func runLatency(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 	}
 	conn.Close(context.Background())
 
-	results := map[connector.Delivery][]latencyPhase{}
-	modes := []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce}
+	results := map[latencyMode][]latencyPhase{}
+	alo, aloHA := latencyMode{delivery: connector.DeliveryAtLeastOnce}, latencyMode{delivery: connector.DeliveryAtLeastOnce, ha: true}
+	modes := []latencyMode{alo, {delivery: connector.DeliveryExactlyOnce}}
+	if o.latencyHA {
+		modes = append(modes, aloHA)
+	}
 	for _, mode := range modes {
 		phases, err := latencyRun(ctx, o, src, kfakeBin, tmp, mode, rates)
 		if err != nil {
@@ -102,7 +128,7 @@ func runLatency(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 
 	fmt.Println()
 	fmt.Printf("mooncdc latency: Postgres commit → record fetched by a read_committed consumer (same machine), %s per rate\n", o.latencyDuration)
-	fmt.Printf("  %-15s %-14s %12s %9s %9s %9s %9s\n", "delivery", "asked", "achieved/s", "records", "p50", "p99", "max")
+	fmt.Printf("  %-18s %-14s %12s %12s %9s %9s %9s %9s\n", "delivery", "asked", "achieved/s", "delivered/s", "records", "p50", "p99", "max")
 	var failed []string
 	for _, mode := range modes {
 		for _, ph := range results[mode] {
@@ -110,12 +136,18 @@ func runLatency(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 			if ph.rate == 0 {
 				asked = "saturation"
 			}
-			fmt.Printf("  %-15s %-14s %12s %9d %9s %9s %9s\n", mode, asked, commas(int64(ph.achieved)), ph.records,
+			fmt.Printf("  %-18s %-14s %12s %12s %9d %9s %9s %9s\n", mode, asked, commas(int64(ph.achieved)), commas(int64(ph.delivered)), ph.records,
 				ms(ph.p50), ms(ph.p99), ms(ph.m))
 		}
 	}
+	if o.latencyHA {
+		printHACost(results[alo], results[aloHA])
+	}
 	for _, mode := range modes {
-		goal := latencyGoals[mode]
+		goal, ok := latencyGoals[mode.delivery]
+		if !ok || mode.ha {
+			continue
+		}
 		for _, ph := range results[mode] {
 			if ph.rate != latGoalHz {
 				continue
@@ -123,7 +155,7 @@ func runLatency(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 			verdict := "PASS"
 			if ph.p99 > goal {
 				verdict = "FAIL"
-				failed = append(failed, string(mode))
+				failed = append(failed, mode.String())
 			}
 			fmt.Printf("goal: p99 ≤ %s at %s changes/s, %s  %s (%s)\n", ms(goal), commas(latGoalHz), mode, verdict, ms(ph.p99))
 		}
@@ -136,8 +168,8 @@ func runLatency(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 
 // latencyRun starts a broker and mooncdc in one delivery mode, then
 // measures each rate in turn.
-func latencyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, mode connector.Delivery, rates []int) ([]latencyPhase, error) {
-	kafkaDir := filepath.Join(tmp, "kafka-lat-"+string(mode))
+func latencyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, mode latencyMode, rates []int) ([]latencyPhase, error) {
+	kafkaDir := filepath.Join(tmp, "kafka-lat-"+mode.String())
 	brk, err := startBroker(kfakeBin, kafkaDir)
 	if err != nil {
 		return nil, err
@@ -153,10 +185,14 @@ func latencyRun(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 	cfg.Kafka.TopicPrefix = latName
 	cfg.Postgres.Tables = []string{"public." + latTable}
 	cfg.Postgres.Publication = latPub
-	cfg.Postgres.Slot = "lat_" + strings.ReplaceAll(string(mode), "-", "_")
-	cfg.Kafka.Delivery = mode
-	path := filepath.Join(tmp, "mooncdc-lat-"+string(mode)+".yaml")
-	if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
+	cfg.Postgres.Slot = "lat_" + strings.NewReplacer("-", "_", "+", "_").Replace(mode.String())
+	cfg.Kafka.Delivery = mode.delivery
+	yaml := configYAML(cfg)
+	if mode.ha {
+		yaml += "ha:\n  enabled: true\n"
+	}
+	path := filepath.Join(tmp, "mooncdc-lat-"+mode.String()+".yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		return nil, err
 	}
 	runner := &childRunner{bin: o.mooncdc, config: path}
@@ -172,7 +208,9 @@ func latencyRun(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 	}()
 	hc := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(time.Minute)
-	for get(hc, metricsAddr, "/readyz") == nil {
+	// "streaming", not a standby's "standby" (ha.enabled, before the
+	// group gives it the partition).
+	for !strings.HasPrefix(string(get(hc, metricsAddr, "/readyz")), "streaming") {
 		select {
 		case <-runner.exited():
 			printLog("mooncdc", runner.output())
@@ -212,6 +250,7 @@ func latencyRun(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 	var out []latencyPhase
 	for i, rate := range rates {
 		phase := i
+		began := time.Now()
 		n, took, err := w.load(ctx, phase, rate, o.latencyDuration)
 		if err != nil {
 			return nil, err
@@ -220,9 +259,10 @@ func latencyRun(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 			printLog("mooncdc", runner.output())
 			return nil, err
 		}
+		all := time.Since(began)
 		lat := cons.take(phase)
 		slices.Sort(lat)
-		ph := latencyPhase{rate: rate, achieved: float64(n) / took.Seconds(), records: len(lat)}
+		ph := latencyPhase{rate: rate, achieved: float64(n) / took.Seconds(), delivered: float64(n) / all.Seconds(), records: len(lat)}
 		if len(lat) > 0 {
 			ph.p50, ph.p99, ph.m = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)], lat[len(lat)-1]
 		}
@@ -399,3 +439,23 @@ func (c *latencyConsumer) close() { c.cl.Close() }
 
 // ms prints a duration in milliseconds with one decimal.
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
+
+// printHACost prints what the broker's fence costs at-least-once: the
+// run with ha.enabled (Kafka transactions) beside the plain run, per rate,
+// from one bench run.
+func printHACost(plain, ha []latencyPhase) {
+	fmt.Println("at-least-once with ha.enabled (writes in Kafka transactions, fenced by the broker) beside plain at-least-once:")
+	for i := range min(len(plain), len(ha)) {
+		p, h := plain[i], ha[i]
+		asked := commas(int64(p.rate)) + " changes/s"
+		if p.rate == 0 {
+			asked = "saturation"
+		}
+		ratio := 0.0
+		if p.delivered > 0 {
+			ratio = h.delivered / p.delivered
+		}
+		fmt.Printf("  %-18s delivered/s %s vs %s (ratio %.2f); p50 %s vs %s; p99 %s vs %s\n", asked,
+			commas(int64(h.delivered)), commas(int64(p.delivered)), ratio, ms(h.p50), ms(p.p50), ms(h.p99), ms(p.p99))
+	}
+}

@@ -39,6 +39,7 @@ type options struct {
 	latency         bool
 	latencyRates    string
 	latencyDuration time.Duration
+	latencyHA       bool
 
 	memBound bool
 	memRows  int
@@ -80,6 +81,7 @@ func main() {
 	flag.BoolVar(&o.latency, "latency", true, "run the latency benchmark (commit → record seen by a read_committed consumer, both delivery modes)")
 	flag.StringVar(&o.latencyRates, "latency-rates", "1000,10000,0", "the latency benchmark's write rates, changes/s (0 = saturation)")
 	flag.DurationVar(&o.latencyDuration, "latency-duration", 5*time.Second, "how long the latency benchmark writes at each rate")
+	flag.BoolVar(&o.latencyHA, "latency-ha", true, "in the latency benchmark, run at-least-once a second time with ha.enabled (writes in Kafka transactions, which the broker fences) and print its cost beside the plain run")
 	flag.BoolVar(&o.memBound, "membound", true, "run the memory-bound benchmark (peak RSS with the broker frozen during a copy and a stream)")
 	flag.IntVar(&o.memRows, "membound-rows", 300_000, "rows of the memory-bound benchmark's copy, and inserts of its stream")
 	flag.IntVar(&o.hugeTx, "huge-tx", 200_000, "rows of the huge-transaction benchmark's one transaction (0 skips it; the issue's case is 10000000)")

@@ -91,6 +91,7 @@ func newEnv(t *testing.T, sc scenario, mode string, seed uint64) *env {
 		specs[0].seed = int64(sc.bigRows(t))
 	}
 	e.gen = newGenerator(e.pg.URL(""), envInt(t, "FAULTS_TPS", 150), seed, specs)
+	e.gen.updateKeys = sc.updateKeys
 	// Registered after pgtest and kafkatest: runs before they stop.
 	t.Cleanup(func() {
 		if e.gen.stop != nil {

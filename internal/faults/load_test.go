@@ -98,7 +98,10 @@ type generator struct {
 	tps   int
 	rng   *rand.Rand
 	specs []tableSpec // tables, or the scenario's (a bigger big table)
-	logs  []*tableLog
+	// updateKeys > 0: every transaction is one UPDATE of one of the big
+	// table's ids [0, updateKeys) (the pause scenario).
+	updateKeys int64
+	logs       []*tableLog
 
 	mu      sync.Mutex // guards logs after start, and the counters
 	g       int64
@@ -186,7 +189,12 @@ func (gen *generator) loop(ctx context.Context) {
 			}
 			conn = c
 		}
-		stmts := gen.plan(1 + gen.rng.IntN(4))
+		var stmts []stmt
+		if gen.updateKeys > 0 {
+			stmts = gen.planUpdate()
+		} else {
+			stmts = gen.plan(1 + gen.rng.IntN(4))
+		}
 		if err := gen.apply(ctx, &conn, stmts); err != nil {
 			gen.failure = err
 			return
@@ -280,6 +288,12 @@ func (gen *generator) plan(n int) []stmt {
 		out = append(out, stmt{ti, id, ev})
 	}
 	return out
+}
+
+// planUpdate is one UPDATE of one of the big table's ids [0, updateKeys).
+func (gen *generator) planUpdate() []stmt {
+	gen.g++
+	return []stmt{{0, gen.rng.Int64N(gen.updateKeys), event{g: gen.g, op: 'u', v: gen.g}}}
 }
 
 func (gen *generator) pickTable() int {

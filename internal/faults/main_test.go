@@ -102,6 +102,9 @@ type scenario struct {
 	verify func(e *env, raw map[string][]*kgo.Record, faults int)
 	// bigRows, if set, is the big table's rows (default: tables[0].seed).
 	bigRows func(t *testing.T) int
+	// updateKeys, if set, makes the load one-row UPDATEs of the big
+	// table's ids [0, updateKeys) only.
+	updateKeys int64
 }
 
 var scenarios = []scenario{
@@ -113,6 +116,7 @@ var scenarios = []scenario{
 	{name: "partition", run: runPartition, ha: true, verify: verifyPartition},
 	{name: "resume", run: runResume, verify: verifyResume, bigRows: resumeRows},
 	{name: "halfopen", run: runHalfOpen, postgres: "  replication_timeout: " + halfOpenTimeout.String() + "\n"},
+	{name: "pause", run: runPause, ha: true, verify: verifyPause, bigRows: func(*testing.T) int { return pauseKeys }, updateKeys: pauseKeys},
 }
 
 // TestFaults runs every scenario in every mode, each on a fresh Postgres
