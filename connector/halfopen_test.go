@@ -188,6 +188,49 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 	})
 }
 
+// TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect: with
+// postgres.replication_timeout far below the server's wal_sender_timeout,
+// the walsender of the session mooncdc ended for its silence would hold the
+// slot until wal_sender_timeout (it cannot tell that its client has gone),
+// refusing every new session; mooncdc ends that walsender, its own, so the
+// stream resumes within the timeout plus a reconnect, not a minute later.
+func TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`ALTER SYSTEM SET wal_sender_timeout = '120s'`)
+	e.exec(`SELECT pg_reload_conf()`)
+	e.exec(`CREATE TABLE half2 (id int PRIMARY KEY, n int)`)
+	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.pg.Port()))
+	cfg := e.config("halfopen2", "public.half2")
+	cfg.Postgres.URL = strings.Replace(e.pg.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.pg.Port()), proxy.addr(), 1)
+	cfg.Postgres.ReplicationTimeout = 3 * time.Second
+	core, logs := observer.New(zapcore.InfoLevel)
+	log := zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core))
+	p, err := connector.New(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runPipeline(t, p)
+	r.waitReady(t)
+	r.waitHandedOver(t)
+	e.exec(`INSERT INTO half2 VALUES (1, 1)`)
+	consume(t, e.kafka, 1, "halfopen2.public.half2")
+
+	proxy.hole()
+	cut := time.Now()
+	e.exec(`INSERT INTO half2 VALUES (2, 2)`)
+	eventually.True(t, 40*time.Second, 100*time.Millisecond, "the row written after the cut in Kafka", func() bool {
+		return len(consume(t, e.kafka, -1, "halfopen2.public.half2")) >= 2
+	})
+	took := time.Since(cut)
+	t.Logf("row written after the cut in Kafka after %v", took.Round(10*time.Millisecond))
+	if took > 20*time.Second {
+		t.Errorf("the row took %v; the old walsender held the slot (wal_sender_timeout 120s)", took)
+	}
+	if logs.FilterMessage("ending the silent session's walsender, which still holds the slot").Len() == 0 {
+		t.Errorf("no log line for the ended walsender")
+	}
+}
+
 // A query on a connection that went half-open fails within its deadline
 // (QueryTimeout, shortened here) instead of waiting forever, and the
 // connection is closed so that its owner opens a new one: what bounds the

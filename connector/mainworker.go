@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"go.uber.org/zap"
@@ -20,6 +21,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 	log := p.log.Named("stream")
 	bo := newBackoff(500*time.Millisecond, 30*time.Second)
 	down := false
+	var silentPID uint32 // the walsender of a session ended for its silence, while it may hold the slot
 	for {
 		start := tracker.Durable()
 		sess := stream.NewSession(stream.Config{
@@ -27,6 +29,9 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 			StartLSN: start, Timeout: p.cfg.Postgres.ReplicationTimeout, Log: log, Progress: prog, Observer: obs,
 		})
 		err := sess.Run(hard, soft, em)
+		if errors.As(err, new(*stream.SilenceError)) {
+			silentPID = sess.BackendPID()
+		}
 		// Whatever ended the session, the open transaction's rest will be
 		// replayed from the durable LSN by the next session. In
 		// exactly-once mode that is the last Kafka commit: the open Kafka
@@ -79,6 +84,9 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 			if soft.Err() != nil {
 				return nil
 			}
+			if silentPID != 0 {
+				silentPID = p.endSilentWalsender(soft, pgcfg, silentPID, log)
+			}
 			if !sleepCtx(soft, bo.next()) {
 				return nil
 			}
@@ -104,4 +112,37 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 			return err
 		}
 	}
+}
+
+// endSilentWalsender ends this instance's own walsender that still holds
+// the slot after its session was ended for silence (a half-open link: the
+// walsender cannot tell that its client has gone, and would keep the slot,
+// refusing every new session, until wal_sender_timeout, which may be far
+// longer than postgres.replication_timeout). Only that process is ended:
+// the slot's active_pid must be the session's own backend. A walsender
+// stuck writing to the dead link may need another SIGTERM (standby.go
+// found the same), so it returns pid while the slot is still held by it,
+// and 0 once it is not, or when the query cannot be made.
+func (p *Pipeline) endSilentWalsender(ctx context.Context, pgcfg *pgconn.Config, pid uint32, log *zap.Logger) uint32 {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	db, err := connectSQL(ctx, pgcfg)
+	if err != nil {
+		log.Debug("cannot check the slot for the silent session's walsender", zap.Error(err))
+		return pid
+	}
+	defer db.Close(context.Background())
+	var ended bool
+	err = db.QueryRow(ctx, `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = $2`,
+		p.cfg.Postgres.Slot, int32(pid)).Scan(&ended)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return 0 // it let go
+	case err != nil:
+		log.Warn("cannot end the silent session's walsender, which still holds the slot; a new session can start once Postgres ends it (wal_sender_timeout)",
+			zap.String("slot", p.cfg.Postgres.Slot), zap.Uint32("active_pid", pid), zap.Error(err))
+		return 0
+	}
+	log.Info("ending the silent session's walsender, which still holds the slot", zap.String("slot", p.cfg.Postgres.Slot), zap.Uint32("active_pid", pid), zap.Bool("terminated", ended))
+	return pid
 }

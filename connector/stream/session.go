@@ -100,6 +100,7 @@ type Session struct {
 	sentDurable schema.LSN
 	sentAt      time.Time
 
+	pid     uint32        // the walsender's process ID (BackendPID)
 	timeout time.Duration // the silence timeout in force (silence.go)
 	heardAt time.Time     // when the last message arrived (or streaming began)
 	toldAt  time.Time     // when Observer.Heard was last called
@@ -110,6 +111,12 @@ const earlyStatus = 100 * time.Millisecond
 // Started reports whether Run got as far as streaming. Call it after Run
 // returns.
 func (s *Session) Started() bool { return s.started }
+
+// BackendPID is the process ID of the walsender that served the session (0
+// if Run did not connect). Call it after Run returns: after a
+// *SilenceError that walsender may still hold the slot, unaware that its
+// client has gone.
+func (s *Session) BackendPID() uint32 { return s.pid }
 
 // NewSession returns a session for cfg; it starts nothing.
 func NewSession(cfg Config) *Session {
@@ -169,6 +176,7 @@ func (s *Session) Run(hard, soft context.Context, h Handler) (err error) {
 		}()
 	}
 	s.conn = conn
+	s.pid = conn.PID()
 	timeout, err := s.resolveTimeout(hard)
 	if err != nil {
 		return err
