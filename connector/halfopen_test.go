@@ -108,21 +108,29 @@ func (p *holeProxy) serve(client net.Conn) {
 	go pipe(client, server)
 }
 
-// A half-open link to Postgres (issue 31): every connection open at the
-// cut is black-holed, new ones go through. The replication session must
-// notice the silence within its timeout, derived here from the server's
-// wal_sender_timeout (3 s, postgres.replication_timeout left at 0), say so
-// in a warning naming the timeout, go unready, reconnect and deliver a row
-// written after the cut; the pipeline must not stop.
-func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`ALTER SYSTEM SET wal_sender_timeout = '3s'`)
+// halfOpenRun is a pipeline streaming table (one row in Kafka) from a
+// cluster whose wal_sender_timeout is senderTimeout, through a proxy the
+// test can black-hole; logs keeps the lines at level and above.
+type halfOpenRun struct {
+	p     *connector.Pipeline
+	r     *running
+	proxy *holeProxy
+	logs  *observer.ObservedLogs
+	topic string
+}
+
+func startHalfOpen(t *testing.T, e *env, name, table, senderTimeout string, level zapcore.Level, tune func(*connector.Config)) *halfOpenRun {
+	t.Helper()
+	e.exec(`ALTER SYSTEM SET wal_sender_timeout = '` + senderTimeout + `'`)
 	e.exec(`SELECT pg_reload_conf()`)
-	e.exec(`CREATE TABLE half (id int PRIMARY KEY, n int)`)
+	e.exec(`CREATE TABLE ` + table + ` (id int PRIMARY KEY, n int)`)
 	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.pg.Port()))
-	cfg := e.config("halfopen", "public.half")
+	cfg := e.config(name, "public."+table)
 	cfg.Postgres.URL = strings.Replace(e.pg.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.pg.Port()), proxy.addr(), 1)
-	core, logs := observer.New(zapcore.WarnLevel)
+	if tune != nil {
+		tune(&cfg)
+	}
+	core, logs := observer.New(level)
 	log := zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core))
 	p, err := connector.New(cfg, log)
 	if err != nil {
@@ -131,8 +139,22 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 	r := runPipeline(t, p)
 	r.waitReady(t)
 	r.waitHandedOver(t)
-	e.exec(`INSERT INTO half VALUES (1, 1)`)
-	consume(t, e.kafka, 1, "halfopen.public.half")
+	topic := name + ".public." + table
+	e.exec(`INSERT INTO ` + table + ` VALUES (1, 1)`)
+	consume(t, e.kafka, 1, topic)
+	return &halfOpenRun{p: p, r: r, proxy: proxy, logs: logs, topic: topic}
+}
+
+// A half-open link to Postgres (issue 31): every connection open at the
+// cut is black-holed, new ones go through. The replication session must
+// notice the silence within its timeout, derived here from the server's
+// wal_sender_timeout (3 s, postgres.replication_timeout left at 0), say so
+// in a warning naming the timeout, go unready, reconnect and deliver a row
+// written after the cut; the pipeline must not stop.
+func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
+	e := newEnv(t)
+	h := startHalfOpen(t, e, "halfopen", "half", "3s", zapcore.WarnLevel, nil)
+	p, r, proxy, logs := h.p, h.r, h.proxy, h.logs
 	eventually.True(t, 10*time.Second, 20*time.Millisecond, "not ready before the cut", func() bool {
 		return p.Status().NotReady == "" && p.Ready()
 	})
@@ -151,7 +173,7 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 		if st.LastServerMessageSeconds != nil {
 			lastHeard = max(lastHeard, *st.LastServerMessageSeconds)
 		}
-		evs := consume(t, e.kafka, -1, "halfopen.public.half")
+		evs := consume(t, e.kafka, -1, h.topic)
 		if len(evs) >= 2 {
 			break
 		}
@@ -196,30 +218,16 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 // stream resumes within the timeout plus a reconnect, not a minute later.
 func TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect(t *testing.T) {
 	e := newEnv(t)
-	e.exec(`ALTER SYSTEM SET wal_sender_timeout = '120s'`)
-	e.exec(`SELECT pg_reload_conf()`)
-	e.exec(`CREATE TABLE half2 (id int PRIMARY KEY, n int)`)
-	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.pg.Port()))
-	cfg := e.config("halfopen2", "public.half2")
-	cfg.Postgres.URL = strings.Replace(e.pg.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.pg.Port()), proxy.addr(), 1)
-	cfg.Postgres.ReplicationTimeout = 3 * time.Second
-	core, logs := observer.New(zapcore.InfoLevel)
-	log := zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core))
-	p, err := connector.New(cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := runPipeline(t, p)
-	r.waitReady(t)
-	r.waitHandedOver(t)
-	e.exec(`INSERT INTO half2 VALUES (1, 1)`)
-	consume(t, e.kafka, 1, "halfopen2.public.half2")
+	h := startHalfOpen(t, e, "halfopen2", "half2", "120s", zapcore.InfoLevel, func(cfg *connector.Config) {
+		cfg.Postgres.ReplicationTimeout = 3 * time.Second
+	})
+	logs := h.logs
 
-	proxy.hole()
+	h.proxy.hole()
 	cut := time.Now()
 	e.exec(`INSERT INTO half2 VALUES (2, 2)`)
 	eventually.True(t, 40*time.Second, 100*time.Millisecond, "the row written after the cut in Kafka", func() bool {
-		return len(consume(t, e.kafka, -1, "halfopen2.public.half2")) >= 2
+		return len(consume(t, e.kafka, -1, h.topic)) >= 2
 	})
 	took := time.Since(cut)
 	t.Logf("row written after the cut in Kafka after %v", took.Round(10*time.Millisecond))
