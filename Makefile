@@ -10,7 +10,7 @@ FUZZTIME            ?= 10s
 # A version the Go module proxy serves; `go run pkg@version` leaves go.mod alone.
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build test test-faults test-versions lint fuzz bench demo docs clean distclean
+.PHONY: all build test test-unit test-faults test-versions lint fuzz bench demo docs clean distclean
 
 all: build
 
@@ -24,6 +24,13 @@ build:
 test:
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	$(GO) test -count=1 -run 'Alloc' ./...
+
+# The unit tests alone (go test -short): every test that needs a Postgres
+# cluster or a Kafka broker is skipped by the harness (pgtest.New,
+# kafkatest.New), so this answers in well under a minute. make test runs
+# everything, and CI never passes -short.
+test-unit:
+	$(GO) test -short -count=1 ./...
 
 # The fault suite (issue 5, internal/faults, build tag faults): the real
 # binary under kill -9, Postgres restarts, broker crashes and standby

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
 
 // buildMooncdc builds the mooncdc binary the demo runs.
@@ -29,6 +30,7 @@ func buildMooncdc(t *testing.T) string {
 // logging its output if the test fails.
 func runDemo(t *testing.T, o options) (*result, string) {
 	t.Helper()
+	pgtest.SkipIntegrationInShort(t)
 	o.Binary, o.Load, o.Samples, o.Rows = buildMooncdc(t), time.Second, 2, 20_000
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -20,6 +20,9 @@ type Broker struct {
 // the listener; the broker answers requests as soon as New returns.
 func New(t testing.TB, opts ...kfake.Opt) *Broker {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (a Kafka broker): -short (make test-unit) leaves it out; make test runs it")
+	}
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
 	if err != nil {
 		t.Fatalf("kafkatest: start kfake: %v", err)

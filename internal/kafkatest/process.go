@@ -50,6 +50,9 @@ type Process struct {
 // logged if the test failed.
 func StartProcess(t testing.TB, dataDir string) *Process {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test (a Kafka broker): -short (make test-unit) leaves it out; make test runs it")
+	}
 	bin := acquireBinary(t)
 	t.Cleanup(releaseBinary) // registered first: runs after the stop below
 	p := &Process{t: t, bin: bin, dataDir: dataDir, addr: "127.0.0.1:0", out: new(syncBuffer)}

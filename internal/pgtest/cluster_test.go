@@ -16,6 +16,7 @@ import (
 
 func TestStartServesSQLOverTCP(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	c := New(t)
 	ctx := t.Context()
 
@@ -55,6 +56,7 @@ func TestStartServesSQLOverTCP(t *testing.T) {
 
 func TestRestartKeepsCommittedDataAndPort(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	for _, mode := range []string{"fast", "immediate"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
@@ -88,6 +90,7 @@ func TestRestartKeepsCommittedDataAndPort(t *testing.T) {
 
 func TestStopThenStartAgain(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	c := New(t)
 	ctx := t.Context()
 	if err := c.Stop("smart"); err != nil {
@@ -112,6 +115,7 @@ func TestStopThenStartAgain(t *testing.T) {
 
 func TestLogicalReplicationSlotCanBeCreated(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	c := New(t)
 	ctx := t.Context()
 	if err := c.Exec(ctx, "", `SELECT pg_create_logical_replication_slot('s', 'pgoutput')`); err != nil {
@@ -150,6 +154,7 @@ func TestLogicalReplicationSlotCanBeCreated(t *testing.T) {
 
 func TestCommandRunsAsServerUser(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	c := New(t)
 	wantUID := os.Geteuid()
 	if wantUID == 0 {
@@ -172,6 +177,7 @@ func TestCommandRunsAsServerUser(t *testing.T) {
 
 func TestParallelClustersGetDistinctPortsAndDirs(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	var (
 		mu    sync.Mutex
 		ports = map[int]bool{}
@@ -199,6 +205,7 @@ func TestParallelClustersGetDistinctPortsAndDirs(t *testing.T) {
 
 func TestCloseStopsServerAndRemovesTempDir(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	ctx := t.Context()
 	c, err := Start(ctx, Options{})
 	if err != nil {
@@ -229,6 +236,7 @@ func TestCloseStopsServerAndRemovesTempDir(t *testing.T) {
 
 func TestGivenDirIsKeptAndReused(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	ctx := t.Context()
 	base, err := os.MkdirTemp("", "pgtest-given-")
 	if err != nil {
@@ -269,6 +277,7 @@ func TestGivenDirIsKeptAndReused(t *testing.T) {
 
 func TestStartFailureQuotesServerLog(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	var log syncBuffer
 	_, err := Start(t.Context(), Options{
 		Settings: map[string]string{"wal_level": "bogus"},
@@ -287,6 +296,7 @@ func TestStartFailureQuotesServerLog(t *testing.T) {
 
 func TestStartOnBusyPortSaysSo(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -301,6 +311,7 @@ func TestStartOnBusyPortSaysSo(t *testing.T) {
 
 func TestDirUnreachableByServerUserIsExplained(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	dir := t.TempDir() // mode 0700, owned by us
 	c, err := Start(t.Context(), Options{Dir: dir})
 	if os.Geteuid() != 0 {
@@ -319,6 +330,7 @@ func TestDirUnreachableByServerUserIsExplained(t *testing.T) {
 
 func TestSettingsOverrideDefaults(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	c := New(t, func(o *Options) {
 		o.Settings = map[string]string{"max_replication_slots": "5", "application_name": "it's"}
 	})

@@ -24,6 +24,7 @@ func (r *fatalRecorder) SkipNow()                          { r.skipped = "SkipNo
 // asked for.
 func TestMissingExtensionFailsWithTheInstallCommand(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	c := New(t)
 	extensionPackages["mooncdc_absent_ext"] = "postgresql-%d-mooncdc-absent"
 	defer delete(extensionPackages, "mooncdc_absent_ext")

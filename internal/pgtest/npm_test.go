@@ -29,6 +29,7 @@ func TestCompareVersionsOrdersReleasesNumerically(t *testing.T) {
 // the version matrix; with npm or, without it, over HTTPS) starts, and its
 // pgoutput serves a logical slot.
 func TestNPMBinariesStartAndStreamLogically(t *testing.T) {
+	SkipIntegrationInShort(t)
 	if os.Getenv("PGTEST_CACHE") == "" {
 		t.Setenv("PGTEST_CACHE", "") // the shared cache: fetched once per machine
 	}
@@ -68,6 +69,7 @@ func TestNPMBinariesStartAndStreamLogically(t *testing.T) {
 // document gives the same newest version of a major as `npm view` (when npm
 // is here to compare), with a sha512 integrity for its tarball.
 func TestNPMRegistryOverHTTPS(t *testing.T) {
+	SkipIntegrationInShort(t)
 	dists, err := httpVersions(context.Background(), registryURL())
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // cluster must stay an unsafe resume).
 func TestClustersFromTheTemplateAreDistinctSystems(t *testing.T) {
 	t.Parallel()
+	SkipIntegrationInShort(t)
 	ids := map[string]bool{}
 	for range 3 {
 		c := New(t)
