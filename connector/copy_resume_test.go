@@ -29,7 +29,7 @@ type resumeEnv struct {
 
 func newResumeEnv(t *testing.T, name string, mode connector.Delivery) *resumeEnv {
 	t.Cleanup(connector.SetCopyCheckpointEveryForTest(0))
-	e := newEnv(t)
+	e := newSerialEnv(t) // the checkpoint interval is the package's
 	e.exec(`CREATE TABLE rt (id int PRIMARY KEY, n bigint, pad text NOT NULL DEFAULT repeat('x', 200))`)
 	const rows = 20000
 	m := newMutator(t, e, rows+2000, "rt")

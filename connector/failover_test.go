@@ -42,6 +42,7 @@ func failoverBinDir(t *testing.T) string {
 // read-write, continues on the promoted standby's copy of the slot: every
 // row the new primary holds reaches Kafka.
 func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
 	bin := failoverBinDir(t)
 	primary := pgtest.New(t, func(o *pgtest.Options) { o.BinDir = bin })
 	standby := pgtest.NewStandby(t, primary, "standby1", map[string]string{"sync_replication_slots": "on"})
@@ -193,6 +194,7 @@ func TestSlotFailoverOnAnExistingSlotAndOnOlderServers(t *testing.T) {
 // consistent point (pg_log_standby_snapshot, which the primary's
 // checkpoints and bgwriter also do).
 func TestCaptureFromAPhysicalStandby(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
 	bin := failoverBinDir(t)
 	primary := pgtest.New(t, func(o *pgtest.Options) { o.BinDir = bin })
 	standby := pgtest.NewStandby(t, primary, "standby1", nil)

@@ -245,7 +245,7 @@ func TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect(t *testing.T) {
 // catalog and status queries, the heartbeat, slot checks and a copy's
 // snapshot import.
 func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
-	e := newEnv(t)
+	e := newSerialEnv(t) // the query deadline is the package's
 	defer connector.SetQueryTimeoutForTest(2 * time.Second)()
 	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.pg.Port()))
 	cfg := e.config("querydeadline")

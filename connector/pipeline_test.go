@@ -31,7 +31,24 @@ type env struct {
 	kafka string
 }
 
+// newEnv gives the test a cluster and a broker of its own and runs it in
+// parallel with the other tests that do (go test -parallel, GOMAXPROCS by
+// default): each such test only waits on its own servers most of the time.
+// A test that changes a package-level setting (the export_test.go
+// setters) must not run beside others: it uses newSerialEnv.
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	if _, again := parallelTests.LoadOrStore(t, true); !again { // a test may make two envs
+		t.Parallel()
+	}
+	return newSerialEnv(t)
+}
+
+var parallelTests sync.Map // *testing.T → true once newEnv made it parallel
+
+// newSerialEnv is newEnv for a test that must run alone: one that changes
+// a package-level setting, which every pipeline of the other tests reads.
+func newSerialEnv(t *testing.T) *env {
 	t.Helper()
 	pg := pgtest.New(t)
 	b := kafkatest.New(t)
@@ -629,6 +646,7 @@ func TestPostgresRestartMidStreamRecoversByItself(t *testing.T) {
 }
 
 func TestKafkaRestartMidStreamRecoversByItself(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
 	pg := pgtest.New(t)
 	broker := kafkatest.StartProcess(t, t.TempDir())
 	e := &env{t: t, pg: pg, kafka: broker.Addr()}

@@ -44,6 +44,7 @@ var testSource = offsets.Pipeline{SystemID: "1", Database: "shop", Slot: "mooncd
 // the pipeline record that stores it, never run ahead of the
 // acknowledgements; a failed record stops the offsets writer for good.
 func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
 	ctx := context.Background()
 	f := &fakeProducer{}
 	d := &atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}
@@ -308,6 +309,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 // mutex, a copy's handover waits at most handoverAckWait for its records,
 // then says so (the catch-up tries again later), storing nothing.
 func TestCopySinkHandoverWaitsBoundedForAcknowledgements(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
 	ctx := context.Background()
 	f := &fakeProducer{hold: true}
 	d := &atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}
@@ -335,6 +337,7 @@ func TestCopySinkHandoverWaitsBoundedForAcknowledgements(t *testing.T) {
 // its state): it replaces its producer with a new one of the same id and
 // replays from the last commit.
 func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name         string

@@ -106,6 +106,7 @@ func TestInvalidatedSlotAtStartIsAnUnsafeResume(t *testing.T) {
 // invalidates it (ending the walsender), and run ends with exit 3 and the
 // advice instead of reconnecting forever.
 func TestInvalidatedSlotWhileStreamingIsAnUnsafeResume(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
 	pg := pgtest.New(t, func(o *pgtest.Options) {
 		o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
 	})

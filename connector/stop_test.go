@@ -40,6 +40,7 @@ func stopWithin(t *testing.T, r *running, limit time.Duration) (took time.Durati
 // forever), names how many records were not acknowledged, exits 1, and
 // confirms nothing past what Kafka acknowledged: the next start sends them.
 func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
 	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			pg := pgtest.New(t)
