@@ -140,7 +140,3 @@ func (p *catchupProgress) Drain(ctx context.Context) error {
 // handoverAckWait bounds how long a handover waits, holding the pipeline
 // mutex (and so the main worker), for the copy's last acknowledgements.
 const handoverAckWait = 5 * time.Second
-
-// DDLMessagePrefix is the logical message prefix reserved for schema
-// change messages; they must be transactional.
-const DDLMessagePrefix = "mooncdc_ddl"

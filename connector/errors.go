@@ -18,12 +18,6 @@ const (
 	ExitFenced       = 4
 )
 
-// ConfigError reports invalid configuration; the CLI exits with ExitConfig.
-type ConfigError struct{ Err error }
-
-func (e *ConfigError) Error() string { return "invalid config: " + e.Err.Error() }
-func (e *ConfigError) Unwrap() error { return e.Err }
-
 // UnsafeResumeError reports that the offsets in Kafka do not describe the
 // Postgres source or slot that mooncdc is connected to. Resuming would lose
 // or duplicate data, so the pipeline stops; the message says how to start over.

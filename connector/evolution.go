@@ -37,13 +37,6 @@ import (
 // A change the registry accepts streams without a pause. With JSON
 // formats there is no registry and nothing to decide.
 
-// The schema evolution policies.
-const (
-	EvolutionPark       = "park"
-	EvolutionNewSubject = "new_subject"
-	EvolutionForce      = "force"
-)
-
 // SchemaEvolutionError is an incompatible schema change of a table parked
 // at its DDL (policy park).
 type SchemaEvolutionError struct {

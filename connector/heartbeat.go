@@ -28,10 +28,6 @@ import (
 // heartbeat.topic, which shows consumers that the pipeline is alive from
 // Postgres to Kafka.
 
-// HeartbeatMessagePrefix is the logical message prefix of heartbeats; such
-// messages are never written to the <prefix>.message topic.
-const HeartbeatMessagePrefix = "mooncdc_heartbeat"
-
 // heartbeater emits heartbeat messages while the stream is idle. It owns
 // one SQL connection, opened when first needed and reopened after an error.
 type heartbeater struct {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +15,7 @@ import (
 // (a peer gone while the socket stays open: a NAT, firewall or load
 // balancer that dropped its state, a partition). The replication
 // sessions guard themselves (stream/silence.go); here:
-//   - every socket gets TCP_USER_TIMEOUT (unacknowledged writes fail after
+//   - every socket gets TCP_USER_TIMEOUT (dial.go: unacknowledged writes fail after
 //     it, not after ~15 minutes of retransmissions) and TCP keepalives
 //     (an idle connection is probed), for real partitions;
 //   - a query has a deadline (queryContext);
@@ -25,40 +24,6 @@ import (
 // On loopback through a black-holing proxy the proxy's kernel acknowledges
 // everything, so TCP_USER_TIMEOUT never fires there: the deadlines are what
 // end such a connection.
-
-// linkTimeout is postgres.replication_timeout, or its default where it is
-// 0 (derived from the server per replication session; other connections
-// cannot ask the server before they need the bound).
-func (c Config) linkTimeout() time.Duration {
-	if c.Postgres.ReplicationTimeout > 0 {
-		return c.Postgres.ReplicationTimeout
-	}
-	return DefaultReplicationTimeout
-}
-
-// linkDialer returns the dialer of every Postgres connection: keepalives
-// after 15 s idle, every 5 s, and TCP_USER_TIMEOUT userTimeout on TCP
-// sockets (Linux; elsewhere only the keepalives).
-func linkDialer(userTimeout time.Duration) *net.Dialer {
-	return &net.Dialer{
-		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3},
-		Control: func(network, _ string, rc syscall.RawConn) error {
-			switch network {
-			case "tcp", "tcp4", "tcp6":
-			default:
-				return nil // a Unix socket has no TCP options
-			}
-			var serr error
-			if err := rc.Control(func(fd uintptr) { serr = setUserTimeout(fd, userTimeout) }); err != nil {
-				return err
-			}
-			if serr != nil {
-				return fmt.Errorf("set TCP_USER_TIMEOUT: %w", serr)
-			}
-			return nil
-		},
-	}
-}
 
 // QueryTimeout bounds every query on mooncdc's SQL connections (catalog
 // and status queries, the heartbeat, slot checks, a copy's snapshot

@@ -17,9 +17,6 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// Version is reported in every record's source.version.
-const Version = "mooncdc-0.1.0"
-
 // Pipeline streams one Postgres publication into Kafka. Build it with New;
 // it starts nothing until Run.
 type Pipeline struct {

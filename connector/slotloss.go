@@ -20,12 +20,6 @@ import (
 // keys its topic holds that the table no longer has: copy_rows.go), and a
 // loud log line and a metric, never silently.
 
-// The values of on_slot_loss.
-const (
-	SlotLossFail       = "fail"
-	SlotLossResnapshot = "resnapshot"
-)
-
 // errSlotLost marks the unsafe resume of a lost or missing slot, which
 // on_slot_loss: resnapshot repairs.
 var errSlotLost = errors.New("replication slot lost")
