@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -46,7 +47,7 @@ type copier struct {
 
 // copierConfig is the copies' part of the configuration.
 type copierConfig struct {
-	snapshot    SnapshotConfig
+	snapshot    config.SnapshotConfig
 	slot        string // postgres.slot: the copies' slots are named after it
 	publication string
 	keys        keyRule

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -75,7 +76,7 @@ type catchupHandler struct {
 
 func (h *catchupHandler) Change(ch *schema.Change) error {
 	if ch.Op == schema.OpMessage {
-		if ch.Tx == nil && ch.Message.Prefix == DDLMessagePrefix {
+		if ch.Tx == nil && ch.Message.Prefix == config.DDLMessagePrefix {
 			return &stream.ProtocolError{LSN: ch.LSN, Msg: "DDL message must be transactional"}
 		}
 		return nil // messages are the main worker's

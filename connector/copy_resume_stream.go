@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -109,7 +110,7 @@ func (h *resumeStream) Commit(tx *schema.Tx) error {
 
 func (h *resumeStream) Change(ch *schema.Change) error {
 	if ch.Op == schema.OpMessage {
-		if ch.Tx == nil && ch.Message.Prefix == DDLMessagePrefix {
+		if ch.Tx == nil && ch.Message.Prefix == config.DDLMessagePrefix {
 			return &stream.ProtocolError{LSN: ch.LSN, Msg: "DDL message must be transactional"}
 		}
 		return nil // messages are the main worker's

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -271,9 +272,9 @@ func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
 func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema.Relation, ch chunk) error {
 	cols := make([]string, len(rel.Columns))
 	for i, c := range rel.Columns {
-		cols[i] = QuoteIdent(c.Name)
+		cols[i] = config.QuoteIdent(c.Name)
 	}
-	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
+	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + config.QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
 	w.ctx = ctx
 	// A snapshot row meets today's NOT NULL; only the registry may hold
 	// those columns as optional (nullable.go).

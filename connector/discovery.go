@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -57,7 +58,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	}
 	type found struct {
 		oid  uint32
-		tn   TableName
+		tn   config.TableName
 		name string
 	}
 	var tables []found
@@ -74,10 +75,10 @@ func (s *snapshotter) discover(ctx context.Context) error {
 				s.log.Warn("the publication publishes the partitions of a partitioned table as tables of their own (one topic each; a row that moves "+
 					"between partitions becomes a delete in one and a create in another): it was created without publish_via_partition_root. "+
 					"To capture the table through its root, create the publication anew WITH (publish_via_partition_root = true) with a new "+
-					"slot, or ALTER PUBLICATION "+QuoteIdent(pub)+" SET (publish_via_partition_root = true) and resnapshot the table",
+					"slot, or ALTER PUBLICATION "+config.QuoteIdent(pub)+" SET (publish_via_partition_root = true) and resnapshot the table",
 					zap.String("publication", pub), zap.String("table", rootSch+"."+rootTab), zap.String("partition", sch+"."+tab))
 			}
-			f.tn = TableName{sch, tab}
+			f.tn = config.TableName{Schema: sch, Table: tab}
 			f.name = f.tn.String()
 			tables = append(tables, f)
 		}
@@ -91,7 +92,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	// configuration error; later, a new table that would take a captured
 	// table's topic is left out, with an error in the log.
 	first := !s.discovered
-	var keep, add []TableName
+	var keep, add []config.TableName
 	for _, f := range tables {
 		if !first && s.phases.get(f.name) != nil {
 			keep = append(keep, f.tn)
@@ -101,7 +102,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	}
 	clashes := s.cfg.naming.Clashes(keep, add)
 	if first && len(clashes) > 0 {
-		return topicClashError(clashes)
+		return config.TopicClashError(clashes)
 	}
 	s.discovered = true
 	refused := map[string]bool{}
@@ -109,7 +110,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		refused[c.Table.String()] = true
 		if !s.clashLogged[c.Table] {
 			if s.clashLogged == nil {
-				s.clashLogged = map[TableName]bool{}
+				s.clashLogged = map[config.TableName]bool{}
 			}
 			s.clashLogged[c.Table] = true
 			s.log.Error("new table not captured: "+c.Error(), zap.Stringer("table", c.Table), zap.String("topic", c.Topic))
@@ -131,7 +132,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	}()
 	for _, f := range tables {
 		if s.names == nil {
-			s.names = map[string]TableName{}
+			s.names = map[string]config.TableName{}
 		}
 		s.names[f.name] = f.tn
 		if cur := s.phases.get(f.name); cur != nil && (cur.Phase != offsets.PhaseDropped || cur.OID == f.oid) || refused[f.name] {
@@ -146,7 +147,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		if !first {
 			s.phases.markFresh(f.name)
 		}
-		if s.cfg.snapshot.Mode == SnapshotNever || first && s.adopt {
+		if s.cfg.snapshot.Mode == config.SnapshotNever || first && s.adopt {
 			// Ready at M, the main worker's position as the view changes.
 			ts, wait := s.phases.update(f.name, func(ts *tableState, m schema.LSN) {
 				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(m)

@@ -40,8 +40,9 @@
 // instances (ha.enabled: members of a Kafka consumer group, a fresh
 // Pipeline per activation; group.go is the membership), workers.go shares
 // the pipelines of a config directory among the members of a worker group
-// (the same seats, one per pipeline), and config*.go is the configuration
-// (types, validation, keys and environment, loading, printing). A copy of
+// (the same seats, one per pipeline), and package config is the
+// configuration (types, validation, keys and environment, loading,
+// printing, the Postgres and Kafka dialers). A copy of
 // more than one chunk resumes by chunk after a crash (copy_resume.go: the
 // plan and the resume, copy_resume_stream.go: its stream since the base,
 // copy_checkpoint.go: per-chunk checkpoints, copyslot.go: the persistent

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -97,7 +98,7 @@ type emitterConfig struct {
 	// onSignal receives the signals inserted into signals.table (main
 	// worker only; nil otherwise); signalTable is that table.
 	onSignal    func(*schema.Change)
-	signalTable TableName
+	signalTable config.TableName
 
 	// skipThrough: the changes at or below it of the first transaction
 	// are in Kafka already, sent by the Debezium connector mooncdc took
@@ -169,10 +170,10 @@ func (e *emitter) Change(ch *schema.Change) error {
 		return nil
 	}
 	if ch.Op == schema.OpMessage {
-		if ch.Message.Prefix == HeartbeatMessagePrefix {
+		if ch.Message.Prefix == config.HeartbeatMessagePrefix {
 			return e.heartbeat(ch)
 		}
-		if ch.Message.Prefix == DDLMessagePrefix {
+		if ch.Message.Prefix == config.DDLMessagePrefix {
 			if done, err := e.schemaChange(ch); done || err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -53,7 +54,7 @@ func row(vals ...string) schema.Tuple {
 // of at most maxRecord bytes.
 func testFormats(t *testing.T, maxRecord int) *formats {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.ApplyDefaults()
 	cfg.Kafka.TopicPrefix = "shop"
@@ -78,7 +79,7 @@ type emitterFixture struct {
 // handed over at LSN 0 (except those in phases), every topic known.
 func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*tableState) *emitterFixture {
 	fx := &emitterFixture{f: &fakeProducer{}, tracker: NewTracker(0, 1<<20, nil)}
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.ApplyDefaults()
 	cfg.Kafka.TopicPrefix = "shop"
@@ -98,7 +99,7 @@ func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*tableState) *
 	fm := testFormats(t, maxRecord)
 	fx.em = newEmitter(emitterConfig{ctx: context.Background(), sink: d.main(fx.tracker), tracker: fx.tracker, topics: topics,
 		enc: fm.codec(), metrics: testDeliveryConfig(fx.f).metrics, prefix: "shop", plans: newPlanner(cfg, fm.naming),
-		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: cfg.recordOptions(),
+		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: recordOptionsOf(&cfg),
 		gate: gate, hooks: &Hooks{}, onPromote: func([]*tableState) {},
 		onTableError: func(table string, _ schema.LSN, err error) { fx.parked = append(fx.parked, table) }})
 	return fx

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -76,7 +77,7 @@ func IsNotKafka(err error) bool {
 
 // notKafkaError is the configuration error for IsNotKafka.
 func notKafkaError(brokers []string, err error) error {
-	return &ConfigError{Err: fmt.Errorf("kafka.brokers %s: not a Kafka broker: a server there answered with something that is not the Kafka protocol "+
+	return &config.ConfigError{Err: fmt.Errorf("kafka.brokers %s: not a Kafka broker: a server there answered with something that is not the Kafka protocol "+
 		"(another service on that port, such as Postgres or an HTTP server); check kafka.brokers (host:port of the brokers' listener) (%v)",
 		strings.Join(brokers, ","), err)}
 }
@@ -84,7 +85,7 @@ func notKafkaError(brokers []string, err error) error {
 // ExitCode maps an error returned by Run (or config loading) to the process
 // exit code.
 func ExitCode(err error) int {
-	var ce *ConfigError
+	var ce *config.ConfigError
 	var ue *UnsafeResumeError
 	var fe *FencedError
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -128,7 +129,7 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, l
 		}
 		switch {
 		case err == nil:
-		case e.ctx.Err() != nil, errors.As(err, new(*ConfigError)), registryRetryable(err):
+		case e.ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
 			return err // stopping, or bad credentials (every table alike)
 		default:
 			// The registry refuses the question itself (a 4xx): the
@@ -141,9 +142,9 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, l
 			continue // the registry accepts it: the first row registers it
 		}
 		switch reg.evolution {
-		case EvolutionNewSubject:
+		case config.EvolutionNewSubject:
 			err = reg.newSubject(e.ctx, topicSubject(topic, role.isKey), text)
-		case EvolutionForce:
+		case config.EvolutionForce:
 			err = reg.force(e.ctx, subject, text)
 		default:
 			return e.tableError(name, lsn, &tableSchemaError{err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}})
@@ -168,7 +169,7 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 	reg := c.reg
 	for range 2 { // the key and the value subject
 		var inc *SchemaIncompatibleError
-		if reg == nil || reg.evolution == EvolutionPark || !errors.As(err, &inc) {
+		if reg == nil || reg.evolution == config.EvolutionPark || !errors.As(err, &inc) {
 			return err
 		}
 		isKey := strings.HasPrefix(inc.Subject, topic+"-key")
@@ -181,7 +182,7 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 			return err
 		}
 		var perr error
-		if reg.evolution == EvolutionNewSubject {
+		if reg.evolution == config.EvolutionNewSubject {
 			perr = reg.newSubject(ctx, topicSubject(topic, isKey), text)
 		} else {
 			perr = reg.force(ctx, inc.Subject, text)
@@ -200,7 +201,7 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 // table's (parked, or its copy failed) unless it is the pipeline's
 // (stopping, credentials, registry unreachable).
 func refusal(ctx context.Context, err error) error {
-	if ctx.Err() != nil || errors.As(err, new(*ConfigError)) || registryRetryable(err) {
+	if ctx.Err() != nil || errors.As(err, new(*config.ConfigError)) || registryRetryable(err) {
 		return err
 	}
 	return &tableSchemaError{err: err}
@@ -227,7 +228,7 @@ func topicSubject(topic string, isKey bool) string {
 // now: base itself, or under new_subject its newest generation, base-vN,
 // found in the registry the first time and followed after each change.
 func (r *registry) subject(ctx context.Context, base string) (string, error) {
-	if r.evolution != EvolutionNewSubject {
+	if r.evolution != config.EvolutionNewSubject {
 		return base, nil
 	}
 	r.mu.Lock()

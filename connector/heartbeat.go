@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -144,7 +145,7 @@ func (h *heartbeater) emitOnce(ctx context.Context) error {
 		}
 	}
 	content := string(heartbeatContentPrefix(h.name)) + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
-	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", HeartbeatMessagePrefix, content)
+	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", config.HeartbeatMessagePrefix, content)
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -102,7 +103,7 @@ func keyColumns(ctx context.Context, q querier, rules keyRule, rel *schema.Relat
 type keyRule []customKey
 
 type customKey struct {
-	table   TablePattern
+	table   config.TablePattern
 	columns []string
 }
 
@@ -110,7 +111,7 @@ type customKey struct {
 func newKeyRule(m map[string][]string) (keyRule, error) {
 	var out keyRule
 	for pattern, cols := range m {
-		tp, err := ParseTablePattern(pattern)
+		tp, err := config.ParseTablePattern(pattern)
 		if err != nil {
 			return nil, fmt.Errorf("format.message_key_columns: %w", err)
 		}
@@ -159,7 +160,7 @@ func (k keyRule) check(rel *schema.Relation, custom []string, identity string, i
 		if identity != "f" && !slices.Contains(index, c) {
 			return &keyRuleError{fmt.Errorf("format.message_key_columns names column %q of %s, which a delete does not carry under its replica identity (deletes bring only %v): "+
 				"ALTER TABLE %s REPLICA IDENTITY FULL, or key the table by columns of its replica identity",
-				c, rel.QualifiedName(), index, QualifiedName(rel.Schema, rel.Table))}
+				c, rel.QualifiedName(), index, config.QualifiedName(rel.Schema, rel.Table))}
 		}
 	}
 	return nil

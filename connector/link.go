@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file bounds every connection to Postgres against a half-open link
 // (a peer gone while the socket stays open: a NAT, firewall or load
 // balancer that dropped its state, a partition). The replication
 // sessions guard themselves (stream/silence.go); here:
-//   - every socket gets TCP_USER_TIMEOUT (dial.go: unacknowledged writes fail after
+//   - every socket gets TCP_USER_TIMEOUT (config/dial.go: unacknowledged writes fail after
 //     it, not after ~15 minutes of retransmissions) and TCP keepalives
 //     (an idle connection is probed), for real partitions;
 //   - a query has a deadline (queryContext);
@@ -31,7 +32,7 @@ import (
 // answers them well within it, and one that does not is taken for gone
 // (pgconn cancels the query and closes the connection). ctx's own
 // deadline wins when it is sooner.
-const QueryTimeout = DefaultReplicationTimeout
+const QueryTimeout = config.DefaultReplicationTimeout
 
 // queryTimeout is QueryTimeout, shortened by tests.
 var queryTimeout = QueryTimeout

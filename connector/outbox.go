@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -129,7 +130,7 @@ func (o *outboxCodec) avro(ctx context.Context, enc *schema.AvroEncoder, dst []b
 	id, err := o.reg.id(ctx, subject, text)
 	switch {
 	case err == nil:
-	case ctx.Err() != nil, errors.As(err, new(*ConfigError)), registryRetryable(err):
+	case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
 		return dst, err // stopping, credentials, or the registry is down: retried, nothing skipped
 	default:
 		return dst, &tableSchemaError{err: err}
@@ -163,7 +164,7 @@ func addHeader(rec *kgo.Record, key string, p schema.OutboxPart) {
 // is created: the route-by value is row data, so this parks the outbox
 // table (a *schema.ValueError) instead of failing the stream.
 func checkRoutedTopic(t string) error {
-	if err := checkTopicName(t); err != nil {
+	if err := config.CheckTopicName(t); err != nil {
 		return &schema.ValueError{Value: t, Err: fmt.Errorf("routed topic %q %w; check format.outbox.route_by and topic", t, err)}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -20,12 +21,12 @@ import (
 // Pipeline streams one Postgres publication into Kafka. Build it with New;
 // it starts nothing until Run.
 type Pipeline struct {
-	cfg     Config
+	cfg     config.Config
 	log     *zap.Logger
-	tables  TableSelection
-	keys    keyRule      // format.message_key_columns
-	columns *columnRules // column selection and mappers; nil for none
-	naming  TopicNaming  // topics and record names (kafka.routes)
+	tables  config.TableSelection
+	keys    keyRule             // format.message_key_columns
+	columns *config.ColumnRules // column selection and mappers; nil for none
+	naming  config.TopicNaming  // topics and record names (kafka.routes)
 	// resnapshotAll: the slot was replaced after a loss, so every table
 	// is copied again (slotloss.go).
 	resnapshotAll bool
@@ -44,9 +45,9 @@ type Pipeline struct {
 	phasesAt atomic.Pointer[phases]
 
 	// set by Run before any goroutine that reads them starts
-	hard     context.Context // ends on Abort, past shutdown_timeout, and when Run returns
-	kafka    []kgo.Opt       // seed brokers, TLS and SASL: the base of every Kafka client
-	links    *kafkaLinks     // every Kafka connection of the pipeline's clients, reset by Abort
+	hard     context.Context    // ends on Abort, past shutdown_timeout, and when Run returns
+	kafka    []kgo.Opt          // seed brokers, TLS and SASL: the base of every Kafka client
+	links    *config.KafkaLinks // every Kafka connection of the pipeline's clients, reset by Abort
 	client   *kgo.Client
 	database string
 	registry *registry // nil unless a format is avro
@@ -82,7 +83,7 @@ func tablesOf(v phaseView) map[string]offsets.Table {
 }
 
 // New validates cfg and returns a pipeline ready to Run. It does no I/O.
-func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
+func New(cfg config.Config, log *zap.Logger) (*Pipeline, error) {
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Pipeline{cfg: cfg, log: log, abort: make(chan struct{}), links: newKafkaLinks()}
+	p := &Pipeline{cfg: cfg, log: log, abort: make(chan struct{}), links: config.NewKafkaLinks()}
 	p.metrics = newMetrics(func() float64 {
 		if t := p.tracker.Load(); t != nil {
 			return float64(t.Inflight())
@@ -99,17 +100,17 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 	})
 	tables, err := cfg.TableSelection()
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &config.ConfigError{Err: err}
 	}
 	p.tables = tables
 	if p.keys, err = newKeyRule(cfg.Format.MessageKeyColumns); err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &config.ConfigError{Err: err}
 	}
-	if p.columns, err = newColumnRules(cfg); err != nil {
-		return nil, &ConfigError{Err: err}
+	if p.columns, err = config.NewColumnRules(cfg); err != nil {
+		return nil, &config.ConfigError{Err: err}
 	}
 	if p.naming, err = cfg.TopicNaming(); err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &config.ConfigError{Err: err}
 	}
 	return p, nil
 }
@@ -154,7 +155,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		case <-p.abort:
 			// Reset first: nothing queued in a connection may reach
 			// the broker after an abort (links.go).
-			p.links.reset()
+			p.links.Reset()
 			cancelHard()
 			return
 		case <-hard.Done():
@@ -204,9 +205,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	brokers := cfg.Kafka.Brokers
 	if len(brokers) == 0 {
-		return &ConfigError{Err: errors.New("kafka.brokers is empty: `mooncdc run` starts the embedded development Kafka for that (StartEmbeddedKafka); a pipeline needs brokers")}
+		return &config.ConfigError{Err: errors.New("kafka.brokers is empty: `mooncdc run` starts the embedded development Kafka for that (StartEmbeddedKafka); a pipeline needs brokers")}
 	}
-	kafkaOpts, err := cfg.kafkaOptsLinked(brokers, p.links)
+	kafkaOpts, err := cfg.KafkaOptsLinked(brokers, p.links)
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Format.Key == FormatAvro || cfg.Format.Value == FormatAvro {
+	if cfg.Format.Key == config.FormatAvro || cfg.Format.Value == config.FormatAvro {
 		if p.registry, err = newRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
 			return err
 		}
@@ -314,7 +315,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			if soft.Err() != nil {
 				return err // stopping, not a refused topic
 			}
-			return &ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
+			return &config.ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
 		}
 		if hbFormat, err = newHeartbeatFormat(soft, cfg, p.registry); errors.As(err, new(*SchemaNotRegisteredError)) {
 			// auto_register off and nobody registered them: the heartbeats
@@ -331,7 +332,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	// copy is handed over (handover.go).
 	mode := cfg.Snapshot.Mode
 	if p.resnapshotAll {
-		mode = SnapshotAlways
+		mode = config.SnapshotAlways
 	}
 	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
 	ph.store = states.enqueue
@@ -342,8 +343,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		metrics: p.metrics, ready: p.Ready, keyless: &p.keyless,
 		phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
-			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.linkTimeout(),
-			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: cfg.recordOptions()},
+			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
+			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: recordOptionsOf(&cfg)},
 			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
 			progress: &p.copies, metrics: p.metrics, hooks: &p.hooks, log: log.Named("copy")}}
 	// A first discovery before streaming, so that no table's changes are
@@ -351,7 +352,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if err := retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
 		return err
 	}
-	if cfg.Snapshot.Mode == SnapshotInitialOnly {
+	if cfg.Snapshot.Mode == config.SnapshotInitialOnly {
 		snapDone, cancelSnap := context.WithCancel(soft)
 		defer cancelSnap()
 		soft = snapDone
@@ -368,7 +369,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	keys := newKeyResolver(pgcfg, p.keys)
 	defer keys.close()
 	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.codec(), metrics: p.metrics,
-		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: cfg.recordOptions(),
+		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: recordOptionsOf(&cfg),
 		// A table that discovery gave a phase is captured even when its
 		// name matches no pattern: a partition selected by its root's name.
 		include: func(schemaName, table string) bool {

@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -47,14 +48,14 @@ type recordPlan struct {
 // planner makes record plans. It holds no per-relation state; safe for
 // concurrent use.
 type planner struct {
-	naming  TopicNaming
+	naming  config.TopicNaming
 	outbox  *schema.OutboxConfig // nil unless format.envelope is outbox
-	signals *TableName           // signals.table; nil for none
+	signals *config.TableName    // signals.table; nil for none
 }
 
-func newPlanner(cfg Config, naming TopicNaming) *planner {
+func newPlanner(cfg config.Config, naming config.TopicNaming) *planner {
 	pl := &planner{naming: naming}
-	pl.outbox, _ = cfg.Format.outbox() // refused by Validate when it fails
+	pl.outbox, _ = cfg.Format.SchemaOutbox() // refused by Validate when it fails
 	if t, ok := cfg.SignalTable(); ok {
 		pl.signals = &t
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -202,7 +203,7 @@ func registerSchemas(ctx context.Context, f *formats, tables <-chan describedTab
 					continue // drain: the sender does not block on a stopped prefetch
 				}
 				if err := c.prepare(ctx, t.topic, t.rel); err != nil {
-					if errors.As(err, new(*ConfigError)) {
+					if errors.As(err, new(*config.ConfigError)) {
 						cancel()
 					}
 					log.Debug("schema prefetch: not registered; the table's copy will try", zap.String("table", t.name), zap.Error(err))

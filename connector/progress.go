@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -150,7 +151,7 @@ const (
 
 // Status returns the pipeline's live status.
 func (p *Pipeline) Status() LiveStatus {
-	st := LiveStatus{Name: p.cfg.Name, Version: Version, Streaming: p.Ready(), Time: time.Now().UTC()}
+	st := LiveStatus{Name: p.cfg.Name, Version: config.Version, Streaming: p.Ready(), Time: time.Now().UTC()}
 	if ph := p.phasesAt.Load(); ph != nil {
 		// One look at both: a handover ends its copy's entry under the
 		// pipeline mutex, so no table shows handed over and still copying.
@@ -165,7 +166,7 @@ func (p *Pipeline) Status() LiveStatus {
 	}
 	now := time.Now()
 	if st.Streaming {
-		st.NotReady = p.linkWatch.notReady(now, p.cfg.linkTimeout())
+		st.NotReady = p.linkWatch.notReady(now, p.cfg.LinkTimeout())
 	}
 	if quiet, timeout := p.linkWatch.silence(now); timeout > 0 {
 		s := quiet.Seconds()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"go.uber.org/zap"
 )
 
@@ -50,15 +51,15 @@ const EstimatedRowsSQL = `(CASE WHEN c.relkind = 'p' THEN (SELECT coalesce(sum(l
 const treeSQL = `SELECT c.oid UNION SELECT relid FROM pg_partition_tree(c.oid)`
 
 // KeylessFix is the advice for a table without a replica identity.
-func KeylessFix(t TableName) string {
-	return "add a primary key, or ALTER TABLE " + QualifiedName(t.Schema, t.Table) +
+func KeylessFix(t config.TableName) string {
+	return "add a primary key, or ALTER TABLE " + config.QualifiedName(t.Schema, t.Table) +
 		" REPLICA IDENTITY FULL (or USING INDEX on a unique index of NOT NULL columns; for a partitioned table, on each partition: it does not recurse); mooncdc adds it to the publication at its next table discovery"
 }
 
 // candidate is a table that postgres.tables selects and the publication
 // does not cover yet.
 type candidate struct {
-	TableName
+	config.TableName
 	identity bool
 }
 
@@ -72,7 +73,7 @@ type candidate struct {
 // all of them whatever the WHERE), and only a partitioned table looks at
 // its partitions: asked per table, 5,000 tables took 13.7 s of Postgres
 // CPU at every discovery; once, 69 ms.
-func uncovered(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection) ([]candidate, error) {
+func uncovered(ctx context.Context, db *pgx.Conn, pub string, sel config.TableSelection) ([]candidate, error) {
 	rows, err := db.Query(ctx, `WITH published AS MATERIALIZED (SELECT tc.oid FROM pg_publication_tables t
 			JOIN pg_namespace tn ON tn.nspname = t.schemaname JOIN pg_class tc ON tc.relnamespace = tn.oid AND tc.relname = t.tablename
 			WHERE t.pubname = $1)
@@ -105,10 +106,10 @@ func uncovered(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection
 // splitByIdentity returns the publication entries of the candidates that
 // may be published (quoted names, with the entry's column list and row
 // filter) and the tables that have no replica identity.
-func splitByIdentity(cs []candidate, sel TableSelection) (publish []string, keyless []TableName) {
+func splitByIdentity(cs []candidate, sel config.TableSelection) (publish []string, keyless []config.TableName) {
 	for _, c := range cs {
 		if c.identity {
-			publish = append(publish, QualifiedName(c.Schema, c.Table)+filterSQL(sel.Filters[c.TableName]))
+			publish = append(publish, config.QualifiedName(c.Schema, c.Table)+filterSQL(sel.Filters[c.TableName]))
 		} else {
 			keyless = append(keyless, c.TableName)
 		}
@@ -118,12 +119,12 @@ func splitByIdentity(cs []candidate, sel TableSelection) (publish []string, keyl
 
 // filterSQL is a publication entry's column list and row filter
 // (Postgres 15+: CREATE PUBLICATION … FOR TABLE t (a, b) WHERE (…)).
-func filterSQL(f TableFilter) string {
+func filterSQL(f config.TableFilter) string {
 	out := ""
 	if len(f.Columns) > 0 {
 		cols := make([]string, len(f.Columns))
 		for i, c := range f.Columns {
-			cols[i] = QuoteIdent(c)
+			cols[i] = config.QuoteIdent(c)
 		}
 		out += " (" + strings.Join(cols, ", ") + ")"
 	}
@@ -135,7 +136,7 @@ func filterSQL(f TableFilter) string {
 
 // filtersNeedPG15 refuses row filters and column lists on a server before
 // Postgres 15, which has neither.
-func filtersNeedPG15(ctx context.Context, db *pgx.Conn, sel TableSelection) error {
+func filtersNeedPG15(ctx context.Context, db *pgx.Conn, sel config.TableSelection) error {
 	if len(sel.Filters) == 0 {
 		return nil
 	}
@@ -153,7 +154,7 @@ func filtersNeedPG15(ctx context.Context, db *pgx.Conn, sel TableSelection) erro
 // UnpublishedKeyless lists the tables that patterns select which mooncdc
 // leaves out of publication pub because they have no replica identity
 // For status and check; it only reads.
-func UnpublishedKeyless(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection) ([]TableName, error) {
+func UnpublishedKeyless(ctx context.Context, db *pgx.Conn, pub string, sel config.TableSelection) ([]config.TableName, error) {
 	if all, _, err := publicationInfo(ctx, db, pub); err != nil || all {
 		return nil, err
 	}
@@ -182,13 +183,13 @@ func publicationInfo(ctx context.Context, db *pgx.Conn, pub string) (allTables, 
 // alone). It returns the selected tables left out for want of a replica
 // identity; when every selected table is such, the publication is created
 // empty and discovery adds them once they have one.
-func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel TableSelection, viaRoot bool) (keyless []TableName, err error) {
+func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel config.TableSelection, viaRoot bool) (keyless []config.TableName, err error) {
 	_, exists, err := publicationInfo(ctx, db, name)
 	if err != nil || exists {
 		return nil, err
 	}
 	if len(sel.Include) == 0 {
-		return nil, &criticalError{fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, QuoteIdent(name))}
+		return nil, &criticalError{fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, config.QuoteIdent(name))}
 	}
 	cs, err := uncovered(ctx, db, name, sel)
 	if err != nil {
@@ -202,7 +203,7 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel Table
 		return nil, err
 	}
 	publish, keyless := splitByIdentity(cs, sel)
-	sql := "CREATE PUBLICATION " + QuoteIdent(name)
+	sql := "CREATE PUBLICATION " + config.QuoteIdent(name)
 	if len(publish) > 0 {
 		sql += " FOR TABLE " + strings.Join(publish, ", ")
 	}
@@ -225,7 +226,7 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel Table
 // may use only its columns, a column list must hold them) and would
 // otherwise refuse every UPDATE and DELETE of the application from the
 // publication's creation on. A refusal rolls the publication back.
-func execPublication(ctx context.Context, db *pgx.Conn, sql string, cs []candidate, sel TableSelection) error {
+func execPublication(ctx context.Context, db *pgx.Conn, sql string, cs []candidate, sel config.TableSelection) error {
 	var filtered []candidate
 	for _, c := range cs {
 		if _, ok := sel.Filters[c.TableName]; ok && c.identity {
@@ -245,13 +246,13 @@ func execPublication(ctx context.Context, db *pgx.Conn, sql string, cs []candida
 		return err
 	}
 	for _, c := range filtered {
-		if _, err := tx.Exec(ctx, "DELETE FROM "+QualifiedName(c.Schema, c.Table)+" WHERE false"); err != nil {
+		if _, err := tx.Exec(ctx, "DELETE FROM "+config.QualifiedName(c.Schema, c.Table)+" WHERE false"); err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "42P10" { // invalid_column_reference
 				return &criticalError{fmt.Errorf("postgres.tables entry %s: with its where or columns, Postgres would refuse every UPDATE and DELETE on the table (%s%s): "+
 					"a row filter may use only the replica identity's columns and a column list must include them; use those columns, or ALTER TABLE %s REPLICA IDENTITY FULL "+
 					"(then the column list must name every column); nothing was created",
-					c.TableName, pgErr.Message, detailSuffix(pgErr), QualifiedName(c.Schema, c.Table))}
+					c.TableName, pgErr.Message, detailSuffix(pgErr), config.QualifiedName(c.Schema, c.Table))}
 			}
 			return err
 		}
@@ -270,7 +271,7 @@ func detailSuffix(e *pgconn.PgError) string {
 // addMatchingTables adds the tables that patterns select and publication
 // pub does not cover yet, unless it publishes all tables. It returns the
 // tables it added and those it left out for want of a replica identity.
-func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel TableSelection) (added []string, keyless []TableName, err error) {
+func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel config.TableSelection) (added []string, keyless []config.TableName, err error) {
 	all, _, err := publicationInfo(ctx, db, pub)
 	if err != nil || all {
 		return nil, nil, err
@@ -286,7 +287,7 @@ func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel TableS
 	if err := filtersNeedPG15(ctx, db, sel); err != nil {
 		return nil, keyless, err
 	}
-	if err := execPublication(ctx, db, "ALTER PUBLICATION "+QuoteIdent(pub)+" ADD TABLE "+strings.Join(publish, ", "), cs, sel); err != nil {
+	if err := execPublication(ctx, db, "ALTER PUBLICATION "+config.QuoteIdent(pub)+" ADD TABLE "+strings.Join(publish, ", "), cs, sel); err != nil {
 		if errors.As(err, new(*criticalError)) {
 			return nil, keyless, err
 		}
@@ -295,7 +296,7 @@ func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel TableS
 	return publish, keyless, nil
 }
 
-func patternStrings(ps []TablePattern) []string {
+func patternStrings(ps []config.TablePattern) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.String()
@@ -319,15 +320,15 @@ func (p *Pipeline) ensurePublication(ctx context.Context, db *pgx.Conn) error {
 // after being fixed). Safe for concurrent use.
 type keylessTables struct {
 	mu       sync.Mutex
-	reported map[TableName]bool
+	reported map[config.TableName]bool
 }
 
 // report logs, as an error with the fix, each table of now that was not
 // reported before, and forgets those no longer in now.
-func (k *keylessTables) report(log *zap.Logger, now []TableName) {
+func (k *keylessTables) report(log *zap.Logger, now []config.TableName) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	next := make(map[TableName]bool, len(now))
+	next := make(map[config.TableName]bool, len(now))
 	for _, t := range now {
 		next[t] = true
 		if k.reported[t] {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 )
@@ -72,7 +73,7 @@ func (e *SchemaNotRegisteredError) Unwrap() error { return e.Err }
 
 // newRegistry builds the client of format.schema_registry. It reads the TLS
 // files but does not contact the registry.
-func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
+func newRegistry(cfg config.SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 	cl, err := NewRegistryClient(cfg)
 	if err != nil {
 		return nil, err
@@ -85,9 +86,9 @@ func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 // format.schema_registry says (URL, basic auth with the password or its
 // file, TLS). It reads the files but does not contact the registry. Errors
 // are *ConfigError.
-func NewRegistryClient(cfg SchemaRegistryConfig) (*sr.Client, error) {
-	opts := []sr.ClientOpt{sr.URLs(cfg.URL), sr.UserAgent("mooncdc/" + Version)}
-	pw, err := secretValue(cfg.Password, "format.schema_registry.password_file", cfg.PasswordFile)
+func NewRegistryClient(cfg config.SchemaRegistryConfig) (*sr.Client, error) {
+	opts := []sr.ClientOpt{sr.URLs(cfg.URL), sr.UserAgent("mooncdc/" + config.Version)}
+	pw, err := config.SecretValue(cfg.Password, "format.schema_registry.password_file", cfg.PasswordFile)
 	if err != nil {
 		return nil, err
 	}
@@ -110,13 +111,13 @@ func NewRegistryClient(cfg SchemaRegistryConfig) (*sr.Client, error) {
 	opts = append(opts, sr.HTTPClient(&http.Client{Transport: tr, Timeout: 30 * time.Second}))
 	cl, err := sr.NewClient(opts...)
 	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.url: %w", err)}
+		return nil, &config.ConfigError{Err: fmt.Errorf("format.schema_registry.url: %w", err)}
 	}
 	return cl, nil
 }
 
-func registryTLS(cfg SchemaRegistryConfig) (*tls.Config, error) {
-	return loadTLS("format.schema_registry", cfg.CAFile, cfg.CertFile, cfg.KeyFile, cfg.InsecureSkipVerify)
+func registryTLS(cfg config.SchemaRegistryConfig) (*tls.Config, error) {
+	return config.LoadTLS("format.schema_registry", cfg.CAFile, cfg.CertFile, cfg.KeyFile, cfg.InsecureSkipVerify)
 }
 
 // id returns the id of schema under subject, registering it when
@@ -250,7 +251,7 @@ func wrapRegistryErr(subject string, err error) error {
 	var re *sr.ResponseError
 	if errors.As(err, &re) && (re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden) {
 		// Every table would fail the same way: stop, as for a bad config.
-		return &ConfigError{Err: fmt.Errorf("format.schema_registry: the registry refused mooncdc's credentials for subject %q (HTTP %d: %v); "+
+		return &config.ConfigError{Err: fmt.Errorf("format.schema_registry: the registry refused mooncdc's credentials for subject %q (HTTP %d: %v); "+
 			"check format.schema_registry.username and password", subject, re.StatusCode, err)}
 	}
 	return fmt.Errorf("register schema of subject %q: %w", subject, err)
@@ -267,6 +268,6 @@ func registryRetryable(err error) bool {
 	}
 	var inc *SchemaIncompatibleError
 	var nr *SchemaNotRegisteredError
-	var ce *ConfigError
+	var ce *config.ConfigError
 	return !errors.As(err, &inc) && !errors.As(err, &nr) && !errors.As(err, &ce)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -35,7 +36,7 @@ func classify(err error) errClass {
 	var (
 		unsafe   *UnsafeResumeError
 		critical *criticalError
-		cfgErr   *ConfigError
+		cfgErr   *config.ConfigError
 		proto    *stream.ProtocolError
 		recErr   *RecordError
 		pgErr    *pgconn.PgError
@@ -50,7 +51,7 @@ func classify(err error) errClass {
 		return classCritical // the address is wrong: no retry makes it Kafka
 	case errors.As(err, &critical), errors.As(err, &cfgErr), errors.As(err, new(*FencedError)):
 		return classCritical
-	case certificateError(err):
+	case config.CertificateError(err):
 		// A server certificate that does not verify stays so until a
 		// person changes the CA setting or the certificate.
 		return classCritical

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/stream"
 )
 
@@ -40,7 +41,7 @@ func TestClassifyDecidesRetryInOnePlace(t *testing.T) {
 		{"protocol", &stream.ProtocolError{Msg: "bad"}, classCritical},
 		{"encode", &RecordError{Topic: "t", Err: errors.New("bad value")}, classCritical},
 		{"unsafe", &UnsafeResumeError{Reason: "x"}, classUnsafe},
-		{"config", &ConfigError{Err: errors.New("x")}, classCritical},
+		{"config", &config.ConfigError{Err: errors.New("x")}, classCritical},
 		{"critical", &criticalError{errors.New("x")}, classCritical},
 		{"unknown", errors.New("something new"), classCritical},
 	}

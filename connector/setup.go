@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -27,8 +28,8 @@ func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 		kgo.ClientID("mooncdc-"+p.cfg.Name),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // with the default idempotent writes
 		// A black-holed broker connection is given up after these (links.go).
-		kgo.RequestTimeoutOverhead(kafkaRequestOverhead),
-		kgo.ProduceRequestTimeout(kafkaProduceTimeout),
+		kgo.RequestTimeoutOverhead(config.KafkaRequestOverhead),
+		kgo.ProduceRequestTimeout(config.KafkaProduceTimeout),
 		// The tracker bounds in-flight bytes (each record counted with
 		// recordCost, above the key, value and headers kgo counts) and makes
 		// the stream and the copies wait; the client's own bound sits just
@@ -72,7 +73,7 @@ func (p *Pipeline) newTxnClient(ctx context.Context, id string, hooks kgo.Hook) 
 // partitioner is franz-go's default, or placingPartitioner when outbox
 // events may name their partition (partitioner.go).
 func (p *Pipeline) partitioner() kgo.Opt {
-	if ob, _ := p.cfg.Format.outbox(); ob != nil && ob.PlacesPartition() {
+	if ob, _ := p.cfg.Format.SchemaOutbox(); ob != nil && ob.PlacesPartition() {
 		return kgo.RecordPartitioner(placingPartitioner())
 	}
 	return kgo.RecordPartitioner(kgo.UniformBytesPartitioner(64<<10, true, true, nil))

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -191,10 +192,10 @@ func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *
 	cfg := p.cfg
 	dc := deliveryConfig{name: cfg.Name, records: states.records, kafka: cfg.Kafka, metrics: p.metrics, states: states}
 	log := p.log.Named("delivery")
-	if cfg.Kafka.Delivery != DeliveryExactlyOnce && !p.seated {
+	if cfg.Kafka.Delivery != config.DeliveryExactlyOnce && !p.seated {
 		return &atLeastOnce{cfg: dc, cl: client, log: log}, nil
 	}
-	if cfg.Kafka.Delivery != DeliveryExactlyOnce {
+	if cfg.Kafka.Delivery != config.DeliveryExactlyOnce {
 		log.Info("at-least-once in a standby group: writing in Kafka transactions, so that the broker fences this instance once another takes over",
 			zap.String("transactional_id", cfg.Name+"-main"))
 	}
@@ -215,7 +216,7 @@ func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *
 type deliveryConfig struct {
 	name    string         // the connector name: transactional ids
 	records offsetsRecords // the offsets records, and their topic
-	kafka   KafkaConfig
+	kafka   config.KafkaConfig
 	metrics *Metrics
 	states  *stateWriter // the ordered writer of table states
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -353,7 +354,7 @@ func (w *eosMain) replaceClient(ctx context.Context) error {
 			w.d.mainCl, w.cl = cl, cl
 			return nil
 		}
-		if errors.As(err, new(*FencedError)) || errors.As(err, new(*ConfigError)) {
+		if errors.As(err, new(*FencedError)) || errors.As(err, new(*config.ConfigError)) {
 			return err
 		}
 		w.d.log.Debug("transactional producer", zap.Error(err))
@@ -407,7 +408,7 @@ func txnError(id string, err error) error {
 		// abort it is a fence.
 		return &TxnAbortedError{Err: err}
 	case errors.Is(err, kerr.InvalidTransactionTimeout):
-		return &ConfigError{Err: fmt.Errorf("kafka.transaction_timeout: the brokers refuse it (%v); "+
+		return &config.ConfigError{Err: fmt.Errorf("kafka.transaction_timeout: the brokers refuse it (%v); "+
 			"set it at most to their transaction.max.timeout.ms", err)}
 	case errors.Is(err, context.Canceled):
 		return err

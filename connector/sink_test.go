@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -24,7 +25,7 @@ import (
 func testDeliveryConfig(f *fakeProducer) deliveryConfig {
 	records := offsetsRecords{name: "shop", topic: "offsets"}
 	return deliveryConfig{name: "shop", records: records, metrics: newMetrics(func() float64 { return 0 }),
-		kafka:  KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
+		kafka:  config.KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
 		states: &stateWriter{ctx: context.Background(), cl: f, records: records, log: zap.NewNop()}}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -32,7 +33,7 @@ func slotLostError(reason string) error {
 // repairsSlotLoss reports whether err is a slot loss that this pipeline
 // repairs rather than stops on.
 func (p *Pipeline) repairsSlotLoss(err error) bool {
-	return p.cfg.OnSlotLoss == SlotLossResnapshot && errors.Is(err, errSlotLost)
+	return p.cfg.OnSlotLoss == config.SlotLossResnapshot && errors.Is(err, errSlotLost)
 }
 
 // replaceLostSlot drops the lost slot (if it is still there), creates a new

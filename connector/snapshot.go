@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -48,12 +49,12 @@ type snapshotter struct {
 	adopt bool
 	// names are the discovered tables by phase name (discovery's
 	// goroutine, which also schedules).
-	names  map[string]TableName
+	names  map[string]config.TableName
 	paused bool // pause-snapshot: no new copy starts
 	// discovered: the first discovery is done; clashLogged: tables left
 	// out for a topic clash, logged once (discovery's goroutine only).
 	discovered  bool
-	clashLogged map[TableName]bool
+	clashLogged map[config.TableName]bool
 	// warnedPartitions: the warning about a publication that publishes
 	// partitions separately was logged (discovery's goroutine only).
 	warnedPartitions bool
@@ -67,14 +68,14 @@ type snapshotter struct {
 
 // snapshotterConfig is the snapshotter's part of the configuration.
 type snapshotterConfig struct {
-	snapshot     SnapshotConfig
-	postgres     PostgresConfig // discovery: the publication and how it publishes partitions
-	name         string         // the connector's: its resnapshot requests in the offsets topic
+	snapshot     config.SnapshotConfig
+	postgres     config.PostgresConfig // discovery: the publication and how it publishes partitions
+	name         string                // the connector's: its resnapshot requests in the offsets topic
 	offsetsTopic string
 	prefix       string // kafka.topic_prefix: the key of this connector's Kafka signals
-	signals      SignalsConfig
-	tables       TableSelection
-	naming       TopicNaming
+	signals      config.SignalsConfig
+	tables       config.TableSelection
+	naming       config.TopicNaming
 	kafka        []kgo.Opt // the base of the clients that read the offsets and signal topics
 }
 
@@ -90,13 +91,13 @@ type copyResult struct {
 }
 
 // initialPhases turns the stored phases into the starting ones.
-func initialPhases(mode SnapshotMode, stored map[string]offsets.Table) map[string]*tableState {
+func initialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) map[string]*tableState {
 	out := make(map[string]*tableState, len(stored))
 	for name, t := range stored {
 		ts := &tableState{Table: t}
 		ts.Table.Table = name
 		switch {
-		case mode == SnapshotAlways:
+		case mode == config.SnapshotAlways:
 			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType, ts.Copy = offsets.PhaseInit, 0, "", "", nil
 		case ts.Phase == offsets.PhaseCopying:
 			// The snapshot died with the process: copy again, from the

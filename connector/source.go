@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -104,7 +105,7 @@ func createSlot(ctx context.Context, conn *pgconn.PgConn, slot string, failover 
 // makeFailoverSlot turns an existing slot into a failover slot
 // (PostgreSQL 17's ALTER_REPLICATION_SLOT; the slot must not be in use).
 func makeFailoverSlot(ctx context.Context, conn *pgconn.PgConn, slot string) error {
-	if _, err := conn.Exec(ctx, "ALTER_REPLICATION_SLOT "+QuoteIdent(slot)+" (FAILOVER true)").ReadAll(); err != nil {
+	if _, err := conn.Exec(ctx, "ALTER_REPLICATION_SLOT "+config.QuoteIdent(slot)+" (FAILOVER true)").ReadAll(); err != nil {
 		return fmt.Errorf("make replication slot %q a failover slot (postgres.slot_failover): %w", slot, err)
 	}
 	return nil
@@ -128,7 +129,7 @@ func ConnectSQL(ctx context.Context, base *pgconn.Config, app string) (*pgx.Conn
 	cc.Tracer = queryDeadline{d: queryTimeout} // a half-open link fails the query (link.go)
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
-		return nil, fmt.Errorf("connect to Postgres: %w", redactedError{err})
+		return nil, fmt.Errorf("connect to Postgres: %w", config.RedactedError{Err: err})
 	}
 	return conn, nil
 }

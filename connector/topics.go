@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -30,7 +31,7 @@ type topicMaker struct {
 // above Kafka's default, maxRecord sets the topic's max.message.bytes.
 func newTopicMaker(adm *kadm.Client, partitions int32, rf int16, maxRecord int32) *topicMaker {
 	m := &topicMaker{adm: adm, partitions: partitions, rf: rf, known: make(map[string]bool)}
-	if maxRecord > DefaultMaxRecordBytes {
+	if maxRecord > config.DefaultMaxRecordBytes {
 		v := strconv.Itoa(int(maxRecord) + recordOverhead)
 		m.configs = map[string]*string{"max.message.bytes": &v}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // checkPartitionRoot fails when an existing publication publishes the
@@ -41,9 +42,9 @@ func (c *checkPG) checkPartitionRoot() bool {
 // checkTopicClashes fails when two captured tables would share a data
 // topic (their names sanitize to the same topic name), which run refuses.
 func (c *checkPG) checkTopicClashes() {
-	var names []connector.TableName
+	var names []config.TableName
 	for _, t := range c.capture {
-		names = append(names, connector.TableName{Schema: t.schema, Table: t.table})
+		names = append(names, config.TableName{Schema: t.schema, Table: t.table})
 	}
 	naming, err := c.cfg.TopicNaming() // Validate checked the routes
 	if err != nil {

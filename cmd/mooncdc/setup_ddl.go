@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // setupDDLCommand is "mooncdc setup-ddl [--config FILE] [flags]
@@ -25,7 +26,7 @@ func setupDDLCommand(ctx context.Context, args []string, environ []string, stdou
 	if code, stop := configFailed(err, setupDDLUsage(), stdout, stderr); stop {
 		return code
 	}
-	cfg, err := cf.load(environ, connector.Config.Validate)
+	cfg, err := cf.load(environ, config.Config.Validate)
 	if code, stop := configFailed(err, "", stdout, stderr); stop {
 		return code
 	}
@@ -48,7 +49,7 @@ func setupDDLCommand(ctx context.Context, args []string, environ []string, stdou
 		err = connector.InstallDDLCapture(ctx, db)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "mooncdc setup-ddl: %v\n", connector.RedactURL(err.Error()))
+		fmt.Fprintf(stderr, "mooncdc setup-ddl: %v\n", config.RedactURL(err.Error()))
 		return connector.ExitRuntime
 	}
 	if uninstall {

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -108,7 +109,7 @@ func cutBoolFlag(cmd, name string, args []string) (bool, []string, error) {
 		if hasValue {
 			b, err := strconv.ParseBool(value)
 			if err != nil {
-				return false, nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: --%s=%s: want true or false", cmd, name, value)}
+				return false, nil, &config.ConfigError{Err: fmt.Errorf("mooncdc %s: --%s=%s: want true or false", cmd, name, value)}
 			}
 			on = b
 		}
@@ -138,7 +139,7 @@ type pgStatus struct {
 	estimates map[string]int64
 	// keyless are the tables postgres.tables selects that run leaves out
 	// of the publication: they have no replica identity.
-	keyless []connector.TableName
+	keyless []config.TableName
 }
 
 type slotRow struct {
@@ -152,7 +153,7 @@ type slotRow struct {
 
 // gatherStatus reads the three sources at once and returns when all have
 // answered or timed out.
-func gatherStatus(ctx context.Context, cfg connector.Config) statusInputs {
+func gatherStatus(ctx context.Context, cfg config.Config) statusInputs {
 	in := statusInputs{}
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -194,7 +195,7 @@ func gatherStatus(ctx context.Context, cfg connector.Config) statusInputs {
 
 // readOffsets loads cfg.Name's state from the offsets topic, giving up
 // after statusKafkaTimeout.
-func readOffsets(ctx context.Context, cfg connector.Config) (offsets.State, error) {
+func readOffsets(ctx context.Context, cfg config.Config) (offsets.State, error) {
 	brokers := cfg.Kafka.Brokers
 	if cfg.EmbeddedKafka() {
 		brokers = []string{connector.EmbeddedKafkaAddr}
@@ -226,7 +227,7 @@ func readOffsets(ctx context.Context, cfg connector.Config) (offsets.State, erro
 // readLive asks a running pipeline for GET /status on metrics.listen. It
 // returns the answer, or why there is none and whether that is because
 // nothing answered at all.
-func readLive(ctx context.Context, cfg connector.Config) (live *connector.LiveStatus, note string, silent bool) {
+func readLive(ctx context.Context, cfg config.Config) (live *connector.LiveStatus, note string, silent bool) {
 	if cfg.Metrics.Listen == "" {
 		return nil, "metrics.listen is empty, so there is no /status to ask", false
 	}
@@ -267,7 +268,7 @@ func readLive(ctx context.Context, cfg connector.Config) (live *connector.LiveSt
 
 // connectStatusPostgres opens a plain SQL connection with the config's
 // connection settings; errors never quote a password.
-func connectStatusPostgres(ctx context.Context, cfg connector.Config) (*pgx.Conn, error) {
+func connectStatusPostgres(ctx context.Context, cfg config.Config) (*pgx.Conn, error) {
 	if cfg.Postgres.URL == "" {
 		return nil, errors.New("postgres.url not set")
 	}
@@ -345,7 +346,7 @@ func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[str
 
 // readKeyless lists the tables that postgres.tables selects and run does
 // not capture for want of a replica identity.
-func readKeyless(ctx context.Context, conn *pgx.Conn, cfg connector.Config) ([]connector.TableName, error) {
+func readKeyless(ctx context.Context, conn *pgx.Conn, cfg config.Config) ([]config.TableName, error) {
 	sel, err := cfg.TableSelection()
 	if err != nil || len(sel.Include) == 0 {
 		return nil, err

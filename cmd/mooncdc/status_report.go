@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -104,7 +105,7 @@ type copyReport struct {
 }
 
 // buildStatusReport merges what the sources said. It does no I/O.
-func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
+func buildStatusReport(cfg config.Config, in statusInputs) statusReport {
 	r := statusReport{Name: cfg.Name, Time: in.now.UTC(), Tables: []tableReport{}}
 
 	r.Offsets.Topic = cfg.Kafka.OffsetsTopic
@@ -126,7 +127,7 @@ func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
 
 	var slot *slotRow
 	if in.pgErr != nil {
-		r.Postgres.Error = connector.RedactURL(in.pgErr.Error())
+		r.Postgres.Error = config.RedactURL(in.pgErr.Error())
 	} else {
 		r.Postgres.Slot = &slotReport{Name: cfg.Postgres.Slot}
 		r.Postgres.Standby = in.pg.standby

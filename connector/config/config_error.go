@@ -1,0 +1,7 @@
+package config
+
+// ConfigError reports invalid configuration; the CLI exits with ExitConfig.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return "invalid config: " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
