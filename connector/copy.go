@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -32,7 +33,7 @@ type copier struct {
 	formats  *formats
 	plans    *planner
 	topics   *topicMaker
-	phases   *phases
+	phases   *phases.Rules
 	src      offsets.Pipeline
 	// main is the main worker's tracker: the copies' in-flight bytes count
 	// against its bound too, and a re-copy settles on its durable LSN.
@@ -74,7 +75,7 @@ type snapshotPoint struct {
 // is catchup or ready, and an error otherwise (the caller decides retry).
 // run is the snapshot the table belongs to, for source.snapshot's markers
 // (nil: a run of this table alone).
-func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run *snapshotRun) error {
+func (c *copier) copyTable(ctx context.Context, ts *phases.State, worker int, run *snapshotRun) error {
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
 	started := time.Now()
@@ -293,16 +294,16 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 // the main worker's records of it up to the flip are acknowledged, so that
 // the read of live keys sees them (a row inserted then deleted around the
 // flip would otherwise escape both the read and the tombstones).
-func (c *copier) settle(ctx context.Context, ts *tableState) error {
-	if ts.settleAt == 0 {
+func (c *copier) settle(ctx context.Context, ts *phases.State) error {
+	if ts.SettleAt == 0 {
 		return nil
 	}
 	main := c.main
 	deadline := time.Now().Add(time.Minute)
-	for main != nil && main.Durable() < ts.settleAt {
+	for main != nil && main.Durable() < ts.SettleAt {
 		if time.Now().After(deadline) {
 			c.log.Warn("the main worker's records are not acknowledged after a minute; reading the topic's keys anyway",
-				zap.String("table", ts.Table.Table), zap.Stringer("lsn", ts.settleAt))
+				zap.String("table", ts.Table.Table), zap.Stringer("lsn", ts.SettleAt))
 			return nil
 		}
 		if !sleepCtx(ctx, 20*time.Millisecond) {

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -18,7 +19,7 @@ import (
 
 // catchUp streams the temporary slot from the snapshot's consistent point,
 // emitting only this table's changes, until the handover succeeds.
-func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relation, repl *pgconn.PgConn,
+func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Relation, repl *pgconn.PgConn,
 	point snapshotPoint, tracker *Tracker, log *zap.Logger, out copySink, prog *runningCopy) error {
 	name := ts.Table.Table
 	c.hooks.call(HookCatchup, name)
@@ -66,7 +67,7 @@ type catchupHandler struct {
 	prog *runningCopy // the copy's entry in the running copies
 	*emitter
 	c       *copier
-	ts      *tableState
+	ts      *phases.State
 	tracker *Tracker
 	ctx     context.Context
 	stop    context.CancelFunc

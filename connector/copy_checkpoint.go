@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -171,7 +172,7 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 		return nil
 	}
 	next := rs.progress(done, base)
-	cur := rs.c.phases.get(rs.name)
+	cur := rs.c.phases.Get(rs.name)
 	if cur == nil {
 		return fmt.Errorf("internal: %s has no phase during its copy", rs.name)
 	}
@@ -180,8 +181,8 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 	// The view takes the progress (and the ordered writer of table states
 	// stores it) with the table's newest state, whatever another writer
 	// changed since cur was read.
-	setState := func(ts *tableState) func(context.Context) error {
-		_, wait := rs.c.phases.update(rs.name, func(n *tableState, _ schema.LSN) { n.Copy = ts.Copy })
+	setState := func(ts *phases.State) func(context.Context) error {
+		_, wait := rs.c.phases.Update(rs.name, func(n *phases.State, _ schema.LSN) { n.Copy = ts.Copy })
 		return wait
 	}
 	if err := rs.out.checkpoint(ctx, &ts, setState); err != nil {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -67,7 +68,7 @@ func (ch chunk) where() string {
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
 // A resumable copy (rs not nil, copy_resume.go) copies the chunks not
 // done, and checkpoints as they are.
-func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, out copySink,
+func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotPoint, tracker *Tracker, out copySink,
 	prog *runningCopy, run *snapshotRun, rs *resumable) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))

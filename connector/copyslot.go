@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -184,7 +185,7 @@ func dropCopySlotOn(ctx context.Context, db *pgx.Conn, name string, log *zap.Log
 // keepsCopySlot reports whether ts still needs the copy slot its progress
 // names: a copy that may resume (init or copying after a crash, errored
 // with a retry time).
-func keepsCopySlot(ts *tableState) bool {
+func keepsCopySlot(ts *phases.State) bool {
 	if ts.Copy == nil {
 		return false
 	}
@@ -232,7 +233,7 @@ func (c *copier) sweepCopySlotsOnce(ctx context.Context) error {
 		return nil
 	}
 	keep := map[string]bool{}
-	for _, ts := range c.phases.all() {
+	for _, ts := range c.phases.All() {
 		if keepsCopySlot(ts) {
 			keep[ts.Copy.Slot] = true
 		}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -94,7 +95,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	first := !s.discovered
 	var keep, add []config.TableName
 	for _, f := range tables {
-		if !first && s.phases.get(f.name) != nil {
+		if !first && s.phases.Get(f.name) != nil {
 			keep = append(keep, f.tn)
 		} else {
 			add = append(add, f.tn)
@@ -135,21 +136,21 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.names = map[string]config.TableName{}
 		}
 		s.names[f.name] = f.tn
-		if cur := s.phases.get(f.name); cur != nil && (cur.Phase != offsets.PhaseDropped || cur.OID == f.oid) || refused[f.name] {
+		if cur := s.phases.Get(f.name); cur != nil && (cur.Phase != offsets.PhaseDropped || cur.OID == f.oid) || refused[f.name] {
 			continue
 		}
 		oid := f.oid // a new table, or one created again under a dropped table's name
-		if old := s.phases.all().renamed(oid); old != nil && !published[old.Table.Table] {
+		if old := s.phases.All().Renamed(oid); old != nil && !published[old.Table.Table] {
 			if s.inheritRename(ctx, f.name, old) {
 				continue
 			}
 		}
 		if !first {
-			s.phases.markFresh(f.name)
+			s.phases.MarkFresh(f.name)
 		}
 		if s.cfg.snapshot.Mode == config.SnapshotNever || first && s.adopt {
 			// Ready at M, the main worker's position as the view changes.
-			ts, wait := s.phases.update(f.name, func(ts *tableState, m schema.LSN) {
+			ts, wait := s.phases.Update(f.name, func(ts *phases.State, m schema.LSN) {
 				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(m)
 			})
 			stored = append(stored, wait)
@@ -160,7 +161,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.log.Info("new table streams without a snapshot ("+why+")", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 			continue
 		}
-		_, wait := s.phases.update(f.name, func(ts *tableState, _ schema.LSN) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		_, wait := s.phases.Update(f.name, func(ts *phases.State, _ schema.LSN) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
 		stored = append(stored, wait)
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
 	}
@@ -173,9 +174,9 @@ func (s *snapshotter) discover(ctx context.Context) error {
 // publication, or renamed, still exists and keeps its phase. A copy that
 // runs is left to fail first.
 func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published map[string]bool) error {
-	var gone []*tableState
+	var gone []*phases.State
 	var oids []uint32
-	for name, ts := range s.phases.all() {
+	for name, ts := range s.phases.All() {
 		if !published[name] && ts.OID != 0 && ts.Phase != offsets.PhaseDropped && ts.Phase != offsets.PhaseCopying {
 			gone = append(gone, ts)
 			oids = append(oids, ts.OID)
@@ -204,11 +205,11 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 			continue
 		}
 		name := ts.Table.Table
-		s.setPhase(ctx, name, func(next *tableState) {
+		s.setPhase(ctx, name, func(next *phases.State) {
 			if next.Phase != offsets.PhaseReady && next.Phase != offsets.PhaseCatchup {
 				next.LSN = 0 // never handed over: the main worker writes none of it
 			}
-			next.Phase, next.LastError, next.Retry, next.retryAt = offsets.PhaseDropped, "", "", 0
+			next.Phase, next.LastError, next.Retry, next.RetryAt = offsets.PhaseDropped, "", "", 0
 		})
 		s.log.Info("table dropped: nothing more to copy or stream (its changes before the DROP are written)", zap.String("table", name))
 	}
@@ -221,14 +222,14 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 // by its oid, phases.go). While the old name's copy runs, the decision
 // waits for the copy's handover (its catch-up follows the rename too); it
 // reports false when a copy is queued for the new name instead.
-func (s *snapshotter) inheritRename(ctx context.Context, name string, old *tableState) bool {
+func (s *snapshotter) inheritRename(ctx context.Context, name string, old *phases.State) bool {
 	switch old.Phase {
 	case offsets.PhaseReady, offsets.PhaseCatchup:
-		ts := s.phases.inherit(ctx, name, old)
+		ts := s.phases.Inherit(ctx, name, old)
 		// The old name no longer exists: dropped, as status shows it. Its
 		// changes before the rename, which a main worker behind it has yet
 		// to decide, are still written (phases.go).
-		s.setPhase(ctx, old.Table.Table, func(ts *tableState) { ts.Phase = offsets.PhaseDropped })
+		s.setPhase(ctx, old.Table.Table, func(ts *phases.State) { ts.Phase = offsets.PhaseDropped })
 		s.log.Info("table renamed: captured under its new name without a new copy",
 			zap.String("from", old.Table.Table), zap.String("table", name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 		return true

@@ -6,7 +6,7 @@
 //
 //	source (Postgres)
 //	  stream/ (pgoutput session) ──► main worker: emitter.go ───────────┐
-//	  copy.go, copy_rows.go (COPY)  ─► copy workers: snapshot.go ────────┤  phase rules: phases.go, handover.go
+//	  copy.go, copy_rows.go (COPY)  ─► copy workers: snapshot.go ────────┤  phase rules: internal/phases, handover.go
 //	  copy_catchup.go (private catch-up on the copy's slot) ────────────┤  (who emits a table's change)
 //	  catalog.go, keys.go (columns, types, the one key of a table) ─────┤
 //	                                                                     ▼

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -22,7 +23,7 @@ type emitter struct {
 	// view is the phases as of the open transaction's Begin (main worker);
 	// viewGen counts the views taken, so that a plan's cached state of its
 	// table (recordPlan.state) is looked up once per transaction.
-	view    phaseView
+	view    phases.View
 	viewGen uint64
 	commit  schema.LSN
 	// failed holds the tables parked during the open transaction, whose
@@ -78,9 +79,9 @@ type emitterConfig struct {
 
 	// gate applies the phase rules (main worker only; nil for a copy
 	// worker's private catch-up).
-	gate      *phases
+	gate      *phases.Rules
 	hooks     *Hooks
-	onPromote func([]*tableState) // logs the tables gate promoted (and stored)
+	onPromote func([]*phases.State) // logs the tables gate promoted (and stored)
 	// storesShapes records a table's shape fingerprint when it changes
 	// (main worker only; gate stores it), for the next run's comparison.
 	storesShapes bool
@@ -130,8 +131,8 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 	}
 	if e.gate != nil {
 		e.hooks.call(HookMainBegin, "")
-		var moved []*tableState
-		e.view, moved = e.gate.begin(tx.CommitLSN)
+		var moved []*phases.State
+		e.view, moved = e.gate.Begin(tx.CommitLSN)
 		e.viewGen++
 		e.commit = tx.CommitLSN
 		if moved != nil && e.onPromote != nil {
@@ -156,7 +157,7 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 		e.activity.Add(1)
 	}
 	if e.gate != nil {
-		if moved := e.gate.advance(tx.EndLSN); moved != nil && e.onPromote != nil {
+		if moved := e.gate.Advance(tx.EndLSN); moved != nil && e.onPromote != nil {
 			e.onPromote(moved)
 		}
 	}
@@ -217,10 +218,10 @@ func (e *emitter) Change(ch *schema.Change) error {
 	}
 	if e.gate != nil {
 		if r.viewGen != e.viewGen {
-			r.state, r.ownState = e.view.stateOf(r.name, ch.Relation.OID)
+			r.state, r.ownState = e.view.StateOf(r.name, ch.Relation.OID)
 			r.viewGen = e.viewGen
 		}
-		if !emitsChange(r.state, r.ownState, ch.Relation.OID, e.commit, ch.LSN) {
+		if !phases.EmitsChange(r.state, r.ownState, ch.Relation.OID, e.commit, ch.LSN) {
 			return nil // not handed over yet, or emitted by the copy worker, or parked
 		}
 	}

@@ -74,7 +74,7 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 	}
 	for _, t := range m.Tables {
 		name := t.Schema + "." + t.Table
-		if !e.include(t.Schema, t.Table) || e.failed[name] || !e.view.emits(name, t.OID, e.commit) {
+		if !e.include(t.Schema, t.Table) || e.failed[name] || !e.view.Emits(name, t.OID, e.commit) {
 			continue
 		}
 		rel, ok := t.Relation()
@@ -104,7 +104,7 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 // that would refuse it. It blocks while the registry is unreachable.
 func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, lsn schema.LSN) error {
 	c, reg := e.enc, e.enc.reg
-	if reg == nil || e.gate == nil || e.failed[name] || !e.view.emits(name, rel.OID, e.commit) {
+	if reg == nil || e.gate == nil || e.failed[name] || !e.view.Emits(name, rel.OID, e.commit) {
 		return nil // JSON, a copy's catch-up, or a table the main worker does not write
 	}
 	for _, role := range []struct {

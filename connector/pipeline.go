@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -42,7 +43,7 @@ type Pipeline struct {
 	abortOne  sync.Once
 
 	hooks    Hooks
-	phasesAt atomic.Pointer[phases]
+	phasesAt atomic.Pointer[phases.Rules]
 
 	// set by Run before any goroutine that reads them starts
 	hard     context.Context    // ends on Abort, past shutdown_timeout, and when Run returns
@@ -70,11 +71,11 @@ func (p *Pipeline) TablePhases() map[string]offsets.Table {
 	if ph == nil {
 		return nil
 	}
-	return tablesOf(ph.all())
+	return tablesOf(ph.All())
 }
 
 // tablesOf returns each table's phase in v.
-func tablesOf(v phaseView) map[string]offsets.Table {
+func tablesOf(v phases.View) map[string]offsets.Table {
 	out := make(map[string]offsets.Table, len(v))
 	for name, ts := range v {
 		out[name] = ts.Table
@@ -334,8 +335,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if p.resnapshotAll {
 		mode = config.SnapshotAlways
 	}
-	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
-	ph.store = states.enqueue
+	ph := phases.New(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
+	ph.Store = states.enqueue
 	p.phasesAt.Store(ph)
 	snap := &snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
 		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: p.tables,
@@ -373,7 +374,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		// A table that discovery gave a phase is captured even when its
 		// name matches no pattern: a partition selected by its root's name.
 		include: func(schemaName, table string) bool {
-			return p.include(schemaName, table) || ph.get(schemaName+"."+table) != nil
+			return p.include(schemaName, table) || ph.Get(schemaName+"."+table) != nil
 		},
 		gate: ph, hooks: &p.hooks, onPromote: p.logPromoted, storesShapes: true, activity: &p.activity,
 		onTableError: func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) },

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -40,7 +41,7 @@ type recordPlan struct {
 	// state is the table's phase in the main worker's view numbered
 	// viewGen (ownState: under the table's own name, not by its oid after
 	// a rename), looked up once per transaction, not per row.
-	state    *tableState
+	state    *phases.State
 	ownState bool
 	viewGen  uint64
 }

@@ -167,7 +167,7 @@ func (p *schemaPrefetch) describe(ctx context.Context, tables []string, out chan
 // a table the prefetch leaves to its copy.
 func (p *schemaPrefetch) describeOne(ctx context.Context, conn *pgx.Conn, name string) (describedTable, bool) {
 	var oid uint32
-	if ts := p.c.phases.get(name); ts != nil {
+	if ts := p.c.phases.Get(name); ts != nil {
 		oid = ts.OID
 	}
 	info, err := describeTable(ctx, conn, name, oid, p.c.cfg.publication, p.c.cfg.keys)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -155,7 +156,7 @@ func (p *Pipeline) Status() LiveStatus {
 	if ph := p.phasesAt.Load(); ph != nil {
 		// One look at both: a handover ends its copy's entry under the
 		// pipeline mutex, so no table shows handed over and still copying.
-		ph.withView(func(v phaseView) {
+		ph.WithView(func(v phases.View) {
 			st.Copies, st.Tables = p.Copies(), tablesOf(v)
 		})
 	} else {

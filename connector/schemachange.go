@@ -105,7 +105,7 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	// the last discovery, and one this run's discovery found since its
 	// first pass was created while mooncdc streamed: its first relation
 	// is its CREATE.
-	created := !known && (e.view[name] == nil && e.view.renamed(rel.OID) == nil || e.gate.isFresh(name))
+	created := !known && (e.view[name] == nil && e.view.Renamed(rel.OID) == nil || e.gate.IsFresh(name))
 	// This run's first shape of a table an earlier run saw: compared with
 	// the shape that run stored, a change made while mooncdc was stopped.
 	fp := schema.ShapeFingerprint(rel)
@@ -113,12 +113,12 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	if !known && !created {
 		stored := e.view[name]
 		if stored == nil {
-			stored = e.view.renamed(rel.OID)
+			stored = e.view.Renamed(rel.OID)
 		}
 		stopped = stored != nil && stored.Shape != "" && stored.Shape != fp
 	}
 	if e.storesShapes && (!known || ch.LSN > prev.lsn) {
-		e.gate.setShape(name, rel.OID, fp) // stored by phases, in order
+		e.gate.SetShape(name, rel.OID, fp) // stored by phases, in order
 	}
 	if !created && !stopped && (!known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel)) {
 		return nil

@@ -233,7 +233,7 @@ func (s *snapshotter) signal(sg signal) {
 	case signalExecuteSnapshot:
 		now := time.Now().UnixMilli()
 		n := 0
-		for name := range s.phases.all() {
+		for name := range s.phases.All() {
 			if !slices.ContainsFunc(sg.Data.DataCollections, func(dc string) bool { return matches(dc, name) }) {
 				continue
 			}

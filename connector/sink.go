@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -137,12 +138,12 @@ type copySink interface {
 	// of the copy's Kafka transaction, which it commits and follows with
 	// the next one, then setState (not waited for: the progress is
 	// durable). It blocks; the copy's writers are paused.
-	checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) (wait func(context.Context) error)) error
+	checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) (wait func(context.Context) error)) error
 	// handover is the copy's checkpoint: it waits (at most
 	// handoverAckWait; context.DeadlineExceeded then, to try again later)
 	// until every record sent is acknowledged, and stores ts durably with
 	// them. Called under the pipeline mutex (phases.handover).
-	handover(ctx context.Context, ts *tableState) error
+	handover(ctx context.Context, ts *phases.State) error
 	// close gives up whatever handover did not store (exactly-once: the
 	// open Kafka transaction is aborted). It blocks at most 30 s.
 	close()

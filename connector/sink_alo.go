@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -140,11 +141,11 @@ func (s *aloCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 
 func (s *aloCopy) settle(context.Context) error { return nil }
 
-func (s *aloCopy) checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) func(context.Context) error) error {
+func (s *aloCopy) checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) func(context.Context) error) error {
 	return setState(ts)(ctx)
 }
 
-func (s *aloCopy) handover(ctx context.Context, ts *tableState) error {
+func (s *aloCopy) handover(ctx context.Context, ts *phases.State) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err
 	}

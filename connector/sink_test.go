@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -254,7 +255,7 @@ func TestExactlyOnceSinkCommitFailuresSayWhatToDo(t *testing.T) {
 // without a handover leaves nothing visible in exactly-once mode.
 func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 	ctx := context.Background()
-	ts := &tableState{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}}
+	ts := &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}}
 
 	t.Run("at-least-once", func(t *testing.T) {
 		f := &fakeProducer{hold: true}
@@ -316,7 +317,7 @@ func TestCopySinkHandoverWaitsBoundedForAcknowledgements(t *testing.T) {
 	s, _ := d.copy(ctx, 0, tracker)
 	sendOne(s, tracker, "t", 10, 250)
 	start := time.Now()
-	err := s.handover(ctx, &tableState{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}})
+	err := s.handover(ctx, &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("handover with a record unacknowledged: %v, want a deadline", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -30,7 +31,7 @@ type snapshotter struct {
 	ready   func() bool    // the main worker streams: no copy starts before
 	keyless *keylessTables // tables left out of the publication for want of a key, reported once
 	c       *copier
-	phases  *phases
+	phases  *phases.Rules
 	log     *zap.Logger
 	jobs    chan copyJob
 	// runs holds the snapshot run of due tables not queued yet
@@ -91,10 +92,10 @@ type copyResult struct {
 }
 
 // initialPhases turns the stored phases into the starting ones.
-func initialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) map[string]*tableState {
-	out := make(map[string]*tableState, len(stored))
+func initialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) map[string]*phases.State {
+	out := make(map[string]*phases.State, len(stored))
 	for name, t := range stored {
-		ts := &tableState{Table: t}
+		ts := &phases.State{Table: t}
 		ts.Table.Table = name
 		switch {
 		case mode == config.SnapshotAlways:
@@ -104,7 +105,7 @@ func initialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) ma
 			// chunks Kafka holds when the copy has progress (copy_resume.go).
 			ts.Phase = offsets.PhaseInit
 		case ts.Phase == offsets.PhaseErrored:
-			ts.retryAt = retryTime(ts.Retry)
+			ts.RetryAt = retryTime(ts.Retry)
 		}
 		out[name] = ts
 	}
@@ -120,7 +121,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 	s.seen = map[string]int64{}
 	s.requests = make(chan offsets.Table, 64)
 	s.pending = map[string]offsets.Table{}
-	for name, ts := range s.phases.all() {
+	for name, ts := range s.phases.All() {
 		s.seen[name] = ts.ResnapshotMs
 	}
 	// Copy nothing before the main worker holds the slot: an instance that
@@ -151,7 +152,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 func (s *snapshotter) worker(ctx context.Context, n int) error {
 	for job := range s.jobs {
 		name := job.table
-		ts := s.setPhase(ctx, name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
+		ts := s.setPhase(ctx, name, func(ts *phases.State) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
 		err := s.c.copyTable(ctx, ts, n, job.run)
 		if err != nil {
 			job.run.leave(name)
@@ -236,11 +237,11 @@ func (s *snapshotter) schedule() {
 	}
 	now := time.Now().UnixMilli()
 	var due, fresh, incremental []string
-	for name, ts := range s.phases.all() {
+	for name, ts := range s.phases.All() {
 		if s.busy[name] {
 			continue
 		}
-		if ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.retryAt > 0 && ts.retryAt <= now) {
+		if ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.RetryAt > 0 && ts.RetryAt <= now) {
 			due = append(due, name)
 			switch {
 			case s.runs[name] != nil:
@@ -310,10 +311,10 @@ func (s *snapshotter) finished() bool {
 	if len(s.busy) > 0 {
 		return false
 	}
-	for _, ts := range s.phases.all() {
+	for _, ts := range s.phases.All() {
 		switch {
 		case ts.Phase == offsets.PhaseReady, ts.Phase == offsets.PhaseCatchup, ts.Phase == offsets.PhaseDropped:
-		case ts.Phase == offsets.PhaseErrored && ts.retryAt == 0:
+		case ts.Phase == offsets.PhaseErrored && ts.RetryAt == 0:
 		default:
 			return false
 		}
@@ -324,7 +325,7 @@ func (s *snapshotter) finished() bool {
 // failures is the error for tables whose copy failed for good, or nil.
 func (s *snapshotter) failures() error {
 	var msgs []string
-	for name, ts := range s.phases.all() {
+	for name, ts := range s.phases.All() {
 		if ts.Phase == offsets.PhaseErrored {
 			msgs = append(msgs, name+": "+ts.LastError)
 		}
@@ -354,20 +355,20 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 		errType = "permanent"
 	}
 	s.metrics.WorkerErrors.WithLabelValues("table_sync", errType).Inc()
-	ts := s.setPhase(ctx, name, func(ts *tableState) {
+	ts := s.setPhase(ctx, name, func(ts *phases.State) {
 		ts.Phase = offsets.PhaseErrored
 		ts.LastError = err.Error()
-		ts.retryAt = 0
+		ts.RetryAt = 0
 		ts.Retry = "resnapshot"
 		if !permanent && ts.Attempts <= cfg.MaxRetries {
 			delay := retryDelay(cfg.RetryDelay, ts.Attempts)
-			ts.retryAt = time.Now().Add(delay).UnixMilli()
-			ts.Retry = time.UnixMilli(ts.retryAt).UTC().Format(time.RFC3339Nano)
+			ts.RetryAt = time.Now().Add(delay).UnixMilli()
+			ts.Retry = time.UnixMilli(ts.RetryAt).UTC().Format(time.RFC3339Nano)
 		} else {
 			ts.Copy = nil // no retry resumes it; the sweep drops its slot (copyslot.go)
 		}
 	})
-	if ts.retryAt > 0 {
+	if ts.RetryAt > 0 {
 		s.log.Warn("table copy failed; will retry", zap.String("table", name), zap.Int("attempts", ts.Attempts),
 			zap.String("retry_at", ts.Retry), zap.Error(err))
 	} else {
@@ -383,11 +384,11 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 // stream goroutine.
 func (s *snapshotter) parked(ctx context.Context, name string, lsn schema.LSN, err error) {
 	s.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
-	s.setPhase(ctx, name, func(ts *tableState) {
+	s.setPhase(ctx, name, func(ts *phases.State) {
 		ts.Phase = offsets.PhaseErrored
 		ts.ParkedLSN = uint64(lsn)
 		ts.LastError = err.Error()
-		ts.retryAt = 0
+		ts.RetryAt = 0
 		ts.Retry = "resnapshot"
 	})
 	s.log.Error("the table's changes cannot be written; it waits for `mooncdc resnapshot` after the cause is fixed (the stream and other tables go on)",
@@ -436,8 +437,8 @@ func retryTime(s string) int64 {
 // waiting for the record at most until ctx ends (a failure is logged by
 // the writer: these phases (copying, errored, init, dropped) all read back
 // as "copy again" or as what the next discovery finds, which is safe).
-func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*tableState)) *tableState {
-	next, wait := s.phases.update(name, func(next *tableState, _ schema.LSN) { change(next) })
+func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*phases.State)) *phases.State {
+	next, wait := s.phases.Update(name, func(next *phases.State, _ schema.LSN) { change(next) })
 	_ = wait(ctx)
 	return next
 }

@@ -1,4 +1,4 @@
-package connector
+package phases
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // P still has its changes below P written on a replay, none from P on; a
 // failed copy (no park position) and a table not handed over write none.
 func TestParkedTableEmitsOnlyBeforeItsPark(t *testing.T) {
-	v := phaseView{
+	v := View{
 		"public.parked": {Table: offsets.Table{Phase: offsets.PhaseErrored, LSN: 100, ParkedLSN: 500}},
 		"public.failed": {Table: offsets.Table{Phase: offsets.PhaseErrored, LSN: 100}},
 		"public.ready":  {Table: offsets.Table{Phase: offsets.PhaseReady, LSN: 100}},
@@ -44,7 +44,7 @@ func TestParkedTableEmitsOnlyBeforeItsPark(t *testing.T) {
 // has, emits nothing. A dropped table's changes before the DROP are
 // written if it was handed over, and only for its own oid.
 func TestRenamedTableFollowsItsOldNamesPhase(t *testing.T) {
-	v := phaseView{
+	v := View{
 		"public.old":     {Table: offsets.Table{OID: 41, Phase: offsets.PhaseReady, LSN: 100}},
 		"public.copying": {Table: offsets.Table{OID: 42, Phase: offsets.PhaseCopying}},
 		"public.gone":    {Table: offsets.Table{OID: 50, Phase: offsets.PhaseDropped, LSN: 100}},
@@ -67,7 +67,7 @@ func TestRenamedTableFollowsItsOldNamesPhase(t *testing.T) {
 		{"public.never", 51, 150, false}, // dropped before its handover
 		{"public.other", 50, 150, false}, // a dropped table's oid under another name: not a rename
 	} {
-		if got := v.emits(tc.table, tc.oid, tc.commit); got != tc.want {
+		if got := v.Emits(tc.table, tc.oid, tc.commit); got != tc.want {
 			t.Errorf("emits(%s, oid %d, commit %d) = %v, want %v", tc.table, tc.oid, tc.commit, got, tc.want)
 		}
 	}
@@ -81,12 +81,12 @@ func TestRenamedTableFollowsItsOldNamesPhase(t *testing.T) {
 // later writer's (a copy worker's phase, the snapshotter's), and the offsets
 // topic would end with the older state.
 func TestPhasesStoreEveryChangeUnderTheMutexInOrder(t *testing.T) {
-	p := newPhases(10, map[string]*tableState{
+	p := New(10, map[string]*State{
 		"public.a": {Table: offsets.Table{Table: "public.a", Phase: offsets.PhaseCatchup, LSN: 20, OID: 1}},
 		"public.b": {Table: offsets.Table{Table: "public.b", Phase: offsets.PhaseReady, LSN: 5, OID: 2}},
 	})
 	var stored []offsets.Table
-	p.store = func(ts *tableState) func(context.Context) error {
+	p.Store = func(ts *State) func(context.Context) error {
 		if p.mu.TryLock() {
 			p.mu.Unlock()
 			t.Errorf("store(%s) called without the mutex held", ts.Table.Table)
@@ -97,16 +97,16 @@ func TestPhasesStoreEveryChangeUnderTheMutexInOrder(t *testing.T) {
 		stored = append(stored, ts.Table)
 		return func(context.Context) error { return nil }
 	}
-	if _, moved := p.begin(15); moved != nil || len(stored) != 0 {
+	if _, moved := p.Begin(15); moved != nil || len(stored) != 0 {
 		t.Fatalf("begin below the handover: moved %v, stored %v", moved, stored)
 	}
-	p.setShape("public.a", 1, "s1")
-	p.setShape("public.a", 1, "s1") // unchanged: nothing to store
-	if moved := p.advance(20); len(moved) != 1 {
+	p.SetShape("public.a", 1, "s1")
+	p.SetShape("public.a", 1, "s1") // unchanged: nothing to store
+	if moved := p.Advance(20); len(moved) != 1 {
 		t.Fatalf("advance past the handover moved %v", moved)
 	}
-	p.setShape("public.a", 1, "s2")
-	p.setShape("public.renamed", 2, "t1") // by oid: public.b's state
+	p.SetShape("public.a", 1, "s2")
+	p.SetShape("public.renamed", 2, "t1") // by oid: public.b's state
 	want := []offsets.Table{
 		{Table: "public.a", Phase: offsets.PhaseCatchup, LSN: 20, OID: 1, Shape: "s1"},
 		{Table: "public.a", Phase: offsets.PhaseReady, LSN: 20, OID: 1, Shape: "s1"},
@@ -142,40 +142,40 @@ func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
 		{"copy ahead of the main worker", 500, 700, offsets.PhaseCatchup, 1, 700},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ph := newPhases(100, map[string]*tableState{
+			ph := New(100, map[string]*State{
 				"public.t": {Table: offsets.Table{Table: "public.t", OID: 9, Phase: offsets.PhaseCopying}},
 			})
 			var stored []offsets.Table
-			ph.store = func(ts *tableState) func(context.Context) error {
+			ph.Store = func(ts *State) func(context.Context) error {
 				stored = append(stored, ts.Table)
 				return func(context.Context) error { return nil }
 			}
-			ph.begin(tc.m - 1) // the main worker decides the transaction committed at M-1: M moves to M
+			ph.Begin(tc.m - 1) // the main worker decides the transaction committed at M-1: M moves to M
 			if ph.mainPos != tc.m {
 				t.Fatalf("M = %s, want %s", ph.mainPos, tc.m)
 			}
-			cur := ph.get("public.t")
+			cur := ph.Get("public.t")
 			// A failed checkpoint leaves everything as it was.
-			if next, _, err := ph.handover(cur, tc.p, func(*tableState) error { return errors.New("broker gone") }, nil); next != nil || (err == nil) != (tc.want == "") {
+			if next, _, err := ph.Handover(cur, tc.p, func(*State) error { return errors.New("broker gone") }, nil); next != nil || (err == nil) != (tc.want == "") {
 				t.Fatalf("failed checkpoint: %v, %v", next, err)
 			}
-			if ph.get("public.t") != cur {
+			if ph.Get("public.t") != cur {
 				t.Fatal("a failed checkpoint changed the view")
 			}
-			var checkpointed *tableState
-			var handedOver *tableState
-			next, m, err := ph.handover(cur, tc.p, func(n *tableState) error { checkpointed = n; return nil },
-				func(n *tableState, _ schema.LSN) { handedOver = n })
+			var checkpointed *State
+			var handedOver *State
+			next, m, err := ph.Handover(cur, tc.p, func(n *State) error { checkpointed = n; return nil },
+				func(n *State, _ schema.LSN) { handedOver = n })
 			if err != nil || m != tc.m {
 				t.Fatalf("handover: %v (M %s)", err, m)
 			}
 			if tc.want == "" {
-				if next != nil || checkpointed != nil || ph.get("public.t") != cur {
+				if next != nil || checkpointed != nil || ph.Get("public.t") != cur {
 					t.Fatalf("a copy behind M handed over: %+v", next)
 				}
 				return
 			}
-			if next.Phase != tc.want || next.LSN != uint64(tc.p) || checkpointed != next || handedOver != next || ph.get("public.t") != next {
+			if next.Phase != tc.want || next.LSN != uint64(tc.p) || checkpointed != next || handedOver != next || ph.Get("public.t") != next {
 				t.Fatalf("handed over to %+v, want %s(%s), stored by the checkpoint", next.Table, tc.want, tc.p)
 			}
 			if ph.catchups != tc.catchups {
@@ -183,17 +183,17 @@ func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
 			}
 			// Exactly one emitter for every transaction around P.
 			for _, c := range []schema.LSN{tc.p - 2, tc.p - 1, tc.p, tc.p + 1, tc.p + 100} {
-				main := ph.all().emits("public.t", 9, c)
+				main := ph.All().Emits("public.t", 9, c)
 				copyWorker := c < tc.p
 				if main == copyWorker {
 					t.Errorf("commit %s: main worker emits %v, copy worker emitted %v", c, main, copyWorker)
 				}
 			}
 			if tc.promoteAt != 0 {
-				if moved := ph.advance(tc.promoteAt - 1); moved != nil {
+				if moved := ph.Advance(tc.promoteAt - 1); moved != nil {
 					t.Fatalf("promoted before M passed P: %v", moved)
 				}
-				moved := ph.advance(tc.promoteAt)
+				moved := ph.Advance(tc.promoteAt)
 				if len(moved) != 1 || moved[0].Phase != offsets.PhaseReady || ph.catchups != 0 {
 					t.Fatalf("advance to P: moved %v, catchups %d", moved, ph.catchups)
 				}
@@ -201,7 +201,7 @@ func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
 					t.Fatalf("the promotion was not stored: %+v", stored)
 				}
 				for _, c := range []schema.LSN{tc.p - 1, tc.p} {
-					if got := ph.all().emits("public.t", 9, c); got != (c >= tc.p) {
+					if got := ph.All().Emits("public.t", 9, c); got != (c >= tc.p) {
 						t.Errorf("ready: commit %s emitted by the main worker: %v", c, got)
 					}
 				}
@@ -216,19 +216,19 @@ func TestHandoverGivesEveryTransactionExactlyOneEmitter(t *testing.T) {
 // left catchup another way (its lower bound then stale); a begin or
 // advance below the lowest catchup LSN looks at no table.
 func TestCatchupTablesArePromotedInLSNOrderWithoutAScanPerTransaction(t *testing.T) {
-	catchup := func(name string, lsn uint64) *tableState {
-		return &tableState{Table: offsets.Table{Table: name, Phase: offsets.PhaseCatchup, LSN: lsn}}
+	catchup := func(name string, lsn uint64) *State {
+		return &State{Table: offsets.Table{Table: name, Phase: offsets.PhaseCatchup, LSN: lsn}}
 	}
-	p := newPhases(10, map[string]*tableState{"public.c": catchup("public.c", 300)})
+	p := New(10, map[string]*State{"public.c": catchup("public.c", 300)})
 	p.mu.Lock()
 	p.setLocked(catchup("public.b", 200))
 	p.setLocked(catchup("public.a", 100))
 	p.setLocked(catchup("public.gone", 50))
 	// public.gone leaves catchup (a recopy): 50 stays as the lower bound.
-	p.setLocked(&tableState{Table: offsets.Table{Table: "public.gone", Phase: offsets.PhaseCopying}})
+	p.setLocked(&State{Table: offsets.Table{Table: "public.gone", Phase: offsets.PhaseCopying}})
 	p.mu.Unlock()
 
-	phase := func(name string) string { return p.get(name).Phase }
+	phase := func(name string) string { return p.Get(name).Phase }
 	for _, step := range []struct {
 		at    schema.LSN
 		moved int
@@ -242,7 +242,7 @@ func TestCatchupTablesArePromotedInLSNOrderWithoutAScanPerTransaction(t *testing
 		{at: 299},
 		{at: 1000, moved: 1, ready: []string{"public.a", "public.b", "public.c"}},
 	} {
-		if moved := p.advance(step.at); len(moved) != step.moved {
+		if moved := p.Advance(step.at); len(moved) != step.moved {
 			t.Errorf("advance(%d) moved %d tables, want %d", step.at, len(moved), step.moved)
 		}
 		for _, name := range step.ready {
@@ -252,7 +252,7 @@ func TestCatchupTablesArePromotedInLSNOrderWithoutAScanPerTransaction(t *testing
 		}
 		if p.nextPromote > step.at+1 && p.catchups > 0 {
 			for _, name := range []string{"public.a", "public.b", "public.c"} {
-				if ts := p.get(name); ts.Phase == offsets.PhaseCatchup && schema.LSN(ts.LSN) < p.nextPromote {
+				if ts := p.Get(name); ts.Phase == offsets.PhaseCatchup && schema.LSN(ts.LSN) < p.nextPromote {
 					t.Errorf("after advance(%d): lower bound %d above %s's LSN %d", step.at, p.nextPromote, name, ts.LSN)
 				}
 			}

@@ -1,4 +1,4 @@
-package connector
+package phases
 
 import (
 	"context"
@@ -9,22 +9,22 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// tableState is one table's phase (design.md, "Table phases"), as the
+// State is one table's phase (design.md, "Table phases"), as the
 // pipeline holds it in memory and stores it in the offsets topic.
-type tableState struct {
+type State struct {
 	offsets.Table
-	retryAt int64 // Unix ms when an errored table may be copied again; 0: wait for resnapshot
+	RetryAt int64 // Unix ms when an errored table may be copied again; 0: wait for resnapshot
 	// settleAt is the main worker's position when a streaming table was
 	// sent back to init: its records up to there may still be in flight,
 	// and the copy's read of the topic's live keys must see them.
-	settleAt schema.LSN
+	SettleAt schema.LSN
 }
 
-// phaseView is an immutable snapshot of every table's phase. The main
+// View is an immutable snapshot of every table's phase. The main
 // worker takes one at each Begin; a change of phase makes a new view.
-type phaseView map[string]*tableState
+type View map[string]*State
 
-// emits reports whether the main worker emits a change to table in a
+// Emits reports whether the main worker emits a change to table in a
 // transaction whose commit record starts at commit. Only a handed-over
 // table is emitted, and under catchup(L) or ready(L) only transactions
 // the copy worker did not emit: those with commit LSN >= L. (L is always a
@@ -34,13 +34,13 @@ type phaseView map[string]*tableState
 // renamed after its phase was written (ALTER TABLE … RENAME TO): its
 // changes under the new name follow the old name's phase, so nothing
 // between the rename and the discovery of the new name is lost.
-func (v phaseView) emits(table string, oid uint32, commit schema.LSN) bool {
-	ts, _ := v.stateOf(table, oid)
+func (v View) Emits(table string, oid uint32, commit schema.LSN) bool {
+	ts, _ := v.StateOf(table, oid)
 	return ts != nil && emitsState(ts, oid, commit)
 }
 
 // emitsState is emits' rule for the state ts found.
-func emitsState(ts *tableState, oid uint32, commit schema.LSN) bool {
+func emitsState(ts *State, oid uint32, commit schema.LSN) bool {
 	switch ts.Phase {
 	case offsets.PhaseReady, offsets.PhaseCatchup:
 		return commit >= schema.LSN(ts.LSN)
@@ -54,11 +54,11 @@ func emitsState(ts *tableState, oid uint32, commit schema.LSN) bool {
 	}
 }
 
-// renamed returns the phase written for the relation oid under another
+// Renamed returns the phase written for the relation oid under another
 // name, or nil. A dropped table's phase is not one: its oid may be a new
 // table's since, and a renamed table's old name is dropped once the new
 // name has the phase.
-func (v phaseView) renamed(oid uint32) *tableState {
+func (v View) Renamed(oid uint32) *State {
 	if oid == 0 {
 		return nil
 	}
@@ -75,25 +75,25 @@ func (v phaseView) renamed(oid uint32) *tableState {
 // written. Only a replay from before P brings them again (a restart, a
 // reconnect, an aborted Kafka transaction), when the park was stored
 // before the records ahead of it were durable.
-func (v phaseView) emitsChange(table string, oid uint32, commit, lsn schema.LSN) bool {
-	ts, own := v.stateOf(table, oid)
-	return emitsChange(ts, own, oid, commit, lsn)
+func (v View) emitsChange(table string, oid uint32, commit, lsn schema.LSN) bool {
+	ts, own := v.StateOf(table, oid)
+	return EmitsChange(ts, own, oid, commit, lsn)
 }
 
-// stateOf returns the state that decides table's changes: its own (own
+// StateOf returns the state that decides table's changes: its own (own
 // true), else the one written for its oid under another name (a rename,
 // see emits), else nil.
-func (v phaseView) stateOf(table string, oid uint32) (ts *tableState, own bool) {
+func (v View) StateOf(table string, oid uint32) (ts *State, own bool) {
 	if ts := v[table]; ts != nil {
 		return ts, true
 	}
-	return v.renamed(oid), false
+	return v.Renamed(oid), false
 }
 
-// emitsChange decides, by the state stateOf found, whether the main
+// EmitsChange decides, by the state StateOf found, whether the main
 // worker emits the change at lsn of relation oid in the transaction with
-// commit LSN commit: phaseView.emits' rule, and the parked table's.
-func emitsChange(ts *tableState, own bool, oid uint32, commit, lsn schema.LSN) bool {
+// commit LSN commit: View.Emits' rule, and the parked table's.
+func EmitsChange(ts *State, own bool, oid uint32, commit, lsn schema.LSN) bool {
 	if ts == nil {
 		return false
 	}
@@ -103,7 +103,7 @@ func emitsChange(ts *tableState, own bool, oid uint32, commit, lsn schema.LSN) b
 	return emitsState(ts, oid, commit)
 }
 
-// phases is the pipeline mutex of the seed: it serialises the main
+// Rules is the pipeline mutex of the seed: it serialises the main
 // worker's progress with every change of phase, so that a handover and the
 // main worker's decision for a transaction can never interleave. It owns
 // its lock: every change of a table's state goes through its methods.
@@ -117,10 +117,10 @@ func emitsChange(ts *tableState, own bool, oid uint32, commit, lsn schema.LSN) b
 // phase written to the offsets topic before the view changes. So a
 // transaction with commit LSN c is emitted by the copy worker iff c < P and
 // by the main worker iff c >= P: exactly once.
-type phases struct {
+type Rules struct {
 	mu      sync.Mutex
 	mainPos schema.LSN // M: every transaction with commit LSN < M is decided by the main worker
-	view    phaseView
+	view    View
 	// catchups counts the tables in catchup, and nextPromote is at most the
 	// lowest LSN of one (a lower bound: a table that left catchup may have
 	// set it), so that begin and advance scan the view only when M may
@@ -138,17 +138,17 @@ type phases struct {
 	// topic in that order whoever made them (the main worker's promotions
 	// and shapes, the snapshotter's phases), and must not block. Nil
 	// stores nothing.
-	store func(*tableState) (wait func(context.Context) error)
+	Store func(*State) (wait func(context.Context) error)
 }
 
-// update changes table's state under the mutex and stores it: change
+// Update changes table's state under the mutex and stores it: change
 // gets a copy of the current state (a new one named table when it has
 // none) and M, the main worker's position as the view changes. It
 // returns the new state and the wait for its record.
-func (p *phases) update(table string, change func(next *tableState, m schema.LSN)) (*tableState, func(context.Context) error) {
+func (p *Rules) Update(table string, change func(next *State, m schema.LSN)) (*State, func(context.Context) error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	next := &tableState{}
+	next := &State{}
 	if cur := p.view[table]; cur != nil {
 		*next = *cur
 	}
@@ -159,14 +159,14 @@ func (p *phases) update(table string, change func(next *tableState, m schema.LSN
 	return next, p.storeLocked(next)
 }
 
-// request puts table back to init for a resnapshot request t, without
+// Request puts table back to init for a resnapshot request t, without
 // storing it (the request is in the offsets topic already), keeping the
-// request's time so that later records carry it forward. A table that was
+// Request's time so that later records carry it forward. A table that was
 // streaming settles at M: its records up to there may still be in flight.
-func (p *phases) request(t offsets.Table) {
+func (p *Rules) Request(t offsets.Table) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	next := &tableState{}
+	next := &State{}
 	if cur := p.view[t.Table]; cur != nil {
 		*next = *cur
 	} else {
@@ -174,17 +174,17 @@ func (p *phases) request(t offsets.Table) {
 	}
 	next.ResnapshotMs, next.ResnapshotFilter, next.ResnapshotType = t.ResnapshotMs, t.ResnapshotFilter, t.ResnapshotType
 	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
-		next.settleAt = p.mainPos
+		next.SettleAt = p.mainPos
 	}
-	next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry, next.retryAt = offsets.PhaseInit, 0, 0, "", "", 0
+	next.Phase, next.LSN, next.Attempts, next.LastError, next.Retry, next.RetryAt = offsets.PhaseInit, 0, 0, "", "", 0
 	p.setLocked(next)
 }
 
-// inherit gives table the phase of old, a table renamed to it, as the
+// Inherit gives table the phase of old, a table renamed to it, as the
 // view holds old now (a catchup may have become ready), stores it and
 // waits for the record (at most until ctx ends).
-func (p *phases) inherit(ctx context.Context, table string, old *tableState) *tableState {
-	next, wait := p.update(table, func(ts *tableState, _ schema.LSN) {
+func (p *Rules) Inherit(ctx context.Context, table string, old *State) *State {
+	next, wait := p.Update(table, func(ts *State, _ schema.LSN) {
 		if cur := p.view[old.Table.Table]; cur != nil {
 			old = cur
 		}
@@ -194,7 +194,7 @@ func (p *phases) inherit(ctx context.Context, table string, old *tableState) *ta
 	return next
 }
 
-// handover ends a copy of ts's table at P = pos (seed: handover), under
+// Handover ends a copy of ts's table at P = pos (seed: handover), under
 // the mutex. It returns false when P < M (the main worker is ahead: keep
 // catching up). Else it makes the next state, ready(P) if P = M, else
 // catchup(P), and has checkpoint store it durably with the copy's records
@@ -208,15 +208,15 @@ func (p *phases) inherit(ctx context.Context, table string, old *tableState) *ta
 // handedOver, when not nil, runs after the view changed, still under the
 // mutex (the copy ends its progress entry there, and the handed-over hook
 // runs there, as before the seam).
-func (p *phases) handover(ts *tableState, pos schema.LSN, checkpoint func(next *tableState) error,
-	handedOver func(next *tableState, m schema.LSN)) (next *tableState, m schema.LSN, err error) {
+func (p *Rules) Handover(ts *State, pos schema.LSN, checkpoint func(next *State) error,
+	handedOver func(next *State, m schema.LSN)) (next *State, m schema.LSN, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m = p.mainPos
 	if pos < m {
 		return nil, m, nil
 	}
-	next = &tableState{Table: ts.Table}
+	next = &State{Table: ts.Table}
 	if cur := p.view[ts.Table.Table]; cur != nil {
 		next.Shape = cur.Shape // the main worker's, written while the copy ran
 	}
@@ -241,15 +241,15 @@ func (p *phases) handover(ts *tableState, pos schema.LSN, checkpoint func(next *
 	return next, m, nil
 }
 
-// setShape records the shape fingerprint of table (or of the table
+// SetShape records the shape fingerprint of table (or of the table
 // renamed from it, by oid), stores it and returns its new state, or nil
 // when it has no phase or already has that shape.
-func (p *phases) setShape(table string, oid uint32, fp string) *tableState {
+func (p *Rules) SetShape(table string, oid uint32, fp string) *State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cur := p.view[table]
 	if cur == nil {
-		cur = p.view.renamed(oid)
+		cur = p.view.Renamed(oid)
 	}
 	if cur == nil || cur.Shape == fp {
 		return nil
@@ -263,15 +263,15 @@ func (p *phases) setShape(table string, oid uint32, fp string) *tableState {
 
 // storeLocked stores ts (see store) and returns the wait for it; p.mu
 // must be held.
-func (p *phases) storeLocked(ts *tableState) func(context.Context) error {
-	if p.store == nil {
+func (p *Rules) storeLocked(ts *State) func(context.Context) error {
+	if p.Store == nil {
 		return func(context.Context) error { return nil }
 	}
-	return p.store(ts)
+	return p.Store(ts)
 }
 
-// markFresh records that discovery found table after its first pass.
-func (p *phases) markFresh(table string) {
+// MarkFresh records that discovery found table after its first pass.
+func (p *Rules) MarkFresh(table string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.fresh == nil {
@@ -280,15 +280,15 @@ func (p *phases) markFresh(table string) {
 	p.fresh[table] = true
 }
 
-// isFresh reports whether discovery found table after its first pass.
-func (p *phases) isFresh(table string) bool {
+// IsFresh reports whether discovery found table after its first pass.
+func (p *Rules) IsFresh(table string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.fresh[table]
 }
 
-func newPhases(start schema.LSN, tables map[string]*tableState) *phases {
-	p := &phases{mainPos: start, view: phaseView{}}
+func New(start schema.LSN, tables map[string]*State) *Rules {
+	p := &Rules{mainPos: start, view: View{}}
 	for name, ts := range tables {
 		p.view[name] = ts
 		if ts.Phase == offsets.PhaseCatchup {
@@ -298,10 +298,10 @@ func newPhases(start schema.LSN, tables map[string]*tableState) *phases {
 	return p
 }
 
-// begin records that the main worker is deciding the transaction with
+// Begin records that the main worker is deciding the transaction with
 // commit LSN commit (M moves past it), and returns the view to decide it with, and the
 // tables that moved from catchup to ready (stored).
-func (p *phases) begin(commit schema.LSN) (phaseView, []*tableState) {
+func (p *Rules) Begin(commit schema.LSN) (View, []*State) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if commit+1 > p.mainPos {
@@ -311,9 +311,9 @@ func (p *phases) begin(commit schema.LSN) (phaseView, []*tableState) {
 	return p.view, moved
 }
 
-// advance records that the main worker decided everything before pos (a
+// Advance records that the main worker decided everything before pos (a
 // commit's end LSN, or the server's WAL end between transactions).
-func (p *phases) advance(pos schema.LSN) []*tableState {
+func (p *Rules) Advance(pos schema.LSN) []*State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if pos > p.mainPos {
@@ -324,12 +324,12 @@ func (p *phases) advance(pos schema.LSN) []*tableState {
 
 // promoteLocked moves catchup(L) tables to ready(L) once the main worker is
 // past L, and stores them.
-func (p *phases) promoteLocked() []*tableState {
+func (p *Rules) promoteLocked() []*State {
 	if p.catchups == 0 || p.mainPos < p.nextPromote {
 		return nil
 	}
-	var moved []*tableState
-	next := make(phaseView, len(p.view))
+	var moved []*State
+	next := make(View, len(p.view))
 	lowest := schema.LSN(math.MaxUint64)
 	for name, ts := range p.view {
 		if ts.Phase == offsets.PhaseCatchup {
@@ -355,32 +355,32 @@ func (p *phases) promoteLocked() []*tableState {
 	return moved
 }
 
-// withView runs f with the current view, under the mutex: nothing changes
+// WithView runs f with the current view, under the mutex: nothing changes
 // a phase meanwhile (a handover also ends its copy's progress entry under
 // it, so Status reads both consistently).
-func (p *phases) withView(f func(phaseView)) {
+func (p *Rules) WithView(f func(View)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f(p.view)
 }
 
-// get returns table's state, or nil.
-func (p *phases) get(table string) *tableState {
+// Get returns table's state, or nil.
+func (p *Rules) Get(table string) *State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.view[table]
 }
 
-// all returns the current view.
-func (p *phases) all() phaseView {
+// All returns the current view.
+func (p *Rules) All() View {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.view
 }
 
 // setLocked replaces table's state; p.mu must be held.
-func (p *phases) setLocked(ts *tableState) {
-	next := make(phaseView, len(p.view)+1)
+func (p *Rules) setLocked(ts *State) {
+	next := make(View, len(p.view)+1)
 	for k, v := range p.view {
 		next[k] = v
 	}
@@ -396,7 +396,7 @@ func (p *phases) setLocked(ts *tableState) {
 
 // catchingUp counts a table in catchup at lsn; p.mu must be held (or p
 // not yet shared).
-func (p *phases) catchingUp(lsn schema.LSN) {
+func (p *Rules) catchingUp(lsn schema.LSN) {
 	if p.catchups == 0 || lsn < p.nextPromote {
 		p.nextPromote = lsn
 	}
