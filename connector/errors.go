@@ -30,6 +30,10 @@ type UnsafeResumeError struct {
 func (e *UnsafeResumeError) Error() string { return "unsafe resume: " + e.Reason }
 func (e *UnsafeResumeError) Unwrap() error { return e.cause }
 
+// UnsafeResume marks the error for classify: stop, the offsets do not
+// describe this source or slot.
+func (e *UnsafeResumeError) UnsafeResume() {}
+
 // FencedError reports that another mooncdc with the same name (the same
 // transactional id) took over: this one must never write again.
 type FencedError struct {
@@ -43,7 +47,12 @@ func (e *FencedError) Error() string {
 		"one stops and writes nothing more. Run one instance per name; if no other runs, restart this one: it resumes from the " +
 		"last commit (" + e.Err.Error() + ")"
 }
+
 func (e *FencedError) Unwrap() error { return e.Err }
+
+// Fatal marks the error as one no retry fixes: another instance holds the
+// transactional id.
+func (e *FencedError) Fatal() {}
 
 // ShutdownTimeoutError is a clean stop that did not finish within
 // shutdown_timeout, most often because Kafka did not acknowledge what was

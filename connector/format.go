@@ -233,10 +233,19 @@ func (e *RecordTooLargeError) Error() string {
 		"or the topic's max.message.bytes if the topic was not created by mooncdc), then run `mooncdc resnapshot` for the table", e.Size, e.Max)
 }
 
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *RecordTooLargeError) TableLocal() {}
+
 // tableSchemaError is a table whose records cannot be written until a
 // person acts: its schema is refused by the registry or is not valid. The
 // table goes errored; the stream and other tables go on.
 type tableSchemaError struct{ err error }
 
 func (e *tableSchemaError) Error() string { return e.err.Error() }
+
 func (e *tableSchemaError) Unwrap() error { return e.err }
+
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *tableSchemaError) TableLocal() {}

@@ -146,7 +146,12 @@ func (k keyRule) custom(schemaName, table string) []string {
 type keyRuleError struct{ err error }
 
 func (e *keyRuleError) Error() string { return e.err.Error() }
+
 func (e *keyRuleError) Unwrap() error { return e.err }
+
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *keyRuleError) TableLocal() {}
 
 // check refuses custom key columns the table lacks, or that a delete does
 // not carry: under REPLICA IDENTITY DEFAULT or USING INDEX a delete brings

@@ -53,6 +53,10 @@ func (e *OutboxUpdateError) Error() string {
 		"or set table_op_invalid_behavior to warn", e.Table, e.LSN, e.Table)
 }
 
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *OutboxUpdateError) TableLocal() {}
+
 // record fills rec with ev's record: topic, key, value (none for a
 // tombstone), timestamp (the event's, else now, Debezium's ts_ms:
 // EventRouterDelegate.java:253-256), and after the mooncdc.* headers the

@@ -31,16 +31,21 @@ type criticalError struct{ err error }
 func (e *criticalError) Error() string { return e.err.Error() }
 func (e *criticalError) Unwrap() error { return e.err }
 
+// Fatal marks the error as one that must stop the pipeline.
+func (e *criticalError) Fatal() {}
+
 // classify decides, in one place, what an error means for the pipeline.
+// Errors say what they are where they are made, by a marker method
+// (UnsafeResume, Fatal, Retryable), so that classify needs no package's
+// error types beyond the stream's and the drivers'.
 func classify(err error) errClass {
 	var (
-		unsafe   *UnsafeResumeError
-		critical *criticalError
-		cfgErr   *config.ConfigError
-		proto    *stream.ProtocolError
-		recErr   *RecordError
-		pgErr    *pgconn.PgError
-		netErr   net.Error
+		unsafe    interface{ UnsafeResume() }
+		fatal     interface{ Fatal() }
+		retryable interface{ Retryable() }
+		proto     *stream.ProtocolError
+		pgErr     *pgconn.PgError
+		netErr    net.Error
 	)
 	switch {
 	case err == nil:
@@ -49,19 +54,22 @@ func classify(err error) errClass {
 		return classUnsafe
 	case IsNotKafka(err):
 		return classCritical // the address is wrong: no retry makes it Kafka
-	case errors.As(err, &critical), errors.As(err, &cfgErr), errors.As(err, new(*FencedError)):
+	case errors.As(err, &fatal):
+		// criticalError, a ConfigError, a FencedError, and a RecordError
+		// (a value that cannot be encoded; retrying would crash-loop). The
+		// RecordError was a case of its own after TxnAbortedError; the order
+		// cannot matter, since a TxnAbortedError wraps only what the
+		// transactional producer returned (txnError, sink_eos.go), and a
+		// record that failed to encode is never produced.
 		return classCritical
 	case config.CertificateError(err):
 		// A server certificate that does not verify stays so until a
 		// person changes the CA setting or the certificate.
 		return classCritical
-	case errors.As(err, new(*TxnAbortedError)):
+	case errors.As(err, &retryable): // a TxnAbortedError
 		return classRetryable // aborted; the next session replays from the last commit
 	case errors.As(err, &proto):
 		// The stream's bytes made no sense; reading them again will not help.
-		return classCritical
-	case errors.As(err, &recErr):
-		// A value that cannot be encoded; retrying would crash-loop.
 		return classCritical
 	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
 		errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.PolicyViolation),
@@ -115,10 +123,11 @@ func isRetryable(err error) bool { return classify(err) == classRetryable }
 // a value that cannot be encoded, a record above kafka.max_record_bytes, an
 // outbox event for a partition its topic lacks, and an update of the
 // outbox table under table_op_invalid_behavior fatal.
+// Each of those says so where it is made (a TableLocal method), except
+// schema's ValueError.
 func tableFault(err error) bool {
-	return errors.As(err, new(*tableSchemaError)) || errors.As(err, new(*keyRuleError)) ||
-		errors.As(err, new(*schema.ValueError)) || errors.As(err, new(*RecordTooLargeError)) ||
-		errors.As(err, new(*PartitionRangeError)) || errors.As(err, new(*OutboxUpdateError))
+	var local interface{ TableLocal() }
+	return errors.As(err, &local) || errors.As(err, new(*schema.ValueError))
 }
 
 // retry runs fn until it succeeds, fails with an error that is not

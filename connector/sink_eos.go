@@ -427,3 +427,7 @@ func (e *TxnAbortedError) Error() string {
 	return "Kafka transaction aborted (replayed from the last commit; if this repeats, a Postgres transaction or a table copy may outlast kafka.transaction_timeout): " + e.Err.Error()
 }
 func (e *TxnAbortedError) Unwrap() error { return e.Err }
+
+// Retryable marks the error for classify: the next session replays from
+// the last commit.
+func (e *TxnAbortedError) Retryable() {}

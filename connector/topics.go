@@ -88,6 +88,10 @@ func (e *PartitionRangeError) Error() string {
 	return fmt.Sprintf("the outbox event names partition %d, but the topic has %d (0 to %d): add partitions to the topic, or fix the event's partition column", e.Partition, e.Count, e.Count-1)
 }
 
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *PartitionRangeError) TableLocal() {}
+
 // partitionCount is topic's number of partitions.
 func (m *topicMaker) partitionCount(topic string) (int32, error) {
 	m.mu.Lock()
