@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -306,7 +307,7 @@ func (c *copier) settle(ctx context.Context, ts *phases.State) error {
 				zap.String("table", ts.Table.Table), zap.Stringer("lsn", ts.SettleAt))
 			return nil
 		}
-		if !sleepCtx(ctx, 20*time.Millisecond) {
+		if !fault.Sleep(ctx, 20*time.Millisecond) {
 			return ctx.Err()
 		}
 	}

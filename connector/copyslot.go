@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/offsets"
@@ -152,7 +153,7 @@ func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logge
 			name, s.ActivePID).Scan(&ended); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return s, fmt.Errorf("end the walsender on the copy's replication slot %q: %w", name, err)
 		}
-		if !sleepCtx(ctx, 200*time.Millisecond) {
+		if !fault.Sleep(ctx, 200*time.Millisecond) {
 			return s, ctx.Err()
 		}
 	}

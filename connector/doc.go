@@ -34,8 +34,8 @@
 // /readyz true to the links,
 // prefetch.go registers a snapshot run's Avro schemas many at once ahead
 // of its copies, heartbeat*.go keeps an idle slot
-// moving, retry.go classifies every error once (classify for the
-// pipeline, tableFault for a table), stop.go bounds a clean stop,
+// moving, internal/fault classifies every error once (Classify for the
+// pipeline, TableFault for a table), stop.go bounds a clean stop,
 // standby.go runs the pipeline on only the active one of several
 // instances (ha.enabled: members of a Kafka consumer group, a fresh
 // Pipeline per activation; group.go is the membership), workers.go shares

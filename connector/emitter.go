@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -278,7 +279,7 @@ func (e *emitter) ownUnit(lsn schema.LSN, produce func(*txAck) error) error {
 // and goes on with the others; anything else stops the stream, which is
 // what a copy worker's catch-up does too (its copy then fails).
 func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
-	if !tableFault(err) || e.onTableError == nil {
+	if !fault.TableFault(err) || e.onTableError == nil {
 		return err
 	}
 	if e.failed == nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -70,20 +71,6 @@ func (e *ShutdownTimeoutError) Error() string {
 		"(is Kafka reachable? raise shutdown_timeout to wait longer)", e.Timeout, e.Unacked, e.Durable)
 }
 
-// IsNotKafka reports whether err is a reply that is not the Kafka
-// protocol: a server that is not a Kafka broker (Postgres, an HTTP server)
-// listens at an address of kafka.brokers. franz-go reads the reply's first
-// four bytes as a response size and refuses it as "invalid large response
-// size" or "invalid negative response size" (kgo broker.go parseReadSize;
-// its error is not exported, so its text is matched).
-func IsNotKafka(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "invalid large response size") || strings.Contains(msg, "invalid negative response size")
-}
-
 // notKafkaError is the configuration error for IsNotKafka.
 func notKafkaError(brokers []string, err error) error {
 	return &config.ConfigError{Err: fmt.Errorf("kafka.brokers %s: not a Kafka broker: a server there answered with something that is not the Kafka protocol "+
@@ -110,3 +97,8 @@ func ExitCode(err error) int {
 		return ExitRuntime
 	}
 }
+
+// IsNotKafka reports whether err is a reply that is not the Kafka protocol
+// (a server that is not a Kafka broker listens at an address of
+// kafka.brokers): fault.IsNotKafka, for the command's check.
+func IsNotKafka(err error) bool { return fault.IsNotKafka(err) }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -374,7 +375,7 @@ func (r *registry) setLevel(ctx context.Context, subject string, l *sr.Compatibi
 // retrying runs call until it succeeds or fails for good, waiting with
 // backoff while the registry is unreachable, as id does.
 func (r *registry) retrying(ctx context.Context, subject string, call func() error) error {
-	b := newBackoff(100*time.Millisecond, 10*time.Second)
+	b := fault.NewBackoff(100*time.Millisecond, 10*time.Second)
 	for attempt := 0; ; attempt++ {
 		err := call()
 		if err == nil || !registryRetryable(err) {
@@ -384,7 +385,7 @@ func (r *registry) retrying(ctx context.Context, subject string, call func() err
 			r.log.Warn("Schema Registry unavailable; retrying (the stream waits, nothing is skipped)",
 				zap.String("subject", subject), zap.Error(err))
 		}
-		if !r.sleep(ctx, b.next()) {
+		if !r.sleep(ctx, b.Next()) {
 			return fmt.Errorf("schema registry, subject %q: %w (last error: %v)", subject, context.Canceled, err)
 		}
 	}

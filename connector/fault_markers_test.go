@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -16,24 +17,24 @@ func TestErrorsSayWhatTheyAre(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		err   error
-		class errClass
+		class fault.Class
 		table bool
 	}{
-		{"fenced", &FencedError{TransactionalID: "t", Err: x}, classCritical, false},
-		{"txn aborted", fmt.Errorf("commit: %w", &TxnAbortedError{Err: x}), classRetryable, false},
-		{"unsafe resume", &UnsafeResumeError{Reason: "x"}, classUnsafe, false},
-		{"record too large", &RecordError{Topic: "t", Err: &RecordTooLargeError{}}, classCritical, true},
-		{"partition range", &RecordError{Topic: "t", Err: &PartitionRangeError{}}, classCritical, true},
-		{"table schema", &tableSchemaError{err: x}, classCritical, true},
-		{"key rule", &keyRuleError{err: x}, classCritical, true},
-		{"outbox update", &OutboxUpdateError{}, classCritical, true},
-		{"value", fmt.Errorf("encode: %w", &schema.ValueError{}), classCritical, true},
-		{"plain", x, classCritical, false},
+		{"fenced", &FencedError{TransactionalID: "t", Err: x}, fault.ClassCritical, false},
+		{"txn aborted", fmt.Errorf("commit: %w", &TxnAbortedError{Err: x}), fault.ClassRetryable, false},
+		{"unsafe resume", &UnsafeResumeError{Reason: "x"}, fault.ClassUnsafe, false},
+		{"record too large", &RecordError{Topic: "t", Err: &RecordTooLargeError{}}, fault.ClassCritical, true},
+		{"partition range", &RecordError{Topic: "t", Err: &PartitionRangeError{}}, fault.ClassCritical, true},
+		{"table schema", &tableSchemaError{err: x}, fault.ClassCritical, true},
+		{"key rule", &keyRuleError{err: x}, fault.ClassCritical, true},
+		{"outbox update", &OutboxUpdateError{}, fault.ClassCritical, true},
+		{"value", fmt.Errorf("encode: %w", &schema.ValueError{}), fault.ClassCritical, true},
+		{"plain", x, fault.ClassCritical, false},
 	} {
-		if got := classify(c.err); got != c.class {
+		if got := fault.Classify(c.err); got != c.class {
 			t.Errorf("%s: classify = %d, want %d", c.name, got, c.class)
 		}
-		if got := tableFault(c.err); got != c.table {
+		if got := fault.TableFault(c.err); got != c.table {
 			t.Errorf("%s: tableFault = %v, want %v", c.name, got, c.table)
 		}
 	}

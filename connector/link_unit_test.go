@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 )
 
 // A COPY that receives nothing for the timeout is ended with a
@@ -45,7 +46,7 @@ func TestCopyWatchEndsASilentCopyOnly(t *testing.T) {
 	}
 	err := silenceCause(ctx)
 	var le *LinkSilentError
-	if !errors.As(err, &le) || !strings.Contains(err.Error(), "postgres.replication_timeout") || !isRetryable(&copyError{err: err}) {
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "postgres.replication_timeout") || !fault.IsRetryable(&copyError{err: err}) {
 		t.Errorf("cause %v: want a retryable *LinkSilentError naming postgres.replication_timeout", err)
 	}
 	w.close()

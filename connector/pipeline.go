@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -188,7 +189,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if e := timedOut.Load(); e != nil {
 		return e
 	}
-	if IsNotKafka(err) {
+	if fault.IsNotKafka(err) {
 		return notKafkaError(p.cfg.Kafka.Brokers, err)
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -245,7 +246,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	adm := kadm.NewClient(client)
 
 	// Offsets first: they say where to resume and which source they are for.
-	if err := retry(soft, log, "prepare offsets topic "+cfg.Kafka.OffsetsTopic, func() error {
+	if err := fault.Retry(soft, log, "prepare offsets topic "+cfg.Kafka.OffsetsTopic, func() error {
 		return offsets.EnsureTopic(soft, adm, cfg.Kafka.OffsetsTopic, int16(cfg.Kafka.TopicReplicationFactor))
 	}); err != nil {
 		return err
@@ -259,7 +260,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	defer del.close()
 	var state offsets.State
-	if err := retry(soft, log, "load offsets", func() error {
+	if err := fault.Retry(soft, log, "load offsets", func() error {
 		var err error
 		state, err = p.loadOffsets(soft)
 		return err
@@ -271,7 +272,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	// position (takeover.go); later starts resume from mooncdc's own.
 	var dbz *offsets.DebeziumOffset
 	if state.Pipeline == nil && cfg.MigrateFrom.Debezium.Set() {
-		if err := retry(soft, log, "read Debezium's offset", func() error {
+		if err := fault.Retry(soft, log, "read Debezium's offset", func() error {
 			o, err := p.loadTakeover(soft)
 			dbz = &o
 			return err
@@ -312,7 +313,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
 		// Created now, so that a topic the brokers refuse is a clear start
 		// failure rather than a stop at the first idle interval.
-		if err := retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
+		if err := fault.Retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
 			if soft.Err() != nil {
 				return err // stopping, not a refused topic
 			}
@@ -350,7 +351,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			progress: &p.copies, metrics: p.metrics, hooks: &p.hooks, log: log.Named("copy")}}
 	// A first discovery before streaming, so that no table's changes are
 	// skipped for want of a phase (snapshot.mode never streams them at once).
-	if err := retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
+	if err := fault.Retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
 		return err
 	}
 	if cfg.Snapshot.Mode == config.SnapshotInitialOnly {

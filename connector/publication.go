@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"go.uber.org/zap"
 )
 
@@ -145,7 +146,7 @@ func filtersNeedPG15(ctx context.Context, db *pgx.Conn, sel config.TableSelectio
 		return fmt.Errorf("read the server version: %w", err)
 	}
 	if version < 150000 {
-		return &criticalError{fmt.Errorf("postgres.tables: entries with where or columns need PostgreSQL 15 or later (publication row filters and column lists); this server is %d.%d: drop them, or upgrade",
+		return &fault.CriticalError{Err: fmt.Errorf("postgres.tables: entries with where or columns need PostgreSQL 15 or later (publication row filters and column lists); this server is %d.%d: drop them, or upgrade",
 			version/10000, version%10000)}
 	}
 	return nil
@@ -189,14 +190,14 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel confi
 		return nil, err
 	}
 	if len(sel.Include) == 0 {
-		return nil, &criticalError{fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, config.QuoteIdent(name))}
+		return nil, &fault.CriticalError{Err: fmt.Errorf("publication %q does not exist and postgres.tables is empty: list the tables to capture in postgres.tables, or create the publication (CREATE PUBLICATION %s FOR TABLE …)", name, config.QuoteIdent(name))}
 	}
 	cs, err := uncovered(ctx, db, name, sel)
 	if err != nil {
 		return nil, err
 	}
 	if len(cs) == 0 {
-		return nil, &criticalError{fmt.Errorf("no table matches postgres.tables %v (less postgres.tables_exclude %v): check the schema and table names (unquoted names are lower-cased, as in SQL)",
+		return nil, &fault.CriticalError{Err: fmt.Errorf("no table matches postgres.tables %v (less postgres.tables_exclude %v): check the schema and table names (unquoted names are lower-cased, as in SQL)",
 			patternStrings(sel.Include), patternStrings(sel.Exclude))}
 	}
 	if err := filtersNeedPG15(ctx, db, sel); err != nil {
@@ -211,7 +212,7 @@ func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel confi
 		sql += " WITH (publish_via_partition_root = true)"
 	}
 	if err := execPublication(ctx, db, sql, cs, sel); err != nil {
-		if errors.As(err, new(*criticalError)) {
+		if errors.As(err, new(*fault.CriticalError)) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("create publication %q: %w (mooncdc's role needs CREATE on the database and ownership of the tables, or create the publication yourself)", name, err)
@@ -249,7 +250,7 @@ func execPublication(ctx context.Context, db *pgx.Conn, sql string, cs []candida
 		if _, err := tx.Exec(ctx, "DELETE FROM "+config.QualifiedName(c.Schema, c.Table)+" WHERE false"); err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "42P10" { // invalid_column_reference
-				return &criticalError{fmt.Errorf("postgres.tables entry %s: with its where or columns, Postgres would refuse every UPDATE and DELETE on the table (%s%s): "+
+				return &fault.CriticalError{Err: fmt.Errorf("postgres.tables entry %s: with its where or columns, Postgres would refuse every UPDATE and DELETE on the table (%s%s): "+
 					"a row filter may use only the replica identity's columns and a column list must include them; use those columns, or ALTER TABLE %s REPLICA IDENTITY FULL "+
 					"(then the column list must name every column); nothing was created",
 					c.TableName, pgErr.Message, detailSuffix(pgErr), config.QualifiedName(c.Schema, c.Table))}
@@ -288,7 +289,7 @@ func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel config
 		return nil, keyless, err
 	}
 	if err := execPublication(ctx, db, "ALTER PUBLICATION "+config.QuoteIdent(pub)+" ADD TABLE "+strings.Join(publish, ", "), cs, sel); err != nil {
-		if errors.As(err, new(*criticalError)) {
+		if errors.As(err, new(*fault.CriticalError)) {
 			return nil, keyless, err
 		}
 		return nil, keyless, fmt.Errorf("add %s to publication %q: %w (grant mooncdc's role ownership of the tables, or add them yourself)", strings.Join(publish, ", "), pub, err)

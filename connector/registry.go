@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 )
@@ -135,7 +136,7 @@ func (r *registry) id(ctx context.Context, subject, schema string) (int, error) 
 	if ok {
 		return id, nil
 	}
-	b := newBackoff(100*time.Millisecond, 10*time.Second)
+	b := fault.NewBackoff(100*time.Millisecond, 10*time.Second)
 	for attempt := 0; ; {
 		id, err := r.shared(ctx, k, func() (int, error) { return r.call(ctx, subject, schema) })
 		switch {
@@ -155,7 +156,7 @@ func (r *registry) id(ctx context.Context, subject, schema string) (int, error) 
 				zap.String("subject", subject), zap.Error(err))
 		}
 		attempt++
-		if !r.sleep(ctx, b.next()) {
+		if !r.sleep(ctx, b.Next()) {
 			return 0, fmt.Errorf("register schema of subject %q: %w (last error: %v)", subject, context.Canceled, err)
 		}
 	}
@@ -224,7 +225,7 @@ func (r *registry) sleep(ctx context.Context, d time.Duration) bool {
 		defer cancel()
 		defer context.AfterFunc(r.stopping, cancel)()
 	}
-	return sleepCtx(ctx, d)
+	return fault.Sleep(ctx, d)
 }
 
 func (r *registry) call(ctx context.Context, subject, schema string) (int, error) {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -120,7 +121,7 @@ func (p *Pipeline) loadOffsets(ctx context.Context) (offsets.State, error) {
 // this first start (takeover.go).
 func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
 	var out offsets.Pipeline
-	err := retry(ctx, p.log, "connect to Postgres", func() error {
+	err := fault.Retry(ctx, p.log, "connect to Postgres", func() error {
 		var err error
 		out, err = p.prepareSourceOnce(ctx, pgcfg, state, dbz)
 		return err
@@ -138,7 +139,7 @@ func checkServerVersion(num int) error {
 	if num >= MinServerVersion {
 		return nil
 	}
-	return &criticalError{fmt.Errorf("PostgreSQL %d.%d is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought; upgrade the server to 14 or later",
+	return &fault.CriticalError{Err: fmt.Errorf("PostgreSQL %d.%d is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought; upgrade the server to 14 or later",
 		num/10000, num%10000)}
 }
 
@@ -174,7 +175,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 		}
 	}
 	if cfg.Postgres.SlotFailover && version < 170000 {
-		return offsets.Pipeline{}, &criticalError{fmt.Errorf("postgres.slot_failover: failover slots need PostgreSQL 17 or later; this server is %d.%d: set postgres.slot_failover: false, or upgrade",
+		return offsets.Pipeline{}, &fault.CriticalError{Err: fmt.Errorf("postgres.slot_failover: failover slots need PostgreSQL 17 or later; this server is %d.%d: set postgres.slot_failover: false, or upgrade",
 			version/10000, version%10000)}
 	}
 	slot, err := lookupSlot(ctx, db, slotName)

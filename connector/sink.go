@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -206,7 +207,7 @@ func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *
 			st, err := offsets.Load(ctx, client, cfg.Kafka.OffsetsTopic, cfg.Name)
 			return st.Pipeline, err
 		}}
-	if err := retry(ctx, p.log, "take over the transactional producers", func() error { return d.takeOver(ctx, cfg.Snapshot.Workers) }); err != nil {
+	if err := fault.Retry(ctx, p.log, "take over the transactional producers", func() error { return d.takeOver(ctx, cfg.Snapshot.Workers) }); err != nil {
 		d.close()
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -68,7 +69,7 @@ func (s *aloMain) flush(ctx context.Context) error {
 		return err
 	}
 	if err := s.tracker.Wait(ctx); err != nil {
-		return &criticalError{err}
+		return &fault.CriticalError{Err: err}
 	}
 	return nil
 }
@@ -93,7 +94,7 @@ func (s *aloMain) run(ctx, soft context.Context) error {
 		case <-t.C:
 		}
 		if err := s.tracker.Err(); err != nil {
-			return &criticalError{err}
+			return &fault.CriticalError{Err: err}
 		}
 		if d := uint64(s.tracker.Durable()); d != written {
 			prev := s.src

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
@@ -104,7 +105,7 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 	f.release()
 	select {
 	case err := <-done:
-		var crit *criticalError
+		var crit *fault.CriticalError
 		if !errors.As(err, &crit) || !strings.Contains(err.Error(), "broker says no") {
 			t.Fatalf("run: %v, want a critical error with the cause", err)
 		}

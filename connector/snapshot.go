@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -128,7 +129,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 	// cannot take it (another one with the same name still streams) must
 	// not copy tables that one is copying or has handed over.
 	for !s.ready() {
-		if !sleepCtx(ctx, 50*time.Millisecond) {
+		if !fault.Sleep(ctx, 50*time.Millisecond) {
 			return nil
 		}
 	}
@@ -160,11 +161,11 @@ func (s *snapshotter) worker(ctx context.Context, n int) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		switch classify(err) {
-		case classUnsafe:
+		switch fault.Classify(err) {
+		case fault.ClassUnsafe:
 			return err // the source is not the one the offsets describe: stop everything
 		}
-		var crit *criticalError
+		var crit *fault.CriticalError
 		if errors.As(err, &crit) {
 			return err
 		}
@@ -190,7 +191,7 @@ func (s *snapshotter) loop(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return nil // stopping
 				}
-				if classify(err) != classRetryable {
+				if fault.Classify(err) != fault.ClassRetryable {
 					return err
 				}
 				s.log.Warn("table discovery failed; trying again later", zap.Error(err))
@@ -334,7 +335,7 @@ func (s *snapshotter) failures() error {
 		return nil
 	}
 	sort.Strings(msgs)
-	return &criticalError{fmt.Errorf("snapshot.mode initial_only: %d table(s) could not be copied (fix the cause, then run `mooncdc resnapshot` and start again): %s",
+	return &fault.CriticalError{Err: fmt.Errorf("snapshot.mode initial_only: %d table(s) could not be copied (fix the cause, then run `mooncdc resnapshot` and start again): %s",
 		len(msgs), strings.Join(msgs, "; "))}
 }
 
@@ -343,8 +344,8 @@ func (s *snapshotter) failures() error {
 func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	cfg := s.cfg.snapshot
 	var ce *copyError
-	permanent := errors.As(err, &ce) && ce.permanent || tableFault(err)
-	if !permanent && classify(err) == classCritical {
+	permanent := errors.As(err, &ce) && ce.permanent || fault.TableFault(err)
+	if !permanent && fault.Classify(err) == fault.ClassCritical {
 		var pgErr *pgconn.PgError
 		// A server error other than a lost connection: a person must act,
 		// unless it is about load or timing.

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -244,7 +245,7 @@ func (s *Standby) ensureOffsetsTopic(ctx context.Context, base []kgo.Opt) error 
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	return retry(ctx, s.log, "prepare offsets topic "+s.cfg.Kafka.OffsetsTopic, func() error {
+	return fault.Retry(ctx, s.log, "prepare offsets topic "+s.cfg.Kafka.OffsetsTopic, func() error {
 		return offsets.EnsureTopic(ctx, adm, s.cfg.Kafka.OffsetsTopic, int16(s.cfg.Kafka.TopicReplicationFactor))
 	})
 }
@@ -445,7 +446,7 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 				zap.String("slot", slot), zap.Int32("active_pid", pid))
 			said = "held"
 		}
-		if !sleepCtx(ctx, 200*time.Millisecond) {
+		if !fault.Sleep(ctx, 200*time.Millisecond) {
 			return
 		}
 	}

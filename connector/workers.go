@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -279,7 +280,7 @@ func (w *Workers) ensureTopics(ctx context.Context, base []kgo.Opt) error {
 		topics = append(topics, PipelineTopic(c.Name))
 	}
 	rf := int16(w.cfgs[0].Kafka.TopicReplicationFactor)
-	return retry(ctx, w.log, "prepare the assignment topics", func() error {
+	return fault.Retry(ctx, w.log, "prepare the assignment topics", func() error {
 		resp, err := adm.CreateTopics(ctx, 1, rf, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, topics...)
 		if err != nil {
 			return err

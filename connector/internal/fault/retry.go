@@ -1,4 +1,4 @@
-package connector
+package fault
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,28 +18,29 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-type errClass int
+// Class is what an error means for the pipeline.
+type Class int
 
 const (
-	classCritical  errClass = iota // stop with a clear message
-	classRetryable                 // reconnect with backoff, resume from the durable LSN
-	classUnsafe                    // the source or slot is not the one the offsets describe
+	ClassCritical  Class = iota // stop with a clear message
+	ClassRetryable              // reconnect with backoff, resume from the durable LSN
+	ClassUnsafe                 // the source or slot is not the one the offsets describe
 )
 
-// criticalError marks an error that must stop the pipeline.
-type criticalError struct{ err error }
+// CriticalError marks an error that must stop the pipeline.
+type CriticalError struct{ Err error }
 
-func (e *criticalError) Error() string { return e.err.Error() }
-func (e *criticalError) Unwrap() error { return e.err }
+func (e *CriticalError) Error() string { return e.Err.Error() }
+func (e *CriticalError) Unwrap() error { return e.Err }
 
 // Fatal marks the error as one that must stop the pipeline.
-func (e *criticalError) Fatal() {}
+func (e *CriticalError) Fatal() {}
 
-// classify decides, in one place, what an error means for the pipeline.
+// Classify decides, in one place, what an error means for the pipeline.
 // Errors say what they are where they are made, by a marker method
 // (UnsafeResume, Fatal, Retryable), so that classify needs no package's
 // error types beyond the stream's and the drivers'.
-func classify(err error) errClass {
+func Classify(err error) Class {
 	var (
 		unsafe    interface{ UnsafeResume() }
 		fatal     interface{ Fatal() }
@@ -49,11 +51,11 @@ func classify(err error) errClass {
 	)
 	switch {
 	case err == nil:
-		return classRetryable
+		return ClassRetryable
 	case errors.As(err, &unsafe):
-		return classUnsafe
+		return ClassUnsafe
 	case IsNotKafka(err):
-		return classCritical // the address is wrong: no retry makes it Kafka
+		return ClassCritical // the address is wrong: no retry makes it Kafka
 	case errors.As(err, &fatal):
 		// criticalError, a ConfigError, a FencedError, and a RecordError
 		// (a value that cannot be encoded; retrying would crash-loop). The
@@ -61,60 +63,75 @@ func classify(err error) errClass {
 		// cannot matter, since a TxnAbortedError wraps only what the
 		// transactional producer returned (txnError, sink_eos.go), and a
 		// record that failed to encode is never produced.
-		return classCritical
+		return ClassCritical
 	case config.CertificateError(err):
 		// A server certificate that does not verify stays so until a
 		// person changes the CA setting or the certificate.
-		return classCritical
+		return ClassCritical
 	case errors.As(err, &retryable): // a TxnAbortedError
-		return classRetryable // aborted; the next session replays from the last commit
+		return ClassRetryable // aborted; the next session replays from the last commit
 	case errors.As(err, &proto):
 		// The stream's bytes made no sense; reading them again will not help.
-		return classCritical
+		return ClassCritical
 	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
 		errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.PolicyViolation),
 		errors.Is(err, kerr.InvalidReplicationFactor), errors.Is(err, kerr.InvalidTopicException):
-		return classCritical
+		return ClassCritical
 	case errors.As(err, &pgErr):
 		switch {
 		case pgErr.Code == "55006": // object_in_use: the slot is still held by an old session
-			return classRetryable
+			return ClassRetryable
 		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, crash, cannot connect now
-			return classRetryable
+			return ClassRetryable
 		case pgErr.Code == "53300": // too_many_connections
-			return classRetryable
+			return ClassRetryable
 		case len(pgErr.Code) == 2+3 && pgErr.Code[:2] == "08": // connection exception
-			return classRetryable
+			return ClassRetryable
 		default:
 			// Privileges, missing objects, authentication: a person must act.
-			return classCritical
+			return ClassCritical
 		}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.As(err, &netErr), pgconn.SafeToRetry(err), pgconn.Timeout(err):
-		return classRetryable
+		return ClassRetryable
 	default:
 		var connErr *stream.ConnError
 		var ce *pgconn.ConnectError
 		var ke *kerr.Error
 		switch {
 		case errors.As(err, &connErr), errors.As(err, &ce):
-			return classRetryable // a connection broke without a server error
+			return ClassRetryable // a connection broke without a server error
 		case errors.As(err, &ke):
 			if ke.Retriable {
-				return classRetryable
+				return ClassRetryable
 			}
-			return classCritical
+			return ClassCritical
 		default:
 			// Anything unforeseen stops the pipeline with its message rather
 			// than looping on it silently.
-			return classCritical
+			return ClassCritical
 		}
 	}
 }
 
-func isRetryable(err error) bool { return classify(err) == classRetryable }
+// IsNotKafka reports whether err is a reply that is not the Kafka
+// protocol: a server that is not a Kafka broker (Postgres, an HTTP server)
+// listens at an address of kafka.brokers. franz-go reads the reply's first
+// four bytes as a response size and refuses it as "invalid large response
+// size" or "invalid negative response size" (kgo broker.go parseReadSize;
+// its error is not exported, so its text is matched).
+func IsNotKafka(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "invalid large response size") || strings.Contains(msg, "invalid negative response size")
+}
 
-// tableFault decides, in one place, whether err is a table's own: its
+// IsRetryable reports whether Classify says ClassRetryable.
+func IsRetryable(err error) bool { return Classify(err) == ClassRetryable }
+
+// TableFault decides, in one place, whether err is a table's own: its
 // records cannot be written until a person acts, and retrying cannot help.
 // The main worker parks such a table (errored, waiting for `mooncdc
 // resnapshot`) and goes on with the others; a copy that fails with one is
@@ -125,16 +142,16 @@ func isRetryable(err error) bool { return classify(err) == classRetryable }
 // outbox table under table_op_invalid_behavior fatal.
 // Each of those says so where it is made (a TableLocal method), except
 // schema's ValueError.
-func tableFault(err error) bool {
+func TableFault(err error) bool {
 	var local interface{ TableLocal() }
 	return errors.As(err, &local) || errors.As(err, new(*schema.ValueError))
 }
 
-// retry runs fn until it succeeds, fails with an error that is not
+// Retry runs fn until it succeeds, fails with an error that is not
 // retryable, or ctx is done. The first failure is logged at warn, later
 // ones at debug: one log line per change of state.
-func retry(ctx context.Context, log *zap.Logger, what string, fn func() error) error {
-	bo := newBackoff(250*time.Millisecond, 30*time.Second)
+func Retry(ctx context.Context, log *zap.Logger, what string, fn func() error) error {
+	bo := NewBackoff(250*time.Millisecond, 30*time.Second)
 	failing := false
 	for {
 		err := fn()
@@ -144,7 +161,7 @@ func retry(ctx context.Context, log *zap.Logger, what string, fn func() error) e
 			}
 			return nil
 		}
-		if classify(err) != classRetryable {
+		if Classify(err) != ClassRetryable {
 			return err
 		}
 		if !failing {
@@ -153,20 +170,20 @@ func retry(ctx context.Context, log *zap.Logger, what string, fn func() error) e
 		} else {
 			log.Debug(what+": failed again", zap.Error(err))
 		}
-		if !sleepCtx(ctx, bo.next()) {
+		if !Sleep(ctx, bo.Next()) {
 			return errors.Join(ctx.Err(), err)
 		}
 	}
 }
 
-// backoff is capped exponential backoff with full jitter on the upper half.
-type backoff struct {
+// Backoff is capped exponential backoff with full jitter on the upper half.
+type Backoff struct {
 	min, max, cur time.Duration
 }
 
-func newBackoff(min, max time.Duration) *backoff { return &backoff{min: min, max: max} }
+func NewBackoff(min, max time.Duration) *Backoff { return &Backoff{min: min, max: max} }
 
-func (b *backoff) next() time.Duration {
+func (b *Backoff) Next() time.Duration {
 	if b.cur == 0 {
 		b.cur = b.min
 	} else if b.cur *= 2; b.cur > b.max {
@@ -175,7 +192,8 @@ func (b *backoff) next() time.Duration {
 	return b.cur/2 + time.Duration(rand.Int64N(int64(b.cur/2)+1))
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+// Sleep waits d, or until ctx is done; it reports whether d passed.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
