@@ -23,7 +23,7 @@ var checkTimeout = 10 * time.Second
 // checkEmbeddedAddr is where check looks for the embedded development
 // Kafka when kafka.brokers is empty; a variable so that tests can point it
 // at a closed port whatever listens on 9092.
-var checkEmbeddedAddr = connector.EmbeddedKafkaAddr
+var checkEmbeddedAddr = EmbeddedKafkaAddr
 
 // checkCommand is "mooncdc check": with the config run would use, it checks
 // what run needs from Postgres, Kafka and the Schema Registry, without

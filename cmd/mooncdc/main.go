@@ -172,7 +172,7 @@ func newRunner(cfg config.Config, log *zap.Logger) (runner, error) {
 		}
 		// Validated now, as the pipeline it runs will be.
 		check := cfg
-		check.Kafka.Brokers = []string{connector.EmbeddedKafkaAddr}
+		check.Kafka.Brokers = []string{EmbeddedKafkaAddr}
 		if _, err := connector.New(check, log); err != nil {
 			return nil, err
 		}
@@ -193,7 +193,7 @@ type embeddedRunner struct {
 }
 
 func (r *embeddedRunner) Run(ctx context.Context) error {
-	emb, err := connector.StartEmbeddedKafka(r.cfg.DataDir, r.log)
+	emb, err := StartEmbeddedKafka(r.cfg.DataDir, r.log)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func resnapshotCommand(ctx context.Context, args []string, environ []string, std
 	if cfg.EmbeddedKafka() {
 		fmt.Fprintf(stderr, "mooncdc resnapshot: kafka.brokers is empty, but the embedded development Kafka lives inside 'mooncdc run': "+
 			"run resnapshot against the Kafka that run uses, e.g. --brokers %s while the embedded one is running (or set kafka.brokers / %s)\n",
-			connector.EmbeddedKafkaAddr, config.EnvVar("kafka.brokers"))
+			EmbeddedKafkaAddr, config.EnvVar("kafka.brokers"))
 		return connector.ExitConfig
 	}
 

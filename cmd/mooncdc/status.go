@@ -198,11 +198,11 @@ func gatherStatus(ctx context.Context, cfg config.Config) statusInputs {
 func readOffsets(ctx context.Context, cfg config.Config) (offsets.State, error) {
 	brokers := cfg.Kafka.Brokers
 	if cfg.EmbeddedKafka() {
-		brokers = []string{connector.EmbeddedKafkaAddr}
+		brokers = []string{EmbeddedKafkaAddr}
 		// Not up unless run is: say so at once rather than after the timeout.
-		c, err := net.DialTimeout("tcp", connector.EmbeddedKafkaAddr, time.Second)
+		c, err := net.DialTimeout("tcp", EmbeddedKafkaAddr, time.Second)
 		if err != nil {
-			return offsets.State{}, fmt.Errorf("kafka.brokers is empty and nothing listens on %s: the embedded development Kafka lives inside 'mooncdc run' and is up only while it runs", connector.EmbeddedKafkaAddr)
+			return offsets.State{}, fmt.Errorf("kafka.brokers is empty and nothing listens on %s: the embedded development Kafka lives inside 'mooncdc run' and is up only while it runs", EmbeddedKafkaAddr)
 		}
 		_ = c.Close()
 	}

@@ -171,7 +171,7 @@ func validateForTail(cfg config.Config) error {
 func tail(ctx context.Context, cfg config.Config, topics []string, opts tailOptions, stdout, stderr io.Writer) error {
 	brokers := cfg.Kafka.Brokers
 	if cfg.EmbeddedKafka() {
-		brokers = []string{connector.EmbeddedKafkaAddr}
+		brokers = []string{EmbeddedKafkaAddr}
 	}
 	base, err := cfg.KafkaOpts(brokers)
 	if err != nil {
@@ -195,7 +195,7 @@ func tail(ctx context.Context, cfg config.Config, topics []string, opts tailOpti
 		}
 		where := "kafka.brokers " + strings.Join(brokers, ",")
 		if cfg.EmbeddedKafka() {
-			where = fmt.Sprintf("the embedded development Kafka on %s (kafka.brokers is empty; it runs only inside 'mooncdc run': start that, or set --brokers)", connector.EmbeddedKafkaAddr)
+			where = fmt.Sprintf("the embedded development Kafka on %s (kafka.brokers is empty; it runs only inside 'mooncdc run': start that, or set --brokers)", EmbeddedKafkaAddr)
 		}
 		return fmt.Errorf("read the topics' metadata from %s: %w", where, err)
 	}
@@ -453,7 +453,7 @@ It reads the config like run does, with the same flags and MOONCDC_*
 variables (name and postgres.url are not needed); it uses kafka.brokers,
 kafka.tls, kafka.sasl and format.schema_registry. With kafka.brokers empty
 it reads the embedded development Kafka that 'mooncdc run' serves on
-` + connector.EmbeddedKafkaAddr + `.
+` + EmbeddedKafkaAddr + `.
 
 `)
 	b.WriteString(configFlagsUsage())
