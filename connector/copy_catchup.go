@@ -30,7 +30,7 @@ func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Rela
 	opts := c.cfg.opts
 	opts.txTopic = ""
 	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
-	defer keys.close()
+	defer keys.Close()
 	em := newEmitter(emitterConfig{ctx: ctx, sink: out, tracker: tracker, topics: c.topics, enc: c.formats.codec(),
 		metrics: c.metrics, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
 		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table },

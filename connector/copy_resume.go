@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -129,7 +130,7 @@ func (c *copier) resumeFor(ctx context.Context, ts *phases.State, log *zap.Logge
 	if ts.OID == 0 {
 		return nil, nil
 	}
-	db, err := connectSQL(ctx, c.pgcfg)
+	db, err := pgsource.Dial(ctx, c.pgcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +158,7 @@ func (c *copier) resumeFor(ctx context.Context, ts *phases.State, log *zap.Logge
 	}
 	var info tableInfo
 	var nsp, rel string
-	err = db.QueryRow(ctx, `SELECT greatest(`+EstimatedRowsSQL+`, 0)::bigint, c.relpages, n.nspname, c.relname
+	err = db.QueryRow(ctx, `SELECT greatest(`+pgsource.EstimatedRowsSQL+`, 0)::bigint, c.relpages, n.nspname, c.relname
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, ts.OID).
 		Scan(&info.reltuples, &info.relpages, &nsp, &rel)
 	if errors.Is(err, pgx.ErrNoRows) {

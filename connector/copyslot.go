@@ -17,6 +17,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -137,10 +138,10 @@ func (c *copier) createCopySlot(ctx context.Context, repl *pgconn.PgConn, name s
 // that just ended (a copy slot is used by one copy at a time, and this
 // instance holds the pipeline's slot); it is ended. It waits up to 15 s
 // for the slot to be released.
-func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logger) (slotInfo, error) {
+func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logger) (pgsource.SlotInfo, error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		s, err := lookupSlot(ctx, db, name)
+		s, err := pgsource.LookupSlot(ctx, db, name)
 		if err != nil || !s.Exists || s.ActivePID == 0 {
 			return s, err
 		}
@@ -163,7 +164,7 @@ func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logge
 func (c *copier) dropCopySlot(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	db, err := connectSQL(ctx, c.pgcfg)
+	db, err := pgsource.Dial(ctx, c.pgcfg)
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func (c *copier) sweepCopySlots(ctx context.Context) {
 }
 
 func (c *copier) sweepCopySlotsOnce(ctx context.Context) error {
-	db, err := connectSQL(ctx, c.pgcfg)
+	db, err := pgsource.Dial(ctx, c.pgcfg)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -26,14 +27,14 @@ import (
 func (s *snapshotter) discover(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	db, err := connectSQL(ctx, s.c.pgcfg)
+	db, err := pgsource.Dial(ctx, s.c.pgcfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close(context.Background())
 	pub := s.cfg.postgres.Publication
 	if len(s.cfg.tables.Include) > 0 {
-		added, keyless, err := addMatchingTables(ctx, db, pub, s.cfg.tables)
+		added, keyless, err := pgsource.AddMatchingTables(ctx, db, pub, s.cfg.tables)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -45,7 +46,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		if len(added) > 0 {
 			s.log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", added))
 		}
-		s.keyless.report(s.log, keyless)
+		s.keyless.Report(s.log, keyless)
 	}
 	// A publication without publish_via_partition_root lists the
 	// partitions of a partitioned table, each streamed as a table of its

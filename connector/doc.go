@@ -8,7 +8,7 @@
 //	  stream/ (pgoutput session) ──► main worker: emitter.go ───────────┐
 //	  copy.go, copy_rows.go (COPY)  ─► copy workers: snapshot.go ────────┤  phase rules: internal/phases, handover.go
 //	  copy_catchup.go (private catch-up on the copy's slot) ────────────┤  (who emits a table's change)
-//	  catalog.go, keys.go (columns, types, the one key of a table) ─────┤
+//	  pgsource, keys.go (columns, types, the one key of a table) ───────┤
 //	                                                                     ▼
 //	plan        plan.go: per relation, once: topic, key, envelope (outbox.go,
 //	            flat headers flatheaders.go), NOT NULL relaxing (nullable.go);
@@ -26,8 +26,8 @@
 //	tracker     tracker.go: acks ──► one contiguous durable LSN ──► the offsets
 //	            topic (the sink's checkpoint) and the standby status to Postgres
 //
-// Around it: setup.go and source.go check the source and make the slot,
-// publication.go decides what goes in the publication, topics.go and
+// Around it: setup.go and pgsource check the source and make the slot,
+// pgsource decides what goes in the publication, topics.go and
 // topicname.go name and create topics (a snapshot run's in one request),
 // link.go bounds every Postgres connection against a half-open link
 // (socket options, query deadlines, a silent COPY) and linkwatch.go keeps

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
@@ -246,7 +247,7 @@ func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := connector.ConnectSQL(context.Background(), pgcfg, "t")
+	conn, err := pgsource.ConnectSQL(context.Background(), pgcfg, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
 		t.Error("the connection stays open after its query timed out")
 	}
 	// A new connection works.
-	again, err := connector.ConnectSQL(context.Background(), pgcfg, "t")
+	again, err := pgsource.ConnectSQL(context.Background(), pgcfg, "t")
 	if err != nil {
 		t.Fatal(err)
 	}

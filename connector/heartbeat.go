@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -129,7 +130,7 @@ func (h *heartbeater) emit(parent context.Context) {
 
 func (h *heartbeater) emitOnce(ctx context.Context) error {
 	if h.conn == nil {
-		conn, err := connectSQL(ctx, h.pgcfg)
+		conn, err := pgsource.Dial(ctx, h.pgcfg)
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/stream":          {},
 		"connector/internal/phases": {},
 		"connector/internal/fault":  {"connector/config", "connector/stream"},
+		"connector/pgsource":        {"connector/config", "connector/internal/fault", "connector/stream"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"connector/...").CombinedOutput()
 	if err != nil {

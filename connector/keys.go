@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -29,37 +30,40 @@ type keyer interface {
 var _ keyer = (*keyResolver)(nil)
 
 // keyResolver completes the stream's relations from the catalog
-// (catalog.go) and sets their key columns with keyColumns, the same
+// (pgsource's catalog.go) and sets their key columns with keyColumns, the same
 // decision the copy makes, so that a row has one key in a snapshot record
 // and in a change record. It runs on the stream goroutine, once per
 // relation per session.
 type keyResolver struct {
-	catalogConn
+	pgsource.CatalogConn
 	rules keyRule
 }
 
 func newKeyResolver(pgcfg *pgconn.Config, rules keyRule) *keyResolver {
-	return &keyResolver{catalogConn: catalogConn{pgcfg: pgcfg}, rules: rules}
+	return &keyResolver{CatalogConn: pgsource.CatalogConn{PGConfig: pgcfg}, rules: rules}
 }
+
+// close drops the catalog connection between sessions.
+func (k *keyResolver) close() { k.CatalogConn.Close() }
 
 // keyed returns rel completed from the catalog, with its key columns
 // (KeyIndexes, Column.Key) those of keyColumns.
 func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := k.get(ctx)
+	conn, err := k.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := completeRelation(ctx, conn, rel, k.types)
+	out, err := pgsource.CompleteRelation(ctx, conn, rel, k.Types)
 	if err != nil {
-		k.close()
+		k.Close()
 		return nil, err
 	}
 	names, err := keyColumns(ctx, conn, k.rules, out)
 	if err != nil {
 		if !errors.As(err, new(*keyRuleError)) {
-			k.close()
+			k.Close()
 		}
 		return nil, fmt.Errorf("look up the key of %s: %w", rel.QualifiedName(), err)
 	}
@@ -77,9 +81,9 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 // either. It is a key every change carries: a delete brings its old
 // replica identity, which is the primary key under DEFAULT, the index
 // under USING INDEX, and the whole row under FULL (a table with NOTHING
-// is not captured: publication.go), and custom key columns must be part
+// is not captured: pgsource/publication.go), and custom key columns must be part
 // of it (keyRule.check).
-func keyColumns(ctx context.Context, q querier, rules keyRule, rel *schema.Relation) ([]string, error) {
+func keyColumns(ctx context.Context, q pgsource.Querier, rules keyRule, rel *schema.Relation) ([]string, error) {
 	var identity string
 	var index []string
 	err := q.QueryRow(ctx, `SELECT c.relreplident::text, coalesce((SELECT array_agg(a.attname::text ORDER BY array_position(i.indkey::int2[], a.attnum))

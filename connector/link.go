@@ -7,9 +7,6 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file bounds every connection to Postgres against a half-open link
@@ -19,44 +16,12 @@ import (
 //   - every socket gets TCP_USER_TIMEOUT (config/dial.go: unacknowledged writes fail after
 //     it, not after ~15 minutes of retransmissions) and TCP keepalives
 //     (an idle connection is probed), for real partitions;
-//   - a query has a deadline (queryContext);
+//   - a query has a deadline (pgsource/querydeadline.go);
 //   - a COPY that receives nothing for the timeout is aborted (copyWatch),
 //     and its chunk is retried with the copy.
 // On loopback through a black-holing proxy the proxy's kernel acknowledges
 // everything, so TCP_USER_TIMEOUT never fires there: the deadlines are what
 // end such a connection.
-
-// QueryTimeout bounds every query on mooncdc's SQL connections (catalog
-// and status queries, the heartbeat, slot checks, a copy's snapshot
-// import; not the COPY itself, which copyWatch guards): a live server
-// answers them well within it, and one that does not is taken for gone
-// (pgconn cancels the query and closes the connection). ctx's own
-// deadline wins when it is sooner.
-const QueryTimeout = config.DefaultReplicationTimeout
-
-// queryTimeout is QueryTimeout, shortened by tests.
-var queryTimeout = QueryTimeout
-
-// queryDeadline is the pgx tracer that gives each Query, QueryRow and
-// Exec a deadline (pgx runs the query on the context TraceQueryStart
-// returns, and calls TraceQueryEnd when it is over, rows closed).
-type queryDeadline struct{ d time.Duration }
-
-type queryCancelKey struct{}
-
-func (q queryDeadline) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= q.d {
-		return ctx
-	}
-	ctx, cancel := context.WithTimeout(ctx, q.d)
-	return context.WithValue(ctx, queryCancelKey{}, cancel)
-}
-
-func (q queryDeadline) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
-	if cancel, ok := ctx.Value(queryCancelKey{}).(context.CancelFunc); ok {
-		cancel()
-	}
-}
 
 // LinkSilentError is a COPY that received nothing for the timeout: the
 // copy connection is taken for dead, and the copy retried. A net.Error

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"go.uber.org/zap"
 )
@@ -127,7 +128,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 func (p *Pipeline) endSilentWalsender(ctx context.Context, pgcfg *pgconn.Config, pid uint32, log *zap.Logger) uint32 {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	db, err := connectSQL(ctx, pgcfg)
+	db, err := pgsource.Dial(ctx, pgcfg)
 	if err != nil {
 		log.Debug("cannot check the slot for the silent session's walsender", zap.Error(err))
 		return pid

@@ -16,6 +16,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -57,7 +58,7 @@ type Pipeline struct {
 	copies       copies // running table copies, for /status and progress
 	producersMu  sync.Mutex
 	producers    []*kgo.Client // for unacked
-	keyless      keylessTables
+	keyless      pgsource.KeylessTables
 	activity     atomic.Uint64
 	unknownTypes sync.Map // "table\x00column" of columns warned about
 }
@@ -369,7 +370,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	stopSnapOnSoft := context.AfterFunc(soft, stopSnap)
 	defer stopSnapOnSoft()
 	keys := newKeyResolver(pgcfg, p.keys)
-	defer keys.close()
+	defer keys.Close()
 	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.codec(), metrics: p.metrics,
 		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: recordOptionsOf(&cfg),
 		// A table that discovery gave a phase is captured even when its

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -141,7 +142,7 @@ func (p *schemaPrefetch) describe(ctx context.Context, tables []string, out chan
 	var wg sync.WaitGroup
 	for range min(prefetchConnections, len(tables)) {
 		wg.Go(func() {
-			conn, err := connectSQL(ctx, p.c.pgcfg)
+			conn, err := pgsource.Dial(ctx, p.c.pgcfg)
 			if err != nil {
 				p.log.Debug("schema prefetch: cannot connect; the copies register their own schemas", zap.Error(err))
 				return

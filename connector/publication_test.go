@@ -18,6 +18,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
@@ -201,7 +202,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	}
 	defer conn.Close(context.Background())
 	sel, _ := cfg.TableSelection()
-	left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel)
+	left, err := pgsource.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel)
 	if err != nil || !slices.Equal(left, []config.TableName{{Schema: "public", Table: "k"}}) {
 		t.Fatalf("UnpublishedKeyless = %v, %v; want [public.k]", left, err)
 	}
@@ -216,7 +217,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 		}
 		return nil
 	})
-	if left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel); err != nil || len(left) != 0 {
+	if left, err := pgsource.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel); err != nil || len(left) != 0 {
 		t.Fatalf("after the fix UnpublishedKeyless = %v, %v; want none", left, err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // This file writes the schema-change records of the DDL messages that
-// mooncdc's event trigger emits (ddl.go): one record per captured table
+// mooncdc's event trigger emits (pgsource/ddl.go): one record per captured table
 // of the command, on <prefix>.schema-changes, keyed by the table, in the
 // unit of delivery of the DDL's transaction (exactly-once: its Kafka
 // transaction), so that it is ordered with the rows around it. Only the

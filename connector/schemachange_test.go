@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 )
 
@@ -57,7 +57,7 @@ func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := connector.InstallDDLCapture(context.Background(), conn); err != nil {
+				if err := pgsource.InstallDDLCapture(context.Background(), conn); err != nil {
 					t.Fatal(err)
 				}
 				conn.Close(context.Background())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -146,16 +147,16 @@ func checkServerVersion(num int) error {
 func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
 	cfg := p.cfg
 	slotName, pubName := cfg.Postgres.Slot, cfg.Postgres.Publication
-	repl, err := connectReplication(ctx, pgcfg)
+	repl, err := pgsource.ConnectReplication(ctx, pgcfg)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}
 	defer repl.Close(context.Background())
-	id, err := identify(ctx, repl)
+	id, err := pgsource.Identify(ctx, repl)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}
-	db, err := connectSQL(ctx, pgcfg)
+	db, err := pgsource.Dial(ctx, pgcfg)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}
@@ -168,7 +169,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 		return offsets.Pipeline{}, err
 	}
 	if cfg.DDL.Capture {
-		if err := InstallDDLCapture(ctx, db); err != nil {
+		if err := pgsource.InstallDDLCapture(ctx, db); err != nil {
 			p.log.Warn("ddl.capture: the DDL event trigger is not installed; schema-change records come from Relation messages only, without their DDL", zap.Error(err))
 		} else {
 			p.log.Info("ddl.capture: the DDL event trigger is installed")
@@ -178,13 +179,13 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 		return offsets.Pipeline{}, &fault.CriticalError{Err: fmt.Errorf("postgres.slot_failover: failover slots need PostgreSQL 17 or later; this server is %d.%d: set postgres.slot_failover: false, or upgrade",
 			version/10000, version%10000)}
 	}
-	slot, err := lookupSlot(ctx, db, slotName)
+	slot, err := pgsource.LookupSlot(ctx, db, slotName)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}
 	if slot.Exists && cfg.Postgres.SlotFailover && !slot.Failover && !slot.Synced && slot.Type == "logical" {
 		// Before streaming, while no walsender holds it.
-		if err := makeFailoverSlot(ctx, repl, slotName); err != nil {
+		if err := pgsource.MakeFailoverSlot(ctx, repl, slotName); err != nil {
 			return offsets.Pipeline{}, err
 		}
 		p.log.Info("replication slot made a failover slot (postgres.slot_failover)", zap.String("slot", slotName))
@@ -254,7 +255,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			zap.String("slot", slotName), zap.Stringer("lsn", slot.ConfirmedFlush))
 		out.InitialLSN = uint64(slot.ConfirmedFlush)
 	} else {
-		lsn, err := createSlot(ctx, repl, slotName, cfg.Postgres.SlotFailover)
+		lsn, err := pgsource.CreateSlot(ctx, repl, slotName, cfg.Postgres.SlotFailover)
 		if err != nil {
 			return offsets.Pipeline{}, err
 		}
@@ -272,12 +273,12 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 func (p *Pipeline) checkSlotStillThere(ctx context.Context, pgcfg *pgconn.Config, cause error) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	db, err := connectSQL(ctx, pgcfg)
+	db, err := pgsource.Dial(ctx, pgcfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close(context.Background())
-	slot, err := lookupSlot(ctx, db, p.cfg.Postgres.Slot)
+	slot, err := pgsource.LookupSlot(ctx, db, p.cfg.Postgres.Slot)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -52,7 +53,7 @@ func (p *Pipeline) replaceLostSlot(ctx context.Context, repl *pgconn.PgConn, db 
 	if err := p.ensurePublication(ctx, db); err != nil {
 		return offsets.Pipeline{}, err
 	}
-	lsn, err := createSlot(ctx, repl, slot, p.cfg.Postgres.SlotFailover)
+	lsn, err := pgsource.CreateSlot(ctx, repl, slot, p.cfg.Postgres.SlotFailover)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}

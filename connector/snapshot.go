@@ -18,6 +18,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -29,8 +30,8 @@ import (
 type snapshotter struct {
 	cfg     snapshotterConfig
 	metrics *Metrics
-	ready   func() bool    // the main worker streams: no copy starts before
-	keyless *keylessTables // tables left out of the publication for want of a key, reported once
+	ready   func() bool             // the main worker streams: no copy starts before
+	keyless *pgsource.KeylessTables // tables left out of the publication for want of a key, reported once
 	c       *copier
 	phases  *phases.Rules
 	log     *zap.Logger

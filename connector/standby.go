@@ -19,6 +19,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -386,11 +387,11 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 	for {
 		var pid int32
 		if db == nil {
-			db, err = ConnectSQL(ctx, pgcfg, "mooncdc-ha")
+			db, err = pgsource.ConnectSQL(ctx, pgcfg, "mooncdc-ha")
 		}
 		if err == nil {
-			var si slotInfo
-			if si, err = lookupSlot(ctx, db, slot); err == nil {
+			var si pgsource.SlotInfo
+			if si, err = pgsource.LookupSlot(ctx, db, slot); err == nil {
 				if si.ActivePID == 0 {
 					if said != "" {
 						s.log.Info("active: the slot is free", zap.String("slot", slot))

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // checkFailover checks what postgres.slot_failover needs (PostgreSQL 17's
@@ -64,7 +64,7 @@ func (c *checkPG) checkStandby(ctx context.Context, base *pgconn.Config, fb *pgc
 	what := "standby " + fb.Host + ":" + strconv.Itoa(int(fb.Port))
 	one := base.Copy()
 	one.Host, one.Port, one.TLSConfig, one.Fallbacks, one.ValidateConnect = fb.Host, fb.Port, fb.TLSConfig, nil, nil
-	conn, err := connector.ConnectSQL(ctx, one, "mooncdc check")
+	conn, err := pgsource.ConnectSQL(ctx, one, "mooncdc check")
 	if err != nil {
 		c.out.skip(what, "unreachable: "+checkOneLine(config.RedactURL(err.Error())))
 		return

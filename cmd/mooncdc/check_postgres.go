@@ -11,6 +11,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // ---- Postgres ----
@@ -115,7 +116,7 @@ func (c *checkPG) connect(ctx context.Context) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	c.conn, err = connector.ConnectSQL(ctx, pgcfg, "mooncdc check")
+	c.conn, err = pgsource.ConnectSQL(ctx, pgcfg, "mooncdc check")
 	if err != nil {
 		c.out.fail(what, checkOneLine(config.RedactURL(err.Error())), checkPGConnectFix(err))
 		return false

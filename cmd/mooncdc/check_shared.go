@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // sharedServer is the pipelines of a directory on one Postgres server.
@@ -79,7 +79,7 @@ func (s *sharedServer) check(ctx context.Context, out *checkLines, pipelines str
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	conn, err := connector.ConnectSQL(ctx, pc, "mooncdc check")
+	conn, err := pgsource.ConnectSQL(ctx, pc, "mooncdc check")
 	if err != nil {
 		return err
 	}

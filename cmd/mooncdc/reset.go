@@ -16,6 +16,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -109,7 +110,7 @@ func planReset(ctx context.Context, cfg config.Config, dropSlot bool) (resetPlan
 	if err != nil {
 		return plan, err
 	}
-	conn, err := connector.ConnectSQL(ctx, pgcfg, "mooncdc-reset")
+	conn, err := pgsource.ConnectSQL(ctx, pgcfg, "mooncdc-reset")
 	if err != nil {
 		return plan, err
 	}
@@ -218,7 +219,7 @@ func (p resetPlan) apply(ctx context.Context, cfg config.Config) error {
 		if err != nil {
 			return err
 		}
-		conn, err := connector.ConnectSQL(ctx, pgcfg, "mooncdc-reset")
+		conn, err := pgsource.ConnectSQL(ctx, pgcfg, "mooncdc-reset")
 		if err != nil {
 			return err
 		}

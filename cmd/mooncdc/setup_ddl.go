@@ -8,6 +8,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // setupDDLCommand is "mooncdc setup-ddl [--config FILE] [flags]
@@ -37,16 +38,16 @@ func setupDDLCommand(ctx context.Context, args []string, environ []string, stdou
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	db, err := connector.ConnectSQL(ctx, pgcfg, "mooncdc setup-ddl")
+	db, err := pgsource.ConnectSQL(ctx, pgcfg, "mooncdc setup-ddl")
 	if err != nil {
 		fmt.Fprintf(stderr, "mooncdc setup-ddl: %v\n", err)
 		return connector.ExitRuntime
 	}
 	defer func() { _ = db.Close(context.Background()) }()
 	if uninstall {
-		err = connector.UninstallDDLCapture(ctx, db)
+		err = pgsource.UninstallDDLCapture(ctx, db)
 	} else {
-		err = connector.InstallDDLCapture(ctx, db)
+		err = pgsource.InstallDDLCapture(ctx, db)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mooncdc setup-ddl: %v\n", config.RedactURL(err.Error()))

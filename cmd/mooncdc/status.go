@@ -20,6 +20,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -276,7 +277,7 @@ func connectStatusPostgres(ctx context.Context, cfg config.Config) (*pgx.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	return connector.ConnectSQL(ctx, base, "mooncdc status")
+	return pgsource.ConnectSQL(ctx, base, "mooncdc status")
 }
 
 // readSlot reads the current WAL position and the slot's row of
@@ -324,7 +325,7 @@ func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[str
 	if len(names) == 0 {
 		return out, nil
 	}
-	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname, `+connector.EstimatedRowsSQL+`
+	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname, `+pgsource.EstimatedRowsSQL+`
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p') AND n.nspname || '.' || c.relname = ANY($1)`, names)
 	if err != nil {
@@ -351,7 +352,7 @@ func readKeyless(ctx context.Context, conn *pgx.Conn, cfg config.Config) ([]conf
 	if err != nil || len(sel.Include) == 0 {
 		return nil, err
 	}
-	names, err := connector.UnpublishedKeyless(ctx, conn, cfg.Postgres.Publication, sel)
+	names, err := pgsource.UnpublishedKeyless(ctx, conn, cfg.Postgres.Publication, sel)
 	if err != nil {
 		return nil, fmt.Errorf("read the tables without a replica identity: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -234,7 +235,7 @@ func tableReports(in statusInputs) []tableReport {
 		}
 		out = append(out, tableReport{Table: t.String(), Phase: phaseNotCaptured,
 			LastError: "no primary key or replica identity, so it is left out of the publication (Postgres would refuse UPDATE and DELETE on it); " +
-				connector.KeylessFix(t)})
+				pgsource.KeylessFix(t)})
 	}
 	slices.SortFunc(out, func(a, b tableReport) int { return strings.Compare(a.Table, b.Table) })
 	return out

@@ -1,4 +1,4 @@
-package connector
+package pgsource
 
 import (
 	"context"
@@ -14,16 +14,16 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// sourceIdentity names the Postgres source that offsets belong to.
-type sourceIdentity struct {
+// SourceIdentity names the Postgres source that offsets belong to.
+type SourceIdentity struct {
 	SystemID string
 	Database string
 	Timeline int32
 	WALEnd   schema.LSN
 }
 
-// slotInfo is what pg_replication_slots says of the pipeline's slot.
-type slotInfo struct {
+// SlotInfo is what pg_replication_slots says of the pipeline's slot.
+type SlotInfo struct {
 	Exists         bool
 	Plugin         string
 	Type           string
@@ -38,20 +38,20 @@ type slotInfo struct {
 	Failover, Synced bool
 }
 
-// identify runs IDENTIFY_SYSTEM on a replication connection: it needs only
+// Identify runs IDENTIFY_SYSTEM on a replication connection: it needs only
 // the REPLICATION attribute, unlike pg_control_system().
-func identify(ctx context.Context, conn *pgconn.PgConn) (sourceIdentity, error) {
+func Identify(ctx context.Context, conn *pgconn.PgConn) (SourceIdentity, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout) // a half-open link (link.go)
 	defer cancel()
 	res, err := pglogrepl.IdentifySystem(ctx, conn)
 	if err != nil {
-		return sourceIdentity{}, fmt.Errorf("identify system: %w", err)
+		return SourceIdentity{}, fmt.Errorf("identify system: %w", err)
 	}
-	return sourceIdentity{SystemID: res.SystemID, Database: res.DBName, Timeline: res.Timeline, WALEnd: schema.LSN(res.XLogPos)}, nil
+	return SourceIdentity{SystemID: res.SystemID, Database: res.DBName, Timeline: res.Timeline, WALEnd: schema.LSN(res.XLogPos)}, nil
 }
 
-func lookupSlot(ctx context.Context, db *pgx.Conn, slot string) (slotInfo, error) {
-	var s slotInfo
+func LookupSlot(ctx context.Context, db *pgx.Conn, slot string) (SlotInfo, error) {
+	var s SlotInfo
 	var confirmed *string
 	var pid *int32
 	var database, walStatus *string
@@ -86,10 +86,10 @@ func lookupSlot(ctx context.Context, db *pgx.Conn, slot string) (slotInfo, error
 	return s, nil
 }
 
-// createSlot creates the pipeline's permanent pgoutput slot and returns its
+// CreateSlot creates the pipeline's permanent pgoutput slot and returns its
 // consistent point: the first LSN it can stream. A failover slot
 // (PostgreSQL 17+) is synchronized to standbys that sync_replication_slots.
-func createSlot(ctx context.Context, conn *pgconn.PgConn, slot string, failover bool) (schema.LSN, error) {
+func CreateSlot(ctx context.Context, conn *pgconn.PgConn, slot string, failover bool) (schema.LSN, error) {
 	action := "NOEXPORT_SNAPSHOT"
 	if failover {
 		action = "(SNAPSHOT 'nothing', FAILOVER true)" // the option list of PostgreSQL 15+
@@ -102,17 +102,17 @@ func createSlot(ctx context.Context, conn *pgconn.PgConn, slot string, failover 
 	return schema.ParseLSN(res.ConsistentPoint)
 }
 
-// makeFailoverSlot turns an existing slot into a failover slot
+// MakeFailoverSlot turns an existing slot into a failover slot
 // (PostgreSQL 17's ALTER_REPLICATION_SLOT; the slot must not be in use).
-func makeFailoverSlot(ctx context.Context, conn *pgconn.PgConn, slot string) error {
+func MakeFailoverSlot(ctx context.Context, conn *pgconn.PgConn, slot string) error {
 	if _, err := conn.Exec(ctx, "ALTER_REPLICATION_SLOT "+config.QuoteIdent(slot)+" (FAILOVER true)").ReadAll(); err != nil {
 		return fmt.Errorf("make replication slot %q a failover slot (postgres.slot_failover): %w", slot, err)
 	}
 	return nil
 }
 
-// connectSQL opens a normal (non-replication) connection for catalog work.
-func connectSQL(ctx context.Context, base *pgconn.Config) (*pgx.Conn, error) {
+// Dial opens a normal (non-replication) connection for catalog work.
+func Dial(ctx context.Context, base *pgconn.Config) (*pgx.Conn, error) {
 	return ConnectSQL(ctx, base, "mooncdc")
 }
 
@@ -134,9 +134,9 @@ func ConnectSQL(ctx context.Context, base *pgconn.Config, app string) (*pgx.Conn
 	return conn, nil
 }
 
-// connectReplication opens a replication connection for IDENTIFY_SYSTEM and
+// ConnectReplication opens a replication connection for IDENTIFY_SYSTEM and
 // slot creation.
-func connectReplication(ctx context.Context, base *pgconn.Config) (*pgconn.PgConn, error) {
+func ConnectReplication(ctx context.Context, base *pgconn.Config) (*pgconn.PgConn, error) {
 	conn, err := pgconn.ConnectConfig(ctx, stream.ReplicationConnConfig(base))
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres for replication: %w", err)

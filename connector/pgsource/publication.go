@@ -1,4 +1,4 @@
-package connector
+package pgsource
 
 import (
 	"context"
@@ -179,12 +179,12 @@ func publicationInfo(ctx context.Context, db *pgx.Conn, pub string) (allTables, 
 	return allTables, true, nil
 }
 
-// ensurePublication creates publication name FOR TABLE the tables that
+// EnsurePublication creates publication name FOR TABLE the tables that
 // patterns select, unless it exists (an existing publication is left
 // alone). It returns the selected tables left out for want of a replica
 // identity; when every selected table is such, the publication is created
 // empty and discovery adds them once they have one.
-func ensurePublication(ctx context.Context, db *pgx.Conn, name string, sel config.TableSelection, viaRoot bool) (keyless []config.TableName, err error) {
+func EnsurePublication(ctx context.Context, db *pgx.Conn, name string, sel config.TableSelection, viaRoot bool) (keyless []config.TableName, err error) {
 	_, exists, err := publicationInfo(ctx, db, name)
 	if err != nil || exists {
 		return nil, err
@@ -269,10 +269,10 @@ func detailSuffix(e *pgconn.PgError) string {
 	return ": " + e.Detail
 }
 
-// addMatchingTables adds the tables that patterns select and publication
+// AddMatchingTables adds the tables that patterns select and publication
 // pub does not cover yet, unless it publishes all tables. It returns the
 // tables it added and those it left out for want of a replica identity.
-func addMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel config.TableSelection) (added []string, keyless []config.TableName, err error) {
+func AddMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel config.TableSelection) (added []string, keyless []config.TableName, err error) {
 	all, _, err := publicationInfo(ctx, db, pub)
 	if err != nil || all {
 		return nil, nil, err
@@ -305,28 +305,17 @@ func patternStrings(ps []config.TablePattern) []string {
 	return out
 }
 
-// ensurePublication creates the pipeline's publication if it is missing,
-// reporting the selected tables it leaves out.
-func (p *Pipeline) ensurePublication(ctx context.Context, db *pgx.Conn) error {
-	keyless, err := ensurePublication(ctx, db, p.cfg.Postgres.Publication, p.tables, p.cfg.Postgres.PublishViaPartitionRoot)
-	if err != nil {
-		return err
-	}
-	p.keyless.report(p.log, keyless)
-	return nil
-}
-
-// keylessTables remembers which selected tables were reported as left out
+// KeylessTables remembers which selected tables were reported as left out
 // of the publication, so that each is logged once (again if it comes back
 // after being fixed). Safe for concurrent use.
-type keylessTables struct {
+type KeylessTables struct {
 	mu       sync.Mutex
 	reported map[config.TableName]bool
 }
 
-// report logs, as an error with the fix, each table of now that was not
+// Report logs, as an error with the fix, each table of now that was not
 // reported before, and forgets those no longer in now.
-func (k *keylessTables) report(log *zap.Logger, now []config.TableName) {
+func (k *KeylessTables) Report(log *zap.Logger, now []config.TableName) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	next := make(map[config.TableName]bool, len(now))
@@ -341,42 +330,42 @@ func (k *keylessTables) report(log *zap.Logger, now []config.TableName) {
 	k.reported = next
 }
 
-// pubColumns is what a publication publishes of one table: which columns
+// PubColumns is what a publication publishes of one table: which columns
 // pgoutput sends, and which rows (the row filter).
-type pubColumns struct {
-	listed    map[string]bool // nil: every column that is not generated
-	gencols   bool            // generated columns in listed are sent (Postgres 18+)
-	rowFilter string          // "" for none
+type PubColumns struct {
+	Listed    map[string]bool // nil: every column that is not generated
+	GenCols   bool            // generated columns in listed are sent (Postgres 18+)
+	RowFilter string          // "" for none
 }
 
-// has reports whether pgoutput sends the column: one the column list names
+// Has reports whether pgoutput sends the column: one the column list names
 // (a publication without a list names every column), and a stored
 // generated column only from Postgres 18 on, where it is in the list only
 // when the publication publishes it (publish_generated_columns = stored,
 // or named in a column list); before 18 the list names generated columns
 // although pgoutput never sends them.
-func (p pubColumns) has(column string, generated bool) bool {
-	if p.listed == nil {
+func (p PubColumns) Has(column string, generated bool) bool {
+	if p.Listed == nil {
 		return !generated
 	}
-	return p.listed[column] && (!generated || p.gencols)
+	return p.Listed[column] && (!generated || p.GenCols)
 }
 
-// publishedColumns reads from pg_publication_tables what publication pub
+// PublishedColumns reads from pg_publication_tables what publication pub
 // publishes of the table, so that a snapshot carries the same columns and
 // rows as the stream, as Postgres's own initial table sync does. Column
 // lists and row filters came in Postgres 15; before, and for a table the
 // publication does not list by that name (a partition published through
 // its root, or the other way round), every non-generated column and every
 // row.
-func publishedColumns(ctx context.Context, conn *pgx.Conn, pub, schemaName, table string) (pubColumns, error) {
+func PublishedColumns(ctx context.Context, conn *pgx.Conn, pub, schemaName, table string) (PubColumns, error) {
 	// server_version_num is not among the parameters the server reports.
 	var version int
 	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
-		return pubColumns{}, fmt.Errorf("read the server version: %w", err)
+		return PubColumns{}, fmt.Errorf("read the server version: %w", err)
 	}
 	if version < 150000 {
-		return pubColumns{}, nil
+		return PubColumns{}, nil
 	}
 	// pg_publication_tables computes every table of the publication
 	// whatever the WHERE (77 ms per table at 5,000 tables, for each copy):
@@ -389,30 +378,30 @@ func publishedColumns(ctx context.Context, conn *pgx.Conn, pub, schemaName, tabl
 			WHERE r.prpubid = p.oid AND (r.prattrs IS NOT NULL OR r.prqual IS NOT NULL))
 		  AND coalesce(to_jsonb(p)->>'pubgencols', 'n') <> 's'
 		FROM pg_publication p WHERE p.pubname = $1`, pub).Scan(&plain); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return pubColumns{}, fmt.Errorf("read whether publication %q has column lists or row filters: %w", pub, err)
+		return PubColumns{}, fmt.Errorf("read whether publication %q has column lists or row filters: %w", pub, err)
 	}
 	if plain {
-		return pubColumns{}, nil
+		return PubColumns{}, nil
 	}
 	var names []string
 	var filter *string
 	err := conn.QueryRow(ctx, `SELECT attnames::text[], rowfilter FROM pg_publication_tables
 		WHERE pubname = $1 AND schemaname = $2 AND tablename = $3`, pub, schemaName, table).Scan(&names, &filter)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return pubColumns{}, nil
+		return PubColumns{}, nil
 	}
 	if err != nil {
-		return pubColumns{}, fmt.Errorf("read the columns and row filter publication %q has for the table: %w", pub, err)
+		return PubColumns{}, fmt.Errorf("read the columns and row filter publication %q has for the table: %w", pub, err)
 	}
-	var p pubColumns
+	var p PubColumns
 	if names != nil {
-		p.listed, p.gencols = make(map[string]bool, len(names)), version >= 180000
+		p.Listed, p.GenCols = make(map[string]bool, len(names)), version >= 180000
 		for _, n := range names {
-			p.listed[n] = true
+			p.Listed[n] = true
 		}
 	}
 	if filter != nil {
-		p.rowFilter = *filter
+		p.RowFilter = *filter
 	}
 	return p, nil
 }

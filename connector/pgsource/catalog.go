@@ -1,4 +1,4 @@
-package connector
+package pgsource
 
 import (
 	"context"
@@ -19,20 +19,20 @@ import (
 // copy's relations are completed the same way, so that a table's snapshot
 // rows and its changes carry the same schema.
 
-// querier is what a lookup needs from a connection.
-type querier interface {
+// Querier is what a lookup needs from a connection.
+type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// typeCache remembers resolved types by OID (nil for built-in types).
-type typeCache map[uint32]*schema.TypeInfo
+// TypeCache remembers resolved types by OID (nil for built-in types).
+type TypeCache map[uint32]*schema.TypeInfo
 
-// completeRelation returns rel with NotNull and Type filled from the
+// CompleteRelation returns rel with NotNull and Type filled from the
 // catalog (a copy; rel is not changed). Columns the catalog no longer has
 // (the table changed since the WAL was written) stay nullable and typed by
 // OID.
-func completeRelation(ctx context.Context, q querier, rel *schema.Relation, types typeCache) (*schema.Relation, error) {
+func CompleteRelation(ctx context.Context, q Querier, rel *schema.Relation, types TypeCache) (*schema.Relation, error) {
 	rows, err := q.Query(ctx, `SELECT a.attname, a.attnotnull, pg_get_expr(d.adbin, d.adrelid)
 		FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 		WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped`, rel.OID)
@@ -75,7 +75,7 @@ func completeRelation(ctx context.Context, q querier, rel *schema.Relation, type
 // resolveType describes a type that is not built in; nil for a built-in
 // one. Domains resolve to their base type (with the domain's typmod),
 // arrays carry their element type.
-func resolveType(ctx context.Context, q querier, oid uint32, types typeCache) (*schema.TypeInfo, error) {
+func resolveType(ctx context.Context, q Querier, oid uint32, types TypeCache) (*schema.TypeInfo, error) {
 	if schema.BuiltinType(oid) {
 		return nil, nil
 	}
@@ -148,30 +148,30 @@ func delimByte(s string) byte {
 	return s[0]
 }
 
-// catalogConn is a lazily opened SQL connection for catalog lookups from
+// CatalogConn is a lazily opened SQL connection for catalog lookups from
 // the stream goroutine.
-type catalogConn struct {
-	pgcfg *pgconn.Config
-	conn  *pgx.Conn
-	types typeCache
+type CatalogConn struct {
+	PGConfig *pgconn.Config
+	conn     *pgx.Conn
+	Types    TypeCache
 }
 
-func (c *catalogConn) get(ctx context.Context) (*pgx.Conn, error) {
+func (c *CatalogConn) Get(ctx context.Context) (*pgx.Conn, error) {
 	if c.conn != nil && c.conn.IsClosed() {
 		c.conn = nil // a query past its deadline closed it (link.go)
 	}
 	if c.conn == nil {
-		conn, err := connectSQL(ctx, c.pgcfg)
+		conn, err := Dial(ctx, c.PGConfig)
 		if err != nil {
 			return nil, err
 		}
 		c.conn = conn
-		c.types = typeCache{}
+		c.Types = TypeCache{}
 	}
 	return c.conn, nil
 }
 
-func (c *catalogConn) close() {
+func (c *CatalogConn) Close() {
 	if c.conn != nil {
 		_ = c.conn.Close(context.Background())
 		c.conn = nil
