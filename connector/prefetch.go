@@ -51,8 +51,10 @@ import (
 // prefetchInFlight is how many tables' schemas the prefetch registers at
 // once: enough to hide a remote registry's round trips (1,000 tables of
 // two subjects at 20 ms take 2.5 s), few enough not to flood a registry
-// other services share.
-const prefetchInFlight = 16
+// other services share; and four fewer than the registry client's reused
+// connections (registryConns), which a copy's or the stream's requests
+// beside them take.
+const prefetchInFlight = registryConns - 4
 
 // prefetchConnections is how many Postgres connections describe the
 // tables: describeTable is a few catalog lookups by oid (and a read of

@@ -16,13 +16,19 @@ import (
 	"go.uber.org/zap"
 )
 
+// registryConns is how many requests to the Schema Registry at once reuse
+// their connections (and TLS sessions): the client keeps that many idle
+// connections per host. A caller that sends more at once opens more, and
+// closes them after.
+const registryConns = 20
+
 // registry gives Avro schemas their Schema Registry ids. A schema is
 // registered (or, with auto_register off, looked up) once per subject per
 // process: the answer is cached by subject and schema text, which the
 // encoders build deterministically, and callers that ask for the same one
 // while its request is out wait for that request's answer instead of
-// sending another (a copy finds its subjects in flight from the snapshot
-// run's prefetch: prefetch.go). Safe for concurrent use; id blocks while
+// sending another (so a copy finds in flight the subjects another caller
+// asked for first). Safe for concurrent use; id blocks while
 // the registry answers, retrying an unreachable or failing registry with
 // backoff until ctx ends.
 type registry struct {
@@ -105,9 +111,7 @@ func NewRegistryClient(cfg config.SchemaRegistryConfig) (*sr.Client, error) {
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:     tlsCfg,
 		TLSHandshakeTimeout: 10 * time.Second,
-		// The prefetch's requests at once, and a copy's or the stream's
-		// beside them, reuse their connections (and TLS sessions).
-		MaxIdleConnsPerHost: prefetchInFlight + 4,
+		MaxIdleConnsPerHost: registryConns,
 	}
 	opts = append(opts, sr.HTTPClient(&http.Client{Transport: tr, Timeout: 30 * time.Second}))
 	cl, err := sr.NewClient(opts...)
