@@ -196,17 +196,19 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 // acknowledged (in exactly-once mode, flushed into the open Kafka
 // transaction: settle), with no record failed.
 func (k *checkpoints) settled() []*chunkUnit {
-	t := k.rs.tracker
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.failed != nil {
+	units := make([]*chunkUnit, 0, len(k.units))
+	acks := make([]*txAck, 0, len(k.units))
+	for _, u := range k.units {
+		units = append(units, u)
+		acks = append(acks, u.ack) // set when the unit is made, never changed
+	}
+	idx := k.rs.tracker.Settled(acks, func(i int) bool { return units[i].stored || !units[i].ended.Load() })
+	if len(idx) == 0 {
 		return nil
 	}
-	var out []*chunkUnit
-	for _, u := range k.units {
-		if !u.stored && u.ended.Load() && u.ack.closed.Load() && u.ack.pending.Load() == 0 {
-			out = append(out, u)
-		}
+	out := make([]*chunkUnit, len(idx))
+	for j, i := range idx {
+		out[j] = units[i]
 	}
 	return out
 }
