@@ -460,7 +460,8 @@ func (o *snapshotOut) encodeOutbox(w *recordWriter, ch *schema.Change, now time.
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
-	if err := o.c.topics.ensureEvent(ev, ch.LSN); err != nil {
+	if err := o.c.topics.ensureEvent(ev); err != nil {
+		err = outboxEventError(err, ev, ch.LSN)
 		if errors.As(err, new(*RecordError)) {
 			return nil, &copyError{permanent: true, err: err}
 		}

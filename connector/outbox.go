@@ -265,11 +265,22 @@ func (e *emitter) produceOutbox(a *txAck, ch *schema.Change, ev *schema.OutboxEv
 	return nil
 }
 
+// outboxEventError makes an event for a partition its topic lacks
+// (ensureEvent's *PartitionRangeError) a *RecordError at lsn, as the
+// records that cannot be made are; other errors (creating the topic,
+// reading its partitions) stay as they are.
+func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
+	if pr, ok := err.(*PartitionRangeError); ok {
+		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: pr}
+	}
+	return err
+}
+
 // outboxRecord creates ev's topic if needed and makes its record (in
 // no unit yet).
 func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
-	if err := e.topics.ensureEvent(ev, ch.LSN); err != nil {
-		return nil, err
+	if err := e.topics.ensureEvent(ev); err != nil {
+		return nil, outboxEventError(err, ev, ch.LSN)
 	}
 	rec := e.w.record(nil)
 	changeHeaders(rec, ch)

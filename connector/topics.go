@@ -61,11 +61,12 @@ func (m *topicMaker) ensure(topic string) error {
 // ensureEvent creates ev's topic unless it exists and, when ev names its
 // partition, checks that the topic has it: Kafka's producer refuses a
 // partition past the topic's last (as Kafka Connect's does, failing the
-// task), so such an event is a *RecordError instead of a record that
+// task), so such an event is a *PartitionRangeError (its caller makes it
+// the record's *RecordError: outboxEventError) instead of a record that
 // could never be written. A topic's count is read once per run (the
 // producer's metadata would not know partitions added later either; the
 // next start sees them); it blocks for at most 30 s.
-func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent, lsn schema.LSN) error {
+func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent) error {
 	if err := m.ensure(ev.Topic); err != nil || !ev.Placed {
 		return err
 	}
@@ -74,7 +75,7 @@ func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent, lsn schema.LSN) error {
 		return err
 	}
 	if ev.Partition >= n {
-		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: &PartitionRangeError{Partition: ev.Partition, Count: n}}
+		return &PartitionRangeError{Partition: ev.Partition, Count: n}
 	}
 	return nil
 }
