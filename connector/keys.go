@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -84,18 +83,20 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 // is not captured: pgsource/publication.go), and custom key columns must be part
 // of it (keyRule.check).
 func keyColumns(ctx context.Context, q pgsource.Querier, rules keyRule, rel *schema.Relation) ([]string, error) {
-	var identity string
-	var index []string
-	err := q.QueryRow(ctx, `SELECT c.relreplident::text, coalesce((SELECT array_agg(a.attname::text ORDER BY array_position(i.indkey::int2[], a.attnum))
-		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-		WHERE i.indrelid = c.oid AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END), '{}')
-		FROM pg_class c WHERE c.oid = $1`, rel.OID).Scan(&identity, &index)
-	if err == pgx.ErrNoRows {
-		return nil, nil // dropped since: the stream's own key stands
-	}
+	identity, index, found, err := pgsource.ReplicaIdentity(ctx, q, rel.OID)
 	if err != nil {
 		return nil, err
 	}
+	if !found {
+		return nil, nil // dropped since: the stream's own key stands
+	}
+	return keyColumnsOf(rules, rel, identity, index)
+}
+
+// keyColumnsOf is keyColumns' decision from the catalog's answer
+// (pgsource.ReplicaIdentity: the table's replica identity and its
+// identity index's or primary key's columns), without a server.
+func keyColumnsOf(rules keyRule, rel *schema.Relation, identity string, index []string) ([]string, error) {
 	if custom := rules.custom(rel.Schema, rel.Table); custom != nil {
 		return custom, rules.check(rel, custom, identity, index)
 	}
