@@ -22,8 +22,8 @@ type emitter struct {
 	w *recordWriter
 
 	// view is the phases as of the open transaction's Begin (main worker);
-	// viewGen counts the views taken, so that a plan's cached state of its
-	// table (recordPlan.state) is looked up once per transaction.
+	// viewGen counts the views taken, so that a route's cached state of its
+	// table (route.state) is looked up once per transaction.
 	view    phases.View
 	viewGen uint64
 	commit  schema.LSN
@@ -36,12 +36,12 @@ type emitter struct {
 	meta    txMetadata
 	txReady bool
 
-	// routes is the plan of each table (by oid) for the relation it was
-	// made from (recordPlan.from).
-	routes map[uint32]*recordPlan
-	// last is the plan of the relation of the change before: a run of one
+	// routes is the route of each table (by oid), its plan for the
+	// relation it was made from (recordPlan.from).
+	routes map[uint32]*route
+	// last is the route of the relation of the change before: a run of one
 	// table's changes finds its plan without a map lookup.
-	last *recordPlan
+	last *route
 	// shapes is each table's last relation (by oid) and announced the
 	// tables whose DDL message the next new shape follows (schemachange.go).
 	shapes    map[uint32]shapeAt
@@ -110,7 +110,7 @@ type emitterConfig struct {
 
 func newEmitter(cfg emitterConfig) *emitter {
 	written := cfg.metrics.ChangesWritten
-	return &emitter{emitterConfig: cfg, routes: make(map[uint32]*recordPlan),
+	return &emitter{emitterConfig: cfg, routes: make(map[uint32]*route),
 		w: newRecordWriter(cfg.enc, cfg.sink, newAcks(cfg.tracker, new(recordPool), written, cfg.opts.txTopic, cfg.opts.schemaChangeTopic))}
 }
 
@@ -218,11 +218,11 @@ func (e *emitter) Change(ch *schema.Change) error {
 		}
 	}
 	if e.gate != nil {
-		if r.viewGen != e.viewGen {
-			r.state, r.ownState = e.view.StateOf(r.name, ch.Relation.OID)
-			r.viewGen = e.viewGen
+		if r.gen != e.viewGen {
+			r.state, r.own = e.view.StateOf(r.name, ch.Relation.OID)
+			r.gen = e.viewGen
 		}
-		if !phases.EmitsChange(r.state, r.ownState, ch.Relation.OID, e.commit, ch.LSN) {
+		if !phases.EmitsChange(r.state, r.own, ch.Relation.OID, e.commit, ch.LSN) {
 			return nil // not handed over yet, or emitted by the copy worker, or parked
 		}
 	}
@@ -243,14 +243,14 @@ func (e *emitter) Change(ch *schema.Change) error {
 		r.prepared = true
 	}
 	ch.Relation = r.rel
-	if err := e.relaxNulls(e.ctx, r, ch); err != nil {
+	if err := e.relaxNulls(e.ctx, r.recordPlan, ch); err != nil {
 		return e.tableError(r.name, ch.LSN, err)
 	}
 	write := e.changeOf
 	if r.outbox {
 		write = e.outboxChange
 	}
-	if err := write(r, ch); err != nil {
+	if err := write(r.recordPlan, ch); err != nil {
 		return e.tableError(r.name, ch.LSN, err)
 	}
 	return nil
@@ -306,13 +306,28 @@ func (e *emitter) changeOf(r *recordPlan, ch *schema.Change) error {
 	return e.produce(e.cur, r.topic, ch, ch.Op == schema.OpDelete)
 }
 
+// route is the main worker's entry for a table: its plan (what is decided
+// once per relation) and what the main worker learns of the table as it
+// runs, which a plan must not hold: its phase in the view numbered gen
+// (own: under the table's own name, not by its oid after a rename),
+// looked up once per transaction, not per row, and whether its record
+// schemas are registered (prepared; a copy registers them per connection,
+// before its first row).
+type route struct {
+	*recordPlan
+	state    *phases.State
+	own      bool
+	gen      uint64
+	prepared bool
+}
+
 // route returns where the changes of ch's relation go. Relations are
 // immutable and replaced on change (a new Relation message), so the cache
 // holds one plan per table oid, good while its relation is the one the
 // plan was made from (recordPlan.made); it is rebuilt when a session ends
 // (relations are per session). A relation seen for the first time may
 // announce a schema change (schemachange.go).
-func (e *emitter) route(ch *schema.Change) (*recordPlan, error) {
+func (e *emitter) route(ch *schema.Change) (*route, error) {
 	rel := ch.Relation
 	if e.last != nil && e.last.made(rel) {
 		return e.last, nil
@@ -322,7 +337,7 @@ func (e *emitter) route(ch *schema.Change) (*recordPlan, error) {
 		return r, nil
 	}
 	pl := e.plans.plan(rel, e.include(rel.Schema, rel.Table) || e.oid != 0 && rel.OID == e.oid)
-	r := &pl
+	r := &route{recordPlan: &pl}
 	if !r.skip {
 		if r.ownTopic() {
 			if err := e.topics.ensure(r.topic); err != nil {

@@ -2,7 +2,6 @@ package connector
 
 import (
 	"github.com/mooncdc/mooncdc/connector/config"
-	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -35,15 +34,6 @@ type recordPlan struct {
 	// keyErr is why the table's key cannot be built (format.message_key_columns
 	// it cannot carry): the table is parked at its first change.
 	keyErr error
-	// prepared: the record schemas are registered (stream only: a copy
-	// registers them per connection, before its first row).
-	prepared bool
-	// state is the table's phase in the main worker's view numbered
-	// viewGen (ownState: under the table's own name, not by its oid after
-	// a rename), looked up once per transaction, not per row.
-	state    *phases.State
-	ownState bool
-	viewGen  uint64
 }
 
 // planner makes record plans. It holds no per-relation state; safe for
