@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/connecttest"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
@@ -100,9 +101,9 @@ func readAvro(t *testing.T, reg *srtest.Registry, addr string, n int, topic stri
 	return out
 }
 
-func avroConfig(e *env, reg *srtest.Registry, name string, tables ...string) connector.Config {
+func avroConfig(e *env, reg *srtest.Registry, name string, tables ...string) config.Config {
 	cfg := e.config(name, tables...)
-	cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+	cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 	cfg.Format.SchemaRegistry.URL = reg.URL()
 	return cfg
 }
@@ -261,7 +262,7 @@ func TestRegistryOutageDelaysButLosesNothing(t *testing.T) {
 	reg := srtest.New(t)
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
 	cfg := avroConfig(e, reg, "down", "public.t")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	startStreaming(t, cfg)
 	reg.FailNextOn(srtest.EndpointRegister, 4, 503)
 	for i := 1; i <= 20; i++ {
@@ -285,7 +286,7 @@ func TestJSONWithSchemasWrapsKeyAndValue(t *testing.T) {
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, at timestamp NOT NULL)`)
 	cfg := e.config("js", "public.t")
 	cfg.Format.JSONSchemas = true
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	startStreaming(t, cfg)
 	e.exec(`INSERT INTO t VALUES (1, '2024-01-02 03:04:05.123456')`)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -336,7 +337,7 @@ func TestAvroRegistryOverTLSWithBasicAuth(t *testing.T) {
 	}
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
 	cfg := avroConfig(e, reg, "tls", "public.t")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Format.SchemaRegistry.CAFile = ca
 	cfg.Format.SchemaRegistry.Username, cfg.Format.SchemaRegistry.Password = "moon", "s3cret"
 	r := startStreaming(t, cfg)
@@ -376,7 +377,7 @@ func TestRecordOverMaxParksOnlyThatTable(t *testing.T) {
 	e.exec(`CREATE TABLE public.a (id int PRIMARY KEY, v text)`)
 	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
 	cfg := e.config("big", "public.a", "public.b")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Kafka.MaxRecordBytes = 2048
 	r := startStreaming(t, cfg)
 	e.exec(`INSERT INTO a VALUES (1, (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 200) i))`)
@@ -403,7 +404,7 @@ func TestAvroMessagesAndTruncate(t *testing.T) {
 	reg := srtest.New(t)
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
 	cfg := avroConfig(e, reg, "msg", "public.t")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Format.SkippedOperations = nil // write the truncate (Debezium skips it by default)
 	startStreaming(t, cfg)
 	e.exec(`INSERT INTO t VALUES (1)`)

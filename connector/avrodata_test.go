@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/avrodata"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -63,22 +64,22 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 		}
 	}
 	pipes = append(pipes,
-		dbzPipe{"dzconnectdef", []string{"avrodata_defaults"}, func(c *connector.Config) { c.Format.TimePrecisionMode = "connect" }},
+		dbzPipe{"dzconnectdef", []string{"avrodata_defaults"}, func(c *config.Config) { c.Format.TimePrecisionMode = "connect" }},
 		// Routes (a key field added, schema names after the routed
 		// topic) and column mappers (schema parameters changed).
-		dbzPipe{"dzroute", []string{"string_table", "text_table"}, func(c *connector.Config) {
-			c.Kafka.Routes = []connector.RouteRule{{Regex: `dzroute\.public\.(string|text)_table`, Topic: "dzroute.public.merged", KeyField: "__dbz__physicalTableIdentifier"}}
-			c.Format.ColumnMask = []connector.ColumnMaskRule{{Columns: []string{"public.string_table.vc"}, Chars: 5}}
-			c.Format.ColumnTruncate = []connector.ColumnTruncateRule{{Columns: []string{"public.string_table.t"}, Length: 3}}
-			c.Format.ColumnHash = []connector.ColumnHashRule{{Columns: []string{"public.text_table.u"}, Algorithm: "SHA-256", Salt: "s"}}
+		dbzPipe{"dzroute", []string{"string_table", "text_table"}, func(c *config.Config) {
+			c.Kafka.Routes = []config.RouteRule{{Regex: `dzroute\.public\.(string|text)_table`, Topic: "dzroute.public.merged", KeyField: "__dbz__physicalTableIdentifier"}}
+			c.Format.ColumnMask = []config.ColumnMaskRule{{Columns: []string{"public.string_table.vc"}, Chars: 5}}
+			c.Format.ColumnTruncate = []config.ColumnTruncateRule{{Columns: []string{"public.string_table.t"}, Length: 3}}
+			c.Format.ColumnHash = []config.ColumnHashRule{{Columns: []string{"public.text_table.u"}, Algorithm: "SHA-256", Salt: "s"}}
 		}},
-		dbzPipe{"dzconnect", []string{dzTemporalTable, "time_table", "array_table"}, func(c *connector.Config) {
+		dbzPipe{"dzconnect", []string{dzTemporalTable, "time_table", "array_table"}, func(c *config.Config) {
 			c.Format.TimePrecisionMode = "connect"
 			c.Format.IncludeUnknownDatatypes = true
 		}},
-		dbzPipe{"dzflat", all, func(c *connector.Config) {
+		dbzPipe{"dzflat", all, func(c *config.Config) {
 			c.Format.IncludeUnknownDatatypes = true
-			c.Format.Envelope = connector.EnvelopeFlat
+			c.Format.Envelope = config.EnvelopeFlat
 			c.Format.Flat.AddFields = []string{"op", "table", "lsn", "source.ts_ms", "transaction.id", "snapshot"}
 		}})
 	checked := 0

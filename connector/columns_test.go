@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
@@ -26,7 +26,7 @@ func TestColumnMappersAsDebezium(t *testing.T) {
 		name  string
 		setup string
 		avro  bool
-		set   func(*connector.Config)
+		set   func(*config.Config)
 		// want are s2.a's bb values: the snapshot row (aa=1, bb NULL),
 		// INSERT (1, 'test'), UPDATE to 'hello'.
 		want  [3]any
@@ -34,16 +34,16 @@ func TestColumnMappersAsDebezium(t *testing.T) {
 	}{
 		{
 			name: "mask (PC:2527-2570)",
-			set: func(c *connector.Config) {
-				c.Format.ColumnMask = []connector.ColumnMaskRule{{Columns: []string{"s2.a.bb"}, Chars: 5}} // column.mask.with.5.chars
+			set: func(c *config.Config) {
+				c.Format.ColumnMask = []config.ColumnMaskRule{{Columns: []string{"s2.a.bb"}, Chars: 5}} // column.mask.with.5.chars
 			},
 			want: [3]any{"*****", "*****", "*****"}, param: `"masked":"true"`,
 		},
 		{
 			name:  "hash (PC:2587-2662)",
 			setup: `CREATE TABLE s2.b (pk SERIAL, bb varchar(255), PRIMARY KEY(pk))`,
-			set: func(c *connector.Config) {
-				c.Format.ColumnHash = []connector.ColumnHashRule{{Columns: []string{"s2.a.bb", "s2.b.bb"}, Algorithm: "SHA-256", Salt: "CzQMA0cB5K"}}
+			set: func(c *config.Config) {
+				c.Format.ColumnHash = []config.ColumnHashRule{{Columns: []string{"s2.a.bb", "s2.b.bb"}, Algorithm: "SHA-256", Salt: "CzQMA0cB5K"}}
 			},
 			want: [3]any{nil, "8e68c68edbbac316dfe2", "b4d39ab0d198fb4cac8b"}, param: `"masked":"true"`,
 		},
@@ -51,15 +51,15 @@ func TestColumnMappersAsDebezium(t *testing.T) {
 			name:  "hash, Avro",
 			avro:  true,
 			setup: `CREATE TABLE s2.b (pk SERIAL, bb varchar(255), PRIMARY KEY(pk))`,
-			set: func(c *connector.Config) {
-				c.Format.ColumnHash = []connector.ColumnHashRule{{Columns: []string{"s2.a.bb", "s2.b.bb"}, Algorithm: "SHA-256", Salt: "CzQMA0cB5K"}}
+			set: func(c *config.Config) {
+				c.Format.ColumnHash = []config.ColumnHashRule{{Columns: []string{"s2.a.bb", "s2.b.bb"}, Algorithm: "SHA-256", Salt: "CzQMA0cB5K"}}
 			},
 			want: [3]any{nil, "8e68c68edbbac316dfe2", "b4d39ab0d198fb4cac8b"}, param: `"masked":"true"`,
 		},
 		{
 			name: "truncate (PC:2669-2715)",
-			set: func(c *connector.Config) {
-				c.Format.ColumnTruncate = []connector.ColumnTruncateRule{{Columns: []string{"s2.a.bb"}, Length: 3}} // column.truncate.to.3.chars
+			set: func(c *config.Config) {
+				c.Format.ColumnTruncate = []config.ColumnTruncateRule{{Columns: []string{"s2.a.bb"}, Length: 3}} // column.truncate.to.3.chars
 			},
 			want: [3]any{nil, "tes", "hel"}, param: `"truncateLength":"3"`,
 		},
@@ -158,7 +158,7 @@ func TestColumnsIncludeAndExcludeAsDebezium(t *testing.T) {
 		cfg := e.config("test_server", "s2.*")
 		cfg.Format.JSONSchemas = true
 		cfg.Postgres.ColumnsInclude = []string{"*.*.aa", "*.*.cc"}
-		cfg.Format.ColumnMask = []connector.ColumnMaskRule{{Columns: []string{"*.*.cc"}, Chars: 5}}
+		cfg.Format.ColumnMask = []config.ColumnMaskRule{{Columns: []string{"*.*.cc"}, Chars: 5}}
 		r := start(t, cfg)
 		for _, ev := range consume(t, e.kafka, 2, "test_server.s2.a") {
 			if _, ok := ev.After["bb"]; ok {

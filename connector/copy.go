@@ -13,6 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -31,7 +35,7 @@ type copier struct {
 	formats  *formats
 	plans    *planner
 	topics   *topicMaker
-	phases   *phases
+	phases   *phases.Rules
 	src      offsets.Pipeline
 	// main is the main worker's tracker: the copies' in-flight bytes count
 	// against its bound too, and a re-copy settles on its durable LSN.
@@ -46,7 +50,7 @@ type copier struct {
 
 // copierConfig is the copies' part of the configuration.
 type copierConfig struct {
-	snapshot    SnapshotConfig
+	snapshot    config.SnapshotConfig
 	slot        string // postgres.slot: the copies' slots are named after it
 	publication string
 	keys        keyRule
@@ -73,7 +77,7 @@ type snapshotPoint struct {
 // is catchup or ready, and an error otherwise (the caller decides retry).
 // run is the snapshot the table belongs to, for source.snapshot's markers
 // (nil: a run of this table alone).
-func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run *snapshotRun) error {
+func (c *copier) copyTable(ctx context.Context, ts *phases.State, worker int, run *snapshotRun) error {
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
 	started := time.Now()
@@ -88,14 +92,14 @@ func (c *copier) copyTable(ctx context.Context, ts *tableState, worker int, run 
 	// The replication connection exports the snapshot and, later, streams
 	// the private catch-up: a temporary slot lives only on its connection,
 	// and dies with it, so nothing leaks whatever happens below.
-	repl, err := connectReplication(ctx, c.pgcfg)
+	repl, err := pgsource.ConnectReplication(ctx, c.pgcfg)
 	if err != nil {
 		return err
 	}
 	defer repl.Close(context.Background())
 	// Identify before the slot: any command on repl after
 	// CREATE_REPLICATION_SLOT ends the exported snapshot.
-	id, err := identify(ctx, repl)
+	id, err := pgsource.Identify(ctx, repl)
 	if err != nil {
 		return err
 	}
@@ -161,7 +165,7 @@ func (c *copier) createSnapshot(ctx context.Context, repl *pgconn.PgConn) (snaps
 
 // checkSource refuses a snapshot from another source, or one older than the
 // pipeline slot's start (seed: UnsafeResume).
-func (c *copier) checkSource(id sourceIdentity, point snapshotPoint) error {
+func (c *copier) checkSource(id pgsource.SourceIdentity, point snapshotPoint) error {
 	if id.SystemID != c.src.SystemID || id.Database != c.src.Database {
 		return &UnsafeResumeError{Reason: fmt.Sprintf("a table copy connected to system %s database %q, but the pipeline streams system %s database %q",
 			id.SystemID, id.Database, c.src.SystemID, c.src.Database)}
@@ -175,7 +179,7 @@ func (c *copier) checkSource(id sourceIdentity, point snapshotPoint) error {
 // importSnapshot opens a connection in a repeatable-read transaction on
 // the exported snapshot.
 func (c *copier) importSnapshot(ctx context.Context, snapshot string) (*pgx.Conn, error) {
-	conn, err := connectSQL(ctx, c.pgcfg)
+	conn, err := pgsource.Dial(ctx, c.pgcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +217,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 	// tables).
 	found := 0
 	for _, where := range []string{"AND c.oid = $2", "ORDER BY c.oid = $2 DESC"} {
-		rows, err := conn.Query(ctx, `SELECT c.oid, n.nspname, c.relname, greatest(`+EstimatedRowsSQL+`, 0)::bigint, c.relpages, c.relreplident::text
+		rows, err := conn.Query(ctx, `SELECT c.oid, n.nspname, c.relname, greatest(`+pgsource.EstimatedRowsSQL+`, 0)::bigint, c.relpages, c.relreplident::text
 			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.relkind IN ('r', 'p') AND n.nspname || '.' || c.relname = $1 `+where, name, oid)
 		if err != nil {
@@ -248,11 +252,11 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 	if ident != "" {
 		rel.ReplicaIdentity = ident[0]
 	}
-	pc, err := publishedColumns(ctx, conn, pub, rel.Schema, rel.Table)
+	pc, err := pgsource.PublishedColumns(ctx, conn, pub, rel.Schema, rel.Table)
 	if err != nil {
 		return info, fmt.Errorf("describe %s: %w", name, err)
 	}
-	info.rowFilter = pc.rowFilter
+	info.rowFilter = pc.RowFilter
 	// Virtual generated columns (Postgres 18) are never published.
 	rows, err := conn.Query(ctx, `SELECT a.attname, a.atttypid, a.atttypmod, a.attgenerated <> ''
 		FROM pg_attribute a WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated <> 'v'
@@ -267,7 +271,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 		if err := rows.Scan(&col.Name, &typ, &col.TypeMod, &generated); err != nil {
 			return info, err
 		}
-		if !pc.has(col.Name, generated) {
+		if !pc.Has(col.Name, generated) {
 			continue
 		}
 		col.TypeOID = typ
@@ -281,7 +285,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 		return info, fmt.Errorf("look up the key of %s: %w", name, err)
 	}
 	setKey(rel, keyNames)
-	if rel, err = completeRelation(ctx, conn, rel, typeCache{}); err != nil {
+	if rel, err = pgsource.CompleteRelation(ctx, conn, rel, pgsource.TypeCache{}); err != nil {
 		return info, err
 	}
 	info.rel = rel
@@ -292,19 +296,19 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 // the main worker's records of it up to the flip are acknowledged, so that
 // the read of live keys sees them (a row inserted then deleted around the
 // flip would otherwise escape both the read and the tombstones).
-func (c *copier) settle(ctx context.Context, ts *tableState) error {
-	if ts.settleAt == 0 {
+func (c *copier) settle(ctx context.Context, ts *phases.State) error {
+	if ts.SettleAt == 0 {
 		return nil
 	}
 	main := c.main
 	deadline := time.Now().Add(time.Minute)
-	for main != nil && main.Durable() < ts.settleAt {
+	for main != nil && main.Durable() < ts.SettleAt {
 		if time.Now().After(deadline) {
 			c.log.Warn("the main worker's records are not acknowledged after a minute; reading the topic's keys anyway",
-				zap.String("table", ts.Table.Table), zap.Stringer("lsn", ts.settleAt))
+				zap.String("table", ts.Table.Table), zap.Stringer("lsn", ts.SettleAt))
 			return nil
 		}
-		if !sleepCtx(ctx, 20*time.Millisecond) {
+		if !fault.Sleep(ctx, 20*time.Millisecond) {
 			return ctx.Err()
 		}
 	}

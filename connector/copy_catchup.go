@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -17,7 +19,7 @@ import (
 
 // catchUp streams the temporary slot from the snapshot's consistent point,
 // emitting only this table's changes, until the handover succeeds.
-func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relation, repl *pgconn.PgConn,
+func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Relation, repl *pgconn.PgConn,
 	point snapshotPoint, tracker *Tracker, log *zap.Logger, out copySink, prog *runningCopy) error {
 	name := ts.Table.Table
 	c.hooks.call(HookCatchup, name)
@@ -28,7 +30,7 @@ func (c *copier) catchUp(ctx context.Context, ts *tableState, rel *schema.Relati
 	opts := c.cfg.opts
 	opts.txTopic = ""
 	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
-	defer keys.close()
+	defer keys.Close()
 	em := newEmitter(emitterConfig{ctx: ctx, sink: out, tracker: tracker, topics: c.topics, enc: c.formats.codec(),
 		metrics: c.metrics, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
 		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table },
@@ -65,7 +67,7 @@ type catchupHandler struct {
 	prog *runningCopy // the copy's entry in the running copies
 	*emitter
 	c       *copier
-	ts      *tableState
+	ts      *phases.State
 	tracker *Tracker
 	ctx     context.Context
 	stop    context.CancelFunc
@@ -75,7 +77,7 @@ type catchupHandler struct {
 
 func (h *catchupHandler) Change(ch *schema.Change) error {
 	if ch.Op == schema.OpMessage {
-		if ch.Tx == nil && ch.Message.Prefix == DDLMessagePrefix {
+		if ch.Tx == nil && ch.Message.Prefix == config.DDLMessagePrefix {
 			return &stream.ProtocolError{LSN: ch.LSN, Msg: "DDL message must be transactional"}
 		}
 		return nil // messages are the main worker's
@@ -140,7 +142,3 @@ func (p *catchupProgress) Drain(ctx context.Context) error {
 // handoverAckWait bounds how long a handover waits, holding the pipeline
 // mutex (and so the main worker), for the copy's last acknowledgements.
 const handoverAckWait = 5 * time.Second
-
-// DDLMessagePrefix is the logical message prefix reserved for schema
-// change messages; they must be transactional.
-const DDLMessagePrefix = "mooncdc_ddl"

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -171,7 +172,7 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 		return nil
 	}
 	next := rs.progress(done, base)
-	cur := rs.c.phases.get(rs.name)
+	cur := rs.c.phases.Get(rs.name)
 	if cur == nil {
 		return fmt.Errorf("internal: %s has no phase during its copy", rs.name)
 	}
@@ -180,8 +181,8 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 	// The view takes the progress (and the ordered writer of table states
 	// stores it) with the table's newest state, whatever another writer
 	// changed since cur was read.
-	setState := func(ts *tableState) func(context.Context) error {
-		_, wait := rs.c.phases.update(rs.name, func(n *tableState, _ schema.LSN) { n.Copy = ts.Copy })
+	setState := func(ts *phases.State) func(context.Context) error {
+		_, wait := rs.c.phases.Update(rs.name, func(n *phases.State, _ schema.LSN) { n.Copy = ts.Copy })
 		return wait
 	}
 	if err := rs.out.checkpoint(ctx, &ts, setState); err != nil {
@@ -195,17 +196,19 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 // acknowledged (in exactly-once mode, flushed into the open Kafka
 // transaction: settle), with no record failed.
 func (k *checkpoints) settled() []*chunkUnit {
-	t := k.rs.tracker
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.failed != nil {
+	units := make([]*chunkUnit, 0, len(k.units))
+	acks := make([]*txAck, 0, len(k.units))
+	for _, u := range k.units {
+		units = append(units, u)
+		acks = append(acks, u.ack) // set when the unit is made, never changed
+	}
+	idx := k.rs.tracker.Settled(acks, func(i int) bool { return units[i].stored || !units[i].ended.Load() })
+	if len(idx) == 0 {
 		return nil
 	}
-	var out []*chunkUnit
-	for _, u := range k.units {
-		if !u.stored && u.ended.Load() && u.ack.closed.Load() && u.ack.pending.Load() == 0 {
-			out = append(out, u)
-		}
+	out := make([]*chunkUnit, len(idx))
+	for j, i := range idx {
+		out[j] = units[i]
 	}
 	return out
 }

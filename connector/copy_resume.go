@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -99,7 +101,7 @@ import (
 type resumable struct {
 	c    *copier
 	name string
-	ts   *tableState
+	ts   *phases.State
 	log  *zap.Logger
 	slot string
 	// from is the progress resumed from; nil on a first attempt. cur is
@@ -124,11 +126,11 @@ type resumable struct {
 // can, starts a new resumable copy for a table of more than one chunk, and
 // returns nil for a table of one chunk. Progress that cannot be resumed is
 // discarded (its slot dropped), with the reason in the log.
-func (c *copier) resumeFor(ctx context.Context, ts *tableState, log *zap.Logger) (*resumable, error) {
+func (c *copier) resumeFor(ctx context.Context, ts *phases.State, log *zap.Logger) (*resumable, error) {
 	if ts.OID == 0 {
 		return nil, nil
 	}
-	db, err := connectSQL(ctx, c.pgcfg)
+	db, err := pgsource.Dial(ctx, c.pgcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +158,7 @@ func (c *copier) resumeFor(ctx context.Context, ts *tableState, log *zap.Logger)
 	}
 	var info tableInfo
 	var nsp, rel string
-	err = db.QueryRow(ctx, `SELECT greatest(`+EstimatedRowsSQL+`, 0)::bigint, c.relpages, n.nspname, c.relname
+	err = db.QueryRow(ctx, `SELECT greatest(`+pgsource.EstimatedRowsSQL+`, 0)::bigint, c.relpages, n.nspname, c.relname
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, ts.OID).
 		Scan(&info.reltuples, &info.relpages, &nsp, &rel)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -181,7 +183,7 @@ func (c *copier) resumeFor(ctx context.Context, ts *tableState, log *zap.Logger)
 
 // whyNotResume returns why ts's progress cannot be resumed, or "". A slot
 // still held by an earlier instance's walsender is freed first.
-func (c *copier) whyNotResume(ctx context.Context, db *pgx.Conn, ts *tableState, log *zap.Logger) (string, error) {
+func (c *copier) whyNotResume(ctx context.Context, db *pgx.Conn, ts *phases.State, log *zap.Logger) (string, error) {
 	p := ts.Copy
 	if err := p.Validate(); err != nil {
 		return "invalid progress: " + err.Error(), nil
@@ -248,10 +250,10 @@ func relFileNode(ctx context.Context, conn *pgx.Conn, oid uint32) (uint32, error
 // discardProgress stores the table's state without progress, and waits
 // for it: a crash after it cannot resume what is discarded.
 func (c *copier) discardProgress(ctx context.Context, name string) error {
-	if cur := c.phases.get(name); cur == nil || cur.Copy == nil {
+	if cur := c.phases.Get(name); cur == nil || cur.Copy == nil {
 		return nil
 	}
-	_, wait := c.phases.update(name, func(next *tableState, _ schema.LSN) { next.Copy = nil })
+	_, wait := c.phases.Update(name, func(next *phases.State, _ schema.LSN) { next.Copy = nil })
 	return wait(ctx)
 }
 
@@ -488,7 +490,7 @@ func (rs *resumable) end() {
 		return
 	}
 	defer rs.c.slots.release(rs.slot)
-	ts := rs.c.phases.get(rs.name)
+	ts := rs.c.phases.Get(rs.name)
 	if ts == nil || ts.Phase != offsets.PhaseReady && ts.Phase != offsets.PhaseCatchup {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -30,7 +31,7 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 	opts := c.cfg.opts
 	opts.txTopic = ""
 	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
-	defer keys.close()
+	defer keys.Close()
 	em := newEmitter(emitterConfig{ctx: ctx, sink: rs.out, tracker: rs.tracker, topics: c.topics, enc: c.formats.codec(),
 		metrics: c.metrics, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
 		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table }, oid: rs.ts.OID})
@@ -109,7 +110,7 @@ func (h *resumeStream) Commit(tx *schema.Tx) error {
 
 func (h *resumeStream) Change(ch *schema.Change) error {
 	if ch.Op == schema.OpMessage {
-		if ch.Tx == nil && ch.Message.Prefix == DDLMessagePrefix {
+		if ch.Tx == nil && ch.Message.Prefix == config.DDLMessagePrefix {
 			return &stream.ProtocolError{LSN: ch.LSN, Msg: "DDL message must be transactional"}
 		}
 		return nil // messages are the main worker's

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -22,12 +23,12 @@ import (
 type resumeEnv struct {
 	*env
 	m    *mutator
-	cfg  connector.Config
+	cfg  config.Config
 	name string
 	rows int
 }
 
-func newResumeEnv(t *testing.T, name string, mode connector.Delivery) *resumeEnv {
+func newResumeEnv(t *testing.T, name string, mode config.Delivery) *resumeEnv {
 	t.Cleanup(connector.SetCopyCheckpointEveryForTest(0))
 	e := newSerialEnv(t) // the checkpoint interval is the package's
 	e.exec(`CREATE TABLE rt (id int PRIMARY KEY, n bigint, pad text NOT NULL DEFAULT repeat('x', 200))`)
@@ -226,7 +227,7 @@ func (re *resumeEnv) seedTopic(t *testing.T, ids []int) {
 // the topic are tombstoned if the table lacks them, and kept if a done
 // chunk wrote them again.
 func TestResumedCopyLosesNothing(t *testing.T) {
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			re := newResumeEnv(t, "resume"+strings.ReplaceAll(string(mode), "-", ""), mode)
 			re.seedTopic(t, []int{1, 7000, 13000, 19999})
@@ -366,7 +367,7 @@ func waitSlotGone(t *testing.T, e *env, slot string) {
 // pages) is not resumed, whose chunks would no longer name their rows: it
 // is copied from the start, from a new slot, and rebuilt equal.
 func TestResumedCopyStartsOverAfterARewrite(t *testing.T) {
-	re := newResumeEnv(t, "rewrite", connector.DeliveryAtLeastOnce)
+	re := newResumeEnv(t, "rewrite", config.DeliveryAtLeastOnce)
 	prog := re.crashMidCopy(t, 4)
 	re.write(t, []int{1, 2, 3, re.rows + 1}, []int{4, 5})
 	re.exec(`VACUUM FULL rt`)
@@ -424,7 +425,7 @@ func TestUnusedCopySlotsAreDropped(t *testing.T) {
 // there, and the table is rebuilt equal (in exactly-once mode with each
 // change record once).
 func TestResumeCrashedInItsStreamResumesFromItsNewBase(t *testing.T) {
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			re := newResumeEnv(t, "restream"+strings.ReplaceAll(string(mode), "-", ""), mode)
 			first := re.crashMidCopy(t, 3)
@@ -458,7 +459,7 @@ func TestResumeCrashedInItsStreamResumesFromItsNewBase(t *testing.T) {
 			}
 			re.m.run(context.Background(), 10)
 			v := converge(t, re.env, re.name, "rt")
-			if mode == connector.DeliveryExactlyOnce {
+			if mode == config.DeliveryExactlyOnce {
 				checkNoChangeRepeats(t, "rt", v)
 				checkResumedCopy(t, "rt", v, re.m.events["rt"])
 			}

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -66,7 +68,7 @@ func (ch chunk) where() string {
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
 // A resumable copy (rs not nil, copy_resume.go) copies the chunks not
 // done, and checkpoints as they are.
-func (c *copier) copyRows(ctx context.Context, ts *tableState, point snapshotPoint, tracker *Tracker, out copySink,
+func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotPoint, tracker *Tracker, out copySink,
 	prog *runningCopy, run *snapshotRun, rs *resumable) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
@@ -271,9 +273,9 @@ func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
 func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema.Relation, ch chunk) error {
 	cols := make([]string, len(rel.Columns))
 	for i, c := range rel.Columns {
-		cols[i] = QuoteIdent(c.Name)
+		cols[i] = config.QuoteIdent(c.Name)
 	}
-	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
+	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + config.QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
 	w.ctx = ctx
 	// A snapshot row meets today's NOT NULL; only the registry may hold
 	// those columns as optional (nullable.go).
@@ -458,7 +460,8 @@ func (o *snapshotOut) encodeOutbox(w *recordWriter, ch *schema.Change, now time.
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
-	if err := o.c.topics.ensureEvent(ev, ch.LSN); err != nil {
+	if err := o.c.topics.ensureEvent(ev); err != nil {
+		err = outboxEventError(err, ev, ch.LSN)
 		if errors.As(err, new(*RecordError)) {
 			return nil, &copyError{permanent: true, err: err}
 		}

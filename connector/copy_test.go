@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -17,15 +18,15 @@ func TestCopySafetyChecksRefuseAnotherSourceOrAnOldSnapshot(t *testing.T) {
 	c := &copier{src: offsets.Pipeline{SystemID: "7001", Database: "shop", InitialLSN: 1000}}
 	cases := []struct {
 		name string
-		id   sourceIdentity
+		id   pgsource.SourceIdentity
 		lsn  uint64
 		want string
 	}{
-		{"same source, later snapshot", sourceIdentity{SystemID: "7001", Database: "shop"}, 2000, ""},
-		{"same source, snapshot at the slot's start", sourceIdentity{SystemID: "7001", Database: "shop"}, 1000, ""},
-		{"another system", sourceIdentity{SystemID: "7002", Database: "shop"}, 2000, "system"},
-		{"another database", sourceIdentity{SystemID: "7001", Database: "other"}, 2000, "database"},
-		{"snapshot before the pipeline slot", sourceIdentity{SystemID: "7001", Database: "shop"}, 999, "precedes"},
+		{"same source, later snapshot", pgsource.SourceIdentity{SystemID: "7001", Database: "shop"}, 2000, ""},
+		{"same source, snapshot at the slot's start", pgsource.SourceIdentity{SystemID: "7001", Database: "shop"}, 1000, ""},
+		{"another system", pgsource.SourceIdentity{SystemID: "7002", Database: "shop"}, 2000, "system"},
+		{"another database", pgsource.SourceIdentity{SystemID: "7001", Database: "other"}, 2000, "database"},
+		{"snapshot before the pipeline slot", pgsource.SourceIdentity{SystemID: "7001", Database: "shop"}, 999, "precedes"},
 	}
 	for _, tc := range cases {
 		err := c.checkSource(tc.id, snapshotPoint{lsn: lsnOf(tc.lsn)})
@@ -98,21 +99,21 @@ func TestSnapshotColumnsAreThosePgoutputSends(t *testing.T) {
 	list := map[string]bool{"id": true, "gen": true}
 	cases := []struct {
 		name      string
-		p         pubColumns
+		p         pgsource.PubColumns
 		column    string
 		generated bool
 		want      bool
 	}{
-		{"no list (14, or table not listed): plain column", pubColumns{}, "secret", false, true},
-		{"no list: generated column", pubColumns{}, "gen", true, false},
-		{"listed column", pubColumns{listed: list}, "id", false, true},
-		{"column left out of the list", pubColumns{listed: list}, "secret", false, false},
-		{"15-17 list names a generated column pgoutput never sends", pubColumns{listed: list}, "gen", true, false},
-		{"18 publishes a listed generated column", pubColumns{listed: list, gencols: true}, "gen", true, true},
-		{"18 without it in the list", pubColumns{listed: map[string]bool{"id": true}, gencols: true}, "gen", true, false},
+		{"no list (14, or table not listed): plain column", pgsource.PubColumns{}, "secret", false, true},
+		{"no list: generated column", pgsource.PubColumns{}, "gen", true, false},
+		{"listed column", pgsource.PubColumns{Listed: list}, "id", false, true},
+		{"column left out of the list", pgsource.PubColumns{Listed: list}, "secret", false, false},
+		{"15-17 list names a generated column pgoutput never sends", pgsource.PubColumns{Listed: list}, "gen", true, false},
+		{"18 publishes a listed generated column", pgsource.PubColumns{Listed: list, GenCols: true}, "gen", true, true},
+		{"18 without it in the list", pgsource.PubColumns{Listed: map[string]bool{"id": true}, GenCols: true}, "gen", true, false},
 	}
 	for _, tc := range cases {
-		if got := tc.p.has(tc.column, tc.generated); got != tc.want {
+		if got := tc.p.Has(tc.column, tc.generated); got != tc.want {
 			t.Errorf("%s: has(%q) = %v, want %v", tc.name, tc.column, got, tc.want)
 		}
 	}

@@ -15,6 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -135,10 +138,10 @@ func (c *copier) createCopySlot(ctx context.Context, repl *pgconn.PgConn, name s
 // that just ended (a copy slot is used by one copy at a time, and this
 // instance holds the pipeline's slot); it is ended. It waits up to 15 s
 // for the slot to be released.
-func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logger) (slotInfo, error) {
+func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logger) (pgsource.SlotInfo, error) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		s, err := lookupSlot(ctx, db, name)
+		s, err := pgsource.LookupSlot(ctx, db, name)
 		if err != nil || !s.Exists || s.ActivePID == 0 {
 			return s, err
 		}
@@ -151,7 +154,7 @@ func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logge
 			name, s.ActivePID).Scan(&ended); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return s, fmt.Errorf("end the walsender on the copy's replication slot %q: %w", name, err)
 		}
-		if !sleepCtx(ctx, 200*time.Millisecond) {
+		if !fault.Sleep(ctx, 200*time.Millisecond) {
 			return s, ctx.Err()
 		}
 	}
@@ -161,7 +164,7 @@ func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logge
 func (c *copier) dropCopySlot(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	db, err := connectSQL(ctx, c.pgcfg)
+	db, err := pgsource.Dial(ctx, c.pgcfg)
 	if err != nil {
 		return err
 	}
@@ -184,7 +187,7 @@ func dropCopySlotOn(ctx context.Context, db *pgx.Conn, name string, log *zap.Log
 // keepsCopySlot reports whether ts still needs the copy slot its progress
 // names: a copy that may resume (init or copying after a crash, errored
 // with a retry time).
-func keepsCopySlot(ts *tableState) bool {
+func keepsCopySlot(ts *phases.State) bool {
 	if ts.Copy == nil {
 		return false
 	}
@@ -213,7 +216,7 @@ func (c *copier) sweepCopySlots(ctx context.Context) {
 }
 
 func (c *copier) sweepCopySlotsOnce(ctx context.Context) error {
-	db, err := connectSQL(ctx, c.pgcfg)
+	db, err := pgsource.Dial(ctx, c.pgcfg)
 	if err != nil {
 		return err
 	}
@@ -232,7 +235,7 @@ func (c *copier) sweepCopySlotsOnce(ctx context.Context) error {
 		return nil
 	}
 	keep := map[string]bool{}
-	for _, ts := range c.phases.all() {
+	for _, ts := range c.phases.All() {
 		if keepsCopySlot(ts) {
 			keep[ts.Copy.Slot] = true
 		}

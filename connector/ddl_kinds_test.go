@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 )
@@ -82,12 +83,12 @@ func TestEveryDDLKindKeepsEveryRow(t *testing.T) {
 	for _, c := range []struct {
 		path    string // stream, catchup
 		trigger bool
-		mode    connector.Delivery
+		mode    config.Delivery
 	}{
-		{"stream", true, connector.DeliveryAtLeastOnce},
-		{"stream", false, connector.DeliveryExactlyOnce},
-		{"catchup", true, connector.DeliveryExactlyOnce},
-		{"catchup", false, connector.DeliveryAtLeastOnce},
+		{"stream", true, config.DeliveryAtLeastOnce},
+		{"stream", false, config.DeliveryExactlyOnce},
+		{"catchup", true, config.DeliveryExactlyOnce},
+		{"catchup", false, config.DeliveryAtLeastOnce},
 	} {
 		name := fmt.Sprintf("%s/trigger=%v/%s", c.path, c.trigger, c.mode)
 		t.Run(name, func(t *testing.T) {
@@ -96,7 +97,7 @@ func TestEveryDDLKindKeepsEveryRow(t *testing.T) {
 	}
 }
 
-func testDDLKinds(t *testing.T, path string, trigger bool, mode connector.Delivery) {
+func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE busy (id int PRIMARY KEY, n int)`)
 	for _, k := range ddlKinds {

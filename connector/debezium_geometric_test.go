@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // Debezium 3.6.1's geometric columns (box, circle, line, lseg, path,
@@ -123,15 +123,15 @@ func TestGeometricColumnsAsDebeziumInStreamedDomainsAndKeyOnlyDeletes(t *testing
 	// testProcessNotNullColumns (RecordsStreamProducerIT.java:461-466):
 	// include.unknown.datatypes, the default modes.
 	nn := e.config("dznotnull", "public.not_null_table")
-	nn.Snapshot.Mode = connector.SnapshotNever
+	nn.Snapshot.Mode = config.SnapshotNever
 	nn.Format.IncludeUnknownDatatypes = true
 	nn.Format.JSONSchemas = true
 	rn := startStreaming(t, nn)
 	rn.waitHandedOver(t)
 	cfg := e.config("dzgeo", "public.alias_table")
-	cfg.Snapshot.Mode = connector.SnapshotNever // :3113
-	cfg.Format.DecimalHandlingMode = "double"   // :3111
-	cfg.Format.IncludeUnknownDatatypes = true   // :3112
+	cfg.Snapshot.Mode = config.SnapshotNever  // :3113
+	cfg.Format.DecimalHandlingMode = "double" // :3111
+	cfg.Format.IncludeUnknownDatatypes = true // :3112
 	cfg.Format.JSONSchemas = true
 	r := startStreaming(t, cfg)
 	r.waitHandedOver(t)

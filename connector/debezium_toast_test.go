@@ -19,7 +19,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 const dzPlaceholder = "__debezium_unavailable_value" // DecoderDifferences.java:20
@@ -144,15 +144,15 @@ func TestUnchangedToastedValuesAreDebeziumsPlaceholders(t *testing.T) {
 		e.exec(c.ddl)
 		tables[c.pipe] = append(tables[c.pipe], "public."+c.table)
 	}
-	mods := map[string]func(*connector.Config){
-		"dztoast":    func(*connector.Config) {},
-		"dztoasthex": func(c *connector.Config) { c.Format.BinaryHandlingMode = "hex" },
-		"dztoastmap": func(c *connector.Config) { c.Format.HstoreHandlingMode = "map" },
+	mods := map[string]func(*config.Config){
+		"dztoast":    func(*config.Config) {},
+		"dztoasthex": func(c *config.Config) { c.Format.BinaryHandlingMode = "hex" },
+		"dztoastmap": func(c *config.Config) { c.Format.HstoreHandlingMode = "map" },
 	}
 	var runs []*running
 	for name, mod := range mods {
 		cfg := e.config(name, tables[name]...)
-		cfg.Snapshot.Mode = connector.SnapshotNever
+		cfg.Snapshot.Mode = config.SnapshotNever
 		cfg.Format.JSONSchemas = true
 		cfg.Kafka.MaxRecordBytes = 8 << 20 // the REPLICA IDENTITY FULL date[]: 1.2 MB
 

@@ -43,7 +43,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/connecttest"
 )
 
@@ -111,7 +111,7 @@ CREATE TABLE circle_table (pk serial, ccircle circle, PRIMARY KEY(pk));
 type dbzPipe struct {
 	name   string
 	tables []string
-	mod    func(*connector.Config)
+	mod    func(*config.Config)
 }
 
 // dbzPipes: the default modes, and the other modes Debezium's tests set,
@@ -128,26 +128,26 @@ func dbzPipes() []dbzPipe {
 		// include.unknown.datatypes false: the isbn column is text all the
 		// same (RecordsStreamProducerIT.java:358-364,
 		// RecordsSnapshotProducerIT.java:214-226).
-		{"dznounk", []string{"custom_table", dzDomainArrayTable}, func(c *connector.Config) { c.Format.IncludeUnknownDatatypes = false }},
+		{"dznounk", []string{"custom_table", dzDomainArrayTable}, func(c *config.Config) { c.Format.IncludeUnknownDatatypes = false }},
 		// time.precision.mode microseconds and nanoseconds
 		// (PostgresTemporalPrecisionHandlingIT.java:180-186, :265-270).
 		// time.precision.mode isostring (PostgresTemporalPrecisionHandlingIT.java:95-100, :402-405, :431-434).
-		{"dziso", []string{dzTemporalTable, "time_table", "array_table"}, func(c *connector.Config) {
+		{"dziso", []string{dzTemporalTable, "time_table", "array_table"}, func(c *config.Config) {
 			c.Format.TimePrecisionMode = "isostring"
 			c.Format.IncludeUnknownDatatypes = true
 		}},
-		{"dzmicro", []string{dzTemporalTable}, func(c *connector.Config) {
+		{"dzmicro", []string{dzTemporalTable}, func(c *config.Config) {
 			c.Format.TimePrecisionMode = "microseconds"
 			c.Format.IncludeUnknownDatatypes = true
 		}},
-		{"dznano", []string{dzTemporalTable}, func(c *connector.Config) {
+		{"dznano", []string{dzTemporalTable}, func(c *config.Config) {
 			c.Format.TimePrecisionMode = "nanoseconds"
 			c.Format.IncludeUnknownDatatypes = true
 		}},
 		// decimal.handling.mode double and include.unknown.datatypes, as
 		// Debezium's domain tests (RecordsSnapshotProducerIT.java:963-966,
 		// RecordsStreamProducerIT.java:3110-3114).
-		{"dzalias", []string{"alias_table", "nested.alias_table"}, func(c *connector.Config) {
+		{"dzalias", []string{"alias_table", "nested.alias_table"}, func(c *config.Config) {
 			c.Format.DecimalHandlingMode = "double"
 			c.Format.IncludeUnknownDatatypes = true
 		}},
@@ -155,7 +155,7 @@ func dbzPipes() []dbzPipe {
 		// json, binary bytes; include.unknown.datatypes for circle_table
 		// (RecordsStreamProducerIT.java:1341-1347) and custom_table's isbn
 		// (RecordsStreamProducerIT.java:349-355).
-		{"dzdflt", all, func(c *connector.Config) { c.Format.IncludeUnknownDatatypes = true }},
+		{"dzdflt", all, func(c *config.Config) { c.Format.IncludeUnknownDatatypes = true }},
 		// time.precision.mode adaptive_time_microseconds
 		// (RecordsSnapshotProducerIT.java:430-437), interval.handling.mode
 		// string (RecordsStreamProducerIT.java:243-252), decimal.handling.mode
@@ -163,7 +163,7 @@ func dbzPipes() []dbzPipe {
 		// map (RecordsStreamProducerIT.java:1220-1256), binary.handling.mode
 		// base64 (RecordsStreamProducerIT.java:1311-1317, :1351-1358).
 		{"dzalt", append([]string{"time_table", "numeric_decimal_table", "salary", dzMoneyTable, "hstore_table", "hstore_table_mul",
-			"hstore_table_with_null", "hstore_table_with_special"}, binTables...), func(c *connector.Config) {
+			"hstore_table_with_null", "hstore_table_with_special"}, binTables...), func(c *config.Config) {
 			c.Format.TimePrecisionMode = "adaptive_time_microseconds"
 			c.Format.IntervalHandlingMode = "string"
 			c.Format.DecimalHandlingMode = "string"
@@ -174,7 +174,7 @@ func dbzPipes() []dbzPipe {
 		// decimal.handling.mode double (RecordsStreamProducerIT.java:1189-1195, :3792-3813),
 		// binary.handling.mode hex (RecordsStreamProducerIT.java:1331-1337,
 		// :1373-1380).
-		{"dzdbl", append([]string{"numeric_decimal_table", "salary", dzMoneyTable, "numeric_table_with_n_defaults", "numeric_table_with_defaults"}, binTables...), func(c *connector.Config) {
+		{"dzdbl", append([]string{"numeric_decimal_table", "salary", dzMoneyTable, "numeric_table_with_n_defaults", "numeric_table_with_defaults"}, binTables...), func(c *config.Config) {
 			c.Format.DecimalHandlingMode = "double"
 			c.Format.BinaryHandlingMode = "hex"
 			c.Format.IncludeUnknownDatatypes = true
@@ -182,7 +182,7 @@ func dbzPipes() []dbzPipe {
 		// binary.handling.mode base64-url-safe (RecordsStreamProducerIT.java:1321-1327, :1362-1369);
 		// money.fraction.digits 0 (no Debezium test sets it: the expected
 		// values follow PostgresValueConverter.java:908, setScale HALF_UP).
-		{"dzurl", append([]string{"cash_table"}, binTables...), func(c *connector.Config) {
+		{"dzurl", append([]string{"cash_table"}, binTables...), func(c *config.Config) {
 			c.Format.BinaryHandlingMode = "base64-url-safe"
 			c.Format.MoneyFractionDigits = 0
 			c.Format.IncludeUnknownDatatypes = true
@@ -233,7 +233,7 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 			qualified[i] = dbzQualified(tb)
 		}
 		cfg := e.config(p.name, qualified...)
-		cfg.Snapshot.Mode = connector.SnapshotInitial
+		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Format.JSONSchemas = true
 		p.mod(&cfg)
 		runs = append(runs, startStreaming(t, cfg))

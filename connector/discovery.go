@@ -10,6 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -24,14 +27,14 @@ import (
 func (s *snapshotter) discover(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	db, err := connectSQL(ctx, s.c.pgcfg)
+	db, err := pgsource.Dial(ctx, s.c.pgcfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close(context.Background())
 	pub := s.cfg.postgres.Publication
 	if len(s.cfg.tables.Include) > 0 {
-		added, keyless, err := addMatchingTables(ctx, db, pub, s.cfg.tables)
+		added, keyless, err := pgsource.AddMatchingTables(ctx, db, pub, s.cfg.tables)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -43,7 +46,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		if len(added) > 0 {
 			s.log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", added))
 		}
-		s.keyless.report(s.log, keyless)
+		s.keyless.Report(s.log, keyless)
 	}
 	// A publication without publish_via_partition_root lists the
 	// partitions of a partitioned table, each streamed as a table of its
@@ -57,7 +60,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	}
 	type found struct {
 		oid  uint32
-		tn   TableName
+		tn   config.TableName
 		name string
 	}
 	var tables []found
@@ -74,10 +77,10 @@ func (s *snapshotter) discover(ctx context.Context) error {
 				s.log.Warn("the publication publishes the partitions of a partitioned table as tables of their own (one topic each; a row that moves "+
 					"between partitions becomes a delete in one and a create in another): it was created without publish_via_partition_root. "+
 					"To capture the table through its root, create the publication anew WITH (publish_via_partition_root = true) with a new "+
-					"slot, or ALTER PUBLICATION "+QuoteIdent(pub)+" SET (publish_via_partition_root = true) and resnapshot the table",
+					"slot, or ALTER PUBLICATION "+config.QuoteIdent(pub)+" SET (publish_via_partition_root = true) and resnapshot the table",
 					zap.String("publication", pub), zap.String("table", rootSch+"."+rootTab), zap.String("partition", sch+"."+tab))
 			}
-			f.tn = TableName{sch, tab}
+			f.tn = config.TableName{Schema: sch, Table: tab}
 			f.name = f.tn.String()
 			tables = append(tables, f)
 		}
@@ -91,9 +94,9 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	// configuration error; later, a new table that would take a captured
 	// table's topic is left out, with an error in the log.
 	first := !s.discovered
-	var keep, add []TableName
+	var keep, add []config.TableName
 	for _, f := range tables {
-		if !first && s.phases.get(f.name) != nil {
+		if !first && s.phases.Get(f.name) != nil {
 			keep = append(keep, f.tn)
 		} else {
 			add = append(add, f.tn)
@@ -101,7 +104,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	}
 	clashes := s.cfg.naming.Clashes(keep, add)
 	if first && len(clashes) > 0 {
-		return topicClashError(clashes)
+		return config.TopicClashError(clashes)
 	}
 	s.discovered = true
 	refused := map[string]bool{}
@@ -109,7 +112,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 		refused[c.Table.String()] = true
 		if !s.clashLogged[c.Table] {
 			if s.clashLogged == nil {
-				s.clashLogged = map[TableName]bool{}
+				s.clashLogged = map[config.TableName]bool{}
 			}
 			s.clashLogged[c.Table] = true
 			s.log.Error("new table not captured: "+c.Error(), zap.Stringer("table", c.Table), zap.String("topic", c.Topic))
@@ -131,24 +134,24 @@ func (s *snapshotter) discover(ctx context.Context) error {
 	}()
 	for _, f := range tables {
 		if s.names == nil {
-			s.names = map[string]TableName{}
+			s.names = map[string]config.TableName{}
 		}
 		s.names[f.name] = f.tn
-		if cur := s.phases.get(f.name); cur != nil && (cur.Phase != offsets.PhaseDropped || cur.OID == f.oid) || refused[f.name] {
+		if cur := s.phases.Get(f.name); cur != nil && (cur.Phase != offsets.PhaseDropped || cur.OID == f.oid) || refused[f.name] {
 			continue
 		}
 		oid := f.oid // a new table, or one created again under a dropped table's name
-		if old := s.phases.all().renamed(oid); old != nil && !published[old.Table.Table] {
+		if old := s.phases.All().Renamed(oid); old != nil && !published[old.Table.Table] {
 			if s.inheritRename(ctx, f.name, old) {
 				continue
 			}
 		}
 		if !first {
-			s.phases.markFresh(f.name)
+			s.phases.MarkFresh(f.name)
 		}
-		if s.cfg.snapshot.Mode == SnapshotNever || first && s.adopt {
+		if s.cfg.snapshot.Mode == config.SnapshotNever || first && s.adopt {
 			// Ready at M, the main worker's position as the view changes.
-			ts, wait := s.phases.update(f.name, func(ts *tableState, m schema.LSN) {
+			ts, wait := s.phases.Update(f.name, func(ts *phases.State, m schema.LSN) {
 				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(m)
 			})
 			stored = append(stored, wait)
@@ -159,7 +162,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 			s.log.Info("new table streams without a snapshot ("+why+")", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 			continue
 		}
-		_, wait := s.phases.update(f.name, func(ts *tableState, _ schema.LSN) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		_, wait := s.phases.Update(f.name, func(ts *phases.State, _ schema.LSN) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
 		stored = append(stored, wait)
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
 	}
@@ -172,9 +175,9 @@ func (s *snapshotter) discover(ctx context.Context) error {
 // publication, or renamed, still exists and keeps its phase. A copy that
 // runs is left to fail first.
 func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published map[string]bool) error {
-	var gone []*tableState
+	var gone []*phases.State
 	var oids []uint32
-	for name, ts := range s.phases.all() {
+	for name, ts := range s.phases.All() {
 		if !published[name] && ts.OID != 0 && ts.Phase != offsets.PhaseDropped && ts.Phase != offsets.PhaseCopying {
 			gone = append(gone, ts)
 			oids = append(oids, ts.OID)
@@ -203,11 +206,11 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 			continue
 		}
 		name := ts.Table.Table
-		s.setPhase(ctx, name, func(next *tableState) {
+		s.setPhase(ctx, name, func(next *phases.State) {
 			if next.Phase != offsets.PhaseReady && next.Phase != offsets.PhaseCatchup {
 				next.LSN = 0 // never handed over: the main worker writes none of it
 			}
-			next.Phase, next.LastError, next.Retry, next.retryAt = offsets.PhaseDropped, "", "", 0
+			next.Phase, next.LastError, next.Retry, next.RetryAt = offsets.PhaseDropped, "", "", 0
 		})
 		s.log.Info("table dropped: nothing more to copy or stream (its changes before the DROP are written)", zap.String("table", name))
 	}
@@ -220,14 +223,14 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 // by its oid, phases.go). While the old name's copy runs, the decision
 // waits for the copy's handover (its catch-up follows the rename too); it
 // reports false when a copy is queued for the new name instead.
-func (s *snapshotter) inheritRename(ctx context.Context, name string, old *tableState) bool {
+func (s *snapshotter) inheritRename(ctx context.Context, name string, old *phases.State) bool {
 	switch old.Phase {
 	case offsets.PhaseReady, offsets.PhaseCatchup:
-		ts := s.phases.inherit(ctx, name, old)
+		ts := s.phases.Inherit(ctx, name, old)
 		// The old name no longer exists: dropped, as status shows it. Its
 		// changes before the rename, which a main worker behind it has yet
 		// to decide, are still written (phases.go).
-		s.setPhase(ctx, old.Table.Table, func(ts *tableState) { ts.Phase = offsets.PhaseDropped })
+		s.setPhase(ctx, old.Table.Table, func(ts *phases.State) { ts.Phase = offsets.PhaseDropped })
 		s.log.Info("table renamed: captured under its new name without a new copy",
 			zap.String("from", old.Table.Table), zap.String("table", name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 		return true

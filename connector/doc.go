@@ -6,9 +6,9 @@
 //
 //	source (Postgres)
 //	  stream/ (pgoutput session) ──► main worker: emitter.go ───────────┐
-//	  copy.go, copy_rows.go (COPY)  ─► copy workers: snapshot.go ────────┤  phase rules: phases.go, handover.go
+//	  copy.go, copy_rows.go (COPY)  ─► copy workers: snapshot.go ────────┤  phase rules: internal/phases, handover.go
 //	  copy_catchup.go (private catch-up on the copy's slot) ────────────┤  (who emits a table's change)
-//	  catalog.go, keys.go (columns, types, the one key of a table) ─────┤
+//	  pgsource, keys.go (columns, types, the one key of a table) ───────┤
 //	                                                                     ▼
 //	plan        plan.go: per relation, once: topic, key, envelope (outbox.go,
 //	            flat headers flatheaders.go), NOT NULL relaxing (nullable.go);
@@ -26,22 +26,23 @@
 //	tracker     tracker.go: acks ──► one contiguous durable LSN ──► the offsets
 //	            topic (the sink's checkpoint) and the standby status to Postgres
 //
-// Around it: setup.go and source.go check the source and make the slot,
-// publication.go decides what goes in the publication, topics.go and
+// Around it: setup.go and pgsource check the source and make the slot,
+// pgsource decides what goes in the publication, topics.go and
 // topicname.go name and create topics (a snapshot run's in one request),
 // link.go bounds every Postgres connection against a half-open link
 // (socket options, query deadlines, a silent COPY) and linkwatch.go keeps
 // /readyz true to the links,
 // prefetch.go registers a snapshot run's Avro schemas many at once ahead
 // of its copies, heartbeat*.go keeps an idle slot
-// moving, retry.go classifies every error once (classify for the
-// pipeline, tableFault for a table), stop.go bounds a clean stop,
+// moving, internal/fault classifies every error once (Classify for the
+// pipeline, TableFault for a table), stop.go bounds a clean stop,
 // standby.go runs the pipeline on only the active one of several
 // instances (ha.enabled: members of a Kafka consumer group, a fresh
 // Pipeline per activation; group.go is the membership), workers.go shares
 // the pipelines of a config directory among the members of a worker group
-// (the same seats, one per pipeline), and config*.go is the configuration
-// (types, validation, keys and environment, loading, printing). A copy of
+// (the same seats, one per pipeline), and package config is the
+// configuration (types, validation, keys and environment, loading,
+// printing, the Postgres and Kafka dialers). A copy of
 // more than one chunk resumes by chunk after a crash (copy_resume.go: the
 // plan and the resume, copy_resume_stream.go: its stream since the base,
 // copy_checkpoint.go: per-chunk checkpoints, copyslot.go: the persistent

@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -19,9 +22,9 @@ type emitter struct {
 	w *recordWriter
 
 	// view is the phases as of the open transaction's Begin (main worker);
-	// viewGen counts the views taken, so that a plan's cached state of its
-	// table (recordPlan.state) is looked up once per transaction.
-	view    phaseView
+	// viewGen counts the views taken, so that a route's cached state of its
+	// table (route.state) is looked up once per transaction.
+	view    phases.View
 	viewGen uint64
 	commit  schema.LSN
 	// failed holds the tables parked during the open transaction, whose
@@ -33,12 +36,12 @@ type emitter struct {
 	meta    txMetadata
 	txReady bool
 
-	// routes is the plan of each table (by oid) for the relation it was
-	// made from (recordPlan.from).
-	routes map[uint32]*recordPlan
-	// last is the plan of the relation of the change before: a run of one
+	// routes is the route of each table (by oid), its plan for the
+	// relation it was made from (recordPlan.from).
+	routes map[uint32]*route
+	// last is the route of the relation of the change before: a run of one
 	// table's changes finds its plan without a map lookup.
-	last *recordPlan
+	last *route
 	// shapes is each table's last relation (by oid) and announced the
 	// tables whose DDL message the next new shape follows (schemachange.go).
 	shapes    map[uint32]shapeAt
@@ -77,9 +80,9 @@ type emitterConfig struct {
 
 	// gate applies the phase rules (main worker only; nil for a copy
 	// worker's private catch-up).
-	gate      *phases
+	gate      *phases.Rules
 	hooks     *Hooks
-	onPromote func([]*tableState) // logs the tables gate promoted (and stored)
+	onPromote func([]*phases.State) // logs the tables gate promoted (and stored)
 	// storesShapes records a table's shape fingerprint when it changes
 	// (main worker only; gate stores it), for the next run's comparison.
 	storesShapes bool
@@ -97,7 +100,7 @@ type emitterConfig struct {
 	// onSignal receives the signals inserted into signals.table (main
 	// worker only; nil otherwise); signalTable is that table.
 	onSignal    func(*schema.Change)
-	signalTable TableName
+	signalTable config.TableName
 
 	// skipThrough: the changes at or below it of the first transaction
 	// are in Kafka already, sent by the Debezium connector mooncdc took
@@ -107,7 +110,7 @@ type emitterConfig struct {
 
 func newEmitter(cfg emitterConfig) *emitter {
 	written := cfg.metrics.ChangesWritten
-	return &emitter{emitterConfig: cfg, routes: make(map[uint32]*recordPlan),
+	return &emitter{emitterConfig: cfg, routes: make(map[uint32]*route),
 		w: newRecordWriter(cfg.enc, cfg.sink, newAcks(cfg.tracker, new(recordPool), written, cfg.opts.txTopic, cfg.opts.schemaChangeTopic))}
 }
 
@@ -129,8 +132,8 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 	}
 	if e.gate != nil {
 		e.hooks.call(HookMainBegin, "")
-		var moved []*tableState
-		e.view, moved = e.gate.begin(tx.CommitLSN)
+		var moved []*phases.State
+		e.view, moved = e.gate.Begin(tx.CommitLSN)
 		e.viewGen++
 		e.commit = tx.CommitLSN
 		if moved != nil && e.onPromote != nil {
@@ -155,7 +158,7 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 		e.activity.Add(1)
 	}
 	if e.gate != nil {
-		if moved := e.gate.advance(tx.EndLSN); moved != nil && e.onPromote != nil {
+		if moved := e.gate.Advance(tx.EndLSN); moved != nil && e.onPromote != nil {
 			e.onPromote(moved)
 		}
 	}
@@ -169,10 +172,10 @@ func (e *emitter) Change(ch *schema.Change) error {
 		return nil
 	}
 	if ch.Op == schema.OpMessage {
-		if ch.Message.Prefix == HeartbeatMessagePrefix {
+		if ch.Message.Prefix == config.HeartbeatMessagePrefix {
 			return e.heartbeat(ch)
 		}
-		if ch.Message.Prefix == DDLMessagePrefix {
+		if ch.Message.Prefix == config.DDLMessagePrefix {
 			if done, err := e.schemaChange(ch); done || err != nil {
 				return err
 			}
@@ -215,11 +218,11 @@ func (e *emitter) Change(ch *schema.Change) error {
 		}
 	}
 	if e.gate != nil {
-		if r.viewGen != e.viewGen {
-			r.state, r.ownState = e.view.stateOf(r.name, ch.Relation.OID)
-			r.viewGen = e.viewGen
+		if r.gen != e.viewGen {
+			r.state, r.own = e.view.StateOf(r.name, ch.Relation.OID)
+			r.gen = e.viewGen
 		}
-		if !emitsChange(r.state, r.ownState, ch.Relation.OID, e.commit, ch.LSN) {
+		if !phases.EmitsChange(r.state, r.own, ch.Relation.OID, e.commit, ch.LSN) {
 			return nil // not handed over yet, or emitted by the copy worker, or parked
 		}
 	}
@@ -240,14 +243,14 @@ func (e *emitter) Change(ch *schema.Change) error {
 		r.prepared = true
 	}
 	ch.Relation = r.rel
-	if err := e.relaxNulls(e.ctx, r, ch); err != nil {
+	if err := e.relaxNulls(e.ctx, r.recordPlan, ch); err != nil {
 		return e.tableError(r.name, ch.LSN, err)
 	}
 	write := e.changeOf
 	if r.outbox {
 		write = e.outboxChange
 	}
-	if err := write(r, ch); err != nil {
+	if err := write(r.recordPlan, ch); err != nil {
 		return e.tableError(r.name, ch.LSN, err)
 	}
 	return nil
@@ -276,7 +279,7 @@ func (e *emitter) ownUnit(lsn schema.LSN, produce func(*txAck) error) error {
 // and goes on with the others; anything else stops the stream, which is
 // what a copy worker's catch-up does too (its copy then fails).
 func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
-	if !tableFault(err) || e.onTableError == nil {
+	if !fault.TableFault(err) || e.onTableError == nil {
 		return err
 	}
 	if e.failed == nil {
@@ -303,13 +306,28 @@ func (e *emitter) changeOf(r *recordPlan, ch *schema.Change) error {
 	return e.produce(e.cur, r.topic, ch, ch.Op == schema.OpDelete)
 }
 
+// route is the main worker's entry for a table: its plan (what is decided
+// once per relation) and what the main worker learns of the table as it
+// runs, which a plan must not hold: its phase in the view numbered gen
+// (own: under the table's own name, not by its oid after a rename),
+// looked up once per transaction, not per row, and whether its record
+// schemas are registered (prepared; a copy registers them per connection,
+// before its first row).
+type route struct {
+	*recordPlan
+	state    *phases.State
+	own      bool
+	gen      uint64
+	prepared bool
+}
+
 // route returns where the changes of ch's relation go. Relations are
 // immutable and replaced on change (a new Relation message), so the cache
 // holds one plan per table oid, good while its relation is the one the
 // plan was made from (recordPlan.made); it is rebuilt when a session ends
 // (relations are per session). A relation seen for the first time may
 // announce a schema change (schemachange.go).
-func (e *emitter) route(ch *schema.Change) (*recordPlan, error) {
+func (e *emitter) route(ch *schema.Change) (*route, error) {
 	rel := ch.Relation
 	if e.last != nil && e.last.made(rel) {
 		return e.last, nil
@@ -319,7 +337,7 @@ func (e *emitter) route(ch *schema.Change) (*recordPlan, error) {
 		return r, nil
 	}
 	pl := e.plans.plan(rel, e.include(rel.Schema, rel.Table) || e.oid != 0 && rel.OID == e.oid)
-	r := &pl
+	r := &route{recordPlan: &pl}
 	if !r.skip {
 		if r.ownTopic() {
 			if err := e.topics.ensure(r.topic); err != nil {
@@ -427,3 +445,7 @@ func (e *RecordError) Error() string {
 	return fmt.Sprintf("encode change at LSN %s for topic %q: %v", e.LSN, e.Topic, e.Err)
 }
 func (e *RecordError) Unwrap() error { return e.Err }
+
+// Fatal marks the error as one no retry fixes: a value that cannot be
+// encoded; retrying would crash-loop.
+func (e *RecordError) Fatal() {}

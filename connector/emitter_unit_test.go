@@ -12,6 +12,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -53,7 +55,7 @@ func row(vals ...string) schema.Tuple {
 // of at most maxRecord bytes.
 func testFormats(t *testing.T, maxRecord int) *formats {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.ApplyDefaults()
 	cfg.Kafka.TopicPrefix = "shop"
@@ -76,9 +78,9 @@ type emitterFixture struct {
 
 // newEmitterFixture is a main worker's emitter whose tables are all
 // handed over at LSN 0 (except those in phases), every topic known.
-func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*tableState) *emitterFixture {
+func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*phases.State) *emitterFixture {
 	fx := &emitterFixture{f: &fakeProducer{}, tracker: NewTracker(0, 1<<20, nil)}
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.ApplyDefaults()
 	cfg.Kafka.TopicPrefix = "shop"
@@ -87,19 +89,19 @@ func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*tableState) *
 	for _, tbl := range []string{"t", "u", "badkey", "big"} {
 		topics.known["shop.public."+tbl] = true
 	}
-	phs := map[string]*tableState{}
+	phs := map[string]*phases.State{}
 	for _, tbl := range []string{"public.t", "public.u", "public.badkey", "public.big"} {
-		phs[tbl] = &tableState{Table: offsets.Table{Table: tbl, Phase: offsets.PhaseReady}}
+		phs[tbl] = &phases.State{Table: offsets.Table{Table: tbl, Phase: offsets.PhaseReady}}
 	}
 	for k, v := range ph {
 		phs[k] = v
 	}
-	gate := newPhases(0, phs)
+	gate := phases.New(0, phs)
 	fm := testFormats(t, maxRecord)
 	fx.em = newEmitter(emitterConfig{ctx: context.Background(), sink: d.main(fx.tracker), tracker: fx.tracker, topics: topics,
 		enc: fm.codec(), metrics: testDeliveryConfig(fx.f).metrics, prefix: "shop", plans: newPlanner(cfg, fm.naming),
-		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: cfg.recordOptions(),
-		gate: gate, hooks: &Hooks{}, onPromote: func([]*tableState) {},
+		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: recordOptionsOf(&cfg),
+		gate: gate, hooks: &Hooks{}, onPromote: func([]*phases.State) {},
 		onTableError: func(table string, _ schema.LSN, err error) { fx.parked = append(fx.parked, table) }})
 	return fx
 }
@@ -231,7 +233,7 @@ func TestEmitterParksOnlyTheTableItCannotWrite(t *testing.T) {
 // only the transactions with commit LSN >= L (the copy worker wrote the
 // others); a table not handed over writes nothing.
 func TestEmitterFollowsTheHandover(t *testing.T) {
-	fx := newEmitterFixture(t, 1_000_000, map[string]*tableState{
+	fx := newEmitterFixture(t, 1_000_000, map[string]*phases.State{
 		"public.t": {Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseCatchup, LSN: 150}},
 		"public.u": {Table: offsets.Table{Table: "public.u", Phase: offsets.PhaseCopying}},
 	})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -18,12 +20,6 @@ const (
 	ExitFenced       = 4
 )
 
-// ConfigError reports invalid configuration; the CLI exits with ExitConfig.
-type ConfigError struct{ Err error }
-
-func (e *ConfigError) Error() string { return "invalid config: " + e.Err.Error() }
-func (e *ConfigError) Unwrap() error { return e.Err }
-
 // UnsafeResumeError reports that the offsets in Kafka do not describe the
 // Postgres source or slot that mooncdc is connected to. Resuming would lose
 // or duplicate data, so the pipeline stops; the message says how to start over.
@@ -34,6 +30,10 @@ type UnsafeResumeError struct {
 
 func (e *UnsafeResumeError) Error() string { return "unsafe resume: " + e.Reason }
 func (e *UnsafeResumeError) Unwrap() error { return e.cause }
+
+// UnsafeResume marks the error for classify: stop, the offsets do not
+// describe this source or slot.
+func (e *UnsafeResumeError) UnsafeResume() {}
 
 // FencedError reports that another mooncdc with the same name (the same
 // transactional id) took over: this one must never write again.
@@ -48,7 +48,12 @@ func (e *FencedError) Error() string {
 		"one stops and writes nothing more. Run one instance per name; if no other runs, restart this one: it resumes from the " +
 		"last commit (" + e.Err.Error() + ")"
 }
+
 func (e *FencedError) Unwrap() error { return e.Err }
+
+// Fatal marks the error as one no retry fixes: another instance holds the
+// transactional id.
+func (e *FencedError) Fatal() {}
 
 // ShutdownTimeoutError is a clean stop that did not finish within
 // shutdown_timeout, most often because Kafka did not acknowledge what was
@@ -66,23 +71,9 @@ func (e *ShutdownTimeoutError) Error() string {
 		"(is Kafka reachable? raise shutdown_timeout to wait longer)", e.Timeout, e.Unacked, e.Durable)
 }
 
-// IsNotKafka reports whether err is a reply that is not the Kafka
-// protocol: a server that is not a Kafka broker (Postgres, an HTTP server)
-// listens at an address of kafka.brokers. franz-go reads the reply's first
-// four bytes as a response size and refuses it as "invalid large response
-// size" or "invalid negative response size" (kgo broker.go parseReadSize;
-// its error is not exported, so its text is matched).
-func IsNotKafka(err error) bool {
-	if err == nil {
-		return false
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "invalid large response size") || strings.Contains(msg, "invalid negative response size")
-}
-
 // notKafkaError is the configuration error for IsNotKafka.
 func notKafkaError(brokers []string, err error) error {
-	return &ConfigError{Err: fmt.Errorf("kafka.brokers %s: not a Kafka broker: a server there answered with something that is not the Kafka protocol "+
+	return &config.ConfigError{Err: fmt.Errorf("kafka.brokers %s: not a Kafka broker: a server there answered with something that is not the Kafka protocol "+
 		"(another service on that port, such as Postgres or an HTTP server); check kafka.brokers (host:port of the brokers' listener) (%v)",
 		strings.Join(brokers, ","), err)}
 }
@@ -90,7 +81,7 @@ func notKafkaError(brokers []string, err error) error {
 // ExitCode maps an error returned by Run (or config loading) to the process
 // exit code.
 func ExitCode(err error) int {
-	var ce *ConfigError
+	var ce *config.ConfigError
 	var ue *UnsafeResumeError
 	var fe *FencedError
 	switch {
@@ -106,3 +97,8 @@ func ExitCode(err error) int {
 		return ExitRuntime
 	}
 }
+
+// IsNotKafka reports whether err is a reply that is not the Kafka protocol
+// (a server that is not a Kafka broker listens at an address of
+// kafka.brokers): fault.IsNotKafka, for the command's check.
+func IsNotKafka(err error) bool { return fault.IsNotKafka(err) }

@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -36,13 +38,6 @@ import (
 //
 // A change the registry accepts streams without a pause. With JSON
 // formats there is no registry and nothing to decide.
-
-// The schema evolution policies.
-const (
-	EvolutionPark       = "park"
-	EvolutionNewSubject = "new_subject"
-	EvolutionForce      = "force"
-)
 
 // SchemaEvolutionError is an incompatible schema change of a table parked
 // at its DDL (policy park).
@@ -80,7 +75,7 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 	}
 	for _, t := range m.Tables {
 		name := t.Schema + "." + t.Table
-		if !e.include(t.Schema, t.Table) || e.failed[name] || !e.view.emits(name, t.OID, e.commit) {
+		if !e.include(t.Schema, t.Table) || e.failed[name] || !e.view.Emits(name, t.OID, e.commit) {
 			continue
 		}
 		rel, ok := t.Relation()
@@ -110,7 +105,7 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 // that would refuse it. It blocks while the registry is unreachable.
 func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, lsn schema.LSN) error {
 	c, reg := e.enc, e.enc.reg
-	if reg == nil || e.gate == nil || e.failed[name] || !e.view.emits(name, rel.OID, e.commit) {
+	if reg == nil || e.gate == nil || e.failed[name] || !e.view.Emits(name, rel.OID, e.commit) {
 		return nil // JSON, a copy's catch-up, or a table the main worker does not write
 	}
 	for _, role := range []struct {
@@ -135,7 +130,7 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, l
 		}
 		switch {
 		case err == nil:
-		case e.ctx.Err() != nil, errors.As(err, new(*ConfigError)), registryRetryable(err):
+		case e.ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
 			return err // stopping, or bad credentials (every table alike)
 		default:
 			// The registry refuses the question itself (a 4xx): the
@@ -148,9 +143,9 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, l
 			continue // the registry accepts it: the first row registers it
 		}
 		switch reg.evolution {
-		case EvolutionNewSubject:
+		case config.EvolutionNewSubject:
 			err = reg.newSubject(e.ctx, topicSubject(topic, role.isKey), text)
-		case EvolutionForce:
+		case config.EvolutionForce:
 			err = reg.force(e.ctx, subject, text)
 		default:
 			return e.tableError(name, lsn, &tableSchemaError{err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}})
@@ -175,7 +170,7 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 	reg := c.reg
 	for range 2 { // the key and the value subject
 		var inc *SchemaIncompatibleError
-		if reg == nil || reg.evolution == EvolutionPark || !errors.As(err, &inc) {
+		if reg == nil || reg.evolution == config.EvolutionPark || !errors.As(err, &inc) {
 			return err
 		}
 		isKey := strings.HasPrefix(inc.Subject, topic+"-key")
@@ -188,7 +183,7 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 			return err
 		}
 		var perr error
-		if reg.evolution == EvolutionNewSubject {
+		if reg.evolution == config.EvolutionNewSubject {
 			perr = reg.newSubject(ctx, topicSubject(topic, isKey), text)
 		} else {
 			perr = reg.force(ctx, inc.Subject, text)
@@ -207,7 +202,7 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 // table's (parked, or its copy failed) unless it is the pipeline's
 // (stopping, credentials, registry unreachable).
 func refusal(ctx context.Context, err error) error {
-	if ctx.Err() != nil || errors.As(err, new(*ConfigError)) || registryRetryable(err) {
+	if ctx.Err() != nil || errors.As(err, new(*config.ConfigError)) || registryRetryable(err) {
 		return err
 	}
 	return &tableSchemaError{err: err}
@@ -234,7 +229,7 @@ func topicSubject(topic string, isKey bool) string {
 // now: base itself, or under new_subject its newest generation, base-vN,
 // found in the registry the first time and followed after each change.
 func (r *registry) subject(ctx context.Context, base string) (string, error) {
-	if r.evolution != EvolutionNewSubject {
+	if r.evolution != config.EvolutionNewSubject {
 		return base, nil
 	}
 	r.mu.Lock()
@@ -380,7 +375,7 @@ func (r *registry) setLevel(ctx context.Context, subject string, l *sr.Compatibi
 // retrying runs call until it succeeds or fails for good, waiting with
 // backoff while the registry is unreachable, as id does.
 func (r *registry) retrying(ctx context.Context, subject string, call func() error) error {
-	b := newBackoff(100*time.Millisecond, 10*time.Second)
+	b := fault.NewBackoff(100*time.Millisecond, 10*time.Second)
 	for attempt := 0; ; attempt++ {
 		err := call()
 		if err == nil || !registryRetryable(err) {
@@ -390,7 +385,7 @@ func (r *registry) retrying(ctx context.Context, subject string, call func() err
 			r.log.Warn("Schema Registry unavailable; retrying (the stream waits, nothing is skipped)",
 				zap.String("subject", subject), zap.Error(err))
 		}
-		if !r.sleep(ctx, b.next()) {
+		if !r.sleep(ctx, b.Next()) {
 			return fmt.Errorf("schema registry, subject %q: %w (last error: %v)", subject, context.Canceled, err)
 		}
 	}

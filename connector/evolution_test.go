@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -18,12 +18,12 @@ import (
 // primary key, v int) and public.b, with the DDL event trigger installed
 // by run (trigger) or without it (the change derived from pgoutput's
 // Relation messages).
-func evolutionEnv(t *testing.T, name string, mode connector.Delivery, trigger bool, policy string) (*env, *srtest.Registry, *running) {
+func evolutionEnv(t *testing.T, name string, mode config.Delivery, trigger bool, policy string) (*env, *srtest.Registry, *running) {
 	e, reg, _, r := evolutionEnvConfig(t, name, mode, trigger, policy)
 	return e, reg, r
 }
 
-func evolutionEnvConfig(t *testing.T, name string, mode connector.Delivery, trigger bool, policy string) (*env, *srtest.Registry, connector.Config, *running) {
+func evolutionEnvConfig(t *testing.T, name string, mode config.Delivery, trigger bool, policy string) (*env, *srtest.Registry, config.Config, *running) {
 	t.Helper()
 	e := newEnv(t)
 	reg := srtest.New(t)
@@ -113,9 +113,9 @@ func waitPhase(t *testing.T, r *running, table string, ok func(offsets.Table) bo
 // (decided at the new Relation message, before its first row).
 func TestIncompatibleDDLParksTheTableAtItsDDL(t *testing.T) {
 	for _, trigger := range []bool{true, false} {
-		for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+		for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 			t.Run(fmt.Sprintf("%s/trigger=%v", mode, trigger), func(t *testing.T) {
-				e, reg, r := evolutionEnv(t, "park", mode, trigger, connector.EvolutionPark)
+				e, reg, r := evolutionEnv(t, "park", mode, trigger, config.EvolutionPark)
 				e.exec(`INSERT INTO a VALUES (3, 3)`)
 				e.exec(`INSERT INTO b VALUES (1, 'one')`)
 				// Rows of both shapes in one transaction, around the DDL, and
@@ -177,7 +177,7 @@ func TestIncompatibleDDLParksTheTableAtItsDDL(t *testing.T) {
 func TestCompatibleDDLStreamsWithoutPause(t *testing.T) {
 	for _, trigger := range []bool{true, false} {
 		t.Run(fmt.Sprintf("trigger=%v", trigger), func(t *testing.T) {
-			e, reg, r := evolutionEnv(t, "compat", connector.DeliveryAtLeastOnce, trigger, connector.EvolutionPark)
+			e, reg, r := evolutionEnv(t, "compat", config.DeliveryAtLeastOnce, trigger, config.EvolutionPark)
 			e.exec(`BEGIN; INSERT INTO a VALUES (3, 3); ALTER TABLE a ADD COLUMN note text; INSERT INTO a VALUES (4, 4, 'n'); COMMIT`)
 			e.exec(`INSERT INTO a VALUES (5, 5, 'm')`)
 			recs := readAvro(t, reg, e.kafka, 5, "compat.public.a")
@@ -217,12 +217,12 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 		own     srtest.Level // the subject's own level before, "" for none
 		trigger bool
 	}{
-		{connector.EvolutionNewSubject, "", true}, {connector.EvolutionForce, srtest.Full, true}, {connector.EvolutionForce, "", true},
-		{connector.EvolutionNewSubject, "", false}, {connector.EvolutionForce, "", false},
+		{config.EvolutionNewSubject, "", true}, {config.EvolutionForce, srtest.Full, true}, {config.EvolutionForce, "", true},
+		{config.EvolutionNewSubject, "", false}, {config.EvolutionForce, "", false},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/trigger=%v", tc.policy, tc.own, tc.trigger), func(t *testing.T) {
 			name := strings.ReplaceAll(tc.policy, "_", "")
-			e, reg, cfg, r := evolutionEnvConfig(t, name, connector.DeliveryExactlyOnce, tc.trigger, tc.policy)
+			e, reg, cfg, r := evolutionEnvConfig(t, name, config.DeliveryExactlyOnce, tc.trigger, tc.policy)
 			subject := name + ".public.a-value"
 			if tc.own != "" {
 				reg.SetCompatibility(subject, tc.own)
@@ -242,7 +242,7 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 				t.Fatalf("phase %+v", ph)
 			}
 			switch tc.policy {
-			case connector.EvolutionNewSubject:
+			case config.EvolutionNewSubject:
 				if v := reg.Versions(subject); len(v) != 1 {
 					t.Errorf("%s versions %v, want the first only", subject, v)
 				}
@@ -268,7 +268,7 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 				if v := reg.Versions(subject + "-v2"); len(v) != 2 {
 					t.Errorf("%s-v2 versions %v, want 2 (the changed type, then the added column)", subject, v)
 				}
-			case connector.EvolutionForce:
+			case config.EvolutionForce:
 				if v := reg.Versions(subject); len(v) != 2 {
 					t.Errorf("%s versions %v, want 2", subject, v)
 				}
@@ -300,7 +300,7 @@ func TestParkAtDDLSurvivesACrashBeforeTheDDLIsDurable(t *testing.T) {
 	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
 	e.exec(`INSERT INTO a VALUES (1, 1), (2, 2)`)
 	cfg := avroConfig(e, reg, "crash", "public.a", "public.b")
-	cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+	cfg.Kafka.Delivery = config.DeliveryExactlyOnce
 	cfg.DDL.Capture = true
 	cfg.Heartbeat.Records = false
 	r := start(t, cfg)
@@ -357,10 +357,10 @@ func parkStored(t *testing.T, addr, name, table string) bool {
 // after switching a parked table's policy to new_subject copies it under
 // the new subject.
 func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
-	for _, policy := range []string{connector.EvolutionNewSubject, connector.EvolutionForce, connector.EvolutionPark} {
+	for _, policy := range []string{config.EvolutionNewSubject, config.EvolutionForce, config.EvolutionPark} {
 		t.Run(policy, func(t *testing.T) {
 			name := "stopped" + strings.ReplaceAll(policy, "_", "")
-			e, reg, cfg, r := evolutionEnvConfig(t, name, connector.DeliveryAtLeastOnce, false, policy)
+			e, reg, cfg, r := evolutionEnvConfig(t, name, config.DeliveryAtLeastOnce, false, policy)
 			if err := r.stop(t); err != nil {
 				t.Fatal(err)
 			}
@@ -368,7 +368,7 @@ func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
 			r = startStreaming(t, cfg)
 			e.exec(`INSERT INTO a VALUES (3, 'three')`)
 			subject := name + ".public.a-value"
-			if policy == connector.EvolutionPark {
+			if policy == config.EvolutionPark {
 				ph := waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
 				if !strings.Contains(ph.LastError, "incompatible") {
 					t.Fatalf("errored phase %+v", ph)
@@ -376,7 +376,7 @@ func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
 				if err := r.stop(t); err != nil {
 					t.Fatal(err)
 				}
-				cfg.Format.SchemaRegistry.SchemaEvolution = connector.EvolutionNewSubject
+				cfg.Format.SchemaRegistry.SchemaEvolution = config.EvolutionNewSubject
 				r = startStreaming(t, cfg)
 				resnapshot(t, name, e, r, "public.a")
 				waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "ready" || p.Phase == "catchup" })
@@ -399,7 +399,7 @@ func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
 				if ph := r.p.TablePhases()["public.a"]; ph.Phase != "ready" {
 					t.Fatalf("phase %+v", ph)
 				}
-				if policy == connector.EvolutionNewSubject {
+				if policy == config.EvolutionNewSubject {
 					if v := reg.Versions(subject + "-v2"); len(v) != 1 {
 						t.Errorf("%s-v2 versions %v, want 1", subject, v)
 					}

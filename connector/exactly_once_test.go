@@ -11,12 +11,13 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
-func eosConfig(e *env, name string, tables ...string) connector.Config {
+func eosConfig(e *env, name string, tables ...string) config.Config {
 	cfg := e.config(name, tables...)
-	cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+	cfg.Kafka.Delivery = config.DeliveryExactlyOnce
 	return cfg
 }
 
@@ -100,7 +101,7 @@ func TestSecondInstanceFencesTheFirst(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
 	cfg := eosConfig(e, "fence", "public.t")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	first := startStreaming(t, cfg)
 	e.exec(`INSERT INTO t SELECT generate_series(1, 100)`)
 	consume(t, e.kafka, 100, "fence.public.t")
@@ -147,7 +148,7 @@ func TestTransactionOverTheTimeoutStopsNamingTheSetting(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
 	cfg := eosConfig(e, "slow", "public.t")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Kafka.TransactionTimeout = 2 * time.Second
 	cfg.Kafka.TransactionMaxInterval = time.Second
 	r := startStreaming(t, cfg)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -39,11 +40,9 @@ func SetCopyCheckpointEveryForTest(d time.Duration) (undo func()) {
 }
 
 // SetQueryTimeoutForTest shortens the deadline of the queries on
-// connections opened from now on (link.go).
+// connections opened from now on (pgsource/querydeadline.go).
 func SetQueryTimeoutForTest(d time.Duration) (undo func()) {
-	old := queryTimeout
-	queryTimeout = d
-	return func() { queryTimeout = old }
+	return pgsource.SetQueryTimeout(d)
 }
 
 // SeatForTest marks p as a seat's pipeline (standby instances, a worker

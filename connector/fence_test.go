@@ -9,12 +9,13 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
 // startSeated runs cfg's pipeline as a standby seat runs it (ha.enabled:
 // connector.SeatForTest) and waits until it streams.
-func startSeated(t *testing.T, cfg connector.Config, label string) *running {
+func startSeated(t *testing.T, cfg config.Config, label string) *running {
 	t.Helper()
 	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Named(label))
 	if err != nil {
@@ -55,7 +56,7 @@ func TestPausedActiveCannotWriteAfterItsSuccessor(t *testing.T) {
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, n int NOT NULL)`)
 	e.exec(`INSERT INTO t VALUES (1, 0)`)
 	cfg := e.config("pause", "public.t")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.ApplyDefaults() // the slot's name
 	const topic = "pause.public.t"
 	a := startSeated(t, cfg, "A")

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
@@ -20,10 +21,10 @@ import (
 // flatConfig is a pipeline on public.items in the flat envelope with
 // mode, adding op, table, lsn and source.ts_ms as fields and op as a
 // header, as import-debezium maps the documentation's unwrap example.
-func flatConfig(e *env, name, mode string) connector.Config {
+func flatConfig(e *env, name, mode string) config.Config {
 	cfg := e.config(name, "public.items")
 	cfg.Heartbeat.Records = false
-	cfg.Format.Envelope = connector.EnvelopeFlat
+	cfg.Format.Envelope = config.EnvelopeFlat
 	cfg.Format.Flat.DeleteHandling = mode
 	cfg.Format.Flat.AddFields = []string{"op", "table", "lsn", "source.ts_ms"}
 	cfg.Format.Flat.AddHeaders = []string{"op"}
@@ -181,7 +182,7 @@ func TestFlatEnvelopeJSONWithSchemasAndAvro(t *testing.T) {
 	js.Format.JSONSchemas = true
 	js.Format.Flat.AddFields = append(js.Format.Flat.AddFields, "snapshot") // __snapshot: a bare source field (AENRS.java:194, 222-223)
 	av := flatConfig(e, "flatav", "rewrite")
-	av.Format.Key, av.Format.Value = connector.FormatAvro, connector.FormatAvro
+	av.Format.Key, av.Format.Value = config.FormatAvro, config.FormatAvro
 	av.Format.SchemaRegistry.URL = reg.URL()
 	av.Format.Flat.AddHeaders = []string{"op", "source.snapshot:snap"}
 	r1, r2 := startStreaming(t, js), startStreaming(t, av)

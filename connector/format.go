@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -28,7 +29,7 @@ type recordEncoder interface {
 // share the pipeline's registry. Before the first record of a relation
 // (or of logical messages), prepare registers its Avro schemas.
 type codec struct {
-	naming             TopicNaming // the topic of each table's records
+	naming             config.TopicNaming // the topic of each table's records
 	key, value         recordEncoder
 	keyAvro, valueAvro *schema.AvroEncoder
 	reg                *registry
@@ -46,10 +47,10 @@ type codec struct {
 // the envelope, and the registry they share. Built once per run, when the
 // database name is known; safe for concurrent use.
 type formats struct {
-	cfg       FormatConfig
+	cfg       config.FormatConfig
 	enc       schema.Config
 	reg       *registry
-	naming    TopicNaming
+	naming    config.TopicNaming
 	maxRecord int // kafka.max_record_bytes
 	log       *zap.Logger
 }
@@ -58,15 +59,15 @@ type formats struct {
 func (p *Pipeline) encoderConfig() schema.Config {
 	f := p.cfg.Format
 	moneyDigits := f.MoneyFractionDigits // 0 is a setting: whole units
-	flat, _ := f.flat()                  // refused by Validate when it fails
+	flat, _ := f.SchemaFlat()            // refused by Validate when it fails
 	return schema.Config{Flat: flat,
-		Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: Version,
+		Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: config.Version,
 		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
 		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
 		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
 		MoneyFractionDigits: &moneyDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
 		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: p.unknownType,
-		ShapeColumn: p.columns.shapeFunc(),
+		ShapeColumn: p.columns.ShapeFunc(),
 		Route: func(schemaName, table string) (string, string, string) {
 			tt := p.naming.Of(schemaName, table)
 			return tt.SchemaName, tt.KeyField, tt.KeyValue
@@ -95,7 +96,7 @@ func (f *formats) codec() *codec {
 	c := &codec{reg: f.reg, maxRecord: f.maxRecord, naming: f.naming}
 	pick := func(format string) (recordEncoder, *schema.AvroEncoder) {
 		switch {
-		case format == FormatAvro:
+		case format == config.FormatAvro:
 			a := schema.NewAvroEncoder(cfg)
 			return a, a
 		case f.cfg.JSONSchemas:
@@ -108,7 +109,7 @@ func (f *formats) codec() *codec {
 	}
 	c.key, c.keyAvro = pick(f.cfg.Key)
 	c.value, c.valueAvro = pick(f.cfg.Value)
-	if ob, _ := f.cfg.outbox(); ob != nil { // refused by Validate when it fails
+	if ob, _ := f.cfg.SchemaOutbox(); ob != nil { // refused by Validate when it fails
 		o := &outboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
 			reg: f.reg, valid: map[string]bool{}, log: f.log.Named("outbox")}
 		o.key, _ = c.key.(*schema.JSONEncoder)
@@ -171,7 +172,7 @@ func (c *codec) register(ctx context.Context, topic string,
 		case err == nil:
 		case err != regErr:
 			return &tableSchemaError{err: err} // the schema is not valid Avro
-		case ctx.Err() != nil, errors.As(err, new(*ConfigError)):
+		case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)):
 			return err // stopping, or every table would fail alike (credentials)
 		case !registryRetryable(err):
 			return &tableSchemaError{err: err} // refused: incompatible, not registered, bad request
@@ -232,10 +233,19 @@ func (e *RecordTooLargeError) Error() string {
 		"or the topic's max.message.bytes if the topic was not created by mooncdc), then run `mooncdc resnapshot` for the table", e.Size, e.Max)
 }
 
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *RecordTooLargeError) TableLocal() {}
+
 // tableSchemaError is a table whose records cannot be written until a
 // person acts: its schema is refused by the registry or is not valid. The
 // table goes errored; the stream and other tables go on.
 type tableSchemaError struct{ err error }
 
 func (e *tableSchemaError) Error() string { return e.err.Error() }
+
 func (e *tableSchemaError) Unwrap() error { return e.err }
+
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *tableSchemaError) TableLocal() {}

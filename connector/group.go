@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 )
@@ -88,7 +89,7 @@ func (g *groupMember) hold(ctx context.Context, base []kgo.Opt, sessionTimeout, 
 				break
 			}
 			g.log.Warn("cannot build the group client; retrying", zap.Error(err))
-			if !sleepCtx(ctx, time.Second) {
+			if !fault.Sleep(ctx, time.Second) {
 				return nil
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
@@ -119,7 +121,7 @@ type halfOpenRun struct {
 	topic string
 }
 
-func startHalfOpen(t *testing.T, e *env, name, table, senderTimeout string, level zapcore.Level, tune func(*connector.Config)) *halfOpenRun {
+func startHalfOpen(t *testing.T, e *env, name, table, senderTimeout string, level zapcore.Level, tune func(*config.Config)) *halfOpenRun {
 	t.Helper()
 	e.exec(`ALTER SYSTEM SET wal_sender_timeout = '` + senderTimeout + `'`)
 	e.exec(`SELECT pg_reload_conf()`)
@@ -218,7 +220,7 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 // stream resumes within the timeout plus a reconnect, not a minute later.
 func TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect(t *testing.T) {
 	e := newEnv(t)
-	h := startHalfOpen(t, e, "halfopen2", "half2", "120s", zapcore.InfoLevel, func(cfg *connector.Config) {
+	h := startHalfOpen(t, e, "halfopen2", "half2", "120s", zapcore.InfoLevel, func(cfg *config.Config) {
 		cfg.Postgres.ReplicationTimeout = 3 * time.Second
 	})
 	logs := h.logs
@@ -254,7 +256,7 @@ func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := connector.ConnectSQL(context.Background(), pgcfg, "t")
+	conn, err := pgsource.ConnectSQL(context.Background(), pgcfg, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +276,7 @@ func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
 		t.Error("the connection stays open after its query timed out")
 	}
 	// A new connection works.
-	again, err := connector.ConnectSQL(context.Background(), pgcfg, "t")
+	again, err := pgsource.ConnectSQL(context.Background(), pgcfg, "t")
 	if err != nil {
 		t.Fatal(err)
 	}

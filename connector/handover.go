@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -34,11 +35,11 @@ import (
 // The copy leaves the running copies (prog), and the handed-over hook
 // runs, in the same hold of the mutex that changes its phase, so that
 // /status never shows a table handed over and still being copied.
-func (c *copier) handover(ctx context.Context, ts *tableState, pos schema.LSN, out copySink, prog *runningCopy) (bool, error) {
+func (c *copier) handover(ctx context.Context, ts *phases.State, pos schema.LSN, out copySink, prog *runningCopy) (bool, error) {
 	name := ts.Table.Table
 	c.hooks.call(HookBeforeHandover, name)
-	next, _, err := c.phases.handover(ts, pos, func(next *tableState) error { return out.handover(ctx, next) },
-		func(next *tableState, m schema.LSN) {
+	next, _, err := c.phases.Handover(ts, pos, func(next *phases.State) error { return out.handover(ctx, next) },
+		func(next *phases.State, m schema.LSN) {
 			prog.end(name)
 			c.hooks.call(HookHandedOver+next.Phase, name)
 			c.log.Info("handed over", zap.String("table", name), zap.String("phase", next.Phase),

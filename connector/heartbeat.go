@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -27,10 +29,6 @@ import (
 // heartbeat.records is on, the message also becomes a record on
 // heartbeat.topic, which shows consumers that the pipeline is alive from
 // Postgres to Kafka.
-
-// HeartbeatMessagePrefix is the logical message prefix of heartbeats; such
-// messages are never written to the <prefix>.message topic.
-const HeartbeatMessagePrefix = "mooncdc_heartbeat"
 
 // heartbeater emits heartbeat messages while the stream is idle. It owns
 // one SQL connection, opened when first needed and reopened after an error.
@@ -132,7 +130,7 @@ func (h *heartbeater) emit(parent context.Context) {
 
 func (h *heartbeater) emitOnce(ctx context.Context) error {
 	if h.conn == nil {
-		conn, err := connectSQL(ctx, h.pgcfg)
+		conn, err := pgsource.Dial(ctx, h.pgcfg)
 		if err != nil {
 			return err
 		}
@@ -148,7 +146,7 @@ func (h *heartbeater) emitOnce(ctx context.Context) error {
 		}
 	}
 	content := string(heartbeatContentPrefix(h.name)) + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
-	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", HeartbeatMessagePrefix, content)
+	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", config.HeartbeatMessagePrefix, content)
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hamba/avro/v2"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // Heartbeat records are written in the configured formats, as Debezium
@@ -56,15 +57,15 @@ type heartbeatValue struct {
 // newHeartbeatFormat prepares the heartbeat encoding of cfg; with Avro it
 // registers the two schemas (blocking, retried while the registry is
 // down, until ctx ends).
-func newHeartbeatFormat(ctx context.Context, cfg Config, reg *registry) (*heartbeatFormat, error) {
+func newHeartbeatFormat(ctx context.Context, cfg config.Config, reg *registry) (*heartbeatFormat, error) {
 	f := &heartbeatFormat{prefix: cfg.Kafka.TopicPrefix, keyFormat: cfg.Format.Key, valueFmt: cfg.Format.Value, schemas: cfg.Format.JSONSchemas}
 	var err error
-	if f.keyFormat == FormatAvro {
+	if f.keyFormat == config.FormatAvro {
 		if f.keySchema, f.keyID, err = registerHeartbeatSchema(ctx, reg, cfg.Heartbeat.Topic+"-key", heartbeatKeyAvro); err != nil {
 			return nil, err
 		}
 	}
-	if f.valueFmt == FormatAvro {
+	if f.valueFmt == config.FormatAvro {
 		if f.valSchema, f.valueID, err = registerHeartbeatSchema(ctx, reg, cfg.Heartbeat.Topic+"-value", heartbeatValueAvro); err != nil {
 			return nil, err
 		}
@@ -87,7 +88,7 @@ func registerHeartbeatSchema(ctx context.Context, reg *registry, subject, text s
 // appendKey and appendValue write the record's key and value.
 func (f *heartbeatFormat) appendKey(dst []byte) ([]byte, error) {
 	switch {
-	case f.keyFormat == FormatAvro:
+	case f.keyFormat == config.FormatAvro:
 		return appendConfluent(dst, f.keyID, f.keySchema, heartbeatKey{ServerName: f.prefix})
 	case f.schemas:
 		dst = append(dst, `{"schema":`+heartbeatKeyConnect+`,"payload":`...)
@@ -99,7 +100,7 @@ func (f *heartbeatFormat) appendKey(dst []byte) ([]byte, error) {
 
 func (f *heartbeatFormat) appendValue(dst []byte, tsMs int64) ([]byte, error) {
 	switch {
-	case f.valueFmt == FormatAvro:
+	case f.valueFmt == config.FormatAvro:
 		return appendConfluent(dst, f.valueID, f.valSchema, heartbeatValue{TsMs: tsMs})
 	case f.schemas:
 		dst = append(dst, `{"schema":`+heartbeatValueConnect+`,"payload":`...)

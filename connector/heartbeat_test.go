@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -111,7 +112,7 @@ func probeHeartbeats(t *testing.T, e *env) int {
 	defer conn.Close(context.Background())
 	var n int
 	err = conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_logical_slot_get_changes('probe', NULL, NULL)
-		WHERE data LIKE '%prefix: ' || $1 || '%'`, connector.HeartbeatMessagePrefix).Scan(&n)
+		WHERE data LIKE '%prefix: ' || $1 || '%'`, config.HeartbeatMessagePrefix).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +167,10 @@ func TestHeartbeatsInExactlyOnceModeAndOnlyOurOwn(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
 	cfg := e.config("eo", "public.t")
-	cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+	cfg.Kafka.Delivery = config.DeliveryExactlyOnce
 	cfg.Heartbeat.Interval = 300 * time.Millisecond
 	r := start(t, cfg)
-	foreign := e.lsn(`SELECT pg_logical_emit_message(false, '` + connector.HeartbeatMessagePrefix + `', '{"name":"other","ts_ms":1}')`)
+	foreign := e.lsn(`SELECT pg_logical_emit_message(false, '` + config.HeartbeatMessagePrefix + `', '{"name":"other","ts_ms":1}')`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
@@ -19,7 +20,7 @@ import (
 func serveHTTP(addr string, g prometheus.Gatherer, ready func() (bool, string), status http.HandlerFunc, log *zap.Logger) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("metrics.listen: cannot listen on %q: %w (choose a free address, or set it empty to disable)", addr, err)}
+		return nil, &config.ConfigError{Err: fmt.Errorf("metrics.listen: cannot listen on %q: %w (choose a free address, or set it empty to disable)", addr, err)}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
@@ -54,7 +55,7 @@ func (p *Pipeline) readiness() (bool, string) {
 	if !p.Ready() {
 		return false, "not streaming"
 	}
-	if why := p.linkWatch.notReady(time.Now(), p.cfg.linkTimeout()); why != "" {
+	if why := p.linkWatch.notReady(time.Now(), p.cfg.LinkTimeout()); why != "" {
 		return false, why
 	}
 	return true, "streaming"

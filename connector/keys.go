@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -28,37 +29,40 @@ type keyer interface {
 var _ keyer = (*keyResolver)(nil)
 
 // keyResolver completes the stream's relations from the catalog
-// (catalog.go) and sets their key columns with keyColumns, the same
+// (pgsource's catalog.go) and sets their key columns with keyColumns, the same
 // decision the copy makes, so that a row has one key in a snapshot record
 // and in a change record. It runs on the stream goroutine, once per
 // relation per session.
 type keyResolver struct {
-	catalogConn
+	pgsource.CatalogConn
 	rules keyRule
 }
 
 func newKeyResolver(pgcfg *pgconn.Config, rules keyRule) *keyResolver {
-	return &keyResolver{catalogConn: catalogConn{pgcfg: pgcfg}, rules: rules}
+	return &keyResolver{CatalogConn: pgsource.CatalogConn{PGConfig: pgcfg}, rules: rules}
 }
+
+// close drops the catalog connection between sessions.
+func (k *keyResolver) close() { k.CatalogConn.Close() }
 
 // keyed returns rel completed from the catalog, with its key columns
 // (KeyIndexes, Column.Key) those of keyColumns.
 func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := k.get(ctx)
+	conn, err := k.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := completeRelation(ctx, conn, rel, k.types)
+	out, err := pgsource.CompleteRelation(ctx, conn, rel, k.Types)
 	if err != nil {
-		k.close()
+		k.Close()
 		return nil, err
 	}
 	names, err := keyColumns(ctx, conn, k.rules, out)
 	if err != nil {
 		if !errors.As(err, new(*keyRuleError)) {
-			k.close()
+			k.Close()
 		}
 		return nil, fmt.Errorf("look up the key of %s: %w", rel.QualifiedName(), err)
 	}
@@ -76,21 +80,23 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 // either. It is a key every change carries: a delete brings its old
 // replica identity, which is the primary key under DEFAULT, the index
 // under USING INDEX, and the whole row under FULL (a table with NOTHING
-// is not captured: publication.go), and custom key columns must be part
+// is not captured: pgsource/publication.go), and custom key columns must be part
 // of it (keyRule.check).
-func keyColumns(ctx context.Context, q querier, rules keyRule, rel *schema.Relation) ([]string, error) {
-	var identity string
-	var index []string
-	err := q.QueryRow(ctx, `SELECT c.relreplident::text, coalesce((SELECT array_agg(a.attname::text ORDER BY array_position(i.indkey::int2[], a.attnum))
-		FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-		WHERE i.indrelid = c.oid AND CASE WHEN c.relreplident = 'i' THEN i.indisreplident ELSE i.indisprimary END), '{}')
-		FROM pg_class c WHERE c.oid = $1`, rel.OID).Scan(&identity, &index)
-	if err == pgx.ErrNoRows {
-		return nil, nil // dropped since: the stream's own key stands
-	}
+func keyColumns(ctx context.Context, q pgsource.Querier, rules keyRule, rel *schema.Relation) ([]string, error) {
+	identity, index, found, err := pgsource.ReplicaIdentity(ctx, q, rel.OID)
 	if err != nil {
 		return nil, err
 	}
+	if !found {
+		return nil, nil // dropped since: the stream's own key stands
+	}
+	return keyColumnsOf(rules, rel, identity, index)
+}
+
+// keyColumnsOf is keyColumns' decision from the catalog's answer
+// (pgsource.ReplicaIdentity: the table's replica identity and its
+// identity index's or primary key's columns), without a server.
+func keyColumnsOf(rules keyRule, rel *schema.Relation, identity string, index []string) ([]string, error) {
 	if custom := rules.custom(rel.Schema, rel.Table); custom != nil {
 		return custom, rules.check(rel, custom, identity, index)
 	}
@@ -102,7 +108,7 @@ func keyColumns(ctx context.Context, q querier, rules keyRule, rel *schema.Relat
 type keyRule []customKey
 
 type customKey struct {
-	table   TablePattern
+	table   config.TablePattern
 	columns []string
 }
 
@@ -110,7 +116,7 @@ type customKey struct {
 func newKeyRule(m map[string][]string) (keyRule, error) {
 	var out keyRule
 	for pattern, cols := range m {
-		tp, err := ParseTablePattern(pattern)
+		tp, err := config.ParseTablePattern(pattern)
 		if err != nil {
 			return nil, fmt.Errorf("format.message_key_columns: %w", err)
 		}
@@ -145,7 +151,12 @@ func (k keyRule) custom(schemaName, table string) []string {
 type keyRuleError struct{ err error }
 
 func (e *keyRuleError) Error() string { return e.err.Error() }
+
 func (e *keyRuleError) Unwrap() error { return e.err }
+
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *keyRuleError) TableLocal() {}
 
 // check refuses custom key columns the table lacks, or that a delete does
 // not carry: under REPLICA IDENTITY DEFAULT or USING INDEX a delete brings
@@ -159,7 +170,7 @@ func (k keyRule) check(rel *schema.Relation, custom []string, identity string, i
 		if identity != "f" && !slices.Contains(index, c) {
 			return &keyRuleError{fmt.Errorf("format.message_key_columns names column %q of %s, which a delete does not carry under its replica identity (deletes bring only %v): "+
 				"ALTER TABLE %s REPLICA IDENTITY FULL, or key the table by columns of its replica identity",
-				c, rel.QualifiedName(), index, QualifiedName(rel.Schema, rel.Table))}
+				c, rel.QualifiedName(), index, config.QualifiedName(rel.Schema, rel.Table))}
 		}
 	}
 	return nil

@@ -6,91 +6,22 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // This file bounds every connection to Postgres against a half-open link
 // (a peer gone while the socket stays open: a NAT, firewall or load
 // balancer that dropped its state, a partition). The replication
 // sessions guard themselves (stream/silence.go); here:
-//   - every socket gets TCP_USER_TIMEOUT (unacknowledged writes fail after
+//   - every socket gets TCP_USER_TIMEOUT (config/dial.go: unacknowledged writes fail after
 //     it, not after ~15 minutes of retransmissions) and TCP keepalives
 //     (an idle connection is probed), for real partitions;
-//   - a query has a deadline (queryContext);
+//   - a query has a deadline (pgsource/querydeadline.go);
 //   - a COPY that receives nothing for the timeout is aborted (copyWatch),
 //     and its chunk is retried with the copy.
 // On loopback through a black-holing proxy the proxy's kernel acknowledges
 // everything, so TCP_USER_TIMEOUT never fires there: the deadlines are what
 // end such a connection.
-
-// linkTimeout is postgres.replication_timeout, or its default where it is
-// 0 (derived from the server per replication session; other connections
-// cannot ask the server before they need the bound).
-func (c Config) linkTimeout() time.Duration {
-	if c.Postgres.ReplicationTimeout > 0 {
-		return c.Postgres.ReplicationTimeout
-	}
-	return DefaultReplicationTimeout
-}
-
-// linkDialer returns the dialer of every Postgres connection: keepalives
-// after 15 s idle, every 5 s, and TCP_USER_TIMEOUT userTimeout on TCP
-// sockets (Linux; elsewhere only the keepalives).
-func linkDialer(userTimeout time.Duration) *net.Dialer {
-	return &net.Dialer{
-		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3},
-		Control: func(network, _ string, rc syscall.RawConn) error {
-			switch network {
-			case "tcp", "tcp4", "tcp6":
-			default:
-				return nil // a Unix socket has no TCP options
-			}
-			var serr error
-			if err := rc.Control(func(fd uintptr) { serr = setUserTimeout(fd, userTimeout) }); err != nil {
-				return err
-			}
-			if serr != nil {
-				return fmt.Errorf("set TCP_USER_TIMEOUT: %w", serr)
-			}
-			return nil
-		},
-	}
-}
-
-// QueryTimeout bounds every query on mooncdc's SQL connections (catalog
-// and status queries, the heartbeat, slot checks, a copy's snapshot
-// import; not the COPY itself, which copyWatch guards): a live server
-// answers them well within it, and one that does not is taken for gone
-// (pgconn cancels the query and closes the connection). ctx's own
-// deadline wins when it is sooner.
-const QueryTimeout = DefaultReplicationTimeout
-
-// queryTimeout is QueryTimeout, shortened by tests.
-var queryTimeout = QueryTimeout
-
-// queryDeadline is the pgx tracer that gives each Query, QueryRow and
-// Exec a deadline (pgx runs the query on the context TraceQueryStart
-// returns, and calls TraceQueryEnd when it is over, rows closed).
-type queryDeadline struct{ d time.Duration }
-
-type queryCancelKey struct{}
-
-func (q queryDeadline) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= q.d {
-		return ctx
-	}
-	ctx, cancel := context.WithTimeout(ctx, q.d)
-	return context.WithValue(ctx, queryCancelKey{}, cancel)
-}
-
-func (q queryDeadline) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
-	if cancel, ok := ctx.Value(queryCancelKey{}).(context.CancelFunc); ok {
-		cancel()
-	}
-}
 
 // LinkSilentError is a COPY that received nothing for the timeout: the
 // copy connection is taken for dead, and the copy retried. A net.Error

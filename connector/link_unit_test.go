@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 )
 
 // A COPY that receives nothing for the timeout is ended with a
@@ -45,7 +45,7 @@ func TestCopyWatchEndsASilentCopyOnly(t *testing.T) {
 	}
 	err := silenceCause(ctx)
 	var le *LinkSilentError
-	if !errors.As(err, &le) || !strings.Contains(err.Error(), "postgres.replication_timeout") || !isRetryable(&copyError{err: err}) {
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "postgres.replication_timeout") || !fault.IsRetryable(&copyError{err: err}) {
 		t.Errorf("cause %v: want a retryable *LinkSilentError naming postgres.replication_timeout", err)
 	}
 	w.close()
@@ -54,25 +54,6 @@ func TestCopyWatchEndsASilentCopyOnly(t *testing.T) {
 	w2.close()
 	if silenceCause(ctx2) != nil {
 		t.Errorf("closed watch: cause %v", silenceCause(ctx2))
-	}
-}
-
-// Each query gets a deadline; a sooner one of the caller's stays.
-func TestQueryDeadlineBoundsEveryQuery(t *testing.T) {
-	q := queryDeadline{d: time.Minute}
-	ctx := q.TraceQueryStart(context.Background(), nil, pgxStart)
-	dl, ok := ctx.Deadline()
-	if !ok || time.Until(dl) > time.Minute || time.Until(dl) < 50*time.Second {
-		t.Fatalf("deadline %v, %v; want about a minute from now", dl, ok)
-	}
-	q.TraceQueryEnd(ctx, nil, pgxEnd)
-	if ctx.Err() == nil {
-		t.Error("TraceQueryEnd did not release the query's context")
-	}
-	short, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if got := q.TraceQueryStart(short, nil, pgxStart); got != short {
-		t.Error("a caller's sooner deadline was replaced")
 	}
 }
 
@@ -125,8 +106,3 @@ func TestLinkWatchSaysWhyNotReady(t *testing.T) {
 		t.Errorf("stall after the ack: %v, want 0", got)
 	}
 }
-
-var (
-	pgxStart = pgx.TraceQueryStartData{SQL: "SELECT 1"}
-	pgxEnd   = pgx.TraceQueryEndData{}
-)

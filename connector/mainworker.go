@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"go.uber.org/zap"
 )
@@ -19,7 +21,7 @@ import (
 func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 	tracker *Tracker, em *emitter, prog *progress, obs *observer) error {
 	log := p.log.Named("stream")
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	bo := fault.NewBackoff(500*time.Millisecond, 30*time.Second)
 	down := false
 	var silentPID uint32 // the walsender of a session ended for its silence, while it may hold the slot
 	for {
@@ -42,10 +44,10 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 			// A fence outranks a retryable cause; a critical cause (a
 			// transaction over its timeout, which the broker ends by
 			// bumping the epoch: a fence too) says more.
-			if err == nil || errors.As(rerr, new(*FencedError)) && classify(err) != classCritical {
+			if err == nil || errors.As(rerr, new(*FencedError)) && fault.Classify(err) != fault.ClassCritical {
 				err = rerr
 			}
-			if hard.Err() == nil && !isRetryable(rerr) {
+			if hard.Err() == nil && !fault.IsRetryable(rerr) {
 				return err
 			}
 		}
@@ -55,17 +57,17 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 		if hard.Err() != nil {
 			return hard.Err()
 		}
-		if soft.Err() != nil && !isRetryable(err) {
+		if soft.Err() != nil && !fault.IsRetryable(err) {
 			return nil
 		}
 		if sess.Started() {
 			// It had streamed: this is a new outage, not another failed
 			// attempt at the old one.
 			down = false
-			bo = newBackoff(500*time.Millisecond, 30*time.Second)
+			bo = fault.NewBackoff(500*time.Millisecond, 30*time.Second)
 		}
-		switch classify(err) {
-		case classRetryable:
+		switch fault.Classify(err) {
+		case fault.ClassRetryable:
 			p.metrics.WorkerErrors.WithLabelValues("main", "transient").Inc()
 			if !down {
 				log.Warn("replication connection lost; reconnecting with backoff", zap.Error(err), zap.Stringer("durable_lsn", tracker.Durable()))
@@ -79,7 +81,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 			_ = tracker.Wait(waitCtx)
 			cancel()
 			if err := tracker.Err(); err != nil {
-				return &criticalError{err}
+				return &fault.CriticalError{Err: err}
 			}
 			if soft.Err() != nil {
 				return nil
@@ -87,7 +89,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 			if silentPID != 0 {
 				silentPID = p.endSilentWalsender(soft, pgcfg, silentPID, log)
 			}
-			if !sleepCtx(soft, bo.next()) {
+			if !fault.Sleep(soft, bo.Next()) {
 				return nil
 			}
 			if err := p.checkSlotStillThere(soft, pgcfg, nil); err != nil {
@@ -126,7 +128,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 func (p *Pipeline) endSilentWalsender(ctx context.Context, pgcfg *pgconn.Config, pid uint32, log *zap.Logger) uint32 {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	db, err := connectSQL(ctx, pgcfg)
+	db, err := pgsource.Dial(ctx, pgcfg)
 	if err != nil {
 		log.Debug("cannot check the slot for the silent session's walsender", zap.Error(err))
 		return pid

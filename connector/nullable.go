@@ -9,7 +9,7 @@ import (
 
 // This file keeps a value that was valid when written deliverable, with a
 // schema that admits it, although nullability comes from today's catalog
-// (catalog.go) and not from the catalog as of the change's WAL position:
+// (pgsource/catalog.go) and not from the catalog as of the change's WAL position:
 //
 //   - A row written with NULL before ALTER COLUMN … SET NOT NULL and
 //     decoded after it (mooncdc a few seconds behind is enough) is encoded

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
@@ -43,7 +43,7 @@ func TestNullWrittenBeforeSetNotNullIsDelivered(t *testing.T) {
 			}
 			cfg.Heartbeat.Interval = 0
 			if !tc.registered {
-				cfg.Snapshot.Mode = connector.SnapshotNever // nothing is registered before the first change
+				cfg.Snapshot.Mode = config.SnapshotNever // nothing is registered before the first change
 			}
 			r := start(t, cfg)
 			want := 0

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -30,7 +31,7 @@ func (r offsetsRecords) pipeline(src *offsets.Pipeline, prev offsets.Pipeline) *
 }
 
 // table returns ts's record, stamped with now.
-func (r offsetsRecords) table(ts *tableState) *kgo.Record {
+func (r offsetsRecords) table(ts *phases.State) *kgo.Record {
 	t := ts.Table
 	t.UpdatedMs = time.Now().UnixMilli()
 	return offsets.TableRecord(r.topic, r.name, t)
@@ -62,7 +63,7 @@ const stateWriteTimeout = 30 * time.Second
 // with the pipeline's hard context (kgo.WithContext), and once an abort
 // cancels that, a record already handed over is finished only by Close,
 // which Run calls after every goroutine has returned.
-func (w *stateWriter) enqueue(ts *tableState) (wait func(context.Context) error) {
+func (w *stateWriter) enqueue(ts *phases.State) (wait func(context.Context) error) {
 	table := ts.Table.Table
 	done := make(chan error, 1)
 	w.cl.Produce(w.ctx, w.records.table(ts), func(_ *kgo.Record, err error) {

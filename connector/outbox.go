@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -51,6 +52,10 @@ func (e *OutboxUpdateError) Error() string {
 		"outbox rows are written once and never updated: fix the application, then run `mooncdc resnapshot %s` "+
 		"or set table_op_invalid_behavior to warn", e.Table, e.LSN, e.Table)
 }
+
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *OutboxUpdateError) TableLocal() {}
 
 // record fills rec with ev's record: topic, key, value (none for a
 // tombstone), timestamp (the event's, else now, Debezium's ts_ms:
@@ -129,7 +134,7 @@ func (o *outboxCodec) avro(ctx context.Context, enc *schema.AvroEncoder, dst []b
 	id, err := o.reg.id(ctx, subject, text)
 	switch {
 	case err == nil:
-	case ctx.Err() != nil, errors.As(err, new(*ConfigError)), registryRetryable(err):
+	case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
 		return dst, err // stopping, credentials, or the registry is down: retried, nothing skipped
 	default:
 		return dst, &tableSchemaError{err: err}
@@ -163,7 +168,7 @@ func addHeader(rec *kgo.Record, key string, p schema.OutboxPart) {
 // is created: the route-by value is row data, so this parks the outbox
 // table (a *schema.ValueError) instead of failing the stream.
 func checkRoutedTopic(t string) error {
-	if err := checkTopicName(t); err != nil {
+	if err := config.CheckTopicName(t); err != nil {
 		return &schema.ValueError{Value: t, Err: fmt.Errorf("routed topic %q %w; check format.outbox.route_by and topic", t, err)}
 	}
 	return nil
@@ -260,11 +265,22 @@ func (e *emitter) produceOutbox(a *txAck, ch *schema.Change, ev *schema.OutboxEv
 	return nil
 }
 
+// outboxEventError makes an event for a partition its topic lacks
+// (ensureEvent's *PartitionRangeError) a *RecordError at lsn, as the
+// records that cannot be made are; other errors (creating the topic,
+// reading its partitions) stay as they are.
+func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
+	if pr, ok := err.(*PartitionRangeError); ok {
+		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: pr}
+	}
+	return err
+}
+
 // outboxRecord creates ev's topic if needed and makes its record (in
 // no unit yet).
 func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
-	if err := e.topics.ensureEvent(ev, ch.LSN); err != nil {
-		return nil, err
+	if err := e.topics.ensureEvent(ev); err != nil {
+		return nil, outboxEventError(err, ev, ch.LSN)
 	}
 	rec := e.w.record(nil)
 	changeHeaders(rec, ch)

@@ -11,7 +11,7 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
@@ -67,7 +67,7 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 
 	a := e.config("oba", "public.outbox", "public.items")
 	a.Heartbeat.Records = false
-	a.Format.Envelope = connector.EnvelopeOutbox
+	a.Format.Envelope = config.EnvelopeOutbox
 	a.Format.Outbox.Table = "public.outbox"
 	a.Format.Outbox.MessagePrefix = "outbox"
 	b := a
@@ -206,7 +206,7 @@ func TestOutboxEventsInAvro(t *testing.T) {
 	outboxInsert(e, 1, "Order", "o1", `{"total": 1}`)
 	cfg := avroConfig(e, reg, "obav", "public.outbox")
 	cfg.Heartbeat.Records = false
-	cfg.Format.Envelope = connector.EnvelopeOutbox
+	cfg.Format.Envelope = config.EnvelopeOutbox
 	cfg.Format.Outbox.Table = "public.outbox"
 	cfg.Format.Outbox.MessagePrefix = "outbox"
 	cfg.Format.Outbox.TableExpandJSONPayload = true
@@ -269,8 +269,8 @@ func TestOutboxEventsExactlyOnce(t *testing.T) {
 	e.exec(outboxTable)
 	cfg := e.config("obeo", "public.outbox")
 	cfg.Heartbeat.Records = false
-	cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
-	cfg.Format.Envelope = connector.EnvelopeOutbox
+	cfg.Kafka.Delivery = config.DeliveryExactlyOnce
+	cfg.Format.Envelope = config.EnvelopeOutbox
 	cfg.Format.Outbox.Table = "public.outbox"
 	cfg.Format.Outbox.MessagePrefix = "outbox"
 	r := start(t, cfg)
@@ -314,13 +314,13 @@ func TestOutboxEventsPlacedOnTheirPartition(t *testing.T) {
 	base := e.config("obp", "public.outbox", "public.items")
 	base.Heartbeat.Records = false
 	base.Kafka.TopicPartitions = 4
-	base.Format.Envelope = connector.EnvelopeOutbox
+	base.Format.Envelope = config.EnvelopeOutbox
 	base.Format.Outbox.Table = "public.outbox"
 	base.Format.Outbox.MessagePrefix = "outbox"
 	base.Format.Outbox.TableFieldsAdditionalPlacement = []string{"part:partition"}
 	eo := base
 	eo.Name = "obpeo"
-	eo.Kafka.Delivery = connector.DeliveryExactlyOnce
+	eo.Kafka.Delivery = config.DeliveryExactlyOnce
 	eo.Format.Outbox.Topic = "eo.${routedByValue}"
 	runs := []*running{startStreaming(t, base), startStreaming(t, eo)}
 	for _, r := range runs {

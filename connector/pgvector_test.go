@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/connecttest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -139,13 +139,13 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 	var runs []*running
 	for _, name := range pipes {
 		cfg := e.config(name, "pgvector.*", "badvec.*")
-		cfg.Snapshot.Mode = connector.SnapshotInitial
+		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Snapshot.DiscoveryInterval = time.Second
 		switch name {
 		case "pgvschemas":
 			cfg.Format.JSONSchemas = true
 		case "pgvavro":
-			cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+			cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 			cfg.Format.SchemaRegistry.URL = reg.URL()
 		}
 		runs = append(runs, startStreaming(t, cfg))

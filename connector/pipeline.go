@@ -13,22 +13,23 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// Version is reported in every record's source.version.
-const Version = "mooncdc-0.1.0"
-
 // Pipeline streams one Postgres publication into Kafka. Build it with New;
 // it starts nothing until Run.
 type Pipeline struct {
-	cfg     Config
+	cfg     config.Config
 	log     *zap.Logger
-	tables  TableSelection
-	keys    keyRule      // format.message_key_columns
-	columns *columnRules // column selection and mappers; nil for none
-	naming  TopicNaming  // topics and record names (kafka.routes)
+	tables  config.TableSelection
+	keys    keyRule             // format.message_key_columns
+	columns *config.ColumnRules // column selection and mappers; nil for none
+	naming  config.TopicNaming  // topics and record names (kafka.routes)
 	// resnapshotAll: the slot was replaced after a loss, so every table
 	// is copied again (slotloss.go).
 	resnapshotAll bool
@@ -44,12 +45,12 @@ type Pipeline struct {
 	abortOne  sync.Once
 
 	hooks    Hooks
-	phasesAt atomic.Pointer[phases]
+	phasesAt atomic.Pointer[phases.Rules]
 
 	// set by Run before any goroutine that reads them starts
-	hard     context.Context // ends on Abort, past shutdown_timeout, and when Run returns
-	kafka    []kgo.Opt       // seed brokers, TLS and SASL: the base of every Kafka client
-	links    *kafkaLinks     // every Kafka connection of the pipeline's clients, reset by Abort
+	hard     context.Context    // ends on Abort, past shutdown_timeout, and when Run returns
+	kafka    []kgo.Opt          // seed brokers, TLS and SASL: the base of every Kafka client
+	links    *config.KafkaLinks // every Kafka connection of the pipeline's clients, reset by Abort
 	client   *kgo.Client
 	database string
 	registry *registry // nil unless a format is avro
@@ -57,7 +58,7 @@ type Pipeline struct {
 	copies       copies // running table copies, for /status and progress
 	producersMu  sync.Mutex
 	producers    []*kgo.Client // for unacked
-	keyless      keylessTables
+	keyless      pgsource.KeylessTables
 	activity     atomic.Uint64
 	unknownTypes sync.Map // "table\x00column" of columns warned about
 }
@@ -72,11 +73,11 @@ func (p *Pipeline) TablePhases() map[string]offsets.Table {
 	if ph == nil {
 		return nil
 	}
-	return tablesOf(ph.all())
+	return tablesOf(ph.All())
 }
 
 // tablesOf returns each table's phase in v.
-func tablesOf(v phaseView) map[string]offsets.Table {
+func tablesOf(v phases.View) map[string]offsets.Table {
 	out := make(map[string]offsets.Table, len(v))
 	for name, ts := range v {
 		out[name] = ts.Table
@@ -85,7 +86,7 @@ func tablesOf(v phaseView) map[string]offsets.Table {
 }
 
 // New validates cfg and returns a pipeline ready to Run. It does no I/O.
-func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
+func New(cfg config.Config, log *zap.Logger) (*Pipeline, error) {
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Pipeline{cfg: cfg, log: log, abort: make(chan struct{}), links: newKafkaLinks()}
+	p := &Pipeline{cfg: cfg, log: log, abort: make(chan struct{}), links: config.NewKafkaLinks()}
 	p.metrics = newMetrics(func() float64 {
 		if t := p.tracker.Load(); t != nil {
 			return float64(t.Inflight())
@@ -102,17 +103,17 @@ func New(cfg Config, log *zap.Logger) (*Pipeline, error) {
 	})
 	tables, err := cfg.TableSelection()
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &config.ConfigError{Err: err}
 	}
 	p.tables = tables
 	if p.keys, err = newKeyRule(cfg.Format.MessageKeyColumns); err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &config.ConfigError{Err: err}
 	}
-	if p.columns, err = newColumnRules(cfg); err != nil {
-		return nil, &ConfigError{Err: err}
+	if p.columns, err = config.NewColumnRules(cfg); err != nil {
+		return nil, &config.ConfigError{Err: err}
 	}
 	if p.naming, err = cfg.TopicNaming(); err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &config.ConfigError{Err: err}
 	}
 	return p, nil
 }
@@ -157,7 +158,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		case <-p.abort:
 			// Reset first: nothing queued in a connection may reach
 			// the broker after an abort (links.go).
-			p.links.reset()
+			p.links.Reset()
 			cancelHard()
 			return
 		case <-hard.Done():
@@ -189,7 +190,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	if e := timedOut.Load(); e != nil {
 		return e
 	}
-	if IsNotKafka(err) {
+	if fault.IsNotKafka(err) {
 		return notKafkaError(p.cfg.Kafka.Brokers, err)
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -207,9 +208,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	brokers := cfg.Kafka.Brokers
 	if len(brokers) == 0 {
-		return &ConfigError{Err: errors.New("kafka.brokers is empty: `mooncdc run` starts the embedded development Kafka for that (StartEmbeddedKafka); a pipeline needs brokers")}
+		return &config.ConfigError{Err: errors.New("kafka.brokers is empty: `mooncdc run` starts the embedded development Kafka for that (StartEmbeddedKafka); a pipeline needs brokers")}
 	}
-	kafkaOpts, err := cfg.kafkaOptsLinked(brokers, p.links)
+	kafkaOpts, err := cfg.KafkaOptsLinked(brokers, p.links)
 	if err != nil {
 		return err
 	}
@@ -228,7 +229,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Format.Key == FormatAvro || cfg.Format.Value == FormatAvro {
+	if cfg.Format.Key == config.FormatAvro || cfg.Format.Value == config.FormatAvro {
 		if p.registry, err = newRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
 			return err
 		}
@@ -246,7 +247,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	adm := kadm.NewClient(client)
 
 	// Offsets first: they say where to resume and which source they are for.
-	if err := retry(soft, log, "prepare offsets topic "+cfg.Kafka.OffsetsTopic, func() error {
+	if err := fault.Retry(soft, log, "prepare offsets topic "+cfg.Kafka.OffsetsTopic, func() error {
 		return offsets.EnsureTopic(soft, adm, cfg.Kafka.OffsetsTopic, int16(cfg.Kafka.TopicReplicationFactor))
 	}); err != nil {
 		return err
@@ -260,7 +261,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	defer del.close()
 	var state offsets.State
-	if err := retry(soft, log, "load offsets", func() error {
+	if err := fault.Retry(soft, log, "load offsets", func() error {
 		var err error
 		state, err = p.loadOffsets(soft)
 		return err
@@ -272,7 +273,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	// position (takeover.go); later starts resume from mooncdc's own.
 	var dbz *offsets.DebeziumOffset
 	if state.Pipeline == nil && cfg.MigrateFrom.Debezium.Set() {
-		if err := retry(soft, log, "read Debezium's offset", func() error {
+		if err := fault.Retry(soft, log, "read Debezium's offset", func() error {
 			o, err := p.loadTakeover(soft)
 			dbz = &o
 			return err
@@ -313,11 +314,11 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
 		// Created now, so that a topic the brokers refuse is a clear start
 		// failure rather than a stop at the first idle interval.
-		if err := retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
+		if err := fault.Retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
 			if soft.Err() != nil {
 				return err // stopping, not a refused topic
 			}
-			return &ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
+			return &config.ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
 		}
 		if hbFormat, err = newHeartbeatFormat(soft, cfg, p.registry); errors.As(err, new(*SchemaNotRegisteredError)) {
 			// auto_register off and nobody registered them: the heartbeats
@@ -334,10 +335,10 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	// copy is handed over (handover.go).
 	mode := cfg.Snapshot.Mode
 	if p.resnapshotAll {
-		mode = SnapshotAlways
+		mode = config.SnapshotAlways
 	}
-	ph := newPhases(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
-	ph.store = states.enqueue
+	ph := phases.New(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
+	ph.Store = states.enqueue
 	p.phasesAt.Store(ph)
 	snap := &snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
 		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: p.tables,
@@ -345,16 +346,16 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		metrics: p.metrics, ready: p.Ready, keyless: &p.keyless,
 		phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
-			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.linkTimeout(),
-			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: cfg.recordOptions()},
+			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
+			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: recordOptionsOf(&cfg)},
 			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
 			progress: &p.copies, metrics: p.metrics, hooks: &p.hooks, log: log.Named("copy")}}
 	// A first discovery before streaming, so that no table's changes are
 	// skipped for want of a phase (snapshot.mode never streams them at once).
-	if err := retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
+	if err := fault.Retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
 		return err
 	}
-	if cfg.Snapshot.Mode == SnapshotInitialOnly {
+	if cfg.Snapshot.Mode == config.SnapshotInitialOnly {
 		snapDone, cancelSnap := context.WithCancel(soft)
 		defer cancelSnap()
 		soft = snapDone
@@ -369,13 +370,13 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	stopSnapOnSoft := context.AfterFunc(soft, stopSnap)
 	defer stopSnapOnSoft()
 	keys := newKeyResolver(pgcfg, p.keys)
-	defer keys.close()
+	defer keys.Close()
 	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.codec(), metrics: p.metrics,
-		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: cfg.recordOptions(),
+		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: recordOptionsOf(&cfg),
 		// A table that discovery gave a phase is captured even when its
 		// name matches no pattern: a partition selected by its root's name.
 		include: func(schemaName, table string) bool {
-			return p.include(schemaName, table) || ph.get(schemaName+"."+table) != nil
+			return p.include(schemaName, table) || ph.Get(schemaName+"."+table) != nil
 		},
 		gate: ph, hooks: &p.hooks, onPromote: p.logPromoted, storesShapes: true, activity: &p.activity,
 		onTableError: func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) },

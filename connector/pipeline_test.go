@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/connecttest"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
@@ -55,8 +56,8 @@ func newSerialEnv(t *testing.T) *env {
 	return &env{t: t, pg: pg, kafka: b.Addr()}
 }
 
-func (e *env) config(name string, tables ...string) connector.Config {
-	cfg := connector.DefaultConfig()
+func (e *env) config(name string, tables ...string) config.Config {
+	cfg := config.DefaultConfig()
 	cfg.Name = name
 	cfg.Postgres.URL = e.pg.URL("postgres")
 	cfg.Postgres.Tables = tables
@@ -114,7 +115,7 @@ type running struct {
 
 // start runs the pipeline and waits until it streams and every table is
 // handed over (copied).
-func start(t *testing.T, cfg connector.Config) *running {
+func start(t *testing.T, cfg config.Config) *running {
 	t.Helper()
 	r := startStreaming(t, cfg)
 	r.waitHandedOver(t)
@@ -159,7 +160,7 @@ func (r *running) stopped() (bool, error) {
 }
 
 // startStreaming runs the pipeline and waits until the main worker streams.
-func startStreaming(t *testing.T, cfg connector.Config) *running {
+func startStreaming(t *testing.T, cfg config.Config) *running {
 	t.Helper()
 	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	if err != nil {
@@ -729,7 +730,7 @@ func TestResumeAgainstAnotherDatabaseIsUnsafe(t *testing.T) {
 	}
 }
 
-func runToEnd(t *testing.T, cfg connector.Config) error {
+func runToEnd(t *testing.T, cfg config.Config) error {
 	t.Helper()
 	p, err := connector.New(cfg, zaptest.NewLogger(t))
 	if err != nil {
@@ -747,12 +748,12 @@ func TestBadSourceSettingsFailFastWithTheCause(t *testing.T) {
 	e.exec(`CREATE TABLE present (id int PRIMARY KEY)`)
 	cases := []struct {
 		name string
-		mod  func(*connector.Config)
+		mod  func(*config.Config)
 		want string
 	}{
-		{"no table matches", func(c *connector.Config) { c.Postgres.Tables = []string{"public.absent"} }, "no table matches postgres.tables"},
-		{"missing database", func(c *connector.Config) { c.Postgres.URL = e.pg.URL("nosuchdb") }, "nosuchdb"},
-		{"no tables and no publication", func(c *connector.Config) { c.Postgres.Tables = nil }, "postgres.tables is empty"},
+		{"no table matches", func(c *config.Config) { c.Postgres.Tables = []string{"public.absent"} }, "no table matches postgres.tables"},
+		{"missing database", func(c *config.Config) { c.Postgres.URL = e.pg.URL("nosuchdb") }, "nosuchdb"},
+		{"no tables and no publication", func(c *config.Config) { c.Postgres.Tables = nil }, "postgres.tables is empty"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -33,28 +34,19 @@ type recordPlan struct {
 	// keyErr is why the table's key cannot be built (format.message_key_columns
 	// it cannot carry): the table is parked at its first change.
 	keyErr error
-	// prepared: the record schemas are registered (stream only: a copy
-	// registers them per connection, before its first row).
-	prepared bool
-	// state is the table's phase in the main worker's view numbered
-	// viewGen (ownState: under the table's own name, not by its oid after
-	// a rename), looked up once per transaction, not per row.
-	state    *tableState
-	ownState bool
-	viewGen  uint64
 }
 
 // planner makes record plans. It holds no per-relation state; safe for
 // concurrent use.
 type planner struct {
-	naming  TopicNaming
+	naming  config.TopicNaming
 	outbox  *schema.OutboxConfig // nil unless format.envelope is outbox
-	signals *TableName           // signals.table; nil for none
+	signals *config.TableName    // signals.table; nil for none
 }
 
-func newPlanner(cfg Config, naming TopicNaming) *planner {
+func newPlanner(cfg config.Config, naming config.TopicNaming) *planner {
 	pl := &planner{naming: naming}
-	pl.outbox, _ = cfg.Format.outbox() // refused by Validate when it fails
+	pl.outbox, _ = cfg.Format.SchemaOutbox() // refused by Validate when it fails
 	if t, ok := cfg.SignalTable(); ok {
 		pl.signals = &t
 	}

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"errors"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"testing"
 )
 
@@ -13,10 +14,10 @@ import (
 // relation to encode with and its NOT NULL plan, or the key error that
 // parks the table.
 func TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
-	cfg.Kafka.Routes = []RouteRule{{Regex: `shop\.public\.orders_(.*)`, Topic: "shop.orders"}}
-	cfg.Format.Envelope = EnvelopeOutbox
+	cfg.Kafka.Routes = []config.RouteRule{{Regex: `shop\.public\.orders_(.*)`, Topic: "shop.orders"}}
+	cfg.Format.Envelope = config.EnvelopeOutbox
 	cfg.Format.Outbox.Table = "public.outbox"
 	cfg.Signals.Table = "public.signals"
 	cfg.ApplyDefaults()

@@ -35,7 +35,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
@@ -212,13 +212,13 @@ CREATE TABLE public.postgis_typdelim (pk SERIAL PRIMARY KEY, a semi[])`)
 	for _, p := range pipes {
 		cfg := e.config(p.name, "public.postgis_*")
 		cfg.Postgres.URL = e.pg.URL(p.db)
-		cfg.Snapshot.Mode = connector.SnapshotInitial
+		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Snapshot.DiscoveryInterval = time.Second
 		switch p.format {
 		case "schemas":
 			cfg.Format.JSONSchemas = true
 		case "avro":
-			cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+			cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 			cfg.Format.SchemaRegistry.URL = reg.URL()
 		}
 		runs = append(runs, startStreaming(t, cfg))

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -49,8 +51,10 @@ import (
 // prefetchInFlight is how many tables' schemas the prefetch registers at
 // once: enough to hide a remote registry's round trips (1,000 tables of
 // two subjects at 20 ms take 2.5 s), few enough not to flood a registry
-// other services share.
-const prefetchInFlight = 16
+// other services share; and four fewer than the registry client's reused
+// connections (registryConns), which a copy's or the stream's requests
+// beside them take.
+const prefetchInFlight = registryConns - 4
 
 // prefetchConnections is how many Postgres connections describe the
 // tables: describeTable is a few catalog lookups by oid (and a read of
@@ -140,7 +144,7 @@ func (p *schemaPrefetch) describe(ctx context.Context, tables []string, out chan
 	var wg sync.WaitGroup
 	for range min(prefetchConnections, len(tables)) {
 		wg.Go(func() {
-			conn, err := connectSQL(ctx, p.c.pgcfg)
+			conn, err := pgsource.Dial(ctx, p.c.pgcfg)
 			if err != nil {
 				p.log.Debug("schema prefetch: cannot connect; the copies register their own schemas", zap.Error(err))
 				return
@@ -166,7 +170,7 @@ func (p *schemaPrefetch) describe(ctx context.Context, tables []string, out chan
 // a table the prefetch leaves to its copy.
 func (p *schemaPrefetch) describeOne(ctx context.Context, conn *pgx.Conn, name string) (describedTable, bool) {
 	var oid uint32
-	if ts := p.c.phases.get(name); ts != nil {
+	if ts := p.c.phases.Get(name); ts != nil {
 		oid = ts.OID
 	}
 	info, err := describeTable(ctx, conn, name, oid, p.c.cfg.publication, p.c.cfg.keys)
@@ -202,7 +206,7 @@ func registerSchemas(ctx context.Context, f *formats, tables <-chan describedTab
 					continue // drain: the sender does not block on a stopped prefetch
 				}
 				if err := c.prepare(ctx, t.topic, t.rel); err != nil {
-					if errors.As(err, new(*ConfigError)) {
+					if errors.As(err, new(*config.ConfigError)) {
 						cancel()
 					}
 					log.Debug("schema prefetch: not registered; the table's copy will try", zap.String("table", t.name), zap.Error(err))

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -150,11 +152,11 @@ const (
 
 // Status returns the pipeline's live status.
 func (p *Pipeline) Status() LiveStatus {
-	st := LiveStatus{Name: p.cfg.Name, Version: Version, Streaming: p.Ready(), Time: time.Now().UTC()}
+	st := LiveStatus{Name: p.cfg.Name, Version: config.Version, Streaming: p.Ready(), Time: time.Now().UTC()}
 	if ph := p.phasesAt.Load(); ph != nil {
 		// One look at both: a handover ends its copy's entry under the
 		// pipeline mutex, so no table shows handed over and still copying.
-		ph.withView(func(v phaseView) {
+		ph.WithView(func(v phases.View) {
 			st.Copies, st.Tables = p.Copies(), tablesOf(v)
 		})
 	} else {
@@ -165,7 +167,7 @@ func (p *Pipeline) Status() LiveStatus {
 	}
 	now := time.Now()
 	if st.Streaming {
-		st.NotReady = p.linkWatch.notReady(now, p.cfg.linkTimeout())
+		st.NotReady = p.linkWatch.notReady(now, p.cfg.LinkTimeout())
 	}
 	if quiet, timeout := p.linkWatch.silence(now); timeout > 0 {
 		s := quiet.Seconds()

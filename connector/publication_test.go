@@ -17,6 +17,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
@@ -52,7 +54,7 @@ func topicsWithPrefix(t *testing.T, addr, prefix string) []string {
 // topic, in order. (Before: no record at all, and a warning about ownership
 // every discovery.)
 func TestPartitionedTableIsCapturedThroughItsRoot(t *testing.T) {
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t)
 			e.exec(`CREATE TABLE public.m (id int, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
@@ -200,8 +202,8 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	}
 	defer conn.Close(context.Background())
 	sel, _ := cfg.TableSelection()
-	left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel)
-	if err != nil || !slices.Equal(left, []connector.TableName{{Schema: "public", Table: "k"}}) {
+	left, err := pgsource.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel)
+	if err != nil || !slices.Equal(left, []config.TableName{{Schema: "public", Table: "k"}}) {
 		t.Fatalf("UnpublishedKeyless = %v, %v; want [public.k]", left, err)
 	}
 
@@ -215,7 +217,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 		}
 		return nil
 	})
-	if left, err := connector.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel); err != nil || len(left) != 0 {
+	if left, err := pgsource.UnpublishedKeyless(context.Background(), conn, "mooncdc_kl", sel); err != nil || len(left) != 0 {
 		t.Fatalf("after the fix UnpublishedKeyless = %v, %v; want none", left, err)
 	}
 }

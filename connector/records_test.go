@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 )
 
@@ -20,7 +21,7 @@ func TestFullBatchesFitTheBrokersDefaultLimit(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE public.burst (id int PRIMARY KEY, v text)`)
 	cfg := e.config("burst", "public.burst")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	r := startStreaming(t, cfg)
 	const rows = 30000
 	e.exec(`INSERT INTO burst SELECT i, repeat(md5(i::text), 6) FROM generate_series(1, $1) i`, rows)

@@ -10,17 +10,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
 )
+
+// registryConns is how many requests to the Schema Registry at once reuse
+// their connections (and TLS sessions): the client keeps that many idle
+// connections per host. A caller that sends more at once opens more, and
+// closes them after.
+const registryConns = 20
 
 // registry gives Avro schemas their Schema Registry ids. A schema is
 // registered (or, with auto_register off, looked up) once per subject per
 // process: the answer is cached by subject and schema text, which the
 // encoders build deterministically, and callers that ask for the same one
 // while its request is out wait for that request's answer instead of
-// sending another (a copy finds its subjects in flight from the snapshot
-// run's prefetch: prefetch.go). Safe for concurrent use; id blocks while
+// sending another (so a copy finds in flight the subjects another caller
+// asked for first). Safe for concurrent use; id blocks while
 // the registry answers, retrying an unreachable or failing registry with
 // backoff until ctx ends.
 type registry struct {
@@ -72,7 +80,7 @@ func (e *SchemaNotRegisteredError) Unwrap() error { return e.Err }
 
 // newRegistry builds the client of format.schema_registry. It reads the TLS
 // files but does not contact the registry.
-func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
+func newRegistry(cfg config.SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 	cl, err := NewRegistryClient(cfg)
 	if err != nil {
 		return nil, err
@@ -85,9 +93,9 @@ func newRegistry(cfg SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
 // format.schema_registry says (URL, basic auth with the password or its
 // file, TLS). It reads the files but does not contact the registry. Errors
 // are *ConfigError.
-func NewRegistryClient(cfg SchemaRegistryConfig) (*sr.Client, error) {
-	opts := []sr.ClientOpt{sr.URLs(cfg.URL), sr.UserAgent("mooncdc/" + Version)}
-	pw, err := secretValue(cfg.Password, "format.schema_registry.password_file", cfg.PasswordFile)
+func NewRegistryClient(cfg config.SchemaRegistryConfig) (*sr.Client, error) {
+	opts := []sr.ClientOpt{sr.URLs(cfg.URL), sr.UserAgent("mooncdc/" + config.Version)}
+	pw, err := config.SecretValue(cfg.Password, "format.schema_registry.password_file", cfg.PasswordFile)
 	if err != nil {
 		return nil, err
 	}
@@ -103,20 +111,18 @@ func NewRegistryClient(cfg SchemaRegistryConfig) (*sr.Client, error) {
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:     tlsCfg,
 		TLSHandshakeTimeout: 10 * time.Second,
-		// The prefetch's requests at once, and a copy's or the stream's
-		// beside them, reuse their connections (and TLS sessions).
-		MaxIdleConnsPerHost: prefetchInFlight + 4,
+		MaxIdleConnsPerHost: registryConns,
 	}
 	opts = append(opts, sr.HTTPClient(&http.Client{Transport: tr, Timeout: 30 * time.Second}))
 	cl, err := sr.NewClient(opts...)
 	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("format.schema_registry.url: %w", err)}
+		return nil, &config.ConfigError{Err: fmt.Errorf("format.schema_registry.url: %w", err)}
 	}
 	return cl, nil
 }
 
-func registryTLS(cfg SchemaRegistryConfig) (*tls.Config, error) {
-	return loadTLS("format.schema_registry", cfg.CAFile, cfg.CertFile, cfg.KeyFile, cfg.InsecureSkipVerify)
+func registryTLS(cfg config.SchemaRegistryConfig) (*tls.Config, error) {
+	return config.LoadTLS("format.schema_registry", cfg.CAFile, cfg.CertFile, cfg.KeyFile, cfg.InsecureSkipVerify)
 }
 
 // id returns the id of schema under subject, registering it when
@@ -134,7 +140,7 @@ func (r *registry) id(ctx context.Context, subject, schema string) (int, error) 
 	if ok {
 		return id, nil
 	}
-	b := newBackoff(100*time.Millisecond, 10*time.Second)
+	b := fault.NewBackoff(100*time.Millisecond, 10*time.Second)
 	for attempt := 0; ; {
 		id, err := r.shared(ctx, k, func() (int, error) { return r.call(ctx, subject, schema) })
 		switch {
@@ -154,7 +160,7 @@ func (r *registry) id(ctx context.Context, subject, schema string) (int, error) 
 				zap.String("subject", subject), zap.Error(err))
 		}
 		attempt++
-		if !r.sleep(ctx, b.next()) {
+		if !r.sleep(ctx, b.Next()) {
 			return 0, fmt.Errorf("register schema of subject %q: %w (last error: %v)", subject, context.Canceled, err)
 		}
 	}
@@ -223,7 +229,7 @@ func (r *registry) sleep(ctx context.Context, d time.Duration) bool {
 		defer cancel()
 		defer context.AfterFunc(r.stopping, cancel)()
 	}
-	return sleepCtx(ctx, d)
+	return fault.Sleep(ctx, d)
 }
 
 func (r *registry) call(ctx context.Context, subject, schema string) (int, error) {
@@ -250,7 +256,7 @@ func wrapRegistryErr(subject string, err error) error {
 	var re *sr.ResponseError
 	if errors.As(err, &re) && (re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden) {
 		// Every table would fail the same way: stop, as for a bad config.
-		return &ConfigError{Err: fmt.Errorf("format.schema_registry: the registry refused mooncdc's credentials for subject %q (HTTP %d: %v); "+
+		return &config.ConfigError{Err: fmt.Errorf("format.schema_registry: the registry refused mooncdc's credentials for subject %q (HTTP %d: %v); "+
 			"check format.schema_registry.username and password", subject, re.StatusCode, err)}
 	}
 	return fmt.Errorf("register schema of subject %q: %w", subject, err)
@@ -267,6 +273,6 @@ func registryRetryable(err error) bool {
 	}
 	var inc *SchemaIncompatibleError
 	var nr *SchemaNotRegisteredError
-	var ce *ConfigError
+	var ce *config.ConfigError
 	return !errors.As(err, &inc) && !errors.As(err, &nr) && !errors.As(err, &ce)
 }

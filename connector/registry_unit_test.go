@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
@@ -18,9 +19,9 @@ import (
 // registered in reg.
 func avroTestFormats(t *testing.T, reg *srtest.Registry) *formats {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
-	cfg.Format.Key, cfg.Format.Value = FormatAvro, FormatAvro
+	cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 	cfg.Format.SchemaRegistry.URL = reg.URL()
 	cfg.ApplyDefaults()
 	cfg.Kafka.TopicPrefix = "shop"

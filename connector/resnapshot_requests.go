@@ -71,6 +71,6 @@ func (s *snapshotter) request(t offsets.Table) {
 // resnapshot puts a table back to init, keeping the request's time so
 // that later records carry it forward.
 func (s *snapshotter) resnapshot(t offsets.Table) {
-	s.phases.request(t)
+	s.phases.Request(t)
 	s.log.Info("resnapshot requested: copy queued", zap.String("table", t.Table))
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // TestRoutesMergeTablesWithUniqueKeys: kafka.routes with a key_field is
@@ -25,7 +25,7 @@ func TestRoutesMergeTablesWithUniqueKeys(t *testing.T) {
 	e.exec(`INSERT INTO orders_2023 VALUES (1, 'a'); INSERT INTO orders_2024 VALUES (1, 'b'); INSERT INTO customers VALUES (1)`)
 	cfg := e.config("rt", "public.*")
 	cfg.Format.JSONSchemas = true
-	cfg.Kafka.Routes = []connector.RouteRule{
+	cfg.Kafka.Routes = []config.RouteRule{
 		{Regex: `rt\.public\.orders_(.*)`, Topic: "rt.public.orders", KeyField: "__dbz__physicalTableIdentifier"},
 		{Regex: `rt\.public\.customers`, Topic: "crm.customers"},
 	}
@@ -76,8 +76,8 @@ func TestPartitionedTableWithKeyColumnsMaskAndRoute(t *testing.T) {
 	e.exec(`INSERT INTO m VALUES (1, 'eu', 's1'), (2, 'us', 's2')`)
 	cfg := e.config("pt", "public.m")
 	cfg.Format.MessageKeyColumns = map[string][]string{"public.m": {"region", "id"}}
-	cfg.Format.ColumnMask = []connector.ColumnMaskRule{{Columns: []string{"public.m.secret"}, Chars: 3}}
-	cfg.Kafka.Routes = []connector.RouteRule{{Regex: `pt\.public\.m`, Topic: "pt.m"}}
+	cfg.Format.ColumnMask = []config.ColumnMaskRule{{Columns: []string{"public.m.secret"}, Chars: 3}}
+	cfg.Kafka.Routes = []config.RouteRule{{Regex: `pt\.public\.m`, Topic: "pt.m"}}
 	r := start(t, cfg)
 	e.exec(`UPDATE m SET region = 'us' WHERE id = 1`) // moves m_eu → m_us
 	recs := readRaw(t, e.kafka, 5, "pt.m")

@@ -7,7 +7,7 @@ import (
 )
 
 // This file writes the schema-change records of the DDL messages that
-// mooncdc's event trigger emits (ddl.go): one record per captured table
+// mooncdc's event trigger emits (pgsource/ddl.go): one record per captured table
 // of the command, on <prefix>.schema-changes, keyed by the table, in the
 // unit of delivery of the DDL's transaction (exactly-once: its Kafka
 // transaction), so that it is ordered with the rows around it. Only the
@@ -105,7 +105,7 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	// the last discovery, and one this run's discovery found since its
 	// first pass was created while mooncdc streamed: its first relation
 	// is its CREATE.
-	created := !known && (e.view[name] == nil && e.view.renamed(rel.OID) == nil || e.gate.isFresh(name))
+	created := !known && (e.view[name] == nil && e.view.Renamed(rel.OID) == nil || e.gate.IsFresh(name))
 	// This run's first shape of a table an earlier run saw: compared with
 	// the shape that run stored, a change made while mooncdc was stopped.
 	fp := schema.ShapeFingerprint(rel)
@@ -113,12 +113,12 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	if !known && !created {
 		stored := e.view[name]
 		if stored == nil {
-			stored = e.view.renamed(rel.OID)
+			stored = e.view.Renamed(rel.OID)
 		}
 		stopped = stored != nil && stored.Shape != "" && stored.Shape != fp
 	}
 	if e.storesShapes && (!known || ch.LSN > prev.lsn) {
-		e.gate.setShape(name, rel.OID, fp) // stored by phases, in order
+		e.gate.SetShape(name, rel.OID, fp) // stored by phases, in order
 	}
 	if !created && !stopped && (!known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel)) {
 		return nil

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 )
 
@@ -42,21 +43,21 @@ type scEvent struct {
 // same Kafka transaction). A table outside the capture gives none. The
 // trigger comes from setup-ddl (at-least-once) or ddl.capture (exactly-once).
 func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t)
 			e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
 			e.exec(`CREATE SCHEMA other; CREATE TABLE other.ignored (id int PRIMARY KEY)`)
 			cfg := e.config("ddl", "public.*")
 			cfg.Kafka.Delivery = mode
-			if mode == connector.DeliveryExactlyOnce {
+			if mode == config.DeliveryExactlyOnce {
 				cfg.DDL.Capture = true // run installs the trigger
 			} else { // as mooncdc setup-ddl does
 				conn, err := e.pg.Connect(context.Background(), "postgres")
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := connector.InstallDDLCapture(context.Background(), conn); err != nil {
+				if err := pgsource.InstallDDLCapture(context.Background(), conn); err != nil {
 					t.Fatal(err)
 				}
 				conn.Close(context.Background())

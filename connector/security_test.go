@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -126,7 +127,7 @@ func TestKafkaSASLSCRAMAgainstUsers(t *testing.T) {
 		t.Run(u.mech, func(t *testing.T) {
 			name := []string{"sasl256", "sasl512"}[i]
 			cfg := e.config(name, "public.t")
-			cfg.Kafka.SASL = connector.KafkaSASLConfig{Mechanism: u.mech, Username: u.user, Password: u.pass, PasswordFile: u.file}
+			cfg.Kafka.SASL = config.KafkaSASLConfig{Mechanism: u.mech, Username: u.user, Password: u.pass, PasswordFile: u.file}
 			r := start(t, cfg)
 			if err := pg.Exec(context.Background(), "postgres", `INSERT INTO public.t VALUES ($1)`, 100+i); err != nil {
 				t.Fatal(err)
@@ -153,7 +154,7 @@ func TestKafkaSASLSCRAMAgainstUsers(t *testing.T) {
 	// at once: TestClassify). The warning then points at the credentials,
 	// and never quotes the password.
 	cfg := e.config("wrongpw", "public.t")
-	cfg.Kafka.SASL = connector.KafkaSASLConfig{Mechanism: "SCRAM-SHA-256", Username: "cdc256", Password: "not-it"}
+	cfg.Kafka.SASL = config.KafkaSASLConfig{Mechanism: "SCRAM-SHA-256", Username: "cdc256", Password: "not-it"}
 	core, logs := observer.New(zap.DebugLevel)
 	p, err := connector.New(cfg, zap.New(core))
 	if err != nil {
@@ -190,8 +191,8 @@ func TestKafkaTLSWithPlainSASL(t *testing.T) {
 	e := &env{t: t, pg: pg, kafka: broker.Addr()}
 	caFile := ca.WriteCA(t, t.TempDir())
 	cfg := e.config("tlskafka", "public.t")
-	cfg.Kafka.TLS = connector.KafkaTLSConfig{Enabled: true, CAFile: caFile}
-	cfg.Kafka.SASL = connector.KafkaSASLConfig{Mechanism: "PLAIN", Username: "cdc", Password: "plain-pass"}
+	cfg.Kafka.TLS = config.KafkaTLSConfig{Enabled: true, CAFile: caFile}
+	cfg.Kafka.SASL = config.KafkaSASLConfig{Mechanism: "PLAIN", Username: "cdc", Password: "plain-pass"}
 	r := start(t, cfg)
 	opts, err := cfg.KafkaOpts(cfg.Kafka.Brokers)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // TestTablesExcludeLeavesTablesOut: postgres.tables_exclude (Debezium's
@@ -87,7 +88,7 @@ func TestTableEntriesWithWhereAndColumns(t *testing.T) {
 	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, status text, secret text)`)
 	e.exec(`INSERT INTO orders VALUES (1, 'paid', 's'), (200, 'paid', 's')`)
 	cfg := e.config("rf", "public.orders")
-	cfg.Postgres.TableFilters = map[string]connector.TableFilter{
+	cfg.Postgres.TableFilters = map[string]config.TableFilter{
 		"public.orders": {Table: "public.orders", Where: "id < 100", Columns: []string{"id", "status"}},
 	}
 	if e.serverVersionNum() < 150000 {
@@ -132,7 +133,7 @@ func TestTableEntriesWithWhereAndColumns(t *testing.T) {
 	e2 := newEnv(t)
 	e2.exec(`CREATE TABLE orders (id int PRIMARY KEY, status text)`)
 	cfg2 := e2.config("rf2", "public.orders")
-	cfg2.Postgres.TableFilters = map[string]connector.TableFilter{"public.orders": {Table: "public.orders", Where: "status <> 'draft'"}}
+	cfg2.Postgres.TableFilters = map[string]config.TableFilter{"public.orders": {Table: "public.orders", Where: "status <> 'draft'"}}
 	err := runToEnd(t, cfg2)
 	if code := connector.ExitCode(err); code == connector.ExitOK || err == nil || !strings.Contains(err.Error(), "REPLICA IDENTITY FULL") {
 		t.Fatalf("run = %v (exit %d), want the refusal with the fix", err, code)

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -18,8 +19,8 @@ import (
 type progress struct {
 	*Tracker
 	sink      mainSink
-	phases    *phases
-	onPromote func([]*tableState)
+	phases    *phases.Rules
+	onPromote func([]*phases.State)
 	ctx       context.Context
 }
 
@@ -29,7 +30,7 @@ type progress struct {
 func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 	pr.Tracker.AdvanceIdle(walEnd)
 	pr.sink.idle(walEnd)
-	if moved := pr.phases.advance(walEnd); moved != nil {
+	if moved := pr.phases.Advance(walEnd); moved != nil {
 		pr.onPromote(moved)
 	}
 }
@@ -45,7 +46,7 @@ func (pr *progress) Tick() error { return pr.sink.tick(pr.ctx) }
 // logPromoted logs tables that moved from catchup to ready (phases stored
 // them). The write is not waited for: catchup(L) and ready(L) mean the
 // same to the main worker once it is past L, so losing it loses nothing.
-func (p *Pipeline) logPromoted(moved []*tableState) {
+func (p *Pipeline) logPromoted(moved []*phases.State) {
 	for _, ts := range moved {
 		p.log.Info("table ready: the main worker is past its handover", zap.String("table", ts.Table.Table), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 	}

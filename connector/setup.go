@@ -14,6 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -27,8 +30,8 @@ func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 		kgo.ClientID("mooncdc-"+p.cfg.Name),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // with the default idempotent writes
 		// A black-holed broker connection is given up after these (links.go).
-		kgo.RequestTimeoutOverhead(kafkaRequestOverhead),
-		kgo.ProduceRequestTimeout(kafkaProduceTimeout),
+		kgo.RequestTimeoutOverhead(config.KafkaRequestOverhead),
+		kgo.ProduceRequestTimeout(config.KafkaProduceTimeout),
 		// The tracker bounds in-flight bytes (each record counted with
 		// recordCost, above the key, value and headers kgo counts) and makes
 		// the stream and the copies wait; the client's own bound sits just
@@ -72,7 +75,7 @@ func (p *Pipeline) newTxnClient(ctx context.Context, id string, hooks kgo.Hook) 
 // partitioner is franz-go's default, or placingPartitioner when outbox
 // events may name their partition (partitioner.go).
 func (p *Pipeline) partitioner() kgo.Opt {
-	if ob, _ := p.cfg.Format.outbox(); ob != nil && ob.PlacesPartition() {
+	if ob, _ := p.cfg.Format.SchemaOutbox(); ob != nil && ob.PlacesPartition() {
 		return kgo.RecordPartitioner(placingPartitioner())
 	}
 	return kgo.RecordPartitioner(kgo.UniformBytesPartitioner(64<<10, true, true, nil))
@@ -119,7 +122,7 @@ func (p *Pipeline) loadOffsets(ctx context.Context) (offsets.State, error) {
 // this first start (takeover.go).
 func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
 	var out offsets.Pipeline
-	err := retry(ctx, p.log, "connect to Postgres", func() error {
+	err := fault.Retry(ctx, p.log, "connect to Postgres", func() error {
 		var err error
 		out, err = p.prepareSourceOnce(ctx, pgcfg, state, dbz)
 		return err
@@ -137,23 +140,23 @@ func checkServerVersion(num int) error {
 	if num >= MinServerVersion {
 		return nil
 	}
-	return &criticalError{fmt.Errorf("PostgreSQL %d.%d is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought; upgrade the server to 14 or later",
+	return &fault.CriticalError{Err: fmt.Errorf("PostgreSQL %d.%d is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought; upgrade the server to 14 or later",
 		num/10000, num%10000)}
 }
 
 func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
 	cfg := p.cfg
 	slotName, pubName := cfg.Postgres.Slot, cfg.Postgres.Publication
-	repl, err := connectReplication(ctx, pgcfg)
+	repl, err := pgsource.ConnectReplication(ctx, pgcfg)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}
 	defer repl.Close(context.Background())
-	id, err := identify(ctx, repl)
+	id, err := pgsource.Identify(ctx, repl)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}
-	db, err := connectSQL(ctx, pgcfg)
+	db, err := pgsource.Dial(ctx, pgcfg)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}
@@ -166,23 +169,23 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 		return offsets.Pipeline{}, err
 	}
 	if cfg.DDL.Capture {
-		if err := InstallDDLCapture(ctx, db); err != nil {
+		if err := pgsource.InstallDDLCapture(ctx, db); err != nil {
 			p.log.Warn("ddl.capture: the DDL event trigger is not installed; schema-change records come from Relation messages only, without their DDL", zap.Error(err))
 		} else {
 			p.log.Info("ddl.capture: the DDL event trigger is installed")
 		}
 	}
 	if cfg.Postgres.SlotFailover && version < 170000 {
-		return offsets.Pipeline{}, &criticalError{fmt.Errorf("postgres.slot_failover: failover slots need PostgreSQL 17 or later; this server is %d.%d: set postgres.slot_failover: false, or upgrade",
+		return offsets.Pipeline{}, &fault.CriticalError{Err: fmt.Errorf("postgres.slot_failover: failover slots need PostgreSQL 17 or later; this server is %d.%d: set postgres.slot_failover: false, or upgrade",
 			version/10000, version%10000)}
 	}
-	slot, err := lookupSlot(ctx, db, slotName)
+	slot, err := pgsource.LookupSlot(ctx, db, slotName)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}
 	if slot.Exists && cfg.Postgres.SlotFailover && !slot.Failover && !slot.Synced && slot.Type == "logical" {
 		// Before streaming, while no walsender holds it.
-		if err := makeFailoverSlot(ctx, repl, slotName); err != nil {
+		if err := pgsource.MakeFailoverSlot(ctx, repl, slotName); err != nil {
 			return offsets.Pipeline{}, err
 		}
 		p.log.Info("replication slot made a failover slot (postgres.slot_failover)", zap.String("slot", slotName))
@@ -252,7 +255,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			zap.String("slot", slotName), zap.Stringer("lsn", slot.ConfirmedFlush))
 		out.InitialLSN = uint64(slot.ConfirmedFlush)
 	} else {
-		lsn, err := createSlot(ctx, repl, slotName, cfg.Postgres.SlotFailover)
+		lsn, err := pgsource.CreateSlot(ctx, repl, slotName, cfg.Postgres.SlotFailover)
 		if err != nil {
 			return offsets.Pipeline{}, err
 		}
@@ -270,12 +273,12 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 func (p *Pipeline) checkSlotStillThere(ctx context.Context, pgcfg *pgconn.Config, cause error) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	db, err := connectSQL(ctx, pgcfg)
+	db, err := pgsource.Dial(ctx, pgcfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close(context.Background())
-	slot, err := lookupSlot(ctx, db, p.cfg.Postgres.Slot)
+	slot, err := pgsource.LookupSlot(ctx, db, p.cfg.Postgres.Slot)
 	if err != nil {
 		return err
 	}

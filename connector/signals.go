@@ -39,16 +39,6 @@ import (
 //     copies in progress finish.
 //   - log: write data.message to the log.
 
-// SignalsConfig is where signals come from.
-type SignalsConfig struct {
-	// KafkaTopic is read for signals (Debezium's signal.kafka.topic).
-	KafkaTopic string `yaml:"kafka_topic"`
-	// Table is a signal table (Debezium's signal.data.collection), as
-	// schema.table: a row inserted into it is a signal. It is captured
-	// like a postgres.tables entry.
-	Table string `yaml:"table"`
-}
-
 // signal is one Debezium signal.
 type signal struct {
 	ID   string
@@ -243,7 +233,7 @@ func (s *snapshotter) signal(sg signal) {
 	case signalExecuteSnapshot:
 		now := time.Now().UnixMilli()
 		n := 0
-		for name := range s.phases.all() {
+		for name := range s.phases.All() {
 			if !slices.ContainsFunc(sg.Data.DataCollections, func(dc string) bool { return matches(dc, name) }) {
 				continue
 			}

@@ -6,6 +6,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -136,12 +139,12 @@ type copySink interface {
 	// of the copy's Kafka transaction, which it commits and follows with
 	// the next one, then setState (not waited for: the progress is
 	// durable). It blocks; the copy's writers are paused.
-	checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) (wait func(context.Context) error)) error
+	checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) (wait func(context.Context) error)) error
 	// handover is the copy's checkpoint: it waits (at most
 	// handoverAckWait; context.DeadlineExceeded then, to try again later)
 	// until every record sent is acknowledged, and stores ts durably with
 	// them. Called under the pipeline mutex (phases.handover).
-	handover(ctx context.Context, ts *tableState) error
+	handover(ctx context.Context, ts *phases.State) error
 	// close gives up whatever handover did not store (exactly-once: the
 	// open Kafka transaction is aborted). It blocks at most 30 s.
 	close()
@@ -191,10 +194,10 @@ func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *
 	cfg := p.cfg
 	dc := deliveryConfig{name: cfg.Name, records: states.records, kafka: cfg.Kafka, metrics: p.metrics, states: states}
 	log := p.log.Named("delivery")
-	if cfg.Kafka.Delivery != DeliveryExactlyOnce && !p.seated {
+	if cfg.Kafka.Delivery != config.DeliveryExactlyOnce && !p.seated {
 		return &atLeastOnce{cfg: dc, cl: client, log: log}, nil
 	}
-	if cfg.Kafka.Delivery != DeliveryExactlyOnce {
+	if cfg.Kafka.Delivery != config.DeliveryExactlyOnce {
 		log.Info("at-least-once in a standby group: writing in Kafka transactions, so that the broker fences this instance once another takes over",
 			zap.String("transactional_id", cfg.Name+"-main"))
 	}
@@ -204,7 +207,7 @@ func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *
 			st, err := offsets.Load(ctx, client, cfg.Kafka.OffsetsTopic, cfg.Name)
 			return st.Pipeline, err
 		}}
-	if err := retry(ctx, p.log, "take over the transactional producers", func() error { return d.takeOver(ctx, cfg.Snapshot.Workers) }); err != nil {
+	if err := fault.Retry(ctx, p.log, "take over the transactional producers", func() error { return d.takeOver(ctx, cfg.Snapshot.Workers) }); err != nil {
 		d.close()
 		return nil, err
 	}
@@ -215,7 +218,7 @@ func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *
 type deliveryConfig struct {
 	name    string         // the connector name: transactional ids
 	records offsetsRecords // the offsets records, and their topic
-	kafka   KafkaConfig
+	kafka   config.KafkaConfig
 	metrics *Metrics
 	states  *stateWriter // the ordered writer of table states
 }

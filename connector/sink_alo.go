@@ -7,6 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -67,7 +69,7 @@ func (s *aloMain) flush(ctx context.Context) error {
 		return err
 	}
 	if err := s.tracker.Wait(ctx); err != nil {
-		return &criticalError{err}
+		return &fault.CriticalError{Err: err}
 	}
 	return nil
 }
@@ -92,7 +94,7 @@ func (s *aloMain) run(ctx, soft context.Context) error {
 		case <-t.C:
 		}
 		if err := s.tracker.Err(); err != nil {
-			return &criticalError{err}
+			return &fault.CriticalError{Err: err}
 		}
 		if d := uint64(s.tracker.Durable()); d != written {
 			prev := s.src
@@ -140,11 +142,11 @@ func (s *aloCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 
 func (s *aloCopy) settle(context.Context) error { return nil }
 
-func (s *aloCopy) checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) func(context.Context) error) error {
+func (s *aloCopy) checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) func(context.Context) error) error {
 	return setState(ts)(ctx)
 }
 
-func (s *aloCopy) handover(ctx context.Context, ts *tableState) error {
+func (s *aloCopy) handover(ctx context.Context, ts *phases.State) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err
 	}

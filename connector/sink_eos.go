@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -235,7 +237,7 @@ func (w *eosMain) commit(ctx context.Context) error {
 // person must raise the bound.
 func (w *eosMain) failed(err error) error {
 	if open := time.Since(w.started); open >= w.d.txnTimeout()*9/10 {
-		return &criticalError{fmt.Errorf("the Kafka transaction was open %s, about kafka.transaction_timeout (%s): a Postgres "+
+		return &fault.CriticalError{Err: fmt.Errorf("the Kafka transaction was open %s, about kafka.transaction_timeout (%s): a Postgres "+
 			"transaction takes longer than that to stream, and is never split; raise kafka.transaction_timeout (and the brokers' "+
 			"transaction.max.timeout.ms): %w", open.Round(time.Second), w.d.txnTimeout(), err)}
 	}
@@ -295,7 +297,7 @@ func (w *eosMain) flush(ctx context.Context) error {
 		return err
 	}
 	if err := w.tracker.Wait(ctx); err != nil {
-		return &criticalError{err}
+		return &fault.CriticalError{Err: err}
 	}
 	return nil
 }
@@ -346,18 +348,18 @@ func (w *eosMain) sessionEnded(ctx context.Context, cause error) error {
 // the id is fenced, the settings are refused, or ctx ends.
 func (w *eosMain) replaceClient(ctx context.Context) error {
 	w.d.mainCl.Close()
-	bo := newBackoff(200*time.Millisecond, 10*time.Second)
+	bo := fault.NewBackoff(200*time.Millisecond, 10*time.Second)
 	for {
 		cl, err := w.d.newClient(ctx, w.d.mainID())
 		if err == nil {
 			w.d.mainCl, w.cl = cl, cl
 			return nil
 		}
-		if errors.As(err, new(*FencedError)) || errors.As(err, new(*ConfigError)) {
+		if errors.As(err, new(*FencedError)) || errors.As(err, new(*config.ConfigError)) {
 			return err
 		}
 		w.d.log.Debug("transactional producer", zap.Error(err))
-		if !sleepCtx(ctx, bo.next()) {
+		if !fault.Sleep(ctx, bo.Next()) {
 			return ctx.Err()
 		}
 	}
@@ -372,7 +374,7 @@ func (w *eosMain) replaceClient(ctx context.Context) error {
 // answering may have made) means another instance runs. When the offsets cannot be read, it assumes a
 // fence: stopping is safe, taking the id back could fence the other one.
 func (w *eosMain) fencedByAnother(ctx context.Context) bool {
-	if !sleepCtx(ctx, 2*time.Second) {
+	if !fault.Sleep(ctx, 2*time.Second) {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -407,7 +409,7 @@ func txnError(id string, err error) error {
 		// abort it is a fence.
 		return &TxnAbortedError{Err: err}
 	case errors.Is(err, kerr.InvalidTransactionTimeout):
-		return &ConfigError{Err: fmt.Errorf("kafka.transaction_timeout: the brokers refuse it (%v); "+
+		return &config.ConfigError{Err: fmt.Errorf("kafka.transaction_timeout: the brokers refuse it (%v); "+
 			"set it at most to their transaction.max.timeout.ms", err)}
 	case errors.Is(err, context.Canceled):
 		return err
@@ -426,3 +428,7 @@ func (e *TxnAbortedError) Error() string {
 	return "Kafka transaction aborted (replayed from the last commit; if this repeats, a Postgres transaction or a table copy may outlast kafka.transaction_timeout): " + e.Err.Error()
 }
 func (e *TxnAbortedError) Unwrap() error { return e.Err }
+
+// Retryable marks the error for classify: the next session replays from
+// the last commit.
+func (e *TxnAbortedError) Retryable() {}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
@@ -47,7 +48,7 @@ func (s *eosCopy) settle(ctx context.Context) error {
 
 // checkpoint writes ts as the last record of the copy's Kafka transaction,
 // commits it, begins the next one, and then sets the view.
-func (s *eosCopy) checkpoint(ctx context.Context, ts *tableState, setState func(*tableState) func(context.Context) error) error {
+func (s *eosCopy) checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) func(context.Context) error) error {
 	if err := s.commit(ctx, ts, "at a checkpoint"); err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *eosCopy) checkpoint(ctx context.Context, ts *tableState, setState func(
 
 // handover stores the handover's phase as the last record of the copy's
 // Kafka transaction and commits it.
-func (s *eosCopy) handover(ctx context.Context, ts *tableState) error {
+func (s *eosCopy) handover(ctx context.Context, ts *phases.State) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func (s *eosCopy) handover(ctx context.Context, ts *tableState) error {
 
 // commit writes ts's record last in the copy's Kafka transaction, waits
 // for every record and commits it (at most 30 s).
-func (s *eosCopy) commit(ctx context.Context, ts *tableState, at string) error {
+func (s *eosCopy) commit(ctx context.Context, ts *phases.State, at string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := produceWait(ctx, s.cl, s.d.cfg.records.table(ts)); err != nil {

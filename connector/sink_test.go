@@ -13,6 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -24,7 +27,7 @@ import (
 func testDeliveryConfig(f *fakeProducer) deliveryConfig {
 	records := offsetsRecords{name: "shop", topic: "offsets"}
 	return deliveryConfig{name: "shop", records: records, metrics: newMetrics(func() float64 { return 0 }),
-		kafka:  KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
+		kafka:  config.KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
 		states: &stateWriter{ctx: context.Background(), cl: f, records: records, log: zap.NewNop()}}
 }
 
@@ -103,7 +106,7 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 	f.release()
 	select {
 	case err := <-done:
-		var crit *criticalError
+		var crit *fault.CriticalError
 		if !errors.As(err, &crit) || !strings.Contains(err.Error(), "broker says no") {
 			t.Fatalf("run: %v, want a critical error with the cause", err)
 		}
@@ -254,7 +257,7 @@ func TestExactlyOnceSinkCommitFailuresSayWhatToDo(t *testing.T) {
 // without a handover leaves nothing visible in exactly-once mode.
 func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 	ctx := context.Background()
-	ts := &tableState{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}}
+	ts := &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}}
 
 	t.Run("at-least-once", func(t *testing.T) {
 		f := &fakeProducer{hold: true}
@@ -317,7 +320,7 @@ func TestCopySinkHandoverWaitsBoundedForAcknowledgements(t *testing.T) {
 	s, _ := d.copy(ctx, 0, tracker)
 	sendOne(s, tracker, "t", 10, 250)
 	start := time.Now()
-	err := s.handover(ctx, &tableState{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}})
+	err := s.handover(ctx, &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("handover with a record unacknowledged: %v, want a deadline", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -19,12 +21,6 @@ import (
 // instead: a new slot, a new copy of every table (each copy tombstones the
 // keys its topic holds that the table no longer has: copy_rows.go), and a
 // loud log line and a metric, never silently.
-
-// The values of on_slot_loss.
-const (
-	SlotLossFail       = "fail"
-	SlotLossResnapshot = "resnapshot"
-)
 
 // errSlotLost marks the unsafe resume of a lost or missing slot, which
 // on_slot_loss: resnapshot repairs.
@@ -38,7 +34,7 @@ func slotLostError(reason string) error {
 // repairsSlotLoss reports whether err is a slot loss that this pipeline
 // repairs rather than stops on.
 func (p *Pipeline) repairsSlotLoss(err error) bool {
-	return p.cfg.OnSlotLoss == SlotLossResnapshot && errors.Is(err, errSlotLost)
+	return p.cfg.OnSlotLoss == config.SlotLossResnapshot && errors.Is(err, errSlotLost)
 }
 
 // replaceLostSlot drops the lost slot (if it is still there), creates a new
@@ -57,7 +53,7 @@ func (p *Pipeline) replaceLostSlot(ctx context.Context, repl *pgconn.PgConn, db 
 	if err := p.ensurePublication(ctx, db); err != nil {
 		return offsets.Pipeline{}, err
 	}
-	lsn, err := createSlot(ctx, repl, slot, p.cfg.Postgres.SlotFailover)
+	lsn, err := pgsource.CreateSlot(ctx, repl, slot, p.cfg.Postgres.SlotFailover)
 	if err != nil {
 		return offsets.Pipeline{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -148,7 +149,7 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 		e.exec(`CREATE TABLE public.filler (n int)`)
 		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 10) g`)
 		cfg := e.config("lost", "public.t")
-		cfg.OnSlotLoss = connector.SlotLossResnapshot
+		cfg.OnSlotLoss = config.SlotLossResnapshot
 		r := start(t, cfg)
 		if err := r.stop(t); err != nil {
 			t.Fatal(err)
@@ -172,7 +173,7 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 		e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
 		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
 		cfg := e.config("lost", "public.t")
-		cfg.OnSlotLoss = connector.SlotLossResnapshot
+		cfg.OnSlotLoss = config.SlotLossResnapshot
 		r := start(t, cfg)
 		if err := r.stop(t); err != nil {
 			t.Fatal(err)
@@ -202,7 +203,7 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 		e.exec(`CREATE TABLE public.filler (n int)`)
 		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 5) g`)
 		cfg := e.config("lost", "public.t")
-		cfg.OnSlotLoss = connector.SlotLossResnapshot
+		cfg.OnSlotLoss = config.SlotLossResnapshot
 		cfg.Heartbeat.Interval = 0
 		r := start(t, cfg)
 		release := holdProduce(t, broker, "lost.public.t")

@@ -15,6 +15,10 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -26,10 +30,10 @@ import (
 type snapshotter struct {
 	cfg     snapshotterConfig
 	metrics *Metrics
-	ready   func() bool    // the main worker streams: no copy starts before
-	keyless *keylessTables // tables left out of the publication for want of a key, reported once
+	ready   func() bool             // the main worker streams: no copy starts before
+	keyless *pgsource.KeylessTables // tables left out of the publication for want of a key, reported once
 	c       *copier
-	phases  *phases
+	phases  *phases.Rules
 	log     *zap.Logger
 	jobs    chan copyJob
 	// runs holds the snapshot run of due tables not queued yet
@@ -48,12 +52,12 @@ type snapshotter struct {
 	adopt bool
 	// names are the discovered tables by phase name (discovery's
 	// goroutine, which also schedules).
-	names  map[string]TableName
+	names  map[string]config.TableName
 	paused bool // pause-snapshot: no new copy starts
 	// discovered: the first discovery is done; clashLogged: tables left
 	// out for a topic clash, logged once (discovery's goroutine only).
 	discovered  bool
-	clashLogged map[TableName]bool
+	clashLogged map[config.TableName]bool
 	// warnedPartitions: the warning about a publication that publishes
 	// partitions separately was logged (discovery's goroutine only).
 	warnedPartitions bool
@@ -67,14 +71,14 @@ type snapshotter struct {
 
 // snapshotterConfig is the snapshotter's part of the configuration.
 type snapshotterConfig struct {
-	snapshot     SnapshotConfig
-	postgres     PostgresConfig // discovery: the publication and how it publishes partitions
-	name         string         // the connector's: its resnapshot requests in the offsets topic
+	snapshot     config.SnapshotConfig
+	postgres     config.PostgresConfig // discovery: the publication and how it publishes partitions
+	name         string                // the connector's: its resnapshot requests in the offsets topic
 	offsetsTopic string
 	prefix       string // kafka.topic_prefix: the key of this connector's Kafka signals
-	signals      SignalsConfig
-	tables       TableSelection
-	naming       TopicNaming
+	signals      config.SignalsConfig
+	tables       config.TableSelection
+	naming       config.TopicNaming
 	kafka        []kgo.Opt // the base of the clients that read the offsets and signal topics
 }
 
@@ -90,20 +94,20 @@ type copyResult struct {
 }
 
 // initialPhases turns the stored phases into the starting ones.
-func initialPhases(mode SnapshotMode, stored map[string]offsets.Table) map[string]*tableState {
-	out := make(map[string]*tableState, len(stored))
+func initialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) map[string]*phases.State {
+	out := make(map[string]*phases.State, len(stored))
 	for name, t := range stored {
-		ts := &tableState{Table: t}
+		ts := &phases.State{Table: t}
 		ts.Table.Table = name
 		switch {
-		case mode == SnapshotAlways:
+		case mode == config.SnapshotAlways:
 			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType, ts.Copy = offsets.PhaseInit, 0, "", "", nil
 		case ts.Phase == offsets.PhaseCopying:
 			// The snapshot died with the process: copy again, from the
 			// chunks Kafka holds when the copy has progress (copy_resume.go).
 			ts.Phase = offsets.PhaseInit
 		case ts.Phase == offsets.PhaseErrored:
-			ts.retryAt = retryTime(ts.Retry)
+			ts.RetryAt = retryTime(ts.Retry)
 		}
 		out[name] = ts
 	}
@@ -119,14 +123,14 @@ func (s *snapshotter) run(ctx context.Context) error {
 	s.seen = map[string]int64{}
 	s.requests = make(chan offsets.Table, 64)
 	s.pending = map[string]offsets.Table{}
-	for name, ts := range s.phases.all() {
+	for name, ts := range s.phases.All() {
 		s.seen[name] = ts.ResnapshotMs
 	}
 	// Copy nothing before the main worker holds the slot: an instance that
 	// cannot take it (another one with the same name still streams) must
 	// not copy tables that one is copying or has handed over.
 	for !s.ready() {
-		if !sleepCtx(ctx, 50*time.Millisecond) {
+		if !fault.Sleep(ctx, 50*time.Millisecond) {
 			return nil
 		}
 	}
@@ -150,7 +154,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 func (s *snapshotter) worker(ctx context.Context, n int) error {
 	for job := range s.jobs {
 		name := job.table
-		ts := s.setPhase(ctx, name, func(ts *tableState) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
+		ts := s.setPhase(ctx, name, func(ts *phases.State) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
 		err := s.c.copyTable(ctx, ts, n, job.run)
 		if err != nil {
 			job.run.leave(name)
@@ -158,11 +162,11 @@ func (s *snapshotter) worker(ctx context.Context, n int) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		switch classify(err) {
-		case classUnsafe:
+		switch fault.Classify(err) {
+		case fault.ClassUnsafe:
 			return err // the source is not the one the offsets describe: stop everything
 		}
-		var crit *criticalError
+		var crit *fault.CriticalError
 		if errors.As(err, &crit) {
 			return err
 		}
@@ -188,7 +192,7 @@ func (s *snapshotter) loop(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return nil // stopping
 				}
-				if classify(err) != classRetryable {
+				if fault.Classify(err) != fault.ClassRetryable {
 					return err
 				}
 				s.log.Warn("table discovery failed; trying again later", zap.Error(err))
@@ -235,11 +239,11 @@ func (s *snapshotter) schedule() {
 	}
 	now := time.Now().UnixMilli()
 	var due, fresh, incremental []string
-	for name, ts := range s.phases.all() {
+	for name, ts := range s.phases.All() {
 		if s.busy[name] {
 			continue
 		}
-		if ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.retryAt > 0 && ts.retryAt <= now) {
+		if ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.RetryAt > 0 && ts.RetryAt <= now) {
 			due = append(due, name)
 			switch {
 			case s.runs[name] != nil:
@@ -309,10 +313,10 @@ func (s *snapshotter) finished() bool {
 	if len(s.busy) > 0 {
 		return false
 	}
-	for _, ts := range s.phases.all() {
+	for _, ts := range s.phases.All() {
 		switch {
 		case ts.Phase == offsets.PhaseReady, ts.Phase == offsets.PhaseCatchup, ts.Phase == offsets.PhaseDropped:
-		case ts.Phase == offsets.PhaseErrored && ts.retryAt == 0:
+		case ts.Phase == offsets.PhaseErrored && ts.RetryAt == 0:
 		default:
 			return false
 		}
@@ -323,7 +327,7 @@ func (s *snapshotter) finished() bool {
 // failures is the error for tables whose copy failed for good, or nil.
 func (s *snapshotter) failures() error {
 	var msgs []string
-	for name, ts := range s.phases.all() {
+	for name, ts := range s.phases.All() {
 		if ts.Phase == offsets.PhaseErrored {
 			msgs = append(msgs, name+": "+ts.LastError)
 		}
@@ -332,7 +336,7 @@ func (s *snapshotter) failures() error {
 		return nil
 	}
 	sort.Strings(msgs)
-	return &criticalError{fmt.Errorf("snapshot.mode initial_only: %d table(s) could not be copied (fix the cause, then run `mooncdc resnapshot` and start again): %s",
+	return &fault.CriticalError{Err: fmt.Errorf("snapshot.mode initial_only: %d table(s) could not be copied (fix the cause, then run `mooncdc resnapshot` and start again): %s",
 		len(msgs), strings.Join(msgs, "; "))}
 }
 
@@ -341,8 +345,8 @@ func (s *snapshotter) failures() error {
 func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	cfg := s.cfg.snapshot
 	var ce *copyError
-	permanent := errors.As(err, &ce) && ce.permanent || tableFault(err)
-	if !permanent && classify(err) == classCritical {
+	permanent := errors.As(err, &ce) && ce.permanent || fault.TableFault(err)
+	if !permanent && fault.Classify(err) == fault.ClassCritical {
 		var pgErr *pgconn.PgError
 		// A server error other than a lost connection: a person must act,
 		// unless it is about load or timing.
@@ -353,20 +357,20 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 		errType = "permanent"
 	}
 	s.metrics.WorkerErrors.WithLabelValues("table_sync", errType).Inc()
-	ts := s.setPhase(ctx, name, func(ts *tableState) {
+	ts := s.setPhase(ctx, name, func(ts *phases.State) {
 		ts.Phase = offsets.PhaseErrored
 		ts.LastError = err.Error()
-		ts.retryAt = 0
+		ts.RetryAt = 0
 		ts.Retry = "resnapshot"
 		if !permanent && ts.Attempts <= cfg.MaxRetries {
 			delay := retryDelay(cfg.RetryDelay, ts.Attempts)
-			ts.retryAt = time.Now().Add(delay).UnixMilli()
-			ts.Retry = time.UnixMilli(ts.retryAt).UTC().Format(time.RFC3339Nano)
+			ts.RetryAt = time.Now().Add(delay).UnixMilli()
+			ts.Retry = time.UnixMilli(ts.RetryAt).UTC().Format(time.RFC3339Nano)
 		} else {
 			ts.Copy = nil // no retry resumes it; the sweep drops its slot (copyslot.go)
 		}
 	})
-	if ts.retryAt > 0 {
+	if ts.RetryAt > 0 {
 		s.log.Warn("table copy failed; will retry", zap.String("table", name), zap.Int("attempts", ts.Attempts),
 			zap.String("retry_at", ts.Retry), zap.Error(err))
 	} else {
@@ -382,11 +386,11 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 // stream goroutine.
 func (s *snapshotter) parked(ctx context.Context, name string, lsn schema.LSN, err error) {
 	s.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
-	s.setPhase(ctx, name, func(ts *tableState) {
+	s.setPhase(ctx, name, func(ts *phases.State) {
 		ts.Phase = offsets.PhaseErrored
 		ts.ParkedLSN = uint64(lsn)
 		ts.LastError = err.Error()
-		ts.retryAt = 0
+		ts.RetryAt = 0
 		ts.Retry = "resnapshot"
 	})
 	s.log.Error("the table's changes cannot be written; it waits for `mooncdc resnapshot` after the cause is fixed (the stream and other tables go on)",
@@ -435,8 +439,8 @@ func retryTime(s string) int64 {
 // waiting for the record at most until ctx ends (a failure is logged by
 // the writer: these phases (copying, errored, init, dropped) all read back
 // as "copy again" or as what the next discovery finds, which is safe).
-func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*tableState)) *tableState {
-	next, wait := s.phases.update(name, func(next *tableState, _ schema.LSN) { change(next) })
+func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*phases.State)) *phases.State {
+	next, wait := s.phases.Update(name, func(next *phases.State, _ schema.LSN) { change(next) })
 	_ = wait(ctx)
 	return next
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 )
@@ -51,7 +52,7 @@ func finishRecopied(t *testing.T, e *env, r *running, m *mutator, prefix, table 
 	}
 }
 
-func newPipeline(t *testing.T, cfg connector.Config) *connector.Pipeline {
+func newPipeline(t *testing.T, cfg config.Config) *connector.Pipeline {
 	t.Helper()
 	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	if err != nil {
@@ -230,7 +231,7 @@ func TestSnapshotModes(t *testing.T) {
 		m := newMutator(t, e, 50, "t")
 		m.seed("t", 20)
 		cfg := e.config("never", "public.t")
-		cfg.Snapshot.Mode = connector.SnapshotNever
+		cfg.Snapshot.Mode = config.SnapshotNever
 		r := start(t, cfg)
 		m.run(context.Background(), 10)
 		var evs []event
@@ -255,7 +256,7 @@ func TestSnapshotModes(t *testing.T) {
 		m := newMutator(t, e, 50, "t")
 		m.seed("t", 25)
 		cfg := e.config("only", "public.t")
-		cfg.Snapshot.Mode = connector.SnapshotInitialOnly
+		cfg.Snapshot.Mode = config.SnapshotInitialOnly
 		if err := runToEnd(t, cfg); err != nil {
 			t.Fatalf("initial_only must copy, then return nil: %v", err)
 		}
@@ -273,7 +274,7 @@ func TestSnapshotModes(t *testing.T) {
 		e.exec(`CREATE PUBLICATION mooncdc_onlyfail FOR TABLE t, hidden`)
 		cfg := e.config("onlyfail", "public.t", "public.hidden")
 		cfg.Postgres.URL = strings.Replace(cfg.Postgres.URL, "postgres@", "cdc@", 1)
-		cfg.Snapshot.Mode = connector.SnapshotInitialOnly
+		cfg.Snapshot.Mode = config.SnapshotInitialOnly
 		err := runToEnd(t, cfg)
 		if err == nil || !strings.Contains(err.Error(), "public.hidden") || !strings.Contains(err.Error(), "resnapshot") {
 			t.Fatalf("want an error naming the failed table and the fix, got %v", err)
@@ -285,7 +286,7 @@ func TestSnapshotModes(t *testing.T) {
 		m := newMutator(t, e, 50, "t")
 		m.seed("t", 10)
 		cfg := e.config("always", "public.t")
-		cfg.Snapshot.Mode = connector.SnapshotAlways
+		cfg.Snapshot.Mode = config.SnapshotAlways
 		r := start(t, cfg)
 		converge(t, e, "always", "t")
 		if err := r.stop(t); err != nil {
@@ -389,7 +390,7 @@ func TestNonTransactionalDDLMessageFailsTheCopy(t *testing.T) {
 	// transactions, all decided by the main worker before the copy goes on,
 	// so the copy must catch up through them.
 	before := testCounter(p.Metrics().TransactionsReceived)
-	e.exec(`SELECT pg_logical_emit_message(false, '` + connector.DDLMessagePrefix + `', 'ALTER TABLE ddl_t ADD COLUMN x int')`)
+	e.exec(`SELECT pg_logical_emit_message(false, '` + config.DDLMessagePrefix + `', 'ALTER TABLE ddl_t ADD COLUMN x int')`)
 	m.run(context.Background(), 3)
 	waitMainDecided(p, before, 3)
 	close(release)

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 )
@@ -323,7 +324,7 @@ func TestHandoverCatchupWhenCopyIsAhead(t *testing.T) {
 	m := newMutator(t, e, 50, "hot", "other")
 	m.seed("hot", 50)
 	cfg := e.config("ahead", "public.hot", "public.other")
-	cfg.Snapshot.Mode = connector.SnapshotNever // both ready at once; hot is re-copied below
+	cfg.Snapshot.Mode = config.SnapshotNever // both ready at once; hot is re-copied below
 	cfg.Snapshot.DiscoveryInterval = time.Second
 	r := start(t, cfg)
 

@@ -17,6 +17,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -65,7 +68,7 @@ func StandbyGroup(name string) string { return "mooncdc-" + name }
 // fresh Pipeline, the slot wait, the clean stop before a revoke returns)
 // is here, once. It starts nothing until it is assigned.
 type Standby struct {
-	cfg     Config
+	cfg     config.Config
 	log     *zap.Logger // the standby's own lines ("ha")
 	plog    *zap.Logger // each activation's pipeline
 	metrics *Metrics    // shared by every activation, so counters go on
@@ -92,13 +95,13 @@ type activation struct {
 
 // NewStandby validates cfg (ha.enabled and kafka.brokers set) and returns
 // a standby member ready to Run. It does no I/O.
-func NewStandby(cfg Config, log *zap.Logger) (*Standby, error) {
+func NewStandby(cfg config.Config, log *zap.Logger) (*Standby, error) {
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if !cfg.HA.Enabled || cfg.EmbeddedKafka() {
-		return nil, &ConfigError{Err: errors.New("ha.enabled: standby instances need kafka.brokers (the embedded Kafka has no other instance to share with)")}
+		return nil, &config.ConfigError{Err: errors.New("ha.enabled: standby instances need kafka.brokers (the embedded Kafka has no other instance to share with)")}
 	}
 	if log == nil {
 		log = zap.NewNop()
@@ -110,7 +113,7 @@ func NewStandby(cfg Config, log *zap.Logger) (*Standby, error) {
 // registry of its own), an activation that ends by itself is sent on
 // ended (without blocking). The first activation's Pipeline is built here
 // too, so that a config New refuses fails at start, not at a takeover.
-func newSeat(cfg Config, log, plog *zap.Logger, group string, reg prometheus.Registerer, ended chan *activation) (*Standby, error) {
+func newSeat(cfg config.Config, log, plog *zap.Logger, group string, reg prometheus.Registerer, ended chan *activation) (*Standby, error) {
 	s := &Standby{cfg: cfg, log: log, plog: plog, group: group, ended: ended}
 	inflight := func() float64 {
 		if p := s.current.Load(); p != nil {
@@ -243,7 +246,7 @@ func (s *Standby) ensureOffsetsTopic(ctx context.Context, base []kgo.Opt) error 
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	return retry(ctx, s.log, "prepare offsets topic "+s.cfg.Kafka.OffsetsTopic, func() error {
+	return fault.Retry(ctx, s.log, "prepare offsets topic "+s.cfg.Kafka.OffsetsTopic, func() error {
 		return offsets.EnsureTopic(ctx, adm, s.cfg.Kafka.OffsetsTopic, int16(s.cfg.Kafka.TopicReplicationFactor))
 	})
 }
@@ -384,11 +387,11 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 	for {
 		var pid int32
 		if db == nil {
-			db, err = ConnectSQL(ctx, pgcfg, "mooncdc-ha")
+			db, err = pgsource.ConnectSQL(ctx, pgcfg, "mooncdc-ha")
 		}
 		if err == nil {
-			var si slotInfo
-			if si, err = lookupSlot(ctx, db, slot); err == nil {
+			var si pgsource.SlotInfo
+			if si, err = pgsource.LookupSlot(ctx, db, slot); err == nil {
 				if si.ActivePID == 0 {
 					if said != "" {
 						s.log.Info("active: the slot is free", zap.String("slot", slot))
@@ -444,7 +447,7 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 				zap.String("slot", slot), zap.Int32("active_pid", pid))
 			said = "held"
 		}
-		if !sleepCtx(ctx, 200*time.Millisecond) {
+		if !fault.Sleep(ctx, 200*time.Millisecond) {
 			return
 		}
 	}
@@ -480,7 +483,7 @@ func (s *Standby) ready() (bool, string) {
 }
 
 func (s *Standby) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	st := LiveStatus{Name: s.cfg.Name, Version: Version, Role: RoleStandby, Copies: []CopyProgress{}, Time: time.Now().UTC()}
+	st := LiveStatus{Name: s.cfg.Name, Version: config.Version, Role: RoleStandby, Copies: []CopyProgress{}, Time: time.Now().UTC()}
 	if p := s.current.Load(); p != nil {
 		st = p.Status()
 		st.Role = RoleActive

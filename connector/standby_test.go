@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -28,7 +29,7 @@ type member struct {
 	done   chan error
 }
 
-func startMember(t *testing.T, cfg connector.Config, label string, cores ...zapcore.Core) *member {
+func startMember(t *testing.T, cfg config.Config, label string, cores ...zapcore.Core) *member {
 	t.Helper()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(append(cores, c)...)
@@ -94,7 +95,7 @@ func (m *member) waitHandedOver(t *testing.T) {
 // standby takes over at once from the durable LSN, and every change is in
 // Kafka once, in order (exactly-once), or at least once (at-least-once).
 func TestStandbyTakesOverAtTheActivesCleanStopLosingNothing(t *testing.T) {
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t)
 			e.exec(`CREATE TABLE load (id int PRIMARY KEY, n int)`)
@@ -136,7 +137,7 @@ func TestStandbyTakesOverAtTheActivesCleanStopLosingNothing(t *testing.T) {
 			t.Logf("the standby streams %s after the active member stopped", took.Round(time.Millisecond))
 			writeLoad(t, e, "load", 20, 50, 100, 1000)
 			evs := consume(t, e.kafka, 2000, "ha.public.load")
-			checkChanges(t, evs, 2000, mode == connector.DeliveryAtLeastOnce)
+			checkChanges(t, evs, 2000, mode == config.DeliveryAtLeastOnce)
 		})
 	}
 }
@@ -147,7 +148,7 @@ func TestStandbyTakesOverAtTheActivesCleanStopLosingNothing(t *testing.T) {
 // pipeline at once, rejoins, and, given the partition again, resumes from
 // the durable LSN: nothing lost, nothing repeated in exactly-once mode.
 func TestStandbyAbortsAtOnceWhenItsMembershipIsLost(t *testing.T) {
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			pg := pgtest.New(t)
 			broker := kafkatest.New(t)
@@ -187,7 +188,7 @@ func TestStandbyAbortsAtOnceWhenItsMembershipIsLost(t *testing.T) {
 			t.Logf("active again %s after the abort", took.Round(time.Millisecond))
 			writeLoad(t, e, "load", 10, 50, 100, 1000)
 			evs := consume(t, e.kafka, 1500, "halost.public.load")
-			checkChanges(t, evs, 1500, mode == connector.DeliveryAtLeastOnce)
+			checkChanges(t, evs, 1500, mode == config.DeliveryAtLeastOnce)
 		})
 	}
 }
@@ -195,7 +196,7 @@ func TestStandbyAbortsAtOnceWhenItsMembershipIsLost(t *testing.T) {
 // TestStandbyNeedsBrokers: ha.enabled with the embedded Kafka has no
 // group; NewStandby refuses it (run then runs as without ha).
 func TestStandbyNeedsBrokers(t *testing.T) {
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "x"
 	cfg.Postgres.URL = "postgres://u@h/db"
 	cfg.HA.Enabled = true

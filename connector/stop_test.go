@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -41,7 +42,7 @@ func stopWithin(t *testing.T, r *running, limit time.Duration) (took time.Durati
 // confirms nothing past what Kafka acknowledged: the next start sends them.
 func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
 	t.Parallel() // its own cluster and broker, no package-level setting
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			pg := pgtest.New(t)
 			broker := kafkatest.New(t)
@@ -145,7 +146,7 @@ func TestStopWhilePostgresIsDownIsClean(t *testing.T) {
 // (Postgres unreachable from the start) is a clean stop, not exit 1.
 func TestStopWhileStartingIsClean(t *testing.T) {
 	broker := kafkatest.New(t)
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "nopg"
 	cfg.Postgres.URL = "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2"
 	cfg.Postgres.Tables = []string{"public.t"}
@@ -169,8 +170,8 @@ func TestStopWhileTheRegistryIsRetriedIsClean(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
 	cfg := e.config("noreg", "public.t")
-	cfg.Snapshot.Mode = connector.SnapshotNever
-	cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 	cfg.Format.SchemaRegistry.URL = "http://127.0.0.1:1"
 	cfg.Heartbeat.Interval = 0 // its schemas would be registered at start
 	core, logs := observerLogger()

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -74,7 +75,7 @@ func (p *Pipeline) loadTakeover(ctx context.Context) (offsets.DebeziumOffset, er
 
 // adoptDebezium returns the pipeline record for a takeover at o on the
 // existing slot, or why it is unsafe.
-func (p *Pipeline) adoptDebezium(o offsets.DebeziumOffset, id sourceIdentity, slot slotInfo, pubExists bool) (offsets.Pipeline, error) {
+func (p *Pipeline) adoptDebezium(o offsets.DebeziumOffset, id pgsource.SourceIdentity, slot pgsource.SlotInfo, pubExists bool) (offsets.Pipeline, error) {
 	cfg := p.cfg
 	resume := o.ResumeLSN()
 	fresh := "remove migrate_from to copy every table anew"

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // walMessage is one pgoutput message as the slot's walsender positions it.
@@ -92,7 +93,7 @@ func writeConnectOffsets(t *testing.T, addr, topic string, kvs ...string) {
 // resumes at the event after it) and loses nothing written after the
 // switch. The slot is behind the offset, as Debezium leaves it.
 func TestTakeoverFromDebeziumWithoutASnapshot(t *testing.T) {
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t)
 			e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
@@ -122,7 +123,7 @@ func TestTakeoverFromDebeziumWithoutASnapshot(t *testing.T) {
 
 			cfg := e.config("tk", "public.orders")
 			cfg.Postgres.Slot, cfg.Postgres.Publication = "debezium", "dbz_publication"
-			cfg.MigrateFrom.Debezium = connector.DebeziumMigration{OffsetsTopic: "connect-offsets", ConnectorName: "dbz-orders"}
+			cfg.MigrateFrom.Debezium = config.DebeziumMigration{OffsetsTopic: "connect-offsets", ConnectorName: "dbz-orders"}
 			cfg.Kafka.Delivery = mode
 			r := start(t, cfg)
 			e.exec(`INSERT INTO orders VALUES (7, 'd')`)
@@ -188,7 +189,7 @@ func TestTakeoverFromDebeziumRefusesUnsafeStates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := e.config(tc.name, "public.orders")
 			cfg.Postgres.Slot, cfg.Postgres.Publication = tc.slot, tc.pub
-			cfg.MigrateFrom.Debezium = connector.DebeziumMigration{OffsetsTopic: "connect-offsets", ConnectorName: tc.connector}
+			cfg.MigrateFrom.Debezium = config.DebeziumMigration{OffsetsTopic: "connect-offsets", ConnectorName: tc.connector}
 			err := runToEnd(t, cfg)
 			var ue *connector.UnsafeResumeError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "migrate_from") {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -30,7 +31,7 @@ type topicMaker struct {
 // above Kafka's default, maxRecord sets the topic's max.message.bytes.
 func newTopicMaker(adm *kadm.Client, partitions int32, rf int16, maxRecord int32) *topicMaker {
 	m := &topicMaker{adm: adm, partitions: partitions, rf: rf, known: make(map[string]bool)}
-	if maxRecord > DefaultMaxRecordBytes {
+	if maxRecord > config.DefaultMaxRecordBytes {
 		v := strconv.Itoa(int(maxRecord) + recordOverhead)
 		m.configs = map[string]*string{"max.message.bytes": &v}
 	}
@@ -60,11 +61,12 @@ func (m *topicMaker) ensure(topic string) error {
 // ensureEvent creates ev's topic unless it exists and, when ev names its
 // partition, checks that the topic has it: Kafka's producer refuses a
 // partition past the topic's last (as Kafka Connect's does, failing the
-// task), so such an event is a *RecordError instead of a record that
+// task), so such an event is a *PartitionRangeError (its caller makes it
+// the record's *RecordError: outboxEventError) instead of a record that
 // could never be written. A topic's count is read once per run (the
 // producer's metadata would not know partitions added later either; the
 // next start sees them); it blocks for at most 30 s.
-func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent, lsn schema.LSN) error {
+func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent) error {
 	if err := m.ensure(ev.Topic); err != nil || !ev.Placed {
 		return err
 	}
@@ -73,7 +75,7 @@ func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent, lsn schema.LSN) error {
 		return err
 	}
 	if ev.Partition >= n {
-		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: &PartitionRangeError{Partition: ev.Partition, Count: n}}
+		return &PartitionRangeError{Partition: ev.Partition, Count: n}
 	}
 	return nil
 }
@@ -86,6 +88,10 @@ type PartitionRangeError struct{ Partition, Count int32 }
 func (e *PartitionRangeError) Error() string {
 	return fmt.Sprintf("the outbox event names partition %d, but the topic has %d (0 to %d): add partitions to the topic, or fix the event's partition column", e.Partition, e.Count, e.Count-1)
 }
+
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *PartitionRangeError) TableLocal() {}
 
 // partitionCount is topic's number of partitions.
 func (m *topicMaker) partitionCount(topic string) (int32, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 )
 
@@ -31,7 +32,7 @@ func TestTopicsOfASnapshotRunAreCreatedInOneRequest(t *testing.T) {
 	}
 	requests.Store(0)
 	topicsAsked.Store(0)
-	m := newTopicMaker(adm, 1, 1, DefaultMaxRecordBytes)
+	m := newTopicMaker(adm, 1, 1, config.DefaultMaxRecordBytes)
 	var topics []string
 	for i := range 500 {
 		topics = append(topics, fmt.Sprintf("run.public.t%d", i))

@@ -121,6 +121,26 @@ func (t *Tracker) Durable() schema.LSN { return schema.LSN(t.durable.Load()) }
 // tracker, the copies' records too (ShareBudget).
 func (t *Tracker) Inflight() int64 { return t.inflight.Load() }
 
+// Settled returns the indexes of the units in acks that are closed with no
+// record pending, leaving out those skip names, under the tracker's lock;
+// none once a record has failed. skip runs under the lock too, before the
+// unit's own state is read. A copy's checkpoints ask it which chunks they
+// may store (copy_checkpoint.go).
+func (t *Tracker) Settled(acks []*txAck, skip func(i int) bool) []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failed != nil {
+		return nil
+	}
+	var out []int
+	for i, a := range acks {
+		if !skip(i) && a.closed.Load() && a.pending.Load() == 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // Begin opens a transaction.
 func (t *Tracker) Begin() *txAck {
 	a := &txAck{Context: context.Background()}

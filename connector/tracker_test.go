@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -136,10 +137,10 @@ func TestTrackerWaitRoomBlocksUntilAcked(t *testing.T) {
 }
 
 func TestBackoffIsCappedAndGrows(t *testing.T) {
-	b := newBackoff(100*time.Millisecond, time.Second)
+	b := fault.NewBackoff(100*time.Millisecond, time.Second)
 	prev := time.Duration(0)
 	for i := 0; i < 20; i++ {
-		d := b.next()
+		d := b.Next()
 		if d > time.Second {
 			t.Fatalf("backoff %v over the cap", d)
 		}

@@ -3,6 +3,7 @@ package connector
 import (
 	"slices"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -43,8 +44,8 @@ func (s opSet) has(op schema.Op) bool {
 	return false // snapshot reads and logical messages are never skipped
 }
 
-// recordOptions returns the record options of c (validated).
-func (c *Config) recordOptions() recordOptions {
+// recordOptionsOf returns the record options of c (validated).
+func recordOptionsOf(c *config.Config) recordOptions {
 	var o recordOptions
 	for i, op := range []string{"c", "u", "d", "t"} {
 		if slices.Contains(c.Format.SkippedOperations, op) {
@@ -52,7 +53,7 @@ func (c *Config) recordOptions() recordOptions {
 		}
 	}
 	o.noTombstones = !c.Format.TombstonesOnDelete
-	o.flat, _ = c.Format.flat()
+	o.flat, _ = c.Format.SchemaFlat()
 	if c.Format.ProvideTransactionMetadata {
 		o.txTopic = c.Kafka.TopicPrefix + ".transaction" // AbstractTopicNamingStrategy.transactionTopic
 	}

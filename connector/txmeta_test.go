@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
@@ -88,7 +88,7 @@ func readTxChange(t *testing.T, e *env, topic string) txChange {
 // between): the changes, produced between them, are in the same Kafka
 // transaction.
 func TestTransactionMetadataBeginChangesEndInOneUnit(t *testing.T) {
-	for _, mode := range []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce} {
+	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		for _, schemas := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/json_schemas=%v", mode, schemas), func(t *testing.T) {
 				e := newEnv(t)
@@ -98,7 +98,7 @@ func TestTransactionMetadataBeginChangesEndInOneUnit(t *testing.T) {
 				cfg.Kafka.Delivery = mode
 				cfg.Format.JSONSchemas = schemas
 				cfg.Format.ProvideTransactionMetadata = true
-				cfg.Snapshot.Mode = connector.SnapshotNever
+				cfg.Snapshot.Mode = config.SnapshotNever
 				r := startStreaming(t, cfg)
 				e.exec(`INSERT INTO a (aa) VALUES (1); INSERT INTO b (aa) VALUES (1);`)
 
@@ -150,7 +150,7 @@ func TestTransactionBlockNullByDefault(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
 	cfg := e.config("nm", "public.a")
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	r := startStreaming(t, cfg)
 	e.exec(`INSERT INTO a (aa) VALUES (1)`)
 	c := readTxChange(t, e, "nm.public.a")
@@ -184,7 +184,7 @@ func TestTruncateSkippedByDefaultAsDebezium(t *testing.T) {
 			e := newEnv(t)
 			e.exec(`CREATE TABLE a (pk int PRIMARY KEY, aa int)`)
 			cfg := e.config("sk", "public.a")
-			cfg.Snapshot.Mode = connector.SnapshotNever
+			cfg.Snapshot.Mode = config.SnapshotNever
 			if tt.skipped != nil {
 				cfg.Format.SkippedOperations = tt.skipped
 			}
@@ -226,7 +226,7 @@ func TestTransactionMetadataInAvro(t *testing.T) {
 	e.exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
 	cfg := avroConfig(e, reg, "tav", "public.a")
 	cfg.Format.ProvideTransactionMetadata = true
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	r := startStreaming(t, cfg)
 	e.exec(`INSERT INTO a (aa) VALUES (1)`)
 	recs := readAvro(t, reg, e.kafka, 2, "tav.transaction")

@@ -149,7 +149,7 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/connecttest"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -353,7 +353,7 @@ func insertTypeRow(id int, r typeRow) string {
 // typesFormat is one of the three pipelines.
 type typesFormat struct {
 	name string // pipeline name and topic prefix
-	mod  func(*connector.Config)
+	mod  func(*config.Config)
 }
 
 func TestEveryType(t *testing.T) {
@@ -368,16 +368,16 @@ func TestEveryType(t *testing.T) {
 
 	formats := []typesFormat{
 		{"tjson", nil},
-		{"tschemas", func(c *connector.Config) { c.Format.JSONSchemas = true }},
-		{"tavro", func(c *connector.Config) {
-			c.Format.Key, c.Format.Value = connector.FormatAvro, connector.FormatAvro
+		{"tschemas", func(c *config.Config) { c.Format.JSONSchemas = true }},
+		{"tavro", func(c *config.Config) {
+			c.Format.Key, c.Format.Value = config.FormatAvro, config.FormatAvro
 			c.Format.SchemaRegistry.URL = reg.URL()
 		}},
 	}
 	var runs []*running
 	for _, f := range formats {
 		cfg := e.config(f.name, "public.every_type", "public.toast_full")
-		cfg.Snapshot.Mode = connector.SnapshotInitial
+		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Kafka.MaxRecordBytes = 8 << 20
 		if f.mod != nil {
 			f.mod(&cfg)
@@ -1153,7 +1153,7 @@ func TestIssue12TypesAsDebezium361(t *testing.T) {
 	type pipe struct {
 		name    string
 		include bool
-		mod     func(*connector.Config)
+		mod     func(*config.Config)
 	}
 	var pipes []pipe
 	for _, inc := range []bool{false, true} {
@@ -1163,16 +1163,16 @@ func TestIssue12TypesAsDebezium361(t *testing.T) {
 		}
 		pipes = append(pipes,
 			pipe{"i12json" + suffix, inc, nil},
-			pipe{"i12schemas" + suffix, inc, func(c *connector.Config) { c.Format.JSONSchemas = true }},
-			pipe{"i12avro" + suffix, inc, func(c *connector.Config) {
-				c.Format.Key, c.Format.Value = connector.FormatAvro, connector.FormatAvro
+			pipe{"i12schemas" + suffix, inc, func(c *config.Config) { c.Format.JSONSchemas = true }},
+			pipe{"i12avro" + suffix, inc, func(c *config.Config) {
+				c.Format.Key, c.Format.Value = config.FormatAvro, config.FormatAvro
 				c.Format.SchemaRegistry.URL = reg.URL()
 			}})
 	}
 	var runs []*running
 	for _, p := range pipes {
 		cfg := e.config(p.name, qualified...)
-		cfg.Snapshot.Mode = connector.SnapshotInitial
+		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Format.MoneyFractionDigits = 1             // RecordsStreamProducerIT.java:3826
 		cfg.Format.HstoreHandlingMode = "map"          // RecordsStreamProducerIT.java:1231-1236 (map mode)
 		cfg.Format.IncludeUnknownDatatypes = p.include // RecordsSnapshotProducerIT.java:1225-1226

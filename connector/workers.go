@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -44,7 +46,7 @@ const DefaultWorkerGroup = "default"
 // WorkerGroupOf is the worker group of a directory's pipelines: their
 // worker_group (CheckWorkerConfigs has made sure they agree; --group and
 // MOONCDC_WORKER_GROUP set it in every one), else DefaultWorkerGroup.
-func WorkerGroupOf(cfgs []Config) string {
+func WorkerGroupOf(cfgs []config.Config) string {
 	if len(cfgs) > 0 && cfgs[0].WorkerGroup != "" {
 		return cfgs[0].WorkerGroup
 	}
@@ -69,7 +71,7 @@ type WorkerOptions struct {
 // gives this process. Build it with NewWorkers; it starts nothing until Run.
 type Workers struct {
 	opt   WorkerOptions
-	cfgs  []Config
+	cfgs  []config.Config
 	seats []*Standby
 	log   *zap.Logger
 	reg   *prometheus.Registry
@@ -81,7 +83,7 @@ type Workers struct {
 func ConfigDirFiles(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("config directory: %w", err)}
+		return nil, &config.ConfigError{Err: fmt.Errorf("config directory: %w", err)}
 	}
 	var files []string
 	for _, e := range ents {
@@ -90,7 +92,7 @@ func ConfigDirFiles(dir string) ([]string, error) {
 		}
 	}
 	if len(files) == 0 {
-		return nil, &ConfigError{Err: fmt.Errorf("config directory %s: no pipeline files (*.yaml, *.yml)", dir)}
+		return nil, &config.ConfigError{Err: fmt.Errorf("config directory %s: no pipeline files (*.yaml, *.yml)", dir)}
 	}
 	slices.Sort(files)
 	return files, nil
@@ -103,7 +105,7 @@ func ConfigDirFiles(dir string) ([]string, error) {
 // embedded Kafka, one metrics.listen (a worker serves one endpoint) and
 // one worker_group. "mooncdc run", "check" and "status" with --config
 // DIR all apply it. Errors are *ConfigError.
-func CheckWorkerConfigs(files []string, cfgs []Config) error {
+func CheckWorkerConfigs(files []string, cfgs []config.Config) error {
 	var errs []error
 	names := map[string]string{}
 	slots := map[string]string{}
@@ -113,7 +115,7 @@ func CheckWorkerConfigs(files []string, cfgs []Config) error {
 			errs = append(errs, fmt.Errorf("%s: name %q is also the name of %s (each pipeline needs its own name)", f, c.Name, prev))
 		}
 		names[c.Name] = f
-		if err := checkTopicName(PipelineTopic(c.Name)); err != nil {
+		if err := config.CheckTopicName(PipelineTopic(c.Name)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: name %q: its assignment topic %s %v", f, c.Name, PipelineTopic(c.Name), err))
 		}
 		if pc, err := c.PostgresConnConfig(); err == nil {
@@ -139,7 +141,7 @@ func CheckWorkerConfigs(files []string, cfgs []Config) error {
 		}
 	}
 	if len(errs) > 0 {
-		return &ConfigError{Err: errors.Join(errs...)}
+		return &config.ConfigError{Err: errors.Join(errs...)}
 	}
 	return nil
 }
@@ -158,9 +160,9 @@ func groupOrDefault(g string) string {
 // to Run. It does no I/O. The pipelines' metrics.listen (one for all) and
 // ha keys are not used: the worker serves one endpoint (opt.Listen) and
 // its group replaces standby instances.
-func NewWorkers(cfgs []Config, files []string, opt WorkerOptions, log *zap.Logger) (*Workers, error) {
+func NewWorkers(cfgs []config.Config, files []string, opt WorkerOptions, log *zap.Logger) (*Workers, error) {
 	if len(cfgs) == 0 {
-		return nil, &ConfigError{Err: errors.New("a worker group needs at least one pipeline")}
+		return nil, &config.ConfigError{Err: errors.New("a worker group needs at least one pipeline")}
 	}
 	if files == nil {
 		for _, c := range cfgs {
@@ -178,7 +180,7 @@ func NewWorkers(cfgs []Config, files []string, opt WorkerOptions, log *zap.Logge
 		}
 	}
 	if len(errs) > 0 {
-		return nil, &ConfigError{Err: errors.Join(errs...)}
+		return nil, &config.ConfigError{Err: errors.Join(errs...)}
 	}
 	if err := CheckWorkerConfigs(files, cfgs); err != nil {
 		return nil, err
@@ -278,7 +280,7 @@ func (w *Workers) ensureTopics(ctx context.Context, base []kgo.Opt) error {
 		topics = append(topics, PipelineTopic(c.Name))
 	}
 	rf := int16(w.cfgs[0].Kafka.TopicReplicationFactor)
-	return retry(ctx, w.log, "prepare the assignment topics", func() error {
+	return fault.Retry(ctx, w.log, "prepare the assignment topics", func() error {
 		resp, err := adm.CreateTopics(ctx, 1, rf, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, topics...)
 		if err != nil {
 			return err

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
@@ -32,7 +33,7 @@ type worker struct {
 	done   chan error
 }
 
-func startWorker(t *testing.T, cfgs []connector.Config, id string) *worker {
+func startWorker(t *testing.T, cfgs []config.Config, id string) *worker {
 	t.Helper()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Named(id)
 	addr := freeAddr(t)
@@ -167,7 +168,7 @@ func (l *loader) stop(t *testing.T) int {
 // Kafka, in order per key, and exactly once in exactly-once mode.
 func TestWorkerGroupSharesPipelinesAndMovesThemLosingNothing(t *testing.T) {
 	e := newEnv(t)
-	var cfgs []connector.Config
+	var cfgs []config.Config
 	var names []string
 	for i := range 4 {
 		n := fmt.Sprintf("wp%d", i)
@@ -175,7 +176,7 @@ func TestWorkerGroupSharesPipelinesAndMovesThemLosingNothing(t *testing.T) {
 		cfg := e.config(n, "public."+n)
 		cfg.HA.SessionTimeout = 6 * time.Second // kfake's group.min.session.timeout.ms
 		if i%2 == 1 {
-			cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+			cfg.Kafka.Delivery = config.DeliveryExactlyOnce
 		}
 		cfgs = append(cfgs, cfg)
 		names = append(names, n)
@@ -244,14 +245,14 @@ func TestWorkerGroupRefusesDuplicateNamesNamingTheFiles(t *testing.T) {
 	if err != nil || len(files) != 2 {
 		t.Fatalf("ConfigDirFiles: %v %v", files, err)
 	}
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "same"
 	cfg.Postgres.URL = "postgres://u@h/db"
 	cfg.Kafka.Brokers = []string{"k:9092"}
 	cfg.ApplyDefaults()
 	other := cfg
 	other.Kafka.Brokers = []string{"other:9092"}
-	err = connector.CheckWorkerConfigs(files, []connector.Config{cfg, other})
+	err = connector.CheckWorkerConfigs(files, []config.Config{cfg, other})
 	for _, want := range []string{"b.yml: name \"same\" is also the name of " + files[0], "b.yml: postgres.slot", "b.yml: kafka.brokers"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckWorkerConfigs: %v, want %q", err, want)
@@ -269,7 +270,7 @@ func TestWorkerGroupRefusesDuplicateNamesNamingTheFiles(t *testing.T) {
 // runs them all.
 func TestWorkerGroupGivesAPipelineOnlyToWorkersWhoseDirectoryHasIt(t *testing.T) {
 	e := newEnv(t)
-	var cfgs []connector.Config
+	var cfgs []config.Config
 	for i := range 3 {
 		n := fmt.Sprintf("rp%d", i)
 		e.exec(`CREATE TABLE ` + n + ` (id int PRIMARY KEY, n int)`)
@@ -302,13 +303,13 @@ func TestWorkerGroupGivesAPipelineOnlyToWorkersWhoseDirectoryHasIt(t *testing.T)
 func TestWorkerGroupMetricsCarryThePipelineLabelOnEveryFamily(t *testing.T) {
 	e := newEnv(t)
 	rows := map[string]float64{"mp0": 3, "mp1": 5}
-	var cfgs []connector.Config
+	var cfgs []config.Config
 	for _, n := range []string{"mp0", "mp1"} {
 		e.exec(`CREATE TABLE ` + n + ` (id int PRIMARY KEY, n int)`)
 		e.exec(`INSERT INTO `+n+` SELECT g, g FROM generate_series(1, $1::int) g`, int(rows[n]))
 		cfg := e.config(n, "public."+n)
 		cfg.HA.SessionTimeout = 6 * time.Second
-		cfg.Kafka.Delivery = connector.DeliveryExactlyOnce // mooncdc_kafka_transactions_total too
+		cfg.Kafka.Delivery = config.DeliveryExactlyOnce // mooncdc_kafka_transactions_total too
 		cfgs = append(cfgs, cfg)
 	}
 	w := startWorker(t, cfgs, "M")

@@ -18,7 +18,7 @@ import (
 // here, encoded once into a pooled record, refused when above
 // kafka.max_record_bytes, given its headers, counted in its worker's
 // tracker and handed to its sink (sink.go). A failure to encode is a
-// *RecordError, which tableFault (retry.go) classifies.
+// *RecordError, which fault.TableFault classifies.
 
 // recordPool recycles records with their key, value and header buffers,
 // so that a record costs no allocation once the pool is warm. Safe for

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // checkTimeout bounds each network step of "mooncdc check": connecting to
@@ -22,7 +23,7 @@ var checkTimeout = 10 * time.Second
 // checkEmbeddedAddr is where check looks for the embedded development
 // Kafka when kafka.brokers is empty; a variable so that tests can point it
 // at a closed port whatever listens on 9092.
-var checkEmbeddedAddr = connector.EmbeddedKafkaAddr
+var checkEmbeddedAddr = EmbeddedKafkaAddr
 
 // checkCommand is "mooncdc check": with the config run would use, it checks
 // what run needs from Postgres, Kafka and the Schema Registry, without
@@ -42,17 +43,17 @@ func checkCommand(ctx context.Context, args []string, environ []string, stdout, 
 		return connector.ExitOK
 	}
 	if err == nil && wf.id != "" {
-		err = &connector.ConfigError{Err: errors.New("mooncdc check: --worker-id is for mooncdc run --config DIR")}
+		err = &config.ConfigError{Err: errors.New("mooncdc check: --worker-id is for mooncdc run --config DIR")}
 	}
 	if err == nil && isConfigDir(cf.configPath) {
 		return checkWorkersCommand(ctx, cf, wf, environ, stdout, stderr)
 	}
 	if err == nil && wf.group != "" {
-		err = &connector.ConfigError{Err: errors.New("mooncdc check: --group is for a worker group: --config DIR")}
+		err = &config.ConfigError{Err: errors.New("mooncdc check: --group is for a worker group: --config DIR")}
 	}
-	var cfg connector.Config
+	var cfg config.Config
 	if err == nil {
-		cfg, err = cf.load(environ, connector.Config.Validate)
+		cfg, err = cf.load(environ, config.Config.Validate)
 	}
 	if code, stop := configFailed(err, "", stdout, stderr); stop {
 		return code
@@ -68,7 +69,7 @@ func checkCommand(ctx context.Context, args []string, environ []string, stdout, 
 // checkPipeline runs every check of one pipeline's cfg and prints each
 // line, after indent, as its group (Postgres, Kafka, the registry) is
 // done; it returns the lines, without a summary.
-func checkPipeline(ctx context.Context, cfg connector.Config, stdout io.Writer, indent string) checkLines {
+func checkPipeline(ctx context.Context, cfg config.Config, stdout io.Writer, indent string) checkLines {
 	// Kafka and the registry do not depend on Postgres: they are asked
 	// meanwhile, and every group prints in a fixed order.
 	kafkaDone, registryDone := make(chan checkLines, 1), make(chan checkLines, 1)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // checkPartitionRoot fails when an existing publication publishes the
@@ -41,9 +42,9 @@ func (c *checkPG) checkPartitionRoot() bool {
 // checkTopicClashes fails when two captured tables would share a data
 // topic (their names sanitize to the same topic name), which run refuses.
 func (c *checkPG) checkTopicClashes() {
-	var names []connector.TableName
+	var names []config.TableName
 	for _, t := range c.capture {
-		names = append(names, connector.TableName{Schema: t.schema, Table: t.table})
+		names = append(names, config.TableName{Schema: t.schema, Table: t.table})
 	}
 	naming, err := c.cfg.TopicNaming() // Validate checked the routes
 	if err != nil {
@@ -61,7 +62,7 @@ func (c *checkPG) checkTopicClashes() {
 func (c *checkPG) loadTables(ctx context.Context) error {
 	rows, err := c.conn.Query(ctx, `SELECT n.nspname, c.relname, quote_ident(n.nspname) || '.' || quote_ident(c.relname),
 			has_table_privilege(c.oid, 'SELECT') AND has_schema_privilege(n.oid, 'USAGE'), pg_has_role(c.relowner, 'USAGE'),
-			`+connector.IdentitySQL+`
+			`+pgsource.IdentitySQL+`
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relpersistence = 'p'
 		  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'

@@ -9,7 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // checkFailover checks what postgres.slot_failover needs (PostgreSQL 17's
@@ -63,9 +64,9 @@ func (c *checkPG) checkStandby(ctx context.Context, base *pgconn.Config, fb *pgc
 	what := "standby " + fb.Host + ":" + strconv.Itoa(int(fb.Port))
 	one := base.Copy()
 	one.Host, one.Port, one.TLSConfig, one.Fallbacks, one.ValidateConnect = fb.Host, fb.Port, fb.TLSConfig, nil, nil
-	conn, err := connector.ConnectSQL(ctx, one, "mooncdc check")
+	conn, err := pgsource.ConnectSQL(ctx, one, "mooncdc check")
 	if err != nil {
-		c.out.skip(what, "unreachable: "+checkOneLine(connector.RedactURL(err.Error())))
+		c.out.skip(what, "unreachable: "+checkOneLine(config.RedactURL(err.Error())))
 		return
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
@@ -74,7 +75,7 @@ func (c *checkPG) checkStandby(ctx context.Context, base *pgconn.Config, fb *pgc
 	err = conn.QueryRow(ctx, `SELECT pg_is_in_recovery(), current_setting('sync_replication_slots'), current_setting('hot_standby_feedback'),
 		current_setting('primary_slot_name'), current_setting('primary_conninfo')`).Scan(&inRecovery, &sync, &feedback, &slot, &conninfo)
 	if err != nil {
-		c.out.fail(what, "could not read its settings: "+connector.RedactURL(err.Error()), "")
+		c.out.fail(what, "could not read its settings: "+config.RedactURL(err.Error()), "")
 		return
 	}
 	if !inRecovery {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // checkPublicationFilters says which captured tables the publication
@@ -49,15 +49,15 @@ func (c *checkPG) checkPublicationFilters(ctx context.Context) error {
 		return err
 	}
 	defer rows.Close()
-	found := map[connector.TableName]connector.TableFilter{}
+	found := map[config.TableName]config.TableFilter{}
 	for rows.Next() {
-		var tn connector.TableName
+		var tn config.TableName
 		var where *string
 		var cols []string
 		if err := rows.Scan(&tn.Schema, &tn.Table, &where, &cols); err != nil {
 			return err
 		}
-		f := connector.TableFilter{Columns: cols}
+		f := config.TableFilter{Columns: cols}
 		if where != nil {
 			f.Where = *where
 		}
@@ -82,17 +82,17 @@ func (c *checkPG) checkPublicationFilters(ctx context.Context) error {
 	return nil
 }
 
-func sortedFilterTables(sel connector.TableSelection) []connector.TableName {
-	var out []connector.TableName
+func sortedFilterTables(sel config.TableSelection) []config.TableName {
+	var out []config.TableName
 	for tn := range sel.Filters {
 		out = append(out, tn)
 	}
-	slices.SortFunc(out, func(a, b connector.TableName) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(out, func(a, b config.TableName) int { return strings.Compare(a.String(), b.String()) })
 	return out
 }
 
 // describeFilter is " rows WHERE (…), columns a, b", or "" for none.
-func describeFilter(f connector.TableFilter) string {
+func describeFilter(f config.TableFilter) string {
 	var parts []string
 	if f.Where != "" {
 		parts = append(parts, "rows WHERE ("+strings.TrimSuffix(strings.TrimPrefix(f.Where, "("), ")")+")")

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,7 +23,7 @@ import (
 
 // checkKafka checks that the brokers answer (every one of them, at its
 // advertised address), and the offsets topic.
-func checkKafka(ctx context.Context, cfg connector.Config) checkLines {
+func checkKafka(ctx context.Context, cfg config.Config) checkLines {
 	var out checkLines
 	brokers := cfg.Kafka.Brokers
 	if cfg.EmbeddedKafka() {
@@ -129,7 +130,7 @@ func checkKafka(ctx context.Context, cfg connector.Config) checkLines {
 // checkKafkaFix says what to look at when the brokers do not answer: the SASL
 // or TLS settings when they refused the login or the handshake, else the
 // addresses.
-func checkKafkaFix(cfg connector.Config, err error) string {
+func checkKafkaFix(cfg config.Config, err error) string {
 	var rh tls.RecordHeaderError
 	switch {
 	case connector.IsNotKafka(err):
@@ -137,7 +138,7 @@ func checkKafkaFix(cfg connector.Config, err error) string {
 	case errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) ||
 		errors.Is(err, kerr.IllegalSaslState) || strings.Contains(err.Error(), "SASL"):
 		return "check kafka.sasl.mechanism, kafka.sasl.username and kafka.sasl.password (or kafka.sasl.password_file)"
-	case connector.IsAuthError(err) || errors.As(err, &rh) || strings.Contains(err.Error(), "tls: "):
+	case config.IsAuthError(err) || errors.As(err, &rh) || strings.Contains(err.Error(), "tls: "):
 		return "check kafka.tls.* (ca_file must hold the CA of the brokers' certificates; server_name; cert_file and key_file) and that the brokers speak TLS on this port"
 	case cfg.Kafka.SASL.Mechanism != "" && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)):
 		// Brokers (kfake, older Kafka) close the connection on a failed login.
@@ -187,12 +188,12 @@ func checkOffsetsTopic(ctx context.Context, adm *kadm.Client, topic string) chec
 
 // checkRegistry asks the Schema Registry for its schema types when a format
 // is avro; nothing otherwise.
-func checkRegistry(ctx context.Context, cfg connector.Config) checkLines {
+func checkRegistry(ctx context.Context, cfg config.Config) checkLines {
 	var out checkLines
-	if cfg.Format.Key != connector.FormatAvro && cfg.Format.Value != connector.FormatAvro {
+	if cfg.Format.Key != config.FormatAvro && cfg.Format.Value != config.FormatAvro {
 		return out
 	}
-	what := "Schema Registry " + connector.RedactURL(cfg.Format.SchemaRegistry.URL)
+	what := "Schema Registry " + config.RedactURL(cfg.Format.SchemaRegistry.URL)
 	cl, err := connector.NewRegistryClient(cfg.Format.SchemaRegistry)
 	if err != nil {
 		out.fail(what, err.Error(), "")
@@ -207,7 +208,7 @@ func checkRegistry(ctx context.Context, cfg connector.Config) checkLines {
 		out.fail(what, fmt.Sprintf("refused mooncdc's credentials (HTTP %d: %s)", re.StatusCode, re.Message),
 			"check format.schema_registry.username and format.schema_registry.password (or password_file)")
 	case err != nil:
-		out.fail(what, connector.RedactURL(err.Error()), "check format.schema_registry.url and that this host reaches it (and ca_file for https)")
+		out.fail(what, config.RedactURL(err.Error()), "check format.schema_registry.url and that this host reaches it (and ca_file for https)")
 	case !slices.Contains(types, sr.TypeAvro):
 		out.fail(what, fmt.Sprintf("supports %v, not AVRO", types), "point format.schema_registry.url at a registry with Avro, or use format json")
 	default:

@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // ---- Postgres ----
@@ -29,7 +31,7 @@ type checkTable struct {
 // collects their lines. What an early check learns (the role, the tables)
 // later ones use.
 type checkPG struct {
-	cfg  connector.Config
+	cfg  config.Config
 	conn *pgx.Conn
 	out  checkLines
 
@@ -61,7 +63,7 @@ func (c *checkPG) pubWhat() string  { return fmt.Sprintf("publication %q", c.cfg
 
 // checkPostgres connects with cfg.PostgresConnConfig and runs the Postgres
 // checks in order; when Postgres is unreachable the others are skipped.
-func checkPostgres(ctx context.Context, cfg connector.Config) checkLines {
+func checkPostgres(ctx context.Context, cfg config.Config) checkLines {
 	c := &checkPG{cfg: cfg}
 	checks := []struct {
 		what string
@@ -97,7 +99,7 @@ func checkPostgres(ctx context.Context, cfg connector.Config) checkLines {
 		err := ch.run(qctx)
 		cancel()
 		if err != nil {
-			c.out.fail(ch.what, "could not look it up: "+connector.RedactURL(err.Error()), "")
+			c.out.fail(ch.what, "could not look it up: "+config.RedactURL(err.Error()), "")
 		}
 	}
 	return c.out
@@ -106,17 +108,17 @@ func checkPostgres(ctx context.Context, cfg connector.Config) checkLines {
 // connect opens the connection and reports the first check: Postgres
 // reachable, and its version.
 func (c *checkPG) connect(ctx context.Context) bool {
-	what := "Postgres " + connector.RedactURL(c.cfg.Postgres.URL)
+	what := "Postgres " + config.RedactURL(c.cfg.Postgres.URL)
 	pgcfg, err := c.cfg.PostgresConnConfig()
 	if err != nil {
-		c.out.fail(what, connector.RedactURL(err.Error()), "fix postgres.url or postgres.password_file")
+		c.out.fail(what, config.RedactURL(err.Error()), "fix postgres.url or postgres.password_file")
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	c.conn, err = connector.ConnectSQL(ctx, pgcfg, "mooncdc check")
+	c.conn, err = pgsource.ConnectSQL(ctx, pgcfg, "mooncdc check")
 	if err != nil {
-		c.out.fail(what, checkOneLine(connector.RedactURL(err.Error())), checkPGConnectFix(err))
+		c.out.fail(what, checkOneLine(config.RedactURL(err.Error())), checkPGConnectFix(err))
 		return false
 	}
 	var version string
@@ -126,7 +128,7 @@ func (c *checkPG) connect(ctx context.Context) bool {
 		Scan(&version, &c.version, &c.walLevel, &c.database, &c.user, &c.userSQL, &c.pubSQL)
 	if err != nil {
 		_ = c.conn.Close(context.Background())
-		c.out.fail(what, "connected, but could not read the server settings: "+connector.RedactURL(err.Error()), "")
+		c.out.fail(what, "connected, but could not read the server settings: "+config.RedactURL(err.Error()), "")
 		return false
 	}
 	version, _, _ = strings.Cut(version, " ")

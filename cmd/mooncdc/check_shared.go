@@ -13,13 +13,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // sharedServer is the pipelines of a directory on one Postgres server.
 type sharedServer struct {
 	addr    string // host:port of the first host
-	cfgs    []connector.Config
+	cfgs    []config.Config
 	names   []string
 	slots   []string
 	need    int64 // 1 + snapshot.workers per pipeline
@@ -29,7 +30,7 @@ type sharedServer struct {
 // sharedServers groups cfgs by their Postgres server (host and port of
 // the URL's first host), in the order they first appear; a config whose
 // connection settings do not parse is left out (its own section says why).
-func sharedServers(cfgs []connector.Config) []*sharedServer {
+func sharedServers(cfgs []config.Config) []*sharedServer {
 	var out []*sharedServer
 	by := map[string]*sharedServer{}
 	for _, c := range cfgs {
@@ -57,7 +58,7 @@ func sharedServers(cfgs []connector.Config) []*sharedServer {
 // use, that max_replication_slots and max_wal_senders leave room for all
 // of their slots and copy slots at once, beside the slots and senders of
 // others (these pipelines' own, from a running group, do not count).
-func checkSharedCapacity(ctx context.Context, cfgs []connector.Config) checkLines {
+func checkSharedCapacity(ctx context.Context, cfgs []config.Config) checkLines {
 	var out checkLines
 	for _, s := range sharedServers(cfgs) {
 		if len(s.cfgs) < 2 {
@@ -65,7 +66,7 @@ func checkSharedCapacity(ctx context.Context, cfgs []connector.Config) checkLine
 		}
 		pipelines := strings.Join(s.names, ", ")
 		if err := s.check(ctx, &out, pipelines); err != nil {
-			out.fail("Postgres "+s.addr, fmt.Sprintf("pipelines %s: could not read its slots: %s", pipelines, checkOneLine(connector.RedactURL(err.Error()))), "")
+			out.fail("Postgres "+s.addr, fmt.Sprintf("pipelines %s: could not read its slots: %s", pipelines, checkOneLine(config.RedactURL(err.Error()))), "")
 		}
 	}
 	return out
@@ -78,7 +79,7 @@ func (s *sharedServer) check(ctx context.Context, out *checkLines, pipelines str
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	conn, err := connector.ConnectSQL(ctx, pc, "mooncdc check")
+	conn, err := pgsource.ConnectSQL(ctx, pc, "mooncdc check")
 	if err != nil {
 		return err
 	}

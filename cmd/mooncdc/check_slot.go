@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file holds check's replication slot check: the configured slot as
@@ -82,7 +82,7 @@ func (c *checkPG) checkSlot(ctx context.Context) error {
 // one close to being lost or held by another process deserves attention.
 // It also judges max_slot_wal_keep_size, which bounds what the slot may
 // keep. It is pure.
-func checkJudgeSlot(cfg connector.Config, database string, s checkSlotState) checkLines {
+func checkJudgeSlot(cfg config.Config, database string, s checkSlotState) checkLines {
 	var out checkLines
 	name := cfg.Postgres.Slot
 	what := fmt.Sprintf("replication slot %q", name)
@@ -159,6 +159,6 @@ func checkJudgeTakeover(s checkSlotState) checkLines {
 	}
 	out.warn(what, fmt.Sprintf("role %q may not end the slot's walsender (PID %d, role %q): a standby that takes over waits until Postgres ends it "+
 		"(wal_sender_timeout, or as long as a paused active instance keeps its socket open) before it streams", s.self, s.activePID, s.activeRole),
-		fmt.Sprintf("run every instance as the same role, or as a superuser: GRANT pg_signal_backend TO %s;", connector.QuoteIdent(s.self)))
+		fmt.Sprintf("run every instance as the same role, or as a superuser: GRANT pg_signal_backend TO %s;", config.QuoteIdent(s.self)))
 	return out
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -161,7 +162,7 @@ func TestCheckAgainstPostgres(t *testing.T) {
 		checkWantLine(t, lines, `✓ replication slot "mooncdc_good": does not exist; mooncdc run creates it (pgoutput)`)
 		checkWantLine(t, lines, "✓ max_slot_wal_keep_size: 1.0 GiB bounds the WAL the slot keeps")
 		checkWantLine(t, lines, "✓ Kafka "+broker.Addr()+": 1 broker ("+broker.Addr()+")")
-		checkWantLine(t, lines, `✓ offsets topic "`+connector.DefaultOffsetsTopic+`": does not exist; mooncdc run creates it (1 partition, cleanup.policy=compact)`)
+		checkWantLine(t, lines, `✓ offsets topic "`+config.DefaultOffsetsTopic+`": does not exist; mooncdc run creates it (1 partition, cleanup.policy=compact)`)
 		checkWantLine(t, lines, "✓ Schema Registry "+reg.URL()+": reachable, supports AVRO")
 		// Debezium's default heartbeat topic (HeartbeatImpl.java:46, AbstractTopicNamingStrategy.java:142-147).
 		checkWantLine(t, lines, `✓ heartbeat topic "__debezium-heartbeat.good": does not exist; mooncdc run creates it (heartbeat records every 10s of idleness)`)
@@ -202,7 +203,7 @@ func TestCheckAgainstPostgres(t *testing.T) {
 		}
 		checkWantLine(t, lines, `✓ publication "mooncdc_good": publishes the 2 tables (insert, update, delete, truncate)`)
 		checkWantLine(t, lines, `✓ replication slot "mooncdc_good": exists: pgoutput on database "good", wal_status reserved, not in use`)
-		checkWantLine(t, lines, `✓ offsets topic "`+connector.DefaultOffsetsTopic+`": 1 partition, cleanup.policy=compact`)
+		checkWantLine(t, lines, `✓ offsets topic "`+config.DefaultOffsetsTopic+`": 1 partition, cleanup.policy=compact`)
 		checkWantLine(t, lines, "✓ replication slots: max_replication_slots 32, 0 used by others") // its own slot is not another's
 
 		// With kafka.brokers empty, check looks for the embedded Kafka of a
@@ -216,7 +217,7 @@ func TestCheckAgainstPostgres(t *testing.T) {
 			t.Errorf("embedded Kafka not running: exit %d, want 0", code)
 		}
 		checkWantLine(t, lines, "! Kafka: kafka.brokers is empty", "embedded development Kafka runs inside mooncdc run; nothing to check")
-		checkWantLine(t, lines, `- offsets topic "`+connector.DefaultOffsetsTopic+`" skipped: embedded Kafka not running`)
+		checkWantLine(t, lines, `- offsets topic "`+config.DefaultOffsetsTopic+`" skipped: embedded Kafka not running`)
 		checkWantLine(t, lines, "12 passed, 1 warning, 0 failed, 1 skipped: mooncdc run can start; read the ! lines")
 		checkEmbeddedAddr = broker.Addr()
 		code, lines = checkRun(t, embedded...)
@@ -447,7 +448,7 @@ func TestCheckUnreachableServersFailFastAndSkipTheirChecks(t *testing.T) {
 		checkWantLine(t, lines, "- "+what+" skipped: Postgres unreachable")
 	}
 	checkWantLine(t, lines, "✗ Kafka "+kafkaAddr+": ", "connection refused", "— check kafka.brokers")
-	checkWantLine(t, lines, `- offsets topic "`+connector.DefaultOffsetsTopic+`" skipped: Kafka unreachable`)
+	checkWantLine(t, lines, `- offsets topic "`+config.DefaultOffsetsTopic+`" skipped: Kafka unreachable`)
 	checkWantLine(t, lines, "✗ Schema Registry "+reg.URL()+": refused mooncdc's credentials (HTTP 401", "— check format.schema_registry.username and format.schema_registry.password")
 	if got := lines[len(lines)-1]; got != "0 passed, 0 warnings, 3 failed, 8 skipped: fix the ✗ lines, then run mooncdc check again" {
 		t.Errorf("summary %q", got)
@@ -489,7 +490,7 @@ func TestCheckHelp(t *testing.T) {
 // TestCheckSlotVerdicts covers the slot states a test cluster cannot
 // easily reach (lost, unreserved, nearly full).
 func TestCheckSlotVerdicts(t *testing.T) {
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.ApplyDefaults()
 	const gb = 1 << 30
@@ -513,7 +514,7 @@ func TestCheckSlotVerdicts(t *testing.T) {
 			`✗ replication slot "mooncdc_shop": is a physical slot`, "1.0 GiB"}},
 		{"another database", with(func(s *checkSlotState) { s.database = "other" }), []string{`✗ replication slot "mooncdc_shop": is a logical slot of plugin "pgoutput" on database "other"`, "1.0 GiB"}},
 		{"lost", with(func(s *checkSlotState) { s.walStatus = "lost" }), []string{
-			`✗ replication slot "mooncdc_shop": wal_status is lost`, `SELECT pg_drop_replication_slot('mooncdc_shop');`, `topic "` + connector.DefaultOffsetsTopic + `"`, "1.0 GiB"}},
+			`✗ replication slot "mooncdc_shop": wal_status is lost`, `SELECT pg_drop_replication_slot('mooncdc_shop');`, `topic "` + config.DefaultOffsetsTopic + `"`, "1.0 GiB"}},
 		{"unreserved", with(func(s *checkSlotState) { s.walStatus = "unreserved" }), []string{`! replication slot "mooncdc_shop": wal_status is unreserved`, "1.0 GiB"}},
 		{"nearly full", with(func(s *checkSlotState) { s.safeWALSize = gb / 10 }), []string{`! replication slot "mooncdc_shop": only 102.4 MiB of WAL left`, "1.0 GiB"}},
 		{"unbounded, in use", with(func(s *checkSlotState) { s.maxKeep, s.safeWALSize, s.activePID, s.activeApp = -1, -1, 42, "mooncdc" }), []string{
@@ -600,12 +601,12 @@ func TestCheckKafkaSecurityFailuresNameTheirKeys(t *testing.T) {
 // TestCheckKafkaFixNamesTheKeys: how real brokers refuse a login or a
 // handshake maps to the keys to check.
 func TestCheckKafkaFixNamesTheKeys(t *testing.T) {
-	sasl := connector.DefaultConfig()
+	sasl := config.DefaultConfig()
 	sasl.Kafka.SASL.Mechanism = "PLAIN"
-	plain := connector.DefaultConfig()
+	plain := config.DefaultConfig()
 	tests := []struct {
 		name string
-		cfg  connector.Config
+		cfg  config.Config
 		err  error
 		want string
 	}{

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // checkWorkersCommand is "mooncdc check --config DIR": every pipeline
@@ -23,13 +24,13 @@ import (
 // run would refuse to start), else 1. It blocks for at most a few
 // checkTimeouts per pipeline.
 func checkWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, environ []string, stdout, stderr io.Writer) int {
-	pls, err := loadDirPipelines(wf.apply(cf), environ, connector.Config.Validate)
+	pls, err := loadDirPipelines(wf.apply(cf), environ, config.Config.Validate)
 	if err != nil {
 		fmt.Fprint(stderr, formatConfigError(err))
 		return connector.ExitCode(err)
 	}
 	var files []string
-	var cfgs []connector.Config
+	var cfgs []config.Config
 	for _, p := range pls {
 		if len(p.errs) == 0 {
 			files = append(files, p.file)
@@ -102,7 +103,7 @@ func checkWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, en
 // configErrorLines is err's problems, one per line (a *ConfigError joins
 // them).
 func configErrorLines(err error) []string {
-	var ce *connector.ConfigError
+	var ce *config.ConfigError
 	if errors.As(err, &ce) {
 		err = ce.Err
 	}

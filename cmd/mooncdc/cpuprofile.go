@@ -5,7 +5,7 @@ import (
 	"os"
 	"runtime/pprof"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // startCPUProfile writes a CPU profile of the process to path until the
@@ -15,11 +15,11 @@ import (
 func startCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc run --cpuprofile: %w", err)}
+		return nil, &config.ConfigError{Err: fmt.Errorf("mooncdc run --cpuprofile: %w", err)}
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
-		return nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc run --cpuprofile: %w", err)}
+		return nil, &config.ConfigError{Err: fmt.Errorf("mooncdc run --cpuprofile: %w", err)}
 	}
 	return func() {
 		pprof.StopCPUProfile()

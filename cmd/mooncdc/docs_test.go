@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // The documentation's generated parts and its links. The configuration and
@@ -49,7 +50,7 @@ func flagOf(key string) string {
 func renderConfigReference() string {
 	var b strings.Builder
 	b.WriteString("| key | environment | flag | default | what it does |\n|---|---|---|---|---|\n")
-	for _, k := range connector.ConfigReference() {
+	for _, k := range config.ConfigReference() {
 		env := "`" + k.Env + "`"
 		if k.EnvForm != "" && k.EnvForm != "comma-separated" {
 			env += " (" + k.EnvForm + ")"

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 
 	"fmt"
 	"regexp"
@@ -110,9 +110,9 @@ var (
 // The rules are the config's own types, so that what the importer writes
 // is what run reads.
 type (
-	maskRule     = connector.ColumnMaskRule
-	hashRule     = connector.ColumnHashRule
-	truncateRule = connector.ColumnTruncateRule
+	maskRule     = config.ColumnMaskRule
+	hashRule     = config.ColumnHashRule
+	truncateRule = config.ColumnTruncateRule
 )
 
 func (im *importer) columnMappers() {

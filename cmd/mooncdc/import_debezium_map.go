@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file maps a Debezium PostgreSQL connector's properties to mooncdc
@@ -297,7 +297,7 @@ func (im *importer) inSchemas(tables []string, schemaList string) []string {
 	}
 	var keep []string
 	for _, t := range tables {
-		tp, err := connector.ParseTablePattern(t)
+		tp, err := config.ParseTablePattern(t)
 		switch {
 		case err != nil:
 			keep = append(keep, t)

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // debeziumDocExample is the example configuration of Debezium's PostgreSQL
@@ -431,7 +432,7 @@ func TestImportDebeziumOutputLoadsWhereKeysExist(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := connector.LoadConfig(writeConfig(t, string(supported)), nil)
+			cfg, err := config.LoadConfig(writeConfig(t, string(supported)), nil)
 			if err != nil {
 				t.Fatalf("LoadConfig: %v\n%s", err, supported)
 			}
@@ -441,7 +442,7 @@ func TestImportDebeziumOutputLoadsWhereKeysExist(t *testing.T) {
 			}
 			// With the unsupported keys left in, the loader refuses the
 			// file: mooncdc never runs without an option Debezium had.
-			if _, err := connector.LoadConfig(writeConfig(t, string(out)), nil); unsupported && err == nil {
+			if _, err := config.LoadConfig(writeConfig(t, string(out)), nil); unsupported && err == nil {
 				t.Errorf("LoadConfig accepted keys marked %q", notSupported)
 			}
 		})
@@ -541,7 +542,7 @@ func TestRegexToPatterns(t *testing.T) {
 		}
 		for _, p := range got {
 			if tt.parts == 2 {
-				if _, err := connector.ParseTablePattern(p); err != nil {
+				if _, err := config.ParseTablePattern(p); err != nil {
 					t.Errorf("%s: %q does not parse as a table pattern: %v", tt.re, p, err)
 				}
 			}

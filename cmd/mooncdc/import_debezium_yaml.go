@@ -6,7 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file builds the YAML that import-debezium prints: a tree of yaml
@@ -31,7 +31,7 @@ func newYAMLTree(supported func(string) bool) *yamlTree {
 // loaderSupports reports whether connector's config has the key path or
 // keys under it.
 func loaderSupports(path string) bool {
-	for _, k := range connector.ConfigKeys() {
+	for _, k := range config.ConfigKeys() {
 		if k == path || strings.HasPrefix(k, path+".") {
 			return true
 		}

@@ -7,12 +7,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // newLogger builds the process logger from log.level and log.format, writing
 // to w. It is passed down explicitly; nothing sets zap's globals.
-func newLogger(c connector.LogConfig, w io.Writer) (*zap.Logger, error) {
+func newLogger(c config.LogConfig, w io.Writer) (*zap.Logger, error) {
 	var level zapcore.Level
 	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
 		return nil, fmt.Errorf("log.level: %w", err)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".
@@ -107,10 +108,10 @@ func runCommand(ctx context.Context, args []string, environ []string, stdout, st
 			return runWorkersCommand(ctx, cf, wf, environ, stderr)
 		}
 		if err == nil && (wf.group != "" || wf.id != "") {
-			err = &connector.ConfigError{Err: errors.New("mooncdc run: --group and --worker-id are for a worker group: --config DIR")}
+			err = &config.ConfigError{Err: errors.New("mooncdc run: --group and --worker-id are for a worker group: --config DIR")}
 		}
 	}
-	var cfg connector.Config
+	var cfg config.Config
 	if err == nil {
 		cfg, err = loadRunConfig(args, environ)
 	}
@@ -163,7 +164,7 @@ type runner interface {
 // newRunner builds the pipeline, or the standby member with ha.enabled,
 // or, with kafka.brokers empty, the pipeline on the embedded development
 // Kafka, which has no group to share: it runs as without ha.
-func newRunner(cfg connector.Config, log *zap.Logger) (runner, error) {
+func newRunner(cfg config.Config, log *zap.Logger) (runner, error) {
 	if cfg.EmbeddedKafka() {
 		if cfg.HA.Enabled {
 			log.Warn("ha.enabled is ignored with the embedded Kafka (kafka.brokers empty): no other instance can share it")
@@ -171,7 +172,7 @@ func newRunner(cfg connector.Config, log *zap.Logger) (runner, error) {
 		}
 		// Validated now, as the pipeline it runs will be.
 		check := cfg
-		check.Kafka.Brokers = []string{connector.EmbeddedKafkaAddr}
+		check.Kafka.Brokers = []string{EmbeddedKafkaAddr}
 		if _, err := connector.New(check, log); err != nil {
 			return nil, err
 		}
@@ -186,13 +187,13 @@ func newRunner(cfg connector.Config, log *zap.Logger) (runner, error) {
 // embeddedRunner runs the pipeline on the embedded development Kafka
 // (kafka.brokers empty), which it starts first and stops last.
 type embeddedRunner struct {
-	cfg connector.Config
+	cfg config.Config
 	log *zap.Logger
 	p   atomic.Pointer[connector.Pipeline]
 }
 
 func (r *embeddedRunner) Run(ctx context.Context) error {
-	emb, err := connector.StartEmbeddedKafka(r.cfg.DataDir, r.log)
+	emb, err := StartEmbeddedKafka(r.cfg.DataDir, r.log)
 	if err != nil {
 		return err
 	}
@@ -231,12 +232,12 @@ var runFlags = []struct{ flag, key, help string }{
 // loadRunConfig applies, in order, the defaults, the --config file, the
 // MOONCDC_* environment and the flags, then the derived defaults, and
 // validates. Errors other than flag.ErrHelp are *connector.ConfigError.
-func loadRunConfig(args []string, environ []string) (connector.Config, error) {
+func loadRunConfig(args []string, environ []string) (config.Config, error) {
 	cf, err := parseConfigFlags("run", args, false)
 	if err != nil {
-		return connector.Config{}, err
+		return config.Config{}, err
 	}
-	return cf.load(environ, connector.Config.Validate)
+	return cf.load(environ, config.Config.Validate)
 }
 
 // configFlags are the parsed flags of a command that takes the config the
@@ -270,14 +271,14 @@ func parseConfigFlags(cmd string, args []string, positional bool) (configFlags, 
 			if errors.Is(err, flag.ErrHelp) {
 				return configFlags{}, err
 			}
-			return configFlags{}, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: %w", cmd, err)}
+			return configFlags{}, &config.ConfigError{Err: fmt.Errorf("mooncdc %s: %w", cmd, err)}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
 			break
 		}
 		if !positional {
-			return configFlags{}, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: unexpected argument %q (flags take the form --name=value)", cmd, rest[0])}
+			return configFlags{}, &config.ConfigError{Err: fmt.Errorf("mooncdc %s: unexpected argument %q (flags take the form --name=value)", cmd, rest[0])}
 		}
 		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
 			cf.args = append(cf.args, rest...)
@@ -298,10 +299,10 @@ func parseConfigFlags(cmd string, args []string, positional bool) (configFlags, 
 // load applies, in order, the defaults, the --config file, the MOONCDC_*
 // environment and the flags, then the derived defaults, and checks the
 // result with validate. Errors are *connector.ConfigError.
-func (cf configFlags) load(environ []string, validate func(connector.Config) error) (connector.Config, error) {
-	cfg, err := connector.LoadConfig(cf.configPath, environ)
+func (cf configFlags) load(environ []string, validate func(config.Config) error) (config.Config, error) {
+	cfg, err := config.LoadConfig(cf.configPath, environ)
 	if err != nil {
-		return connector.Config{}, err
+		return config.Config{}, err
 	}
 	var errs []error
 	for _, f := range cf.set {
@@ -310,11 +311,11 @@ func (cf configFlags) load(environ []string, validate func(connector.Config) err
 		}
 	}
 	if len(errs) > 0 {
-		return connector.Config{}, &connector.ConfigError{Err: errors.Join(errs...)}
+		return config.Config{}, &config.ConfigError{Err: errors.Join(errs...)}
 	}
 	cfg.ApplyDefaults()
 	if err := validate(cfg); err != nil {
-		return connector.Config{}, err
+		return config.Config{}, err
 	}
 	return cfg, nil
 }
@@ -338,7 +339,7 @@ func configFailed(err error, usage string, stdout, stderr io.Writer) (code int, 
 
 // formatConfigError prints one problem per line under a heading.
 func formatConfigError(err error) string {
-	var ce *connector.ConfigError
+	var ce *config.ConfigError
 	if !errors.As(err, &ce) {
 		return fmt.Sprintf("mooncdc: %v\n", err)
 	}
@@ -433,15 +434,15 @@ func configFlagsUsage() string {
         YAML config file (unknown keys are rejected)
 `)
 	for _, f := range runFlags {
-		fmt.Fprintf(&b, "  --%s VALUE\n        %s (%s, %s)\n", f.flag, f.help, f.key, connector.EnvVar(f.key))
+		fmt.Fprintf(&b, "  --%s VALUE\n        %s (%s, %s)\n", f.flag, f.help, f.key, config.EnvVar(f.key))
 	}
 	b.WriteString(`
 Environment: every config key has a variable, MOONCDC_ and the key path
 upper-cased with dots as '_'; lists are comma-separated; durations have a
 unit (10s, 1m30s). Any other MOONCDC_* variable is an error.
 `)
-	for _, k := range connector.ConfigKeys() {
-		fmt.Fprintf(&b, "  %-40s %s\n", connector.EnvVar(k), k)
+	for _, k := range config.ConfigKeys() {
+		fmt.Fprintf(&b, "  %-40s %s\n", config.EnvVar(k), k)
 	}
 	return b.String()
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 const goodURL = "postgres://user:s3cret@localhost:5432/shop?sslmode=disable"
@@ -110,14 +111,14 @@ log:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := connector.DefaultConfig()
-	want.Name = "fromflag"                                           // flag beats env and file
-	want.DataDir = "/file/data"                                      // file beats default
-	want.Postgres.URL = "postgres://file@host/db"                    // file only
-	want.Postgres.Tables = []string{"env.t"}                         // env beats file
-	want.Kafka.Brokers = []string{"f1:1", "f2:2"}                    // flag beats file
-	want.Kafka.TopicPartitions = 6                                   // env beats file
-	want.Log = connector.LogConfig{Level: "warn", Format: "console"} // flag beats env
+	want := config.DefaultConfig()
+	want.Name = "fromflag"                                        // flag beats env and file
+	want.DataDir = "/file/data"                                   // file beats default
+	want.Postgres.URL = "postgres://file@host/db"                 // file only
+	want.Postgres.Tables = []string{"env.t"}                      // env beats file
+	want.Kafka.Brokers = []string{"f1:1", "f2:2"}                 // flag beats file
+	want.Kafka.TopicPartitions = 6                                // env beats file
+	want.Log = config.LogConfig{Level: "warn", Format: "console"} // flag beats env
 	want.ApplyDefaults()
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("config =\n%v\nwant\n%v", cfg, want)
@@ -182,7 +183,7 @@ func TestNoCommandOrUnknownCommandExitsTwo(t *testing.T) {
 
 func TestLoggerLevelsAndFormats(t *testing.T) {
 	var buf bytes.Buffer
-	log, err := newLogger(connector.LogConfig{Level: "warn", Format: "json"}, &buf)
+	log, err := newLogger(config.LogConfig{Level: "warn", Format: "json"}, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestLoggerLevelsAndFormats(t *testing.T) {
 		t.Errorf("json logger wrote %q", out)
 	}
 	buf.Reset()
-	log, err = newLogger(connector.LogConfig{Level: "debug", Format: "console"}, &buf)
+	log, err = newLogger(config.LogConfig{Level: "debug", Format: "console"}, &buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestLoggerLevelsAndFormats(t *testing.T) {
 	if out := buf.String(); !strings.Contains(out, "DEBUG") || !strings.Contains(out, "dbg") || strings.HasPrefix(out, "{") {
 		t.Errorf("console logger wrote %q", out)
 	}
-	if _, err := newLogger(connector.LogConfig{Level: "loud", Format: "json"}, &buf); err == nil {
+	if _, err := newLogger(config.LogConfig{Level: "loud", Format: "json"}, &buf); err == nil {
 		t.Error("newLogger accepted level loud")
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // The process's memory bound: peak RSS at most kafka.max_inflight_bytes +
@@ -32,7 +32,7 @@ func memoryLimit(maxInflightBytes int64) int64 {
 // set in environ (the operator's choice wins) or the embedded development
 // Kafka runs in this process (its records live in the heap, unbounded). It
 // returns a function that restores the previous limit.
-func setMemoryLimit(cfg connector.Config, environ []string) (restore func()) {
+func setMemoryLimit(cfg config.Config, environ []string) (restore func()) {
 	if len(cfg.Kafka.Brokers) == 0 {
 		return func() {}
 	}

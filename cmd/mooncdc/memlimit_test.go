@@ -4,7 +4,7 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // TestRunSetsTheMemoryLimitOfTheInflightBound protects the RSS bound
@@ -13,7 +13,7 @@ import (
 // embedded Kafka, and restores the previous limit.
 func TestRunSetsTheMemoryLimitOfTheInflightBound(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Kafka.Brokers = []string{"kafka:9092"}
 	cfg.Kafka.MaxInflightBytes = 32 << 20
 	for _, tc := range []struct {

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/progress"
 )
 
@@ -19,7 +19,7 @@ var progressLogInterval = progress.DefaultLogInterval
 // (log.format console), else a "copy progress" log line per copy every
 // progressLogInterval. The process's log must be written to its Writer, so
 // that lines logged while bars are shown are printed above them.
-func newProgress(c connector.LogConfig, stderr io.Writer) *progress.Reporter {
+func newProgress(c config.LogConfig, stderr io.Writer) *progress.Reporter {
 	return progress.New(progress.Options{
 		Out:         stderr,
 		TTY:         c.Format == "console" && progress.IsTerminal(stderr),

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -69,7 +69,7 @@ func TestProgressBarsOnlyOnATerminalWithConsoleLogs(t *testing.T) {
 		{"pipe or file", &bytes.Buffer{}, "console", false},
 	}
 	for _, tt := range tests {
-		r := newProgress(connector.LogConfig{Level: "info", Format: tt.format}, tt.stderr)
+		r := newProgress(config.LogConfig{Level: "info", Format: tt.format}, tt.stderr)
 		if r.Bars() != tt.bars {
 			t.Errorf("%s: bars %v, want %v", tt.name, r.Bars(), tt.bars)
 		}

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -45,7 +47,7 @@ func resetCommand(ctx context.Context, args []string, environ []string, stdout, 
 	if code, stop := configFailed(err, resetUsage(), stdout, stderr); stop {
 		return code
 	}
-	cfg, err := cf.load(environ, connector.Config.Validate)
+	cfg, err := cf.load(environ, config.Config.Validate)
 	if code, stop := configFailed(err, "", stdout, stderr); stop {
 		return code
 	}
@@ -102,13 +104,13 @@ func (p resetPlan) empty() bool {
 
 // planReset reads the offsets and the slot, and refuses while the slot is
 // held: a running mooncdc would write its offsets again.
-func planReset(ctx context.Context, cfg connector.Config, dropSlot bool) (resetPlan, error) {
+func planReset(ctx context.Context, cfg config.Config, dropSlot bool) (resetPlan, error) {
 	var plan resetPlan
 	pgcfg, err := cfg.PostgresConnConfig()
 	if err != nil {
 		return plan, err
 	}
-	conn, err := connector.ConnectSQL(ctx, pgcfg, "mooncdc-reset")
+	conn, err := pgsource.ConnectSQL(ctx, pgcfg, "mooncdc-reset")
 	if err != nil {
 		return plan, err
 	}
@@ -166,7 +168,7 @@ func planReset(ctx context.Context, cfg connector.Config, dropSlot bool) (resetP
 	return plan, nil
 }
 
-func (p resetPlan) describe(cfg connector.Config) string {
+func (p resetPlan) describe(cfg config.Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "connector %q, offsets topic %q (brokers %s):\n", cfg.Name, cfg.Kafka.OffsetsTopic, strings.Join(cfg.Kafka.Brokers, ","))
 	if p.pipeline {
@@ -192,7 +194,7 @@ func (p resetPlan) describe(cfg connector.Config) string {
 // apply writes the tombstones (waiting for Kafka's acknowledgement) and
 // then drops the slot: a failure in between leaves a slot without offsets,
 // which the next run adopts.
-func (p resetPlan) apply(ctx context.Context, cfg connector.Config) error {
+func (p resetPlan) apply(ctx context.Context, cfg config.Config) error {
 	cl, err := kgo.NewClient(append(slices.Clip(p.kafka), kgo.ClientID("mooncdc-"+cfg.Name+"-reset"),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
 	if err != nil {
@@ -217,7 +219,7 @@ func (p resetPlan) apply(ctx context.Context, cfg connector.Config) error {
 		if err != nil {
 			return err
 		}
-		conn, err := connector.ConnectSQL(ctx, pgcfg, "mooncdc-reset")
+		conn, err := pgsource.ConnectSQL(ctx, pgcfg, "mooncdc-reset")
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -33,10 +34,10 @@ func resnapshotCommand(ctx context.Context, args []string, environ []string, std
 		fmt.Fprintf(stderr, "mooncdc resnapshot: name at least one table, e.g. public.orders\n\n%s", resnapshotUsage())
 		return connector.ExitConfig
 	}
-	var patterns []connector.TablePattern
+	var patterns []config.TablePattern
 	var perrs []error
 	for _, a := range cf.args {
-		p, err := connector.ParseTablePattern(a)
+		p, err := config.ParseTablePattern(a)
 		if err != nil {
 			perrs = append(perrs, err)
 			continue
@@ -55,7 +56,7 @@ func resnapshotCommand(ctx context.Context, args []string, environ []string, std
 	if cfg.EmbeddedKafka() {
 		fmt.Fprintf(stderr, "mooncdc resnapshot: kafka.brokers is empty, but the embedded development Kafka lives inside 'mooncdc run': "+
 			"run resnapshot against the Kafka that run uses, e.g. --brokers %s while the embedded one is running (or set kafka.brokers / %s)\n",
-			connector.EmbeddedKafkaAddr, connector.EnvVar("kafka.brokers"))
+			EmbeddedKafkaAddr, config.EnvVar("kafka.brokers"))
 		return connector.ExitConfig
 	}
 
@@ -76,7 +77,7 @@ func resnapshotCommand(ctx context.Context, args []string, environ []string, std
 // resnapshot talks only to Kafka, so a config file or environment made for
 // it alone need not name the database. A postgres.url that is set must
 // still be valid (it is the same config as run's).
-func validateForResnapshot(cfg connector.Config) error {
+func validateForResnapshot(cfg config.Config) error {
 	if cfg.Postgres.URL == "" {
 		cfg.Postgres.URL = "postgres://localhost/unused"
 	}
@@ -88,7 +89,7 @@ func validateForResnapshot(cfg connector.Config) error {
 // ResnapshotMs from now (kept strictly above any earlier request). It
 // returns the lines to print, one per table. Nothing is written if a
 // pattern matches no known table.
-func resnapshot(ctx context.Context, cfg connector.Config, patterns []connector.TablePattern, now time.Time) ([]string, error) {
+func resnapshot(ctx context.Context, cfg config.Config, patterns []config.TablePattern, now time.Time) ([]string, error) {
 	base, err := cfg.KafkaOpts(cfg.Kafka.Brokers)
 	if err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func resnapshot(ctx context.Context, cfg connector.Config, patterns []connector.
 // that patterns select, in the order of the patterns (sorted within a
 // wildcard), each once. A pattern that selects none is an error that lists
 // the known tables.
-func matchKnownTables(patterns []connector.TablePattern, known map[string]offsets.Table, name, topic string) ([]string, error) {
+func matchKnownTables(patterns []config.TablePattern, known map[string]offsets.Table, name, topic string) ([]string, error) {
 	names := slices.Sorted(maps.Keys(known))
 	var out []string
 	seen := map[string]bool{}
@@ -189,7 +190,7 @@ func matchKnownTables(patterns []connector.TablePattern, known map[string]offset
 // schema and table joined by '.', and a wildcard matches any reading. A
 // key written in pattern syntax (TablePattern.String, quoted names) also
 // matches its own pattern.
-func tableKeyMatches(p connector.TablePattern, key string) bool {
+func tableKeyMatches(p config.TablePattern, key string) bool {
 	for i := range len(key) {
 		if key[i] == '.' && p.Match(key[:i], key[i+1:]) {
 			return true

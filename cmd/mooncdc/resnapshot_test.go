@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/offsets"
 )
@@ -25,7 +26,7 @@ func seedOffsets(t *testing.T, tables ...offsets.Table) (*kafkatest.Broker, *kgo
 	cl := broker.Client(t, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	topic := connector.DefaultOffsetsTopic
+	topic := config.DefaultOffsetsTopic
 	if err := offsets.EnsureTopic(ctx, kadm.NewClient(cl), topic, -1); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func loadState(t *testing.T, cl *kgo.Client, name string) offsets.State {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := offsets.Load(ctx, cl, connector.DefaultOffsetsTopic, name)
+	st, err := offsets.Load(ctx, cl, config.DefaultOffsetsTopic, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestSnapshotModeFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Snapshot.Mode != connector.SnapshotInitialOnly {
+	if cfg.Snapshot.Mode != config.SnapshotInitialOnly {
 		t.Errorf("snapshot mode %q, want the flag's initial_only", cfg.Snapshot.Mode)
 	}
 	code, _, stderr := runCLI(t, []string{"run", "--name", "shop", "--postgres-url", goodURL, "--snapshot-mode", "sometimes"}, nil)

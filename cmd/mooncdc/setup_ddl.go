@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // setupDDLCommand is "mooncdc setup-ddl [--config FILE] [flags]
@@ -25,7 +27,7 @@ func setupDDLCommand(ctx context.Context, args []string, environ []string, stdou
 	if code, stop := configFailed(err, setupDDLUsage(), stdout, stderr); stop {
 		return code
 	}
-	cfg, err := cf.load(environ, connector.Config.Validate)
+	cfg, err := cf.load(environ, config.Config.Validate)
 	if code, stop := configFailed(err, "", stdout, stderr); stop {
 		return code
 	}
@@ -36,19 +38,19 @@ func setupDDLCommand(ctx context.Context, args []string, environ []string, stdou
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	db, err := connector.ConnectSQL(ctx, pgcfg, "mooncdc setup-ddl")
+	db, err := pgsource.ConnectSQL(ctx, pgcfg, "mooncdc setup-ddl")
 	if err != nil {
 		fmt.Fprintf(stderr, "mooncdc setup-ddl: %v\n", err)
 		return connector.ExitRuntime
 	}
 	defer func() { _ = db.Close(context.Background()) }()
 	if uninstall {
-		err = connector.UninstallDDLCapture(ctx, db)
+		err = pgsource.UninstallDDLCapture(ctx, db)
 	} else {
-		err = connector.InstallDDLCapture(ctx, db)
+		err = pgsource.InstallDDLCapture(ctx, db)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "mooncdc setup-ddl: %v\n", connector.RedactURL(err.Error()))
+		fmt.Fprintf(stderr, "mooncdc setup-ddl: %v\n", config.RedactURL(err.Error()))
 		return connector.ExitRuntime
 	}
 	if uninstall {

@@ -19,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -108,7 +110,7 @@ func cutBoolFlag(cmd, name string, args []string) (bool, []string, error) {
 		if hasValue {
 			b, err := strconv.ParseBool(value)
 			if err != nil {
-				return false, nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: --%s=%s: want true or false", cmd, name, value)}
+				return false, nil, &config.ConfigError{Err: fmt.Errorf("mooncdc %s: --%s=%s: want true or false", cmd, name, value)}
 			}
 			on = b
 		}
@@ -138,7 +140,7 @@ type pgStatus struct {
 	estimates map[string]int64
 	// keyless are the tables postgres.tables selects that run leaves out
 	// of the publication: they have no replica identity.
-	keyless []connector.TableName
+	keyless []config.TableName
 }
 
 type slotRow struct {
@@ -152,7 +154,7 @@ type slotRow struct {
 
 // gatherStatus reads the three sources at once and returns when all have
 // answered or timed out.
-func gatherStatus(ctx context.Context, cfg connector.Config) statusInputs {
+func gatherStatus(ctx context.Context, cfg config.Config) statusInputs {
 	in := statusInputs{}
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -194,14 +196,14 @@ func gatherStatus(ctx context.Context, cfg connector.Config) statusInputs {
 
 // readOffsets loads cfg.Name's state from the offsets topic, giving up
 // after statusKafkaTimeout.
-func readOffsets(ctx context.Context, cfg connector.Config) (offsets.State, error) {
+func readOffsets(ctx context.Context, cfg config.Config) (offsets.State, error) {
 	brokers := cfg.Kafka.Brokers
 	if cfg.EmbeddedKafka() {
-		brokers = []string{connector.EmbeddedKafkaAddr}
+		brokers = []string{EmbeddedKafkaAddr}
 		// Not up unless run is: say so at once rather than after the timeout.
-		c, err := net.DialTimeout("tcp", connector.EmbeddedKafkaAddr, time.Second)
+		c, err := net.DialTimeout("tcp", EmbeddedKafkaAddr, time.Second)
 		if err != nil {
-			return offsets.State{}, fmt.Errorf("kafka.brokers is empty and nothing listens on %s: the embedded development Kafka lives inside 'mooncdc run' and is up only while it runs", connector.EmbeddedKafkaAddr)
+			return offsets.State{}, fmt.Errorf("kafka.brokers is empty and nothing listens on %s: the embedded development Kafka lives inside 'mooncdc run' and is up only while it runs", EmbeddedKafkaAddr)
 		}
 		_ = c.Close()
 	}
@@ -226,7 +228,7 @@ func readOffsets(ctx context.Context, cfg connector.Config) (offsets.State, erro
 // readLive asks a running pipeline for GET /status on metrics.listen. It
 // returns the answer, or why there is none and whether that is because
 // nothing answered at all.
-func readLive(ctx context.Context, cfg connector.Config) (live *connector.LiveStatus, note string, silent bool) {
+func readLive(ctx context.Context, cfg config.Config) (live *connector.LiveStatus, note string, silent bool) {
 	if cfg.Metrics.Listen == "" {
 		return nil, "metrics.listen is empty, so there is no /status to ask", false
 	}
@@ -267,7 +269,7 @@ func readLive(ctx context.Context, cfg connector.Config) (live *connector.LiveSt
 
 // connectStatusPostgres opens a plain SQL connection with the config's
 // connection settings; errors never quote a password.
-func connectStatusPostgres(ctx context.Context, cfg connector.Config) (*pgx.Conn, error) {
+func connectStatusPostgres(ctx context.Context, cfg config.Config) (*pgx.Conn, error) {
 	if cfg.Postgres.URL == "" {
 		return nil, errors.New("postgres.url not set")
 	}
@@ -275,7 +277,7 @@ func connectStatusPostgres(ctx context.Context, cfg connector.Config) (*pgx.Conn
 	if err != nil {
 		return nil, err
 	}
-	return connector.ConnectSQL(ctx, base, "mooncdc status")
+	return pgsource.ConnectSQL(ctx, base, "mooncdc status")
 }
 
 // readSlot reads the current WAL position and the slot's row of
@@ -323,7 +325,7 @@ func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[str
 	if len(names) == 0 {
 		return out, nil
 	}
-	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname, `+connector.EstimatedRowsSQL+`
+	rows, err := conn.Query(ctx, `SELECT n.nspname || '.' || c.relname, `+pgsource.EstimatedRowsSQL+`
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'p') AND n.nspname || '.' || c.relname = ANY($1)`, names)
 	if err != nil {
@@ -345,12 +347,12 @@ func readEstimates(ctx context.Context, conn *pgx.Conn, names []string) (map[str
 
 // readKeyless lists the tables that postgres.tables selects and run does
 // not capture for want of a replica identity.
-func readKeyless(ctx context.Context, conn *pgx.Conn, cfg connector.Config) ([]connector.TableName, error) {
+func readKeyless(ctx context.Context, conn *pgx.Conn, cfg config.Config) ([]config.TableName, error) {
 	sel, err := cfg.TableSelection()
 	if err != nil || len(sel.Include) == 0 {
 		return nil, err
 	}
-	names, err := connector.UnpublishedKeyless(ctx, conn, cfg.Postgres.Publication, sel)
+	names, err := pgsource.UnpublishedKeyless(ctx, conn, cfg.Postgres.Publication, sel)
 	if err != nil {
 		return nil, fmt.Errorf("read the tables without a replica identity: %w", err)
 	}

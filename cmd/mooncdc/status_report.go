@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -104,7 +106,7 @@ type copyReport struct {
 }
 
 // buildStatusReport merges what the sources said. It does no I/O.
-func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
+func buildStatusReport(cfg config.Config, in statusInputs) statusReport {
 	r := statusReport{Name: cfg.Name, Time: in.now.UTC(), Tables: []tableReport{}}
 
 	r.Offsets.Topic = cfg.Kafka.OffsetsTopic
@@ -126,7 +128,7 @@ func buildStatusReport(cfg connector.Config, in statusInputs) statusReport {
 
 	var slot *slotRow
 	if in.pgErr != nil {
-		r.Postgres.Error = connector.RedactURL(in.pgErr.Error())
+		r.Postgres.Error = config.RedactURL(in.pgErr.Error())
 	} else {
 		r.Postgres.Slot = &slotReport{Name: cfg.Postgres.Slot}
 		r.Postgres.Standby = in.pg.standby
@@ -233,7 +235,7 @@ func tableReports(in statusInputs) []tableReport {
 		}
 		out = append(out, tableReport{Table: t.String(), Phase: phaseNotCaptured,
 			LastError: "no primary key or replica identity, so it is left out of the publication (Postgres would refuse UPDATE and DELETE on it); " +
-				connector.KeylessFix(t)})
+				pgsource.KeylessFix(t)})
 	}
 	slices.SortFunc(out, func(a, b tableReport) int { return strings.Compare(a.Table, b.Table) })
 	return out

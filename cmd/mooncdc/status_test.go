@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -439,7 +440,7 @@ func TestStatusHumanBytes(t *testing.T) {
 }
 
 func TestStatusReportSaysRunningOnlyWhenKnownAndLagOnlyWhereKnown(t *testing.T) {
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.ApplyDefaults()
 	now := time.Date(2025, 1, 2, 15, 0, 0, 0, time.UTC)

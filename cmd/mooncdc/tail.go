@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // tailStartTimeout bounds the first contact with Kafka: the topics'
@@ -152,7 +153,7 @@ func validTopic(t string) bool { return topicRE.MatchString(t) && t != "." && t 
 // postgres.url: tail talks only to Kafka and the Schema Registry, so a
 // config made for it alone need not name the connector or the database.
 // What is set must still be valid (it is the same config as run's).
-func validateForTail(cfg connector.Config) error {
+func validateForTail(cfg config.Config) error {
 	if cfg.Name == "" {
 		cfg.Name = "tail"
 		cfg.ApplyDefaults()
@@ -167,10 +168,10 @@ func validateForTail(cfg connector.Config) error {
 // records are printed; notices go to stderr. It returns an error only when
 // Kafka cannot be read at all: unreachable at the start, refusing the
 // credentials, or stdout closed.
-func tail(ctx context.Context, cfg connector.Config, topics []string, opts tailOptions, stdout, stderr io.Writer) error {
+func tail(ctx context.Context, cfg config.Config, topics []string, opts tailOptions, stdout, stderr io.Writer) error {
 	brokers := cfg.Kafka.Brokers
 	if cfg.EmbeddedKafka() {
-		brokers = []string{connector.EmbeddedKafkaAddr}
+		brokers = []string{EmbeddedKafkaAddr}
 	}
 	base, err := cfg.KafkaOpts(brokers)
 	if err != nil {
@@ -194,7 +195,7 @@ func tail(ctx context.Context, cfg connector.Config, topics []string, opts tailO
 		}
 		where := "kafka.brokers " + strings.Join(brokers, ",")
 		if cfg.EmbeddedKafka() {
-			where = fmt.Sprintf("the embedded development Kafka on %s (kafka.brokers is empty; it runs only inside 'mooncdc run': start that, or set --brokers)", connector.EmbeddedKafkaAddr)
+			where = fmt.Sprintf("the embedded development Kafka on %s (kafka.brokers is empty; it runs only inside 'mooncdc run': start that, or set --brokers)", EmbeddedKafkaAddr)
 		}
 		return fmt.Errorf("read the topics' metadata from %s: %w", where, err)
 	}
@@ -227,7 +228,7 @@ func tail(ctx context.Context, cfg connector.Config, topics []string, opts tailO
 		fetches.EachError(func(topic string, partition int32, err error) {
 			switch {
 			case errors.Is(err, context.Canceled) || errors.Is(err, kgo.ErrClientClosed):
-			case connector.IsAuthError(err) || errors.Is(err, kerr.TopicAuthorizationFailed):
+			case config.IsAuthError(err) || errors.Is(err, kerr.TopicAuthorizationFailed):
 				fatal = fmt.Errorf("read %s: %w", topic, err)
 			case !reported[err.Error()]:
 				reported[err.Error()] = true // the client retries; say it once
@@ -452,7 +453,7 @@ It reads the config like run does, with the same flags and MOONCDC_*
 variables (name and postgres.url are not needed); it uses kafka.brokers,
 kafka.tls, kafka.sasl and format.schema_registry. With kafka.brokers empty
 it reads the embedded development Kafka that 'mooncdc run' serves on
-` + connector.EmbeddedKafkaAddr + `.
+` + EmbeddedKafkaAddr + `.
 
 `)
 	b.WriteString(configFlagsUsage())

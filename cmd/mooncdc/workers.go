@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file is the CLI of a worker group: "mooncdc run --config DIR"
@@ -55,7 +56,7 @@ func cutFlags(cmd string, args []string, dst map[string]*string) ([]string, erro
 		}
 		if !hasValue {
 			if i+1 >= len(args) {
-				return nil, &connector.ConfigError{Err: fmt.Errorf("mooncdc %s: flag needs an argument: -%s", cmd, name)}
+				return nil, &config.ConfigError{Err: fmt.Errorf("mooncdc %s: flag needs an argument: -%s", cmd, name)}
 			}
 			i++
 			value = args[i]
@@ -84,13 +85,13 @@ func isConfigDir(path string) bool {
 // one file (the environment and the flags apply to each), checks each
 // with validate and all of them together, and returns the files and their
 // configs. Every problem names its file; errors are *connector.ConfigError.
-func loadConfigDir(cf configFlags, environ []string, validate func(connector.Config) error) ([]string, []connector.Config, error) {
+func loadConfigDir(cf configFlags, environ []string, validate func(config.Config) error) ([]string, []config.Config, error) {
 	pls, err := loadDirPipelines(cf, environ, validate)
 	if err != nil {
 		return nil, nil, err
 	}
 	var files []string
-	var cfgs []connector.Config
+	var cfgs []config.Config
 	var errs []error
 	for _, p := range pls {
 		files = append(files, p.file)
@@ -98,7 +99,7 @@ func loadConfigDir(cf configFlags, environ []string, validate func(connector.Con
 		errs = append(errs, p.errs...)
 	}
 	if len(errs) > 0 {
-		return nil, nil, &connector.ConfigError{Err: errors.Join(errs...)}
+		return nil, nil, &config.ConfigError{Err: errors.Join(errs...)}
 	}
 	if err := connector.CheckWorkerConfigs(files, cfgs); err != nil {
 		return nil, nil, err
@@ -109,15 +110,15 @@ func loadConfigDir(cf configFlags, environ []string, validate func(connector.Con
 // dirPipeline is one file of a config directory, loaded on its own.
 type dirPipeline struct {
 	file string
-	cfg  connector.Config // valid only when errs is empty
-	errs []error          // the file's problems, one per line, each starting with the file
+	cfg  config.Config // valid only when errs is empty
+	errs []error       // the file's problems, one per line, each starting with the file
 }
 
 // loadDirPipelines loads each pipeline file of cf.configPath on its own
 // (the environment and the flags apply to each) and checks it with
 // validate; the only error is the directory's (unreadable, no pipeline
 // files), a *connector.ConfigError.
-func loadDirPipelines(cf configFlags, environ []string, validate func(connector.Config) error) ([]dirPipeline, error) {
+func loadDirPipelines(cf configFlags, environ []string, validate func(config.Config) error) ([]dirPipeline, error) {
 	files, err := connector.ConfigDirFiles(cf.configPath)
 	if err != nil {
 		return nil, err
@@ -129,9 +130,9 @@ func loadDirPipelines(cf configFlags, environ []string, validate func(connector.
 		p := dirPipeline{file: f}
 		cfg, err := one.load(environ, validate)
 		if err != nil {
-			var ce *connector.ConfigError
+			var ce *config.ConfigError
 			if !errors.As(err, &ce) {
-				ce = &connector.ConfigError{Err: err}
+				ce = &config.ConfigError{Err: err}
 			}
 			for _, line := range strings.Split(strings.TrimSpace(ce.Err.Error()), "\n") {
 				if !strings.HasPrefix(line, f) {
@@ -150,7 +151,7 @@ func loadDirPipelines(cf configFlags, environ []string, validate func(connector.
 // Logging follows the first file's log section; the worker serves one
 // endpoint, on the metrics.listen every file shares.
 func runWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, environ []string, stderr io.Writer) int {
-	files, cfgs, err := loadConfigDir(wf.apply(cf), environ, connector.Config.Validate)
+	files, cfgs, err := loadConfigDir(wf.apply(cf), environ, config.Config.Validate)
 	if err != nil {
 		fmt.Fprint(stderr, formatConfigError(err))
 		return connector.ExitCode(err)

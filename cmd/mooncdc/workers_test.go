@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -155,7 +156,7 @@ func TestWorkerGroupNameResolvesFlagOverEnvOverFilesAndFilesMustAgree(t *testing
 			if tc.env != "" {
 				environ = []string{"MOONCDC_WORKER_GROUP=" + tc.env}
 			}
-			files, cfgs, err := loadConfigDir(workerFlags{group: tc.flag}.apply(cf), environ, connector.Config.Validate)
+			files, cfgs, err := loadConfigDir(workerFlags{group: tc.flag}.apply(cf), environ, config.Config.Validate)
 			if tc.wantErr != nil {
 				if err == nil {
 					t.Fatalf("loaded, group %s; want an error %q", connector.WorkerGroupOf(cfgs), tc.wantErr)

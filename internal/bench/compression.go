@@ -11,7 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // The compression benchmark (issue 17.5): the snapshot benchmark's copy
@@ -60,7 +60,7 @@ func runCompressions(ctx context.Context, o options, src *source, kfakeBin, tmp 
 }
 
 func compressionRun(ctx context.Context, o options, src *source, kfakeBin, tmp, codec string) (compressionResult, error) {
-	out, err := pairRun(ctx, o, src, kfakeBin, tmp, "compression "+codec, codec, func(cfg *connector.Config) { cfg.Kafka.Compression = codec })
+	out, err := pairRun(ctx, o, src, kfakeBin, tmp, "compression "+codec, codec, func(cfg *config.Config) { cfg.Kafka.Compression = codec })
 	out.codec = codec
 	return out, err
 }
@@ -69,7 +69,7 @@ func compressionRun(ctx context.Context, o options, src *source, kfakeBin, tmp, 
 // config, then its Kafka limit with the same config, each on a fresh
 // broker, back to back. name labels the steps; id names the slot and the
 // directories.
-func pairRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, id string, edit func(*connector.Config)) (compressionResult, error) {
+func pairRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, id string, edit func(*config.Config)) (compressionResult, error) {
 	var out compressionResult
 	v, err := runSnapshotVariant(ctx, o, src, kfakeBin, tmp, name, id, edit, "")
 	if err != nil {
@@ -98,7 +98,7 @@ func pairRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, i
 
 // variantRun is one run of the snapshot benchmark's copy on a fresh broker.
 type variantRun struct {
-	cfg         connector.Config
+	cfg         config.Config
 	elapsed     time.Duration // mooncdc, start → exit
 	cpu         cpuTime
 	records     int64
@@ -111,7 +111,7 @@ type variantRun struct {
 // on a fresh broker, and checks that every row was delivered. name
 // labels the step; id names the slot and the directories.
 func runSnapshotVariant(ctx context.Context, o options, src *source, kfakeBin, tmp, name, id string,
-	edit func(*connector.Config), extraFormat string) (variantRun, error) {
+	edit func(*config.Config), extraFormat string) (variantRun, error) {
 	var out variantRun
 	kdir := filepath.Join(tmp, "kafka-snapshot-"+id)
 	defer os.RemoveAll(kdir)

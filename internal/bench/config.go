@@ -5,15 +5,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file holds mooncdc's configuration for the streaming benchmark and
 // its rendering as a YAML file for mooncdc run --config.
 
 // pipelineConfig is the mooncdc configuration of the benchmark.
-func pipelineConfig(s *source, brokerAddr, metricsAddr string) connector.Config {
-	cfg := connector.DefaultConfig()
+func pipelineConfig(s *source, brokerAddr, metricsAddr string) config.Config {
+	cfg := config.DefaultConfig()
 	cfg.Name = connectorName
 	cfg.Postgres.URL = s.c.URL("")
 	cfg.Postgres.Tables = []string{"public." + table}
@@ -23,7 +23,7 @@ func pipelineConfig(s *source, brokerAddr, metricsAddr string) connector.Config 
 	// streaming, so the table must not be copied first (snapshot.mode
 	// initial, the default, would copy it and then skip every streamed
 	// change before the copy's snapshot: the whole load).
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Kafka.Brokers = []string{brokerAddr}
 	cfg.Kafka.Compression = compression
 	cfg.Metrics.Listen = metricsAddr
@@ -37,7 +37,7 @@ var compression = "none"
 
 // configYAML renders the keys pipelineConfig and snapshotConfig set, for
 // mooncdc run --config.
-func configYAML(cfg connector.Config) string {
+func configYAML(cfg config.Config) string {
 	q := strconv.Quote
 	return fmt.Sprintf(`name: %s
 postgres:

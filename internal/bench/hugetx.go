@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // The huge-transaction benchmark (issue 17.2): one Postgres transaction of
@@ -33,9 +33,9 @@ const (
 	hugeRSSGoal = 150 << 20
 )
 
-var hugeTxSlots = map[connector.Delivery]string{
-	connector.DeliveryAtLeastOnce: "hugetx_alo",
-	connector.DeliveryExactlyOnce: "hugetx_eos",
+var hugeTxSlots = map[config.Delivery]string{
+	config.DeliveryAtLeastOnce: "hugetx_alo",
+	config.DeliveryExactlyOnce: "hugetx_eos",
 }
 
 // hugeTxResult is one delivery mode's run.
@@ -59,8 +59,8 @@ func runHugeTx(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	for _, q := range []string{
 		`CREATE TABLE public.` + hugeTxTable + ` (id bigint PRIMARY KEY, payload text NOT NULL, n int NOT NULL, at timestamptz NOT NULL)`,
 		`CREATE PUBLICATION ` + hugeTxPub + ` FOR TABLE public.` + hugeTxTable,
-		`SELECT pg_create_logical_replication_slot('` + hugeTxSlots[connector.DeliveryAtLeastOnce] + `', 'pgoutput')`,
-		`SELECT pg_create_logical_replication_slot('` + hugeTxSlots[connector.DeliveryExactlyOnce] + `', 'pgoutput')`,
+		`SELECT pg_create_logical_replication_slot('` + hugeTxSlots[config.DeliveryAtLeastOnce] + `', 'pgoutput')`,
+		`SELECT pg_create_logical_replication_slot('` + hugeTxSlots[config.DeliveryExactlyOnce] + `', 'pgoutput')`,
 	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
@@ -81,8 +81,8 @@ func runHugeTx(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	hs := *src
 	hs.endLSN = end
 
-	results := map[connector.Delivery]hugeTxResult{}
-	modes := []connector.Delivery{connector.DeliveryAtLeastOnce, connector.DeliveryExactlyOnce}
+	results := map[config.Delivery]hugeTxResult{}
+	modes := []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce}
 	for _, mode := range modes {
 		r, err := hugeTxRun(ctx, o, &hs, kfakeBin, tmp, mode, n)
 		if err != nil {
@@ -99,7 +99,7 @@ func runHugeTx(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	for _, mode := range modes {
 		r := results[mode]
 		txs := "-"
-		if mode == connector.DeliveryExactlyOnce {
+		if mode == config.DeliveryExactlyOnce {
 			txs = fmt.Sprintf("%.0f committed, %.0f aborted; the transaction took %s of kafka.transaction_timeout %s", r.commits, r.aborts,
 				round(r.res.elapsed), r.timeout)
 		}
@@ -128,7 +128,7 @@ func runHugeTx(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	return nil
 }
 
-func hugeTxRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, mode connector.Delivery, n int) (hugeTxResult, error) {
+func hugeTxRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, mode config.Delivery, n int) (hugeTxResult, error) {
 	var out hugeTxResult
 	slot := hugeTxSlots[mode]
 	kdir := filepath.Join(tmp, "kafka-"+slot)
@@ -142,13 +142,13 @@ func hugeTxRun(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	if err != nil {
 		return out, err
 	}
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = hugeTxName
 	cfg.Postgres.URL = src.c.URL("")
 	cfg.Postgres.Tables = []string{"public." + hugeTxTable}
 	cfg.Postgres.Publication = hugeTxPub
 	cfg.Postgres.Slot = slot
-	cfg.Snapshot.Mode = connector.SnapshotNever
+	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Kafka.Brokers = []string{brk.addr}
 	cfg.Kafka.Compression = compression
 	cfg.Kafka.Delivery = mode
@@ -179,7 +179,7 @@ func hugeTxRun(ctx context.Context, o options, src *source, kfakeBin, tmp string
 	step(fmt.Sprintf("huge transaction, %s: slot confirmed after %s; counting the records", mode, round(res.elapsed)))
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	if mode == connector.DeliveryExactlyOnce {
+	if mode == config.DeliveryExactlyOnce {
 		out.records, err = committedCount(cctx, brk.addr, hugeTxTopic, int64(n))
 		out.deliverEq = err == nil && out.records == int64(n) && out.aborts == 0
 	} else {

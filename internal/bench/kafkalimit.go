@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // The Kafka limit of the snapshot part: franz-go alone producing records
@@ -77,7 +78,7 @@ func newSnapValueMaker(first *kgo.Record) (m snapValueMaker, fromTemplate bool) 
 	now := time.Now().UTC()
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
 	m.at = []byte(`"` + now.Format("2006-01-02T15:04:05.000000Z") + `"`)
-	m.suffix = []byte(`,"source":{"version":"` + connector.Version + `","connector":"postgresql","name":"` + snapConnector +
+	m.suffix = []byte(`,"source":{"version":"` + config.Version + `","connector":"postgresql","name":"` + snapConnector +
 		`","ts_ms":` + ms + `,"snapshot":"true","db":"postgres","sequence":"[null,\"12345678\"]","schema":"public","table":"` + snapTable +
 		`","txId":789,"lsn":12345678,"xmin":null},"op":"r","ts_ms":` + ms + `,"transaction":null}`)
 	return m, false
@@ -122,7 +123,7 @@ func (m snapValueMaker) value(id int64) []byte {
 // client configured like mooncdc's producer (connector/setup.go
 // producerOpts) and at most window bytes (keys and values) unacked, as
 // mooncdc's copy worker, and times it until every promise has returned.
-func runKafkaLimit(ctx context.Context, brk *broker, cfg connector.Config, n int, first *kgo.Record) (kafkaLimitResult, error) {
+func runKafkaLimit(ctx context.Context, brk *broker, cfg config.Config, n int, first *kgo.Record) (kafkaLimitResult, error) {
 	var res kafkaLimitResult
 	res.window = cfg.Kafka.MaxInflightBytes / int64(max(cfg.Snapshot.Workers, 1))
 	maxBytes := cfg.Kafka.MaxInflightBytes

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // The latency benchmark (issue 17.1): how long from a Postgres commit until
@@ -34,9 +34,9 @@ import (
 // 1 ms). Both clocks are this machine's.
 
 // latencyGoals are the issue's goals for p99 at 10,000 changes/s.
-var latencyGoals = map[connector.Delivery]time.Duration{
-	connector.DeliveryAtLeastOnce: 50 * time.Millisecond,
-	connector.DeliveryExactlyOnce: 150 * time.Millisecond,
+var latencyGoals = map[config.Delivery]time.Duration{
+	config.DeliveryAtLeastOnce: 50 * time.Millisecond,
+	config.DeliveryExactlyOnce: 150 * time.Millisecond,
 }
 
 const (
@@ -67,7 +67,7 @@ type latencyPhase struct {
 // broker's fence against a paused instance writing after its successor,
 // connector/sink.go).
 type latencyMode struct {
-	delivery connector.Delivery
+	delivery config.Delivery
 	ha       bool
 }
 
@@ -113,8 +113,8 @@ func runLatency(ctx context.Context, o options, src *source, kfakeBin, tmp strin
 	conn.Close(context.Background())
 
 	results := map[latencyMode][]latencyPhase{}
-	alo, aloHA := latencyMode{delivery: connector.DeliveryAtLeastOnce}, latencyMode{delivery: connector.DeliveryAtLeastOnce, ha: true}
-	modes := []latencyMode{alo, {delivery: connector.DeliveryExactlyOnce}}
+	alo, aloHA := latencyMode{delivery: config.DeliveryAtLeastOnce}, latencyMode{delivery: config.DeliveryAtLeastOnce, ha: true}
+	modes := []latencyMode{alo, {delivery: config.DeliveryExactlyOnce}}
 	if o.latencyHA {
 		modes = append(modes, aloHA)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/offsets"
 )
@@ -188,7 +189,7 @@ func manyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, 
 	if err != nil {
 		return res, err
 	}
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = manyName
 	cfg.Postgres.URL = src.c.URL("")
 	cfg.Postgres.Tables = []string{manySchema + ".*"}
@@ -204,7 +205,7 @@ func manyRun(ctx context.Context, o options, src *source, kfakeBin, tmp string, 
 			return res, err
 		}
 		defer reg.Close()
-		cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+		cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 		cfg.Format.SchemaRegistry.URL = reg.URL()
 	}
 	path := filepath.Join(tmp, "mooncdc-"+slot+".yaml")

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pglogrepl"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -91,7 +92,7 @@ func runMemBound(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 	if err != nil {
 		return err
 	}
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = memName
 	cfg.Postgres.URL = src.c.URL("")
 	cfg.Postgres.Tables = []string{"public." + memCopy, "public." + memStream}

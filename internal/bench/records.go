@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -23,7 +23,7 @@ func tablePhase(ctx context.Context, addr, name, table string) (offsets.Table, b
 		return offsets.Table{}, false, err
 	}
 	defer cl.Close()
-	st, err := offsets.Load(ctx, cl, connector.DefaultOffsetsTopic, name)
+	st, err := offsets.Load(ctx, cl, config.DefaultOffsetsTopic, name)
 	if err != nil {
 		return offsets.Table{}, false, err
 	}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file runs mooncdc for a benchmark: as a child process (bin/mooncdc run,
@@ -129,7 +130,7 @@ func (r *childRunner) rusage() (time.Duration, time.Duration, int64) {
 // an optional CPU profile covering start to the end LSN (or, for a run that
 // ends by itself, to its end).
 type inprocRunner struct {
-	cfg        connector.Config
+	cfg        config.Config
 	cpuprofile string
 	// jsonInfo logs at info level in mooncdc's JSON format (as the command
 	// does with log.format json), instead of console at warn level.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // The shaping benchmark (issue 14's cost of Debezium's options): the
@@ -68,7 +68,7 @@ func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 func shapingRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, keys string) (shapingResult, error) {
 	out := shapingResult{name: name}
 	v, err := runSnapshotVariant(ctx, o, src, kfakeBin, tmp, "shaping "+name, name,
-		func(cfg *connector.Config) { cfg.Kafka.Compression = "none" }, keys)
+		func(cfg *config.Config) { cfg.Kafka.Compression = "none" }, keys)
 	if err != nil {
 		return out, err
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -348,7 +348,7 @@ func snapshotPairs(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	}
 	ratios := []float64{limit.Seconds() / took.Seconds()}
 	for k := 2; k <= o.snapPairs && ctx.Err() == nil; k++ {
-		r, err := pairRun(ctx, o, src, kfakeBin, tmp, fmt.Sprintf("snapshot pair %d/%d", k, o.snapPairs), fmt.Sprintf("pair%d", k), func(*connector.Config) {})
+		r, err := pairRun(ctx, o, src, kfakeBin, tmp, fmt.Sprintf("snapshot pair %d/%d", k, o.snapPairs), fmt.Sprintf("pair%d", k), func(*config.Config) {})
 		if err != nil {
 			fmt.Printf("goal: snapshot ≥ %.1f of the Kafka limit  FAIL (pair %d failed: %v)\n", snapKafkaGoal, k, err)
 			return "FAIL"

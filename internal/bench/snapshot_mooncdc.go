@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // This file runs and times mooncdc's snapshot of the benchmark's table, and
@@ -17,14 +17,14 @@ import (
 
 // snapshotConfig is mooncdc's configuration for the snapshot benchmark:
 // copy public.snapbench, then exit.
-func snapshotConfig(s *source, brokerAddr, metricsAddr string, conns int) connector.Config {
-	cfg := connector.DefaultConfig()
+func snapshotConfig(s *source, brokerAddr, metricsAddr string, conns int) config.Config {
+	cfg := config.DefaultConfig()
 	cfg.Name = snapConnector
 	cfg.Postgres.URL = s.c.URL("")
 	cfg.Postgres.Tables = []string{snapQualified}
 	cfg.Postgres.Publication = snapPublication
 	cfg.Postgres.Slot = snapSlot
-	cfg.Snapshot.Mode = connector.SnapshotInitialOnly
+	cfg.Snapshot.Mode = config.SnapshotInitialOnly
 	if conns > 0 {
 		cfg.Snapshot.ConnectionsPerTable = conns
 	}

@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
@@ -205,12 +205,12 @@ func streamRun(ctx context.Context, o options, src *source, kfakeBin, tmp, slot,
 	format := "json"
 	if registryURL != "" {
 		format = "avro"
-		cfg.Format.Key, cfg.Format.Value = connector.FormatAvro, connector.FormatAvro
+		cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 		cfg.Format.SchemaRegistry.URL = registryURL
 	}
 	if eos {
 		format += ", exactly-once"
-		cfg.Kafka.Delivery = connector.DeliveryExactlyOnce
+		cfg.Kafka.Delivery = config.DeliveryExactlyOnce
 	}
 	var runner pipelineRunner
 	what := "mooncdc run (" + o.mooncdc + ")"

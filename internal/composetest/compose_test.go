@@ -15,7 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // root is the repository root, relative to this package's directory (the
@@ -347,7 +347,7 @@ func TestComposeMooncdcConfig(t *testing.T) {
 			}
 		}
 	}
-	cfg, err := connector.LoadConfig("", env)
+	cfg, err := config.LoadConfig("", env)
 	if err != nil {
 		t.Fatalf("service mooncdc: environment does not load: %v", err)
 	}

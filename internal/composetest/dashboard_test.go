@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 const dashboardPath = "deploy/grafana/mooncdc.json"
@@ -102,7 +103,7 @@ func allPanels(ps []panel) []panel {
 // summaries and histograms.
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	cfg := connector.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Name = "dashboard"
 	cfg.Postgres.URL = "postgres://mooncdc@localhost:5432/shop"
 	cfg.Kafka.Brokers = []string{"localhost:9092"}

@@ -14,7 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 )
 
 // k8sObject is the part of a Kubernetes object these tests read.
@@ -172,7 +172,7 @@ func TestKubernetesManifests(t *testing.T) {
 	if err := os.WriteFile(path, []byte(local), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := connector.LoadConfig(path, nil)
+	cfg, err := config.LoadConfig(path, nil)
 	if err != nil {
 		t.Fatalf("the ConfigMap's config: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // kafkaAddr is where mooncdc's embedded development Kafka listens when
-// kafka.brokers is empty (connector.EmbeddedKafkaAddr).
+// kafka.brokers is empty (EmbeddedKafkaAddr in cmd/mooncdc).
 const kafkaAddr = "127.0.0.1:9092"
 
 // topicPrefix is the demo connector's name, hence its topic prefix.

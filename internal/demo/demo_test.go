@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
 
@@ -132,7 +132,7 @@ func TestConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{demo, avro, example} {
-		cfg, err := connector.LoadConfig(path, nil)
+		cfg, err := config.LoadConfig(path, nil)
 		if err == nil {
 			cfg.ApplyDefaults()
 			err = cfg.Validate()
@@ -141,12 +141,12 @@ func TestConfigs(t *testing.T) {
 			t.Errorf("%s: %v", filepath.Base(path), err)
 		}
 	}
-	cfg, _ := connector.LoadConfig(demo, nil)
-	if !cfg.EmbeddedKafka() || cfg.Name != topicPrefix || cfg.Log.Format != "console" || cfg.Format.Value != connector.FormatJSON {
+	cfg, _ := config.LoadConfig(demo, nil)
+	if !cfg.EmbeddedKafka() || cfg.Name != topicPrefix || cfg.Log.Format != "console" || cfg.Format.Value != config.FormatJSON {
 		t.Errorf("demo config: embedded Kafka %v, name %q, log format %q, value format %q", cfg.EmbeddedKafka(), cfg.Name, cfg.Log.Format, cfg.Format.Value)
 	}
-	cfg, _ = connector.LoadConfig(avro, nil)
-	if f := cfg.Format; f.Key != connector.FormatAvro || f.Value != connector.FormatAvro || f.SchemaRegistry.URL != "http://127.0.0.1:8081" {
+	cfg, _ = config.LoadConfig(avro, nil)
+	if f := cfg.Format; f.Key != config.FormatAvro || f.Value != config.FormatAvro || f.SchemaRegistry.URL != "http://127.0.0.1:8081" {
 		t.Errorf("Avro demo config: key %q, value %q, registry %q", f.Key, f.Value, f.SchemaRegistry.URL)
 	}
 }

@@ -1,0 +1,52 @@
+package connector_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPackagesImportOnlyAlongTheFlow keeps the package boundaries the
+// compiler can hold one way: a package of connector/ may depend (also
+// through others) only on the connector packages listed for it, and no
+// product package under connector/ depends on kfake (the embedded
+// development Kafka is cmd/mooncdc's). Test files are not counted. It asks
+// `go list` only: nothing is built.
+func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
+	const mod = "github.com/mooncdc/mooncdc/"
+	// Every package under connector/ is listed; a new one needs its line.
+	allowed := map[string][]string{
+		"connector":                 nil, // the wiring: may import every package below
+		"connector/config":          {},
+		"connector/stream":          {},
+		"connector/internal/phases": {},
+		"connector/internal/fault":  {"connector/config", "connector/stream"},
+		"connector/pgsource":        {"connector/config", "connector/internal/fault", "connector/stream"},
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"connector/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg, deps := strings.TrimPrefix(f[0], mod), f[1:]
+		may, known := allowed[pkg]
+		if !known {
+			t.Errorf("%s: a new package under connector/: add it to this test with the packages it may import (docs/architecture.md)", pkg)
+			continue
+		}
+		for _, d := range deps {
+			if strings.HasPrefix(d, "github.com/twmb/franz-go/pkg/kfake") {
+				t.Errorf("%s depends on %s: the embedded development Kafka belongs to cmd/mooncdc", pkg, d)
+			}
+			dep, ok := strings.CutPrefix(d, mod)
+			if !ok || !strings.HasPrefix(dep, "connector") || pkg == "connector" {
+				continue
+			}
+			if !slices.Contains(may, dep) {
+				t.Errorf("%s depends on %s, against the flow (docs/architecture.md): it may import only %v of connector/", pkg, dep, may)
+			}
+		}
+	}
+}

@@ -1,0 +1,12 @@
+// Package pgsource is what mooncdc asks of and does to the Postgres
+// source outside the replication stream: connections (Dial, ConnectSQL,
+// ConnectReplication, each query under a deadline against a half-open
+// link), the slot (IDENTIFY_SYSTEM, create, look up, failover) and the
+// source's identity, the catalog (the types and NOT NULL of a relation's
+// columns), the publication (what goes in, here and nowhere else, and
+// the SQL that check and status share) and DDL capture.
+//
+// Place in the pipeline: at the source, beside stream (which owns the
+// replication session itself). It imports config, fault (retries) and
+// stream, and no stage: no record, delivery, phase or snapshot code.
+package pgsource
