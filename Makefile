@@ -18,10 +18,13 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/mooncdc ./cmd/mooncdc
 
 # Unit and integration tests; the integration tests start their own Postgres
-# and Kafka and fail (never skip) when a prerequisite is missing. The
+# and Kafka and fail (never skip) when a prerequisite is missing. PostGIS and
+# pgvector (or its stand-in) are set up first (internal/pgtest/extensions.sh). The
 # allocation tests run again without -race, under which sync.Pool drops
 # items at random and allocation counts mean nothing.
 test:
+	@. ./internal/pgtest/extensions.sh; \
+	echo "$(GO) test -race -timeout $(TEST_TIMEOUT) ./..."; \
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
 	$(GO) test -count=1 -run 'Alloc' ./...
 
