@@ -1,4 +1,4 @@
-package connector
+package group
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type groupMember struct {
 // hold keeps this process a member of the group until ctx is done: it
 // joins, and each time the member's lease (lease.go) lapses while one of
 // its seats is active, it aborts every pipeline (nothing of them may land
-// after the coordinator hands the seats on: links.go), drops that client
+// after the coordinator hands the seats on: config.KafkaLinks), drops that client
 // without waiting for the network and joins again with a fresh one, as a
 // new member: the coordinator decides anew. Once ctx is done it closes the
 // client, which revokes what is held (the callers stop their pipelines

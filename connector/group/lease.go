@@ -1,4 +1,4 @@
-package connector
+package group
 
 import (
 	"sync/atomic"
@@ -30,7 +30,7 @@ type lease struct {
 }
 
 // leaseMargin is how long before the coordinator can end the session the
-// lease lapses: time for the abort (links.go resets the connections at
+// lease lapses: time for the abort (config.KafkaLinks resets the connections at
 // once) and for clock rates that differ.
 func leaseMargin(session time.Duration) time.Duration {
 	return max(session/5, time.Second)
