@@ -313,7 +313,7 @@ func (s *Standby) deactivate(abort bool, why string) error {
 		s.log.Info(why+"; stopping the pipeline cleanly", zap.String("group", s.group))
 		a.cancel()
 	}
-	grace := time.NewTimer(s.cfg.ShutdownTimeout + 5*time.Second)
+	grace := time.NewTimer(s.cfg.ShutdownTimeout + stopGrace)
 	defer grace.Stop()
 	select {
 	case <-a.done:
@@ -327,6 +327,11 @@ func (s *Standby) deactivate(abort bool, why string) error {
 	}
 	return a.err
 }
+
+// stopGrace is how long past shutdown_timeout deactivate waits for a
+// clean stop before it aborts the pipeline (Run bounds its own clean stop
+// by shutdown_timeout; this covers what follows it).
+const stopGrace = 5 * time.Second
 
 // slotTakeoverGrace is how long a new active instance lets the walsender
 // still holding the slot end by itself before it terminates it.
