@@ -46,10 +46,10 @@ import (
 // returns, so before the member rejoins and the partition can move; a lost
 // membership aborts it at once. A member cut off from the coordinator (a
 // partition) learns nothing from it, so it keeps its own clock: its lease
-// (lease.go) lapses session_timeout/5 (at least 1 s) before the
-// coordinator can end its session, and then it aborts the pipeline, its
-// Kafka connections reset so that nothing they queued arrives after the
-// network heals (config.KafkaLinks), and it joins again as a new member (group.go,
+// (lease.go) lapses a margin (leaseMargin) before the coordinator can end
+// its session, and then it aborts the pipeline, its Kafka connections
+// reset so that nothing they queued arrives after the network heals
+// (config.KafkaLinks), and it joins again as a new member (group.go,
 // hold). So A has stopped writing before B is assigned.
 //
 // B's Pipeline then needs what A's held: the slot (B writes nothing while
