@@ -27,10 +27,6 @@ func HeartbeatSchemasForTest() (keyConnect, keyAvro, valueConnect, valueAvro str
 	return heartbeatKeyConnect, heartbeatKeyAvro, heartbeatValueConnect, heartbeatValueAvro
 }
 
-// WaitSlotFreeForTest runs the standby's wait for its slot (a takeover's
-// first step) until the slot is free or ctx ends.
-func WaitSlotFreeForTest(ctx context.Context, s *Standby) { s.waitSlotFree(ctx) }
-
 // SetCopyCheckpointEveryForTest sets how often a resumable copy
 // checkpoints (0: at every chunk's end) and returns the undo.
 func SetCopyCheckpointEveryForTest(d time.Duration) (undo func()) {
@@ -46,6 +42,6 @@ func SetQueryTimeoutForTest(d time.Duration) (undo func()) {
 }
 
 // SeatForTest marks p as a seat's pipeline (standby instances, a worker
-// group), as Standby.newPipeline does: another instance may take over
-// from it, so its writes are fenced by the broker (sink.go).
+// group), as connector/group's Standby does with Seated: another instance
+// may take over from it, so its writes are fenced by the broker (sink.go).
 func SeatForTest(p *Pipeline) { p.seated = true }

@@ -122,7 +122,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 // refusing every new session, until wal_sender_timeout, which may be far
 // longer than postgres.replication_timeout). Only that process is ended:
 // the slot's active_pid must be the session's own backend. A walsender
-// stuck writing to the dead link may need another SIGTERM (standby.go
+// stuck writing to the dead link may need another SIGTERM (group.Standby
 // found the same), so it returns pid while the slot is still held by it,
 // and 0 once it is not, or when the query cannot be made.
 func (p *Pipeline) endSilentWalsender(ctx context.Context, pgcfg *pgconn.Config, pid uint32, log *zap.Logger) uint32 {

@@ -33,7 +33,7 @@ type Pipeline struct {
 	// resnapshotAll: the slot was replaced after a loss, so every table
 	// is copied again (slotloss.go).
 	resnapshotAll bool
-	// seated: the pipeline runs for a seat (standby.go: ha.enabled, or a
+	// seated: the pipeline runs for a seat (connector/group: ha.enabled, or a
 	// worker group), so another instance may take over from it while it
 	// is paused; its writes are fenced by the broker (sink.go).
 	seated    bool
@@ -85,8 +85,9 @@ func tablesOf(v phases.View) map[string]offsets.Table {
 	return out
 }
 
-// New validates cfg and returns a pipeline ready to Run. It does no I/O.
-func New(cfg config.Config, log *zap.Logger) (*Pipeline, error) {
+// New validates cfg and returns a pipeline ready to Run, built with opts
+// (group_api.go). It does no I/O.
+func New(cfg config.Config, log *zap.Logger, opts ...Option) (*Pipeline, error) {
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -95,12 +96,12 @@ func New(cfg config.Config, log *zap.Logger) (*Pipeline, error) {
 		log = zap.NewNop()
 	}
 	p := &Pipeline{cfg: cfg, log: log, abort: make(chan struct{}), links: config.NewKafkaLinks()}
-	p.metrics = newMetrics(func() float64 {
-		if t := p.tracker.Load(); t != nil {
-			return float64(t.Inflight())
-		}
-		return 0
-	})
+	for _, o := range opts {
+		o(p)
+	}
+	if p.metrics == nil {
+		p.metrics = newMetrics(func() float64 { return float64(p.Inflight()) })
+	}
 	tables, err := cfg.TableSelection()
 	if err != nil {
 		return nil, &config.ConfigError{Err: err}

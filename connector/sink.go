@@ -175,7 +175,7 @@ type delivery interface {
 // that. The sequence it closes:
 //
 //	A active ── A paused (SIGSTOP, a stopped VM, a long GC pause), holding
-//	records it has not sent, or between its lease check (lease.go) and a write
+//	records it has not sent, or between its lease check (group's lease) and a write
 //	── A's session expires ── B is assigned, takes over <name>-main and
 //	<name>-copy-<n> (InitProducerID bumps their epochs: A's open
 //	transactions are aborted) ── B writes ── A resumes ── franz-go sends

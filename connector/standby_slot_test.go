@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/group"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
@@ -45,13 +45,13 @@ func TestStandbyWaitsWhenItCannotEndAnotherRolesWalsender(t *testing.T) {
 	cfg.Postgres.Slot = "mooncdc_held"
 	cfg.HA.Enabled = true
 	core, logs := observer.New(zap.InfoLevel)
-	s, err := connector.NewStandby(cfg, zap.New(core))
+	s, err := group.NewStandby(cfg, zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 	defer cancel()
-	connector.WaitSlotFreeForTest(wctx, s)
+	group.WaitSlotFreeForTest(wctx, s)
 
 	refused := logs.FilterMessageSnippet("cannot end the walsender still holding the slot").All()
 	if len(refused) != 1 || !strings.Contains(refused[0].Message, "pg_signal_backend") {
@@ -111,14 +111,14 @@ func TestStandbyEndsAWalsenderWhoseClientStoppedReading(t *testing.T) {
 	cfg.Postgres.Slot = "mooncdc_stopped"
 	cfg.HA.Enabled = true
 	core, logs := observer.New(zap.InfoLevel)
-	s, err := connector.NewStandby(cfg, zap.New(core))
+	s, err := group.NewStandby(cfg, zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	connector.WaitSlotFreeForTest(wctx, s)
+	group.WaitSlotFreeForTest(wctx, s)
 	took := time.Since(began)
 	var active bool
 	e.scan(`SELECT active FROM pg_replication_slots WHERE slot_name = 'mooncdc_stopped'`, &active)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/group"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -24,7 +25,7 @@ import (
 
 // member is one Standby running in the background.
 type member struct {
-	s      *connector.Standby
+	s      *group.Standby
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -34,7 +35,7 @@ func startMember(t *testing.T, cfg config.Config, label string, cores ...zapcore
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(append(cores, c)...)
 	}))).Named(label)
-	s, err := connector.NewStandby(cfg, log)
+	s, err := group.NewStandby(cfg, log)
 	if err != nil {
 		t.Fatalf("new standby: %v", err)
 	}
@@ -169,7 +170,7 @@ func TestStandbyAbortsAtOnceWhenItsMembershipIsLost(t *testing.T) {
 			c.ControlKey(int16(kmsg.Heartbeat), func(req kmsg.Request) (kmsg.Response, error, bool) {
 				c.KeepControl()
 				hb := req.(*kmsg.HeartbeatRequest)
-				if hb.Group != connector.StandbyGroup("halost") || !lose.Load() || !lost.CompareAndSwap(false, true) {
+				if hb.Group != group.StandbyGroup("halost") || !lose.Load() || !lost.CompareAndSwap(false, true) {
 					return nil, nil, false
 				}
 				resp := hb.ResponseKind().(*kmsg.HeartbeatResponse)
@@ -200,7 +201,7 @@ func TestStandbyNeedsBrokers(t *testing.T) {
 	cfg.Name = "x"
 	cfg.Postgres.URL = "postgres://u@h/db"
 	cfg.HA.Enabled = true
-	if _, err := connector.NewStandby(cfg, nil); err == nil || !strings.Contains(err.Error(), "kafka.brokers") {
+	if _, err := group.NewStandby(cfg, nil); err == nil || !strings.Contains(err.Error(), "kafka.brokers") {
 		t.Fatalf("NewStandby with the embedded Kafka: %v, want an error naming kafka.brokers", err)
 	}
 	cfg.HA.SessionTimeout = 0

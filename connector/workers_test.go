@@ -20,14 +20,14 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/group"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
 // worker is one Workers running in the background.
 type worker struct {
-	w      *connector.Workers
+	w      *group.Workers
 	addr   string
 	cancel context.CancelFunc
 	done   chan error
@@ -37,7 +37,7 @@ func startWorker(t *testing.T, cfgs []config.Config, id string) *worker {
 	t.Helper()
 	log := zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Named(id)
 	addr := freeAddr(t)
-	w, err := connector.NewWorkers(slices.Clone(cfgs), nil, connector.WorkerOptions{Group: "test", ID: id, Listen: addr}, log)
+	w, err := group.NewWorkers(slices.Clone(cfgs), nil, group.WorkerOptions{Group: "test", ID: id, Listen: addr}, log)
 	if err != nil {
 		t.Fatalf("new workers: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestWorkerGroupSharesPipelinesAndMovesThemLosingNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	asg, err := connector.WorkerAssignment(context.Background(), cl, "test", names)
+	asg, err := group.WorkerAssignment(context.Background(), cl, "test", names)
 	if err != nil {
 		t.Fatalf("worker assignment: %v", err)
 	}
@@ -241,7 +241,7 @@ func TestWorkerGroupRefusesDuplicateNamesNamingTheFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	files, err := connector.ConfigDirFiles(dir)
+	files, err := group.ConfigDirFiles(dir)
 	if err != nil || len(files) != 2 {
 		t.Fatalf("ConfigDirFiles: %v %v", files, err)
 	}
@@ -252,13 +252,13 @@ func TestWorkerGroupRefusesDuplicateNamesNamingTheFiles(t *testing.T) {
 	cfg.ApplyDefaults()
 	other := cfg
 	other.Kafka.Brokers = []string{"other:9092"}
-	err = connector.CheckWorkerConfigs(files, []config.Config{cfg, other})
+	err = group.CheckWorkerConfigs(files, []config.Config{cfg, other})
 	for _, want := range []string{"b.yml: name \"same\" is also the name of " + files[0], "b.yml: postgres.slot", "b.yml: kafka.brokers"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckWorkerConfigs: %v, want %q", err, want)
 		}
 	}
-	if _, err := connector.ConfigDirFiles(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no pipeline files") {
+	if _, err := group.ConfigDirFiles(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no pipeline files") {
 		t.Errorf("an empty directory: %v", err)
 	}
 }

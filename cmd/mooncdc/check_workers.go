@@ -9,13 +9,14 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/group"
 )
 
 // checkWorkersCommand is "mooncdc check --config DIR": every pipeline
 // file of a worker group's directory, as "mooncdc run --config DIR" would
 // run them. It prints a section for the directory (each file loaded and
 // validated on its own, then the rules across the files that run applies,
-// connector.CheckWorkerConfigs), then a section per file: the file's
+// group.CheckWorkerConfigs), then a section per file: the file's
 // config problems, or every check of checkPipeline and the pipeline's
 // summary; then a summary of all. A file whose config is invalid is not
 // checked further; the others are, even when the rules across the files
@@ -38,7 +39,7 @@ func checkWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, en
 		}
 	}
 
-	fmt.Fprintf(stdout, "Config directory %s: %d pipeline %s, worker group %s\n", cf.configPath, len(pls), checkPlural(len(pls), "file", "files"), connector.WorkerGroup(connector.WorkerGroupOf(cfgs)))
+	fmt.Fprintf(stdout, "Config directory %s: %d pipeline %s, worker group %s\n", cf.configPath, len(pls), checkPlural(len(pls), "file", "files"), group.WorkerGroup(group.WorkerGroupOf(cfgs)))
 	var config checkLines
 	for _, p := range pls {
 		if len(p.errs) > 0 {
@@ -47,7 +48,7 @@ func checkWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, en
 			config.pass(p.file, fmt.Sprintf("pipeline %s", p.cfg.Name))
 		}
 	}
-	switch err := connector.CheckWorkerConfigs(files, cfgs); {
+	switch err := group.CheckWorkerConfigs(files, cfgs); {
 	case len(cfgs) == 0:
 		config.skip("rules across the files", "no file is valid")
 	case err != nil:

@@ -14,7 +14,7 @@
 // With --config DIR, run, check and status work on a worker group
 // (workers.go, check_workers.go): every file of DIR is a pipeline, the
 // files are loaded alike and checked together by
-// connector.CheckWorkerConfigs, and the group's name is --group, else
+// group.CheckWorkerConfigs, and the group's name is --group, else
 // worker_group.
 //
 // Everything except main itself lives in run, which takes its arguments,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/group"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".
@@ -179,7 +180,7 @@ func newRunner(cfg config.Config, log *zap.Logger) (runner, error) {
 		return &embeddedRunner{cfg: cfg, log: log}, nil
 	}
 	if cfg.HA.Enabled {
-		return connector.NewStandby(cfg, log)
+		return group.NewStandby(cfg, log)
 	}
 	return connector.New(cfg, log)
 }

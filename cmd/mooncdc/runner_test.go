@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/group"
 )
 
 // TestRunnerIsAStandbyOnlyWithHAAndBrokers: ha.enabled (here from its
@@ -35,7 +35,7 @@ func TestRunnerIsAStandbyOnlyWithHAAndBrokers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := r.(*connector.Standby); ok != tt.standby {
+			if _, ok := r.(*group.Standby); ok != tt.standby {
 				t.Errorf("runner %T, want a standby member: %v", r, tt.standby)
 			}
 			warned := logs.FilterMessageSnippet("ha.enabled is ignored").Len() > 0

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/group"
 )
 
 // This file is the CLI of a worker group: "mooncdc run --config DIR"
@@ -25,7 +26,7 @@ import (
 
 // workerFlags are the flags only a worker group has: --group (the group's
 // name: it sets worker_group in every file, whose default is
-// connector.DefaultWorkerGroup) and --worker-id (this worker's name in it;
+// group.DefaultWorkerGroup) and --worker-id (this worker's name in it;
 // default host-pid).
 type workerFlags struct{ group, id string }
 
@@ -101,7 +102,7 @@ func loadConfigDir(cf configFlags, environ []string, validate func(config.Config
 	if len(errs) > 0 {
 		return nil, nil, &config.ConfigError{Err: errors.Join(errs...)}
 	}
-	if err := connector.CheckWorkerConfigs(files, cfgs); err != nil {
+	if err := group.CheckWorkerConfigs(files, cfgs); err != nil {
 		return nil, nil, err
 	}
 	return files, cfgs, nil
@@ -119,7 +120,7 @@ type dirPipeline struct {
 // validate; the only error is the directory's (unreadable, no pipeline
 // files), a *connector.ConfigError.
 func loadDirPipelines(cf configFlags, environ []string, validate func(config.Config) error) ([]dirPipeline, error) {
-	files, err := connector.ConfigDirFiles(cf.configPath)
+	files, err := group.ConfigDirFiles(cf.configPath)
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +164,9 @@ func runWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, envi
 		return connector.ExitRuntime
 	}
 	defer func() { _ = log.Sync() }()
-	group := connector.WorkerGroupOf(cfgs)
+	wg := group.WorkerGroupOf(cfgs)
 	log.Info("starting mooncdc as a worker", zap.String("version", versionString()), zap.String("config_dir", cf.configPath), zap.Strings("files", files),
-		zap.String("group", connector.WorkerGroup(group)))
+		zap.String("group", group.WorkerGroup(wg)))
 	for i, c := range cfgs {
 		for _, w := range c.SecurityWarnings() {
 			log.Warn(w, zap.String("file", files[i]))
@@ -175,7 +176,7 @@ func runWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, envi
 	defer stop()
 	defer setMemoryLimit(cfgs[0], environ)()
 
-	w, err := connector.NewWorkers(cfgs, files, connector.WorkerOptions{Group: group, ID: wf.id, Listen: cfgs[0].Metrics.Listen}, log)
+	w, err := group.NewWorkers(cfgs, files, group.WorkerOptions{Group: wg, ID: wf.id, Listen: cfgs[0].Metrics.Listen}, log)
 	if err == nil {
 		stopProgress := startProgress(ctx, prog, w.Copies, log.Named("progress"))
 		err = w.Run(ctx)
@@ -199,33 +200,33 @@ func statusWorkersCommand(ctx context.Context, cf configFlags, wf workerFlags, a
 		fmt.Fprint(stderr, formatConfigError(err))
 		return connector.ExitCode(err)
 	}
-	group := connector.WorkerGroupOf(cfgs)
+	wg := group.WorkerGroupOf(cfgs)
 	var names []string
 	for _, c := range cfgs {
 		names = append(names, c.Name)
 	}
 	opts, err := cfgs[0].KafkaOpts(cfgs[0].Kafka.Brokers)
-	var asg []connector.Assignment
+	var asg []group.Assignment
 	if err == nil {
 		var cl *kgo.Client
 		if cl, err = kgo.NewClient(opts...); err == nil {
 			actx, cancel := context.WithTimeout(ctx, statusKafkaTimeout)
-			asg, err = connector.WorkerAssignment(actx, cl, group, names)
+			asg, err = group.WorkerAssignment(actx, cl, wg, names)
 			cancel()
 			cl.Close()
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "mooncdc status: could not read the worker group %s: %s\n", connector.WorkerGroup(group), singleLine(err.Error()))
+		fmt.Fprintf(stderr, "mooncdc status: could not read the worker group %s: %s\n", group.WorkerGroup(wg), singleLine(err.Error()))
 		return connector.ExitRuntime
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"group": connector.WorkerGroup(group), "pipelines": asg})
+		_ = enc.Encode(map[string]any{"group": group.WorkerGroup(wg), "pipelines": asg})
 		return connector.ExitOK
 	}
-	fmt.Fprintf(stdout, "Worker group %s\n", connector.WorkerGroup(group))
+	fmt.Fprintf(stdout, "Worker group %s\n", group.WorkerGroup(wg))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  PIPELINE\tWORKER\tHOST")
 	for _, a := range asg {

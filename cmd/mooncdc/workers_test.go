@@ -11,8 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/group"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -159,7 +159,7 @@ func TestWorkerGroupNameResolvesFlagOverEnvOverFilesAndFilesMustAgree(t *testing
 			files, cfgs, err := loadConfigDir(workerFlags{group: tc.flag}.apply(cf), environ, config.Config.Validate)
 			if tc.wantErr != nil {
 				if err == nil {
-					t.Fatalf("loaded, group %s; want an error %q", connector.WorkerGroupOf(cfgs), tc.wantErr)
+					t.Fatalf("loaded, group %s; want an error %q", group.WorkerGroupOf(cfgs), tc.wantErr)
 				}
 				msg := err.Error()
 				for _, w := range tc.wantErr {
@@ -178,7 +178,7 @@ func TestWorkerGroupNameResolvesFlagOverEnvOverFilesAndFilesMustAgree(t *testing
 			if len(files) != 2 {
 				t.Fatalf("files %v", files)
 			}
-			if got := connector.WorkerGroup(connector.WorkerGroupOf(cfgs)); got != tc.want {
+			if got := group.WorkerGroup(group.WorkerGroupOf(cfgs)); got != tc.want {
 				t.Errorf("group %s, want %s", got, tc.want)
 			}
 		})
@@ -221,7 +221,7 @@ func TestRunConfigDirJoinsTheGroupItsFilesName(t *testing.T) {
 	}
 	actx, acancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer acancel()
-	described, err := kadm.NewClient(broker.Client(t)).DescribeGroups(actx, "mooncdc-workers-fromfile", "mooncdc-workers-"+connector.DefaultWorkerGroup)
+	described, err := kadm.NewClient(broker.Client(t)).DescribeGroups(actx, "mooncdc-workers-fromfile", "mooncdc-workers-"+group.DefaultWorkerGroup)
 	if err != nil {
 		t.Fatalf("describe groups: %v", err)
 	}
@@ -229,7 +229,7 @@ func TestRunConfigDirJoinsTheGroupItsFilesName(t *testing.T) {
 	if g.Err != nil || len(g.Members) != 1 || g.Members[0].ClientID != "wf" {
 		t.Errorf("group mooncdc-workers-fromfile: err %v, members %+v; want the worker wf", g.Err, g.Members)
 	}
-	if d := described["mooncdc-workers-"+connector.DefaultWorkerGroup]; len(d.Members) != 0 {
+	if d := described["mooncdc-workers-"+group.DefaultWorkerGroup]; len(d.Members) != 0 {
 		t.Errorf("the default group has members %+v", d.Members)
 	}
 	code, out, errOut := runCLI(t, append([]string{"status"}, common...), nil)

@@ -52,7 +52,7 @@ type Config struct {
 	// HA runs this instance as one of several with the same config: the
 	// member of the Kafka consumer group mooncdc-<name> that holds the
 	// offsets topic's one partition is active, the others wait as
-	// standbys (standby.go). Ignored with the embedded Kafka.
+	// standbys (connector/group). Ignored with the embedded Kafka.
 	HA HAConfig `yaml:"ha"`
 	// WorkerGroup names the worker group of "mooncdc run --config DIR"
 	// (the Kafka consumer group mooncdc-workers-<worker_group>); empty

@@ -7,6 +7,13 @@
 // session.go touches the network; silence.go is its guard against a
 // half-open link.
 //
+// Neighbours: connector's main worker runs the session and is its Handler,
+// Progress and Observer; connector/pgsource opens the replication
+// connection it is given; connector/internal/fault reads its two error
+// types (ProtocolError, ConnError) to classify them. It imports only
+// schema (the change model) and the Postgres drivers: no other package of
+// connector, so the session knows nothing of records, sinks or phases.
+//
 // Invariants:
 //   - The flush position sent to Postgres is only ever the durable LSN given
 //     by the caller (the end LSN of the newest transaction whose records Kafka

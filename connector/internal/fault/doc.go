@@ -10,4 +10,9 @@
 // certificate check), stream's two error types, schema's ValueError and
 // the drivers' errors. A new error type that must not be retried says so
 // with a marker where it is declared, not with a case here.
+//
+// Its users: connector (the pipeline's retry loop and a table's parking),
+// connector/pgsource and connector/group (Retry and Sleep). It must not
+// import connector, pgsource, group or any stage; nothing it does touches
+// the network or a pipeline's state.
 package fault

@@ -8,8 +8,10 @@
 // the main worker asks per transaction through an immutable View.
 //
 // Place in the pipeline: beside it, consulted by the main worker, the
-// copies and the delivery's checkpoints; it does no I/O (a changed state is
-// handed to the Store function the pipeline sets) and keeps its own lock
-// (the pipeline mutex of the seed). It imports no package of connector:
-// only offsets and schema.
+// copies and the delivery's checkpoints (connector and its stage
+// packages); it does no I/O (a changed state is handed to the Store
+// function the pipeline sets: the offsets topic's writer) and
+// keeps its own lock (the pipeline mutex of the seed). It must import no
+// package of connector, only offsets and schema, and hold nothing but the
+// phases: no records, no connections, no metrics.
 package phases

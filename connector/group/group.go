@@ -1,4 +1,4 @@
-package connector
+package group
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type groupMember struct {
 // hold keeps this process a member of the group until ctx is done: it
 // joins, and each time the member's lease (lease.go) lapses while one of
 // its seats is active, it aborts every pipeline (nothing of them may land
-// after the coordinator hands the seats on: links.go), drops that client
+// after the coordinator hands the seats on: config.KafkaLinks), drops that client
 // without waiting for the network and joins again with a fresh one, as a
 // new member: the coordinator decides anew. Once ctx is done it closes the
 // client, which revokes what is held (the callers stop their pipelines
@@ -193,7 +193,6 @@ func (g *groupMember) join(base []kgo.Opt, sessionTimeout, shutdownTimeout time.
 	for t := range g.seats {
 		topics = append(topics, t)
 	}
-	hb := min(max(sessionTimeout/10, 100*time.Millisecond), 3*time.Second)
 	opts := append(slices.Clip(base),
 		kgo.ConsumerGroup(g.group),
 		kgo.ConsumeTopics(topics...),
@@ -204,9 +203,8 @@ func (g *groupMember) join(base []kgo.Opt, sessionTimeout, shutdownTimeout time.
 		// eager balancer would revoke every partition at every join).
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.SessionTimeout(sessionTimeout),
-		kgo.HeartbeatInterval(hb),
-		// A revoke waits for clean stops, bounded by shutdown_timeout.
-		kgo.RebalanceTimeout(max(time.Minute, shutdownTimeout+15*time.Second)),
+		kgo.HeartbeatInterval(heartbeatInterval(sessionTimeout)),
+		kgo.RebalanceTimeout(rebalanceTimeout(shutdownTimeout)),
 		kgo.OnPartitionsAssigned(m.onAssigned),
 		kgo.OnPartitionsRevoked(m.onRevoked),
 		kgo.OnPartitionsLost(m.onLost),
@@ -222,6 +220,25 @@ func (g *groupMember) join(base []kgo.Opt, sessionTimeout, shutdownTimeout time.
 	// Membership is all this client is for.
 	cl.PauseFetchTopics(topics...)
 	return m, cl, nil
+}
+
+// heartbeatInterval is how often a member in a session of the given
+// length heartbeats: a tenth of it, within 100 ms and 3 s. Each answered
+// heartbeat renews the lease, which lapses margin before the session can
+// end; several heartbeats fit in it, so one slow answer does not make an
+// active member abort.
+func heartbeatInterval(session time.Duration) time.Duration {
+	return min(max(session/10, 100*time.Millisecond), 3*time.Second)
+}
+
+// rebalanceTimeout is how long the coordinator waits in a rebalance for a
+// member to rejoin. A member rejoins only once its revoke callback has
+// returned, that is once the revoked pipelines have stopped (deactivate:
+// shutdown_timeout, then stopGrace, then an abort); a coordinator that
+// gave up sooner would evict the member and give its seats to another
+// while the old pipelines may still write. So it outlasts that bound.
+func rebalanceTimeout(shutdown time.Duration) time.Duration {
+	return max(time.Minute, shutdown+stopGrace+10*time.Second)
 }
 
 // held is the seats whose partition 0 is in m.

@@ -1,4 +1,4 @@
-package connector
+package group
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/prometheus/client_golang/prometheus"
@@ -220,7 +221,7 @@ func NewWorkers(cfgs []config.Config, files []string, opt WorkerOptions, log *za
 // it starts.
 func (w *Workers) Run(ctx context.Context) error {
 	if w.opt.Listen != "" {
-		srv, err := serveHTTP(w.opt.Listen, w.reg, w.ready, w.serveStatus, w.log)
+		srv, err := connector.ServeHTTP(w.opt.Listen, w.reg, w.ready, w.serveStatus, w.log)
 		if err != nil {
 			return err
 		}
@@ -250,7 +251,7 @@ func (w *Workers) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case a := <-w.ended:
 		result = a.err
-		w.log.Error("a pipeline stopped by itself; stopping this worker", zap.String("pipeline", a.p.cfg.Name), zap.Error(a.err))
+		w.log.Error("a pipeline stopped by itself; stopping this worker", zap.String("pipeline", a.p.Name()), zap.Error(a.err))
 	case err := <-held: // the group client could not be built
 		return err
 	}
@@ -318,8 +319,8 @@ func (w *Workers) Pipeline(name string) *Standby {
 }
 
 // Copies returns the running copies of every pipeline on this worker.
-func (w *Workers) Copies() []CopyProgress {
-	var out []CopyProgress
+func (w *Workers) Copies() []connector.CopyProgress {
+	var out []connector.CopyProgress
 	for _, s := range w.seats {
 		out = append(out, s.Copies()...)
 	}
@@ -339,18 +340,18 @@ func (w *Workers) ready() (bool, string) {
 // WorkerStatus is a worker's /status: which pipelines run here, each
 // with its live status.
 type WorkerStatus struct {
-	Worker    string       `json:"worker"`
-	Group     string       `json:"group"`
-	Pipelines []LiveStatus `json:"pipelines"`
-	Time      time.Time    `json:"time"`
+	Worker    string                 `json:"worker"`
+	Group     string                 `json:"group"`
+	Pipelines []connector.LiveStatus `json:"pipelines"`
+	Time      time.Time              `json:"time"`
 }
 
 func (w *Workers) serveStatus(rw http.ResponseWriter, _ *http.Request) {
-	st := WorkerStatus{Worker: w.opt.ID, Group: WorkerGroup(w.opt.Group), Pipelines: []LiveStatus{}, Time: time.Now().UTC()}
+	st := WorkerStatus{Worker: w.opt.ID, Group: WorkerGroup(w.opt.Group), Pipelines: []connector.LiveStatus{}, Time: time.Now().UTC()}
 	for _, s := range w.seats {
 		if p := s.current.Load(); p != nil {
 			ps := p.Status()
-			ps.Role = RoleActive
+			ps.Role = connector.RoleActive
 			st.Pipelines = append(st.Pipelines, ps)
 		}
 	}

@@ -1,4 +1,4 @@
-package connector
+package group
 
 import (
 	"errors"
@@ -61,5 +61,32 @@ func TestLeaseLapsesBeforeTheCoordinatorCanEndTheSession(t *testing.T) {
 	l.OnBrokerE2E(kgo.BrokerMetadata{}, int16(kmsg.JoinGroup), kgo.BrokerE2E{})
 	if l.renewed.Load() <= r {
 		t.Error("an answered JoinGroup did not renew the lease")
+	}
+}
+
+// TestLeaseHoldsSeveralHeartbeatsAtEverySessionTheConfigAccepts: the
+// lease is renewed by answered heartbeats; if it were shorter than a few
+// heartbeat intervals an active member would lapse between two answers and
+// abort its pipeline over and over, although nothing is wrong. For every
+// ha.session_timeout the config accepts (1s to 30m) the lease lasts at
+// least five intervals, and its margin stays what the abort needs: a fifth
+// of the session, at least 1 s, or half the session when that is shorter.
+func TestLeaseHoldsSeveralHeartbeatsAtEverySessionTheConfigAccepts(t *testing.T) {
+	for _, session := range []time.Duration{
+		time.Second, 1200 * time.Millisecond, 1500 * time.Millisecond, 1900 * time.Millisecond,
+		2 * time.Second, 3 * time.Second, 5 * time.Second, 6 * time.Second, 10 * time.Second,
+		30 * time.Second, time.Minute, 30 * time.Minute,
+	} {
+		margin, hb := leaseMargin(session), heartbeatInterval(session)
+		length := newLease(session).length
+		if length != session-margin {
+			t.Errorf("session %v: lease %v, want the session less its margin %v", session, length, session-margin)
+		}
+		if length < 5*hb {
+			t.Errorf("session %v: lease %v holds fewer than five heartbeat intervals of %v", session, length, hb)
+		}
+		if want := min(max(session/5, time.Second), session/2); margin < want {
+			t.Errorf("session %v: margin %v, want at least %v", session, margin, want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package connector
+package group
 
 import (
 	"sync/atomic"
@@ -30,10 +30,14 @@ type lease struct {
 }
 
 // leaseMargin is how long before the coordinator can end the session the
-// lease lapses: time for the abort (links.go resets the connections at
-// once) and for clock rates that differ.
+// lease lapses: time for the abort (config.KafkaLinks resets the
+// connections at once) and for clock rates that differ; a fifth of the
+// session, at least 1 s. But at most half the session: below 2 s a 1 s
+// margin would leave a lease of a few heartbeat intervals or none (at 1 s,
+// the shortest session the config accepts, it lapsed right after every
+// answer, and an active member aborted its pipeline again and again).
 func leaseMargin(session time.Duration) time.Duration {
-	return max(session/5, time.Second)
+	return min(max(session/5, time.Second), session/2)
 }
 
 func newLease(session time.Duration) *lease {

@@ -1,4 +1,4 @@
-package connector
+package group
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
@@ -30,7 +31,8 @@ import (
 // the offsets topic, whose one partition the group gives to one member.
 // The member holding it is active (a Pipeline runs: it holds the slot,
 // writes records and offsets); the others are standbys and only heartbeat.
-// Nothing else in the connector knows about it. The membership itself is
+// Package connector knows only that such a pipeline is seated (fenced in
+// both delivery modes: connector.Seated). The membership itself is
 // groupMember's (group.go); a worker group (workers.go) uses the same
 // seats, one per pipeline, so that both share one set of fencing rules.
 //
@@ -44,10 +46,10 @@ import (
 // returns, so before the member rejoins and the partition can move; a lost
 // membership aborts it at once. A member cut off from the coordinator (a
 // partition) learns nothing from it, so it keeps its own clock: its lease
-// (lease.go) lapses session_timeout/5 (at least 1 s) before the
-// coordinator can end its session, and then it aborts the pipeline, its
-// Kafka connections reset so that nothing they queued arrives after the
-// network heals (links.go), and it joins again as a new member (group.go,
+// (lease.go) lapses a margin (leaseMargin) before the coordinator can end
+// its session, and then it aborts the pipeline, its Kafka connections
+// reset so that nothing they queued arrives after the network heals
+// (config.KafkaLinks), and it joins again as a new member (group.go,
 // hold). So A has stopped writing before B is assigned.
 //
 // B's Pipeline then needs what A's held: the slot (B writes nothing while
@@ -69,13 +71,13 @@ func StandbyGroup(name string) string { return "mooncdc-" + name }
 // is here, once. It starts nothing until it is assigned.
 type Standby struct {
 	cfg     config.Config
-	log     *zap.Logger // the standby's own lines ("ha")
-	plog    *zap.Logger // each activation's pipeline
-	metrics *Metrics    // shared by every activation, so counters go on
+	log     *zap.Logger        // the standby's own lines ("ha")
+	plog    *zap.Logger        // each activation's pipeline
+	metrics *connector.Metrics // shared by every activation, so counters go on
 	group   string
 
-	member  atomic.Bool              // in the group: assigned (maybe nothing) since the last loss
-	current atomic.Pointer[Pipeline] // the active pipeline; nil while standby
+	member  atomic.Bool                        // in the group: assigned (maybe nothing) since the last loss
+	current atomic.Pointer[connector.Pipeline] // the active pipeline; nil while standby
 
 	mu      sync.Mutex  // guards act and closing; callbacks are serial, Run's stop is not
 	act     *activation // the running pipeline, if any
@@ -85,7 +87,7 @@ type Standby struct {
 
 // activation is one run of a fresh Pipeline while this instance is active.
 type activation struct {
-	p          *Pipeline
+	p          *connector.Pipeline
 	cancel     context.CancelFunc
 	done       chan struct{} // closed when p.Run has returned; err is set then
 	err        error
@@ -115,19 +117,12 @@ func NewStandby(cfg config.Config, log *zap.Logger) (*Standby, error) {
 // too, so that a config New refuses fails at start, not at a takeover.
 func newSeat(cfg config.Config, log, plog *zap.Logger, group string, reg prometheus.Registerer, ended chan *activation) (*Standby, error) {
 	s := &Standby{cfg: cfg, log: log, plog: plog, group: group, ended: ended}
-	inflight := func() float64 {
+	s.metrics = connector.NewMetrics(reg, func() float64 {
 		if p := s.current.Load(); p != nil {
-			if t := p.tracker.Load(); t != nil {
-				return float64(t.Inflight())
-			}
+			return float64(p.Inflight())
 		}
 		return 0
-	}
-	if reg == nil {
-		s.metrics = newMetrics(inflight)
-	} else {
-		s.metrics = newMetricsIn(reg, inflight)
-	}
+	})
 	if _, err := s.newPipeline(); err != nil {
 		return nil, err
 	}
@@ -140,9 +135,9 @@ func newSeat(cfg config.Config, log, plog *zap.Logger, group string, reg prometh
 func (s *Standby) Role() string {
 	switch {
 	case s.current.Load() != nil:
-		return RoleActive
+		return connector.RoleActive
 	case s.member.Load():
-		return RoleStandby
+		return connector.RoleStandby
 	default:
 		return ""
 	}
@@ -166,7 +161,7 @@ func (s *Standby) Streaming() bool {
 
 // Copies returns the active pipeline's running copies (none while standby).
 // Safe from any goroutine.
-func (s *Standby) Copies() []CopyProgress {
+func (s *Standby) Copies() []connector.CopyProgress {
 	if p := s.current.Load(); p != nil {
 		return p.Copies()
 	}
@@ -182,7 +177,7 @@ func (s *Standby) Copies() []CopyProgress {
 func (s *Standby) Run(ctx context.Context) error {
 	cfg := s.cfg
 	if cfg.Metrics.Listen != "" {
-		srv, err := serveHTTP(cfg.Metrics.Listen, s.metrics.Registry, s.ready, s.serveStatus, s.log)
+		srv, err := connector.ServeHTTP(cfg.Metrics.Listen, s.metrics.Registry, s.ready, s.serveStatus, s.log)
 		if err != nil {
 			return err
 		}
@@ -318,7 +313,7 @@ func (s *Standby) deactivate(abort bool, why string) error {
 		s.log.Info(why+"; stopping the pipeline cleanly", zap.String("group", s.group))
 		a.cancel()
 	}
-	grace := time.NewTimer(s.cfg.ShutdownTimeout + 5*time.Second)
+	grace := time.NewTimer(s.cfg.ShutdownTimeout + stopGrace)
 	defer grace.Stop()
 	select {
 	case <-a.done:
@@ -327,11 +322,16 @@ func (s *Standby) deactivate(abort bool, why string) error {
 		<-a.done
 	}
 	s.log.Info("pipeline stopped; no longer active", zap.Duration("active_for", time.Since(a.started).Round(time.Millisecond)))
-	if abort || errors.Is(a.err, ErrAborted) {
+	if abort || errors.Is(a.err, connector.ErrAborted) {
 		return nil
 	}
 	return a.err
 }
+
+// stopGrace is how long past shutdown_timeout deactivate waits for a
+// clean stop before it aborts the pipeline (Run bounds its own clean stop
+// by shutdown_timeout; this covers what follows it).
+const stopGrace = 5 * time.Second
 
 // slotTakeoverGrace is how long a new active instance lets the walsender
 // still holding the slot end by itself before it terminates it.
@@ -455,16 +455,10 @@ func (s *Standby) waitSlotFree(ctx context.Context) {
 
 // newPipeline is a fresh Pipeline for one activation: its metrics are the
 // standby's, and it serves no HTTP (the standby does, across activations).
-func (s *Standby) newPipeline() (*Pipeline, error) {
+func (s *Standby) newPipeline() (*connector.Pipeline, error) {
 	cfg := s.cfg
 	cfg.Metrics.Listen = ""
-	p, err := New(cfg, s.plog)
-	if err != nil {
-		return nil, err
-	}
-	p.metrics = s.metrics
-	p.seated = true
-	return p, nil
+	return connector.New(cfg, s.plog, connector.WithMetrics(s.metrics), connector.Seated())
 }
 
 // ready is /readyz: the active instance's pipeline's (200 "streaming"
@@ -474,19 +468,19 @@ func (s *Standby) newPipeline() (*Pipeline, error) {
 // after its membership was lost.
 func (s *Standby) ready() (bool, string) {
 	if p := s.current.Load(); p != nil {
-		return p.readiness()
+		return p.Readiness()
 	}
 	if s.member.Load() {
-		return true, RoleStandby
+		return true, connector.RoleStandby
 	}
 	return false, "not in the group " + s.group
 }
 
 func (s *Standby) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	st := LiveStatus{Name: s.cfg.Name, Version: config.Version, Role: RoleStandby, Copies: []CopyProgress{}, Time: time.Now().UTC()}
+	st := connector.LiveStatus{Name: s.cfg.Name, Version: config.Version, Role: connector.RoleStandby, Copies: []connector.CopyProgress{}, Time: time.Now().UTC()}
 	if p := s.current.Load(); p != nil {
 		st = p.Status()
-		st.Role = RoleActive
+		st.Role = connector.RoleActive
 	}
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
