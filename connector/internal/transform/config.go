@@ -58,7 +58,11 @@ var transformTypes = map[string]func(o *opts) (Transform, error){
 
 var predicateTypes = map[string]func(o *opts) (Predicate, error){
 	kt + "predicates.TopicNameMatches": func(o *opts) (Predicate, error) {
-		p, err := NewTopicNameMatches(o.str("pattern", ""))
+		pattern, ok := o.raw("pattern")
+		if !ok {
+			return nil, o.fail("pattern", "missing required configuration: a regular expression the whole topic must match")
+		}
+		p, err := NewTopicNameMatches(pattern)
 		if err != nil {
 			return nil, o.fail("pattern", err.Error())
 		}
@@ -66,9 +70,12 @@ var predicateTypes = map[string]func(o *opts) (Predicate, error){
 	},
 	kt + "predicates.RecordIsTombstone": func(*opts) (Predicate, error) { return RecordIsTombstone{}, nil },
 	kt + "predicates.HasHeaderKey": func(o *opts) (Predicate, error) {
-		name := o.str("name", "")
-		if name == "" {
-			return nil, o.fail("name", "a header name is required")
+		name, ok := o.raw("name")
+		switch {
+		case !ok:
+			return nil, o.fail("name", "missing required configuration: the header name")
+		case name == "":
+			return nil, o.fail("name", "string must be non-empty")
 		}
 		return HasHeaderKey{Name: name}, nil
 	},

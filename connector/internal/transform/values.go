@@ -62,7 +62,7 @@ func Validate(s *schema.Schema, v any) error {
 		_, ok = v.([]byte)
 	case schema.TypeStruct:
 		var st *Struct
-		if st, ok = v.(*Struct); ok && st.Schema != s && !reflect.DeepEqual(st.Schema, s) {
+		if st, ok = v.(*Struct); ok && !sameStruct(st.Schema, s) {
 			return fmt.Errorf("struct schemas do not match")
 		}
 	case schema.TypeArray:
@@ -91,6 +91,22 @@ func Validate(s *schema.Schema, v any) error {
 		return fmt.Errorf("invalid Java object for schema type %s: %T", s.Type, v)
 	}
 	return nil
+}
+
+// sameStruct reports whether a struct of schema a may stand where b is
+// expected: the same schema, its optionality aside (an optional field
+// holds a struct built with the required schema, as Debezium's envelope
+// does for before and after).
+func sameStruct(a, b *schema.Schema) bool {
+	if a == b {
+		return true
+	}
+	if a.Optional != b.Optional {
+		c := *a
+		c.Optional = b.Optional
+		a = &c
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // fieldValue returns field i of st: with replaceNull (the SMTs'
