@@ -152,6 +152,10 @@ func TestTimestampConverterAsKafka(t *testing.T) {
 		eq(t, "schema", out.ValueSchema, structOf("ts", optionalTimestampSchema, "other", sString))
 		eq(t, "ts", get(t, out.Value, "ts"), nil)
 		eq(t, "other", get(t, out.Value, "other"), "test")
+		// What data() (:94-99) pairs with true: the default 0 converted, EPOCH.
+		tr = one(t, "TimestampConverter$Value", "target.type", "Timestamp", "field", "ts")
+		out = apply(t, tr, Record{Topic: "topic", ValueSchema: s, Value: newStruct(t, s, "ts", nil, "other", "test")})
+		eq(t, "ts with the default", get(t, out.Value, "ts"), tsEpoch)
 	})
 	for _, c := range []struct {
 		line      int
