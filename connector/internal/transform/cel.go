@@ -60,7 +60,10 @@ func compile(src string, want ...*cel.Type) (cel.Program, *cel.Type, error) {
 	ast, iss := e.Compile(src)
 	if iss != nil && iss.Err() != nil {
 		first := iss.Errors()[0]
-		return nil, nil, &ExprError{Expr: src, Line: first.Location.Line(), Column: first.Location.Column() + 1, Msg: first.Message}
+		// CEL's columns are 0-based; an error with no position (empty
+		// text) is put at the start.
+		line, col := max(first.Location.Line(), 1), max(first.Location.Column()+1, 1)
+		return nil, nil, &ExprError{Expr: src, Line: line, Column: col, Msg: first.Message}
 	}
 	out := ast.OutputType()
 	ok := false

@@ -101,6 +101,12 @@ func sameStruct(a, b *schema.Schema) bool {
 	if a == b {
 		return true
 	}
+	// A copy that changed only the optionality shares the fields: the
+	// per-record path, without a deep comparison.
+	if a.Type == b.Type && a.Name == b.Name && a.Version == b.Version && len(a.Fields) == len(b.Fields) &&
+		len(a.Fields) > 0 && &a.Fields[0] == &b.Fields[0] {
+		return true
+	}
 	if a.Optional != b.Optional {
 		c := *a
 		c.Optional = b.Optional
