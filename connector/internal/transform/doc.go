@@ -35,7 +35,10 @@
 // y M d D E a H h m s S z Z X (others refused when configured) in UTC;
 // Cast writes dates in UTC where Java uses the JVM's zone, and floats as
 // Java 19+ does (shortest round-trip digits); keys no transform reads are
-// refused; field.syntax.version (nested paths) is not supported.
+// refused. Kafka's nested field paths (KIP-821, field.syntax.version)
+// reach only ExtractField at the revision followed, none of these SMTs.
+// In CEL, Debezium's `header.<name>.value` is `headers.<name>` (the last
+// header of a name), and a null in `?:` is written dyn(null).
 //
 // What remains (the wiring, later):
 //   - The pipeline builds a Record only when a chain is configured: the
@@ -51,6 +54,9 @@
 //     relation's records share one derived schema and one registration).
 //   - A *Error parks the record's table with the record's position in
 //     `status`; a dropped record (Filter) still advances the position.
+//   - Record.Partition is nil until the producer's partitioner decides
+//     it, so InsertField's partition.field inserts null (a required one
+//     fails); Record.Timestamp is the commit time, if the pipeline sets it.
 //   - connector/config gets the `transforms` keys; import-debezium maps
 //     Debezium's Groovy/JavaScript conditions to CEL where mechanical.
 //   - `make bench` runs a three-transform chain; the per-record cost of a

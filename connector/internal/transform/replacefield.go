@@ -33,15 +33,16 @@ func parseRenames(mappings []string) (map[string]string, error) {
 	return m, nil
 }
 
-// javaSplit is Java's String.split for a literal separator: trailing
-// empty strings are removed ("a:" splits into ["a"]).
+// javaSplit is Java's String.split for a literal separator: a string
+// without the separator is itself; otherwise trailing empty strings are
+// removed ("a:" splits into ["a"], ":" into none).
 func javaSplit(s, sep string) []string {
+	if !strings.Contains(s, sep) {
+		return []string{s}
+	}
 	parts := strings.Split(s, sep)
 	for len(parts) > 0 && parts[len(parts)-1] == "" {
 		parts = parts[:len(parts)-1]
-	}
-	if len(parts) == 0 {
-		return []string{""}[:0]
 	}
 	return parts
 }

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -121,4 +122,15 @@ func TestValueToKeyAsKafka(t *testing.T) {
 	// (ValueToKey.java:83-84, Requirements.requireMap(null)).
 	tr := one(t, "ValueToKey", "fields", "a")
 	mustContain(t, applyErr(t, tr, Record{Key: NewMap("a", 1)}), "found: null")
+}
+
+// TestJavaSplit pins String.split's trailing-empty rule the mapping
+// parsers rely on (ReplaceField.java:106, Cast.java:413).
+func TestJavaSplit(t *testing.T) {
+	for in, want := range map[string][]string{"a:b": {"a", "b"}, "a:": {"a"}, ":b": {"", "b"}, "ab": {"ab"}, "": {""}, ":": {}, "a:b:c": {"a", "b", "c"}} {
+		got := javaSplit(in, ":")
+		if len(got) != len(want) || (len(got) > 0 && !slices.Equal(got, want)) {
+			t.Errorf("split %q = %q, want %q", in, got, want)
+		}
+	}
 }

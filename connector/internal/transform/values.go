@@ -129,22 +129,36 @@ func fieldValue(st *Struct, i int, replaceNull bool) (any, error) {
 }
 
 // defaults caches parsed defaults by schema: schemas are built once per
-// relation and never changed.
-var defaults sync.Map // *schema.Schema → any
+// relation and never changed. It is cleared past maxDefaults entries, so
+// schemas rebuilt at every reconnect or schema change cannot grow it.
+var defaults struct {
+	sync.Mutex
+	m map[*schema.Schema]any
+}
+
+const maxDefaults = 4096
 
 // defaultOf returns s's default value, nil when it has none.
 func defaultOf(s *schema.Schema) (any, error) {
 	if !s.HasDefault {
 		return nil, nil
 	}
-	if v, ok := defaults.Load(s); ok {
+	defaults.Lock()
+	v, ok := defaults.m[s]
+	defaults.Unlock()
+	if ok {
 		return v, nil
 	}
 	v, err := FromJSON(s, s.Default)
 	if err != nil {
 		return nil, fmt.Errorf("read the default of a %s schema: %w", s.Type, err)
 	}
-	defaults.Store(s, v)
+	defaults.Lock()
+	if defaults.m == nil || len(defaults.m) >= maxDefaults {
+		defaults.m = make(map[*schema.Schema]any)
+	}
+	defaults.m[s] = v
+	defaults.Unlock()
 	return v, nil
 }
 
