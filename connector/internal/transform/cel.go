@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/interpreter"
@@ -51,6 +52,15 @@ func celEnv() (*cel.Env, error) {
 	return env, envErr
 }
 
+// maxCost bounds one evaluation of an expression with a comprehension
+// (all, exists, exists_one, map, filter; CEL's cost units: about one per
+// operation and per element visited), so that nested comprehensions
+// cannot hold a table's records for long: past it the evaluation fails,
+// which parks the table with the reason. An expression without one has
+// no loop: its cost is bounded by its size, and it runs without the
+// tracking (which triples the per-record cost).
+const maxCost = 1_000_000
+
 // compile parses and checks src; want is the output types allowed.
 func compile(src string, want ...*cel.Type) (cel.Program, *cel.Type, error) {
 	e, err := celEnv()
@@ -73,7 +83,11 @@ func compile(src string, want ...*cel.Type) (cel.Program, *cel.Type, error) {
 	if !ok {
 		return nil, nil, &ExprError{Expr: src, Line: 1, Column: 1, Msg: fmt.Sprintf("the expression is %s, it must be %v", out, want)}
 	}
-	prg, err := e.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.ComprehensionKind))) > 0 {
+		opts = append(opts, cel.CostLimit(maxCost))
+	}
+	prg, err := e.Program(ast, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("plan %q: %w", src, err)
 	}
@@ -175,6 +189,10 @@ func (e *TopicExpression) Eval(r *Record) (topic string, ok bool, err error) {
 	}
 	switch v := out.(type) {
 	case types.String:
+		if v == "" {
+			// Kafka refuses an empty topic name when producing; say so here.
+			return "", false, fmt.Errorf("evaluate %q: an empty topic name", e.src)
+		}
 		return string(v), true, nil
 	case types.Null:
 		return "", false, nil

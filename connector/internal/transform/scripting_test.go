@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -163,6 +164,8 @@ func TestContentBasedRouterAsDebezium(t *testing.T) {
 		// A dyn result that is not a string fails when evaluated.
 		tr := one(t, dt+"ContentBasedRouter", "language", "cel", "topic.expression", "value.before.id")
 		mustContain(t, applyErr(t, tr, dummyDelete(t, 1)), "neither a string nor null")
+		tr = one(t, dt+"ContentBasedRouter", "language", "cel", "topic.expression", "''")
+		mustContain(t, applyErr(t, tr, dummyDelete(t, 1)), "an empty topic name")
 	})
 	t.Run(routerTest+":77 shouldRoute", func(t *testing.T) {
 		tr := router(t)
@@ -263,5 +266,31 @@ func TestConditionOverTheRecord(t *testing.T) {
 	}
 	if _, err := cond.Eval(&r); err == nil {
 		t.Error("a field of a null after evaluated without an error")
+	}
+}
+
+// TestConditionCostIsBounded: nested comprehensions over a large list
+// stop at the cost limit with an error, in bounded time, instead of
+// holding the table's records.
+func TestConditionCostIsBounded(t *testing.T) {
+	list := make([]any, 2000)
+	for i := range list {
+		list[i] = int64(i)
+	}
+	r := Record{Value: NewMap("xs", list)}
+	c, err := CompileCondition("value.xs.all(a, value.xs.all(b, a + b >= 0))")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = c.Eval(&r)
+	mustContain(t, err, "cost limit exceeded")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopped after %v", d)
+	}
+	// A small one runs under the limit.
+	r.Value = NewMap("xs", list[:10])
+	if ok, err := c.Eval(&r); err != nil || !ok {
+		t.Errorf("small nested comprehension: %v, %v", ok, err)
 	}
 }
