@@ -1,0 +1,64 @@
+// Package transform applies Kafka Connect's single message transforms
+// (SMTs) and Debezium's CEL-evaluated Filter and ContentBasedRouter to
+// records, as a chain configured with Kafka Connect's keys
+// (`transforms`, `transforms.<alias>.type`, `predicates` …). It is pure:
+// no Postgres, no Kafka, no goroutines; every function is a function of
+// its inputs (the only shared state is per-transform caches of derived
+// schemas, guarded, and a pool of CEL activations).
+//
+// Built (issue 30, the foundation):
+//   - The record model (record.go): Kafka Connect's ConnectRecord — topic,
+//     partition, key and value each with a schema, timestamp, headers —
+//     with schema.Schema as the schema (it is already Connect's model: the
+//     JSON converter's schemas and the Avro schemas are rendered from it)
+//     and Go values for Connect's Java values (Struct, Map, []any,
+//     primitives; time.Time for the logical Timestamp, Date and Time;
+//     Decimal). No second schema model is added.
+//   - Conditions and topic expressions in CEL (cel.go, celvalues.go) over
+//     `value`, `key`, `topic` and `headers`, compiled once; a bad
+//     expression is an *ExprError with line and column; a condition must
+//     be boolean at compile time. The record is read in place, not copied.
+//   - Debezium's Filter and ContentBasedRouter (scripting.go) with their
+//     `topic.regex` and `null.handling.mode`, `language: cel`.
+//   - Kafka Connect's InsertField, ReplaceField, TimestampConverter,
+//     HeaderFrom (each $Key and $Value), ValueToKey and Cast, with and
+//     without schemas, changing the schema as Connect does; the predicates
+//     TopicNameMatches, RecordIsTombstone and HasHeaderKey with `negate`.
+//   - Parse (config.go): the keys into a Chain, errors naming the key.
+//   - Chain.Apply: stages in configured order; a failing stage is an
+//     *Error naming its alias and type.
+//
+// Differences from Kafka Connect, each deliberate: regular expressions
+// are RE2 (no backreferences or lookaround; refused when configured);
+// InsertField's offset.field is refused (a source record has no offset);
+// TimestampConverter's `format` supports the SimpleDateFormat letters
+// y M d D E a H h m s S z Z X (others refused when configured) in UTC;
+// Cast writes dates in UTC where Java uses the JVM's zone, and floats as
+// Java 19+ does (shortest round-trip digits); keys no transform reads are
+// refused. Kafka's nested field paths (KIP-821, field.syntax.version)
+// reach only ExtractField at the revision followed, none of these SMTs.
+// In CEL, Debezium's `header.<name>.value` is `headers.<name>` (the last
+// header of a name), and a null in `?:` is written dyn(null).
+//
+// What remains (the wiring, later):
+//   - The pipeline builds a Record only when a chain is configured: the
+//     plain path (schema.Change → per-relation plan → JSON/Avro bytes)
+//     stays as it is. With a chain, the record plan gets a second encoder
+//     step: schema.Change → Record (key and value Structs of the plan's
+//     Connect schemas, which schema builds per relation already) →
+//     Chain.Apply → the encoders.
+//   - The encoders take a Record: JSON (with and without schemas) and Avro
+//     render the Record's schemas and values; a schema a transform
+//     changed is registered under the topic's subjects as Connect would
+//     (transforms cache derived schemas per input schema pointer, so a
+//     relation's records share one derived schema and one registration).
+//   - A *Error parks the record's table with the record's position in
+//     `status`; a dropped record (Filter) still advances the position.
+//   - Record.Partition is nil until the producer's partitioner decides
+//     it, so InsertField's partition.field inserts null (a required one
+//     fails); Record.Timestamp is the commit time, if the pipeline sets it.
+//   - connector/config gets the `transforms` keys; import-debezium maps
+//     Debezium's Groovy/JavaScript conditions to CEL where mechanical.
+//   - `make bench` runs a three-transform chain; the per-record cost of a
+//     condition is BenchmarkCondition here.
+package transform

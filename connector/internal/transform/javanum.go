@@ -1,0 +1,179 @@
+package transform
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// This file renders and parses numbers as Java does, for Cast: Cast's
+// string target is Object.toString, its number targets Number.xxxValue
+// and Byte.parseByte …
+
+// javaDouble is Double.toString (and Float.toString with bits 32) as Java
+// 19+ writes it: the shortest digits that round-trip; plain decimal with at
+// least one fractional digit for 1e-3 ≤ |v| < 1e7, else d.dddE±n.
+func javaDouble(v float64, bits int) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
+	case v == 0:
+		if math.Signbit(v) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	abs := math.Abs(v)
+	if abs >= 1e-3 && abs < 1e7 {
+		s := strconv.FormatFloat(v, 'f', -1, bits)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	s := strconv.FormatFloat(v, 'e', -1, bits) // 1.2345e+10
+	mant, exp, _ := strings.Cut(s, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	exp = strings.TrimPrefix(exp, "+")
+	neg := strings.HasPrefix(exp, "-")
+	exp = strings.TrimLeft(strings.TrimPrefix(exp, "-"), "0")
+	if neg {
+		exp = "-" + exp
+	}
+	return mant + "E" + exp
+}
+
+// String is BigDecimal.toString: plain when the scale is ≥ 0 and the
+// adjusted exponent ≥ -6, else scientific notation.
+func (d Decimal) String() string {
+	digits := new(big.Int).Abs(d.Unscaled).String()
+	sign := ""
+	if d.Unscaled.Sign() < 0 {
+		sign = "-"
+	}
+	scale := int(d.Scale)
+	adjusted := -scale + len(digits) - 1
+	if scale >= 0 && adjusted >= -6 {
+		if scale == 0 {
+			return sign + digits
+		}
+		if len(digits) > scale {
+			return sign + digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
+		}
+		return sign + "0." + strings.Repeat("0", scale-len(digits)) + digits
+	}
+	s := digits[:1]
+	if len(digits) > 1 {
+		s += "." + digits[1:]
+	}
+	s += "E"
+	if adjusted >= 0 {
+		s += "+"
+	}
+	return sign + s + strconv.Itoa(adjusted)
+}
+
+// rat returns d as an exact rational.
+func (d Decimal) rat() *big.Rat {
+	r := new(big.Rat).SetInt(d.Unscaled)
+	p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs32(d.Scale))), nil)
+	if d.Scale >= 0 {
+		return r.Quo(r, new(big.Rat).SetInt(p))
+	}
+	return r.Mul(r, new(big.Rat).SetInt(p))
+}
+
+func abs32(n int32) int32 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// longValue is BigDecimal.longValue: the integer part, its low 64 bits.
+func (d Decimal) longValue() int64 {
+	r := d.rat()
+	q := new(big.Int).Quo(r.Num(), r.Denom()) // toward zero
+	return lowBits(q)
+}
+
+// lowBits is BigInteger.longValue: the low 64 bits of two's complement.
+func lowBits(q *big.Int) int64 {
+	m := new(big.Int).And(q, new(big.Int).SetUint64(math.MaxUint64))
+	return int64(m.Uint64())
+}
+
+// float64Value is BigDecimal.doubleValue: the nearest double.
+func (d Decimal) float64Value() float64 {
+	f, _ := d.rat().Float64()
+	return f
+}
+
+func (d Decimal) float32Value() float32 {
+	f, _ := d.rat().Float32()
+	return f
+}
+
+// javaD2I is Java's (int) of a double: toward zero, NaN 0, saturating.
+func javaD2I(f float64) int32 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt32:
+		return math.MaxInt32
+	case f <= math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(f)
+}
+
+// javaD2L is Java's (long) of a double.
+func javaD2L(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// parseJavaFloat is Double.parseDouble / Float.parseFloat for the forms
+// Java accepts: surrounding whitespace, an optional f/F/d/D suffix, NaN
+// and [+-]Infinity spelled exactly so. Hexadecimal floats are refused.
+func parseJavaFloat(s string, bits int) (float64, bool) {
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	switch s {
+	case "NaN", "+NaN", "-NaN":
+		return math.NaN(), true
+	case "Infinity", "+Infinity":
+		return math.Inf(1), true
+	case "-Infinity":
+		return math.Inf(-1), true
+	}
+	if n := len(s); n > 0 && strings.ContainsRune("fFdD", rune(s[n-1])) {
+		s = s[:n-1]
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			return 0, false
+		}
+	}
+	f, err := strconv.ParseFloat(s, bits)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return f, true // Java rounds to ±Infinity or 0, as ParseFloat does
+		}
+		return 0, false
+	}
+	return f, true
+}
