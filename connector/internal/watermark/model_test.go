@@ -54,19 +54,18 @@ type mtxn struct {
 }
 
 type model struct {
-	r           *rand.Rand
-	hist        map[int][]mentry
-	lock        map[int]*mtxn
-	txns        map[uint64]*mtxn
-	running     []*mtxn // running or committed, not visible yet
-	wal         []*mtxn
-	nextXid     uint64
-	latest      uint64 // latest completed xid
-	nextLSN     pglogrepl.LSN
-	pages       uint32
-	seq         uint64
-	keySpace    int
-	lagCommitAt int // commit records wait this long (in steps) at most before becoming visible
+	r        *rand.Rand
+	hist     map[int][]mentry
+	lock     map[int]*mtxn
+	txns     map[uint64]*mtxn
+	running  []*mtxn // running or committed, not visible yet
+	wal      []*mtxn
+	nextXid  uint64
+	latest   uint64 // latest completed xid
+	nextLSN  pglogrepl.LSN
+	pages    uint32
+	seq      uint64
+	keySpace int
 }
 
 func newModel(r *rand.Rand, firstXid uint64) *model {
