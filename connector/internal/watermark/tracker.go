@@ -50,6 +50,10 @@ type Tracker[R any] struct {
 	xid   uint32
 	cur   map[uint32]*entry
 
+	// Whether PassBarrier has succeeded: the transactions streamed
+	// before the tracker existed are all visible to a snapshot.
+	barrier bool
+
 	// Entries forgotten before a snapshot proved them visible: the
 	// greatest of their xids (modulo 2^32), and whether there are any.
 	lost    bool
@@ -250,6 +254,35 @@ func (t *Tracker[R]) Prune(s Snapshot) {
 	}
 }
 
+// PassBarrier proves, once per tracker, that no transaction streamed
+// before the tracker existed (by an earlier session, before a restart) is
+// invisible to snapshot s: committed lists every transaction committed
+// but not visible to s (pg_xact_status() = 'committed' for the ids of
+// s.Xip and those from s.Xmax up to the next id: the transactions
+// between their commit record and their leaving the proc array). Each
+// must be one the tracker has seen streamed; one it has not may have been
+// streamed before it existed, and the barrier is not passed (ErrUnproven:
+// try again with a later snapshot, once those transactions are visible).
+// Open refuses until the barrier is passed. Prune's ordering rule applies
+// to s.
+func (t *Tracker[R]) PassBarrier(s Snapshot, committed []uint64) error {
+	t.Prune(s)
+	logged := map[uint32]bool{}
+	for _, e := range t.log {
+		logged[e.xid] = true
+	}
+	for _, x := range committed {
+		if s.Visible(x) {
+			return fmt.Errorf("barrier: transaction %d is listed as committed and not visible, but %s sees it", x, s)
+		}
+		if !logged[uint32(x)] {
+			return fmt.Errorf("%w: transaction %d is committed, not yet visible, and was not streamed since the tracker started", ErrUnproven, x)
+		}
+	}
+	t.barrier = true
+	return nil
+}
+
 // Open starts a window for a chunk of table read under snapshot s, with
 // high the WAL position read after s was taken (pg_current_wal_insert_lsn(),
 // or pg_last_wal_replay_lsn() on a standby). It prunes the log by s
@@ -259,6 +292,9 @@ func (t *Tracker[R]) Prune(s Snapshot) {
 func (t *Tracker[R]) Open(table uint32, chunk Chunk, s Snapshot, high pglogrepl.LSN) (*Window[R], error) {
 	if !t.watched[table] {
 		return nil, fmt.Errorf("open a window on table %d, which is not watched", table)
+	}
+	if !t.barrier {
+		return nil, fmt.Errorf("%w: the start barrier is not passed yet (PassBarrier)", ErrUnproven)
 	}
 	t.Prune(s)
 	if t.lost {

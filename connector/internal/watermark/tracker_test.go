@@ -24,6 +24,9 @@ const tbl = 16384
 
 func newH(t *testing.T, limit int) *h {
 	x := &h{t: t, tr: NewTracker[string](limit)}
+	if err := x.tr.PassBarrier(Snapshot{Xmin: 50, Xmax: 50}, nil); err != nil {
+		t.Fatal(err)
+	}
 	x.tr.Watch(tbl)
 	return x
 }
@@ -352,6 +355,9 @@ func TestTrackerRefusesABrokenStream(t *testing.T) {
 		t.Error("a BEGIN inside a transaction was taken")
 	}
 	tr.Watch(1)
+	if err := tr.PassBarrier(Snapshot{Xmin: 5, Xmax: 6, Xip: []uint64{5}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	w, err := tr.Open(1, c0, Snapshot{Xmin: 5, Xmax: 6, Xip: []uint64{5}}, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -361,5 +367,45 @@ func TestTrackerRefusesABrokenStream(t *testing.T) {
 	}
 	if err := tr.Complete(w, nil); err == nil {
 		t.Error("a window was completed twice")
+	}
+}
+
+// A transaction streamed by the session before a restart can still be
+// invisible when the new session takes its first snapshot (its commit
+// waits for a synchronous standby): no log holds its keys.
+func TestBarrierWaitsForTransactionsStreamedBeforeTheTrackerStarted(t *testing.T) {
+	tr := NewTracker[string](100)
+	tr.Watch(tbl)
+	if _, err := tr.Open(tbl, c0, snap(t, "100:100:"), 200); !errors.Is(err, ErrUnproven) {
+		t.Fatalf("open before the barrier: %v", err)
+	}
+	// 100 committed before the restart, streamed then, still invisible.
+	if err := tr.PassBarrier(snap(t, "100:102:100"), []uint64{100}); !errors.Is(err, ErrUnproven) {
+		t.Fatalf("barrier with 100 unaccounted for: %v", err)
+	}
+	// 101 is committed and invisible too, but this session streamed it.
+	if err := tr.Begin(101); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Observe(tbl, "a"); err != nil {
+		t.Fatal(err)
+	}
+	tr.End()
+	if err := tr.PassBarrier(snap(t, "101:103:101"), []uint64{101}); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	if err := tr.PassBarrier(snap(t, "101:103:101"), []uint64{100}); err == nil {
+		t.Fatal("a committed id the snapshot sees was taken for an invisible one")
+	}
+	w, err := tr.Open(tbl, c0, snap(t, "101:103:101"), 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Complete(w, []Row[string]{{Key: "a", Value: "1"}, {Key: "b", Value: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := tr.Advance(200)
+	if len(cs) != 1 || len(cs[0].Rows) != 1 || cs[0].Rows[0].Key != "b" || cs[0].Dropped != 1 {
+		t.Fatalf("closed %+v", cs)
 	}
 }
