@@ -344,6 +344,20 @@ func (t *Tracker[R]) Complete(w *Window[R], rows []Row[R]) error {
 	return nil
 }
 
+// Abandon gives up w because its chunk could not be read as planned: the
+// query failed or was cancelled (a recovery conflict on a standby), or
+// the table's relfilenode is not the plan's (a rewrite: VACUUM FULL,
+// CLUSTER, ALTER TABLE … TYPE, which move rows without change records).
+// It comes back from Advance as void, to read again.
+func (t *Tracker[R]) Abandon(w *Window[R], why string) error {
+	if !t.isOpen(w) {
+		return fmt.Errorf("abandon window %d: %w", w.id, ErrNotOpen)
+	}
+	w.voidBecause(why)
+	w.complete = true
+	return nil
+}
+
 func (t *Tracker[R]) isOpen(w *Window[R]) bool {
 	for _, o := range t.windows {
 		if o == w {

@@ -3,6 +3,7 @@ package watermark
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -117,182 +118,231 @@ func (x *h) want(log ...string) {
 
 var c0, c1 = Chunk{0, 8}, Chunk{8, 16}
 
-// Each case is one of docs/incremental-snapshots.md, "The argument, case
-// by case", under the same name.
+// windowCases are the cases of docs/incremental-snapshots.md, "The
+// argument, case by case", under the same names
+// (TestEveryCaseOfTheArgumentHasATest holds the two lists together).
+var windowCases = []struct {
+	name string
+	run  func(x *h)
+}{
+	{"a change the snapshot sees keeps the row", func(x *h) {
+		w := x.open(c0, "100:100:", 200) // sees 99
+		x.txn(99, 150, "a")              // committed before the snapshot, streamed after it opened
+		x.complete(w, "a=2", "b=1")
+		x.advance(200)
+		x.want("T99 a", "r a=2", "r b=1")
+	}},
+	{"a change the snapshot does not see drops the key", func(x *h) {
+		w := x.open(c0, "100:101:100", 200) // 100 is running
+		x.txn(100, 150, "a")
+		x.complete(w, "a=1", "b=1")
+		x.advance(200)
+		x.want("T100 a", "r b=1")
+	}},
+	{"a change after the window follows its rows", func(x *h) {
+		w := x.open(c0, "100:100:", 200)
+		x.complete(w, "a=1")
+		x.txn(100, 250, "a")
+		x.want("r a=1", "T100 a")
+	}},
+	{"the window closes at the high watermark", func(x *h) {
+		w := x.open(c0, "100:100:", 200)
+		x.complete(w, "a=1")
+		x.advance(199) // a transaction the snapshot saw may still be on its way
+		x.want()
+		x.advance(200) // a keepalive on an idle stream
+		x.want("r a=1")
+	}},
+	{"the window waits for its chunk, the stream does not wait", func(x *h) {
+		w := x.open(c0, "100:101:100", 200)
+		x.txn(101, 300, "b") // past the high watermark, the chunk not read yet
+		x.txn(100, 310, "a")
+		x.complete(w, "a=1", "b=1", "c=1")
+		x.advance(311)
+		x.want("T101 b", "T100 a", "r c=1")
+	}},
+	{"a transaction streamed before it is visible", func(x *h) {
+		// Commit record written and streamed, the transaction not yet
+		// out of the proc array when the chunk's snapshot is taken.
+		x.txn(100, 150, "a")
+		w := x.open(c0, "100:101:100", 200)
+		x.complete(w, "a=0", "b=1")
+		x.advance(200)
+		x.want("T100 a", "r b=1")
+	}},
+	{"a transaction streamed before the table was watched", func(x *h) {
+		x.tr.Unwatch(tbl)
+		x.txn(100, 150, "a")
+		x.tr.Watch(tbl)
+		if _, err := x.tr.Open(tbl, c0, snap(x.t, "100:101:100"), 200); !errors.Is(err, ErrUnproven) {
+			x.t.Fatalf("open: %v, want ErrUnproven", err)
+		}
+		x.tr.Prune(snap(x.t, "101:101:")) // a probe: 100 is visible now
+		w := x.open(c0, "101:101:", 200)
+		x.complete(w, "a=2")
+		x.advance(200)
+		x.want("T100 a", "r a=2")
+	}},
+	{"a delete", func(x *h) {
+		w := x.open(c0, "100:101:100", 200)
+		x.txn(100, 150, "a") // DELETE: its old key
+		x.complete(w, "a=1")
+		x.advance(200)
+		x.want("T100 a")
+	}},
+	{"a key change", func(x *h) {
+		w := x.open(c0, "100:101:100", 200)
+		x.txn(100, 150, "a>b") // UPDATE … SET id = 'b': old key and new key
+		x.complete(w, "a=1", "b=0", "c=1")
+		x.advance(200)
+		x.want("T100 a>b", "r c=1")
+	}},
+	{"an update moves a row to a chunk read later", func(x *h) {
+		// a is in c0 under S1, the update moves it to c1 (a new
+		// ctid), c1 is read under S2, which sees the update.
+		w1 := x.open(c0, "100:101:100", 200)
+		x.complete(w1, "a=1")
+		x.advance(200)
+		x.txn(100, 250, "a")
+		w2 := x.open(c1, "101:101:", 300)
+		x.complete(w2, "a=2")
+		x.advance(300)
+		x.want("r a=1", "T100 a", "r a=2") // each row is the state the stream has given a there
+	}},
+	{"an update moves a row to a chunk read later, during the first window", func(x *h) {
+		w1 := x.open(c0, "100:101:100", 200)
+		x.txn(100, 150, "a")
+		x.complete(w1, "a=1")
+		x.advance(200)
+		w2 := x.open(c1, "101:101:", 300)
+		x.complete(w2, "a=2")
+		x.advance(300)
+		x.want("T100 a", "r a=2")
+	}},
+	{"an update moves a row to a chunk read before", func(x *h) {
+		// a is in c1 under S1's successor; the update moves it into
+		// c0, read already: no window has it, its change record does.
+		w0 := x.open(c0, "100:100:", 200)
+		x.complete(w0, "b=1")
+		x.advance(200)
+		x.txn(100, 250, "a")
+		w1 := x.open(c1, "101:101:", 300)
+		x.complete(w1)
+		x.advance(300)
+		x.want("r b=1", "T100 a")
+	}},
+	{"keys that are not unique", func(x *h) {
+		// format.message_key_columns on a column two rows share.
+		w := x.open(c0, "100:101:100", 200)
+		x.txn(100, 150, "t1")
+		x.complete(w, "t1=row1", "t1=row2", "t2=row3")
+		x.advance(200)
+		x.want("T100 t1", "r t2=row3")
+	}},
+	{"a TRUNCATE the snapshot does not see", func(x *h) {
+		w := x.open(c0, "100:101:100", 200)
+		x.txn(100, 150, "*")
+		x.complete(w, "a=1")
+		x.advance(200)
+		x.want("T100 *", "void pages [0, 8)")
+	}},
+	{"a TRUNCATE the snapshot sees", func(x *h) {
+		w := x.open(c0, "101:101:", 200)
+		x.txn(100, 150, "*")
+		x.complete(w, "a=2") // inserted after the TRUNCATE
+		x.advance(200)
+		x.want("T100 *", "r a=2")
+	}},
+	{"a TRUNCATE streamed before the snapshot sees it", func(x *h) {
+		x.txn(100, 150, "*")
+		if _, err := x.tr.Open(tbl, c0, snap(x.t, "100:101:100"), 200); !errors.Is(err, ErrUnproven) {
+			x.t.Fatalf("open: %v, want ErrUnproven", err)
+		}
+		x.want("T100 *")
+	}},
+	{"a change whose key is not known", func(x *h) {
+		w := x.open(c0, "100:101:100", 200)
+		x.txn(100, 150, "?")
+		x.complete(w, "a=1")
+		x.advance(200)
+		x.want("T100 ?", "void pages [0, 8)")
+	}},
+	{"a rewrite of the table", func(x *h) {
+		// The chunk's transaction reads pg_relation_filenode() after
+		// its SELECT and finds another file than the plan's.
+		w := x.open(c0, "100:100:", 200)
+		if err := x.tr.Abandon(w, "relfilenode 16390 is not the plan's 16384"); err != nil {
+			x.t.Fatal(err)
+		}
+		x.advance(100) // void windows need not wait for the high watermark
+		x.want("void pages [0, 8)")
+		if err := x.tr.Abandon(w, "again"); !errors.Is(err, ErrNotOpen) {
+			x.t.Fatalf("abandon a closed window: %v", err)
+		}
+	}},
+	{"another table's change", func(x *h) {
+		w := x.open(c0, "100:101:100", 200)
+		x.txn(100, 150, "other:a")
+		x.complete(w, "a=1")
+		x.advance(200)
+		x.want("T100 other:a", "r a=1")
+	}},
+	{"windows close in the order they opened", func(x *h) {
+		w1 := x.open(c0, "100:100:", 200)
+		w2 := x.open(c1, "100:100:", 150)
+		x.complete(w2, "b=1")
+		x.complete(w1, "a=1")
+		x.advance(200)
+		x.want("r a=1", "r b=1")
+	}},
+	{"a stream xid across the epoch", func(x *h) {
+		// The snapshot is taken just before the 32-bit counter wraps;
+		// the transaction that follows has xid 3 of the next epoch.
+		w := x.open(c0, "8589934590:8589934590:", 200) // 2*2^32 - 2
+		x.txn(3, 150, "a")
+		x.txn(4294967290, 160, "b") // 2*2^32 - 6: before the snapshot, seen
+		x.complete(w, "a=1", "b=2")
+		x.advance(200)
+		x.want("T3 a", "T4294967290 b", "r b=2")
+	}},
+}
+
 func TestWindowCases(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		run  func(x *h)
-	}{
-		{"a change the snapshot sees keeps the row", func(x *h) {
-			w := x.open(c0, "100:100:", 200) // sees 99
-			x.txn(99, 150, "a")              // committed before the snapshot, streamed after it opened
-			x.complete(w, "a=2", "b=1")
-			x.advance(200)
-			x.want("T99 a", "r a=2", "r b=1")
-		}},
-		{"a change the snapshot does not see drops the key", func(x *h) {
-			w := x.open(c0, "100:101:100", 200) // 100 is running
-			x.txn(100, 150, "a")
-			x.complete(w, "a=1", "b=1")
-			x.advance(200)
-			x.want("T100 a", "r b=1")
-		}},
-		{"a change after the window follows its rows", func(x *h) {
-			w := x.open(c0, "100:100:", 200)
-			x.complete(w, "a=1")
-			x.txn(100, 250, "a")
-			x.want("r a=1", "T100 a")
-		}},
-		{"the window closes at the high watermark", func(x *h) {
-			w := x.open(c0, "100:100:", 200)
-			x.complete(w, "a=1")
-			x.advance(199) // a transaction the snapshot saw may still be on its way
-			x.want()
-			x.advance(200) // a keepalive on an idle stream
-			x.want("r a=1")
-		}},
-		{"the window waits for its chunk, the stream does not wait", func(x *h) {
-			w := x.open(c0, "100:101:100", 200)
-			x.txn(101, 300, "b") // past the high watermark, the chunk not read yet
-			x.txn(100, 310, "a")
-			x.complete(w, "a=1", "b=1", "c=1")
-			x.advance(311)
-			x.want("T101 b", "T100 a", "r c=1")
-		}},
-		{"a transaction streamed before it is visible", func(x *h) {
-			// Commit record written and streamed, the transaction not yet
-			// out of the proc array when the chunk's snapshot is taken.
-			x.txn(100, 150, "a")
-			w := x.open(c0, "100:101:100", 200)
-			x.complete(w, "a=0", "b=1")
-			x.advance(200)
-			x.want("T100 a", "r b=1")
-		}},
-		{"a transaction streamed before the table was watched", func(x *h) {
-			x.tr.Unwatch(tbl)
-			x.txn(100, 150, "a")
-			x.tr.Watch(tbl)
-			if _, err := x.tr.Open(tbl, c0, snap(x.t, "100:101:100"), 200); !errors.Is(err, ErrUnproven) {
-				x.t.Fatalf("open: %v, want ErrUnproven", err)
-			}
-			x.tr.Prune(snap(x.t, "101:101:")) // a probe: 100 is visible now
-			w := x.open(c0, "101:101:", 200)
-			x.complete(w, "a=2")
-			x.advance(200)
-			x.want("T100 a", "r a=2")
-		}},
-		{"a delete", func(x *h) {
-			w := x.open(c0, "100:101:100", 200)
-			x.txn(100, 150, "a") // DELETE: its old key
-			x.complete(w, "a=1")
-			x.advance(200)
-			x.want("T100 a")
-		}},
-		{"a key change", func(x *h) {
-			w := x.open(c0, "100:101:100", 200)
-			x.txn(100, 150, "a>b") // UPDATE … SET id = 'b': old key and new key
-			x.complete(w, "a=1", "b=0", "c=1")
-			x.advance(200)
-			x.want("T100 a>b", "r c=1")
-		}},
-		{"an update moves a row to a chunk read later", func(x *h) {
-			// a is in c0 under S1, the update moves it to c1 (a new
-			// ctid), c1 is read under S2, which sees the update.
-			w1 := x.open(c0, "100:101:100", 200)
-			x.complete(w1, "a=1")
-			x.advance(200)
-			x.txn(100, 250, "a")
-			w2 := x.open(c1, "101:101:", 300)
-			x.complete(w2, "a=2")
-			x.advance(300)
-			x.want("r a=1", "T100 a", "r a=2") // each row is the state the stream has given a there
-		}},
-		{"an update moves a row to a chunk read later, during the first window", func(x *h) {
-			w1 := x.open(c0, "100:101:100", 200)
-			x.txn(100, 150, "a")
-			x.complete(w1, "a=1")
-			x.advance(200)
-			w2 := x.open(c1, "101:101:", 300)
-			x.complete(w2, "a=2")
-			x.advance(300)
-			x.want("T100 a", "r a=2")
-		}},
-		{"an update moves a row to a chunk read before", func(x *h) {
-			// a is in c1 under S1's successor; the update moves it into
-			// c0, read already: no window has it, its change record does.
-			w0 := x.open(c0, "100:100:", 200)
-			x.complete(w0, "b=1")
-			x.advance(200)
-			x.txn(100, 250, "a")
-			w1 := x.open(c1, "101:101:", 300)
-			x.complete(w1)
-			x.advance(300)
-			x.want("r b=1", "T100 a")
-		}},
-		{"keys that are not unique", func(x *h) {
-			// format.message_key_columns on a column two rows share.
-			w := x.open(c0, "100:101:100", 200)
-			x.txn(100, 150, "t1")
-			x.complete(w, "t1=row1", "t1=row2", "t2=row3")
-			x.advance(200)
-			x.want("T100 t1", "r t2=row3")
-		}},
-		{"a TRUNCATE the snapshot does not see", func(x *h) {
-			w := x.open(c0, "100:101:100", 200)
-			x.txn(100, 150, "*")
-			x.complete(w, "a=1")
-			x.advance(200)
-			x.want("T100 *", "void pages [0, 8)")
-		}},
-		{"a TRUNCATE the snapshot sees", func(x *h) {
-			w := x.open(c0, "101:101:", 200)
-			x.txn(100, 150, "*")
-			x.complete(w, "a=2") // inserted after the TRUNCATE
-			x.advance(200)
-			x.want("T100 *", "r a=2")
-		}},
-		{"a TRUNCATE streamed before the snapshot sees it", func(x *h) {
-			x.txn(100, 150, "*")
-			if _, err := x.tr.Open(tbl, c0, snap(x.t, "100:101:100"), 200); !errors.Is(err, ErrUnproven) {
-				x.t.Fatalf("open: %v, want ErrUnproven", err)
-			}
-			x.want("T100 *")
-		}},
-		{"a change whose key is not known", func(x *h) {
-			w := x.open(c0, "100:101:100", 200)
-			x.txn(100, 150, "?")
-			x.complete(w, "a=1")
-			x.advance(200)
-			x.want("T100 ?", "void pages [0, 8)")
-		}},
-		{"another table's change", func(x *h) {
-			w := x.open(c0, "100:101:100", 200)
-			x.txn(100, 150, "other:a")
-			x.complete(w, "a=1")
-			x.advance(200)
-			x.want("T100 other:a", "r a=1")
-		}},
-		{"windows close in the order they opened", func(x *h) {
-			w1 := x.open(c0, "100:100:", 200)
-			w2 := x.open(c1, "100:100:", 150)
-			x.complete(w2, "b=1")
-			x.complete(w1, "a=1")
-			x.advance(200)
-			x.want("r a=1", "r b=1")
-		}},
-		{"a stream xid across the epoch", func(x *h) {
-			// The snapshot is taken just before the 32-bit counter wraps;
-			// the transaction that follows has xid 3 of the next epoch.
-			w := x.open(c0, "8589934590:8589934590:", 200) // 2*2^32 - 2
-			x.txn(3, 150, "a")
-			x.txn(4294967290, 160, "b") // 2*2^32 - 6: before the snapshot, seen
-			x.complete(w, "a=1", "b=2")
-			x.advance(200)
-			x.want("T3 a", "T4294967290 b", "r b=2")
-		}},
-	} {
+	for _, c := range windowCases {
 		t.Run(c.name, func(t *testing.T) { c.run(newH(t, 1000)) })
+	}
+}
+
+func TestEveryCaseOfTheArgumentHasATest(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/incremental-snapshots.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "### The argument, case by case")
+	end := strings.Index(text, "The randomized model")
+	if start < 0 || end < start {
+		t.Fatal(`docs/incremental-snapshots.md has no section "The argument, case by case" followed by the model`)
+	}
+	var inDoc []string
+	for _, line := range strings.Split(text[start:end], "\n") {
+		if rest, ok := strings.CutPrefix(line, "* **"); ok {
+			if name, _, ok := strings.Cut(rest, "**"); ok {
+				inDoc = append(inDoc, name)
+			}
+		}
+	}
+	var inTest []string
+	for _, c := range windowCases {
+		inTest = append(inTest, c.name)
+		if !slices.Contains(inDoc, c.name) {
+			t.Errorf("test case %q is not a case of the doc", c.name)
+		}
+	}
+	for _, n := range inDoc {
+		if !slices.Contains(inTest, n) {
+			t.Errorf("the doc's case %q has no test case", n)
+		}
 	}
 }
 
