@@ -1,6 +1,7 @@
 package watermark
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -261,7 +262,7 @@ type rig struct {
 	barrier  bool
 	rWritten int
 
-	voids, unproven, dropped int
+	voids, unproven, dropped, resumed int
 }
 
 const mTable, mOther = 1, 2
@@ -423,7 +424,30 @@ func (g *rig) watch(chunkPages uint32) {
 	g.consumer = map[int]mver{}
 	pages := g.m.pages // the table's size, read when the snapshot starts
 	g.queue, _ = Plan(pages, chunkPages)
-	g.progress = Progress{Pages: pages}
+	g.progress = Progress{Pages: pages, ChunkPages: chunkPages}
+}
+
+// resume is a kill -9 and a restart during the snapshot: the windows and
+// the reads in flight are lost, the Tracker starts empty (a new session,
+// behind the barrier), and the chunks not done are read again from the
+// progress as the offsets topic gave it back. Every record written before
+// is in Kafka (the model's writes are all acknowledged).
+func (g *rig) resume() {
+	data, err := json.Marshal(g.progress)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if g.progress, err = ParseProgress(data); err != nil {
+		g.t.Fatal(err)
+	}
+	g.tr = NewTracker[mver](g.tr.limit)
+	g.barrier = false
+	g.reading = nil
+	g.tr.Watch(mTable)
+	if g.queue, err = g.progress.Remaining(); err != nil {
+		g.t.Fatal(err)
+	}
+	g.resumed++
 }
 
 // TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt runs the
@@ -439,7 +463,7 @@ func TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt(t *testing.T) {
 	if testing.Short() {
 		seeds = 50
 	}
-	var voids, unproven, rows, dropped int
+	var voids, unproven, rows, dropped, resumed int
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 29))
 		// Start a little before an epoch's end, so xids wrap in the run.
@@ -450,11 +474,15 @@ func TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt(t *testing.T) {
 		watchAt := 200 + r.IntN(400)
 		restartAt := r.IntN(watchAt) // a new session: the tracker starts empty, the stream goes on
 		steps := 5000
+		resumeAt := watchAt + 1 + r.IntN(100) // while chunks are being read
 		for i := 0; i < steps; i++ {
 			if i == restartAt && i < watchAt-1 && !g.streamedLagging() {
 				restartAt++ // restart when it matters: a streamed transaction is not visible yet
 			} else if i == restartAt {
 				g.tr = NewTracker[mver](limit)
+			}
+			if i == resumeAt && seed%4 < 2 && !g.progress.Finished() {
+				g.resume()
 			}
 			if i == watchAt {
 				g.watch(uint32(1 + r.IntN(3)))
@@ -518,9 +546,10 @@ func TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt(t *testing.T) {
 		voids += g.voids
 		unproven += g.unproven
 		dropped += g.dropped
+		resumed += g.resumed
 	}
-	t.Logf("%d seeds: %d r records written, %d left out, %d windows void, %d opens refused", seeds, rows, dropped, voids, unproven)
-	if rows == 0 || dropped == 0 || voids == 0 || unproven == 0 {
+	t.Logf("%d seeds: %d r records written, %d left out, %d windows void, %d opens refused, %d resumed", seeds, rows, dropped, voids, unproven, resumed)
+	if rows == 0 || dropped == 0 || voids == 0 || unproven == 0 || resumed == 0 {
 		t.Fatal("the schedules did not reach every case")
 	}
 }

@@ -71,6 +71,15 @@ type Progress struct {
 	Relfilenode uint32      `json:"relfilenode"`
 	Done        [][2]uint32 `json:"done"` // [first, end) page ranges
 	Rows        int64       `json:"rows"`
+	ChunkPages  uint32      `json:"chunk_pages"`
+	StartedMs   int64       `json:"started_ms"`
+	// Filter is the additional-conditions filter of a filtered snapshot.
+	Filter string `json:"filter,omitempty"`
+	// StaleMark is the topic's end offset per partition when the stale
+	// keys were first read: a key whose last record precedes it was left
+	// by an earlier copy (docs/snapshots.md, the resumable copy's rule).
+	StaleMark map[string]int64 `json:"stale_mark,omitempty"`
+	Paused    bool             `json:"paused"`
 }
 
 // MarkDone records that c's window was written with rows rows.
@@ -98,11 +107,12 @@ func (p *Progress) MarkDone(c Chunk, rows int) error {
 	return nil
 }
 
-// Remaining returns the chunks of at most chunkPages pages that cover
+// Remaining returns the chunks of at most ChunkPages pages that cover
 // the pages not done, in page order: what a resumed snapshot still reads.
-func (p *Progress) Remaining(chunkPages uint32) ([]Chunk, error) {
+func (p *Progress) Remaining() ([]Chunk, error) {
+	chunkPages := p.ChunkPages
 	if chunkPages == 0 {
-		return nil, errors.New("plan chunks of 0 pages")
+		return nil, errors.New("progress without chunk_pages: plan chunks of 0 pages")
 	}
 	var out []Chunk
 	gap := func(first, end uint32) {
@@ -132,6 +142,9 @@ func ParseProgress(data []byte) (Progress, error) {
 	var p Progress
 	if err := json.Unmarshal(data, &p); err != nil {
 		return Progress{}, fmt.Errorf("incremental snapshot progress: %w", err)
+	}
+	if p.ChunkPages == 0 {
+		return Progress{}, errors.New("incremental snapshot progress: chunk_pages is 0")
 	}
 	at := uint32(0)
 	for i, d := range p.Done {

@@ -59,7 +59,7 @@ func TestSplitCutsAtAPageInside(t *testing.T) {
 }
 
 func TestProgressResumesFromTheChunksNotDone(t *testing.T) {
-	p := Progress{Pages: 20, Relfilenode: 16390}
+	p := Progress{Pages: 20, Relfilenode: 16390, ChunkPages: 3, StartedMs: 1764670000000, StaleMark: map[string]int64{"0": 4711}}
 	for _, c := range []Chunk{{4, 8}, {0, 4}, {12, 14}, {14, 16}} { // done out of order, as parallel windows end
 		if err := p.MarkDone(c, 10); err != nil {
 			t.Fatal(err)
@@ -74,17 +74,17 @@ func TestProgressResumesFromTheChunksNotDone(t *testing.T) {
 	if err := p.MarkDone(Chunk{18, 21}, 1); err == nil {
 		t.Error("a chunk past the plan was marked done")
 	}
-	rest, err := p.Remaining(3)
+	rest, err := p.Remaining()
 	if want := []Chunk{{8, 11}, {11, 12}, {16, 19}, {19, 20}}; err != nil || !slices.Equal(rest, want) {
 		t.Fatalf("remaining %v %v, want %v", rest, err, want)
 	}
 	// The offsets record's shape, read back after a restart.
 	data, _ := json.Marshal(p)
-	if string(data) != `{"pages":20,"relfilenode":16390,"done":[[0,8],[12,16]],"rows":40}` {
+	if string(data) != `{"pages":20,"relfilenode":16390,"done":[[0,8],[12,16]],"rows":40,"chunk_pages":3,"started_ms":1764670000000,"stale_mark":{"0":4711},"paused":false}` {
 		t.Fatalf("record %s", data)
 	}
 	back, err := ParseProgress(data)
-	if err != nil || !slices.Equal(back.Done, p.Done) || back.Rows != 40 || back.Finished() {
+	if err != nil || !slices.Equal(back.Done, p.Done) || back.Rows != 40 || back.ChunkPages != 3 || back.StaleMark["0"] != 4711 || back.Finished() {
 		t.Fatalf("read back %+v %v", back, err)
 	}
 	for _, c := range rest {
@@ -96,8 +96,9 @@ func TestProgressResumesFromTheChunksNotDone(t *testing.T) {
 		t.Fatalf("not finished: %+v", back)
 	}
 	for _, bad := range []string{
-		`{"pages":20,"done":[[8,4]]}`, `{"pages":20,"done":[[0,21]]}`, `{"pages":20,"done":[[4,8],[0,2]]}`,
-		`{"pages":20,"done":[[0,4],[4,8]]}`, `{"pages":20,"done":[[0,4],[2,8]]}`, `{"pages":"x"}`,
+		`{"pages":20,"chunk_pages":2,"done":[[8,4]]}`, `{"pages":20,"chunk_pages":2,"done":[[0,21]]}`,
+		`{"pages":20,"chunk_pages":2,"done":[[4,8],[0,2]]}`, `{"pages":20,"chunk_pages":2,"done":[[0,4],[4,8]]}`,
+		`{"pages":20,"chunk_pages":2,"done":[[0,4],[2,8]]}`, `{"pages":"x"}`, `{"pages":20,"done":[]}`,
 	} {
 		if _, err := ParseProgress([]byte(bad)); err == nil {
 			t.Errorf("%s taken", bad)
