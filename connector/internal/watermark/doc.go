@@ -14,7 +14,10 @@
 //   - Tracker: the windows of the tables being snapshotted, and a log of
 //     the streamed transactions not yet proven visible to every later
 //     snapshot (Postgres writes a commit record before the transaction
-//     becomes visible, so the stream can be ahead of a snapshot).
+//     becomes visible, so the stream can be ahead of a snapshot); the log
+//     is saved with the durable LSN and restored by the next session
+//     (Saved), and the slot's exported snapshot is the floor every
+//     window's snapshot must see (SetFloor).
 //   - Plan, Chunk, Progress: the page ranges read in parallel, and the
 //     progress kept in the offsets topic so that a snapshot resumes by
 //     chunk.

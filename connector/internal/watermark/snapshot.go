@@ -137,6 +137,32 @@ func (s Snapshot) Visible(full uint64) bool {
 	}
 }
 
+// SeesAll reports whether s sees every transaction e sees: whether s
+// was taken after everything e counts as committed had become visible.
+// Both are compared as xid8 sets: the ids e sees are those below e.Xmax
+// and not in e.Xip, and s must not count one of them as running.
+func (s Snapshot) SeesAll(e Snapshot) bool {
+	// Every id in [s.Xmax, e.Xmax) is running for s: e must not see it.
+	if e.Xmax > s.Xmax && e.Xmax-s.Xmax > uint64(len(e.Xip)) {
+		return false
+	}
+	for x := s.Xmax; x < e.Xmax; x++ {
+		if _, running := slices.BinarySearch(e.Xip, x); !running {
+			return false
+		}
+	}
+	// Every id s lists as running below e.Xmax must be running for e.
+	for _, x := range s.Xip {
+		if x >= e.Xmax {
+			break
+		}
+		if _, running := slices.BinarySearch(e.Xip, x); !running {
+			return false
+		}
+	}
+	return true
+}
+
 // FullXid widens a 32-bit xid, as a pgoutput BEGIN carries it, to the
 // 64-bit id nearest to ref: the one congruent to xid modulo 2^32 in
 // [ref-2^31, ref+2^31). With ref the Xmax of a snapshot, that is the

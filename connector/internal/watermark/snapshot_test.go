@@ -113,6 +113,34 @@ func TestSeesComparesAStreamXidInTheSnapshotsEpoch(t *testing.T) {
 	}
 }
 
+// Each verdict was computed on a PostgreSQL 15 server: e ⊆ s holds when
+// no x in [1, 30) has pg_visible_in_snapshot(x, e) and not
+// pg_visible_in_snapshot(x, s).
+func TestSeesAllAgreesWithPgVisibleInSnapshot(t *testing.T) {
+	for _, c := range []struct {
+		s, e string
+		want bool
+	}{
+		{"10:20:12,15", "10:20:12,15", true},
+		{"10:20:12,15", "10:20:12", false},
+		{"10:20:12", "10:20:12,15", true},
+		{"10:18:12", "10:20:12,18,19", true},
+		{"10:18:12", "10:20:12,19", false},
+		{"12:25:12,21", "10:20:10,12,15", true},
+		{"12:25:12,21", "10:22:10,12,15", false},
+		{"5:5:", "10:20:12,15", false},
+		{"20:20:", "10:20:12,15", true},
+		{"10:20:11,12,15", "10:20:12,15", false},
+	} {
+		if got := snap(t, c.s).SeesAll(snap(t, c.e)); got != c.want {
+			t.Errorf("%s sees all of %s: %v, want %v", c.s, c.e, got, c.want)
+		}
+	}
+	if (Snapshot{Xmin: 1, Xmax: 1}).SeesAll(Snapshot{Xmin: 1 << 40, Xmax: 1 << 40}) {
+		t.Error("a snapshot sees all of a much later one")
+	}
+}
+
 func FuzzParseSnapshot(f *testing.F) {
 	for _, s := range []string{"795:799:795,797", "795:799:", "724:724:", "10:20:12,15", "795::", "+10:20:", "4294967396:4294967400:4294967396,4294967399"} {
 		f.Add(s)

@@ -50,9 +50,9 @@ type Tracker[R any] struct {
 	xid   uint32
 	cur   map[uint32]*entry
 
-	// Whether PassBarrier has succeeded: the transactions streamed
-	// before the tracker existed are all visible to a snapshot.
-	barrier bool
+	// The snapshot of the slot's consistent point, if set: every window's
+	// snapshot must see what it sees (SetFloor).
+	floor *Snapshot
 
 	// Entries forgotten before a snapshot proved them visible: the
 	// greatest of their xids (modulo 2^32), and whether there are any.
@@ -254,34 +254,14 @@ func (t *Tracker[R]) Prune(s Snapshot) {
 	}
 }
 
-// PassBarrier proves, once per tracker, that no transaction streamed
-// before the tracker existed (by an earlier session, before a restart) is
-// invisible to snapshot s: committed lists every transaction committed
-// but not visible to s (pg_xact_status() = 'committed' for the ids of
-// s.Xip and those from s.Xmax up to the next id: the transactions
-// between their commit record and their leaving the proc array). Each
-// must be one the tracker has seen streamed; one it has not may have been
-// streamed before it existed, and the barrier is not passed (ErrUnproven:
-// try again with a later snapshot, once those transactions are visible).
-// Open refuses until the barrier is passed. Prune's ordering rule applies
-// to s.
-func (t *Tracker[R]) PassBarrier(s Snapshot, committed []uint64) error {
-	t.Prune(s)
-	logged := map[uint32]bool{}
-	for _, e := range t.log {
-		logged[e.xid] = true
-	}
-	for _, x := range committed {
-		if s.Visible(x) {
-			return fmt.Errorf("barrier: transaction %d is listed as committed and not visible, but %s sees it", x, s)
-		}
-		if !logged[uint32(x)] {
-			return fmt.Errorf("%w: transaction %d is committed, not yet visible, and was not streamed since the tracker started", ErrUnproven, x)
-		}
-	}
-	t.barrier = true
-	return nil
-}
+// SetFloor sets the snapshot exported when the replication slot was
+// created (CREATE_REPLICATION_SLOT … EXPORT_SNAPSHOT, read with
+// pg_current_snapshot() in a transaction that imports it): it sees exactly
+// the transactions whose commit records precede the slot's consistent
+// point, which the stream will never carry, some of which may not be
+// visible yet (a commit waiting for a synchronous standby). Open refuses
+// a snapshot that does not see all of them.
+func (t *Tracker[R]) SetFloor(e Snapshot) { t.floor = &e }
 
 // Open starts a window for a chunk of table read under snapshot s, with
 // high the WAL position read after s was taken (pg_current_wal_insert_lsn(),
@@ -293,8 +273,8 @@ func (t *Tracker[R]) Open(table uint32, chunk Chunk, s Snapshot, high pglogrepl.
 	if !t.watched[table] {
 		return nil, fmt.Errorf("open a window on table %d, which is not watched", table)
 	}
-	if !t.barrier {
-		return nil, fmt.Errorf("%w: the start barrier is not passed yet (PassBarrier)", ErrUnproven)
+	if t.floor != nil && !s.SeesAll(*t.floor) {
+		return nil, fmt.Errorf("%w: snapshot %s does not see every transaction committed before the slot's consistent point (%s)", ErrUnproven, s, *t.floor)
 	}
 	t.Prune(s)
 	if t.lost {

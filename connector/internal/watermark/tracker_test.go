@@ -1,6 +1,7 @@
 package watermark
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,9 +26,6 @@ const tbl = 16384
 
 func newH(t *testing.T, limit int) *h {
 	x := &h{t: t, tr: NewTracker[string](limit)}
-	if err := x.tr.PassBarrier(Snapshot{Xmin: 50, Xmax: 50}, nil); err != nil {
-		t.Fatal(err)
-	}
 	x.tr.Watch(tbl)
 	return x
 }
@@ -405,9 +403,6 @@ func TestTrackerRefusesABrokenStream(t *testing.T) {
 		t.Error("a BEGIN inside a transaction was taken")
 	}
 	tr.Watch(1)
-	if err := tr.PassBarrier(Snapshot{Xmin: 5, Xmax: 6, Xip: []uint64{5}}, nil); err != nil {
-		t.Fatal(err)
-	}
 	w, err := tr.Open(1, c0, Snapshot{Xmin: 5, Xmax: 6, Xip: []uint64{5}}, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -422,40 +417,59 @@ func TestTrackerRefusesABrokenStream(t *testing.T) {
 
 // A transaction streamed by the session before a restart can still be
 // invisible when the new session takes its first snapshot (its commit
-// waits for a synchronous standby): no log holds its keys.
-func TestBarrierWaitsForTransactionsStreamedBeforeTheTrackerStarted(t *testing.T) {
-	tr := NewTracker[string](100)
-	tr.Watch(tbl)
-	if _, err := tr.Open(tbl, c0, snap(t, "100:100:"), 200); !errors.Is(err, ErrUnproven) {
-		t.Fatalf("open before the barrier: %v", err)
-	}
-	// 100 committed before the restart, streamed then, still invisible.
-	if err := tr.PassBarrier(snap(t, "100:102:100"), []uint64{100}); !errors.Is(err, ErrUnproven) {
-		t.Fatalf("barrier with 100 unaccounted for: %v", err)
-	}
-	// 101 is committed and invisible too, but this session streamed it.
-	if err := tr.Begin(101); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Observe(tbl, "a"); err != nil {
-		t.Fatal(err)
-	}
-	tr.End()
-	if err := tr.PassBarrier(snap(t, "101:103:101"), []uint64{101}); err != nil {
-		t.Fatalf("barrier: %v", err)
-	}
-	if err := tr.PassBarrier(snap(t, "101:103:101"), []uint64{100}); err == nil {
-		t.Fatal("a committed id the snapshot sees was taken for an invisible one")
-	}
-	w, err := tr.Open(tbl, c0, snap(t, "101:103:101"), 200)
+// waits for a synchronous standby): the saved log brings its keys.
+func TestRestoreKeepsTransactionsStreamedBeforeTheRestart(t *testing.T) {
+	old := newH(t, 100)
+	old.tr.Watch(tbl + 1)
+	old.txn(100, 150, "a>b", "other:z") // still waiting for the standby
+	old.txn(101, 160, "c")
+	old.tr.Prune(snap(t, "100:102:100")) // 101 is visible now: not saved
+	saved := old.tr.Save(10)
+	data, err := json.Marshal(saved)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.Complete(w, []Row[string]{{Key: "a", Value: "1"}, {Key: "b", Value: "1"}}); err != nil {
+	var back Saved
+	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	cs := tr.Advance(200)
-	if len(cs) != 1 || len(cs[0].Rows) != 1 || cs[0].Rows[0].Key != "b" || cs[0].Dropped != 1 {
-		t.Fatalf("closed %+v", cs)
+	x := &h{t: t, tr: NewTracker[string](100)}
+	if err := x.tr.Restore(back); err != nil {
+		t.Fatal(err)
+	}
+	x.tr.Watch(tbl)
+	w := x.open(c0, "100:102:100", 300)
+	x.complete(w, "a=1", "b=0", "c=1", "d=1")
+	x.advance(300)
+	x.want("r c=1", "r d=1")
+	if err := x.tr.Restore(back); err == nil {
+		t.Error("restored into a tracker in use")
+	}
+	// Saved without keys past the limit: the window is refused instead.
+	y := &h{t: t, tr: NewTracker[string](100)}
+	if err := y.tr.Restore(old.tr.Save(1)); err != nil {
+		t.Fatal(err)
+	}
+	y.tr.Watch(tbl)
+	if _, err := y.tr.Open(tbl, c0, snap(t, "100:102:100"), 300); !errors.Is(err, ErrUnproven) {
+		t.Fatalf("open with keys not saved: %v, want ErrUnproven", err)
+	}
+	y.open(c0, "102:102:", 300) // 100 visible at last
+}
+
+// The stream never carries a transaction committed before the slot's
+// consistent point; the slot's exported snapshot sees exactly those.
+func TestFloorRefusesSnapshotsThatMissCommitsBeforeTheSlot(t *testing.T) {
+	x := newH(t, 100)
+	x.tr.SetFloor(snap(t, "100:103:100")) // 101 and 102 committed (in WAL) before the consistent point
+	for _, s := range []string{"100:101:100", "100:103:100,101", "101:103:101", "101:103:102"} {
+		if _, err := x.tr.Open(tbl, c0, snap(t, s), 200); !errors.Is(err, ErrUnproven) {
+			t.Errorf("open under %s: %v, want ErrUnproven", s, err)
+		}
+	}
+	for _, s := range []string{"100:103:100", "100:104:100", "103:103:", "100:110:100,105,107"} {
+		if _, err := x.tr.Open(tbl, c0, snap(t, s), 200); err != nil {
+			t.Errorf("open under %s: %v", s, err)
+		}
 	}
 }
