@@ -446,6 +446,22 @@ func (g *rig) resume() {
 	g.resumed++
 }
 
+// heldIsCounted checks the Tracker's count of entries plus keys, and its
+// bound.
+func heldIsCounted[R any](t *Tracker[R]) error {
+	n := 0
+	for _, e := range t.log {
+		if e.gone {
+			return fmt.Errorf("entry of transaction %d is in the log and gone", e.xid)
+		}
+		n += 1 + len(e.keys)
+	}
+	if n != t.held || t.held > t.limit {
+		return fmt.Errorf("the log holds %d entries plus keys, counted %d, limit %d", n, t.held, t.limit)
+	}
+	return nil
+}
+
 // TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt runs the
 // model under random schedules: updates, inserts, deletes and key
 // changes in transactions that commit in one order and become visible in
@@ -487,6 +503,9 @@ func TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt(t *testing.T) {
 					// the windows can bring them to the consumer.
 					m.writable = m.keySpace / 2
 				}
+			}
+			if err := heldIsCounted(g.tr); err != nil {
+				t.Fatalf("seed %d, step %d: %v", seed, i, err)
 			}
 			switch n := r.IntN(10); {
 			case n < 5:

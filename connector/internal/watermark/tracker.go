@@ -11,19 +11,20 @@ import (
 // transaction streamed before the window opened is either seen by the
 // window's snapshot or recorded with its keys: a transaction of the table
 // streamed before Watch, a TRUNCATE, a change of unknown key, or one of
-// too many keys (or anything evicted from the log) is not yet visible to
-// the snapshot. Postgres writes a commit record before the transaction
+// too many keys (or anything evicted from the log, or committed before the
+// slot's consistent point: SetFloor) is not yet visible to the snapshot. Postgres writes a commit record before the transaction
 // becomes visible (and, with synchronous replication, waits for the
 // standby in between), so the stream can carry a transaction that a later
 // snapshot does not see yet. The state passes as soon as those
 // transactions become visible: take a snapshot (Prune) and try again.
-var ErrUnproven = errors.New("a transaction streamed before the table was watched is not visible to the snapshot yet")
+var ErrUnproven = errors.New("the snapshot does not see a transaction the stream carried whose keys are not recorded")
 
 // ErrNotOpen is returned by Complete for a window Unwatch discarded (a
 // stopped snapshot): drop its rows.
 var ErrNotOpen = errors.New("the window is not open (its snapshot was stopped)")
 
-// Tracker holds a table's watermark windows against the stream. It is
+// Tracker holds the watermark windows of the tables being snapshotted
+// against the stream. It is
 // the pure core of an incremental snapshot: the stream goroutine owns it
 // and calls, for every transaction it writes and in commit order, Begin,
 // Observe for each change, and End; Advance at every position where no
@@ -66,7 +67,7 @@ type entry struct {
 	table   uint32
 	keys    map[Key]struct{}
 	unknown string // non-empty: the keys were not recorded, and why
-	pruned  bool
+	gone    bool   // out of the log: proven visible (Prune), or forgotten (evict: lost covers it)
 }
 
 // NewTracker returns an empty tracker whose log holds at most limit
@@ -136,7 +137,7 @@ func (t *Tracker[R]) Observe(table uint32, keys ...Key) error {
 			}
 		}
 	}
-	if e.pruned || e.unknown != "" {
+	if e.gone || e.unknown != "" {
 		return nil
 	}
 	for _, k := range keys {
@@ -169,7 +170,7 @@ func (t *Tracker[R]) ObserveAll(table uint32, reason string) error {
 			w.voidBecause(fmt.Sprintf("transaction %d: %s", t.xid, reason))
 		}
 	}
-	if !e.pruned && e.unknown == "" {
+	if !e.gone && e.unknown == "" {
 		t.forgetKeys(e, reason)
 	}
 	return nil
@@ -209,6 +210,7 @@ func (t *Tracker[R]) evict() {
 	n := 0
 	for t.held > t.limit && n < len(t.log) {
 		e := t.log[n]
+		e.gone = true
 		t.held -= 1 + len(e.keys)
 		if !t.lost || int32(e.xid-t.lostMax) > 0 {
 			t.lostMax = e.xid
@@ -241,7 +243,7 @@ func (t *Tracker[R]) Prune(s Snapshot) {
 	kept := t.log[:0]
 	for _, e := range t.log {
 		if s.Visible(FullXid(e.xid, s.Xmax)) {
-			e.pruned = true
+			e.gone = true
 			t.held -= 1 + len(e.keys)
 			continue
 		}
