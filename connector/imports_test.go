@@ -25,6 +25,7 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/stream":             {},
 		"connector/internal/phases":    {},
 		"connector/internal/transform": {}, // pure: the record model, SMTs and CEL over schema only
+		"connector/internal/watermark": {}, // pure: stdlib and pglogrepl only
 		"connector/internal/fault":     {"connector/config", "connector/stream"},
 		"connector/pgsource":           {"connector/config", "connector/internal/fault", "connector/stream"},
 	}
