@@ -286,4 +286,3 @@ func utf16Units(s string) []uint16 {
 	}
 	return u
 }
-

@@ -72,13 +72,13 @@ func appendJSONValue(dst []byte, s *schema.Schema, v any, mode nullMode) (out []
 		if s.Name == transform.DateName {
 			// Date.fromLogical: whole days; a time of day is refused.
 			if ms%millisPerDay != 0 {
-				return dst, false, fmt.Errorf("Kafka Connect Date type should not have any time fields set to non-zero values")
+				return dst, false, fmt.Errorf("a Date value has a time of day (Connect: \"Kafka Connect Date type should not have any time fields set to non-zero values\")")
 			}
 			return strconv.AppendInt(dst, ms/millisPerDay, 10), true, nil
 		}
 		if s.Name == transform.TimeName && (ms < 0 || ms >= millisPerDay) {
 			// Time.fromLogical: within the first day.
-			return dst, false, fmt.Errorf("Kafka Connect Time type should not have any date fields set to non-zero values")
+			return dst, false, fmt.Errorf("a Time value is outside the first day (Connect: \"Kafka Connect Time type should not have any date fields set to non-zero values\")")
 		}
 		return strconv.AppendInt(dst, ms, 10), true, nil
 	}
