@@ -2,6 +2,7 @@ package connectformat
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -103,9 +104,11 @@ type pbBuilder struct {
 	file     *descriptorpb.FileDescriptorProto
 	params   map[*descriptorpb.FieldDescriptorProto][]schema.Param
 	defaults int
-	// nested holds, per message, the names of the struct messages
-	// already nested in it (FromConnectContext, PD:1997-2027).
-	nested map[*descriptorpb.DescriptorProto]map[string]bool
+	// nested holds, per message, the struct messages already nested in
+	// it by name, with their schema (FromConnectContext, PD:1997-2027);
+	// own is each message's own schema.
+	nested map[*descriptorpb.DescriptorProto]map[string]*schema.Schema
+	own    map[*descriptorpb.DescriptorProto]*schema.Schema
 }
 
 // nameOrDefault is getNameOrDefault (PD:1822-1826): an unnamed schema is
@@ -137,6 +140,10 @@ func (b *pbBuilder) unqualified(name string) string {
 // numbered 1, 2 … in the struct's order.
 func (b *pbBuilder) message(name string, s *schema.Schema) (*descriptorpb.DescriptorProto, error) {
 	msg := &descriptorpb.DescriptorProto{Name: &name}
+	if b.own == nil {
+		b.own = make(map[*descriptorpb.DescriptorProto]*schema.Schema)
+	}
+	b.own[msg] = s
 	for i, f := range s.Fields {
 		fd, err := b.field(msg, f.Schema, f.Name, int32(i+1))
 		if err != nil {
@@ -177,8 +184,15 @@ func (b *pbBuilder) field(msg *descriptorpb.DescriptorProto, s *schema.Schema, n
 	}
 	switch {
 	case s.Type == schema.TypeStruct && !isLogical(s):
-		if !b.contains(msg, typ) {
-			b.add(msg, typ)
+		if prev, ok := b.nestedSchema(msg, typ); ok {
+			// Java reuses the message of that name whatever its fields
+			// (PD:852-860): a second struct of the same name and another
+			// shape would be written with the first one's fields.
+			if !sameShape(prev, s) {
+				return nil, fmt.Errorf("two different structs are named %q in message %s; Protobuf would need two messages, and the converter would silently reuse the first", typ, msg.GetName())
+			}
+		} else {
+			b.add(msg, typ, s)
 			nested, err := b.message(typ, s)
 			if err != nil {
 				return nil, err
@@ -211,20 +225,55 @@ func (b *pbBuilder) field(msg *descriptorpb.DescriptorProto, s *schema.Schema, n
 	return fd, nil
 }
 
-// contains and add are FromConnectContext's (PD:2005-2022): a name equal
-// to the message's own refers to it.
-func (b *pbBuilder) contains(msg *descriptorpb.DescriptorProto, name string) bool {
-	return msg.GetName() == name || b.nested[msg][name]
+// nestedSchema and add are FromConnectContext's contains and add
+// (PD:2005-2022): a name equal to the message's own refers to it.
+func (b *pbBuilder) nestedSchema(msg *descriptorpb.DescriptorProto, name string) (*schema.Schema, bool) {
+	if msg.GetName() == name {
+		return b.own[msg], true
+	}
+	s, ok := b.nested[msg][name]
+	return s, ok
 }
 
-func (b *pbBuilder) add(msg *descriptorpb.DescriptorProto, name string) {
+func (b *pbBuilder) add(msg *descriptorpb.DescriptorProto, name string, s *schema.Schema) {
 	if b.nested == nil {
-		b.nested = make(map[*descriptorpb.DescriptorProto]map[string]bool)
+		b.nested = make(map[*descriptorpb.DescriptorProto]map[string]*schema.Schema)
 	}
 	if b.nested[msg] == nil {
-		b.nested[msg] = make(map[string]bool)
+		b.nested[msg] = make(map[string]*schema.Schema)
 	}
-	b.nested[msg][name] = true
+	b.nested[msg][name] = s
+}
+
+// sameShape reports whether two struct schemas have the same fields, as
+// a message of one can hold values of the other (optionality aside).
+func sameShape(a, b *schema.Schema) bool {
+	if a == nil || b == nil || len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for i := range a.Fields {
+		fa, fb := a.Fields[i], b.Fields[i]
+		if fa.Name != fb.Name || fa.Schema.Type != fb.Schema.Type || fa.Schema.Name != fb.Schema.Name {
+			return false
+		}
+		switch fa.Schema.Type {
+		case schema.TypeStruct:
+			if !sameShape(fa.Schema, fb.Schema) {
+				return false
+			}
+		case schema.TypeArray, schema.TypeMap:
+			if !reflect.DeepEqual(withoutOptional(fa.Schema), withoutOptional(fb.Schema)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func withoutOptional(s *schema.Schema) *schema.Schema {
+	c := *s
+	c.Optional = false
+	return &c
 }
 
 // depend imports the file of a well-known type once, in first-use order

@@ -351,6 +351,8 @@ func TestProtobufRefusesWhatItCannotWriteExactly(t *testing.T) {
 		{"protobuf enum", structOf("E", "e", &schema.Schema{Type: schema.TypeString, Name: "Status",
 			Params: []schema.Param{{Key: "io.confluent.connect.protobuf.Enum", Value: "Status"}}}), "io.confluent.connect.protobuf.Enum"},
 		{"primitive root", sString, "root schema is string"},
+		{"two structs of one name", structOf("R", "a", structOf("x.Point", "x", sInt32), "b", structOf("y.Point", "x", sString)), "two different structs"},
+		{"a struct named as its parent", structOf("R", "a", structOf("z.R", "q", sInt64)), "two different structs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
