@@ -34,7 +34,9 @@
 //     default, connect.version, connect.parameters, connect.index per
 //     struct field, oneOf [null, …] for optional); AppendEncode writes the
 //     value as fromConnectData and Jackson do, after magic byte 0 and the
-//     schema id.
+//     schema id. JSONSchemaOptions.ClosedObjects is the converter's
+//     object.additional.properties=false, without which the registry's
+//     default BACKWARD check refuses an added column.
 //   - CloudEvents (cloudevents.go): AppendCloudEvent writes a Debezium
 //     Postgres change as the CloudEvents converter's structured JSON mode
 //     does with JSON data: id (name, lsn, txId, sequence), source

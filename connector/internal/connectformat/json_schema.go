@@ -30,17 +30,39 @@ type JSONSchema struct {
 
 const jsonNamespace = "io.confluent.connect.json"
 
-// NewJSONSchema builds the JSON Schema document of s.
+// JSONSchemaOptions are the converter's settings that change the document.
+type JSONSchemaOptions struct {
+	// ClosedObjects is object.additional.properties=false
+	// (JsonSchemaDataConfig.java:35, default true): every struct's object
+	// gets "additionalProperties": false (JSD:920-922). With the default,
+	// open objects, the registry's default (strict) BACKWARD check refuses
+	// an added optional property, so a column added to a table is refused
+	// (schema-registry json-schema-provider SchemaDiff.java:44-121:
+	// OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL is compatible,
+	// ..._TO_OPEN_CONTENT_MODEL only under the lenient policy).
+	ClosedObjects bool
+}
+
+// NewJSONSchema builds the JSON Schema document of s with the converter's
+// defaults.
 func NewJSONSchema(s *schema.Schema) (*JSONSchema, error) {
+	return NewJSONSchemaOptions(s, JSONSchemaOptions{})
+}
+
+// NewJSONSchemaOptions builds the JSON Schema document of s.
+func NewJSONSchemaOptions(s *schema.Schema, opts JSONSchemaOptions) (*JSONSchema, error) {
 	if s == nil {
 		return nil, fmt.Errorf("json schema: no schema (a schemaless value has no JSON Schema)")
 	}
-	doc, err := appendJSONSchema(nil, s, -1, false)
+	w := jsonSchemaWriter{opts}
+	doc, err := w.appendSchema(nil, s, -1, false)
 	if err != nil {
 		return nil, err
 	}
 	return &JSONSchema{Document: doc, schema: s}, nil
 }
+
+type jsonSchemaWriter struct{ opts JSONSchemaOptions }
 
 // AppendEncode appends v in Confluent's JSON Schema wire format with the
 // schema id the registry gave Document.
@@ -68,10 +90,10 @@ type member struct {
 	val []byte
 }
 
-// appendJSONSchema is rawSchemaFromConnectSchema (JSD:765-968): index is
+// appendSchema is rawSchemaFromConnectSchema (JSD:765-968): index is
 // the field's position in its struct (connect.index), -1 for none;
 // ignoreOptional is set for union members only (not written here).
-func appendJSONSchema(dst []byte, s *schema.Schema, index int, ignoreOptional bool) ([]byte, error) {
+func (w jsonSchemaWriter) appendSchema(dst []byte, s *schema.Schema, index int, ignoreOptional bool) ([]byte, error) {
 	for _, p := range s.Params {
 		if strings.HasPrefix(p.Key, jsonNamespace+".") || strings.HasPrefix(p.Key, "org.apache.kafka.connect.data.") {
 			return nil, fmt.Errorf("json schema: the parameter %q (a JSON Schema converter's enum, union or id) is not supported", p.Key)
@@ -98,24 +120,24 @@ func appendJSONSchema(dst []byte, s *schema.Schema, index int, ignoreOptional bo
 		typed = append(typed, member{"type", []byte(`"string"`)})
 		connectType("bytes")
 	case schema.TypeArray: // JSD:840-853
-		items, err := appendJSONSchema(nil, s.Items, -1, false)
+		items, err := w.appendSchema(nil, s.Items, -1, false)
 		if err != nil {
 			return nil, err
 		}
 		typed = append(typed, member{"type", []byte(`"array"`)}, member{"items", items})
 	case schema.TypeMap: // JSD:854-873
 		if s.Keys.Type == schema.TypeString && !s.Keys.Optional {
-			vals, err := appendJSONSchema(nil, s.Values, -1, false)
+			vals, err := w.appendSchema(nil, s.Values, -1, false)
 			if err != nil {
 				return nil, err
 			}
 			typed = append(typed, member{"type", []byte(`"object"`)}, member{"additionalProperties", vals})
 		} else {
-			k, err := appendJSONSchema(nil, s.Keys, 0, false)
+			k, err := w.appendSchema(nil, s.Keys, 0, false)
 			if err != nil {
 				return nil, err
 			}
-			v, err := appendJSONSchema(nil, s.Values, 1, false)
+			v, err := w.appendSchema(nil, s.Values, 1, false)
 			if err != nil {
 				return nil, err
 			}
@@ -127,7 +149,7 @@ func appendJSONSchema(dst []byte, s *schema.Schema, index int, ignoreOptional bo
 		if s.Optional { // JSD:890-895: oneOf null and the struct made required
 			inner := *s
 			inner.Optional = false
-			body, err := appendJSONSchema(nil, &inner, -1, false)
+			body, err := w.appendSchema(nil, &inner, -1, false)
 			if err != nil {
 				return nil, err
 			}
@@ -135,13 +157,16 @@ func appendJSONSchema(dst []byte, s *schema.Schema, index int, ignoreOptional bo
 		}
 		var fields []member
 		for i, f := range s.Fields { // JSD:896-919
-			fs, err := appendJSONSchema(nil, f.Schema, i, false)
+			fs, err := w.appendSchema(nil, f.Schema, i, false)
 			if err != nil {
 				return nil, fmt.Errorf("field %q: %w", f.Name, err)
 			}
 			fields = append(fields, member{f.Name, fs})
 		}
 		typed = append(typed, member{"type", []byte(`"object"`)}, member{"properties", objectJSON(fields)})
+		if w.opts.ClosedObjects {
+			typed = append(typed, member{"additionalProperties", []byte("false")})
+		}
 	default:
 		return nil, fmt.Errorf("json schema: unsupported type %q", s.Type)
 	}

@@ -220,3 +220,27 @@ func validateErr(t *testing.T, doc, v []byte) error {
 	}
 	return sch.Validate(inst)
 }
+
+// TestJSONSchemaClosedObjects is object.additional.properties=false as
+// JSDT:355-416 configures it: each struct's object has
+// "additionalProperties": false (maps keep theirs), and a value with a
+// property the schema lacks no longer validates.
+func TestJSONSchemaClosedObjects(t *testing.T) {
+	inner := structOf("field0", "a", &schema.Schema{Type: schema.TypeInt8}, "b", sString)
+	s := structOf("R", "x", inner, "m", &schema.Schema{Type: schema.TypeMap, Keys: sString, Values: sInt32})
+	j, err := NewJSONSchemaOptions(s, JSONSchemaOptions{ClosedObjects: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","title":"R","additionalProperties":false,"properties":{` +
+		`"x":{"type":"object","title":"field0","additionalProperties":false,"connect.index":0,"properties":{` +
+		`"a":{"type":"integer","connect.index":0,"connect.type":"int8"},"b":{"type":"string","connect.index":1}}},` +
+		`"m":{"type":"object","additionalProperties":{"type":"integer","connect.type":"int32"},"connect.index":1,"connect.type":"map"}}}`
+	if !sameJSON(t, j.Document, []byte(want)) {
+		t.Errorf("document\n%s\nwant\n%s", j.Document, want)
+	}
+	validate(t, j.Document, []byte(`{"x":{"a":1,"b":"s"},"m":{"k":1}}`))
+	if validateErr(t, j.Document, []byte(`{"x":{"a":1,"b":"s","c":2}}`)) == nil {
+		t.Errorf("an extra property validated against a closed object")
+	}
+}
