@@ -1,0 +1,116 @@
+package connectformat
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// CET = debezium-connect-plugins/src/test/java/io/debezium/converters/CloudEventsConverterTest.java
+// at v3.6.1.Final; CEC, CEM, PCM as in cloudevents.go.
+
+// wantCloudEvent is the update of pgChange as the converter writes it
+// without data schemas, built from its rules: the attributes in the order
+// of CEC:490-546 (id, source, specversion, type, time, datacontenttype,
+// then iodebeziumop, one per source field, the three tx ones, data); the
+// id of PCM:41-46; time as yyyy-MM-dd'T'HH:mm:ss.SSSXXX in UTC of
+// source.ts_ms 1559033904863 (2019-05-28T08:58:24 UTC, by `date -u`);
+// int64 attributes as strings and nulls as null (CEC:552-597, JsonConverter);
+// names by adjustExtensionName, which keeps upper case (txId).
+const wantCloudEvent = `{"id":"name:dbserver1;lsn:24023128;txId:555;sequence:[\"24023119\",\"24023128\"]",` +
+	`"source":"/debezium/postgresql/dbserver1","specversion":"1.0",` +
+	`"type":"io.debezium.connector.postgresql.DataChangeEvent","time":"2019-05-28T08:58:24.863Z",` +
+	`"datacontenttype":"application/json","iodebeziumop":"u",` +
+	`"iodebeziumversion":"3.6.1.Final","iodebeziumconnector":"postgresql","iodebeziumname":"dbserver1",` +
+	`"iodebeziumtsms":"1559033904863","iodebeziumsnapshot":"false","iodebeziumdb":"postgres",` +
+	`"iodebeziumsequence":"[\"24023119\",\"24023128\"]","iodebeziumtsus":"1559033904863123","iodebeziumtsns":"1559033904863123000",` +
+	`"iodebeziumschema":"public","iodebeziumtable":"customers","iodebeziumtxId":"555","iodebeziumlsn":"24023128",` +
+	`"iodebeziumxmin":null,"iodebeziumorigin":null,"iodebeziumoriginlsn":null,` +
+	`"iodebeziumtxid":"555:24023128","iodebeziumtxtotalorder":"1","iodebeziumtxdatacollectionorder":"1",` +
+	`"data":{"before":{"id":1001,"name":"Sally","balance":"BNI=","born":7441,"seen":null},` +
+	`"after":{"id":1001,"name":"Sally","balance":"Fi4=","born":7441,"seen":1700000000123}}}`
+
+func TestCloudEventOfAPostgresChangeAsDebeziumWritesIt(t *testing.T) {
+	got, ok, err := AppendCloudEvent(nil, pgEnvelope, pgChange(t), CloudEventsOptions{})
+	if err != nil || !ok {
+		t.Fatalf("ok %v err %v", ok, err)
+	}
+	if string(got) != wantCloudEvent {
+		t.Fatalf("event:\n%s\nwant:\n%s", got, wantCloudEvent)
+	}
+}
+
+// TestCloudEventWithDataSchema is CET:52-147 (json.schemas.enable true):
+// every required attribute, no dataschema, no traceparent, the type's
+// prefix and suffix, the extension attributes with a transaction, and
+// data as schema and payload, the schema named io.debezium.connector.*.Data.
+func TestCloudEventWithDataSchema(t *testing.T) {
+	got, ok, err := AppendCloudEvent(nil, pgEnvelope, pgChange(t), CloudEventsOptions{DataSchemas: true})
+	if err != nil || !ok {
+		t.Fatalf("ok %v err %v", ok, err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(got, &ev); err != nil {
+		t.Fatalf("%v: %s", err, got)
+	}
+	for _, k := range []string{"id", "source", "specversion", "type", "datacontenttype", "time", "data", // CET:104-114
+		"iodebeziumop", "iodebeziumtsms", "iodebeziumtxid", "iodebeziumtxtotalorder", "iodebeziumtxdatacollectionorder"} { // CET:116-122
+		if ev[k] == nil {
+			t.Errorf("%s missing", k)
+		}
+	}
+	for _, k := range []string{"dataschema", "traceparent"} { // CET:107, 111
+		if _, ok := ev[k]; ok {
+			t.Errorf("%s present", k)
+		}
+	}
+	typ := ev["type"].(string)
+	if !strings.HasPrefix(typ, "io.debezium.connector.") || !strings.HasSuffix(typ, ".DataChangeEvent") { // CET:109-110
+		t.Errorf("type %s", typ)
+	}
+	data := ev["data"].(map[string]any)
+	name := data["schema"].(map[string]any)["name"].(string)
+	if name != "io.debezium.connector.postgresql.Data" { // CET:127-128, RMB dataSchemaName
+		t.Errorf("data schema name %s", name)
+	}
+	if data["payload"].(map[string]any)["after"] == nil { // CET:131
+		t.Errorf("no payload.after: %v", data)
+	}
+	// The same bytes as without schemas, "data" replaced (CEC:300-314).
+	prefix := wantCloudEvent[:strings.Index(wantCloudEvent, `"data":`)]
+	if !strings.HasPrefix(string(got), prefix+`"data":{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"}`) {
+		t.Errorf("event:\n%s", got)
+	}
+	if !strings.HasSuffix(string(got), `"optional":false,"name":"io.debezium.connector.postgresql.Data"},"payload":`+wantCloudEvent[strings.Index(wantCloudEvent, `"data":`)+7:len(wantCloudEvent)-1]+"}}") {
+		t.Errorf("event's data:\n%s", got)
+	}
+}
+
+// TestCloudEventOnlyForChangeEvents: the converter writes nothing for a
+// null value or a value that is not an envelope (CEC:264-271).
+func TestCloudEventOnlyForChangeEvents(t *testing.T) {
+	if _, ok, err := AppendCloudEvent(nil, pgEnvelope, nil, CloudEventsOptions{}); ok || err != nil {
+		t.Errorf("tombstone: ok %v err %v", ok, err)
+	}
+	hb := structOf("io.debezium.connector.common.Heartbeat", "ts_ms", sInt64)
+	if _, ok, err := AppendCloudEvent(nil, hb, newStruct(t, hb, "ts_ms", int64(1)), CloudEventsOptions{}); ok || err != nil {
+		t.Errorf("heartbeat: ok %v err %v", ok, err)
+	}
+	// A create without a transaction block: the tx attributes are null.
+	c := pgChange(t)
+	c.Values[0] = nil // before
+	c.Values[3] = nil // transaction
+	c.Values[4] = "c" // op
+	got, ok, err := AppendCloudEvent(nil, pgEnvelope, c, CloudEventsOptions{})
+	if err != nil || !ok {
+		t.Fatalf("ok %v err %v", ok, err)
+	}
+	for _, want := range []string{`"iodebeziumop":"c"`, `"iodebeziumtxid":null,"iodebeziumtxtotalorder":null,"iodebeziumtxdatacollectionorder":null`, `"data":{"before":null,`} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("no %s in\n%s", want, got)
+		}
+	}
+	if n := extensionName("origin_lsn"); n != "iodebeziumoriginlsn" {
+		t.Errorf("extension name %s", n)
+	}
+}
