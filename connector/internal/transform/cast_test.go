@@ -267,3 +267,38 @@ func TestCastJavaConversions(t *testing.T) {
 		mustContain(t, err, "out of range for requested data type")
 	}
 }
+
+// TestCastLogicalOutsideItsType: Cast encodes a Date or Time with
+// Date.fromLogical / Time.fromLogical (Cast.java:256-266), which throw for
+// a Date with a time of day and for a Time outside [0, one day]
+// (connect/api/src/main/java/org/apache/kafka/connect/data/Date.java:62-65,
+// Time.java:63-65); the value is never truncated silently. A cast to
+// string skips the encoding (Cast.java:282) and formats the instant.
+func TestCastLogicalOutsideItsType(t *testing.T) {
+	for _, c := range []struct {
+		s    *schema.Schema
+		in   int64 // ms
+		to   string
+		want any // nil: an error
+	}{
+		{dateSchema, epochDay + 1, schema.TypeInt32, nil},
+		{dateSchema, -epochDay, schema.TypeInt32, int32(-1)}, // (int) (-86400000 / MILLIS_PER_DAY)
+		{dateSchema, 3 * epochDay, schema.TypeInt64, int64(3)},
+		{timeSchema, -1, schema.TypeInt32, nil},
+		{timeSchema, epochDay + 1, schema.TypeInt64, nil},
+		{timeSchema, epochDay, schema.TypeInt32, int32(epochDay)}, // unixMillis > MILLIS_PER_DAY: the day itself passes
+		{dateSchema, epochDay + 1, schema.TypeString, "1970-01-02T00:00:00.001Z"},
+	} {
+		got, err := castValue(c.s, fromMillis(c.in), c.to)
+		name := fmt.Sprintf("cast %s %d ms to %s", c.s.Name, c.in, c.to)
+		if c.want == nil {
+			mustContain(t, err, "should not have any")
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		eq(t, name, got, c.want)
+	}
+}
