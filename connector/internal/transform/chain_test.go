@@ -34,16 +34,16 @@ func predicate(t *testing.T, typ string, kv ...string) (Predicate, error) {
 func TestPredicatesAsKafka(t *testing.T) {
 	t.Run(topicNameMatchesTest+":39 testPatternRequiredInConfig", func(t *testing.T) {
 		_, err := predicate(t, "TopicNameMatches")
-		mustContain(t, err, "predicates.p.pattern: missing required configuration")
+		mustContain(t, err, "predicates.p.pattern: ", `Missing required configuration "pattern"`)
 	})
 	t.Run(topicNameMatchesTest+":46 testPatternMayNotBeEmptyInConfig", func(t *testing.T) {
 		_, err := predicate(t, "TopicNameMatches", "pattern", "")
-		mustContain(t, err, "predicates.p.pattern", "must not be empty")
+		mustContain(t, err, "predicates.p.pattern: ", "String must be non-empty")
 	})
 	t.Run(topicNameMatchesTest+":54 testPatternIsValidRegexInConfig and :62 testConfig", func(t *testing.T) {
 		for _, bad := range []string{"[", "*"} {
 			_, err := predicate(t, "TopicNameMatches", "pattern", bad)
-			mustContain(t, err, "predicates.p.pattern", "regular expression")
+			mustContain(t, err, "predicates.p.pattern: ", "Invalid regex")
 		}
 	})
 	t.Run(topicNameMatchesTest+":73 testTest", func(t *testing.T) {
@@ -58,11 +58,11 @@ func TestPredicatesAsKafka(t *testing.T) {
 	})
 	t.Run(hasHeaderKeyTest+":44 testNameRequiredInConfig", func(t *testing.T) {
 		_, err := predicate(t, "HasHeaderKey")
-		mustContain(t, err, "predicates.p.name: missing required configuration")
+		mustContain(t, err, "predicates.p.name: ", `Missing required configuration "name"`)
 	})
 	t.Run(hasHeaderKeyTest+":51 testNameMayNotBeEmptyInConfig", func(t *testing.T) {
 		_, err := predicate(t, "HasHeaderKey", "name", "")
-		mustContain(t, err, "predicates.p.name: string must be non-empty")
+		mustContain(t, err, "predicates.p.name: String must be non-empty")
 	})
 	t.Run(hasHeaderKeyTest+":68 testTest", func(t *testing.T) {
 		p, err := predicate(t, "HasHeaderKey", "name", "foo")

@@ -60,11 +60,16 @@ var predicateTypes = map[string]func(o *opts) (Predicate, error){
 	kt + "predicates.TopicNameMatches": func(o *opts) (Predicate, error) {
 		pattern, ok := o.raw("pattern")
 		if !ok {
-			return nil, o.fail("pattern", "missing required configuration: a regular expression the whole topic must match")
+			return nil, o.fail("pattern", `Missing required configuration "pattern" which has no default value: a regular expression the whole topic must match`)
+		}
+		if pattern == "" {
+			// ConfigDef.NonEmptyString's message (TopicNameMatchesTest.java:50).
+			return nil, o.fail("pattern", "String must be non-empty")
 		}
 		p, err := NewTopicNameMatches(pattern)
 		if err != nil {
-			return nil, o.fail("pattern", err.Error())
+			// RegexValidator's message (TopicNameMatchesTest.java:58, 69).
+			return nil, o.fail("pattern", "Invalid regex: "+err.Error())
 		}
 		return p, nil
 	},
@@ -73,9 +78,9 @@ var predicateTypes = map[string]func(o *opts) (Predicate, error){
 		name, ok := o.raw("name")
 		switch {
 		case !ok:
-			return nil, o.fail("name", "missing required configuration: the header name")
+			return nil, o.fail("name", `Missing required configuration "name" which has no default value: the header name`)
 		case name == "":
-			return nil, o.fail("name", "string must be non-empty")
+			return nil, o.fail("name", "String must be non-empty")
 		}
 		return HasHeaderKey{Name: name}, nil
 	},
