@@ -82,6 +82,16 @@ func TestReplaceFieldSchemaBasics(t *testing.T) {
 	mustContain(t, applyErr(t, tr, Record{ValueSchema: s, Value: newStruct(t, s, "a", int32(1), "b", int32(2))}), "duplication")
 }
 
+// TestReplaceFieldSchemalessKeysAreStrings: a schemaless map's keys are
+// field names; Java casts each to String (ReplaceField.java:153-154,
+// ClassCastException), so a map with other keys fails instead of having
+// them renamed to "" (where two would silently become one).
+func TestReplaceFieldSchemalessKeysAreStrings(t *testing.T) {
+	tr := one(t, "ReplaceField$Value", "exclude", "x")
+	err := applyErr(t, tr, Record{Value: NewMap(int32(1), "a", int32(2), "b")})
+	mustContain(t, err, "java.lang.Integer key")
+}
+
 const valueToKeyTest = "ValueToKeyTest.java"
 
 func TestValueToKeyAsKafka(t *testing.T) {
