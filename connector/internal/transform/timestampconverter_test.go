@@ -200,6 +200,21 @@ func TestTimestampConverterDebeziumTimes(t *testing.T) {
 	mustContain(t, applyErr(t, tr, Record{Value: "07/12/2026"}), "does not match pattern (yyyy-MM-dd)")
 }
 
+// TestTimestampConverterKeepsMilliseconds: the pivot of every conversion
+// is a java.util.Date (TimestampConverter.java:114-129, 494-513), so a
+// Timestamp target holds whole milliseconds even when the time.Time given
+// had more (floor, as Date.getTime of an instant).
+func TestTimestampConverterKeepsMilliseconds(t *testing.T) {
+	tr := one(t, "TimestampConverter$Value", "target.type", "Timestamp")
+	for in, want := range map[time.Time]time.Time{
+		time.Unix(86401, 234567891).UTC(): fromMillis(86401234),
+		time.Unix(-1, 999999).UTC():       fromMillis(-1000),
+	} {
+		out := apply(t, tr, Record{ValueSchema: timestampSchema, Value: in})
+		eq(t, "timestamp of "+in.String(), out.Value, want)
+	}
+}
+
 // TestDateFormat pins the SimpleDateFormat letters supported, formatting
 // and parsing in UTC, against values worked out from Java's pattern
 // documentation (java.text.SimpleDateFormat).
