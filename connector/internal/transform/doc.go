@@ -38,7 +38,27 @@
 // refused. Kafka's nested field paths (KIP-821, field.syntax.version)
 // reach only ExtractField at the revision followed, none of these SMTs.
 // In CEL, Debezium's `header.<name>.value` is `headers.<name>` (the last
-// header of a name), and a null in `?:` is written dyn(null).
+// header of a name), a null in `?:` is written dyn(null), and a Decimal
+// is its BigDecimal.toString string (CEL has no decimal type).
+//
+// Also different, each failing loudly where Kafka or Debezium would go on:
+//   - TimestampConverter parses only the zone UTC/GMT and zero offsets
+//     (z Z X; Java applies any zone or offset), month and day names in
+//     English (Java: the JVM's locale); with D and M/d both in a pattern,
+//     D decides; E is read but not checked. A struct schema with a default
+//     value is refused (Java converts the default too).
+//   - Cast parses decimal number strings only: Java's Double.parseDouble
+//     also reads hexadecimal floats ("0x1p3") and Integer.parseInt
+//     non-ASCII digits.
+//   - InsertField fails on a required inserted field that has no value
+//     (a record without partition or timestamp); Kafka builds the Struct
+//     and the converter fails later. HeaderFrom names a missing struct
+//     field where Kafka throws a NullPointerException.
+//   - Filter and ContentBasedRouter take `language` as optional (cel when
+//     given; Debezium requires it); a router expression giving "" fails.
+//   - Derived schemas are cached per input schema pointer (bounded), not
+//     by Schema.equals in an LRU of 16: two equal schemas built apart get
+//     two equal derived schemas.
 //
 // What remains (the wiring, later):
 //   - The pipeline builds a Record only when a chain is configured: the
