@@ -32,7 +32,8 @@
 // are RE2 (no backreferences or lookaround; refused when configured);
 // InsertField's offset.field is refused (a source record has no offset);
 // TimestampConverter's `format` supports the SimpleDateFormat letters
-// y M d D E a H h m s S z Z X (others refused when configured) in UTC;
+// y M d D E a H h m s S z Z X (others refused when configured) in UTC,
+// with GregorianCalendar's Julian dates before 1582-10-15 as Java has them;
 // Cast writes dates in UTC where Java uses the JVM's zone, and floats as
 // Java 19+ does (shortest round-trip digits); keys no transform reads are
 // refused. Kafka's nested field paths (KIP-821, field.syntax.version)
@@ -43,10 +44,10 @@
 //
 // Also different, each failing loudly where Kafka or Debezium would go on:
 //   - TimestampConverter parses only the zone UTC/GMT and zero offsets
-//     (z Z X; Java applies any zone or offset), month and day names in
-//     English (Java: the JVM's locale); with D and M/d both in a pattern,
-//     D decides; E is read but not checked. A struct schema with a default
-//     value is refused (Java converts the default too).
+//     (z Z X; Java applies any zone or offset) and unsigned numbers (Java
+//     reads "-1" as a month), month and day names in English (Java: the
+//     JVM's locale). A struct schema with a default value is refused (Java
+//     converts the default too).
 //   - Cast parses decimal number strings only: Java's Double.parseDouble
 //     also reads hexadecimal floats ("0x1p3") and Integer.parseInt
 //     non-ASCII digits.
