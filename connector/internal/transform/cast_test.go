@@ -302,3 +302,39 @@ func TestCastLogicalOutsideItsType(t *testing.T) {
 		eq(t, name, got, c.want)
 	}
 }
+
+// TestCastJavaNumbersAsJDK: Double.toString / Float.toString and
+// Double.parseDouble / Float.parseFloat where they are easy to get wrong,
+// with the values JDK 25 prints (the shortest-digits rule of JDK 19+:
+// a subnormal whose shortest decimal has one digit gets the closest of
+// one or two digits; hexadecimal float strings are numbers to Java).
+func TestCastJavaNumbersAsJDK(t *testing.T) {
+	for _, c := range []struct {
+		in     any
+		target string
+		want   any
+	}{
+		{math.SmallestNonzeroFloat64, schema.TypeString, "4.9E-324"},
+		{float32(math.SmallestNonzeroFloat32), schema.TypeString, "1.4E-45"},
+		{-3 * math.SmallestNonzeroFloat64, schema.TypeString, "-1.5E-323"},
+		{math.Float32frombits(7), schema.TypeString, "9.8E-45"},
+		{"0x1p3", schema.TypeFloat64, 8.0},
+		{"-0x1.8p1", schema.TypeFloat64, -3.0},
+		{"0x1p3f", schema.TypeFloat32, float32(8)},
+		{"0X.8P1d", schema.TypeFloat64, 1.0},
+		{"0x1p-1075", schema.TypeFloat64, 0.0},
+		{"0x1.000001p0", schema.TypeFloat64, 1.0000000596046448},
+		{"0x1.000001p0", schema.TypeFloat32, float32(1)},
+	} {
+		got, err := castValue(nil, c.in, c.target)
+		if err != nil {
+			t.Errorf("cast %v to %s: %v", c.in, c.target, err)
+			continue
+		}
+		eq(t, fmt.Sprintf("cast %v to %s", c.in, c.target), got, c.want)
+	}
+	for _, in := range []string{"0x1", "0x_1p3"} { // NumberFormatException in Java
+		_, err := castValue(nil, in, schema.TypeFloat64)
+		mustContain(t, err, "out of range for requested data type")
+	}
+}

@@ -37,6 +37,15 @@ func javaDouble(v float64, bits int) string {
 		return s
 	}
 	s := strconv.FormatFloat(v, 'e', -1, bits) // 1.2345e+10
+	if !strings.Contains(s, ".") {
+		// One digit is enough: Java then picks, among the decimals of one
+		// or two digits that round to v, the closest (Double.toString's
+		// Javadoc, JDK 19+): Double.MIN_VALUE is 4.9E-324, not 5.0E-324.
+		// Only subnormals, whose rounding interval is wide, differ.
+		if two := strconv.FormatFloat(v, 'e', 1, bits); parsesTo(two, v, bits) {
+			s = two
+		}
+	}
 	mant, exp, _ := strings.Cut(s, "e")
 	if !strings.Contains(mant, ".") {
 		mant += ".0"
@@ -48,6 +57,12 @@ func javaDouble(v float64, bits int) string {
 		exp = "-" + exp
 	}
 	return mant + "E" + exp
+}
+
+// parsesTo reports whether the decimal s reads back as v in bits.
+func parsesTo(s string, v float64, bits int) bool {
+	f, err := strconv.ParseFloat(s, bits)
+	return err == nil && f == v
 }
 
 // String is BigDecimal.toString: plain when the scale is ≥ 0 and the
@@ -149,7 +164,8 @@ func javaD2L(f float64) int64 {
 
 // parseJavaFloat is Double.parseDouble / Float.parseFloat for the forms
 // Java accepts: surrounding whitespace, an optional f/F/d/D suffix, NaN
-// and [+-]Infinity spelled exactly so. Hexadecimal floats are refused.
+// and [+-]Infinity spelled exactly so, and hexadecimal floats
+// ("0x1.8p1": a binary exponent required, as in Go).
 func parseJavaFloat(s string, bits int) (float64, bool) {
 	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 	switch s {
@@ -163,9 +179,17 @@ func parseJavaFloat(s string, bits int) (float64, bool) {
 	if n := len(s); n > 0 && strings.ContainsRune("fFdD", rune(s[n-1])) {
 		s = s[:n-1]
 	}
+	unsigned := strings.TrimLeft(s, "+-")
+	hex := strings.HasPrefix(unsigned, "0x") || strings.HasPrefix(unsigned, "0X")
 	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-			return 0, false
+		ok := c >= '0' && c <= '9' || c == '.' || c == '+' || c == '-'
+		if hex {
+			ok = ok || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == 'x' || c == 'X' || c == 'p' || c == 'P'
+		} else {
+			ok = ok || c == 'e' || c == 'E'
+		}
+		if !ok {
+			return 0, false // also Go's underscores and inf/nan spellings Java has not
 		}
 	}
 	f, err := strconv.ParseFloat(s, bits)
