@@ -205,3 +205,33 @@ func TestParseNamesTheKey(t *testing.T) {
 		t.Errorf("%d errors reported, want 2: %v", n, err)
 	}
 }
+
+// TestParseTrimsKafkaStrings: Kafka's ConfigDef trims every STRING and
+// CLASS value before a transform sees it
+// (clients/src/main/java/org/apache/kafka/common/config/ConfigDef.java:694-696, 718-720),
+// so " EU " inserts "EU" and " move " is an operation; Debezium's own keys
+// (Configuration.getString) are read as given.
+func TestParseTrimsKafkaStrings(t *testing.T) {
+	s := structOf("id", sInt32)
+	tr := one(t, " "+kt+"InsertField$Value ", "static.field", " region ", "static.value", " EU ")
+	out := apply(t, tr, Record{ValueSchema: s, Value: newStruct(t, s, "id", int32(1))})
+	eq(t, "region", get(t, out.Value, "region"), "EU")
+
+	tr = one(t, "TimestampConverter$Value", "target.type", " string ", "format", " yyyy-MM-dd ", "field", " ts ")
+	ms := NewMap("ts", fromMillis(epochDay))
+	eq(t, "ts", get(t, apply(t, tr, Record{Value: ms}).Value, "ts"), "1970-01-02")
+
+	tr = one(t, "HeaderFrom$Value", "fields", "id", "headers", "h", "operation", " move ")
+	out = apply(t, tr, Record{ValueSchema: s, Value: newStruct(t, s, "id", int32(1))})
+	eq(t, "fields left", len(out.ValueSchema.Fields), 0)
+
+	_, err := predicate(t, "HasHeaderKey", "name", "  ")
+	mustContain(t, err, "predicates.p.name: String must be non-empty")
+
+	// Debezium's topic.regex is not trimmed: " dum.*" matches no "dummy1".
+	f, err := filter(t, "topic.regex", " dum.*", "condition", "false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustKeep(t, f, dummyDelete(t, 1), true)
+}

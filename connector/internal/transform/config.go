@@ -58,7 +58,7 @@ var transformTypes = map[string]func(o *opts) (Transform, error){
 
 var predicateTypes = map[string]func(o *opts) (Predicate, error){
 	kt + "predicates.TopicNameMatches": func(o *opts) (Predicate, error) {
-		pattern, ok := o.raw("pattern")
+		pattern, ok := o.kstr("pattern")
 		if !ok {
 			return nil, o.fail("pattern", `Missing required configuration "pattern" which has no default value: a regular expression the whole topic must match`)
 		}
@@ -75,7 +75,7 @@ var predicateTypes = map[string]func(o *opts) (Predicate, error){
 	},
 	kt + "predicates.RecordIsTombstone": func(*opts) (Predicate, error) { return RecordIsTombstone{}, nil },
 	kt + "predicates.HasHeaderKey": func(o *opts) (Predicate, error) {
-		name, ok := o.raw("name")
+		name, ok := o.kstr("name")
 		switch {
 		case !ok:
 			return nil, o.fail("name", `Missing required configuration "name" which has no default value: the header name`)
@@ -115,9 +115,22 @@ func (o *opts) raw(key string) (string, bool) {
 	return v, ok
 }
 
-// str is a STRING key with a default ("" when none).
+// kstr is a Kafka ConfigDef STRING (or CLASS) key: trimmed, as
+// ConfigDef.parseType trims it (clients/src/main/java/org/apache/kafka/common/config/ConfigDef.java:694-696, 718-720)
+// with String.trim (every char up to ' '). Debezium's keys are read as
+// given (raw).
+func (o *opts) kstr(key string) (string, bool) {
+	v, ok := o.raw(key)
+	return javaTrim(v), ok
+}
+
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+// str is a Kafka STRING key with a default ("" when none).
 func (o *opts) str(key, def string) string {
-	if v, ok := o.raw(key); ok {
+	if v, ok := o.kstr(key); ok {
 		return v
 	}
 	return def
@@ -193,7 +206,7 @@ func Parse(props map[string]string) (*Chain, error) {
 	preds := map[string]Predicate{}
 	for _, p := range predAliases {
 		o := &opts{prefix: "predicates." + p + ".", props: props, used: used}
-		typ, ok := o.raw("type")
+		typ, ok := o.kstr("type")
 		mk := predicateTypes[typ]
 		switch {
 		case !ok:
@@ -214,7 +227,7 @@ func Parse(props map[string]string) (*Chain, error) {
 	chain := &Chain{}
 	for _, a := range aliases {
 		o := &opts{prefix: "transforms." + a + ".", props: props, used: used}
-		typ, ok := o.raw("type")
+		typ, ok := o.kstr("type")
 		mk := transformTypes[typ]
 		switch {
 		case !ok:
@@ -225,7 +238,7 @@ func Parse(props map[string]string) (*Chain, error) {
 			continue
 		}
 		st := Stage{Alias: a, Type: typ}
-		st.PredAlias, _ = o.raw("predicate")
+		st.PredAlias, _ = o.kstr("predicate")
 		_, hasNegate := o.props[o.prefix+"negate"]
 		st.Negate = o.boolean("negate", false)
 		switch {
@@ -270,9 +283,9 @@ func newInsertField(o *opts, p part) (Transform, error) {
 		static:      parseInsertion(o.str("static.field", "")),
 		replaceNull: o.boolean("replace.null.with.default", true),
 	}
-	staticValue, hasStatic := o.raw("static.value")
+	staticValue, hasStatic := o.kstr("static.value")
 	t.staticValue = staticValue
-	if off, ok := o.raw("offset.field"); ok && off != "" {
+	if off, ok := o.kstr("offset.field"); ok && off != "" {
 		// Requirements.requireSinkRecord (InsertField.java:162-164): a
 		// source connector's records have no offset.
 		return nil, o.fail("offset.field", "only sink connectors' records have a Kafka offset; mooncdc is a source")
@@ -324,7 +337,7 @@ func newTimestampConverter(o *opts, p part) (Transform, error) {
 
 func newHeaderFrom(o *opts, p part) (Transform, error) {
 	t := &HeaderFrom{part: p, fields: o.list("fields"), headers: o.list("headers"), replaceNull: o.boolean("replace.null.with.default", true)}
-	op, ok := o.raw("operation")
+	op, ok := o.kstr("operation")
 	switch {
 	case !ok:
 		return nil, o.fail("operation", "missing: move or copy")
@@ -372,7 +385,7 @@ func scriptingOpts(o *opts) (scripting, error) {
 	if !slices.Contains([]nullHandling{nullKeep, nullDrop, nullEvaluate}, s.nulls) {
 		return s, o.fail("null.handling.mode", fmt.Sprintf("%q is not one of keep, drop, evaluate", s.nulls))
 	}
-	if re := o.str("topic.regex", ""); re != "" {
+	if re, _ := o.raw("topic.regex"); re != "" {
 		c, err := regexp.Compile(`^(?:` + re + `)$`)
 		if err != nil {
 			return s, o.fail("topic.regex", "not a regular expression (RE2 syntax): "+err.Error())
