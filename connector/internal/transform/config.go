@@ -276,12 +276,27 @@ func Parse(props map[string]string) (*Chain, error) {
 }
 
 func newInsertField(o *opts, p part) (Transform, error) {
+	// A key given empty (or just "?" / "!") is a field named "" to Kafka
+	// (InsertionSpec.parse, InsertField.java:91-100), which
+	// SchemaBuilder.field refuses at every record: refused here, once.
+	var errs []error
+	spec := func(key string) *insertion {
+		v, ok := o.kstr(key)
+		in := parseInsertion(v)
+		if ok && (in == nil || in.name == "") {
+			errs = append(errs, o.fail(key, "an empty field name (remove the key, or name the field)"))
+		}
+		return in
+	}
 	t := &InsertField{part: p,
-		topic:       parseInsertion(o.str("topic.field", "")),
-		partition:   parseInsertion(o.str("partition.field", "")),
-		timestamp:   parseInsertion(o.str("timestamp.field", "")),
-		static:      parseInsertion(o.str("static.field", "")),
+		topic:       spec("topic.field"),
+		partition:   spec("partition.field"),
+		timestamp:   spec("timestamp.field"),
+		static:      spec("static.field"),
 		replaceNull: o.boolean("replace.null.with.default", true),
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	staticValue, hasStatic := o.kstr("static.value")
 	t.staticValue = staticValue
