@@ -111,7 +111,7 @@ func TestInsertFieldRefusesWhatKafkaRefuses(t *testing.T) {
 		{[]string{"static.field", "x"}, "transforms.t.static.value: no value specified for static field: x"},
 		{[]string{"offset.field", "off"}, "transforms.t.offset.field: only sink connectors"},
 		// An empty name is a field "" to Kafka, which SchemaBuilder.field
-		// refuses at every record (SchemaBuilder.java:365-377).
+		// refuses at every record (SchemaBuilder.java:321-333).
 		{[]string{"topic.field", "t", "static.field", " ", "static.value", "v"}, "transforms.t.static.field: an empty field name"},
 		{[]string{"timestamp.field", "!"}, "transforms.t.timestamp.field: an empty field name"},
 	} {
