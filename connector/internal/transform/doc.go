@@ -74,9 +74,13 @@
 //     relation's records share one derived schema and one registration).
 //   - A *Error parks the record's table with the record's position in
 //     `status`; a dropped record (Filter) still advances the position.
-//   - Record.Partition is nil until the producer's partitioner decides
-//     it, so InsertField's partition.field inserts null (a required one
-//     fails); Record.Timestamp is the commit time, if the pipeline sets it.
+//   - Record.Partition and Record.Timestamp stay nil: Debezium creates
+//     its change records with a null partition and a null timestamp
+//     (debezium-connector-common/src/main/java/io/debezium/pipeline/EventDispatcher.java:535-542
+//     at v3.6.1.Final), so in a Connect deployment InsertField's
+//     partition.field and timestamp.field insert null (a required one
+//     fails). Setting the commit time there would insert a value Connect
+//     never does.
 //   - connector/config gets the `transforms` keys; import-debezium maps
 //     Debezium's Groovy/JavaScript conditions to CEL where mechanical.
 //   - `make bench` runs a three-transform chain; the per-record cost of a
