@@ -80,7 +80,11 @@
 //     at v3.6.1.Final), so in a Connect deployment InsertField's
 //     partition.field and timestamp.field insert null (a required one
 //     fails). Setting the commit time there would insert a value Connect
-//     never does.
+//     never does. Record.Headers are the ones Debezium has on a change
+//     record before the transforms: with extended.headers.enabled (default
+//     true) its four context headers, strings (DebeziumHeaderProducer.java:61-68:
+//     the connector's logical name, task id, plugin name, run id), which
+//     HasHeaderKey and `headers` see.
 //   - connector/config gets the `transforms` keys; import-debezium maps
 //     Debezium's Groovy/JavaScript conditions to CEL where mechanical.
 //   - `make bench` runs a three-transform chain; the per-record cost of a
