@@ -40,7 +40,10 @@
 // reach only ExtractField at the revision followed, none of these SMTs.
 // In CEL, Debezium's `header.<name>.value` is `headers.<name>` (the last
 // header of a name), a null in `?:` is written dyn(null), and a Decimal
-// is its BigDecimal.toString string (CEL has no decimal type).
+// is its BigDecimal.toString string (CEL has no decimal type). A null
+// struct field reads as its default, as Debezium's engines read it
+// (Struct.get). Debezium's `keySchema` and `valueSchema` bindings have
+// no CEL counterpart.
 //
 // Also different, each failing loudly where Kafka or Debezium would go on:
 //   - TimestampConverter parses only the zone UTC/GMT and zero offsets

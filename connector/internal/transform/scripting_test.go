@@ -269,6 +269,35 @@ func TestConditionOverTheRecord(t *testing.T) {
 	}
 }
 
+// TestConditionSeesFieldDefaults: Debezium's engines read a struct field
+// with Struct.get(String), which gives the field's default in place of a
+// null (GraalJsEngine.java:91-92 at v3.6.1.Final; Struct.get(Field),
+// connect/api/src/main/java/org/apache/kafka/connect/data/Struct.java:85-91),
+// so a condition sees the default too, as Groovy and JavaScript do.
+func TestConditionSeesFieldDefaults(t *testing.T) {
+	row := structOf("id", sInt32, "region", withDefault(sOptStr, `"EU"`))
+	s := structOf("after", opt(row), "op", sString)
+	after := newStruct(t, row, "id", int32(1), "region", nil)
+	r := Record{Topic: "t", ValueSchema: s, Value: newStruct(t, s, "after", after, "op", "c")}
+	for src, want := range map[string]bool{
+		"value.after.region == 'EU'":     true,
+		"value.after.region == null":     false,
+		"has(value.after.region)":        true,
+		"value.after.?region.hasValue()": true,
+	} {
+		c, err := CompileCondition(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Eval(&r)
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		eq(t, src, got, want)
+	}
+}
+
 // TestConditionCostIsBounded: nested comprehensions over a large list
 // stop at the cost limit with an error, in bounded time, instead of
 // holding the table's records.
