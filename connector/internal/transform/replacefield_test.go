@@ -144,3 +144,24 @@ func TestJavaSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestNonEmptyListsAsKafka: ValueToKey's and HeaderFrom's lists use
+// NonEmptyListValidator (util/NonEmptyListValidatorTest.java:30, 35, 41:
+// null and empty refused, one element accepted).
+func TestNonEmptyListsAsKafka(t *testing.T) {
+	for name, kv := range map[string][]string{
+		"util/NonEmptyListValidatorTest.java:30 testNullList":  nil,
+		"util/NonEmptyListValidatorTest.java:35 testEmptyList": {"fields", " "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := oneErr("ValueToKey", kv...)
+			mustContain(t, err, "transforms.t.fields: empty list")
+			_, err = oneErr("HeaderFrom$Value", append([]string{"headers", "h", "operation", "copy"}, kv...)...)
+			mustContain(t, err, "transforms.t.fields: empty list")
+		})
+	}
+	t.Run("util/NonEmptyListValidatorTest.java:41 testValidList", func(t *testing.T) {
+		one(t, "ValueToKey", "fields", "foo")
+		one(t, "HeaderFrom$Key", "fields", "foo", "headers", "h", "operation", "copy")
+	})
+}
