@@ -64,6 +64,10 @@ func parseDateFormat(pattern string) (*dateFormat, error) {
 			for j < len(pattern) && pattern[j] == c {
 				j++
 			}
+			if c == 'X' && j-i > 3 {
+				// SimpleDateFormat.compile: "invalid ISO 8601 format".
+				return nil, fmt.Errorf("invalid ISO 8601 format in %q: X repeats at most 3 times", pattern)
+			}
 			df.items = append(df.items, dfItem{letter: c, count: j - i})
 			i = j
 		default:
@@ -176,6 +180,7 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 	yday, pm, hour12 := -1, -1, -1
 	dayAt, ydayAt, hourAt, hour12At := -1, -1, -1, -1
 	ambiguous := false // a two-digit year equal to the default century's start
+	offset := int64(0) // ms east of UTC, from z Z X
 	centuryStart := now.AddDate(-80, 0, 0)
 	pos := 0
 	fail := func() (time.Time, error) {
@@ -273,14 +278,13 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 				return fail()
 			}
 			pm = i
-		case 'z':
-			if match([]string{"Coordinated Universal Time", "UTC", "GMT"}) < 0 {
+		case 'z', 'Z', 'X':
+			n, off, ok := parseZone(rest, it.letter, it.count)
+			if !ok {
 				return fail()
 			}
-		case 'Z', 'X':
-			if match([]string{"Z", "+0000", "+00:00", "+00", "-0000", "-00:00", "-00"}) < 0 {
-				return fail()
-			}
+			pos += n
+			offset = off
 		}
 	}
 	if hour12At > hourAt {
@@ -298,11 +302,101 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 		month, day = 1, yday
 	}
 	msOfDay := ((int64(hour)*60+int64(minute))*60+int64(sec))*1000 + int64(ms)
-	out := civilMillis(year, month, day, msOfDay)
+	out := civilMillis(year, month, day, msOfDay) - offset
 	if ambiguous && out < millis(centuryStart) {
-		out = civilMillis(year+100, month, day, msOfDay)
+		out = civilMillis(year+100, month, day, msOfDay) - offset
 	}
 	return fromMillis(out), nil
+}
+
+// parseZone reads a zone at the start of s as SimpleDateFormat.subParse
+// does for z and Z (a general zone: GMT, GMT+h:mm, a zone name, or RFC
+// 822's +hhmm) and X (ISO 8601 by count: Z, +hh, +hhmm, +hh:mm). It
+// returns the bytes read and the offset in ms east of UTC. Of the zone
+// names only UTC and GMT are known here: another name (PST, Europe/Paris)
+// is refused, not guessed.
+func parseZone(s string, letter byte, count int) (n int, offset int64, ok bool) {
+	if s == "" {
+		return 0, 0, false
+	}
+	sign := int64(0)
+	switch s[0] {
+	case '+':
+		sign = 1
+	case '-':
+		sign = -1
+	}
+	if letter == 'X' {
+		if s[0] == 'Z' {
+			return 1, 0, true
+		}
+		if sign == 0 {
+			return 0, 0, false
+		}
+		n, off, ok := numericZone(s[1:], count, count == 3)
+		return n + 1, sign * off, ok
+	}
+	if sign != 0 { // RFC 822
+		n, off, ok := numericZone(s[1:], 0, false)
+		return n + 1, sign * off, ok
+	}
+	if len(s) >= 3 && strings.EqualFold(s[:3], "GMT") {
+		if len(s) > 3 && (s[3] == '+' || s[3] == '-') {
+			sign = 1
+			if s[3] == '-' {
+				sign = -1
+			}
+			n, off, ok := numericZone(s[4:], 0, true)
+			return n + 4, sign * off, ok
+		}
+		return 3, 0, true
+	}
+	for _, name := range []string{"Coordinated Universal Time", "UTC"} {
+		if len(s) >= len(name) && strings.EqualFold(s[:len(name)], name) {
+			return len(name), 0, true
+		}
+	}
+	return 0, 0, false
+}
+
+// numericZone is SimpleDateFormat.subParseNumericZone: hh (one h allowed
+// only with a colon and no count), then, unless count is 1, [:]mm.
+func numericZone(s string, count int, colon bool) (n int, offset int64, ok bool) {
+	digit := func(i int) (int, bool) {
+		if i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			return int(s[i] - '0'), true
+		}
+		return 0, false
+	}
+	h, ok := digit(0)
+	if !ok {
+		return 0, 0, false
+	}
+	i := 1
+	if d, ok := digit(1); ok {
+		h, i = h*10+d, 2
+	} else if count > 0 || !colon {
+		return 0, 0, false
+	}
+	if h > 23 {
+		return 0, 0, false
+	}
+	m := 0
+	if count != 1 {
+		if colon {
+			if i >= len(s) || s[i] != ':' {
+				return 0, 0, false
+			}
+			i++
+		}
+		d1, ok1 := digit(i)
+		d2, ok2 := digit(i + 1)
+		if !ok1 || !ok2 || d1*10+d2 > 59 {
+			return 0, 0, false
+		}
+		m, i = d1*10+d2, i+2
+	}
+	return i, int64(h*60+m) * 60000, true
 }
 
 // The calendar SimpleDateFormat uses is java.util.GregorianCalendar: the

@@ -2,6 +2,7 @@ package transform
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -83,5 +84,68 @@ func TestDateFormatAsJava(t *testing.T) {
 		{-1, "1969-12-31 23:59:59.999 Wed 365 69"},
 	} {
 		eq(t, fmt.Sprintf("format %d", c.ms), df.format(fromMillis(c.ms)), c.want)
+	}
+}
+
+// TestDateFormatZonesAsJava: z, Z and X read a zone as SimpleDateFormat
+// does (subParse, subParseNumericZone) and the offset moves the instant;
+// the values and refusals are what OpenJDK 17.0.15 and Temurin 25 print.
+// A zone name other than UTC/GMT (Java reads PST as -08:00) is refused
+// here, loudly.
+func TestDateFormatZonesAsJava(t *testing.T) {
+	const refused = int64(math.MinInt64)
+	now := time.Date(2026, 12, 7, 6, 2, 0, 0, time.UTC)
+	for _, c := range []struct {
+		pattern, text string
+		want          int64
+	}{
+		{"HH:mmZ", "05:04Z", refused},
+		{"HH:mmZ", "05:04+0130", 12840000},
+		{"HH:mmZ", "05:04+00:00", refused},
+		{"HH:mmZ", "05:04-0930", 52440000},
+		{"HH:mmZ", "05:04GMT", 18240000},
+		{"HH:mmZ", "05:04utc", 18240000},
+		{"HH:mmZ", "05:04+2400", refused},
+		{"HH:mmZ", "05:04+0060", refused},
+		{"HH:mmX", "05:04Z", 18240000},
+		{"HH:mmX", "05:04+01", 14640000},
+		{"HH:mmX", "05:04-0130", 21840000}, // X reads -01; "30" is left over
+		{"HH:mmX", "05:04+1", refused},
+		{"HH:mmXX", "05:04+0130", 12840000},
+		{"HH:mmXX", "05:04+01:30", refused},
+		{"HH:mmXXX", "05:04+01:30", 12840000},
+		{"HH:mmXXX", "05:04-0130", refused},
+		{"HH:mmXXX", "05:04Z", 18240000},
+		{"HH:mmX'h'", "05:04+01h", 14640000},
+		{"HH:mmX'h'", "05:04+0130h", refused},
+		{"HH:mm z", "05:04 GMT", 18240000},
+		{"HH:mm z", "05:04 GMT+1:30", 12840000},
+		{"HH:mm z", "05:04 GMT-01:30", 23640000},
+		{"HH:mm z", "05:04 GMT+0130", refused},
+		{"HH:mm z", "05:04 Coordinated Universal Time", 18240000},
+		{"HH:mm z", "05:04 utc", 18240000},
+		{"HH:mm z", "05:04 Z", refused},
+		{"HH:mm z", "05:04 +0200", 11040000},
+		{"yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "2026-12-07T05:04:03.021+05:30", 1796600043021},
+		{"yyyy-MM-dd'T'HH:mm:ssZ", "1582-10-15T00:30:00+0100", -12219294600000},
+	} {
+		df, err := parseDateFormat(c.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := df.parse(c.text, now)
+		name := fmt.Sprintf("parse %q with %q", c.text, c.pattern)
+		switch {
+		case c.want == refused && err == nil:
+			t.Errorf("%s = %d, want the error Java gives", name, millis(got))
+		case c.want != refused && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case c.want != refused:
+			eq(t, name, millis(got), c.want)
+		}
+	}
+	// SimpleDateFormat("XXXX") throws "invalid ISO 8601 format: length=4".
+	if _, err := parseDateFormat("HH:mmXXXX"); err == nil {
+		t.Error("XXXX accepted")
 	}
 }

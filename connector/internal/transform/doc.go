@@ -46,11 +46,11 @@
 // no CEL counterpart.
 //
 // Also different, each failing loudly where Kafka or Debezium would go on:
-//   - TimestampConverter parses only the zone UTC/GMT and zero offsets
-//     (z Z X; Java applies any zone or offset) and unsigned numbers (Java
-//     reads "-1" as a month), month and day names in English (Java: the
-//     JVM's locale). A struct schema with a default value is refused (Java
-//     converts the default too).
+//   - TimestampConverter parses offsets (+hhmm, GMT+h:mm, ISO 8601 X) as
+//     Java does but of the zone names only UTC and GMT (Java reads any:
+//     PST), unsigned numbers only (Java reads "-1" as a month), month and
+//     day names in English (Java: the JVM's locale). A struct schema with
+//     a default value is refused (Java converts the default too).
 //   - Cast parses integers of ASCII digits only: Java's Integer.parseInt
 //     also reads other Unicode decimal digits ("١٢").
 //   - InsertField fails on a required inserted field that has no value
