@@ -55,8 +55,10 @@
 //     also reads other Unicode decimal digits ("١٢").
 //   - InsertField fails on a required inserted field that has no value
 //     (a record without partition or timestamp); Kafka builds the Struct
-//     and the converter fails later. HeaderFrom names a missing struct
-//     field where Kafka throws a NullPointerException.
+//     and the converter fails later; an empty insertion field name is
+//     refused when configured (Kafka fails on it at every record with a
+//     schema and inserts a key "" without one). HeaderFrom names a missing
+//     struct field where Kafka throws a NullPointerException.
 //   - Filter and ContentBasedRouter take `language` as optional (cel when
 //     given; Debezium requires it); a router expression giving "" fails.
 //   - Derived schemas are cached per input schema pointer (bounded), not
