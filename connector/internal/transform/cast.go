@@ -384,8 +384,8 @@ func castTo(v any, target string) (any, bool) {
 	switch target {
 	case schema.TypeInt8, schema.TypeInt16, schema.TypeInt32, schema.TypeInt64:
 		bits := map[string]int{schema.TypeInt8: 8, schema.TypeInt16: 16, schema.TypeInt32: 32, schema.TypeInt64: 64}[target]
-		i, err := strconv.ParseInt(str, 10, bits) // Byte.parseByte …: decimal, optional sign
-		if err != nil {
+		i, ok := parseJavaInt(str, bits) // Byte.parseByte …
+		if !ok {
 			return nil, false
 		}
 		switch bits {

@@ -338,3 +338,39 @@ func TestCastJavaNumbersAsJDK(t *testing.T) {
 		mustContain(t, err, "out of range for requested data type")
 	}
 }
+
+// TestCastParsesIntegersAsJava: Byte.parseByte … Long.parseLong read
+// every Unicode decimal digit of the BMP by Character.digit; values as
+// Temurin 25 prints them.
+func TestCastParsesIntegersAsJava(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		target string
+		want   any // nil: NumberFormatException
+	}{
+		{"١٢", schema.TypeInt8, int8(12)},
+		{"１２", schema.TypeInt64, int64(12)},
+		{"-١٢", schema.TypeInt16, int16(-12)},
+		{"1٢3", schema.TypeInt32, int32(123)},
+		{"१२७", schema.TypeInt8, int8(127)},
+		{"१२८", schema.TypeInt8, nil},
+		{"१२८", schema.TypeInt64, int64(128)},
+		{"𝟙𝟚", schema.TypeInt64, nil},
+		{"+", schema.TypeInt32, nil},
+		{"", schema.TypeInt32, nil},
+	} {
+		got, err := castValue(nil, c.in, c.target)
+		name := fmt.Sprintf("cast %q to %s", c.in, c.target)
+		if c.want == nil {
+			if err == nil {
+				t.Errorf("%s = %v, want Java's NumberFormatException", name, got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		eq(t, name, got, c.want)
+	}
+}

@@ -51,8 +51,6 @@
 //     PST), unsigned numbers only (Java reads "-1" as a month), month and
 //     day names in English (Java: the JVM's locale). A struct schema with
 //     a default value is refused (Java converts the default too).
-//   - Cast parses integers of ASCII digits only: Java's Integer.parseInt
-//     also reads other Unicode decimal digits ("١٢").
 //   - InsertField fails on a required inserted field that has no value
 //     (a record without partition or timestamp); Kafka builds the Struct
 //     and the converter fails later; an empty insertion field name is

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // This file renders and parses numbers as Java does, for Cast: Cast's
@@ -200,4 +201,52 @@ func parseJavaFloat(s string, bits int) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// parseJavaInt is Long.parseLong (Integer.parseInt … by bits): an optional
+// sign and decimal digits, any Unicode decimal digit counting as Java's
+// Character.digit counts it ("١٢" is 12), within the range of bits.
+func parseJavaInt(s string, bits int) (int64, bool) {
+	var b strings.Builder
+	for i, r := range s {
+		if i == 0 && (r == '-' || r == '+') {
+			b.WriteRune(r)
+			continue
+		}
+		d := javaDigit(r)
+		if d < 0 || r > 0xFFFF {
+			// Java reads chars: a digit outside the BMP is two surrogates,
+			// neither a digit ("𝟙" fails).
+			return 0, false
+		}
+		b.WriteByte(byte('0' + d))
+	}
+	// "+" or "-" alone, and "", fail here as in Java.
+	n, err := strconv.ParseInt(b.String(), 10, bits)
+	return n, err == nil
+}
+
+// javaDigit is Character.digit(r, 10): the value of a decimal digit of
+// any script (Unicode category Nd, whose digits come in runs of ten from
+// zero), -1 for anything else. The scripts known are those of Go's
+// Unicode tables; a JVM of another Unicode version knows a few more or
+// fewer (the values of the digits both know agree).
+func javaDigit(r rune) int {
+	if r >= '0' && r <= '9' {
+		return int(r - '0')
+	}
+	if r < 0x80 || !unicode.IsDigit(r) {
+		return -1
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) / int(rg.Stride) % 10
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) / int(rg.Stride) % 10
+		}
+	}
+	return -1
 }
