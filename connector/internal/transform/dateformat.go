@@ -9,8 +9,8 @@ import (
 
 // This file holds the part of Java's SimpleDateFormat that
 // TimestampConverter's `format` uses, always in UTC as TimestampConverter
-// sets it (TimestampConverter.java:311-319): the pattern letters y M d D E
-// a H h m s S z Z X and quoted text. A pattern with any other letter is
+// sets it (TimestampConverter.java:311-319): the pattern letters G y M L
+// d D E u a H k K h m s S z Z X and quoted text. A pattern with any other letter is
 // refused when configured, never formatted approximately.
 
 type dfItem struct {
@@ -24,7 +24,7 @@ type dateFormat struct {
 	items   []dfItem
 }
 
-const dfLetters = "yMdDEaHhmsSzZX"
+const dfLetters = "GyMLdDEuaHkKhmsSzZX"
 
 func parseDateFormat(pattern string) (*dateFormat, error) {
 	df := &dateFormat{pattern: pattern}
@@ -113,7 +113,13 @@ func (df *dateFormat) format(t time.Time) string {
 			} else {
 				b = pad(b, y, n)
 			}
-		case 'M':
+		case 'G':
+			if c.year <= 0 {
+				b = append(b, "BC"...)
+			} else {
+				b = append(b, "AD"...)
+			}
+		case 'M', 'L':
 			switch {
 			case n >= 4:
 				b = append(b, monthsLong[c.month-1]...)
@@ -138,8 +144,22 @@ func (df *dateFormat) format(t time.Time) string {
 			} else {
 				b = append(b, "PM"...)
 			}
+		case 'u':
+			d := c.weekday
+			if d == 0 {
+				d = 7 // Sunday is 7, Monday 1
+			}
+			b = pad(b, d, n)
 		case 'H':
 			b = pad(b, c.hour, n)
+		case 'k':
+			h := c.hour
+			if h == 0 {
+				h = 24
+			}
+			b = pad(b, h, n)
+		case 'K':
+			b = pad(b, c.hour%12, n)
 		case 'h':
 			h := c.hour % 12
 			if h == 0 {
@@ -178,6 +198,7 @@ func (df *dateFormat) format(t time.Time) string {
 func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 	year, month, day, hour, minute, sec, ms := 1970, 1, 1, 0, 0, 0, 0
 	yday, pm, hour12 := -1, -1, -1
+	bc, oneBased := false, false // era BC; hour12 read by h (12 is 0), not K
 	dayAt, ydayAt, hourAt, hour12At := -1, -1, -1, -1
 	ambiguous := false // a two-digit year equal to the default century's start
 	offset := int64(0) // ms east of UTC, from z Z X
@@ -187,7 +208,7 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("could not parse timestamp: value (%s) does not match pattern (%s)", s, df.pattern)
 	}
 	numeric := func(c byte, n int) bool {
-		return c != 0 && c != 'E' && c != 'a' && c != 'z' && c != 'Z' && c != 'X' && !(c == 'M' && n >= 3)
+		return c != 0 && c != 'G' && c != 'E' && c != 'a' && c != 'z' && c != 'Z' && c != 'X' && !((c == 'M' || c == 'L') && n >= 3)
 	}
 	for k, it := range df.items {
 		if it.letter == 0 {
@@ -230,7 +251,7 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 					}
 					ambiguous = v == start%100
 				}
-			case 'M':
+			case 'M', 'L':
 				month = v
 			case 'd':
 				day, dayAt = v, k
@@ -238,8 +259,15 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 				yday, ydayAt = v, k
 			case 'H':
 				hour, hourAt = v, k
-			case 'h':
-				hour12, hour12At = v, k
+			case 'k':
+				if v == 24 {
+					v = 0 // SimpleDateFormat.subParse, pattern k
+				}
+				hour, hourAt = v, k
+			case 'h', 'K':
+				hour12, hour12At, oneBased = v, k, it.letter == 'h'
+			case 'u':
+				// The day of the week: read, and (as E) not checked.
 			case 'm':
 				minute = v
 			case 's':
@@ -262,7 +290,13 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 			return -1
 		}
 		switch it.letter {
-		case 'M':
+		case 'G':
+			i := match([]string{"AD", "BC"})
+			if i < 0 {
+				return fail()
+			}
+			bc = i == 1
+		case 'M', 'L':
 			i := match(monthsLong, monthsShort)
 			if i < 0 {
 				return fail()
@@ -288,10 +322,11 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	if hour12At > hourAt {
-		// Calendar.HOUR: 12 is 0 (SimpleDateFormat.subParse, pattern h),
-		// any other value is kept, lenient (13 AM is 13:00); PM adds 12.
+		// Calendar.HOUR: by h 12 is 0 (SimpleDateFormat.subParse, pattern
+		// h), any other value is kept, lenient (13 AM is 13:00, K 12 AM is
+		// noon); PM adds 12.
 		hour = hour12
-		if hour == 12 {
+		if hour == 12 && oneBased {
 			hour = 0
 		}
 		if pm == 1 {
@@ -300,6 +335,9 @@ func (df *dateFormat) parse(s string, now time.Time) (time.Time, error) {
 	}
 	if ydayAt > dayAt {
 		month, day = 1, yday
+	}
+	if bc {
+		year = 1 - year // 1 BC is year 0
 	}
 	msOfDay := ((int64(hour)*60+int64(minute))*60+int64(sec))*1000 + int64(ms)
 	out := civilMillis(year, month, day, msOfDay) - offset

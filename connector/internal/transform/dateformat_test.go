@@ -149,3 +149,50 @@ func TestDateFormatZonesAsJava(t *testing.T) {
 		t.Error("XXXX accepted")
 	}
 }
+
+// TestDateFormatMoreLettersAsJava: G, L, u, k and K as SimpleDateFormat
+// formats and parses them (OpenJDK 17.0.15, Locale en-US).
+func TestDateFormatMoreLettersAsJava(t *testing.T) {
+	df, err := parseDateFormat("G yyyy-LL-dd kk KK a u LLL LLLL uu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ms, want := range map[int64]string{
+		1796619843021:   "AD 2026-12-07 05 05 AM 1 Dec December 01",
+		-62198755200000: "BC 0002-01-03 24 00 AM 5 Jan January 05",
+		1796601600000:   "AD 2026-12-07 24 00 AM 1 Dec December 01",
+		1796644800000:   "AD 2026-12-07 12 00 PM 1 Dec December 01",
+		1796648400000:   "AD 2026-12-07 13 01 PM 1 Dec December 01",
+	} {
+		eq(t, fmt.Sprintf("format %d", ms), df.format(fromMillis(ms)), want)
+	}
+	now := time.Date(2026, 12, 7, 6, 2, 0, 0, time.UTC)
+	for _, c := range []struct {
+		pattern, text string
+		want          int64
+	}{
+		{"G yyyy-MM-dd", "BC 0002-01-03", -62198755200000},
+		{"G yyyy-MM-dd", "ad 2026-12-07", 1796601600000},
+		{"yyyy-MM-dd G", "2026-12-07 BC", -126042134400000},
+		{"yyyy-MM-dd kk:mm", "2026-12-07 24:05", 1796601900000},
+		{"yyyy-MM-dd kk:mm", "2026-12-07 25:05", 1796691900000},
+		{"yyyy-MM-dd KK:mm a", "2026-12-07 12:05 AM", 1796645100000},
+		{"yyyy-MM-dd KK:mm a", "2026-12-07 11:05 PM", 1796684700000},
+		{"yyyy-MM-dd KK:mm", "2026-12-07 05:05", 1796619900000},
+		{"yyyy-LLL-dd", "2026-Dec-07", 1796601600000},
+		{"yyyy-MM-dd u", "2026-12-07 3", 1796601600000},
+		{"yyyy-MM-dd HH:mm KK a", "2026-12-07 05:04 03 PM", 1796655840000},
+		{"yyyy-MM-dd KK a HH:mm", "2026-12-07 03 PM 05:04", 1796619840000},
+	} {
+		df, err := parseDateFormat(c.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := df.parse(c.text, now)
+		if err != nil {
+			t.Errorf("parse %q with %q: %v", c.text, c.pattern, err)
+			continue
+		}
+		eq(t, fmt.Sprintf("parse %q with %q", c.text, c.pattern), millis(got), c.want)
+	}
+}

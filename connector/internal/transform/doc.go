@@ -32,7 +32,8 @@
 // are RE2 (no backreferences or lookaround; refused when configured);
 // InsertField's offset.field is refused (a source record has no offset);
 // TimestampConverter's `format` supports the SimpleDateFormat letters
-// y M d D E a H h m s S z Z X (others refused when configured) in UTC,
+// G y M L d D E u a H k K h m s S z Z X (the week-based w W Y F, which
+// hang on the JVM's locale, are refused when configured) in UTC,
 // with GregorianCalendar's Julian dates before 1582-10-15 as Java has them;
 // Cast writes dates in UTC where Java uses the JVM's zone, and floats as
 // Java 19+ does (shortest round-trip digits); keys no transform reads are

@@ -255,7 +255,7 @@ func TestDateFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "lenient", got, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
-	for _, bad := range []string{"yyyy-ww", "G yyyy", "'open"} {
+	for _, bad := range []string{"yyyy-ww", "YYYY-MM-dd", "F", "'open"} {
 		if _, err := parseDateFormat(bad); err == nil {
 			t.Errorf("pattern %q accepted", bad)
 		}
