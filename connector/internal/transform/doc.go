@@ -49,9 +49,12 @@
 // Also different, each failing loudly where Kafka or Debezium would go on:
 //   - TimestampConverter parses offsets (+hhmm, GMT+h:mm, ISO 8601 X) as
 //     Java does but of the zone names only UTC and GMT (Java reads any:
-//     PST), unsigned numbers only (Java reads "-1" as a month), month and
-//     day names in English (Java: the JVM's locale). A struct schema with
-//     a default value is refused (Java converts the default too).
+//     PST), unsigned numbers of ASCII digits only (Java reads "-1" as a
+//     month, and other scripts' digits), month and day names in English
+//     (Java: the JVM's locale). The two-digit-year century starts 80 years
+//     before each parse (Java: before the transform was configured). A
+//     struct schema with a default value is refused (Java converts the
+//     default too).
 //   - InsertField fails on a required inserted field that has no value
 //     (a record without partition or timestamp); Kafka builds the Struct
 //     and the converter fails later; an empty insertion field name is
