@@ -46,7 +46,8 @@
 // (Struct.get). Debezium's `keySchema` and `valueSchema` bindings have
 // no CEL counterpart.
 //
-// Also different, each failing loudly where Kafka or Debezium would go on:
+// Also different (where an input is refused, Kafka or Debezium would read
+// it):
 //   - TimestampConverter parses offsets (+hhmm, GMT+h:mm, ISO 8601 X) as
 //     Java does but of the zone names only UTC and GMT (Java reads any:
 //     PST), unsigned numbers of ASCII digits only (Java reads "-1" as a
