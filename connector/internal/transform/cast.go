@@ -257,13 +257,22 @@ func castValue(s *schema.Schema, v any, target string) (any, error) {
 	if s != nil && s.Name != "" && target != schema.TypeString {
 		// Cast.encodeLogicalType (Cast.java:256-266).
 		if d, ok := v.(time.Time); ok {
+			ms := millis(d)
 			switch s.Name {
 			case DateName:
-				v = int32(floorDiv(millis(d), epochDay))
+				// Date.fromLogical (connect/api/src/main/java/org/apache/kafka/connect/data/Date.java:57-68).
+				if ms%epochDay != 0 {
+					return nil, fmt.Errorf("kafka Connect Date type should not have any time fields set to non-zero values (%s)", d.UTC().Format(time.RFC3339Nano))
+				}
+				v = int32(ms / epochDay)
 			case TimeName:
-				v = int32(millis(d))
+				// Time.fromLogical (connect/api/src/main/java/org/apache/kafka/connect/data/Time.java:57-67).
+				if ms < 0 || ms > epochDay {
+					return nil, fmt.Errorf("kafka Connect Time type should not have any date fields set to non-zero values (%s)", d.UTC().Format(time.RFC3339Nano))
+				}
+				v = int32(ms)
 			case TimestampName:
-				v = millis(d)
+				v = ms
 			}
 		}
 	}
@@ -375,8 +384,8 @@ func castTo(v any, target string) (any, bool) {
 	switch target {
 	case schema.TypeInt8, schema.TypeInt16, schema.TypeInt32, schema.TypeInt64:
 		bits := map[string]int{schema.TypeInt8: 8, schema.TypeInt16: 16, schema.TypeInt32: 32, schema.TypeInt64: 64}[target]
-		i, err := strconv.ParseInt(str, 10, bits) // Byte.parseByte …: decimal, optional sign
-		if err != nil {
+		i, ok := parseJavaInt(str, bits) // Byte.parseByte …
+		if !ok {
 			return nil, false
 		}
 		switch bits {

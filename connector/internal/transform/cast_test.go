@@ -267,3 +267,110 @@ func TestCastJavaConversions(t *testing.T) {
 		mustContain(t, err, "out of range for requested data type")
 	}
 }
+
+// TestCastLogicalOutsideItsType: Cast encodes a Date or Time with
+// Date.fromLogical / Time.fromLogical (Cast.java:256-266), which throw for
+// a Date with a time of day and for a Time outside [0, one day]
+// (connect/api/src/main/java/org/apache/kafka/connect/data/Date.java:62-65,
+// Time.java:63-65); the value is never truncated silently. A cast to
+// string skips the encoding (Cast.java:282) and formats the instant.
+func TestCastLogicalOutsideItsType(t *testing.T) {
+	for _, c := range []struct {
+		s    *schema.Schema
+		in   int64 // ms
+		to   string
+		want any // nil: an error
+	}{
+		{dateSchema, epochDay + 1, schema.TypeInt32, nil},
+		{dateSchema, -epochDay, schema.TypeInt32, int32(-1)}, // (int) (-86400000 / MILLIS_PER_DAY)
+		{dateSchema, 3 * epochDay, schema.TypeInt64, int64(3)},
+		{timeSchema, -1, schema.TypeInt32, nil},
+		{timeSchema, epochDay + 1, schema.TypeInt64, nil},
+		{timeSchema, epochDay, schema.TypeInt32, int32(epochDay)}, // unixMillis > MILLIS_PER_DAY: the day itself passes
+		{dateSchema, epochDay + 1, schema.TypeString, "1970-01-02T00:00:00.001Z"},
+	} {
+		got, err := castValue(c.s, fromMillis(c.in), c.to)
+		name := fmt.Sprintf("cast %s %d ms to %s", c.s.Name, c.in, c.to)
+		if c.want == nil {
+			mustContain(t, err, "should not have any")
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		eq(t, name, got, c.want)
+	}
+}
+
+// TestCastJavaNumbersAsJDK: Double.toString / Float.toString and
+// Double.parseDouble / Float.parseFloat where they are easy to get wrong,
+// with the values JDK 25 prints (the shortest-digits rule of JDK 19+:
+// a subnormal whose shortest decimal has one digit gets the closest of
+// one or two digits; hexadecimal float strings are numbers to Java).
+func TestCastJavaNumbersAsJDK(t *testing.T) {
+	for _, c := range []struct {
+		in     any
+		target string
+		want   any
+	}{
+		{math.SmallestNonzeroFloat64, schema.TypeString, "4.9E-324"},
+		{float32(math.SmallestNonzeroFloat32), schema.TypeString, "1.4E-45"},
+		{-3 * math.SmallestNonzeroFloat64, schema.TypeString, "-1.5E-323"},
+		{math.Float32frombits(7), schema.TypeString, "9.8E-45"},
+		{"0x1p3", schema.TypeFloat64, 8.0},
+		{"-0x1.8p1", schema.TypeFloat64, -3.0},
+		{"0x1p3f", schema.TypeFloat32, float32(8)},
+		{"0X.8P1d", schema.TypeFloat64, 1.0},
+		{"0x1p-1075", schema.TypeFloat64, 0.0},
+		{"0x1.000001p0", schema.TypeFloat64, 1.0000000596046448},
+		{"0x1.000001p0", schema.TypeFloat32, float32(1)},
+	} {
+		got, err := castValue(nil, c.in, c.target)
+		if err != nil {
+			t.Errorf("cast %v to %s: %v", c.in, c.target, err)
+			continue
+		}
+		eq(t, fmt.Sprintf("cast %v to %s", c.in, c.target), got, c.want)
+	}
+	for _, in := range []string{"0x1", "0x_1p3"} { // NumberFormatException in Java
+		_, err := castValue(nil, in, schema.TypeFloat64)
+		mustContain(t, err, "out of range for requested data type")
+	}
+}
+
+// TestCastParsesIntegersAsJava: Byte.parseByte … Long.parseLong read
+// every Unicode decimal digit of the BMP by Character.digit; values as
+// Temurin 25 prints them.
+func TestCastParsesIntegersAsJava(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		target string
+		want   any // nil: NumberFormatException
+	}{
+		{"١٢", schema.TypeInt8, int8(12)},
+		{"１２", schema.TypeInt64, int64(12)},
+		{"-١٢", schema.TypeInt16, int16(-12)},
+		{"1٢3", schema.TypeInt32, int32(123)},
+		{"१२७", schema.TypeInt8, int8(127)},
+		{"१२८", schema.TypeInt8, nil},
+		{"१२८", schema.TypeInt64, int64(128)},
+		{"𝟙𝟚", schema.TypeInt64, nil},
+		{"+", schema.TypeInt32, nil},
+		{"", schema.TypeInt32, nil},
+	} {
+		got, err := castValue(nil, c.in, c.target)
+		name := fmt.Sprintf("cast %q to %s", c.in, c.target)
+		if c.want == nil {
+			if err == nil {
+				t.Errorf("%s = %v, want Java's NumberFormatException", name, got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		eq(t, name, got, c.want)
+	}
+}

@@ -135,7 +135,14 @@ func (v *structVal) Find(k ref.Val) (ref.Val, bool) {
 	if i < 0 {
 		return nil, false
 	}
-	return v.a.NativeToValue(v.st.Values[i]), true
+	// Debezium's engines read a field with Struct.get(String), which gives
+	// a null field's default (GraalJsEngine.java:91-92; Groovy's property
+	// access calls the same get): so does CEL.
+	fv, err := fieldValue(v.st, i, true)
+	if err != nil {
+		return types.NewErr("field %q: %v", name, err), true
+	}
+	return v.a.NativeToValue(fv), true
 }
 func (v *structVal) Iterator() traits.Iterator {
 	return &nameIter{n: len(v.st.Schema.Fields), name: func(i int) string { return v.st.Schema.Fields[i].Name }}

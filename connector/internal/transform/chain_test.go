@@ -34,16 +34,16 @@ func predicate(t *testing.T, typ string, kv ...string) (Predicate, error) {
 func TestPredicatesAsKafka(t *testing.T) {
 	t.Run(topicNameMatchesTest+":39 testPatternRequiredInConfig", func(t *testing.T) {
 		_, err := predicate(t, "TopicNameMatches")
-		mustContain(t, err, "predicates.p.pattern: missing required configuration")
+		mustContain(t, err, "predicates.p.pattern: ", `Missing required configuration "pattern"`)
 	})
 	t.Run(topicNameMatchesTest+":46 testPatternMayNotBeEmptyInConfig", func(t *testing.T) {
 		_, err := predicate(t, "TopicNameMatches", "pattern", "")
-		mustContain(t, err, "predicates.p.pattern", "must not be empty")
+		mustContain(t, err, "predicates.p.pattern: ", "String must be non-empty")
 	})
 	t.Run(topicNameMatchesTest+":54 testPatternIsValidRegexInConfig and :62 testConfig", func(t *testing.T) {
 		for _, bad := range []string{"[", "*"} {
 			_, err := predicate(t, "TopicNameMatches", "pattern", bad)
-			mustContain(t, err, "predicates.p.pattern", "regular expression")
+			mustContain(t, err, "predicates.p.pattern: ", "Invalid regex")
 		}
 	})
 	t.Run(topicNameMatchesTest+":73 testTest", func(t *testing.T) {
@@ -58,11 +58,11 @@ func TestPredicatesAsKafka(t *testing.T) {
 	})
 	t.Run(hasHeaderKeyTest+":44 testNameRequiredInConfig", func(t *testing.T) {
 		_, err := predicate(t, "HasHeaderKey")
-		mustContain(t, err, "predicates.p.name: missing required configuration")
+		mustContain(t, err, "predicates.p.name: ", `Missing required configuration "name"`)
 	})
 	t.Run(hasHeaderKeyTest+":51 testNameMayNotBeEmptyInConfig", func(t *testing.T) {
 		_, err := predicate(t, "HasHeaderKey", "name", "")
-		mustContain(t, err, "predicates.p.name: string must be non-empty")
+		mustContain(t, err, "predicates.p.name: String must be non-empty")
 	})
 	t.Run(hasHeaderKeyTest+":68 testTest", func(t *testing.T) {
 		p, err := predicate(t, "HasHeaderKey", "name", "foo")
@@ -204,4 +204,34 @@ func TestParseNamesTheKey(t *testing.T) {
 	if n := strings.Count(err.Error(), "unknown transform type"); n != 2 {
 		t.Errorf("%d errors reported, want 2: %v", n, err)
 	}
+}
+
+// TestParseTrimsKafkaStrings: Kafka's ConfigDef trims every STRING and
+// CLASS value before a transform sees it
+// (clients/src/main/java/org/apache/kafka/common/config/ConfigDef.java:694-696, 718-720),
+// so " EU " inserts "EU" and " move " is an operation; Debezium's own keys
+// (Configuration.getString) are read as given.
+func TestParseTrimsKafkaStrings(t *testing.T) {
+	s := structOf("id", sInt32)
+	tr := one(t, " "+kt+"InsertField$Value ", "static.field", " region ", "static.value", " EU ")
+	out := apply(t, tr, Record{ValueSchema: s, Value: newStruct(t, s, "id", int32(1))})
+	eq(t, "region", get(t, out.Value, "region"), "EU")
+
+	tr = one(t, "TimestampConverter$Value", "target.type", " string ", "format", " yyyy-MM-dd ", "field", " ts ")
+	ms := NewMap("ts", fromMillis(epochDay))
+	eq(t, "ts", get(t, apply(t, tr, Record{Value: ms}).Value, "ts"), "1970-01-02")
+
+	tr = one(t, "HeaderFrom$Value", "fields", "id", "headers", "h", "operation", " move ")
+	out = apply(t, tr, Record{ValueSchema: s, Value: newStruct(t, s, "id", int32(1))})
+	eq(t, "fields left", len(out.ValueSchema.Fields), 0)
+
+	_, err := predicate(t, "HasHeaderKey", "name", "  ")
+	mustContain(t, err, "predicates.p.name: String must be non-empty")
+
+	// Debezium's topic.regex is not trimmed: " dum.*" matches no "dummy1".
+	f, err := filter(t, "topic.regex", " dum.*", "condition", "false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustKeep(t, f, dummyDelete(t, 1), true)
 }

@@ -58,24 +58,29 @@ var transformTypes = map[string]func(o *opts) (Transform, error){
 
 var predicateTypes = map[string]func(o *opts) (Predicate, error){
 	kt + "predicates.TopicNameMatches": func(o *opts) (Predicate, error) {
-		pattern, ok := o.raw("pattern")
+		pattern, ok := o.kstr("pattern")
 		if !ok {
-			return nil, o.fail("pattern", "missing required configuration: a regular expression the whole topic must match")
+			return nil, o.fail("pattern", `Missing required configuration "pattern" which has no default value: a regular expression the whole topic must match`)
+		}
+		if pattern == "" {
+			// ConfigDef.NonEmptyString's message (TopicNameMatchesTest.java:50).
+			return nil, o.fail("pattern", "String must be non-empty")
 		}
 		p, err := NewTopicNameMatches(pattern)
 		if err != nil {
-			return nil, o.fail("pattern", err.Error())
+			// RegexValidator's message (TopicNameMatchesTest.java:58, 69).
+			return nil, o.fail("pattern", "Invalid regex: "+err.Error())
 		}
 		return p, nil
 	},
 	kt + "predicates.RecordIsTombstone": func(*opts) (Predicate, error) { return RecordIsTombstone{}, nil },
 	kt + "predicates.HasHeaderKey": func(o *opts) (Predicate, error) {
-		name, ok := o.raw("name")
+		name, ok := o.kstr("name")
 		switch {
 		case !ok:
-			return nil, o.fail("name", "missing required configuration: the header name")
+			return nil, o.fail("name", `Missing required configuration "name" which has no default value: the header name`)
 		case name == "":
-			return nil, o.fail("name", "string must be non-empty")
+			return nil, o.fail("name", "String must be non-empty")
 		}
 		return HasHeaderKey{Name: name}, nil
 	},
@@ -110,9 +115,22 @@ func (o *opts) raw(key string) (string, bool) {
 	return v, ok
 }
 
-// str is a STRING key with a default ("" when none).
+// kstr is a Kafka ConfigDef STRING (or CLASS) key: trimmed, as
+// ConfigDef.parseType trims it (clients/src/main/java/org/apache/kafka/common/config/ConfigDef.java:694-696, 718-720)
+// with String.trim (every char up to ' '). Debezium's keys are read as
+// given (raw).
+func (o *opts) kstr(key string) (string, bool) {
+	v, ok := o.raw(key)
+	return javaTrim(v), ok
+}
+
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+// str is a Kafka STRING key with a default ("" when none).
 func (o *opts) str(key, def string) string {
-	if v, ok := o.raw(key); ok {
+	if v, ok := o.kstr(key); ok {
 		return v
 	}
 	return def
@@ -188,7 +206,7 @@ func Parse(props map[string]string) (*Chain, error) {
 	preds := map[string]Predicate{}
 	for _, p := range predAliases {
 		o := &opts{prefix: "predicates." + p + ".", props: props, used: used}
-		typ, ok := o.raw("type")
+		typ, ok := o.kstr("type")
 		mk := predicateTypes[typ]
 		switch {
 		case !ok:
@@ -209,7 +227,7 @@ func Parse(props map[string]string) (*Chain, error) {
 	chain := &Chain{}
 	for _, a := range aliases {
 		o := &opts{prefix: "transforms." + a + ".", props: props, used: used}
-		typ, ok := o.raw("type")
+		typ, ok := o.kstr("type")
 		mk := transformTypes[typ]
 		switch {
 		case !ok:
@@ -220,7 +238,7 @@ func Parse(props map[string]string) (*Chain, error) {
 			continue
 		}
 		st := Stage{Alias: a, Type: typ}
-		st.PredAlias, _ = o.raw("predicate")
+		st.PredAlias, _ = o.kstr("predicate")
 		_, hasNegate := o.props[o.prefix+"negate"]
 		st.Negate = o.boolean("negate", false)
 		switch {
@@ -258,16 +276,31 @@ func Parse(props map[string]string) (*Chain, error) {
 }
 
 func newInsertField(o *opts, p part) (Transform, error) {
+	// A key given empty (or just "?" / "!") is a field named "" to Kafka
+	// (InsertionSpec.parse, InsertField.java:91-100), which
+	// SchemaBuilder.field refuses at every record: refused here, once.
+	var errs []error
+	spec := func(key string) *insertion {
+		v, ok := o.kstr(key)
+		in := parseInsertion(v)
+		if ok && (in == nil || in.name == "") {
+			errs = append(errs, o.fail(key, "an empty field name (remove the key, or name the field)"))
+		}
+		return in
+	}
 	t := &InsertField{part: p,
-		topic:       parseInsertion(o.str("topic.field", "")),
-		partition:   parseInsertion(o.str("partition.field", "")),
-		timestamp:   parseInsertion(o.str("timestamp.field", "")),
-		static:      parseInsertion(o.str("static.field", "")),
+		topic:       spec("topic.field"),
+		partition:   spec("partition.field"),
+		timestamp:   spec("timestamp.field"),
+		static:      spec("static.field"),
 		replaceNull: o.boolean("replace.null.with.default", true),
 	}
-	staticValue, hasStatic := o.raw("static.value")
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	staticValue, hasStatic := o.kstr("static.value")
 	t.staticValue = staticValue
-	if off, ok := o.raw("offset.field"); ok && off != "" {
+	if off, ok := o.kstr("offset.field"); ok && off != "" {
 		// Requirements.requireSinkRecord (InsertField.java:162-164): a
 		// source connector's records have no offset.
 		return nil, o.fail("offset.field", "only sink connectors' records have a Kafka offset; mooncdc is a source")
@@ -319,7 +352,7 @@ func newTimestampConverter(o *opts, p part) (Transform, error) {
 
 func newHeaderFrom(o *opts, p part) (Transform, error) {
 	t := &HeaderFrom{part: p, fields: o.list("fields"), headers: o.list("headers"), replaceNull: o.boolean("replace.null.with.default", true)}
-	op, ok := o.raw("operation")
+	op, ok := o.kstr("operation")
 	switch {
 	case !ok:
 		return nil, o.fail("operation", "missing: move or copy")
@@ -367,7 +400,7 @@ func scriptingOpts(o *opts) (scripting, error) {
 	if !slices.Contains([]nullHandling{nullKeep, nullDrop, nullEvaluate}, s.nulls) {
 		return s, o.fail("null.handling.mode", fmt.Sprintf("%q is not one of keep, drop, evaluate", s.nulls))
 	}
-	if re := o.str("topic.regex", ""); re != "" {
+	if re, _ := o.raw("topic.regex"); re != "" {
 		c, err := regexp.Compile(`^(?:` + re + `)$`)
 		if err != nil {
 			return s, o.fail("topic.regex", "not a regular expression (RE2 syntax): "+err.Error())

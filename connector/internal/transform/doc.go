@@ -32,13 +32,41 @@
 // are RE2 (no backreferences or lookaround; refused when configured);
 // InsertField's offset.field is refused (a source record has no offset);
 // TimestampConverter's `format` supports the SimpleDateFormat letters
-// y M d D E a H h m s S z Z X (others refused when configured) in UTC;
+// G y M L d D E u a H k K h m s S z Z X (the week-based w W Y F, which
+// hang on the JVM's locale, are refused when configured) in UTC,
+// with GregorianCalendar's Julian dates before 1582-10-15 as Java has them;
 // Cast writes dates in UTC where Java uses the JVM's zone, and floats as
 // Java 19+ does (shortest round-trip digits); keys no transform reads are
 // refused. Kafka's nested field paths (KIP-821, field.syntax.version)
 // reach only ExtractField at the revision followed, none of these SMTs.
 // In CEL, Debezium's `header.<name>.value` is `headers.<name>` (the last
-// header of a name), and a null in `?:` is written dyn(null).
+// header of a name), a null in `?:` is written dyn(null), and a Decimal
+// is its BigDecimal.toString string (CEL has no decimal type). A null
+// struct field reads as its default, as Debezium's engines read it
+// (Struct.get). Debezium's `keySchema` and `valueSchema` bindings have
+// no CEL counterpart.
+//
+// Also different (where an input is refused, Kafka or Debezium would read
+// it):
+//   - TimestampConverter parses offsets (+hhmm, GMT+h:mm, ISO 8601 X) as
+//     Java does but of the zone names only UTC and GMT (Java reads any:
+//     PST), unsigned numbers of ASCII digits only (Java reads "-1" as a
+//     month, and other scripts' digits), month and day names in English
+//     (Java: the JVM's locale). The two-digit-year century starts 80 years
+//     before each parse (Java: before the transform was configured). A
+//     struct schema with a default value is refused (Java converts the
+//     default too).
+//   - InsertField fails on a required inserted field that has no value
+//     (a record without partition or timestamp); Kafka builds the Struct
+//     and the converter fails later; an empty insertion field name is
+//     refused when configured (Kafka fails on it at every record with a
+//     schema and inserts a key "" without one). HeaderFrom names a missing
+//     struct field where Kafka throws a NullPointerException.
+//   - Filter and ContentBasedRouter take `language` as optional (cel when
+//     given; Debezium requires it); a router expression giving "" fails.
+//   - Derived schemas are cached per input schema pointer (bounded), not
+//     by Schema.equals in an LRU of 16: two equal schemas built apart get
+//     two equal derived schemas.
 //
 // What remains (the wiring, later):
 //   - The pipeline builds a Record only when a chain is configured: the
@@ -54,9 +82,17 @@
 //     relation's records share one derived schema and one registration).
 //   - A *Error parks the record's table with the record's position in
 //     `status`; a dropped record (Filter) still advances the position.
-//   - Record.Partition is nil until the producer's partitioner decides
-//     it, so InsertField's partition.field inserts null (a required one
-//     fails); Record.Timestamp is the commit time, if the pipeline sets it.
+//   - Record.Partition and Record.Timestamp stay nil: Debezium creates
+//     its change records with a null partition and a null timestamp
+//     (debezium-connector-common/src/main/java/io/debezium/pipeline/EventDispatcher.java:535-542
+//     at v3.6.1.Final), so in a Connect deployment InsertField's
+//     partition.field and timestamp.field insert null (a required one
+//     fails). Setting the commit time there would insert a value Connect
+//     never does. Record.Headers are the ones Debezium has on a change
+//     record before the transforms: with extended.headers.enabled (default
+//     true) its four context headers, strings (DebeziumHeaderProducer.java:61-68:
+//     the connector's logical name, task id, plugin name, run id), which
+//     HasHeaderKey and `headers` see.
 //   - connector/config gets the `transforms` keys; import-debezium maps
 //     Debezium's Groovy/JavaScript conditions to CEL where mechanical.
 //   - `make bench` runs a three-transform chain; the per-record cost of a

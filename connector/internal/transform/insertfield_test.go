@@ -110,6 +110,10 @@ func TestInsertFieldRefusesWhatKafkaRefuses(t *testing.T) {
 		{nil, "no field insertion configured"},
 		{[]string{"static.field", "x"}, "transforms.t.static.value: no value specified for static field: x"},
 		{[]string{"offset.field", "off"}, "transforms.t.offset.field: only sink connectors"},
+		// An empty name is a field "" to Kafka, which SchemaBuilder.field
+		// refuses at every record (SchemaBuilder.java:321-333).
+		{[]string{"topic.field", "t", "static.field", " ", "static.value", "v"}, "transforms.t.static.field: an empty field name"},
+		{[]string{"timestamp.field", "!"}, "transforms.t.timestamp.field: an empty field name"},
 	} {
 		_, err := oneErr("InsertField$Value", c.kv...)
 		mustContain(t, err, c.want)

@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // This file renders and parses numbers as Java does, for Cast: Cast's
@@ -37,6 +38,15 @@ func javaDouble(v float64, bits int) string {
 		return s
 	}
 	s := strconv.FormatFloat(v, 'e', -1, bits) // 1.2345e+10
+	if !strings.Contains(s, ".") {
+		// One digit is enough: Java then picks, among the decimals of one
+		// or two digits that round to v, the closest (Double.toString's
+		// Javadoc, JDK 19+): Double.MIN_VALUE is 4.9E-324, not 5.0E-324.
+		// Only subnormals, whose rounding interval is wide, differ.
+		if two := strconv.FormatFloat(v, 'e', 1, bits); parsesTo(two, v, bits) {
+			s = two
+		}
+	}
 	mant, exp, _ := strings.Cut(s, "e")
 	if !strings.Contains(mant, ".") {
 		mant += ".0"
@@ -48,6 +58,12 @@ func javaDouble(v float64, bits int) string {
 		exp = "-" + exp
 	}
 	return mant + "E" + exp
+}
+
+// parsesTo reports whether the decimal s reads back as v in bits.
+func parsesTo(s string, v float64, bits int) bool {
+	f, err := strconv.ParseFloat(s, bits)
+	return err == nil && f == v
 }
 
 // String is BigDecimal.toString: plain when the scale is ≥ 0 and the
@@ -149,7 +165,8 @@ func javaD2L(f float64) int64 {
 
 // parseJavaFloat is Double.parseDouble / Float.parseFloat for the forms
 // Java accepts: surrounding whitespace, an optional f/F/d/D suffix, NaN
-// and [+-]Infinity spelled exactly so. Hexadecimal floats are refused.
+// and [+-]Infinity spelled exactly so, and hexadecimal floats
+// ("0x1.8p1": a binary exponent required, as in Go).
 func parseJavaFloat(s string, bits int) (float64, bool) {
 	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 	switch s {
@@ -163,9 +180,17 @@ func parseJavaFloat(s string, bits int) (float64, bool) {
 	if n := len(s); n > 0 && strings.ContainsRune("fFdD", rune(s[n-1])) {
 		s = s[:n-1]
 	}
+	unsigned := strings.TrimLeft(s, "+-")
+	hex := strings.HasPrefix(unsigned, "0x") || strings.HasPrefix(unsigned, "0X")
 	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
-			return 0, false
+		ok := c >= '0' && c <= '9' || c == '.' || c == '+' || c == '-'
+		if hex {
+			ok = ok || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == 'x' || c == 'X' || c == 'p' || c == 'P'
+		} else {
+			ok = ok || c == 'e' || c == 'E'
+		}
+		if !ok {
+			return 0, false // also Go's underscores and inf/nan spellings Java has not
 		}
 	}
 	f, err := strconv.ParseFloat(s, bits)
@@ -176,4 +201,52 @@ func parseJavaFloat(s string, bits int) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// parseJavaInt is Long.parseLong (Integer.parseInt … by bits): an optional
+// sign and decimal digits, any Unicode decimal digit counting as Java's
+// Character.digit counts it ("١٢" is 12), within the range of bits.
+func parseJavaInt(s string, bits int) (int64, bool) {
+	var b strings.Builder
+	for i, r := range s {
+		if i == 0 && (r == '-' || r == '+') {
+			b.WriteRune(r)
+			continue
+		}
+		d := javaDigit(r)
+		if d < 0 || r > 0xFFFF {
+			// Java reads chars: a digit outside the BMP is two surrogates,
+			// neither a digit ("𝟙" fails).
+			return 0, false
+		}
+		b.WriteByte(byte('0' + d))
+	}
+	// "+" or "-" alone, and "", fail here as in Java.
+	n, err := strconv.ParseInt(b.String(), 10, bits)
+	return n, err == nil
+}
+
+// javaDigit is Character.digit(r, 10): the value of a decimal digit of
+// any script (Unicode category Nd, whose digits come in runs of ten from
+// zero), -1 for anything else. The scripts known are those of Go's
+// Unicode tables; a JVM of another Unicode version knows a few more or
+// fewer (the values of the digits both know agree).
+func javaDigit(r rune) int {
+	if r >= '0' && r <= '9' {
+		return int(r - '0')
+	}
+	if r < 0x80 || !unicode.IsDigit(r) {
+		return -1
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) / int(rg.Stride) % 10
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) / int(rg.Stride) % 10
+		}
+	}
+	return -1
 }

@@ -79,7 +79,7 @@ func (c *schemaCache) get(in *schema.Schema, build func(*schema.Schema) (*schema
 
 // addField appends a field to a struct schema being built, refusing a
 // name it has already (SchemaBuilder.field:
-// connect/api/src/main/java/org/apache/kafka/connect/data/SchemaBuilder.java:365-377).
+// connect/api/src/main/java/org/apache/kafka/connect/data/SchemaBuilder.java:321-333).
 func addField(s *schema.Schema, name string, fs *schema.Schema) error {
 	if name == "" {
 		return fmt.Errorf("field name cannot be empty")

@@ -81,7 +81,13 @@ func (t *ReplaceField) Apply(r Record) (Record, bool, error) {
 		}
 		out := &Map{Entries: make([]MapEntry, 0, len(m.Entries))}
 		for _, e := range m.Entries {
-			name, _ := e.Key.(string)
+			name, ok := e.Key.(string)
+			if !ok {
+				// Java's String fieldName = e.getKey() throws a
+				// ClassCastException (ReplaceField.java:153-154); a key
+				// must not become "" and collide with others.
+				return r, false, fmt.Errorf("a schemaless %s with a %s key: field names are strings", t.part, javaClass(e.Key))
+			}
 			if t.filter(name) {
 				out.Put(t.renamed(name), e.Value)
 			}

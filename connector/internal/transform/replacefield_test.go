@@ -82,6 +82,16 @@ func TestReplaceFieldSchemaBasics(t *testing.T) {
 	mustContain(t, applyErr(t, tr, Record{ValueSchema: s, Value: newStruct(t, s, "a", int32(1), "b", int32(2))}), "duplication")
 }
 
+// TestReplaceFieldSchemalessKeysAreStrings: a schemaless map's keys are
+// field names; Java casts each to String (ReplaceField.java:153-154,
+// ClassCastException), so a map with other keys fails instead of having
+// them renamed to "" (where two would silently become one).
+func TestReplaceFieldSchemalessKeysAreStrings(t *testing.T) {
+	tr := one(t, "ReplaceField$Value", "exclude", "x")
+	err := applyErr(t, tr, Record{Value: NewMap(int32(1), "a", int32(2), "b")})
+	mustContain(t, err, "java.lang.Integer key")
+}
+
 const valueToKeyTest = "ValueToKeyTest.java"
 
 func TestValueToKeyAsKafka(t *testing.T) {
@@ -133,4 +143,25 @@ func TestJavaSplit(t *testing.T) {
 			t.Errorf("split %q = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestNonEmptyListsAsKafka: ValueToKey's and HeaderFrom's lists use
+// NonEmptyListValidator (util/NonEmptyListValidatorTest.java:30, 35, 41:
+// null and empty refused, one element accepted).
+func TestNonEmptyListsAsKafka(t *testing.T) {
+	for name, kv := range map[string][]string{
+		"util/NonEmptyListValidatorTest.java:30 testNullList":  nil,
+		"util/NonEmptyListValidatorTest.java:35 testEmptyList": {"fields", " "},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := oneErr("ValueToKey", kv...)
+			mustContain(t, err, "transforms.t.fields: empty list")
+			_, err = oneErr("HeaderFrom$Value", append([]string{"headers", "h", "operation", "copy"}, kv...)...)
+			mustContain(t, err, "transforms.t.fields: empty list")
+		})
+	}
+	t.Run("util/NonEmptyListValidatorTest.java:41 testValidList", func(t *testing.T) {
+		one(t, "ValueToKey", "fields", "foo")
+		one(t, "HeaderFrom$Key", "fields", "foo", "headers", "h", "operation", "copy")
+	})
 }

@@ -238,7 +238,9 @@ func (t *TimestampConverter) convert(v any, from string) (any, error) {
 	case tsTime:
 		return fromMillis(ms - floorDiv(ms, epochDay)*epochDay), nil
 	}
-	return raw, nil
+	// A java.util.Date holds milliseconds: a finer time.Time is cut to
+	// them, as Timestamp.toLogical / the Date in hand would be.
+	return fromMillis(ms), nil
 }
 
 func floorDiv(a, b int64) int64 {

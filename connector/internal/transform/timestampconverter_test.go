@@ -200,9 +200,26 @@ func TestTimestampConverterDebeziumTimes(t *testing.T) {
 	mustContain(t, applyErr(t, tr, Record{Value: "07/12/2026"}), "does not match pattern (yyyy-MM-dd)")
 }
 
+// TestTimestampConverterKeepsMilliseconds: the pivot of every conversion
+// is a java.util.Date (TimestampConverter.java:114-129, 494-513), so a
+// Timestamp target holds whole milliseconds even when the time.Time given
+// had more (floor, as Date.getTime of an instant).
+func TestTimestampConverterKeepsMilliseconds(t *testing.T) {
+	tr := one(t, "TimestampConverter$Value", "target.type", "Timestamp")
+	for in, want := range map[time.Time]time.Time{
+		time.Unix(86401, 234567891).UTC(): fromMillis(86401234),
+		time.Unix(-1, 999999).UTC():       fromMillis(-1000),
+	} {
+		out := apply(t, tr, Record{ValueSchema: timestampSchema, Value: in})
+		eq(t, "timestamp of "+in.String(), out.Value, want)
+	}
+}
+
 // TestDateFormat pins the SimpleDateFormat letters supported, formatting
 // and parsing in UTC, against values worked out from Java's pattern
-// documentation (java.text.SimpleDateFormat).
+// documentation (java.text.SimpleDateFormat) and confirmed by it: OpenJDK
+// 17.0.15 formats 2026-12-07T05:04:03.021Z so with each pattern and
+// formats its own parse of the text back the same.
 func TestDateFormat(t *testing.T) {
 	ts := time.Date(2026, 12, 7, 5, 4, 3, 21e6, time.UTC)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -238,7 +255,7 @@ func TestDateFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	eq(t, "lenient", got, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
-	for _, bad := range []string{"yyyy-ww", "G yyyy", "'open"} {
+	for _, bad := range []string{"yyyy-ww", "YYYY-MM-dd", "F", "'open"} {
 		if _, err := parseDateFormat(bad); err == nil {
 			t.Errorf("pattern %q accepted", bad)
 		}
