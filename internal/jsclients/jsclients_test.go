@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -77,9 +78,59 @@ func TestReadTimesOutNamingWhatIsMissing(t *testing.T) {
 	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "c", Value: []byte("x")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Read(t.Context(), Request{Broker: b.Addr(), Registry: "http://127.0.0.1:1", Timeout: 3e9,
+	_, err := Read(t.Context(), Request{Broker: b.Addr(), Registry: "http://127.0.0.1:1", Timeout: time.Second,
 		Topics: []Topic{{Name: "c", Count: 2, Value: String}}})
 	if err == nil || !strings.Contains(err.Error(), "c: 1 more") {
 		t.Fatalf("Read: %v", err)
+	}
+}
+
+// TestKafkajsReadsNoneAndGzipOnly: kafkajs decompresses gzip itself and
+// needs a codec package for the other codecs mooncdc's kafka.compression
+// offers (kafkajs src/protocol/message/compression/index.js): a
+// deployment with kafkajs consumers keeps none (the default) or gzip, or
+// those consumers register kafkajs-snappy, kafkajs-lz4 or
+// @kafkajs/zstd. The consumer crashes at the first batch, which ends the
+// run at once with the reason.
+func TestKafkajsReadsNoneAndGzipOnly(t *testing.T) {
+	SkipInShort(t)
+	codecs := []struct {
+		topic string
+		codec kgo.CompressionCodec
+		fails string
+	}{
+		{"none", kgo.NoCompression(), ""},
+		{"gzip", kgo.GzipCompression(), ""},
+		{"snappy", kgo.SnappyCompression(), "Snappy compression not implemented"},
+		{"lz4", kgo.Lz4Compression(), "LZ4 compression not implemented"},
+		{"zstd", kgo.ZstdCompression(), "ZSTD compression not implemented"},
+	}
+	var names []string
+	for _, c := range codecs {
+		names = append(names, c.topic)
+	}
+	b := kafkatest.New(t, kfake.SeedTopics(1, names...))
+	// Compressible: franz-go sends a batch uncompressed when the codec
+	// would not make it smaller.
+	pad := strings.Repeat("x", 1000)
+	for _, c := range codecs {
+		cl := b.Client(t, kgo.ProducerBatchCompression(c.codec))
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: c.topic, Value: []byte(c.topic + pad)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ReadT(t, Request{Broker: b.Addr(), Registry: "http://127.0.0.1:1", Topics: []Topic{
+		{Name: "none", Count: 1, Value: String}, {Name: "gzip", Count: 1, Value: String}}})
+	for _, r := range got {
+		if string(r.Value.Decoded) != `"`+r.Topic+pad+`"` {
+			t.Errorf("%s: %.40s", r.Topic, r.Value.Decoded)
+		}
+	}
+	for _, c := range codecs[2:] {
+		_, err := Read(t.Context(), Request{Broker: b.Addr(), Registry: "http://127.0.0.1:1",
+			Topics: []Topic{{Name: c.topic, Count: 1, Value: String}}})
+		if err == nil || !strings.Contains(err.Error(), "kafkajs consumer crashed: "+c.fails) {
+			t.Errorf("%s: %v, want %q", c.topic, err, c.fails)
+		}
 	}
 }

@@ -2,7 +2,8 @@
 // application written outside mooncdc would: with
 // @kafkajs/confluent-schema-registry (Protobuf, JSON Schema) or the
 // CloudEvents SDK. It prints one JSON line per record on stdout and exits
-// 0 when every topic gave its count of records, 2 at the deadline.
+// 0 when every topic gave its count of records, 2 at the deadline, 3 when
+// the kafkajs consumer crashed.
 //
 // The request is JSON in argv[2] (see internal/jsclients/read.go):
 //   {"brokers": ["127.0.0.1:9092"], "registry": "http://…", "timeoutMs": 60000,
@@ -133,6 +134,13 @@ async function main() {
   let finish;
   const done = new Promise(resolve => { finish = resolve; });
   const timer = setTimeout(() => finish(false), req.timeoutMs || 60000);
+  // A crash (an undecodable batch, a codec kafkajs lacks) ends the run
+  // at once: waiting for the deadline would only hide it.
+  let crash = null;
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    crash = payload.error;
+    finish(false);
+  });
   await consumer.connect();
   await consumer.subscribe({ topics: req.topics.map(t => t.topic), fromBeginning: true });
   await consumer.run({
@@ -152,6 +160,10 @@ async function main() {
   const ok = await done;
   clearTimeout(timer);
   await consumer.disconnect();
+  if (crash) {
+    process.stderr.write(`read.js: kafkajs consumer crashed: ${errText(crash)}\n`);
+    process.exit(3);
+  }
   if (!ok) {
     const missing = [...left.entries()].filter(([, n]) => n > 0).map(([t, n]) => `${t}: ${n} more`);
     process.stderr.write(`read.js: deadline of ${req.timeoutMs} ms passed still waiting for ${missing.join(', ')}\n`);
