@@ -64,7 +64,7 @@ func TestReadDecodesWithTheRegistryClientInOneRun(t *testing.T) {
 func TestInstallWithoutNodeNamesTheFix(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	_, err := Install(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "install Node.js 20 or later with npm") {
+	if err == nil || !strings.Contains(err.Error(), "install Node.js 18 or later with npm") {
 		t.Fatalf("Install without node: %v", err)
 	}
 }

@@ -123,7 +123,7 @@ func frameProto(t *testing.T, p *Protobuf, id int, v any) []byte {
 // TestOutsideClientsReadWhatConnectformatWrites is issue 30's "records
 // read by clients written outside this project" for the formats: kafkajs
 // 2.2.4 with @kafkajs/confluent-schema-registry 4.1.0 (protobufjs 7,
-// Ajv 8) and cloudevents 10.0.0, pinned in internal/jsclients/js.
+// Ajv 8) and cloudevents 9.0.0, pinned in internal/jsclients/js.
 func TestOutsideClientsReadWhatConnectformatWrites(t *testing.T) {
 	jsclients.SkipInShort(t)
 	topics := []string{"pb-plain", "pb-meta", "pb-wkt", "pb-all", "js-default", "js", "ce"}
