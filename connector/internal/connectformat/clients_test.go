@@ -37,9 +37,13 @@ var fieldMetaOption = regexp.MustCompile(`(?s) \[\(confluent\.field_meta\) = \{.
 func withoutFieldMeta(text string) string { return fieldMetaOption.ReplaceAllString(text, "") }
 
 // wellKnown is the schema text of each file ProtobufData imports, as the
-// registry serves it under a subject of that name when a serializer
-// registers it as a reference (skip.known.types=false; the reference's
-// name and subject are the import path: DefaultReferenceSubjectNameStrategy).
+// registry serves it under a subject of that name when the serializer
+// registers it as a reference: with skip.known.types=false (default true)
+// and the default reference.subject.name.strategy,
+// DefaultReferenceSubjectNameStrategy, "the reference name is used as
+// subject" (schema-registry protobuf-serializer/.../KafkaProtobufSerializerConfig.java
+// at 056f131448d, SKIP_KNOWN_TYPES_CONFIG and
+// REFERENCE_SUBJECT_NAME_STRATEGY_CONFIG).
 // Field numbers from the published files (protobuf_deps.go).
 var wellKnown = map[string]string{
 	decimalFile:   depSources[decimalFile],
