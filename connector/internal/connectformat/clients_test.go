@@ -406,13 +406,12 @@ func TestOutsideClientsReadWhatConnectformatWrites(t *testing.T) {
 			if err := json.Unmarshal(ev["data"], &data); err != nil {
 				t.Fatal(err)
 			}
-			// The data as JsonConverter writes the row (the same rules as
-			// JsonSchemaData's for these types), parsed with JSON.parse:
-			// finding 4 again.
+			// The data as JsonConverter writes the row, parsed with
+			// JSON.parse: finding 4 again.
 			for _, part := range []string{"before", "after"} {
 				v, _ := w.value.Get(part)
 				rs := fieldSchema(ceCase.env, part)
-				got := diff("", normalizeJSON(t, data[part]), normalize(t, wantJSON(rs, v)))
+				got := diff("", normalizeJSON(t, data[part]), normalize(t, wantConnectJSON(rs, v)))
 				if want := roundedInt64s(t, "", rs, v); strings.Join(got, "\n") != strings.Join(want, "\n") {
 					t.Errorf("record %d data.%s: differences\n%s\nwant\n%s", i, part, strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}

@@ -40,6 +40,7 @@ var (
 	cAddress = opt(structOf("dbserver1.public.corners.Address", "city", sString, "zip", sOptStr))
 	cTags    = &schema.Schema{Type: schema.TypeArray, Optional: true, Items: sString}
 	cAttrs   = &schema.Schema{Type: schema.TypeMap, Optional: true, Keys: sString, Values: sInt32}
+	cScores  = &schema.Schema{Type: schema.TypeMap, Optional: true, Keys: sInt32, Values: sOptStr}
 )
 
 // The column groups of a corners row beyond the plain types: meta, the
@@ -61,7 +62,7 @@ const (
 // an array, a map, a nested struct, optional fields) and the groups.
 func cornersRow(name string, groups int) *schema.Schema {
 	kv := []any{"id", sInt32, "big", sInt64, "f32", sFloat32, "f64", sFloat64, "flag", sBool,
-		"maybe", sOptBool, "name", sOptStr, "raw", opt(sBytes), "tags", cTags, "attrs", cAttrs, "address", cAddress}
+		"maybe", sOptBool, "name", sOptStr, "raw", opt(sBytes), "tags", cTags, "attrs", cAttrs, "scores", cScores, "address", cAddress}
 	if groups&meta != 0 {
 		kv = append(kv, "tiny", sInt8, "small", sInt16)
 	}
@@ -88,6 +89,7 @@ func cornersRows(t testing.TB, s *schema.Schema) (full, sparse *transform.Struct
 		"flag", true, "maybe", false, "name", "Sally \u00e9\u4e16 \"q\"", "raw", []byte{0, 1, 0xfe, 0xff},
 		"tags", []any{"a", "", "c"},
 		"attrs", &transform.Map{Entries: []transform.MapEntry{{Key: "x", Value: int32(-1)}, {Key: "y", Value: int32(2147483647)}}},
+		"scores", &transform.Map{Entries: []transform.MapEntry{{Key: int32(7), Value: "seven"}, {Key: int32(-7), Value: ""}}},
 		"address", newStruct(t, fieldSchema(s, "address"), "city", "Z\u00fcrich", "zip", nil)}
 	if has("small") {
 		kv = append(kv, "tiny", int8(-128), "small", int16(32767))
@@ -249,7 +251,15 @@ func protobufjsName(name string) string {
 }
 
 // wantJSON is what JsonSchemaData.fromConnectData writes for v.
-func wantJSON(s *schema.Schema, v any) any {
+func wantJSON(s *schema.Schema, v any) any { return wantJSONAs(s, v, false) }
+
+// wantConnectJSON is what JsonConverter writes for v (CloudEvents data):
+// the same but for a map whose keys are not strings, an array of
+// [key, value] tuples where JsonSchemaData writes {"key", "value"}
+// objects (connecttest.checkMap has JsonConverter's rule and lines).
+func wantConnectJSON(s *schema.Schema, v any) any { return wantJSONAs(s, v, true) }
+
+func wantJSONAs(s *schema.Schema, v any, tuples bool) any {
 	if v == nil {
 		return nil
 	}
@@ -270,20 +280,32 @@ func wantJSON(s *schema.Schema, v any) any {
 	case schema.TypeArray:
 		out := []any{}
 		for _, e := range v.([]any) {
-			out = append(out, wantJSON(s.Items, e))
+			out = append(out, wantJSONAs(s.Items, e, tuples))
 		}
 		return out
 	case schema.TypeMap:
-		out := map[string]any{}
+		if s.Keys.Type == schema.TypeString {
+			out := map[string]any{}
+			for _, e := range v.(*transform.Map).Entries {
+				out[e.Key.(string)] = wantJSONAs(s.Values, e.Value, tuples)
+			}
+			return out
+		}
+		out := []any{}
 		for _, e := range v.(*transform.Map).Entries {
-			out[e.Key.(string)] = wantJSON(s.Values, e.Value)
+			k, val := wantJSONAs(s.Keys, e.Key, tuples), wantJSONAs(s.Values, e.Value, tuples)
+			if tuples {
+				out = append(out, []any{k, val})
+			} else {
+				out = append(out, map[string]any{"key": k, "value": val})
+			}
 		}
 		return out
 	case schema.TypeStruct:
 		st := v.(*transform.Struct)
 		out := map[string]any{}
 		for i, f := range s.Fields {
-			out[f.Name] = wantJSON(f.Schema, st.Values[i])
+			out[f.Name] = wantJSONAs(f.Schema, st.Values[i], tuples)
 		}
 		return out
 	}

@@ -44,8 +44,10 @@
 //     io.debezium.connector.postgresql.DataChangeEvent, time (source
 //     ts_ms, RFC 3339 in ms), datacontenttype application/json, the
 //     iodebezium* extension attributes (op, every source field, the
-//     transaction's), and data {before, after}, with or without its
-//     JsonConverter schema. Nothing for a value that is not an envelope.
+//     transaction's), and data {before, after} as JsonConverter writes
+//     it (a map with keys that are not strings as [key, value] tuples),
+//     with or without its schema. Nothing for a value that is not an
+//     envelope.
 //
 // Differences from Confluent and Debezium, each deliberate:
 //   - Protobuf: a root schema that is not a struct is refused
