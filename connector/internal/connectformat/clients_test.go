@@ -130,7 +130,7 @@ func frameProto(t *testing.T, p *Protobuf, id int, v any) []byte {
 // Ajv 8) and cloudevents 9.0.0, pinned in internal/jsclients/js.
 func TestOutsideClientsReadWhatConnectformatWrites(t *testing.T) {
 	jsclients.SkipInShort(t)
-	topics := []string{"pb-plain", "pb-meta", "pb-wkt", "pb-all", "js-default", "js", "ce"}
+	topics := []string{"pb-plain", "pb-meta", "pb-wkt", "pb-all", "js-default", "js", "js-closed", "ce"}
 	b := kafkatest.New(t, kfake.SeedTopics(1, topics...))
 	reg := srtest.New(t)
 	var produce []*kgo.Record
@@ -204,6 +204,17 @@ func TestOutsideClientsReadWhatConnectformatWrites(t *testing.T) {
 		}
 	}
 
+	// The same under object.additional.properties=false (every object
+	// closed), its own subject.
+	jc := mustJSONSchemaOptions(t, jsCase.env, JSONSchemaOptions{ClosedObjects: true})
+	if !strings.Contains(string(jc.Document), `"additionalProperties":false`) {
+		t.Fatalf("closed objects: %s", jc.Document)
+	}
+	jcID := mustRegister(t, reg, "js-closed-value", "JSON", string(jc.Document))
+	for _, w := range jsCase.records {
+		add("js-closed", frameJSON(t, jk, jkID, w.key), frameJSON(t, jc, jcID, w.value))
+	}
+
 	// CloudEvents, structured mode with JSON data, every corner.
 	ceCase := newClientCase(t, "ce", "corners", allCorners)
 	for _, w := range ceCase.records {
@@ -235,6 +246,7 @@ func TestOutsideClientsReadWhatConnectformatWrites(t *testing.T) {
 		{Name: "pb-all", Count: counts["pb-all"], Value: jsclients.Registry},
 		{Name: "js-default", Count: counts["js-default"], Key: jsclients.Registry, Value: jsclients.Registry},
 		{Name: "js", Count: counts["js"], Key: jsclients.Registry, Value: jsclients.Registry, RegistryOptions: strictOff},
+		{Name: "js-closed", Count: counts["js-closed"], Key: jsclients.Registry, Value: jsclients.Registry, RegistryOptions: strictOff},
 		{Name: "ce", Count: counts["ce"], Value: jsclients.CloudEvent},
 	}})
 	got := map[string][]jsclients.Record{}
@@ -322,9 +334,16 @@ func TestOutsideClientsReadWhatConnectformatWrites(t *testing.T) {
 
 	// Finding 4: the client parses the JSON with JSON.parse, so a 64-bit
 	// integer beyond 2^53 reads as the nearest double (a bigint column,
-	// Debezium's ts_ns). Every other field reads as written.
+	// Debezium's ts_ns). Every other field reads as written, and Ajv
+	// validated each value against its document (the client validates on
+	// decode: JsonSchema.js fromBuffer), open or closed objects.
 	t.Run("JSONSchemaReadsAsWrittenBut64BitIntegersBeyond2p53", func(t *testing.T) {
-		for i, r := range got["js"] {
+		rs := append(append([]jsclients.Record{}, got["js"]...), got["js-closed"]...)
+		if len(rs) != 2*len(jsCase.records) {
+			t.Fatalf("%d records", len(rs))
+		}
+		for j, r := range rs {
+			i := j % len(jsCase.records)
 			w := jsCase.records[i]
 			wantRead(t, "key", r.Key, wantJSON(jsCase.key, w.key))
 			if r.Value.Error != "" {
@@ -467,6 +486,15 @@ func mustProtobuf(t *testing.T, s *schema.Schema) *Protobuf {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func mustJSONSchemaOptions(t *testing.T, s *schema.Schema, opts JSONSchemaOptions) *JSONSchema {
+	t.Helper()
+	j, err := NewJSONSchemaOptions(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
 }
 
 func mustJSONSchema(t *testing.T, s *schema.Schema) *JSONSchema {

@@ -250,7 +250,10 @@ func protobufjsName(name string) string {
 	return string(out)
 }
 
-// wantJSON is what JsonSchemaData.fromConnectData writes for v.
+// wantJSON is what JsonSchemaData.fromConnectData writes for v; a map
+// with keys that are not required strings is an array of {"key",
+// "value"} objects (schema-registry json-schema-converter/.../JsonSchemaData.java:574-613
+// at 794611bd86d).
 func wantJSON(s *schema.Schema, v any) any { return wantJSONAs(s, v, false) }
 
 // wantConnectJSON is what JsonConverter writes for v (CloudEvents data):
