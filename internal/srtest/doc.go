@@ -1,6 +1,7 @@
 // Package srtest is a test stand-in for a Confluent Schema Registry: an
 // in-process HTTP server (net/http/httptest) that speaks the subset of the
-// Schema Registry REST API that franz-go's pkg/sr client uses for Avro.
+// Schema Registry REST API that franz-go's pkg/sr client and the Protobuf and
+// JSON Schema clients (kafkajs's @kafkajs/confluent-schema-registry) use.
 // It is NOT a registry to run in production; state lives in memory and dies
 // with the server.
 //
@@ -19,15 +20,26 @@
 //	DELETE /subjects/{s}[?permanent=true]          soft, then hard delete
 //	DELETE /subjects/{s}/versions/{v|latest}[?permanent=true]
 //	GET    /schemas                                (?subjectPrefix, ?deleted, ?latestOnly)
-//	GET    /schemas/types                          ["AVRO"]
+//	GET    /schemas/types                          ["JSON","PROTOBUF","AVRO"]
 //	GET    /schemas/ids/{id}[/schema|/versions|/subjects]  (?subject, ?deleted, ?fetchMaxId)
 //	GET/PUT/DELETE /config, /config/{s}            (?defaultToGlobal)
 //	POST   /compatibility/subjects/{s}/versions[/{v|latest}]  (?verbose)
 //	GET    /mode, /mode/{s}                        always READWRITE
 //
 // Semantics:
-//   - Schemas are Avro only (schemaType absent or "AVRO"); other types and
-//     schema references are rejected with 422/42201. Each schema is parsed
+//   - Schema types AVRO (schemaType absent or "AVRO"), PROTOBUF and JSON
+//     (other.go). PROTOBUF and JSON schemas are checked for syntax only
+//     (a .proto file that parses, imports unresolved; a JSON object or
+//     boolean) and may carry references, each to a live subject version
+//     (else 422/42201); the type and the references are served back in
+//     the register, look-up, get-version and get-by-id answers, as the
+//     Protobuf and JSON Schema clients read them. Their identity is the
+//     type, the text (for JSON the identity below) and the references.
+//     Compatibility is checked between AVRO schemas only: a new version
+//     of a subject holding or getting a PROTOBUF or JSON schema under any
+//     level but NONE is refused with 422/42201 naming NONE as the fix,
+//     rather than accepted unchecked. Avro schemas take no references
+//     (422/42201). Each Avro schema is parsed
 //     by github.com/hamba/avro/v2 with a fresh name cache, so record names
 //     never collide across subjects; a parse error is 422/42201.
 //   - Identity is the schema JSON with whitespace removed and object keys
@@ -53,7 +65,8 @@
 // at once ([Registry.MaxInFlight]), and direct access to the state
 // ([Registry.Register], [Registry.SchemaByID], [Registry.Subjects], ...).
 //
-// Not implemented: Protobuf and JSON Schema, schema references, contexts
+// Not implemented: compatibility checks for Protobuf and JSON Schema,
+// Avro schema references, contexts
 // (/contexts/... paths), import mode and registration with an explicit id,
 // setting modes, exporters, data contracts (metadata and ruleSet are
 // accepted and ignored), GUIDs, pagination (offset/limit), ?normalize (the

@@ -11,14 +11,17 @@ import (
 // subjectSchema is the JSON of one subject version. schemaType is omitted
 // for Avro, as Confluent does.
 type subjectSchema struct {
-	Subject string `json:"subject"`
-	Version int    `json:"version"`
-	ID      int    `json:"id"`
-	Schema  string `json:"schema"`
+	Subject    string      `json:"subject"`
+	Version    int         `json:"version"`
+	ID         int         `json:"id"`
+	SchemaType string      `json:"schemaType,omitempty"`
+	References []Reference `json:"references,omitempty"`
+	Schema     string      `json:"schema"`
 }
 
 func toJSON(subject string, v *versionRec) subjectSchema {
-	return subjectSchema{Subject: subject, Version: v.num, ID: v.rec.id, Schema: v.rec.text}
+	return subjectSchema{Subject: subject, Version: v.num, ID: v.rec.id, SchemaType: v.rec.schemaType,
+		References: v.rec.refs, Schema: v.rec.text}
 }
 
 // register: POST /subjects/{s}/versions → {"id":N}.
@@ -232,6 +235,12 @@ func (r *Registry) byIDHandler(idText, tail string) handler {
 			return rawText(rec.text), nil
 		}
 		out := map[string]any{"schema": rec.text}
+		if rec.schemaType != "" {
+			out["schemaType"] = rec.schemaType
+		}
+		if len(rec.refs) > 0 {
+			out["references"] = rec.refs
+		}
 		if queryBool(req, "fetchMaxId") {
 			out["maxId"] = r.nextID - 1
 		}
@@ -321,6 +330,9 @@ func (r *Registry) compatibility(version string) func(*http.Request, string) (an
 		var live []*versionRec
 		if s := r.subjects[subject]; s != nil {
 			live = s.live(false, false)
+		}
+		if aerr := unchecked(level, p.schemaType, live); aerr != nil {
+			return nil, aerr
 		}
 		var msgs []string
 		switch {

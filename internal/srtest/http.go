@@ -180,7 +180,7 @@ func (r *Registry) route(req *http.Request) (Endpoint, handler) {
 		return pick(EndpointSchemas, http.MethodGet, r.allSchemas)
 	case n == 2 && seg[0] == "schemas" && seg[1] == "types":
 		return pick(EndpointSchemas, http.MethodGet, func(http.ResponseWriter, *http.Request) (any, *apiError) {
-			return []string{"AVRO"}, nil
+			return []string{"JSON", "PROTOBUF", "AVRO"}, nil
 		})
 	case n >= 3 && n <= 4 && seg[0] == "schemas" && seg[1] == "ids":
 		tail := ""

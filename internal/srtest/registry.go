@@ -229,6 +229,22 @@ func (r *Registry) Register(subject, schema string) (int, error) {
 	return id, nil
 }
 
+// RegisterSchema registers a schema of any type (schemaType "" or AVRO,
+// PROTOBUF, JSON) with its references, as Register does for Avro.
+func (r *Registry) RegisterSchema(subject, schemaType, schema string, refs ...Reference) (int, error) {
+	p, aerr := prepare(schemaRequest{Schema: schema, SchemaType: schemaType, References: refs})
+	if aerr != nil {
+		return 0, aerr
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id, aerr := r.registerLocked(subject, p)
+	if aerr != nil {
+		return 0, aerr
+	}
+	return id, nil
+}
+
 // Subjects returns the subjects with at least one live (not soft-deleted)
 // version, sorted.
 func (r *Registry) Subjects() []string {

@@ -108,7 +108,7 @@ func TestRegisterAndRead(t *testing.T) {
 	if all, err := cl.AllSchemas(ctx); err != nil || len(all) != 2 {
 		t.Fatalf("AllSchemas = %v, %v", all, err)
 	}
-	if types, err := cl.SupportedTypes(ctx); err != nil || len(types) != 1 || types[0] != sr.TypeAvro {
+	if types, err := cl.SupportedTypes(ctx); err != nil || len(types) != 3 {
 		t.Fatalf("SupportedTypes = %v, %v", types, err)
 	}
 
@@ -248,13 +248,81 @@ func TestInvalidSchema(t *testing.T) {
 	if re.SchemaError() != sr.ErrInvalidSchema {
 		t.Fatalf("SchemaError = %v", re.SchemaError())
 	}
-	_, err = cl.RegisterSchema(ctx, "x", sr.Schema{Schema: `syntax = "proto3";`, Type: sr.TypeProtobuf}, -1, -1)
+	_, err = cl.RegisterSchema(ctx, "x", sr.Schema{Schema: `syntax = "proto3"; message {`, Type: sr.TypeProtobuf}, -1, -1)
 	re = wantCode(t, err, 422, 42201)
-	if !strings.Contains(re.Message, "only AVRO") {
+	if !strings.Contains(re.Message, "of type PROTOBUF") {
 		t.Fatalf("message = %s", re.Message)
 	}
-	_, err = cl.RegisterSchema(ctx, "x", sr.Schema{Schema: `"string"`, References: []sr.SchemaReference{{Name: "a", Subject: "b", Version: 1}}}, -1, -1)
+	_, err = cl.RegisterSchema(ctx, "x", sr.Schema{Schema: `{"type":`, Type: sr.TypeJSON}, -1, -1)
 	wantCode(t, err, 422, 42201)
+	_, err = cl.RegisterSchema(ctx, "x", sr.Schema{Schema: `"string"`, References: []sr.SchemaReference{{Name: "a", Subject: "b", Version: 1}}}, -1, -1)
+	re = wantCode(t, err, 422, 42201)
+	if !strings.Contains(re.Message, "not AVRO") {
+		t.Fatalf("message = %s", re.Message)
+	}
+}
+
+// TestProtobufAndJSONWithReferences: the schema type and the references
+// come back in every answer a client reads them from (get by id, get a
+// subject version, look up), a reference must name a live subject
+// version, and a new PROTOBUF version under a checked compatibility is
+// refused naming the fix, since srtest cannot judge it.
+func TestProtobufAndJSONWithReferences(t *testing.T) {
+	ctx := context.Background()
+	reg := New(t)
+	cl := client(t, reg)
+	ts := "syntax = \"proto3\";\npackage google.protobuf;\nmessage Timestamp {\n  int64 seconds = 1;\n  int32 nanos = 2;\n}\n"
+	tsID, err := reg.RegisterSchema("google/protobuf/timestamp.proto", "PROTOBUF", ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := sr.SchemaReference{Name: "google/protobuf/timestamp.proto", Subject: "google/protobuf/timestamp.proto", Version: 1}
+	text := "syntax = \"proto3\";\npackage shop;\nimport \"google/protobuf/timestamp.proto\";\nmessage Order {\n  google.protobuf.Timestamp at = 1;\n}\n"
+	ss, err := cl.CreateSchema(ctx, "orders-value", sr.Schema{Schema: text, Type: sr.TypeProtobuf, References: []sr.SchemaReference{ref}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss.ID == tsID || ss.Type != sr.TypeProtobuf || len(ss.References) != 1 || ss.References[0] != ref {
+		t.Fatalf("CreateSchema = %+v", ss)
+	}
+	byID, err := cl.SchemaByID(ctx, ss.ID)
+	if err != nil || byID.Type != sr.TypeProtobuf || byID.Schema != text || len(byID.References) != 1 || byID.References[0] != ref {
+		t.Fatalf("SchemaByID = %+v, %v", byID, err)
+	}
+	dep, err := cl.SchemaByVersion(ctx, ref.Subject, 1)
+	if err != nil || dep.Type != sr.TypeProtobuf || dep.Schema.Schema != ts {
+		t.Fatalf("SchemaByVersion = %+v, %v", dep, err)
+	}
+	// The same text without its reference is another schema.
+	if _, err := cl.LookupSchema(ctx, "orders-value", sr.Schema{Schema: text, Type: sr.TypeProtobuf}); err == nil {
+		t.Fatal("LookupSchema without the reference found the schema")
+	}
+	if got, err := cl.LookupSchema(ctx, "orders-value", sr.Schema{Schema: text, Type: sr.TypeProtobuf, References: []sr.SchemaReference{ref}}); err != nil || got.ID != ss.ID {
+		t.Fatalf("LookupSchema = %+v, %v", got, err)
+	}
+	_, err = cl.CreateSchema(ctx, "other-value", sr.Schema{Schema: text, Type: sr.TypeProtobuf,
+		References: []sr.SchemaReference{{Name: ref.Name, Subject: ref.Subject, Version: 2}}})
+	wantCode(t, err, 422, 42201)
+
+	_, err = cl.CreateSchema(ctx, "orders-value", sr.Schema{Schema: strings.Replace(text, "at = 1", "at = 2", 1), Type: sr.TypeProtobuf, References: []sr.SchemaReference{ref}})
+	if re := wantCode(t, err, 422, 42201); !strings.Contains(re.Message, "NONE") {
+		t.Fatalf("message = %s", re.Message)
+	}
+	reg.SetCompatibility("orders-value", None)
+	if _, err := cl.CreateSchema(ctx, "orders-value", sr.Schema{Schema: strings.Replace(text, "at = 1", "at = 2", 1), Type: sr.TypeProtobuf, References: []sr.SchemaReference{ref}}); err != nil {
+		t.Fatal(err)
+	}
+
+	doc := `{"type":"object","properties":{"id":{"type":"integer"}}}`
+	js, err := cl.CreateSchema(ctx, "orders-json-value", sr.Schema{Schema: doc, Type: sr.TypeJSON})
+	if err != nil || js.Type != sr.TypeJSON {
+		t.Fatalf("CreateSchema JSON = %+v, %v", js, err)
+	}
+	// Key order and spaces do not make a JSON schema new.
+	again, err := cl.CreateSchema(ctx, "orders-json-value", sr.Schema{Schema: `{"properties": {"id": {"type": "integer"}}, "type": "object"}`, Type: sr.TypeJSON})
+	if err != nil || again.ID != js.ID {
+		t.Fatalf("CreateSchema JSON again = %+v, %v", again, err)
+	}
 }
 
 func TestDeleteSubject(t *testing.T) {

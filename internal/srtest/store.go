@@ -12,10 +12,12 @@ import (
 // schemaRec is one schema under its global id, shared by every subject
 // version that registered the same schema.
 type schemaRec struct {
-	id     int
-	text   string // as first registered
-	key    string // identity; see identityKey
-	parsed avro.Schema
+	id         int
+	text       string      // as first registered
+	key        string      // identity; see identityKey
+	parsed     avro.Schema // nil for PROTOBUF and JSON
+	schemaType string      // "" for AVRO, else PROTOBUF or JSON
+	refs       []Reference
 }
 
 type versionRec struct {
@@ -67,30 +69,42 @@ func errInvalidSchema(msg string) *apiError {
 
 // schemaRequest is the body of register, lookup and compatibility calls.
 type schemaRequest struct {
-	Schema     string            `json:"schema"`
-	SchemaType string            `json:"schemaType"`
-	References []json.RawMessage `json:"references"`
-	ID         int               `json:"id"`
-	Version    int               `json:"version"`
+	Schema     string      `json:"schema"`
+	SchemaType string      `json:"schemaType"`
+	References []Reference `json:"references"`
+	ID         int         `json:"id"`
+	Version    int         `json:"version"`
+}
+
+// Reference is a schema reference: the import name a schema uses and
+// the subject version that holds the referenced schema.
+type Reference struct {
+	Name    string `json:"name"`
+	Subject string `json:"subject"`
+	Version int    `json:"version"`
 }
 
 type prepared struct {
-	text, key string
-	parsed    avro.Schema
+	text, key  string
+	parsed     avro.Schema
+	schemaType string
+	refs       []Reference
 }
 
 // prepare validates and parses a request's schema.
 func prepare(req schemaRequest) (prepared, *apiError) {
-	switch t := strings.ToUpper(req.SchemaType); t {
-	case "", "AVRO":
-	default:
-		return prepared{}, errInvalidSchema(fmt.Sprintf("Invalid schema type %s: srtest supports only AVRO schemas", req.SchemaType))
-	}
-	if len(req.References) > 0 {
-		return prepared{}, errInvalidSchema("Invalid schema: schema references are not supported by srtest")
-	}
 	if strings.TrimSpace(req.Schema) == "" {
 		return prepared{}, errInvalidSchema("Empty schema")
+	}
+	switch t := strings.ToUpper(req.SchemaType); t {
+	case "", "AVRO":
+	case "PROTOBUF", "JSON":
+		return prepareOther(t, req)
+	default:
+		return prepared{}, errInvalidSchema(fmt.Sprintf("Invalid schema type %s: the types are AVRO, PROTOBUF and JSON", req.SchemaType))
+	}
+	if len(req.References) > 0 {
+		return prepared{}, errInvalidSchema("Invalid schema: srtest takes schema references for PROTOBUF and JSON schemas only, not AVRO")
 	}
 	parsed, err := avro.ParseWithCache(req.Schema, "", &avro.SchemaCache{})
 	if err != nil {
@@ -118,6 +132,9 @@ func identityKey(text string) string {
 
 // registerLocked registers p under subject and returns its global id.
 func (r *Registry) registerLocked(subject string, p prepared) (int, *apiError) {
+	if aerr := r.checkRefsLocked(p.refs); aerr != nil {
+		return 0, aerr
+	}
 	s := r.subjects[subject]
 	if s != nil {
 		live := s.live(false, false)
@@ -127,6 +144,9 @@ func (r *Registry) registerLocked(subject string, p prepared) (int, *apiError) {
 			}
 		}
 		level := r.levelLocked(subject)
+		if aerr := unchecked(level, p.schemaType, live); aerr != nil {
+			return 0, aerr
+		}
 		if msgs := incompatibilities(level, p.parsed, live); len(msgs) > 0 {
 			return 0, &apiError{http.StatusConflict, 409, fmt.Sprintf(
 				"Schema being registered is incompatible with an earlier schema for subject %q, details: [%s]",
@@ -138,7 +158,8 @@ func (r *Registry) registerLocked(subject string, p prepared) (int, *apiError) {
 	}
 	rec := r.byKey[p.key]
 	if rec == nil {
-		rec = &schemaRec{id: r.nextID, text: p.text, key: p.key, parsed: p.parsed}
+		rec = &schemaRec{id: r.nextID, text: p.text, key: p.key, parsed: p.parsed,
+			schemaType: p.schemaType, refs: p.refs}
 		r.nextID++
 		r.byKey[p.key] = rec
 		r.byID[rec.id] = rec

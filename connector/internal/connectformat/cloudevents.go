@@ -176,7 +176,7 @@ func AppendCloudEvent(dst []byte, s *schema.Schema, v any, opts CloudEventsOptio
 		b = schema.AppendConnectSchemaJSON(b, data)
 		b = append(b, `,"payload":`...)
 	}
-	if b, _, err = appendJSONValue(b, data, dv, nullError); err != nil {
+	if b, _, err = appendJSONValue(b, data, dv, converterRules); err != nil {
 		return dst, false, fmt.Errorf("cloudevents: data: %w", err)
 	}
 	if opts.DataSchemas {

@@ -114,3 +114,37 @@ func TestCloudEventOnlyForChangeEvents(t *testing.T) {
 		t.Errorf("extension name %s", n)
 	}
 }
+
+// TestCloudEventsDataMapsAreJsonConverters: the data is JsonConverter's
+// (CEC:306, jsonDataConverter.fromConnectData), which writes a map whose
+// keys are not strings as [key, value] tuples (apache/kafka
+// connect/json/.../JsonConverter.java:644-676 at 1eb7644349c), where
+// JsonSchemaData writes {"key", "value"} objects; string keys make an
+// object in both.
+func TestCloudEventsDataMapsAreJsonConverters(t *testing.T) {
+	env := cornersEnvelope("maps", 0)
+	ch := cornersChanges(t, env)[0]
+	for _, dataSchemas := range []bool{false, true} {
+		b, ok, err := AppendCloudEvent(nil, env, ch, CloudEventsOptions{DataSchemas: dataSchemas})
+		if err != nil || !ok {
+			t.Fatalf("AppendCloudEvent: %v %v", ok, err)
+		}
+		for _, want := range []string{`"scores":[[7,"seven"],[-7,""]]`, `"attrs":{"x":-1,"y":2147483647}`} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("schemas %v: no %s in\n%s", dataSchemas, want, b)
+			}
+		}
+	}
+	row, _ := ch.Get("after")
+	j, err := NewJSONSchema(fieldSchema(env, "after"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := j.AppendJSON(nil, row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"scores":[{"key":7,"value":"seven"},{"key":-7,"value":""}]`; !strings.Contains(string(b), want) {
+		t.Errorf("JSON Schema: no %s in\n%s", want, b)
+	}
+}

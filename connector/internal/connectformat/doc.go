@@ -44,8 +44,10 @@
 //     io.debezium.connector.postgresql.DataChangeEvent, time (source
 //     ts_ms, RFC 3339 in ms), datacontenttype application/json, the
 //     iodebezium* extension attributes (op, every source field, the
-//     transaction's), and data {before, after}, with or without its
-//     JsonConverter schema. Nothing for a value that is not an envelope.
+//     transaction's), and data {before, after} as JsonConverter writes
+//     it (a map with keys that are not strings as [key, value] tuples),
+//     with or without its schema. Nothing for a value that is not an
+//     envelope.
 //
 // Differences from Confluent and Debezium, each deliberate:
 //   - Protobuf: a root schema that is not a struct is refused
@@ -67,13 +69,45 @@
 //   - CloudEvents: Debezium keeps upper case in extension names
 //     (iodebeziumtxId), against the CloudEvents naming rule; so do we.
 //
+// Read by outside clients (clients_test.go, with internal/jsclients:
+// kafkajs 2.2.4, @kafkajs/confluent-schema-registry 4.1.0 with protobufjs
+// 7 and Ajv 8, cloudevents 9.0.0; insert, update, delete and a tombstone
+// of a Debezium envelope with every type corner, compared field by
+// field). What those clients cannot read of Confluent's and Debezium's
+// own formats, each proved by a subtest, and the remedy that reads:
+//  1. protobufjs cannot parse confluent.field_meta's value (an aggregate
+//     option holding a list: "illegal value '{'"), which the text has for
+//     every int8, int16 and Decimal field: the schema does not load.
+//     Remedy: the text without the options (the bytes are the same); a
+//     Java reader then loses int8/int16 (read as int32) and the decimal's
+//     precision.
+//  2. The client parses the schema text with its references only, and
+//     protobufjs knows no import by itself (not even
+//     google/protobuf/timestamp.proto): "no such Type or Enum". Remedy:
+//     the imports registered as references, under subjects named by their
+//     path, as Confluent's serializer does with skip.known.types=false.
+//  3. Ajv 8's strict mode (the client's default) refuses the connect.*
+//     keywords; the application must pass {JSON: {strict: false}}.
+//  4. JSON Schema (and CloudEvents data) is read with JSON.parse: a
+//     64-bit integer beyond 2^53 (a bigint column, Debezium's ts_ns) reads
+//     as the nearest double. No remedy in the format: Confluent writes
+//     JSON numbers; the application needs a bigint-aware parse.
+//  5. protobufjs camel-cases field names (ts_ms is tsMs; the client
+//     passes no keepCase): the values are right, the names differ.
+//  6. The CloudEvents SDK's strict checks refuse iodebeziumtxId (upper
+//     case, kept by Debezium); everything else validates.
+//  7. The SDK's Kafka binding reads a record as a structured event only
+//     with the header content-type: application/cloudevents+json, which
+//     Debezium does not write; with it, the record parses.
+//
 // What remains (the wiring, later): the `format:` keys (protobuf,
 // jsonschema, cloudevents) and the per-relation cache of the built
 // schemas (they are built per schema, not per record); registering Text
 // and Document under TopicNameStrategy subjects (<topic>-key,
 // <topic>-value) with pkg/sr, and the registry pre-check at a DDL that
 // Avro has (with CheckProtobufEvolution before it); a failed encode parks
-// the table and counts in a metric; kafkajs end-to-end tests with
-// @kafkajs/confluent-schema-registry and a CloudEvents SDK; `make bench`
-// lines from BenchmarkEncode.
+// the table and counts in a metric; options for the remedies above
+// (references for the imports, Protobuf text without field_meta, the
+// CloudEvents content-type header); the outside-client tests end to end
+// from Postgres; `make bench` lines from BenchmarkEncode.
 package connectformat

@@ -74,7 +74,7 @@ func (j *JSONSchema) AppendEncode(dst []byte, id int, v any) ([]byte, error) {
 // AppendJSON appends v as JsonSchemaData.fromConnectData and Jackson
 // write it (no framing): null for a null value.
 func (j *JSONSchema) AppendJSON(dst []byte, v any) ([]byte, error) {
-	out, ok, err := appendJSONValue(dst, j.schema, v, nullOmit)
+	out, ok, err := appendJSONValue(dst, j.schema, v, schemaDataRules)
 	if err != nil {
 		return dst, fmt.Errorf("json schema: %w", err)
 	}
@@ -222,7 +222,7 @@ func defaultJSON(s *schema.Schema) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("json schema: the default of a %s: %w", s.Type, err)
 	}
-	out, ok, err := appendJSONValue(nil, s, v, nullOmit)
+	out, ok, err := appendJSONValue(nil, s, v, schemaDataRules)
 	if err != nil {
 		return nil, fmt.Errorf("json schema: the default of a %s: %w", s.Type, err)
 	}

@@ -22,21 +22,29 @@ import (
 // milliseconds, a map with required string keys as an object, other maps
 // as an array of {"key", "value"} objects.
 
-// nullMode says what a null in a required field without a default does.
-type nullMode int
+// jsonRules says whose rules a value follows where Confluent's
+// JsonSchemaData and Kafka's JsonConverter differ: a null in a required
+// field without a default, and a map whose keys are not strings.
+type jsonRules int
 
 const (
-	// nullOmit leaves the field out (JsonSchemaData.fromConnectData returns
-	// null for it, JsonSchemaData.java:502-512, and the struct skips it).
-	nullOmit nullMode = iota
-	// nullError refuses it (JsonConverter: "Conversion error: null value
-	// for field that is required and has no default value").
-	nullError
+	// schemaDataRules are JsonSchemaData.fromConnectData's: the null field
+	// is left out (it returns null for it, JsonSchemaData.java:502-512, and
+	// the struct skips it); a map is an object when its keys are required
+	// strings, else an array of {"key", "value"} objects
+	// (JsonSchemaData.java:573-575).
+	schemaDataRules jsonRules = iota
+	// converterRules are JsonConverter's (CloudEvents data): the null is
+	// refused ("Conversion error: null value for field that is required
+	// and has no default value"); a map is an object when its key schema
+	// is a string, else an array of [key, value] tuples (apache/kafka
+	// connect/json/.../JsonConverter.java:644-676 at 1eb7644349c).
+	converterRules
 )
 
 // appendJSONValue appends v of schema s; ok is false when nothing is
-// written (nullOmit).
-func appendJSONValue(dst []byte, s *schema.Schema, v any, mode nullMode) (out []byte, ok bool, err error) {
+// written (a required null under schemaDataRules).
+func appendJSONValue(dst []byte, s *schema.Schema, v any, mode jsonRules) (out []byte, ok bool, err error) {
 	if v == nil {
 		if s.HasDefault {
 			d, err := transform.FromJSON(s, s.Default)
@@ -49,7 +57,7 @@ func appendJSONValue(dst []byte, s *schema.Schema, v any, mode nullMode) (out []
 			if s.Optional {
 				return append(dst, "null"...), true, nil
 			}
-			if mode == nullError {
+			if mode == converterRules {
 				return dst, false, fmt.Errorf("null value for a required %s without a default", s.Type)
 			}
 			return dst, false, nil
@@ -187,15 +195,15 @@ func appendJSONValue(dst []byte, s *schema.Schema, v any, mode nullMode) (out []
 	return bad()
 }
 
-// appendJSONMap writes a map: an object when the keys are required
-// strings (JsonSchemaData.java:573-575), else an array of key/value
-// objects.
-func appendJSONMap(dst []byte, s *schema.Schema, v any, mode nullMode) ([]byte, bool, error) {
+// appendJSONMap writes a map: an object, or an array of entries as
+// mode's rules say.
+func appendJSONMap(dst []byte, s *schema.Schema, v any, mode jsonRules) ([]byte, bool, error) {
 	m, ok := v.(*transform.Map)
 	if !ok {
 		return dst, false, fmt.Errorf("invalid type for map: %T", v)
 	}
-	object := s.Keys.Type == schema.TypeString && !s.Keys.Optional
+	object := s.Keys.Type == schema.TypeString && (!s.Keys.Optional || mode == converterRules)
+	tuples := mode == converterRules
 	if object {
 		dst = append(dst, '{')
 	} else {
@@ -213,6 +221,16 @@ func appendJSONMap(dst []byte, s *schema.Schema, v any, mode nullMode) ([]byte, 
 			}
 			dst = schema.AppendJSONString(dst, k)
 			dst = append(dst, ':')
+		} else if tuples {
+			dst = append(dst, '[')
+			var wrote bool
+			if dst, wrote, err = appendJSONValue(dst, s.Keys, e.Key, mode); err != nil {
+				return dst, false, fmt.Errorf("map key: %w", err)
+			}
+			if !wrote {
+				dst = append(dst, "null"...)
+			}
+			dst = append(dst, ',')
 		} else {
 			dst = append(dst, `{"key":`...)
 			var wrote bool
@@ -231,7 +249,10 @@ func appendJSONMap(dst []byte, s *schema.Schema, v any, mode nullMode) ([]byte, 
 		if !wrote {
 			dst = append(dst, "null"...)
 		}
-		if !object {
+		switch {
+		case tuples && !object:
+			dst = append(dst, ']')
+		case !object:
 			dst = append(dst, '}')
 		}
 	}

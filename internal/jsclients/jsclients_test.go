@@ -1,0 +1,136 @@
+package jsclients
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/srtest"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func frame(id int, payload string) []byte {
+	b := []byte{0, 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(b[1:], uint32(id))
+	return append(b, payload...)
+}
+
+// TestReadDecodesWithTheRegistryClientInOneRun: one node process reads
+// two topics, decodes a JSON Schema value through the registry (the
+// schema fetched by id from srtest), passes a string key through, reports
+// a null value as null and a client's refusal as data, not as a failure.
+func TestReadDecodesWithTheRegistryClientInOneRun(t *testing.T) {
+	SkipInShort(t)
+	b := kafkatest.New(t, kfake.SeedTopics(1, "a", "b"))
+	reg := srtest.New(t)
+	id, err := reg.RegisterSchema("a-value", "JSON", `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := b.Client(t)
+	recs := []*kgo.Record{
+		{Topic: "a", Key: []byte("k1"), Value: frame(id, `{"n":7}`)},
+		{Topic: "a", Key: []byte("k2"), Value: frame(id, `{"m":7}`)},
+		{Topic: "b", Key: []byte("k3")},
+	}
+	if err := cl.ProduceSync(t.Context(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	got := ReadT(t, Request{Broker: b.Addr(), Registry: reg.URL(), Topics: []Topic{
+		{Name: "a", Count: 2, Key: String, Value: Registry},
+		{Name: "b", Count: 1, Key: String, Value: Registry},
+	}})
+	byKey := map[string]Record{}
+	for _, r := range got {
+		byKey[strings.Trim(string(r.Key.Decoded), `"`)] = r
+	}
+	if r := byKey["k1"]; r.Value.Error != "" || string(r.Value.Decoded) != `{"n":7}` || r.Value.SchemaID == nil || *r.Value.SchemaID != id {
+		t.Errorf("k1: %+v", r.Value)
+	}
+	if r := byKey["k2"]; !strings.Contains(r.Value.Error, "invalid payload") {
+		t.Errorf("k2: want the client's validation error, got %+v", r.Value)
+	}
+	if r := byKey["k3"]; !r.Value.Null {
+		t.Errorf("k3: want a null value, got %+v", r.Value)
+	}
+}
+
+// TestInstallWithoutNodeNamesTheFix: without node in PATH the harness
+// fails (it never skips) and says what to install.
+func TestInstallWithoutNodeNamesTheFix(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Install(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "install Node.js 18 or later with npm") {
+		t.Fatalf("Install without node: %v", err)
+	}
+}
+
+// TestReadTimesOutNamingWhatIsMissing: a topic that never gets its
+// records ends the run at the deadline with the count still missing.
+func TestReadTimesOutNamingWhatIsMissing(t *testing.T) {
+	SkipInShort(t)
+	b := kafkatest.New(t, kfake.SeedTopics(1, "c"))
+	cl := b.Client(t)
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "c", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read(t.Context(), Request{Broker: b.Addr(), Registry: "http://127.0.0.1:1", Timeout: time.Second,
+		Topics: []Topic{{Name: "c", Count: 2, Value: String}}})
+	if err == nil || !strings.Contains(err.Error(), "c: 1 more") {
+		t.Fatalf("Read: %v", err)
+	}
+}
+
+// TestKafkajsReadsNoneAndGzipOnly: kafkajs decompresses gzip itself and
+// needs a codec package for the other codecs mooncdc's kafka.compression
+// offers (kafkajs src/protocol/message/compression/index.js): a
+// deployment with kafkajs consumers keeps none (the default) or gzip, or
+// those consumers register kafkajs-snappy, kafkajs-lz4 or
+// @kafkajs/zstd. The consumer crashes at the first batch, which ends the
+// run at once with the reason.
+func TestKafkajsReadsNoneAndGzipOnly(t *testing.T) {
+	SkipInShort(t)
+	codecs := []struct {
+		topic string
+		codec kgo.CompressionCodec
+		fails string
+	}{
+		{"none", kgo.NoCompression(), ""},
+		{"gzip", kgo.GzipCompression(), ""},
+		{"snappy", kgo.SnappyCompression(), "Snappy compression not implemented"},
+		{"lz4", kgo.Lz4Compression(), "LZ4 compression not implemented"},
+		{"zstd", kgo.ZstdCompression(), "ZSTD compression not implemented"},
+	}
+	var names []string
+	for _, c := range codecs {
+		names = append(names, c.topic)
+	}
+	b := kafkatest.New(t, kfake.SeedTopics(1, names...))
+	// Compressible: franz-go sends a batch uncompressed when the codec
+	// would not make it smaller.
+	pad := strings.Repeat("x", 1000)
+	for _, c := range codecs {
+		cl := b.Client(t, kgo.ProducerBatchCompression(c.codec))
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: c.topic, Value: []byte(c.topic + pad)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ReadT(t, Request{Broker: b.Addr(), Registry: "http://127.0.0.1:1", Topics: []Topic{
+		{Name: "none", Count: 1, Value: String}, {Name: "gzip", Count: 1, Value: String}}})
+	for _, r := range got {
+		if string(r.Value.Decoded) != `"`+r.Topic+pad+`"` {
+			t.Errorf("%s: %.40s", r.Topic, r.Value.Decoded)
+		}
+	}
+	for _, c := range codecs[2:] {
+		_, err := Read(t.Context(), Request{Broker: b.Addr(), Registry: "http://127.0.0.1:1",
+			Topics: []Topic{{Name: c.topic, Count: 1, Value: String}}})
+		if err == nil || !strings.Contains(err.Error(), "kafkajs consumer crashed: "+c.fails) {
+			t.Errorf("%s: %v, want %q", c.topic, err, c.fails)
+		}
+	}
+}
