@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -41,11 +42,26 @@ type copier struct {
 	// against its bound too, and a re-copy settles on its durable LSN.
 	main     *Tracker
 	progress *copies // running copies, for /status and the progress bars
-	metrics  *Metrics
-	hooks    *Hooks
+	counts   copyCounts
+	hook     func(point, table string) // the test hooks (Hooks); nil: none
 	log      *zap.Logger
 	slotSeq  atomic.Uint64
 	slots    copySlots // the persistent copy slots in use (copyslot.go)
+}
+
+// copyCounts are the pipeline's counters a copy adds to (Metrics).
+type copyCounts struct {
+	emitter     emitterCounts // of its catch-up and resume streams
+	duration    *prometheus.GaugeVec
+	rows        *prometheus.CounterVec
+	rowsResumed *prometheus.CounterVec
+}
+
+// call runs the test hook at point for table, if one is set.
+func (c *copier) call(point, table string) {
+	if c.hook != nil {
+		c.hook(point, table)
+	}
 }
 
 // copierConfig is the copies' part of the configuration.
@@ -110,7 +126,7 @@ func (c *copier) copyTable(ctx context.Context, ts *phases.State, worker int, ru
 	if err := c.checkSource(id, point); err != nil {
 		return err
 	}
-	c.hooks.call(HookSnapshotCreated, name)
+	c.call(HookSnapshotCreated, name)
 
 	prog := c.progress.start(name)
 	defer prog.end(name)
@@ -135,8 +151,8 @@ func (c *copier) copyTable(ctx context.Context, ts *phases.State, worker int, ru
 	log.Info("table copied", zap.Int64("rows", rows), zap.Duration("took", time.Since(started)),
 		zap.Float64("rows_per_s", float64(rows)/time.Since(started).Seconds()), zap.Stringer("lsn", point.lsn),
 		zap.Int64("resumed_rows", rs.resumedRows()))
-	c.metrics.TableCopyDuration.WithLabelValues(name).Set(time.Since(started).Seconds())
-	c.hooks.call(HookCopied, name)
+	c.counts.duration.WithLabelValues(name).Set(time.Since(started).Seconds())
+	c.call(HookCopied, name)
 
 	if done, err := c.handover(ctx, ts, point.lsn, out, prog); err != nil || done {
 		return err

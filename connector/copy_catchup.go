@@ -22,7 +22,7 @@ import (
 func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Relation, repl *pgconn.PgConn,
 	point snapshotPoint, tracker *Tracker, log *zap.Logger, out copySink, prog *runningCopy) error {
 	name := ts.Table.Table
-	c.hooks.call(HookCatchup, name)
+	c.call(HookCatchup, name)
 	// The catch-up skips what the main worker skips; transaction metadata
 	// is the main worker's alone, which sees every transaction whole (the
 	// catch-up sees one table of it), so the catch-up's changes carry a
@@ -32,7 +32,7 @@ func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Rela
 	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
 	defer keys.Close()
 	em := newEmitter(emitterConfig{ctx: ctx, sink: out, tracker: tracker, topics: c.topics, enc: c.formats.codec(),
-		metrics: c.metrics, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
+		counts: c.counts.emitter, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
 		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table },
 		oid:     ts.OID, // a rename during the catch-up: the table's changes go on under its new name
 	})

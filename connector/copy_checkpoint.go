@@ -124,7 +124,7 @@ func (w *chunkWriter) endChunk(ctx context.Context) error {
 		return nil
 	}
 	w.unit = nil
-	w.out.c.hooks.call(HookChunkCopied, w.out.table)
+	w.out.c.call(HookChunkCopied, w.out.table)
 	if w.held != nil && w.held.Context == u.ack {
 		w.heldEnds = u
 	} else {
@@ -219,7 +219,7 @@ func (k *checkpoints) stored(done []*chunkUnit, p *offsets.CopyProgress) {
 		u.stored = true
 	}
 	k.rs.cur = p
-	k.rs.c.hooks.call(HookCopyCheckpoint, k.rs.name)
+	k.rs.c.call(HookCopyCheckpoint, k.rs.name)
 	k.rs.log.Debug("copy checkpoint", zap.Int("chunks_done", p.DoneCount()), zap.Int("chunks", p.Chunks),
 		zap.Stringer("base_lsn", schema.LSN(p.BaseLSN)))
 }

@@ -33,7 +33,7 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
 	defer keys.Close()
 	em := newEmitter(emitterConfig{ctx: ctx, sink: rs.out, tracker: rs.tracker, topics: c.topics, enc: c.formats.codec(),
-		metrics: c.metrics, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
+		counts: c.counts.emitter, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
 		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table }, oid: rs.ts.OID})
 	soft, stop := context.WithCancel(ctx)
 	defer stop()

@@ -144,11 +144,11 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	snap := tracker.Begin()
 	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		acks: newAcks(tracker, new(recordPool), nil), sink: out,
-		rows: c.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox,
+		rows: c.counts.rows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox,
 		cp: rs.newCheckpoints(parts)}
 	prog.copying(rs.estimate(info.reltuples, prog), &o.count)
 	// Every copy has the series, 0 when it copies from zero.
-	c.metrics.TableCopyRowsResumed.WithLabelValues(name).Add(float64(rs.resumedRows()))
+	c.counts.rowsResumed.WithLabelValues(name).Add(float64(rs.resumedRows()))
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
 		jobs <- p

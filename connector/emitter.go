@@ -11,6 +11,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // emitter is the stream's Handler: it routes each change to its topic,
@@ -65,7 +66,7 @@ type emitterConfig struct {
 	tracker *Tracker
 	topics  *topicMaker
 	enc     *codec
-	metrics *Metrics
+	counts  emitterCounts
 	prefix  string
 	plans   *planner
 	include func(schema, table string) bool
@@ -81,8 +82,8 @@ type emitterConfig struct {
 	// gate applies the phase rules (main worker only; nil for a copy
 	// worker's private catch-up).
 	gate      *phases.Rules
-	hooks     *Hooks
-	onPromote func([]*phases.State) // logs the tables gate promoted (and stored)
+	hook      func(point, table string) // a test hook at HookMainBegin (nil: none)
+	onPromote func([]*phases.State)     // logs the tables gate promoted (and stored)
 	// storesShapes records a table's shape fingerprint when it changes
 	// (main worker only; gate stores it), for the next run's comparison.
 	storesShapes bool
@@ -108,8 +109,14 @@ type emitterConfig struct {
 	skipThrough schema.LSN
 }
 
+// emitterCounts are the counters an emitter adds to: the pipeline's
+// (Metrics), also for a copy's private catch-up.
+type emitterCounts struct {
+	TransactionsReceived, ChangesReceived, ChangesWritten prometheus.Counter
+}
+
 func newEmitter(cfg emitterConfig) *emitter {
-	written := cfg.metrics.ChangesWritten
+	written := cfg.counts.ChangesWritten
 	return &emitter{emitterConfig: cfg, routes: make(map[uint32]*route),
 		w: newRecordWriter(cfg.enc, cfg.sink, newAcks(cfg.tracker, new(recordPool), written, cfg.opts.txTopic, cfg.opts.schemaChangeTopic))}
 }
@@ -131,7 +138,9 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 		}
 	}
 	if e.gate != nil {
-		e.hooks.call(HookMainBegin, "")
+		if e.hook != nil {
+			e.hook(HookMainBegin, "")
+		}
 		var moved []*phases.State
 		e.view, moved = e.gate.Begin(tx.CommitLSN)
 		e.viewGen++
@@ -153,7 +162,7 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 	e.tracker.Commit(e.cur, tx.EndLSN)
 	e.cur = nil
 	e.skipThrough = 0 // the one transaction Debezium had sent a part of is whole
-	e.metrics.TransactionsReceived.Inc()
+	e.counts.TransactionsReceived.Inc()
 	if e.activity != nil {
 		e.activity.Add(1)
 	}
@@ -167,7 +176,7 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 
 // Change implements stream.Handler.
 func (e *emitter) Change(ch *schema.Change) error {
-	e.metrics.ChangesReceived.Inc()
+	e.counts.ChangesReceived.Inc()
 	if e.skipThrough != 0 && ch.Tx != nil && ch.LSN <= e.skipThrough {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery/deliverytest"
+
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -70,7 +72,7 @@ func testFormats(t *testing.T, maxRecord int) *formats {
 }
 
 type emitterFixture struct {
-	f       *fakeProducer
+	f       *deliverytest.FakeProducer
 	tracker *Tracker
 	em      *emitter
 	parked  []string
@@ -79,12 +81,11 @@ type emitterFixture struct {
 // newEmitterFixture is a main worker's emitter whose tables are all
 // handed over at LSN 0 (except those in phases), every topic known.
 func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*phases.State) *emitterFixture {
-	fx := &emitterFixture{f: &fakeProducer{}, tracker: NewTracker(0, 1<<20, nil)}
+	fx := &emitterFixture{f: &deliverytest.FakeProducer{}, tracker: NewTracker(0, 1<<20, nil)}
 	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.ApplyDefaults()
 	cfg.Kafka.TopicPrefix = "shop"
-	d := &atLeastOnce{cfg: testDeliveryConfig(fx.f), cl: fx.f, log: zap.NewNop()}
 	topics := newTopicMaker(nil, 1, 1, 0)
 	for _, tbl := range []string{"t", "u", "badkey", "big"} {
 		topics.known["shop.public."+tbl] = true
@@ -98,10 +99,10 @@ func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*phases.State)
 	}
 	gate := phases.New(0, phs)
 	fm := testFormats(t, maxRecord)
-	fx.em = newEmitter(emitterConfig{ctx: context.Background(), sink: d.main(fx.tracker), tracker: fx.tracker, topics: topics,
-		enc: fm.codec(), metrics: testDeliveryConfig(fx.f).metrics, prefix: "shop", plans: newPlanner(cfg, fm.naming),
+	fx.em = newEmitter(emitterConfig{ctx: context.Background(), sink: testMainSink(t, fx.f, fx.tracker), tracker: fx.tracker, topics: topics,
+		enc: fm.codec(), counts: testEmitterCounts(), prefix: "shop", plans: newPlanner(cfg, fm.naming),
 		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: recordOptionsOf(&cfg),
-		gate: gate, hooks: &Hooks{}, onPromote: func([]*phases.State) {},
+		gate: gate, onPromote: func([]*phases.State) {},
 		onTableError: func(table string, _ schema.LSN, err error) { fx.parked = append(fx.parked, table) }})
 	return fx
 }
@@ -127,7 +128,7 @@ func (fx *emitterFixture) tx(t *testing.T, commit schema.LSN, changes ...*schema
 // summary is each record as "topic key op" ("topic key -" for a tombstone).
 func (fx *emitterFixture) summary(t *testing.T) []string {
 	var out []string
-	for _, r := range fx.f.records() {
+	for _, r := range fx.f.Records() {
 		op := "-"
 		if r.Value != nil {
 			var v struct {
@@ -178,7 +179,7 @@ func TestRecordTimestampIsTheEnvelopesTsMs(t *testing.T) {
 		&schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "a")},
 		&schema.Change{Op: schema.OpDelete, Relation: rel, Before: row("1", "")},
 	)
-	recs := fx.f.records()
+	recs := fx.f.Records()
 	if len(recs) != 3 {
 		t.Fatalf("%d records, want a create, a delete and its tombstone", len(recs))
 	}
@@ -267,7 +268,7 @@ func TestEmitterAllocatesNothingPerRowOnAWarmPlan(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under -race; make test runs this test again without it")
 	}
 	fx := newEmitterFixture(t, 1_000_000, nil)
-	fx.em.sink = &aloMain{d: &atLeastOnce{cl: ackingProducer{}}, tracker: fx.tracker}
+	fx.em.sink = testMainSink(t, ackingProducer{}, fx.tracker)
 	fx.em.w.sink = fx.em.sink
 	rel := testRelation(1, "t")
 	changes := make([]*schema.Change, 64)
@@ -341,4 +342,22 @@ func TestEmitterKeepsOnePlanPerTableAtAnyTableCount(t *testing.T) {
 	if asked != tables+1 {
 		t.Errorf("a new relation for a table: %d plans, want %d", asked, tables+1)
 	}
+}
+
+// testEmitterCounts are counters of a registry of their own.
+func testEmitterCounts() emitterCounts {
+	m := newMetrics(func() float64 { return 0 })
+	return emitterCounts{TransactionsReceived: m.TransactionsReceived, ChangesReceived: m.ChangesReceived, ChangesWritten: m.ChangesWritten}
+}
+
+// testMainSink is the at-least-once main sink on cl, counting in tracker.
+func testMainSink(t *testing.T, cl producer, tracker *Tracker) mainSink {
+	records := offsetsRecords{name: "shop", topic: "offsets"}
+	d, err := newDeliveryOf(context.Background(), deliveryOptions{Name: "shop", Client: cl,
+		Kafka:  config.KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
+		States: newStateWriter(context.Background(), cl, records, zap.NewNop()), Log: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.main(tracker)
 }

@@ -37,11 +37,11 @@ import (
 // /status never shows a table handed over and still being copied.
 func (c *copier) handover(ctx context.Context, ts *phases.State, pos schema.LSN, out copySink, prog *runningCopy) (bool, error) {
 	name := ts.Table.Table
-	c.hooks.call(HookBeforeHandover, name)
+	c.call(HookBeforeHandover, name)
 	next, _, err := c.phases.Handover(ts, pos, func(next *phases.State) error { return out.handover(ctx, next) },
 		func(next *phases.State, m schema.LSN) {
 			prog.end(name)
-			c.hooks.call(HookHandedOver+next.Phase, name)
+			c.call(HookHandedOver+next.Phase, name)
 			c.log.Info("handed over", zap.String("table", name), zap.String("phase", next.Phase),
 				zap.Stringer("lsn", pos), zap.Stringer("main_lsn", m))
 		})

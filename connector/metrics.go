@@ -150,3 +150,16 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m
 }
+
+// emitterCounts are the counters of p.metrics an emitter adds to. Read when
+// the pipeline runs: a standby sets p.metrics after New (standby.go).
+func (p *Pipeline) emitterCounts() emitterCounts {
+	m := p.metrics
+	return emitterCounts{TransactionsReceived: m.TransactionsReceived, ChangesReceived: m.ChangesReceived, ChangesWritten: m.ChangesWritten}
+}
+
+// copyCounts are the counters of p.metrics the copies add to.
+func (p *Pipeline) copyCounts() copyCounts {
+	m := p.metrics
+	return copyCounts{emitter: p.emitterCounts(), duration: m.TableCopyDuration, rows: m.TableCopyRows, rowsResumed: m.TableCopyRowsResumed}
+}

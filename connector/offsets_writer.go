@@ -52,6 +52,12 @@ type stateWriter struct {
 	log     *zap.Logger
 }
 
+// newStateWriter makes the ordered writer of table states that writes
+// records through cl with ctx, the pipeline's.
+func newStateWriter(ctx context.Context, cl producer, records offsetsRecords, log *zap.Logger) *stateWriter {
+	return &stateWriter{ctx: ctx, cl: cl, records: records, log: log}
+}
+
 // stateWriteTimeout bounds the wait enqueue returns.
 const stateWriteTimeout = 30 * time.Second
 

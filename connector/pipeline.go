@@ -254,8 +254,17 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	// The delivery (sink.go), chosen once: exactly-once takes over its
 	// transactional producers here, before the offsets are read.
-	states := &stateWriter{ctx: gctx, cl: client, records: offsetsRecords{name: cfg.Name, topic: cfg.Kafka.OffsetsTopic}, log: log}
-	del, err := p.newDelivery(soft, client, states, kafkaState)
+	states := newStateWriter(gctx, client, offsetsRecords{name: cfg.Name, topic: cfg.Kafka.OffsetsTopic}, log)
+	del, err := newDeliveryOf(soft, deliveryOptions{Name: cfg.Name, Kafka: cfg.Kafka, Workers: cfg.Snapshot.Workers, Seated: p.seated,
+		Client: client,
+		NewTxnClient: func(ctx context.Context, id string) (txnClient, error) {
+			return p.newTxnClient(ctx, id, kafkaState)
+		},
+		LoadPipeline: func(ctx context.Context) (*offsets.Pipeline, error) {
+			st, err := offsets.Load(ctx, client, cfg.Kafka.OffsetsTopic, cfg.Name)
+			return st.Pipeline, err
+		},
+		States: states, Transactions: p.metrics.KafkaTransactions, Log: p.log})
 	if err != nil {
 		return err
 	}
@@ -343,13 +352,13 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	snap := &snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
 		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: p.tables,
 		naming: p.naming, kafka: p.kafka},
-		metrics: p.metrics, ready: p.Ready, keyless: &p.keyless,
+		workerErrors: p.metrics.WorkerErrors, ready: p.Ready, keyless: &p.keyless,
 		phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
 			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
 			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: recordOptionsOf(&cfg)},
 			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
-			progress: &p.copies, metrics: p.metrics, hooks: &p.hooks, log: log.Named("copy")}}
+			progress: &p.copies, counts: p.copyCounts(), hook: p.hooks.call, log: log.Named("copy")}}
 	// A first discovery before streaming, so that no table's changes are
 	// skipped for want of a phase (snapshot.mode never streams them at once).
 	if err := fault.Retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
@@ -371,14 +380,14 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	defer stopSnapOnSoft()
 	keys := newKeyResolver(pgcfg, p.keys)
 	defer keys.Close()
-	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.codec(), metrics: p.metrics,
+	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.codec(), counts: p.emitterCounts(),
 		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: recordOptionsOf(&cfg),
 		// A table that discovery gave a phase is captured even when its
 		// name matches no pattern: a partition selected by its root's name.
 		include: func(schemaName, table string) bool {
 			return p.include(schemaName, table) || ph.Get(schemaName+"."+table) != nil
 		},
-		gate: ph, hooks: &p.hooks, onPromote: p.logPromoted, storesShapes: true, activity: &p.activity,
+		gate: ph, hook: p.hooks.call, onPromote: p.logPromoted, storesShapes: true, activity: &p.activity,
 		onTableError: func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) },
 		heartbeatOf:  heartbeatContentPrefix(cfg.Name), skipThrough: schema.LSN(src.PendingSkip()),
 	}

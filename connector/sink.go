@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -190,35 +191,51 @@ type delivery interface {
 // exactly-once's does. A read_uncommitted consumer also sees the aborted
 // transactions' records, which come before the successor's resend of
 // them: duplicates, as at-least-once allows, never a stale value last.
-func (p *Pipeline) newDelivery(ctx context.Context, client *kgo.Client, states *stateWriter, hooks kgo.Hook) (delivery, error) {
-	cfg := p.cfg
-	dc := deliveryConfig{name: cfg.Name, records: states.records, kafka: cfg.Kafka, metrics: p.metrics, states: states}
-	log := p.log.Named("delivery")
-	if cfg.Kafka.Delivery != config.DeliveryExactlyOnce && !p.seated {
-		return &atLeastOnce{cfg: dc, cl: client, log: log}, nil
+func newDeliveryOf(ctx context.Context, o deliveryOptions) (delivery, error) {
+	dc := deliveryConfig{name: o.Name, records: o.States.records, kafka: o.Kafka, transactions: o.Transactions, states: o.States}
+	log := o.Log.Named("delivery")
+	if o.Kafka.Delivery != config.DeliveryExactlyOnce && !o.Seated {
+		return &atLeastOnce{cfg: dc, cl: o.Client, log: log}, nil
 	}
-	if cfg.Kafka.Delivery != config.DeliveryExactlyOnce {
+	if o.Kafka.Delivery != config.DeliveryExactlyOnce {
 		log.Info("at-least-once in a standby group: writing in Kafka transactions, so that the broker fences this instance once another takes over",
-			zap.String("transactional_id", cfg.Name+"-main"))
+			zap.String("transactional_id", o.Name+"-main"))
 	}
-	d := &exactlyOnce{cfg: dc, log: log,
-		newClient: func(ctx context.Context, id string) (txnClient, error) { return p.newTxnClient(ctx, id, hooks) },
-		loadPipeline: func(ctx context.Context) (*offsets.Pipeline, error) {
-			st, err := offsets.Load(ctx, client, cfg.Kafka.OffsetsTopic, cfg.Name)
-			return st.Pipeline, err
-		}}
-	if err := fault.Retry(ctx, p.log, "take over the transactional producers", func() error { return d.takeOver(ctx, cfg.Snapshot.Workers) }); err != nil {
+	d := &exactlyOnce{cfg: dc, log: log, newClient: o.NewTxnClient, loadPipeline: o.LoadPipeline}
+	if err := fault.Retry(ctx, o.Log, "take over the transactional producers", func() error { return d.takeOver(ctx, o.Workers) }); err != nil {
 		d.close()
 		return nil, err
 	}
 	return d, nil
 }
 
+// deliveryOptions is what newDeliveryOf is given: the configuration,
+// the clients, and where it counts.
+type deliveryOptions struct {
+	Name    string             // the connector name: transactional ids
+	Kafka   config.KafkaConfig // kafka.delivery chooses the mode
+	Workers int                // snapshot.workers: one copy producer each (exactly-once)
+	// Seated says the pipeline runs in a seat (standby instances,
+	// ha.enabled, or a worker group): at-least-once then writes through
+	// transactional producers too, for their fence.
+	Seated bool
+	// Client is the plain producer (at-least-once); NewTxnClient makes a
+	// transactional producer with the id given, initialized (it blocks);
+	// LoadPipeline reads the pipeline's offsets record (exactly-once, once
+	// the producers are taken over).
+	Client       producer
+	NewTxnClient func(ctx context.Context, id string) (txnClient, error)
+	LoadPipeline func(ctx context.Context) (*offsets.Pipeline, error)
+	States       *stateWriter           // the ordered writer of table states, and the offsets records
+	Transactions *prometheus.CounterVec // Metrics.KafkaTransactions, by outcome
+	Log          *zap.Logger
+}
+
 // deliveryConfig is what a delivery needs besides its clients.
 type deliveryConfig struct {
-	name    string         // the connector name: transactional ids
-	records offsetsRecords // the offsets records, and their topic
-	kafka   config.KafkaConfig
-	metrics *Metrics
-	states  *stateWriter // the ordered writer of table states
+	name         string         // the connector name: transactional ids
+	records      offsetsRecords // the offsets records, and their topic
+	kafka        config.KafkaConfig
+	transactions *prometheus.CounterVec // Metrics.KafkaTransactions
+	states       *stateWriter           // the ordered writer of table states
 }

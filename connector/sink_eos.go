@@ -227,7 +227,7 @@ func (w *eosMain) commit(ctx context.Context) error {
 	}
 	w.txOpen, w.last, w.lastRecord = false, time.Now(), src
 	w.tracker.SetCeiling(w.lastEnd)
-	w.d.cfg.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
+	w.d.cfg.transactions.WithLabelValues("commit").Inc()
 	return nil
 }
 
@@ -260,7 +260,7 @@ func (w *eosMain) abort(ctx context.Context) error {
 		}
 		return txnError(w.d.mainID(), fmt.Errorf("abort Kafka transaction: %w", err))
 	}
-	w.d.cfg.metrics.KafkaTransactions.WithLabelValues("abort").Inc()
+	w.d.cfg.transactions.WithLabelValues("abort").Inc()
 	return nil
 }
 

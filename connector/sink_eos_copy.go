@@ -86,7 +86,7 @@ func (s *eosCopy) commit(ctx context.Context, ts *phases.State, at string) error
 	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		return txnError(s.id, fmt.Errorf("commit the copy's Kafka transaction %s: %w", at, err))
 	}
-	s.d.cfg.metrics.KafkaTransactions.WithLabelValues("commit").Inc()
+	s.d.cfg.transactions.WithLabelValues("commit").Inc()
 	return nil
 }
 

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery/deliverytest"
+
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
@@ -24,9 +27,11 @@ import (
 // The sinks' unit tests: each delivery mode against a fake producer
 // (fakeproducer_test.go), no broker.
 
-func testDeliveryConfig(f *fakeProducer) deliveryConfig {
+var _ txnClient = (*deliverytest.FakeProducer)(nil)
+
+func testDeliveryConfig(f *deliverytest.FakeProducer) deliveryConfig {
 	records := offsetsRecords{name: "shop", topic: "offsets"}
-	return deliveryConfig{name: "shop", records: records, metrics: newMetrics(func() float64 { return 0 }),
+	return deliveryConfig{name: "shop", records: records, transactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kafka_transactions"}, []string{"outcome"}),
 		kafka:  config.KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
 		states: &stateWriter{ctx: context.Background(), cl: f, records: records, log: zap.NewNop()}}
 }
@@ -49,23 +54,23 @@ var testSource = offsets.Pipeline{SystemID: "1", Database: "shop", Slot: "mooncd
 func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 	t.Parallel() // its own cluster and broker, no package-level setting
 	ctx := context.Background()
-	f := &fakeProducer{}
+	f := &deliverytest.FakeProducer{}
 	d := &atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}
 	tracker := NewTracker(100, 1<<20, nil)
 	m := d.main(tracker)
 	if err := m.open(ctx, testSource); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.state(t); st.Pipeline == nil || st.Pipeline.DurableLSN != 100 {
+	if st := f.State(t); st.Pipeline == nil || st.Pipeline.DurableLSN != 100 {
 		t.Fatalf("open stored %+v, want the pipeline at 100", st.Pipeline)
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- m.run(runCtx, runCtx) }()
 
-	f.mu.Lock()
-	f.hold = true
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Hold = true
+	f.Mu.Unlock()
 	if err := m.begin(); err != nil {
 		t.Fatal(err)
 	}
@@ -77,33 +82,33 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 	if d := tracker.Durable(); d != 100 {
 		t.Fatalf("durable %s before the acknowledgement, want 100", d)
 	}
-	if st := f.state(t); st.Pipeline.DurableLSN != 100 {
+	if st := f.State(t); st.Pipeline.DurableLSN != 100 {
 		t.Fatalf("stored durable %d before the acknowledgement", st.Pipeline.DurableLSN)
 	}
-	f.release()
+	f.Release()
 	eventually.True(t, 3*time.Second, 20*time.Millisecond, "the pipeline record at 200 after the acknowledgement", func() bool {
-		return f.state(t).Pipeline.DurableLSN == 200
+		return f.State(t).Pipeline.DurableLSN == 200
 	})
 	if err := m.flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	f.hold = false
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Hold = false
+	f.Mu.Unlock()
 	if err := m.stopped(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.state(t); st.Pipeline.DurableLSN != 200 || st.Pipeline.SystemID != "1" {
+	if st := f.State(t); st.Pipeline.DurableLSN != 200 || st.Pipeline.SystemID != "1" {
 		t.Fatalf("after the stop: %+v", st.Pipeline)
 	}
 
 	// A failure: the durable LSN stays before it, and the writer stops the
 	// pipeline with it.
-	f.mu.Lock()
-	f.fail, f.hold = errors.New("broker says no"), true
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Fail, f.Hold = errors.New("broker says no"), true
+	f.Mu.Unlock()
 	sendOne(m, tracker, "t", 10, 300)
-	f.release()
+	f.Release()
 	select {
 	case err := <-done:
 		var crit *fault.CriticalError
@@ -129,7 +134,7 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 // acknowledged before it.
 func TestExactlyOnceSinkCommitsWholeTransactionsWithTheOffsetsRecordLast(t *testing.T) {
 	ctx := context.Background()
-	f := &fakeProducer{}
+	f := &deliverytest.FakeProducer{}
 	d := &exactlyOnce{cfg: testDeliveryConfig(f), log: zap.NewNop()}
 	tracker := NewTracker(100, 1<<20, nil)
 	m := d.main(tracker).(*eosMain)
@@ -137,7 +142,7 @@ func TestExactlyOnceSinkCommitsWholeTransactionsWithTheOffsetsRecordLast(t *test
 	if err := m.open(ctx, testSource); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := f.takeEvents(), []string{"begin", "produce offsets", "flush", "commit"}; !slices.Equal(got, want) {
+	if got, want := f.TakeEvents(), []string{"begin", "produce offsets", "flush", "commit"}; !slices.Equal(got, want) {
 		t.Fatalf("open: %v, want %v", got, want)
 	}
 
@@ -158,14 +163,14 @@ func TestExactlyOnceSinkCommitsWholeTransactionsWithTheOffsetsRecordLast(t *test
 		if err := m.ended(ctx, step.end); err != nil {
 			t.Fatal(err)
 		}
-		if got := f.takeEvents(); !slices.Equal(got, step.events) {
+		if got := f.TakeEvents(); !slices.Equal(got, step.events) {
 			t.Fatalf("transaction ending at %s: %v, want %v", step.end, got, step.events)
 		}
 		if d := tracker.Durable(); d != step.want {
 			t.Fatalf("transaction ending at %s: durable %s, want %s", step.end, d, step.want)
 		}
 	}
-	if st := f.state(t); st.Pipeline.DurableLSN != 400 {
+	if st := f.State(t); st.Pipeline.DurableLSN != 400 {
 		t.Fatalf("stored durable %d, want 400", st.Pipeline.DurableLSN)
 	}
 	// An idle keepalive (the session's progress: the tracker, then the
@@ -182,7 +187,7 @@ func TestExactlyOnceSinkCommitsWholeTransactionsWithTheOffsetsRecordLast(t *test
 // stays at the last commit, where the next session resumes.
 func TestExactlyOnceSinkAbortsWhatASessionLeftAndReplaysFromTheLastCommit(t *testing.T) {
 	ctx := context.Background()
-	f := &fakeProducer{hold: true}
+	f := &deliverytest.FakeProducer{Hold: true}
 	d := &exactlyOnce{cfg: testDeliveryConfig(f), log: zap.NewNop()}
 	tracker := NewTracker(100, 1<<20, nil)
 	m := d.main(tracker).(*eosMain)
@@ -194,11 +199,11 @@ func TestExactlyOnceSinkAbortsWhatASessionLeftAndReplaysFromTheLastCommit(t *tes
 	if err := m.ended(ctx, 200); err != nil {
 		t.Fatal(err)
 	}
-	f.takeEvents()
+	f.TakeEvents()
 	if err := m.sessionEnded(ctx, errors.New("replication connection lost")); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := f.takeEvents(), []string{"abort-buffered", "abort"}; !slices.Equal(got, want) {
+	if got, want := f.TakeEvents(), []string{"abort-buffered", "abort"}; !slices.Equal(got, want) {
 		t.Fatalf("session end: %v, want %v", got, want)
 	}
 	if d := tracker.Durable(); d != 100 {
@@ -208,7 +213,7 @@ func TestExactlyOnceSinkAbortsWhatASessionLeftAndReplaysFromTheLastCommit(t *tes
 		t.Fatalf("the aborted records' failures are forgotten: %v", err)
 	}
 	// A graceful end with nothing open does nothing.
-	if err := m.sessionEnded(ctx, nil); err != nil || len(f.takeEvents()) != 0 {
+	if err := m.sessionEnded(ctx, nil); err != nil || len(f.TakeEvents()) != 0 {
 		t.Fatal("a graceful end with no transaction open touched the producer")
 	}
 }
@@ -226,7 +231,7 @@ func TestExactlyOnceSinkCommitFailuresSayWhatToDo(t *testing.T) {
 		{time.Second, "Kafka transaction aborted"},
 		{59 * time.Second, "raise kafka.transaction_timeout"},
 	} {
-		f := &fakeProducer{endErr: errors.New("coordinator gone")}
+		f := &deliverytest.FakeProducer{EndErr: errors.New("coordinator gone")}
 		d := &exactlyOnce{cfg: testDeliveryConfig(f), log: zap.NewNop()}
 		tracker := NewTracker(100, 1<<20, nil)
 		m := d.main(tracker).(*eosMain)
@@ -260,7 +265,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 	ts := &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}}
 
 	t.Run("at-least-once", func(t *testing.T) {
-		f := &fakeProducer{hold: true}
+		f := &deliverytest.FakeProducer{Hold: true}
 		d := &atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}
 		tracker := NewTracker(200, 1<<20, nil)
 		s, err := d.copy(ctx, 0, tracker)
@@ -268,24 +273,24 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		sendOne(s, tracker, "t", 10, 250)
-		go func() { time.Sleep(50 * time.Millisecond); f.release() }()
-		f.mu.Lock()
-		f.hold = false // the phase record itself is acknowledged at once
-		f.mu.Unlock()
+		go func() { time.Sleep(50 * time.Millisecond); f.Release() }()
+		f.Mu.Lock()
+		f.Hold = false // the phase record itself is acknowledged at once
+		f.Mu.Unlock()
 		if err := s.handover(ctx, ts); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := f.takeEvents(), []string{"produce t", "produce offsets"}; !slices.Equal(got, want) {
+		if got, want := f.TakeEvents(), []string{"produce t", "produce offsets"}; !slices.Equal(got, want) {
 			t.Fatalf("handover: %v, want %v", got, want)
 		}
-		if st := f.state(t); st.Tables["public.t"].Phase != offsets.PhaseReady {
+		if st := f.State(t); st.Tables["public.t"].Phase != offsets.PhaseReady {
 			t.Fatalf("stored %+v", st.Tables)
 		}
 		s.close()
 	})
 
 	t.Run("exactly-once", func(t *testing.T) {
-		f := &fakeProducer{}
+		f := &deliverytest.FakeProducer{}
 		d := &exactlyOnce{cfg: testDeliveryConfig(f), log: zap.NewNop()}
 		tracker := NewTracker(200, 1<<20, nil)
 		s := &eosCopy{d: d, ctx: ctx, cl: f, tracker: tracker}
@@ -294,7 +299,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.close()
-		if got, want := f.takeEvents(), []string{"produce t", "produce offsets", "flush", "commit"}; !slices.Equal(got, want) {
+		if got, want := f.TakeEvents(), []string{"produce t", "produce offsets", "flush", "commit"}; !slices.Equal(got, want) {
 			t.Fatalf("handover: %v, want %v", got, want)
 		}
 
@@ -302,7 +307,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 		s = &eosCopy{d: d, ctx: ctx, cl: f, tracker: NewTracker(200, 1<<20, nil)}
 		sendOne(s, s.tracker, "t", 10, 250)
 		s.close()
-		if got, want := f.takeEvents(), []string{"produce t", "abort-buffered", "abort"}; !slices.Equal(got, want) {
+		if got, want := f.TakeEvents(), []string{"produce t", "abort-buffered", "abort"}; !slices.Equal(got, want) {
 			t.Fatalf("close without a handover: %v, want %v", got, want)
 		}
 	})
@@ -314,7 +319,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 func TestCopySinkHandoverWaitsBoundedForAcknowledgements(t *testing.T) {
 	t.Parallel() // its own cluster and broker, no package-level setting
 	ctx := context.Background()
-	f := &fakeProducer{hold: true}
+	f := &deliverytest.FakeProducer{Hold: true}
 	d := &atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}
 	tracker := NewTracker(200, 1<<20, nil)
 	s, _ := d.copy(ctx, 0, tracker)
@@ -327,7 +332,7 @@ func TestCopySinkHandoverWaitsBoundedForAcknowledgements(t *testing.T) {
 	if took := time.Since(start); took > handoverAckWait+time.Second {
 		t.Fatalf("handover waited %s", took)
 	}
-	if got := f.takeEvents(); !slices.Equal(got, []string{"produce t"}) {
+	if got := f.TakeEvents(); !slices.Equal(got, []string{"produce t"}) {
 		t.Fatalf("stored something before the acknowledgement: %v", got)
 	}
 }
@@ -353,9 +358,9 @@ func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
 		{"a commit this instance tried may have landed", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			old := &fakeProducer{endErr: kerr.InvalidProducerEpoch}
+			old := &deliverytest.FakeProducer{EndErr: kerr.InvalidProducerEpoch}
 			var made []string
-			fresh := &fakeProducer{}
+			fresh := &deliverytest.FakeProducer{}
 			d := &exactlyOnce{cfg: testDeliveryConfig(old), log: zap.NewNop(), mainCl: old,
 				newClient: func(_ context.Context, id string) (txnClient, error) { made = append(made, id); return fresh, nil }}
 			tracker := NewTracker(100, 1<<20, nil)
@@ -391,7 +396,7 @@ func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
 			if replaced := len(made) == 1 && made[0] == "shop-main" && m.cl == fresh && d.mainCl == fresh; replaced != tc.wantReplaced {
 				t.Fatalf("replaced %v (made %v), want %v", replaced, made, tc.wantReplaced)
 			}
-			if tc.wantReplaced && !slices.Contains(old.takeEvents(), "close") {
+			if tc.wantReplaced && !slices.Contains(old.TakeEvents(), "close") {
 				t.Fatal("the replaced producer was not closed")
 			}
 			if d := tracker.Durable(); d != 100 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
@@ -28,14 +29,14 @@ import (
 // them to a pool of snapshot.workers, and records what became of each.
 // An errored table never stops the stream or the other tables.
 type snapshotter struct {
-	cfg     snapshotterConfig
-	metrics *Metrics
-	ready   func() bool             // the main worker streams: no copy starts before
-	keyless *pgsource.KeylessTables // tables left out of the publication for want of a key, reported once
-	c       *copier
-	phases  *phases.Rules
-	log     *zap.Logger
-	jobs    chan copyJob
+	cfg          snapshotterConfig
+	workerErrors *prometheus.CounterVec  // Metrics.WorkerErrors
+	ready        func() bool             // the main worker streams: no copy starts before
+	keyless      *pgsource.KeylessTables // tables left out of the publication for want of a key, reported once
+	c            *copier
+	phases       *phases.Rules
+	log          *zap.Logger
+	jobs         chan copyJob
 	// runs holds the snapshot run of due tables not queued yet
 	// (snapshotrun.go); touched only by run's goroutine.
 	runs map[string]*snapshotRun
@@ -356,7 +357,7 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	if permanent {
 		errType = "permanent"
 	}
-	s.metrics.WorkerErrors.WithLabelValues("table_sync", errType).Inc()
+	s.workerErrors.WithLabelValues("table_sync", errType).Inc()
 	ts := s.setPhase(ctx, name, func(ts *phases.State) {
 		ts.Phase = offsets.PhaseErrored
 		ts.LastError = err.Error()
@@ -385,7 +386,7 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 // resnapshot`, the stream and the other tables go on. It runs on the
 // stream goroutine.
 func (s *snapshotter) parked(ctx context.Context, name string, lsn schema.LSN, err error) {
-	s.metrics.WorkerErrors.WithLabelValues("main", "table").Inc()
+	s.workerErrors.WithLabelValues("main", "table").Inc()
 	s.setPhase(ctx, name, func(ts *phases.State) {
 		ts.Phase = offsets.PhaseErrored
 		ts.ParkedLSN = uint64(lsn)
