@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
@@ -28,19 +29,19 @@ import (
 // earlier copy left behind, then a private catch-up on the temporary slot
 // until the durable handover (handover.go). Copy workers share one copier;
 // each copyTable call is independent. Its records go to the copy sinks the
-// delivery makes (sink.go).
+// delivery makes (connector/internal/delivery).
 type copier struct {
 	cfg      copierConfig
 	pgcfg    *pgconn.Config
-	delivery delivery
+	delivery delivery.Mode
 	formats  *formats
 	plans    *planner
-	topics   *topicMaker
+	topics   *delivery.TopicMaker
 	phases   *phases.Rules
 	src      offsets.Pipeline
 	// main is the main worker's tracker: the copies' in-flight bytes count
 	// against its bound too, and a re-copy settles on its durable LSN.
-	main     *Tracker
+	main     *delivery.Tracker
 	progress *copies // running copies, for /status and the progress bars
 	counts   copyCounts
 	hook     func(point, table string) // the test hooks (Hooks); nil: none
@@ -130,15 +131,15 @@ func (c *copier) copyTable(ctx context.Context, ts *phases.State, worker int, ru
 
 	prog := c.progress.start(name)
 	defer prog.end(name)
-	tracker := NewTracker(point.lsn, c.cfg.maxInflight/int64(max(1, c.cfg.snapshot.Workers)), nil)
+	tracker := delivery.NewTracker(point.lsn, c.cfg.maxInflight/int64(max(1, c.cfg.snapshot.Workers)), nil)
 	tracker.ShareBudget(c.main) // max_inflight_bytes bounds the process, copies included
 	// Where the copy's records go: in exactly-once mode, one Kafka
 	// transaction of this worker's producer, committed with the handover.
-	out, err := c.delivery.copy(ctx, worker, tracker)
+	out, err := c.delivery.Copy(ctx, worker, tracker)
 	if err != nil {
 		return err
 	}
-	defer out.close()
+	defer out.Close()
 	if run == nil {
 		run = newSnapshotRun([]string{name})
 	}

@@ -3,12 +3,12 @@ package connector
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
@@ -20,7 +20,7 @@ import (
 // catchUp streams the temporary slot from the snapshot's consistent point,
 // emitting only this table's changes, until the handover succeeds.
 func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Relation, repl *pgconn.PgConn,
-	point snapshotPoint, tracker *Tracker, log *zap.Logger, out copySink, prog *runningCopy) error {
+	point snapshotPoint, tracker *delivery.Tracker, log *zap.Logger, out delivery.CopySink, prog *runningCopy) error {
 	name := ts.Table.Table
 	c.call(HookCatchup, name)
 	// The catch-up skips what the main worker skips; transaction metadata
@@ -63,12 +63,12 @@ func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Rela
 // changes go out like the main worker's, and after each transaction (and at
 // each idle keepalive) the copy worker tries to hand over.
 type catchupHandler struct {
-	out  copySink     // the copy's sink: the handover is its checkpoint
-	prog *runningCopy // the copy's entry in the running copies
+	out  delivery.CopySink // the copy's sink: the handover is its checkpoint
+	prog *runningCopy      // the copy's entry in the running copies
 	*emitter
 	c       *copier
 	ts      *phases.State
-	tracker *Tracker
+	tracker *delivery.Tracker
 	ctx     context.Context
 	stop    context.CancelFunc
 	done    bool
@@ -122,7 +122,7 @@ func (h *catchupHandler) tryHandover(pos schema.LSN) error {
 // catchupProgress is the private catch-up's Progress: positions advance on
 // idle keepalives too, so a copy of a quiet table can still hand over.
 type catchupProgress struct {
-	*Tracker
+	*delivery.Tracker
 	h *catchupHandler
 }
 
@@ -138,7 +138,3 @@ func (p *catchupProgress) AdvanceIdle(walEnd schema.LSN) {
 func (p *catchupProgress) Drain(ctx context.Context) error {
 	return p.Tracker.Wait(ctx)
 }
-
-// handoverAckWait bounds how long a handover waits, holding the pipeline
-// mutex (and so the main worker), for the copy's last acknowledgements.
-const handoverAckWait = 5 * time.Second

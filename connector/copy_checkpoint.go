@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -18,7 +19,7 @@ import (
 // This file holds a resumable copy's checkpoints (copy_resume.go): which
 // chunks Kafka holds, and the progress record that says so. How the
 // progress is made durable with the records it counts is the copy sink's
-// decision (sink.go: settle and checkpoint).
+// decision (delivery: Settle and Checkpoint).
 
 // copyCheckpointEvery is how often, at most, a resumable copy stores its
 // progress: at the end of a chunk once this long has passed since the
@@ -47,7 +48,7 @@ type checkpoints struct {
 // chunk's records (their Context), and its row count.
 type chunkUnit struct {
 	idx  int
-	ack  *txAck
+	ack  *delivery.TxAck
 	rows int64 // written by the chunk's writer only, read once ended
 	// ended: the chunk's COPY is over and every one of its records was
 	// handed to the producer (the tracker unit is committed).
@@ -161,7 +162,7 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 		defer m.Unlock()
 	}
 	rs := k.rs
-	if err := rs.out.settle(ctx); err != nil {
+	if err := rs.out.Settle(ctx); err != nil {
 		return err
 	}
 	if err := rs.tracker.Err(); err != nil {
@@ -185,7 +186,7 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 		_, wait := rs.c.phases.Update(rs.name, func(n *phases.State, _ schema.LSN) { n.Copy = ts.Copy })
 		return wait
 	}
-	if err := rs.out.checkpoint(ctx, &ts, setState); err != nil {
+	if err := rs.out.Checkpoint(ctx, &ts, setState); err != nil {
 		return fmt.Errorf("store the copy's progress: %w", err)
 	}
 	k.stored(done, next)
@@ -197,7 +198,7 @@ func (k *checkpoints) checkpointLocked(ctx context.Context, base schema.LSN, for
 // transaction: settle), with no record failed.
 func (k *checkpoints) settled() []*chunkUnit {
 	units := make([]*chunkUnit, 0, len(k.units))
-	acks := make([]*txAck, 0, len(k.units))
+	acks := make([]*delivery.TxAck, 0, len(k.units))
 	for _, u := range k.units {
 		units = append(units, u)
 		acks = append(acks, u.ack) // set when the unit is made, never changed

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
@@ -112,8 +113,8 @@ type resumable struct {
 	// What the attempt learns as it goes (bind, check, chunks, keysRead).
 	point       snapshotPoint
 	repl        *pgconn.PgConn // the connection of a resumed attempt's temporary slot, until imported
-	tracker     *Tracker
-	out         copySink // where the copy's records go
+	tracker     *delivery.Tracker
+	out         delivery.CopySink // where the copy's records go
 	relfilenode uint32
 	shape       string
 	mark        map[int32]int64
@@ -269,7 +270,7 @@ func (c *copier) takeSnapshot(ctx context.Context, repl *pgconn.PgConn, rs *resu
 
 // bind gives rs the attempt's snapshot (and the replication connection
 // that made it), tracker and sink.
-func (rs *resumable) bind(point snapshotPoint, repl *pgconn.PgConn, tracker *Tracker, out copySink) {
+func (rs *resumable) bind(point snapshotPoint, repl *pgconn.PgConn, tracker *delivery.Tracker, out delivery.CopySink) {
 	if rs != nil {
 		rs.point, rs.repl, rs.tracker, rs.out = point, repl, tracker, out
 	}

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -122,7 +123,7 @@ func (h *resumeStream) Change(ch *schema.Change) error {
 // resumeProgress ends the resume's stream once the server has sent
 // everything before until and no transaction is open.
 type resumeProgress struct {
-	*Tracker
+	*delivery.Tracker
 	h *resumeStream
 }
 

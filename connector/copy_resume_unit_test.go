@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -95,7 +96,7 @@ func TestSameTable(t *testing.T) {
 // TestConfirmAtMost: a session on a persistent copy slot never confirms
 // past its start.
 func TestConfirmAtMost(t *testing.T) {
-	tr := &resumeProgress{Tracker: NewTracker(500, 1<<20, nil)}
+	tr := &resumeProgress{Tracker: delivery.NewTracker(500, 1<<20, nil)}
 	if got := (snapshotPoint{lsn: 100, persistent: true}).capped(tr).Durable(); got != 100 {
 		t.Errorf("persistent slot: confirms %s, want 0/64", got)
 	}

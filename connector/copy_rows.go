@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -68,7 +69,7 @@ func (ch chunk) where() string {
 // left by an earlier copy, and waits until Kafka has acknowledged them all.
 // A resumable copy (rs not nil, copy_resume.go) copies the chunks not
 // done, and checkpoints as they are.
-func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotPoint, tracker *Tracker, out copySink,
+func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotPoint, tracker *delivery.Tracker, out delivery.CopySink,
 	prog *runningCopy, run *snapshotRun, rs *resumable) (int64, *schema.Relation, error) {
 	name := ts.Table.Table
 	log := c.log.With(zap.String("table", name))
@@ -104,7 +105,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	plan.withKey(rel, nil) // describeTable keyed it
 	topic := plan.topic
 	if plan.ownTopic() { // the outbox table's rows are events on the topics they name (outbox.go)
-		if err := c.topics.ensure(topic); err != nil {
+		if err := c.topics.Ensure(topic); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -203,9 +204,9 @@ type snapshotOut struct {
 	// ctx is the copy's: a send waits for room at most until it ends.
 	ctx   context.Context
 	c     *copier
-	sink  copySink
+	sink  delivery.CopySink
 	acks  *acks // the copy's tracker, and its record pool
-	ack   *txAck
+	ack   *delivery.TxAck
 	topic string
 	lsn   schema.LSN
 	stale *keySet
@@ -460,7 +461,7 @@ func (o *snapshotOut) encodeOutbox(w *recordWriter, ch *schema.Change, now time.
 	if err != nil {
 		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
-	if err := o.c.topics.ensureEvent(ev); err != nil {
+	if err := o.c.topics.EnsureEvent(ev); err != nil {
 		err = outboxEventError(err, ev, ch.LSN)
 		if errors.As(err, new(*RecordError)) {
 			return nil, &copyError{permanent: true, err: err}

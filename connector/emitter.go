@@ -7,16 +7,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // emitter is the stream's Handler: it routes each change to its topic,
 // has the record writer make its records (writer.go) and its sink deliver
-// them (sink.go), counting them in the tracker. It runs on the stream
+// them (connector/internal/delivery), counting them in the tracker. It runs on the stream
 // goroutine; only the promise runs elsewhere.
 type emitter struct {
 	emitterConfig
@@ -54,7 +56,7 @@ type emitter struct {
 	// messagesReady: the logical messages' schemas are registered;
 	// schemaChangesReady: the schema-change records' (schemachange.go).
 	messagesReady, schemaChangesReady bool
-	cur                               *txAck
+	cur                               *delivery.TxAck
 }
 
 // emitterConfig is what an emitter is built with (newEmitter takes it
@@ -62,9 +64,9 @@ type emitter struct {
 // worker's role; a copy's private catch-up leaves them zero.
 type emitterConfig struct {
 	ctx     context.Context // bounds schema registration
-	sink    sink
-	tracker *Tracker
-	topics  *topicMaker
+	sink    delivery.Sink
+	tracker *delivery.Tracker
+	topics  *delivery.TopicMaker
 	enc     *codec
 	counts  emitterCounts
 	prefix  string
@@ -123,7 +125,7 @@ func newEmitter(cfg emitterConfig) *emitter {
 
 // Begin implements stream.Handler.
 func (e *emitter) Begin(tx *schema.Tx) error {
-	if err := e.sink.begin(); err != nil {
+	if err := e.sink.Begin(); err != nil {
 		return err
 	}
 	e.cur = e.tracker.Begin()
@@ -171,7 +173,7 @@ func (e *emitter) Commit(tx *schema.Tx) error {
 			e.onPromote(moved)
 		}
 	}
-	return e.sink.ended(e.ctx, tx.EndLSN)
+	return e.sink.Ended(e.ctx, tx.EndLSN)
 }
 
 // Change implements stream.Handler.
@@ -195,7 +197,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 			}
 		}
 		topic := e.prefix + ".message"
-		if err := e.topics.ensure(topic); err != nil {
+		if err := e.topics.Ensure(topic); err != nil {
 			return err
 		}
 		if !e.messagesReady {
@@ -206,7 +208,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 		}
 		if ch.Tx == nil {
 			// A non-transactional message is its own unit of durability.
-			return e.ownUnit(ch.LSN, func(a *txAck) error { return e.produce(a, topic, ch, false) })
+			return e.ownUnit(ch.LSN, func(a *delivery.TxAck) error { return e.produce(a, topic, ch, false) })
 		}
 		return e.produce(e.cur, topic, ch, false)
 	}
@@ -269,15 +271,15 @@ func (e *emitter) Change(ch *schema.Change) error {
 // non-transactional message at lsn: counted in the tracker like a
 // transaction ending at lsn, and in exactly-once mode inside a Kafka
 // transaction (begin and ended pair here, whatever produce does).
-func (e *emitter) ownUnit(lsn schema.LSN, produce func(*txAck) error) error {
-	if err := e.sink.begin(); err != nil {
+func (e *emitter) ownUnit(lsn schema.LSN, produce func(*delivery.TxAck) error) error {
+	if err := e.sink.Begin(); err != nil {
 		return err
 	}
 	a := e.tracker.Begin()
 	err := produce(a)
 	e.tracker.Commit(a, lsn)
 	if err == nil {
-		err = e.sink.ended(e.ctx, lsn)
+		err = e.sink.Ended(e.ctx, lsn)
 	}
 	return err
 }
@@ -349,7 +351,7 @@ func (e *emitter) route(ch *schema.Change) (*route, error) {
 	r := &route{recordPlan: &pl}
 	if !r.skip {
 		if r.ownTopic() {
-			if err := e.topics.ensure(r.topic); err != nil {
+			if err := e.topics.Ensure(r.topic); err != nil {
 				return r, err
 			}
 		}
@@ -374,7 +376,7 @@ func (e *emitter) route(ch *schema.Change) (*route, error) {
 // envelope the table's record options decide instead which records a
 // change becomes (schema.FlatConfig.Records), after the numbering, as the
 // SMT runs on records Debezium has counted.
-func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone bool) error {
+func (e *emitter) produce(a *delivery.TxAck, topic string, ch *schema.Change, tombstone bool) error {
 	if !e.count(ch) {
 		return nil
 	}
@@ -417,7 +419,7 @@ func (e *emitter) count(ch *schema.Change) bool {
 func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
 	topic := e.opts.txTopic
 	if !e.txReady {
-		if err := e.topics.ensure(topic); err != nil {
+		if err := e.topics.Ensure(topic); err != nil {
 			return err
 		}
 		if err := e.enc.prepareTx(e.ctx, topic); err != nil {

@@ -10,15 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector/internal/delivery/deliverytest"
-
 	"go.uber.org/zap"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery/deliverytest"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The emitter's and the record writer's unit tests: the stream's handler
@@ -73,7 +74,7 @@ func testFormats(t *testing.T, maxRecord int) *formats {
 
 type emitterFixture struct {
 	f       *deliverytest.FakeProducer
-	tracker *Tracker
+	tracker *delivery.Tracker
 	em      *emitter
 	parked  []string
 }
@@ -81,14 +82,14 @@ type emitterFixture struct {
 // newEmitterFixture is a main worker's emitter whose tables are all
 // handed over at LSN 0 (except those in phases), every topic known.
 func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*phases.State) *emitterFixture {
-	fx := &emitterFixture{f: &deliverytest.FakeProducer{}, tracker: NewTracker(0, 1<<20, nil)}
+	fx := &emitterFixture{f: &deliverytest.FakeProducer{}, tracker: delivery.NewTracker(0, 1<<20, nil)}
 	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.ApplyDefaults()
 	cfg.Kafka.TopicPrefix = "shop"
-	topics := newTopicMaker(nil, 1, 1, 0)
+	topics := delivery.NewTopicMaker(nil, 1, 1, 0)
 	for _, tbl := range []string{"t", "u", "badkey", "big"} {
-		topics.known["shop.public."+tbl] = true
+		topics.Known["shop.public."+tbl] = true
 	}
 	phs := map[string]*phases.State{}
 	for _, tbl := range []string{"public.t", "public.u", "public.badkey", "public.big"} {
@@ -323,7 +324,7 @@ func TestEmitterKeepsOnePlanPerTableAtAnyTableCount(t *testing.T) {
 	rels := make([]*schema.Relation, tables)
 	for i := range rels {
 		rels[i] = testRelation(uint32(100_000+i), fmt.Sprintf("t%05d", i))
-		fx.em.topics.known["shop.public."+rels[i].Table] = true
+		fx.em.topics.Known["shop.public."+rels[i].Table] = true
 	}
 	for pass := range 2 {
 		for _, rel := range rels {
@@ -351,13 +352,13 @@ func testEmitterCounts() emitterCounts {
 }
 
 // testMainSink is the at-least-once main sink on cl, counting in tracker.
-func testMainSink(t *testing.T, cl producer, tracker *Tracker) mainSink {
-	records := offsetsRecords{name: "shop", topic: "offsets"}
-	d, err := newDeliveryOf(context.Background(), deliveryOptions{Name: "shop", Client: cl,
+func testMainSink(t *testing.T, cl delivery.Producer, tracker *delivery.Tracker) delivery.MainSink {
+	records := delivery.Records{Name: "shop", Topic: "offsets"}
+	d, err := delivery.New(context.Background(), delivery.Config{Name: "shop", Client: cl,
 		Kafka:  config.KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
-		States: newStateWriter(context.Background(), cl, records, zap.NewNop()), Log: zap.NewNop()})
+		States: delivery.NewStateWriter(context.Background(), cl, records, zap.NewNop()), Log: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d.main(tracker)
+	return d.Main(tracker)
 }

@@ -47,5 +47,5 @@ func SetQueryTimeoutForTest(d time.Duration) (undo func()) {
 
 // SeatForTest marks p as a seat's pipeline (standby instances, a worker
 // group), as Standby.newPipeline does: another instance may take over
-// from it, so its writes are fenced by the broker (sink.go).
+// from it, so its writes are fenced by the broker (connector/internal/delivery).
 func SeatForTest(p *Pipeline) { p.seated = true }

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -35,10 +36,10 @@ import (
 // The copy leaves the running copies (prog), and the handed-over hook
 // runs, in the same hold of the mutex that changes its phase, so that
 // /status never shows a table handed over and still being copied.
-func (c *copier) handover(ctx context.Context, ts *phases.State, pos schema.LSN, out copySink, prog *runningCopy) (bool, error) {
+func (c *copier) handover(ctx context.Context, ts *phases.State, pos schema.LSN, out delivery.CopySink, prog *runningCopy) (bool, error) {
 	name := ts.Table.Table
 	c.call(HookBeforeHandover, name)
-	next, _, err := c.phases.Handover(ts, pos, func(next *phases.State) error { return out.handover(ctx, next) },
+	next, _, err := c.phases.Handover(ts, pos, func(next *phases.State) error { return out.Handover(ctx, next) },
 		func(next *phases.State, m schema.LSN) {
 			prog.end(name)
 			c.call(HookHandedOver+next.Phase, name)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -168,7 +169,7 @@ func (e *emitter) heartbeat(ch *schema.Change) error {
 		return nil
 	}
 	mine := bytes.HasPrefix(ch.Message.Content, e.heartbeatOf)
-	return e.ownUnit(ch.LSN, func(a *txAck) error {
+	return e.ownUnit(ch.LSN, func(a *delivery.TxAck) error {
 		if e.heartbeatFmt == nil || !mine {
 			return nil
 		}

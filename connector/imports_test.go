@@ -23,6 +23,7 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/internal/phases":                {},
 		"connector/internal/fault":                 {"connector/config", "connector/stream"},
 		"connector/pgsource":                       {"connector/config", "connector/internal/fault", "connector/stream"},
+		"connector/internal/delivery":              {"connector/config", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
 		"connector/internal/delivery/deliverytest": {},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"connector/...").CombinedOutput()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 )
 
@@ -84,7 +85,7 @@ func TestLinkWatchSaysWhyNotReady(t *testing.T) {
 	}
 	// Kafka's progress: an acknowledgement, or nothing in flight.
 	var w linkWatch
-	tr := NewTracker(0, 1<<20, nil)
+	tr := delivery.NewTracker(0, 1<<20, nil)
 	w.sample(now, tr)
 	a := tr.Begin()
 	tr.Add(a, 100)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -110,7 +111,7 @@ func (o *outboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Ch
 		rec.Timestamp = time.UnixMilli(ev.Millis)
 	}
 	if ev.Placed {
-		placePartition(rec, ev.Partition)
+		delivery.PlacePartition(rec, ev.Partition)
 	}
 	addHeader(rec, schema.OutboxIDHeader, ev.ID)
 	for i, f := range o.cfg.Fields {
@@ -246,7 +247,7 @@ func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
 		return true, err
 	}
 	if ch.Tx == nil {
-		return true, e.ownUnit(ch.LSN, func(a *txAck) error { rec.Context = a; e.w.send(rec); return nil })
+		return true, e.ownUnit(ch.LSN, func(a *delivery.TxAck) error { rec.Context = a; e.w.send(rec); return nil })
 	}
 	e.count(ch)
 	rec.Context = e.cur
@@ -255,7 +256,7 @@ func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
 }
 
 // produceOutbox hands ev's record to the producer in unit a.
-func (e *emitter) produceOutbox(a *txAck, ch *schema.Change, ev *schema.OutboxEvent) error {
+func (e *emitter) produceOutbox(a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent) error {
 	rec, err := e.outboxRecord(ch, ev)
 	if err != nil {
 		return err
@@ -270,7 +271,7 @@ func (e *emitter) produceOutbox(a *txAck, ch *schema.Change, ev *schema.OutboxEv
 // records that cannot be made are; other errors (creating the topic,
 // reading its partitions) stay as they are.
 func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
-	if pr, ok := err.(*PartitionRangeError); ok {
+	if pr, ok := err.(*delivery.PartitionRangeError); ok {
 		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: pr}
 	}
 	return err
@@ -279,7 +280,7 @@ func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
 // outboxRecord creates ev's topic if needed and makes its record (in
 // no unit yet).
 func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
-	if err := e.topics.ensureEvent(ev); err != nil {
+	if err := e.topics.EnsureEvent(ev); err != nil {
 		return nil, outboxEventError(err, ev, ch.LSN)
 	}
 	rec := e.w.record(nil)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
@@ -35,12 +36,12 @@ type Pipeline struct {
 	resnapshotAll bool
 	// seated: the pipeline runs for a seat (standby.go: ha.enabled, or a
 	// worker group), so another instance may take over from it while it
-	// is paused; its writes are fenced by the broker (sink.go).
+	// is paused; its writes are fenced by the broker (connector/internal/delivery).
 	seated    bool
 	metrics   *Metrics
 	ready     atomic.Bool
 	linkWatch linkWatch // readiness of the links (linkwatch.go)
-	tracker   atomic.Pointer[Tracker]
+	tracker   atomic.Pointer[delivery.Tracker]
 	abort     chan struct{}
 	abortOne  sync.Once
 
@@ -252,12 +253,12 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}); err != nil {
 		return err
 	}
-	// The delivery (sink.go), chosen once: exactly-once takes over its
+	// The delivery (connector/internal/delivery), chosen once: exactly-once takes over its
 	// transactional producers here, before the offsets are read.
-	states := newStateWriter(gctx, client, offsetsRecords{name: cfg.Name, topic: cfg.Kafka.OffsetsTopic}, log)
-	del, err := newDeliveryOf(soft, deliveryOptions{Name: cfg.Name, Kafka: cfg.Kafka, Workers: cfg.Snapshot.Workers, Seated: p.seated,
+	states := delivery.NewStateWriter(gctx, client, delivery.Records{Name: cfg.Name, Topic: cfg.Kafka.OffsetsTopic}, log)
+	del, err := delivery.New(soft, delivery.Config{Name: cfg.Name, Kafka: cfg.Kafka, Workers: cfg.Snapshot.Workers, Seated: p.seated,
 		Client: client,
-		NewTxnClient: func(ctx context.Context, id string) (txnClient, error) {
+		NewTxnClient: func(ctx context.Context, id string) (delivery.TxnClient, error) {
 			return p.newTxnClient(ctx, id, kafkaState)
 		},
 		LoadPipeline: func(ctx context.Context) (*offsets.Pipeline, error) {
@@ -268,7 +269,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer del.close()
+	defer del.Close()
 	var state offsets.State
 	if err := fault.Retry(soft, log, "load offsets", func() error {
 		var err error
@@ -298,7 +299,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		zap.String("system_id", src.SystemID), zap.String("database", src.Database))
 
 	var lastServerEnd atomic.Uint64
-	tracker := NewTracker(schema.LSN(src.DurableLSN), cfg.Kafka.MaxInflightBytes, func(l schema.LSN, txs int) {
+	tracker := delivery.NewTracker(schema.LSN(src.DurableLSN), cfg.Kafka.MaxInflightBytes, func(l schema.LSN, txs int) {
 		p.metrics.DurableLSN.Set(float64(l))
 		p.metrics.TransactionsDurable.Add(float64(txs))
 		if end := lastServerEnd.Load(); end > uint64(l) {
@@ -307,9 +308,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			p.metrics.LagBytes.Set(0)
 		}
 	})
-	mainOut := del.main(tracker)
+	mainOut := del.Main(tracker)
 	// Record the pipeline (new, or adopted) before streaming.
-	if err := mainOut.open(soft, src); err != nil {
+	if err := mainOut.Open(soft, src); err != nil {
 		return err
 	}
 	p.tracker.Store(tracker)
@@ -318,12 +319,12 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	p.database = src.Database
 	formats := p.formats()
 	plans := newPlanner(cfg, p.naming)
-	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
+	topics := delivery.NewTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
 	var hbFormat *heartbeatFormat
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
 		// Created now, so that a topic the brokers refuse is a clear start
 		// failure rather than a stop at the first idle interval.
-		if err := fault.Retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
+		if err := fault.Retry(soft, log, "create the heartbeat topic", func() error { return topics.Ensure(cfg.Heartbeat.Topic) }); err != nil {
 			if soft.Err() != nil {
 				return err // stopping, not a refused topic
 			}
@@ -347,7 +348,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		mode = config.SnapshotAlways
 	}
 	ph := phases.New(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
-	ph.Store = states.enqueue
+	ph.Store = states.Enqueue
 	p.phasesAt.Store(ph)
 	snap := &snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
 		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: p.tables,
@@ -404,7 +405,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	obs := &observer{ready: &p.ready, metrics: p.metrics, serverEnd: &lastServerEnd, tracker: tracker, links: &p.linkWatch}
 	g.Go(func() error { return p.watchLinks(snapCtx, tracker) }) // ends with a stop, as the snapshotter
 
-	g.Go(func() error { return mainOut.run(gctx, soft) })
+	g.Go(func() error { return mainOut.Run(gctx, soft) })
 	g.Go(func() error {
 		return p.stream(gctx, soft, pgcfg, tracker, em, progress, obs)
 	})
@@ -426,7 +427,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	// Clean stop: the stream drained and confirmed; record where we are.
 	flushCtx, cancel := context.WithTimeout(hard, 30*time.Second)
 	defer cancel()
-	if err := mainOut.stopped(flushCtx); err != nil {
+	if err := mainOut.Stopped(flushCtx); err != nil {
 		return err
 	}
 	log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))

@@ -62,7 +62,7 @@ type shapeAt struct {
 func (e *emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, seq int64) error {
 	topic := e.opts.schemaChangeTopic
 	if !e.schemaChangesReady {
-		if err := e.topics.ensure(topic); err != nil {
+		if err := e.topics.Ensure(topic); err != nil {
 			return err
 		}
 		if err := e.enc.prepareSchemaChange(e.ctx, topic); err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
@@ -38,12 +39,12 @@ func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 		// above it, room for one record past the bound per worker plus the
 		// offsets and heartbeat records, so that Produce never blocks the
 		// stream goroutine (which must keep answering Postgres).
-		kgo.MaxBufferedBytes(int(maxBytes)+(p.cfg.Snapshot.Workers+2)*(int(p.cfg.Kafka.MaxRecordBytes)+recordOverhead)),
+		kgo.MaxBufferedBytes(int(maxBytes)+(p.cfg.Snapshot.Workers+2)*(int(p.cfg.Kafka.MaxRecordBytes)+delivery.RecordOverhead)),
 		kgo.MaxBufferedRecords(1<<24),
 		kgo.ProducerLinger(5*time.Millisecond),
 		// A batch holds at least one record; the emitters refuse records
 		// above kafka.max_record_bytes, so this never splits or fails one.
-		kgo.ProducerBatchMaxBytes(max(1_000_012, p.cfg.Kafka.MaxRecordBytes+recordOverhead)),
+		kgo.ProducerBatchMaxBytes(max(1_000_012, p.cfg.Kafka.MaxRecordBytes+delivery.RecordOverhead)),
 		kgo.ProducerBatchCompression(CompressionCodec(p.cfg.Kafka.Compression)),
 		kgo.WithHooks(hooks),
 		p.partitioner(),
@@ -66,17 +67,17 @@ func (p *Pipeline) newTxnClient(ctx context.Context, id string, hooks kgo.Hook) 
 	}
 	if _, _, err := cl.ProducerID(ctx); err != nil {
 		cl.Close()
-		return nil, txnError(id, fmt.Errorf("initialize transactional producer %s: %w", id, err))
+		return nil, delivery.TxnError(id, fmt.Errorf("initialize transactional producer %s: %w", id, err))
 	}
 	p.addProducer(cl)
 	return cl, nil
 }
 
 // partitioner is franz-go's default, or placingPartitioner when outbox
-// events may name their partition (partitioner.go).
+// events may name their partition (delivery.PlacingPartitioner).
 func (p *Pipeline) partitioner() kgo.Opt {
 	if ob, _ := p.cfg.Format.SchemaOutbox(); ob != nil && ob.PlacesPartition() {
-		return kgo.RecordPartitioner(placingPartitioner())
+		return kgo.RecordPartitioner(delivery.PlacingPartitioner())
 	}
 	return kgo.RecordPartitioner(kgo.UniformBytesPartitioner(64<<10, true, true, nil))
 }

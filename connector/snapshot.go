@@ -280,7 +280,7 @@ func (s *snapshotter) schedule() {
 			}
 		}
 		topics = slices.DeleteFunc(topics, func(t string) bool { return t == "" })
-		s.c.topics.ensureAll(topics)
+		s.c.topics.EnsureAll(topics)
 		s.prefetch.add(all) // their schemas, alongside their copies
 	}
 	// An incremental re-copy's rows all say "incremental"; it joins no

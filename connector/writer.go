@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -17,7 +18,7 @@ import (
 // BEGIN and END, a schema change, a heartbeat, an outbox event) is made
 // here, encoded once into a pooled record, refused when above
 // kafka.max_record_bytes, given its headers, counted in its worker's
-// tracker and handed to its sink (sink.go). A failure to encode is a
+// tracker and handed to its sink (connector/internal/delivery). A failure to encode is a
 // *RecordError, which fault.TableFault classifies.
 
 // recordPool recycles records with their key, value and header buffers,
@@ -43,7 +44,7 @@ func (rp *recordPool) put(rec *kgo.Record) {
 // concurrent use; promise is bound once, so producing allocates no
 // closure.
 type acks struct {
-	tracker *Tracker
+	tracker *delivery.Tracker
 	pool    *recordPool
 	// written counts the change records Kafka acknowledged (nil: not
 	// counted); tombstones and the records of notChanges are not changes.
@@ -52,7 +53,7 @@ type acks struct {
 	promise    func(*kgo.Record, error)
 }
 
-func newAcks(tracker *Tracker, pool *recordPool, written prometheus.Counter, notChanges ...string) *acks {
+func newAcks(tracker *delivery.Tracker, pool *recordPool, written prometheus.Counter, notChanges ...string) *acks {
 	a := &acks{tracker: tracker, pool: pool, written: written}
 	copy(a.notChanges[:], notChanges)
 	a.promise = a.done
@@ -61,13 +62,13 @@ func newAcks(tracker *Tracker, pool *recordPool, written prometheus.Counter, not
 
 // done runs on the producer's promise goroutine.
 func (a *acks) done(rec *kgo.Record, err error) {
-	n := recordBytes(rec)
+	n := delivery.RecordBytes(rec)
 	if err != nil {
 		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
 	} else if a.written != nil && rec.Value != nil && rec.Topic != a.notChanges[0] && rec.Topic != a.notChanges[1] {
 		a.written.Inc()
 	}
-	a.tracker.Ack(rec.Context.(*txAck), n, err)
+	a.tracker.Ack(rec.Context.(*delivery.TxAck), n, err)
 	a.pool.put(rec)
 }
 
@@ -77,11 +78,11 @@ func (a *acks) done(rec *kgo.Record, err error) {
 // chunk writers of a copy).
 type recordWriter struct {
 	enc  *codec
-	sink sink
+	sink delivery.Sink
 	acks *acks
 }
 
-func newRecordWriter(enc *codec, s sink, a *acks) *recordWriter {
+func newRecordWriter(enc *codec, s delivery.Sink, a *acks) *recordWriter {
 	return &recordWriter{enc: enc, sink: s, acks: a}
 }
 
@@ -91,7 +92,7 @@ func newRecordWriter(enc *codec, s sink, a *acks) *recordWriter {
 // key). Nothing is sent: send them in order. A key-only record (withValue
 // false) is the delete-to-tombstone of the flat envelope: the delete
 // itself with a null value.
-func (w *recordWriter) change(a *txAck, topic string, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
+func (w *recordWriter) change(a *delivery.TxAck, topic string, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
 	rec = w.acks.pool.get()
 	key, hasKey, err := w.enc.AppendKey(rec.Key[:0], ch)
 	if err != nil {
@@ -139,7 +140,7 @@ func (w *recordWriter) change(a *txAck, topic string, ch *schema.Change, now tim
 
 // txEvent encodes a transaction's BEGIN or END for topic in unit a; its
 // dedupe headers number BEGIN -1 and END after the transaction's records.
-func (w *recordWriter) txEvent(a *txAck, topic string, tx *schema.Tx, ev *schema.TxEvent) (*kgo.Record, error) {
+func (w *recordWriter) txEvent(a *delivery.TxAck, topic string, tx *schema.Tx, ev *schema.TxEvent) (*kgo.Record, error) {
 	rec := w.acks.pool.get()
 	key, err := w.enc.AppendTxKey(rec.Key[:0], ev)
 	if err != nil {
@@ -162,7 +163,7 @@ func (w *recordWriter) txEvent(a *txAck, topic string, tx *schema.Tx, ev *schema
 }
 
 // schemaChange encodes a schema-change record for topic in unit a.
-func (w *recordWriter) schemaChange(a *txAck, topic string, sc *schema.SchemaChange, commit schema.LSN, seq int64) (*kgo.Record, error) {
+func (w *recordWriter) schemaChange(a *delivery.TxAck, topic string, sc *schema.SchemaChange, commit schema.LSN, seq int64) (*kgo.Record, error) {
 	rec := w.acks.pool.get()
 	key, err := w.enc.AppendSchemaChangeKey(rec.Key[:0], sc)
 	if err != nil {
@@ -185,7 +186,7 @@ func (w *recordWriter) schemaChange(a *txAck, topic string, sc *schema.SchemaCha
 
 // heartbeat encodes a heartbeat record of the message ch for topic in
 // unit a.
-func (w *recordWriter) heartbeat(a *txAck, topic string, f *heartbeatFormat, ch *schema.Change) (*kgo.Record, error) {
+func (w *recordWriter) heartbeat(a *delivery.TxAck, topic string, f *heartbeatFormat, ch *schema.Change) (*kgo.Record, error) {
 	rec := w.acks.pool.get()
 	key, err := f.appendKey(rec.Key[:0])
 	if err != nil {
@@ -205,7 +206,7 @@ func (w *recordWriter) heartbeat(a *txAck, topic string, f *heartbeatFormat, ch 
 
 // record returns an empty pooled record in unit a, for a record made
 // elsewhere (an outbox event, a stale key's tombstone).
-func (w *recordWriter) record(a *txAck) *kgo.Record {
+func (w *recordWriter) record(a *delivery.TxAck) *kgo.Record {
 	rec := w.acks.pool.get()
 	rec.Context = a
 	return rec
@@ -217,8 +218,8 @@ func (w *recordWriter) drop(rec *kgo.Record) { w.acks.pool.put(rec) }
 // send counts rec in its unit (rec.Context) and hands it to the sink. It
 // does not block.
 func (w *recordWriter) send(rec *kgo.Record) {
-	w.acks.tracker.Add(rec.Context.(*txAck), recordBytes(rec))
-	w.sink.send(rec, w.acks.promise)
+	w.acks.tracker.Add(rec.Context.(*delivery.TxAck), delivery.RecordBytes(rec))
+	w.sink.Send(rec, w.acks.promise)
 }
 
 // sendWhenRoom sends rec once the tracker's in-flight bytes are within

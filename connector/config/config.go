@@ -76,7 +76,7 @@ type HAConfig struct {
 	// Enabled makes run join the group before it starts the pipeline.
 	// The active instance then writes in Kafka transactions in both
 	// delivery modes, so that the broker fences it once another takes
-	// over (sink.go newDelivery).
+	// over (connector/internal/delivery: New).
 	Enabled bool `yaml:"enabled"`
 	// SessionTimeout is the group session: how long after an active
 	// instance stops heartbeating (a crash, a network partition) the

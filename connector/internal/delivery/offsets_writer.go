@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -18,50 +18,50 @@ import (
 // each record is the delivery's decision (sink.go); how it is made and
 // waited for is decided here.
 
-// offsetsRecords makes the offsets records of one connector.
-type offsetsRecords struct {
-	name, topic string
+// Records makes the offsets records of one connector.
+type Records struct {
+	Name, Topic string
 }
 
 // pipeline stamps src with now (UpdatedMs, and DurableMs when the durable
 // LSN moved since prev, the record written before) and returns its record.
-func (r offsetsRecords) pipeline(src *offsets.Pipeline, prev offsets.Pipeline) *kgo.Record {
+func (r Records) pipeline(src *offsets.Pipeline, prev offsets.Pipeline) *kgo.Record {
 	src.Stamp(prev, time.Now().UnixMilli())
-	return offsets.PipelineRecord(r.topic, r.name, *src)
+	return offsets.PipelineRecord(r.Topic, r.Name, *src)
 }
 
 // table returns ts's record, stamped with now.
-func (r offsetsRecords) table(ts *phases.State) *kgo.Record {
+func (r Records) table(ts *phases.State) *kgo.Record {
 	t := ts.Table
 	t.UpdatedMs = time.Now().UnixMilli()
-	return offsets.TableRecord(r.topic, r.name, t)
+	return offsets.TableRecord(r.Topic, r.Name, t)
 }
 
-// stateWriter is the one ordered writer of table states: the offsets
+// StateWriter is the one ordered writer of table states: the offsets
 // topic has one partition and franz-go keeps the order of the records
 // handed to one client, so states handed to it under the pipeline mutex
 // reach the topic in the order they were made, and the last record of a
 // table is its newest state. Safe for concurrent use; enqueue does not
 // block.
-type stateWriter struct {
+type StateWriter struct {
 	// ctx is the pipeline's: the records are produced with it (a caller's
 	// ended wait does not fail its record).
 	ctx     context.Context
-	cl      producer
-	records offsetsRecords
+	cl      Producer
+	records Records
 	log     *zap.Logger
 }
 
-// newStateWriter makes the ordered writer of table states that writes
+// NewStateWriter makes the ordered writer of table states that writes
 // records through cl with ctx, the pipeline's.
-func newStateWriter(ctx context.Context, cl producer, records offsetsRecords, log *zap.Logger) *stateWriter {
-	return &stateWriter{ctx: ctx, cl: cl, records: records, log: log}
+func NewStateWriter(ctx context.Context, cl Producer, records Records, log *zap.Logger) *StateWriter {
+	return &StateWriter{ctx: ctx, cl: cl, records: records, log: log}
 }
 
 // stateWriteTimeout bounds the wait enqueue returns.
 const stateWriteTimeout = 30 * time.Second
 
-// enqueue hands ts's record to the producer and returns the wait for it,
+// Enqueue hands ts's record to the producer and returns the wait for it,
 // which the caller may skip (a failure is logged either way; a state is
 // written again with the table's next change). The wait returns when the
 // record is acknowledged (nil) or failed, its ctx ended (a stop), or
@@ -69,7 +69,7 @@ const stateWriteTimeout = 30 * time.Second
 // with the pipeline's hard context (kgo.WithContext), and once an abort
 // cancels that, a record already handed over is finished only by Close,
 // which Run calls after every goroutine has returned.
-func (w *stateWriter) enqueue(ts *phases.State) (wait func(context.Context) error) {
+func (w *StateWriter) Enqueue(ts *phases.State) (wait func(context.Context) error) {
 	table := ts.Table.Table
 	done := make(chan error, 1)
 	w.cl.Produce(w.ctx, w.records.table(ts), func(_ *kgo.Record, err error) {
@@ -94,11 +94,11 @@ func (w *stateWriter) enqueue(ts *phases.State) (wait func(context.Context) erro
 
 // writePipeline stamps src (pipeline) and stores it in the offsets topic
 // through cl, waiting for it (at most 30 s).
-func writePipeline(ctx context.Context, cl producer, r offsetsRecords, src *offsets.Pipeline, prev offsets.Pipeline) error {
+func writePipeline(ctx context.Context, cl Producer, r Records, src *offsets.Pipeline, prev offsets.Pipeline) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := produceWait(ctx, cl, r.pipeline(src, prev)); err != nil {
-		return fmt.Errorf("write offsets to topic %q: %w", r.topic, err)
+		return fmt.Errorf("write offsets to topic %q: %w", r.Topic, err)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func writePipeline(ctx context.Context, cl producer, r offsetsRecords, src *offs
 // at most until ctx ends. Unlike ProduceSync it returns when ctx ends even
 // if the client never finishes the record (its context is the pipeline's
 // hard one, which an abort cancels: only Close finishes it then).
-func produceWait(ctx context.Context, cl producer, rec *kgo.Record) error {
+func produceWait(ctx context.Context, cl Producer, rec *kgo.Record) error {
 	done := make(chan error, 1)
 	cl.Produce(ctx, rec, func(_ *kgo.Record, err error) { done <- err })
 	select {

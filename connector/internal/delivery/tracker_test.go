@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func TestTrackerDurableIsContiguousAcrossOutOfOrderAcks(t *testing.T) {
 	c := tr.Begin() // still open
 
 	steps := []struct {
-		ack  *txAck
+		ack  *TxAck
 		want schema.LSN
 	}{
 		{b, 100}, // b done, but a is not: nothing moves
@@ -242,7 +242,7 @@ func TestTrackerLockFreeAcksNeverMissTheLastOne(t *testing.T) {
 	for round := 0; round < 50; round++ {
 		tr := NewTracker(0, 1<<30, nil)
 		const txs, recs = 40, 25
-		acks := make(chan *txAck, txs*recs)
+		acks := make(chan *TxAck, txs*recs)
 		done := make(chan struct{})
 		for w := 0; w < 4; w++ {
 			go func() {

@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // This file is the delivery seam: kafka.delivery (at-least-once or
 // exactly-once) is one implementation of delivery, chosen once when the
-// pipeline starts (newDelivery), and everything above it (the emitter,
+// pipeline starts (New), and everything above it (the emitter,
 // the copies, the record writer) only ever talks to the sinks it makes.
 // No other file asks which mode runs.
 //
@@ -52,131 +52,131 @@ import (
 //     back as safe: copying, errored and init mean "copy again"; a
 //     promotion means nothing new to a main worker past the handover.
 
-// producer is what a sink needs of a Kafka client: *kgo.Client, or a fake
+// Producer is what a sink needs of a Kafka client: *kgo.Client, or a fake
 // in the sinks' unit tests. Produce must not block (the client's buffer is
 // sized above the tracker's bound: producerOpts).
-type producer interface {
+type Producer interface {
 	Produce(ctx context.Context, r *kgo.Record, promise func(*kgo.Record, error))
 	Flush(ctx context.Context) error
 }
 
 // txnProducer is a transactional producer (exactly-once).
 type txnProducer interface {
-	producer
+	Producer
 	BeginTransaction() error
 	EndTransaction(ctx context.Context, commit kgo.TransactionEndTry) error
 	AbortBufferedRecords(ctx context.Context) error
 }
 
-// txnClient is a transactional producer the exactly-once delivery owns
+// TxnClient is a transactional producer the exactly-once delivery owns
 // and closes.
-type txnClient interface {
+type TxnClient interface {
 	txnProducer
 	Close()
 }
 
-var _ txnClient = (*kgo.Client)(nil)
+var _ TxnClient = (*kgo.Client)(nil)
 
-// sink is where one worker's records go. It is used from one goroutine
+// Sink is where one worker's records go. It is used from one goroutine
 // (the worker's), except send, which the chunk writers of a copy call
 // concurrently.
-type sink interface {
-	// begin opens a unit of delivery: a Postgres transaction, or a
+type Sink interface {
+	// Begin opens a unit of delivery: a Postgres transaction, or a
 	// message that is a unit of its own. It does not block.
-	begin() error
-	// send hands rec to the producer and returns at once; promise runs
+	Begin() error
+	// Send hands rec to the producer and returns at once; promise runs
 	// (on the producer's goroutine) when Kafka acknowledged or failed it.
 	// rec.Context is its *txAck.
-	send(rec *kgo.Record, promise func(*kgo.Record, error))
-	// ended says that everything of the unit whose end LSN is end was
+	Send(rec *kgo.Record, promise func(*kgo.Record, error))
+	// Ended says that everything of the unit whose end LSN is end was
 	// sent. It may block to end a Kafka transaction.
-	ended(ctx context.Context, end schema.LSN) error
+	Ended(ctx context.Context, end schema.LSN) error
 }
 
-// mainSink is the main worker's sink. The stream calls begin, send and
+// MainSink is the main worker's sink. The stream calls begin, send and
 // ended per transaction, tick between transactions, idle at a keepalive
 // between transactions, flush at a graceful stop and sessionEnded after
 // every session.
-type mainSink interface {
-	sink
-	// open records the pipeline (src) in the offsets topic before
+type MainSink interface {
+	Sink
+	// Open records the pipeline (src) in the offsets topic before
 	// anything streams. It blocks until the record is stored.
-	open(ctx context.Context, src offsets.Pipeline) error
-	// tick runs between Postgres transactions, at least every 100 ms
+	Open(ctx context.Context, src offsets.Pipeline) error
+	// Tick runs between Postgres transactions, at least every 100 ms
 	// while one waits to become durable (stream.Ticker).
-	tick(ctx context.Context) error
-	// idle says that no transaction is open and everything before walEnd
+	Tick(ctx context.Context) error
+	// Idle says that no transaction is open and everything before walEnd
 	// was decided.
-	idle(walEnd schema.LSN)
-	// flush is the checkpoint barrier: it blocks until everything sent is
+	Idle(walEnd schema.LSN)
+	// Flush is the checkpoint barrier: it blocks until everything sent is
 	// acknowledged and covered by a stored offsets record, or fails.
-	flush(ctx context.Context) error
-	// sessionEnded ends what a replication session left (cause: why it
+	Flush(ctx context.Context) error
+	// SessionEnded ends what a replication session left (cause: why it
 	// ended, nil for a graceful end): the next session replays from the
 	// durable LSN. An error means the sink cannot go on (fenced).
-	sessionEnded(ctx context.Context, cause error) error
-	// run does the sink's background work until ctx or soft ends (the
+	SessionEnded(ctx context.Context, cause error) error
+	// Run does the sink's background work until ctx or soft ends (the
 	// at-least-once offsets writer); it blocks.
-	run(ctx, soft context.Context) error
-	// stopped records the durable LSN after a clean stop.
-	stopped(ctx context.Context) error
+	Run(ctx, soft context.Context) error
+	// Stopped records the durable LSN after a clean stop.
+	Stopped(ctx context.Context) error
 }
 
-// copySink is one table copy's sink: every record of the copy (its rows,
+// CopySink is one table copy's sink: every record of the copy (its rows,
 // its stale-key tombstones, a resume's stream, its private catch-up), a
 // resumable copy's checkpoints and, at the end, the handover's phase.
-type copySink interface {
-	sink
-	// settle makes every record sent so far acknowledged (or failed)
+type CopySink interface {
+	Sink
+	// Settle makes every record sent so far acknowledged (or failed)
 	// before a checkpoint counts them (the copy's writers are paused):
 	// exactly-once flushes them into the open Kafka transaction;
 	// at-least-once does nothing, as a chunk counts once its records are
 	// acknowledged, whenever that is.
-	settle(ctx context.Context) error
-	// checkpoint makes ts, the copying table's state with its progress
+	Settle(ctx context.Context) error
+	// Checkpoint makes ts, the copying table's state with its progress
 	// (copy_checkpoint.go), durable with the records the progress counts:
 	// at-least-once through setState (the pipeline's view and the ordered
 	// writer of table states), waited for; exactly-once as the last record
 	// of the copy's Kafka transaction, which it commits and follows with
 	// the next one, then setState (not waited for: the progress is
 	// durable). It blocks; the copy's writers are paused.
-	checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) (wait func(context.Context) error)) error
-	// handover is the copy's checkpoint: it waits (at most
+	Checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) (wait func(context.Context) error)) error
+	// Handover is the copy's checkpoint: it waits (at most
 	// handoverAckWait; context.DeadlineExceeded then, to try again later)
 	// until every record sent is acknowledged, and stores ts durably with
 	// them. Called under the pipeline mutex (phases.handover).
-	handover(ctx context.Context, ts *phases.State) error
-	// close gives up whatever handover did not store (exactly-once: the
+	Handover(ctx context.Context, ts *phases.State) error
+	// Close gives up whatever handover did not store (exactly-once: the
 	// open Kafka transaction is aborted). It blocks at most 30 s.
-	close()
+	Close()
 }
 
-// delivery is kafka.delivery: it makes the sinks. Chosen once, by
-// newDelivery; the pipeline's other parts never ask which one runs.
-type delivery interface {
-	// main returns the main worker's sink, counting in tracker.
-	main(tracker *Tracker) mainSink
-	// copy returns the sink of a copy on copy worker n, counting in
+// Mode is kafka.delivery: it makes the sinks. Chosen once, by
+// New; the pipeline's other parts never ask which one runs.
+type Mode interface {
+	// Main returns the main worker's sink, counting in tracker.
+	Main(tracker *Tracker) MainSink
+	// Copy returns the sink of a copy on copy worker n, counting in
 	// tracker. It may block to open a Kafka transaction.
-	copy(ctx context.Context, worker int, tracker *Tracker) (copySink, error)
-	// close closes the clients the delivery opened.
-	close()
+	Copy(ctx context.Context, worker int, tracker *Tracker) (CopySink, error)
+	// Close closes the clients the delivery opened.
+	Close()
 }
 
-// newDelivery makes the delivery kafka.delivery names: the one place the
+// New makes the delivery kafka.delivery names: the one place the
 // mode is chosen. Exactly-once takes over its transactional producers
 // first (blocking, retried while the brokers are unreachable), before the
 // offsets are read: an earlier instance is fenced and its open
 // transactions aborted, so what is read afterwards is final.
 //
 // At-least-once in a seat (standby instances, ha.enabled, or a worker
-// group: p.seated) writes through the same transactional producers, for
+// group: Config.Seated) writes through the same transactional producers, for
 // their fence: an instance whose turn has passed must never get a record
 // into Kafka after its successor's first, and only the broker can promise
 // that. The sequence it closes:
 //
 //	A active ── A paused (SIGSTOP, a stopped VM, a long GC pause), holding
-//	records it has not sent, or between its lease check (lease.go) and a write
+//	records it has not sent, or between its lease check (connector/group) and a write
 //	── A's session expires ── B is assigned, takes over <name>-main and
 //	<name>-copy-<n> (InitProducerID bumps their epochs: A's open
 //	transactions are aborted) ── B writes ── A resumes ── franz-go sends
@@ -191,7 +191,7 @@ type delivery interface {
 // exactly-once's does. A read_uncommitted consumer also sees the aborted
 // transactions' records, which come before the successor's resend of
 // them: duplicates, as at-least-once allows, never a stale value last.
-func newDeliveryOf(ctx context.Context, o deliveryOptions) (delivery, error) {
+func New(ctx context.Context, o Config) (Mode, error) {
 	dc := deliveryConfig{name: o.Name, records: o.States.records, kafka: o.Kafka, transactions: o.Transactions, states: o.States}
 	log := o.Log.Named("delivery")
 	if o.Kafka.Delivery != config.DeliveryExactlyOnce && !o.Seated {
@@ -203,15 +203,15 @@ func newDeliveryOf(ctx context.Context, o deliveryOptions) (delivery, error) {
 	}
 	d := &exactlyOnce{cfg: dc, log: log, newClient: o.NewTxnClient, loadPipeline: o.LoadPipeline}
 	if err := fault.Retry(ctx, o.Log, "take over the transactional producers", func() error { return d.takeOver(ctx, o.Workers) }); err != nil {
-		d.close()
+		d.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-// deliveryOptions is what newDeliveryOf is given: the configuration,
+// Config is what New is given: the configuration,
 // the clients, and where it counts.
-type deliveryOptions struct {
+type Config struct {
 	Name    string             // the connector name: transactional ids
 	Kafka   config.KafkaConfig // kafka.delivery chooses the mode
 	Workers int                // snapshot.workers: one copy producer each (exactly-once)
@@ -223,19 +223,19 @@ type deliveryOptions struct {
 	// transactional producer with the id given, initialized (it blocks);
 	// LoadPipeline reads the pipeline's offsets record (exactly-once, once
 	// the producers are taken over).
-	Client       producer
-	NewTxnClient func(ctx context.Context, id string) (txnClient, error)
+	Client       Producer
+	NewTxnClient func(ctx context.Context, id string) (TxnClient, error)
 	LoadPipeline func(ctx context.Context) (*offsets.Pipeline, error)
-	States       *stateWriter           // the ordered writer of table states, and the offsets records
+	States       *StateWriter           // the ordered writer of table states, and the offsets records
 	Transactions *prometheus.CounterVec // Metrics.KafkaTransactions, by outcome
 	Log          *zap.Logger
 }
 
 // deliveryConfig is what a delivery needs besides its clients.
 type deliveryConfig struct {
-	name         string         // the connector name: transactional ids
-	records      offsetsRecords // the offsets records, and their topic
+	name         string  // the connector name: transactional ids
+	records      Records // the offsets records, and their topic
 	kafka        config.KafkaConfig
 	transactions *prometheus.CounterVec // Metrics.KafkaTransactions
-	states       *stateWriter           // the ordered writer of table states
+	states       *StateWriter           // the ordered writer of table states
 }

@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// txAck counts the records of one Postgres transaction that Kafka has not
+// TxAck counts the records of one Postgres transaction that Kafka has not
 // acknowledged yet. It doubles as the kgo.Record's Context (embedding
 // context.Background), so that a record's promise finds its transaction
 // without a per-record allocation or lookup.
-type txAck struct {
+type TxAck struct {
 	context.Context
 	end schema.LSN // end LSN; set at Commit, under the tracker's mutex
 	// pending counts its records not acknowledged yet and closed says it
@@ -36,8 +36,8 @@ type txAck struct {
 // promise goroutines; every method is safe for concurrent use.
 type Tracker struct {
 	mu      sync.Mutex
-	queue   []*txAck // transactions in commit order, oldest first
-	open    *txAck   // the transaction being read, also last in queue
+	queue   []*TxAck // transactions in commit order, oldest first
+	open    *TxAck   // the transaction being read, also last in queue
 	durable atomic.Uint64
 	failed  error
 
@@ -126,7 +126,7 @@ func (t *Tracker) Inflight() int64 { return t.inflight.Load() }
 // none once a record has failed. skip runs under the lock too, before the
 // unit's own state is read. A copy's checkpoints ask it which chunks they
 // may store (copy_checkpoint.go).
-func (t *Tracker) Settled(acks []*txAck, skip func(i int) bool) []int {
+func (t *Tracker) Settled(acks []*TxAck, skip func(i int) bool) []int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.failed != nil {
@@ -142,8 +142,8 @@ func (t *Tracker) Settled(acks []*txAck, skip func(i int) bool) []int {
 }
 
 // Begin opens a transaction.
-func (t *Tracker) Begin() *txAck {
-	a := &txAck{Context: context.Background()}
+func (t *Tracker) Begin() *TxAck {
+	a := &TxAck{Context: context.Background()}
 	t.mu.Lock()
 	a.gen = t.gen
 	t.queue = append(t.queue, a)
@@ -161,10 +161,10 @@ func (t *Tracker) Begin() *txAck {
 // small records held about 90 MiB in the heap.
 const recordCost = 320
 
-// recordBytes is what rec counts against the in-flight bound, without
+// RecordBytes is what rec counts against the in-flight bound, without
 // recordCost: its key and value buffers as allocated. The producer does
 // not change them, so the count at Ack is the count at Add.
-func recordBytes(rec *kgo.Record) int { return cap(rec.Key) + cap(rec.Value) }
+func RecordBytes(rec *kgo.Record) int { return cap(rec.Key) + cap(rec.Value) }
 
 // ShareBudget makes t's records count against budget's in-flight bound
 // as well as its own, and WaitRoom wait for room in both: a copy's
@@ -181,7 +181,7 @@ func (t *Tracker) ShareBudget(budget *Tracker) {
 func (t *Tracker) Released() int64 { return t.released.Load() }
 
 // Add counts one record of a, of n bytes, handed to the producer.
-func (t *Tracker) Add(a *txAck, n int) {
+func (t *Tracker) Add(a *TxAck, n int) {
 	t.inflight.Add(int64(n + recordCost))
 	if t.budget != nil {
 		t.budget.inflight.Add(int64(n + recordCost))
@@ -197,7 +197,7 @@ func (t *Tracker) Add(a *txAck, n int) {
 // pending, and Ack decrements pending before it reads closed, so of an
 // Ack that finishes a transaction and the Commit that closes it, at least
 // one sees the other's write and advances.
-func (t *Tracker) Ack(a *txAck, n int, err error) {
+func (t *Tracker) Ack(a *TxAck, n int, err error) {
 	t.release(int64(n + recordCost))
 	if t.budget != nil {
 		t.budget.release(int64(n + recordCost))
@@ -221,7 +221,7 @@ func (t *Tracker) Ack(a *txAck, n int, err error) {
 }
 
 // Commit closes a with its end LSN.
-func (t *Tracker) Commit(a *txAck, end schema.LSN) {
+func (t *Tracker) Commit(a *TxAck, end schema.LSN) {
 	t.mu.Lock()
 	a.end = end
 	a.closed.Store(true)

@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"testing"
@@ -13,10 +13,10 @@ import (
 // the key), and partition 0 (a record's zero value) is not a placement.
 func TestPlacingPartitionerKeepsTheDefaultForUnplacedRecords(t *testing.T) {
 	def := kgo.UniformBytesPartitioner(64<<10, true, true, nil).ForTopic("t").(kgo.TopicBackupPartitioner)
-	tp := placingPartitioner().ForTopic("t").(kgo.TopicBackupPartitioner)
+	tp := PlacingPartitioner().ForTopic("t").(kgo.TopicBackupPartitioner)
 	for p := int32(0); p < 8; p++ {
 		r := &kgo.Record{Key: []byte("k")}
-		placePartition(r, p)
+		PlacePartition(r, p)
 		if !tp.RequiresConsistency(r) || tp.PartitionByBackup(r, 8, nil) != int(p) || tp.Partition(r, 8) != int(p) {
 			t.Errorf("placed at %d: consistency %v, partition %d", p, tp.RequiresConsistency(r), tp.PartitionByBackup(r, 8, nil))
 		}

@@ -1,14 +1,15 @@
-package connector
+package delivery
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector/internal/phases"
-	"github.com/mooncdc/mooncdc/schema"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // This file is a copy's side of exactly-once delivery (sink_eos.go): its
@@ -30,38 +31,38 @@ type eosCopy struct {
 	committed bool
 }
 
-var _ copySink = (*eosCopy)(nil)
+var _ CopySink = (*eosCopy)(nil)
 
-func (s *eosCopy) begin() error                            { return nil }
-func (s *eosCopy) ended(context.Context, schema.LSN) error { return nil }
+func (s *eosCopy) Begin() error                            { return nil }
+func (s *eosCopy) Ended(context.Context, schema.LSN) error { return nil }
 
-func (s *eosCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+func (s *eosCopy) Send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 	s.cl.Produce(s.ctx, rec, promise)
 }
 
-// settle flushes the copy's records into the open Kafka transaction.
-func (s *eosCopy) settle(ctx context.Context) error {
+// Settle flushes the copy's records into the open Kafka transaction.
+func (s *eosCopy) Settle(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return s.cl.Flush(ctx)
 }
 
-// checkpoint writes ts as the last record of the copy's Kafka transaction,
+// Checkpoint writes ts as the last record of the copy's Kafka transaction,
 // commits it, begins the next one, and then sets the view.
-func (s *eosCopy) checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) func(context.Context) error) error {
+func (s *eosCopy) Checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) func(context.Context) error) error {
 	if err := s.commit(ctx, ts, "at a checkpoint"); err != nil {
 		return err
 	}
 	setState(ts) // durable already; the ordered writer stores it again with the table's newest state
 	if err := s.cl.BeginTransaction(); err != nil {
-		return txnError(s.id, fmt.Errorf("begin the copy's next Kafka transaction: %w", err))
+		return TxnError(s.id, fmt.Errorf("begin the copy's next Kafka transaction: %w", err))
 	}
 	return nil
 }
 
-// handover stores the handover's phase as the last record of the copy's
+// Handover stores the handover's phase as the last record of the copy's
 // Kafka transaction and commits it.
-func (s *eosCopy) handover(ctx context.Context, ts *phases.State) error {
+func (s *eosCopy) Handover(ctx context.Context, ts *phases.State) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err
 	}
@@ -84,14 +85,14 @@ func (s *eosCopy) commit(ctx context.Context, ts *phases.State, at string) error
 		return err
 	}
 	if err := s.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		return txnError(s.id, fmt.Errorf("commit the copy's Kafka transaction %s: %w", at, err))
+		return TxnError(s.id, fmt.Errorf("commit the copy's Kafka transaction %s: %w", at, err))
 	}
 	s.d.cfg.transactions.WithLabelValues("commit").Inc()
 	return nil
 }
 
-// close aborts the copy's transaction unless its handover committed it.
-func (s *eosCopy) close() {
+// Close aborts the copy's transaction unless its handover committed it.
+func (s *eosCopy) Close() {
 	if s.committed {
 		return
 	}

@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 // This file holds the producer's partitioner when outbox events may name
 // their partition (format.outbox.table_fields_additional_placement with
@@ -17,7 +17,7 @@ import "github.com/twmb/franz-go/pkg/kgo"
 // fresh with Partition 0 (which franz-go leaves to its partitioner), and
 // franz-go overwrites the field with the partition chosen, so a promise
 // sees the real one.
-func placePartition(r *kgo.Record, p int32) { r.Partition = -(p + 2) }
+func PlacePartition(r *kgo.Record, p int32) { r.Partition = -(p + 2) }
 
 // placedPartition is the partition placePartition gave r, if any.
 func placedPartition(r *kgo.Record) (int, bool) {
@@ -27,13 +27,13 @@ func placedPartition(r *kgo.Record) (int, bool) {
 	return 0, false
 }
 
-// placingPartitioner partitions placed records by their partition and
+// PlacingPartitioner partitions placed records by their partition and
 // the others as franz-go's default partitioner does (the documented
 // default, UniformBytesPartitioner(64 KiB, adaptive, keys, Kafka's
 // murmur2), whose topic partitioners partition by backup and have no
 // OnNewBatch: placingTopic keeps that shape, so franz-go treats the
 // unplaced records exactly as it would without it).
-func placingPartitioner() kgo.Partitioner {
+func PlacingPartitioner() kgo.Partitioner {
 	return placing{kgo.UniformBytesPartitioner(64<<10, true, true, nil)}
 }
 

@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ func TestSettledNamesTheClosedUnitsWithNothingPending(t *testing.T) {
 	tr.Add(c, 10)
 	tr.Ack(c, 10, nil) // nothing pending, still open
 	tr.Commit(d, 400)  // closed, nothing pending, but skipped
-	acks := []*txAck{a, b, c, d}
+	acks := []*TxAck{a, b, c, d}
 	skip := func(i int) bool { return i == 3 }
 	if got := tr.Settled(acks, skip); !slices.Equal(got, []int{0}) {
 		t.Errorf("Settled = %v, want [0]", got)

@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -15,34 +15,34 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// topicMaker creates data topics the first time mooncdc writes to them.
+// TopicMaker creates data topics the first time mooncdc writes to them.
 // It is safe for concurrent use (the main worker and copy workers).
-type topicMaker struct {
+type TopicMaker struct {
 	mu         sync.Mutex
 	adm        *kadm.Client
 	partitions int32
 	rf         int16
 	configs    map[string]*string
-	known      map[string]bool
+	Known      map[string]bool
 	counts     map[string]int32 // partitions per topic, read for placed outbox events
 }
 
-// newTopicMaker makes topics with partitions and replication factor rf;
+// NewTopicMaker makes topics with partitions and replication factor rf;
 // above Kafka's default, maxRecord sets the topic's max.message.bytes.
-func newTopicMaker(adm *kadm.Client, partitions int32, rf int16, maxRecord int32) *topicMaker {
-	m := &topicMaker{adm: adm, partitions: partitions, rf: rf, known: make(map[string]bool)}
+func NewTopicMaker(adm *kadm.Client, partitions int32, rf int16, maxRecord int32) *TopicMaker {
+	m := &TopicMaker{adm: adm, partitions: partitions, rf: rf, Known: make(map[string]bool)}
 	if maxRecord > config.DefaultMaxRecordBytes {
-		v := strconv.Itoa(int(maxRecord) + recordOverhead)
+		v := strconv.Itoa(int(maxRecord) + RecordOverhead)
 		m.configs = map[string]*string{"max.message.bytes": &v}
 	}
 	return m
 }
 
-// ensure creates topic unless it exists. It blocks for at most 30 s.
-func (m *topicMaker) ensure(topic string) error {
+// Ensure creates topic unless it exists. It blocks for at most 30 s.
+func (m *TopicMaker) Ensure(topic string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.known[topic] {
+	if m.Known[topic] {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -54,11 +54,11 @@ func (m *topicMaker) ensure(topic string) error {
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return &TopicError{Topic: topic, Err: err}
 	}
-	m.known[topic] = true
+	m.Known[topic] = true
 	return nil
 }
 
-// ensureEvent creates ev's topic unless it exists and, when ev names its
+// EnsureEvent creates ev's topic unless it exists and, when ev names its
 // partition, checks that the topic has it: Kafka's producer refuses a
 // partition past the topic's last (as Kafka Connect's does, failing the
 // task), so such an event is a *PartitionRangeError (its caller makes it
@@ -66,8 +66,8 @@ func (m *topicMaker) ensure(topic string) error {
 // could never be written. A topic's count is read once per run (the
 // producer's metadata would not know partitions added later either; the
 // next start sees them); it blocks for at most 30 s.
-func (m *topicMaker) ensureEvent(ev *schema.OutboxEvent) error {
-	if err := m.ensure(ev.Topic); err != nil || !ev.Placed {
+func (m *TopicMaker) EnsureEvent(ev *schema.OutboxEvent) error {
+	if err := m.Ensure(ev.Topic); err != nil || !ev.Placed {
 		return err
 	}
 	n, err := m.partitionCount(ev.Topic)
@@ -94,7 +94,7 @@ func (e *PartitionRangeError) Error() string {
 func (e *PartitionRangeError) TableLocal() {}
 
 // partitionCount is topic's number of partitions.
-func (m *topicMaker) partitionCount(topic string) (int32, error) {
+func (m *TopicMaker) partitionCount(topic string) (int32, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if n, ok := m.counts[topic]; ok {
@@ -117,18 +117,18 @@ func (m *topicMaker) partitionCount(topic string) (int32, error) {
 	return n, nil
 }
 
-// ensureAll creates those of topics not known yet in one CreateTopics
+// EnsureAll creates those of topics not known yet in one CreateTopics
 // request, as a snapshot of a thousand tables needs a thousand topics at
 // once (one request each took a round trip per table under the mutex).
 // It is best effort: a topic it could not create stays unknown, and
 // ensure, called before the topic's first record, tries it again and
 // reports the error. It blocks for at most 30 s.
-func (m *topicMaker) ensureAll(topics []string) {
+func (m *TopicMaker) EnsureAll(topics []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var todo []string
 	for _, t := range topics {
-		if !m.known[t] {
+		if !m.Known[t] {
 			todo = append(todo, t)
 		}
 	}
@@ -143,7 +143,7 @@ func (m *topicMaker) ensureAll(topics []string) {
 	}
 	for _, r := range resps {
 		if r.Err == nil || errors.Is(r.Err, kerr.TopicAlreadyExists) {
-			m.known[r.Topic] = true
+			m.Known[r.Topic] = true
 		}
 	}
 }
@@ -159,6 +159,6 @@ func (e *TopicError) Error() string {
 }
 func (e *TopicError) Unwrap() error { return e.Err }
 
-// recordOverhead is room for a record batch's framing and a record's
+// RecordOverhead is room for a record batch's framing and a record's
 // headers above kafka.max_record_bytes of key and value.
-const recordOverhead = 512
+const RecordOverhead = 512

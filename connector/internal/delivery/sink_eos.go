@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // This file is exactly-once delivery (kafka.delivery: exactly-once), which
 // at-least-once in a seat (ha.enabled, a worker group) uses too, for its
-// fence (sink.go newDelivery). Each worker writes through its own
+// fence (New, sink.go). Each worker writes through its own
 // transactional producer, whose transactional id derives from the
 // connector name, so that a restarted or second instance fences the one
 // before: <name>-main for the main worker, <name>-copy-<n> for copy
@@ -50,15 +50,15 @@ type exactlyOnce struct {
 	cfg deliveryConfig
 	log *zap.Logger
 	// newClient makes a transactional producer with the id and loads its
-	// producer id (Pipeline.newTxnClient).
-	newClient func(ctx context.Context, id string) (txnClient, error)
+	// producer id (Config.NewTxnClient).
+	newClient func(ctx context.Context, id string) (TxnClient, error)
 	// loadPipeline reads the stored pipeline record (a fence check).
 	loadPipeline func(ctx context.Context) (*offsets.Pipeline, error)
-	mainCl       txnClient
-	copies       []txnClient // one per copy worker
+	mainCl       TxnClient
+	copies       []TxnClient // one per copy worker
 }
 
-var _ delivery = (*exactlyOnce)(nil)
+var _ Mode = (*exactlyOnce)(nil)
 
 func (d *exactlyOnce) mainID() string            { return d.cfg.name + "-main" }
 func (d *exactlyOnce) copyID(n int) string       { return fmt.Sprintf("%s-copy-%d", d.cfg.name, n) }
@@ -85,7 +85,7 @@ func (d *exactlyOnce) takeOver(ctx context.Context, workers int) error {
 	return nil
 }
 
-func (d *exactlyOnce) close() {
+func (d *exactlyOnce) Close() {
 	if d.mainCl != nil {
 		d.mainCl.Close()
 	}
@@ -94,14 +94,14 @@ func (d *exactlyOnce) close() {
 	}
 }
 
-func (d *exactlyOnce) main(tracker *Tracker) mainSink {
+func (d *exactlyOnce) Main(tracker *Tracker) MainSink {
 	tracker.Gate()
 	return &eosMain{d: d, cl: d.mainCl, tracker: tracker}
 }
 
-// copy opens the Kafka transaction of copy worker n, replacing its
+// Copy opens the Kafka transaction of copy worker n, replacing its
 // producer when the last copy left it unusable.
-func (d *exactlyOnce) copy(ctx context.Context, n int, tracker *Tracker) (copySink, error) {
+func (d *exactlyOnce) Copy(ctx context.Context, n int, tracker *Tracker) (CopySink, error) {
 	tx := d.copies[n]
 	err := tx.BeginTransaction()
 	if err != nil {
@@ -112,7 +112,7 @@ func (d *exactlyOnce) copy(ctx context.Context, n int, tracker *Tracker) (copySi
 		}
 		d.copies[n] = tx
 		if err := tx.BeginTransaction(); err != nil {
-			return nil, txnError(d.copyID(n), err)
+			return nil, TxnError(d.copyID(n), err)
 		}
 	}
 	return &eosCopy{d: d, ctx: ctx, cl: tx, id: d.copyID(n), tracker: tracker}, nil
@@ -144,28 +144,28 @@ type eosMain struct {
 	lastEnd schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
 }
 
-var _ mainSink = (*eosMain)(nil)
+var _ MainSink = (*eosMain)(nil)
 
-// begin opens a Kafka transaction unless one is open.
-func (w *eosMain) begin() error {
+// Begin opens a Kafka transaction unless one is open.
+func (w *eosMain) Begin() error {
 	if w.txOpen {
 		return nil
 	}
 	if err := w.cl.BeginTransaction(); err != nil {
-		return txnError(w.d.mainID(), fmt.Errorf("begin Kafka transaction: %w", err))
+		return TxnError(w.d.mainID(), fmt.Errorf("begin Kafka transaction: %w", err))
 	}
 	w.txOpen, w.started, w.bytes, w.lastEnd = true, time.Now(), 0, 0
 	return nil
 }
 
-func (w *eosMain) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+func (w *eosMain) Send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 	w.bytes += int64(len(rec.Key) + len(rec.Value))
 	w.cl.Produce(context.Background(), rec, promise)
 }
 
-// ended records that everything up to end (a Postgres commit's end LSN) is
+// Ended records that everything up to end (a Postgres commit's end LSN) is
 // in the open Kafka transaction, and commits it when a bound is reached.
-func (w *eosMain) ended(ctx context.Context, end schema.LSN) error {
+func (w *eosMain) Ended(ctx context.Context, end schema.LSN) error {
 	w.lastEnd = max(w.lastEnd, end)
 	k := w.d.cfg.kafka
 	if w.bytes >= k.TransactionMaxBytes || time.Since(w.started) >= k.TransactionMaxInterval {
@@ -179,16 +179,16 @@ func (w *eosMain) ended(ctx context.Context, end schema.LSN) error {
 // while nothing changed learns it (and releases the slot) within seconds.
 const txnHeartbeat = 5 * time.Second
 
-// tick commits an open transaction that holds whole Postgres
+// Tick commits an open transaction that holds whole Postgres
 // transactions and is older than the interval: the stream went quiet; and
 // writes the heartbeat transaction when idle. Call it between Postgres
 // transactions only.
-func (w *eosMain) tick(ctx context.Context) error {
+func (w *eosMain) Tick(ctx context.Context) error {
 	switch {
 	case w.txOpen && w.lastEnd != 0 && time.Since(w.started) >= w.d.cfg.kafka.TransactionMaxInterval:
 		return w.commit(ctx)
 	case !w.txOpen && time.Since(w.last) >= txnHeartbeat:
-		if err := w.begin(); err != nil {
+		if err := w.Begin(); err != nil {
 			return err
 		}
 		w.lastEnd = w.tracker.Durable()
@@ -241,7 +241,7 @@ func (w *eosMain) failed(err error) error {
 			"transaction takes longer than that to stream, and is never split; raise kafka.transaction_timeout (and the brokers' "+
 			"transaction.max.timeout.ms): %w", open.Round(time.Second), w.d.txnTimeout(), err)}
 	}
-	return txnError(w.d.mainID(), err)
+	return TxnError(w.d.mainID(), err)
 }
 
 // abort drops the open transaction: nothing of it becomes visible, and the
@@ -252,32 +252,32 @@ func (w *eosMain) abort(ctx context.Context) error {
 	}
 	w.txOpen = false
 	if err := w.cl.AbortBufferedRecords(ctx); err != nil {
-		return txnError(w.d.mainID(), fmt.Errorf("abort Kafka transaction: %w", err))
+		return TxnError(w.d.mainID(), fmt.Errorf("abort Kafka transaction: %w", err))
 	}
 	if err := w.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
 		if errors.Is(err, kerr.InvalidProducerEpoch) {
 			return &FencedError{TransactionalID: w.d.mainID(), Err: err}
 		}
-		return txnError(w.d.mainID(), fmt.Errorf("abort Kafka transaction: %w", err))
+		return TxnError(w.d.mainID(), fmt.Errorf("abort Kafka transaction: %w", err))
 	}
 	w.d.cfg.transactions.WithLabelValues("abort").Inc()
 	return nil
 }
 
-// idle raises the durable LSN to walEnd when no Kafka transaction is open
+// Idle raises the durable LSN to walEnd when no Kafka transaction is open
 // and nothing is in flight: everything before walEnd was committed or
 // skipped.
-func (w *eosMain) idle(walEnd schema.LSN) {
+func (w *eosMain) Idle(walEnd schema.LSN) {
 	if !w.txOpen {
 		w.tracker.SetCeiling(walEnd)
 	}
 }
 
-// open stores the pipeline record in a transaction of its own
+// Open stores the pipeline record in a transaction of its own
 // (exactly-once mode never writes the offsets outside a transaction: a
 // fenced instance's late write could otherwise move them back).
-func (w *eosMain) open(ctx context.Context, src offsets.Pipeline) error {
-	if err := w.begin(); err != nil {
+func (w *eosMain) Open(ctx context.Context, src offsets.Pipeline) error {
+	if err := w.Begin(); err != nil {
 		return err
 	}
 	w.lastEnd = schema.LSN(src.DurableLSN)
@@ -288,8 +288,8 @@ func (w *eosMain) open(ctx context.Context, src offsets.Pipeline) error {
 	return nil
 }
 
-// flush commits the open transaction and waits for every record.
-func (w *eosMain) flush(ctx context.Context) error {
+// Flush commits the open transaction and waits for every record.
+func (w *eosMain) Flush(ctx context.Context) error {
 	if err := w.commit(ctx); err != nil {
 		return err
 	}
@@ -302,20 +302,20 @@ func (w *eosMain) flush(ctx context.Context) error {
 	return nil
 }
 
-// run: every Kafka transaction carries the offsets record; nothing to do
+// Run: every Kafka transaction carries the offsets record; nothing to do
 // in the background.
-func (w *eosMain) run(context.Context, context.Context) error { return nil }
+func (w *eosMain) Run(context.Context, context.Context) error { return nil }
 
-// stopped: the last Kafka transaction, committed by the drain, recorded
+// Stopped: the last Kafka transaction, committed by the drain, recorded
 // the durable LSN.
-func (w *eosMain) stopped(context.Context) error { return nil }
+func (w *eosMain) Stopped(context.Context) error { return nil }
 
-// sessionEnded ends whatever the last session left: it aborts the open
+// SessionEnded ends whatever the last session left: it aborts the open
 // Kafka transaction (or, when the producer cannot, replaces it: a new
 // producer with the same transactional id aborts it) and resets the
 // tracker to the last commit, where the next session resumes. A fenced
 // producer is not recovered.
-func (w *eosMain) sessionEnded(ctx context.Context, cause error) error {
+func (w *eosMain) SessionEnded(ctx context.Context, cause error) error {
 	if cause == nil && !w.txOpen {
 		return nil
 	}
@@ -395,9 +395,9 @@ func (w *eosMain) fencedByAnother(ctx context.Context) bool {
 	return false
 }
 
-// txnError types the errors of a transactional producer: fenced (another
+// TxnError types the errors of a transactional producer: fenced (another
 // instance took the id over) or a timeout the settings must fix.
-func txnError(id string, err error) error {
+func TxnError(id string, err error) error {
 	switch {
 	case err == nil:
 		return nil

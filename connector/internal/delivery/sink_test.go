@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -9,14 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector/internal/delivery/deliverytest"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery/deliverytest"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/internal/eventually"
@@ -27,22 +26,22 @@ import (
 // The sinks' unit tests: each delivery mode against a fake producer
 // (fakeproducer_test.go), no broker.
 
-var _ txnClient = (*deliverytest.FakeProducer)(nil)
+var _ TxnClient = (*deliverytest.FakeProducer)(nil)
 
 func testDeliveryConfig(f *deliverytest.FakeProducer) deliveryConfig {
-	records := offsetsRecords{name: "shop", topic: "offsets"}
+	records := Records{Name: "shop", Topic: "offsets"}
 	return deliveryConfig{name: "shop", records: records, transactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kafka_transactions"}, []string{"outcome"}),
 		kafka:  config.KafkaConfig{TransactionMaxBytes: 100, TransactionMaxInterval: time.Hour, TransactionTimeout: time.Minute},
-		states: &stateWriter{ctx: context.Background(), cl: f, records: records, log: zap.NewNop()}}
+		states: &StateWriter{ctx: context.Background(), cl: f, records: records, log: zap.NewNop()}}
 }
 
 // sendOne sends one record of n value bytes to topic in a new unit of
 // tracker, committed at end.
-func sendOne(s sink, tracker *Tracker, topic string, n int, end schema.LSN) {
+func sendOne(s Sink, tracker *Tracker, topic string, n int, end schema.LSN) {
 	a := tracker.Begin()
 	rec := &kgo.Record{Topic: topic, Value: make([]byte, n), Context: a}
-	tracker.Add(a, recordBytes(rec))
-	s.send(rec, func(r *kgo.Record, err error) { tracker.Ack(r.Context.(*txAck), recordBytes(r), err) })
+	tracker.Add(a, RecordBytes(rec))
+	s.Send(rec, func(r *kgo.Record, err error) { tracker.Ack(r.Context.(*TxAck), RecordBytes(r), err) })
 	tracker.Commit(a, end)
 }
 
@@ -57,8 +56,8 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 	f := &deliverytest.FakeProducer{}
 	d := &atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}
 	tracker := NewTracker(100, 1<<20, nil)
-	m := d.main(tracker)
-	if err := m.open(ctx, testSource); err != nil {
+	m := d.Main(tracker)
+	if err := m.Open(ctx, testSource); err != nil {
 		t.Fatal(err)
 	}
 	if st := f.State(t); st.Pipeline == nil || st.Pipeline.DurableLSN != 100 {
@@ -66,16 +65,16 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- m.run(runCtx, runCtx) }()
+	go func() { done <- m.Run(runCtx, runCtx) }()
 
 	f.Mu.Lock()
 	f.Hold = true
 	f.Mu.Unlock()
-	if err := m.begin(); err != nil {
+	if err := m.Begin(); err != nil {
 		t.Fatal(err)
 	}
 	sendOne(m, tracker, "t", 10, 200)
-	if err := m.ended(ctx, 200); err != nil {
+	if err := m.Ended(ctx, 200); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1200 * time.Millisecond) // past the writer's tick
@@ -89,13 +88,13 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 	eventually.True(t, 3*time.Second, 20*time.Millisecond, "the pipeline record at 200 after the acknowledgement", func() bool {
 		return f.State(t).Pipeline.DurableLSN == 200
 	})
-	if err := m.flush(ctx); err != nil {
+	if err := m.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
 	f.Mu.Lock()
 	f.Hold = false
 	f.Mu.Unlock()
-	if err := m.stopped(ctx); err != nil {
+	if err := m.Stopped(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if st := f.State(t); st.Pipeline.DurableLSN != 200 || st.Pipeline.SystemID != "1" {
@@ -122,7 +121,7 @@ func TestAtLeastOnceSinkRecordsOnlyWhatKafkaAcknowledged(t *testing.T) {
 	if d := tracker.Durable(); d != 200 {
 		t.Fatalf("durable %s after a failure, want 200", d)
 	}
-	if err := m.flush(ctx); err == nil {
+	if err := m.Flush(ctx); err == nil {
 		t.Fatal("flush after a failed record: nil")
 	}
 }
@@ -137,9 +136,9 @@ func TestExactlyOnceSinkCommitsWholeTransactionsWithTheOffsetsRecordLast(t *test
 	f := &deliverytest.FakeProducer{}
 	d := &exactlyOnce{cfg: testDeliveryConfig(f), log: zap.NewNop()}
 	tracker := NewTracker(100, 1<<20, nil)
-	m := d.main(tracker).(*eosMain)
+	m := d.Main(tracker).(*eosMain)
 	m.cl = f
-	if err := m.open(ctx, testSource); err != nil {
+	if err := m.Open(ctx, testSource); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := f.TakeEvents(), []string{"begin", "produce offsets", "flush", "commit"}; !slices.Equal(got, want) {
@@ -156,11 +155,11 @@ func TestExactlyOnceSinkCommitsWholeTransactionsWithTheOffsetsRecordLast(t *test
 		{10, 300, []string{"produce t"}, 100},                                        // one Kafka transaction, two Postgres ones
 		{200, 400, []string{"produce t", "produce offsets", "flush", "commit"}, 400}, // past max bytes: committed at the Postgres commit
 	} {
-		if err := m.begin(); err != nil {
+		if err := m.Begin(); err != nil {
 			t.Fatal(err)
 		}
 		sendOne(m, tracker, "t", step.bytes, step.end)
-		if err := m.ended(ctx, step.end); err != nil {
+		if err := m.Ended(ctx, step.end); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.TakeEvents(); !slices.Equal(got, step.events) {
@@ -176,7 +175,7 @@ func TestExactlyOnceSinkCommitsWholeTransactionsWithTheOffsetsRecordLast(t *test
 	// An idle keepalive (the session's progress: the tracker, then the
 	// sink) moves the durable LSN with no transaction open.
 	tracker.AdvanceIdle(500)
-	m.idle(500)
+	m.Idle(500)
 	if d := tracker.Durable(); d != 500 {
 		t.Fatalf("idle: durable %s, want 500", d)
 	}
@@ -190,17 +189,17 @@ func TestExactlyOnceSinkAbortsWhatASessionLeftAndReplaysFromTheLastCommit(t *tes
 	f := &deliverytest.FakeProducer{Hold: true}
 	d := &exactlyOnce{cfg: testDeliveryConfig(f), log: zap.NewNop()}
 	tracker := NewTracker(100, 1<<20, nil)
-	m := d.main(tracker).(*eosMain)
+	m := d.Main(tracker).(*eosMain)
 	m.cl = f
-	if err := m.begin(); err != nil {
+	if err := m.Begin(); err != nil {
 		t.Fatal(err)
 	}
 	sendOne(m, tracker, "t", 10, 200)
-	if err := m.ended(ctx, 200); err != nil {
+	if err := m.Ended(ctx, 200); err != nil {
 		t.Fatal(err)
 	}
 	f.TakeEvents()
-	if err := m.sessionEnded(ctx, errors.New("replication connection lost")); err != nil {
+	if err := m.SessionEnded(ctx, errors.New("replication connection lost")); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := f.TakeEvents(), []string{"abort-buffered", "abort"}; !slices.Equal(got, want) {
@@ -213,7 +212,7 @@ func TestExactlyOnceSinkAbortsWhatASessionLeftAndReplaysFromTheLastCommit(t *tes
 		t.Fatalf("the aborted records' failures are forgotten: %v", err)
 	}
 	// A graceful end with nothing open does nothing.
-	if err := m.sessionEnded(ctx, nil); err != nil || len(f.TakeEvents()) != 0 {
+	if err := m.SessionEnded(ctx, nil); err != nil || len(f.TakeEvents()) != 0 {
 		t.Fatal("a graceful end with no transaction open touched the producer")
 	}
 }
@@ -234,18 +233,18 @@ func TestExactlyOnceSinkCommitFailuresSayWhatToDo(t *testing.T) {
 		f := &deliverytest.FakeProducer{EndErr: errors.New("coordinator gone")}
 		d := &exactlyOnce{cfg: testDeliveryConfig(f), log: zap.NewNop()}
 		tracker := NewTracker(100, 1<<20, nil)
-		m := d.main(tracker).(*eosMain)
+		m := d.Main(tracker).(*eosMain)
 		m.cl = f
-		if err := m.begin(); err != nil {
+		if err := m.Begin(); err != nil {
 			t.Fatal(err)
 		}
 		m.started = time.Now().Add(-tc.openFor)
 		sendOne(m, tracker, "t", 10, 200)
-		err := m.ended(ctx, 200)
+		err := m.Ended(ctx, 200)
 		if err != nil {
 			t.Fatalf("open %s: ended below the bounds: %v", tc.openFor, err)
 		}
-		err = m.flush(ctx)
+		err = m.Flush(ctx)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Fatalf("open %s: %v, want %q", tc.openFor, err, tc.want)
 		}
@@ -268,7 +267,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 		f := &deliverytest.FakeProducer{Hold: true}
 		d := &atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}
 		tracker := NewTracker(200, 1<<20, nil)
-		s, err := d.copy(ctx, 0, tracker)
+		s, err := d.Copy(ctx, 0, tracker)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +276,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 		f.Mu.Lock()
 		f.Hold = false // the phase record itself is acknowledged at once
 		f.Mu.Unlock()
-		if err := s.handover(ctx, ts); err != nil {
+		if err := s.Handover(ctx, ts); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := f.TakeEvents(), []string{"produce t", "produce offsets"}; !slices.Equal(got, want) {
@@ -286,7 +285,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 		if st := f.State(t); st.Tables["public.t"].Phase != offsets.PhaseReady {
 			t.Fatalf("stored %+v", st.Tables)
 		}
-		s.close()
+		s.Close()
 	})
 
 	t.Run("exactly-once", func(t *testing.T) {
@@ -295,10 +294,10 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 		tracker := NewTracker(200, 1<<20, nil)
 		s := &eosCopy{d: d, ctx: ctx, cl: f, tracker: tracker}
 		sendOne(s, tracker, "t", 10, 250)
-		if err := s.handover(ctx, ts); err != nil {
+		if err := s.Handover(ctx, ts); err != nil {
 			t.Fatal(err)
 		}
-		s.close()
+		s.Close()
 		if got, want := f.TakeEvents(), []string{"produce t", "produce offsets", "flush", "commit"}; !slices.Equal(got, want) {
 			t.Fatalf("handover: %v, want %v", got, want)
 		}
@@ -306,7 +305,7 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 		// Without a handover, close aborts.
 		s = &eosCopy{d: d, ctx: ctx, cl: f, tracker: NewTracker(200, 1<<20, nil)}
 		sendOne(s, s.tracker, "t", 10, 250)
-		s.close()
+		s.Close()
 		if got, want := f.TakeEvents(), []string{"produce t", "abort-buffered", "abort"}; !slices.Equal(got, want) {
 			t.Fatalf("close without a handover: %v, want %v", got, want)
 		}
@@ -322,10 +321,10 @@ func TestCopySinkHandoverWaitsBoundedForAcknowledgements(t *testing.T) {
 	f := &deliverytest.FakeProducer{Hold: true}
 	d := &atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}
 	tracker := NewTracker(200, 1<<20, nil)
-	s, _ := d.copy(ctx, 0, tracker)
+	s, _ := d.Copy(ctx, 0, tracker)
 	sendOne(s, tracker, "t", 10, 250)
 	start := time.Now()
-	err := s.handover(ctx, &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}})
+	err := s.Handover(ctx, &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, LSN: 300}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("handover with a record unacknowledged: %v, want a deadline", err)
 	}
@@ -362,10 +361,10 @@ func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
 			var made []string
 			fresh := &deliverytest.FakeProducer{}
 			d := &exactlyOnce{cfg: testDeliveryConfig(old), log: zap.NewNop(), mainCl: old,
-				newClient: func(_ context.Context, id string) (txnClient, error) { made = append(made, id); return fresh, nil }}
+				newClient: func(_ context.Context, id string) (TxnClient, error) { made = append(made, id); return fresh, nil }}
 			tracker := NewTracker(100, 1<<20, nil)
-			m := d.main(tracker).(*eosMain)
-			if err := m.open(ctx, testSource); err == nil {
+			m := d.Main(tracker).(*eosMain)
+			if err := m.Open(ctx, testSource); err == nil {
 				t.Fatal("open with a commit refused: nil")
 			}
 			// The record of the last commit, as this instance wrote it;
@@ -384,11 +383,11 @@ func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
 				}
 				return &p, nil
 			}
-			if err := m.begin(); err != nil {
+			if err := m.Begin(); err != nil {
 				t.Fatal(err)
 			}
 			sendOne(m, tracker, "t", 10, 200)
-			err := m.sessionEnded(ctx, fmt.Errorf("produce: %w", kerr.InvalidProducerEpoch))
+			err := m.SessionEnded(ctx, fmt.Errorf("produce: %w", kerr.InvalidProducerEpoch))
 			var fenced *FencedError
 			if got := errors.As(err, &fenced); got != tc.wantFenced {
 				t.Fatalf("sessionEnded: %v, want fenced %v", err, tc.wantFenced)

@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -22,21 +22,21 @@ import (
 // atLeastOnce is the at-least-once delivery.
 type atLeastOnce struct {
 	cfg deliveryConfig
-	cl  producer
+	cl  Producer
 	log *zap.Logger
 }
 
-var _ delivery = (*atLeastOnce)(nil)
+var _ Mode = (*atLeastOnce)(nil)
 
-func (d *atLeastOnce) main(tracker *Tracker) mainSink {
+func (d *atLeastOnce) Main(tracker *Tracker) MainSink {
 	return &aloMain{d: d, tracker: tracker}
 }
 
-func (d *atLeastOnce) copy(_ context.Context, _ int, tracker *Tracker) (copySink, error) {
+func (d *atLeastOnce) Copy(_ context.Context, _ int, tracker *Tracker) (CopySink, error) {
 	return &aloCopy{cl: d.cl, tracker: tracker, states: d.cfg.states}, nil
 }
 
-func (d *atLeastOnce) close() {}
+func (d *atLeastOnce) Close() {}
 
 // aloMain is the main worker's at-least-once sink.
 type aloMain struct {
@@ -45,26 +45,26 @@ type aloMain struct {
 	src     offsets.Pipeline
 }
 
-var _ mainSink = (*aloMain)(nil)
+var _ MainSink = (*aloMain)(nil)
 
-func (s *aloMain) begin() error { return nil }
+func (s *aloMain) Begin() error { return nil }
 
-func (s *aloMain) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+func (s *aloMain) Send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 	s.d.cl.Produce(context.Background(), rec, promise)
 }
 
-func (s *aloMain) ended(context.Context, schema.LSN) error { return nil }
-func (s *aloMain) tick(context.Context) error              { return nil }
+func (s *aloMain) Ended(context.Context, schema.LSN) error { return nil }
+func (s *aloMain) Tick(context.Context) error              { return nil }
 
-// idle: the tracker moves the durable LSN itself (Tracker.AdvanceIdle).
-func (s *aloMain) idle(schema.LSN) {}
+// Idle: the tracker moves the durable LSN itself (Tracker.AdvanceIdle).
+func (s *aloMain) Idle(schema.LSN) {}
 
-func (s *aloMain) open(ctx context.Context, src offsets.Pipeline) error {
+func (s *aloMain) Open(ctx context.Context, src offsets.Pipeline) error {
 	s.src = src
 	return writePipeline(ctx, s.d.cl, s.d.cfg.records, &s.src, src)
 }
 
-func (s *aloMain) flush(ctx context.Context) error {
+func (s *aloMain) Flush(ctx context.Context) error {
 	if err := s.d.cl.Flush(ctx); err != nil {
 		return err
 	}
@@ -74,14 +74,14 @@ func (s *aloMain) flush(ctx context.Context) error {
 	return nil
 }
 
-// sessionEnded: records of the session still in flight are acknowledged
+// SessionEnded: records of the session still in flight are acknowledged
 // into nothing (Tracker.Abandon); the next session sends them again.
-func (s *aloMain) sessionEnded(context.Context, error) error { return nil }
+func (s *aloMain) SessionEnded(context.Context, error) error { return nil }
 
-// run is the offsets writer: the durable LSN goes to the offsets topic
+// Run is the offsets writer: the durable LSN goes to the offsets topic
 // once a second when it moved (Postgres hears it from the stream). A
 // failed record stops the pipeline: the durable LSN cannot pass it.
-func (s *aloMain) run(ctx, soft context.Context) error {
+func (s *aloMain) Run(ctx, soft context.Context) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	written := s.src.DurableLSN
@@ -109,8 +109,8 @@ func (s *aloMain) run(ctx, soft context.Context) error {
 	}
 }
 
-// stopped records where the clean stop left the durable LSN.
-func (s *aloMain) stopped(ctx context.Context) error {
+// Stopped records where the clean stop left the durable LSN.
+func (s *aloMain) Stopped(ctx context.Context) error {
 	prev := s.src
 	s.src.DurableLSN = uint64(s.tracker.Durable())
 	return writePipeline(ctx, s.d.cl, s.d.cfg.records, &s.src, prev)
@@ -120,37 +120,37 @@ func (s *aloMain) stopped(ctx context.Context) error {
 // handover's phase through the ordered table-state writer once the copy's
 // records are acknowledged.
 type aloCopy struct {
-	cl      producer
+	cl      Producer
 	tracker *Tracker
-	states  *stateWriter
+	states  *StateWriter
 }
 
-var _ copySink = (*aloCopy)(nil)
+var _ CopySink = (*aloCopy)(nil)
 
-func (s *aloCopy) begin() error                            { return nil }
-func (s *aloCopy) ended(context.Context, schema.LSN) error { return nil }
-func (s *aloCopy) close()                                  {}
+func (s *aloCopy) Begin() error                            { return nil }
+func (s *aloCopy) Ended(context.Context, schema.LSN) error { return nil }
+func (s *aloCopy) Close()                                  {}
 
-// send produces with no context of the copy's: the producer is shared, and
+// Send produces with no context of the copy's: the producer is shared, and
 // franz-go fails a canceled record together with the records buffered
 // after it on its partition, which may be the main worker's (a topic that
 // kafka.routes shares). A copy that ends leaves its buffered records to
 // land: they are upserts a retry writes again.
-func (s *aloCopy) send(rec *kgo.Record, promise func(*kgo.Record, error)) {
+func (s *aloCopy) Send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 	s.cl.Produce(context.Background(), rec, promise)
 }
 
-func (s *aloCopy) settle(context.Context) error { return nil }
+func (s *aloCopy) Settle(context.Context) error { return nil }
 
-func (s *aloCopy) checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) func(context.Context) error) error {
+func (s *aloCopy) Checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) func(context.Context) error) error {
 	return setState(ts)(ctx)
 }
 
-func (s *aloCopy) handover(ctx context.Context, ts *phases.State) error {
+func (s *aloCopy) Handover(ctx context.Context, ts *phases.State) error {
 	if err := waitAcked(ctx, s.tracker); err != nil {
 		return err
 	}
-	return s.states.enqueue(ts)(ctx)
+	return s.states.Enqueue(ts)(ctx)
 }
 
 // waitAcked waits, at most handoverAckWait, until every record counted in
@@ -160,3 +160,7 @@ func waitAcked(ctx context.Context, tracker *Tracker) error {
 	defer cancel()
 	return tracker.Wait(ctx)
 }
+
+// handoverAckWait bounds how long a handover waits, holding the pipeline
+// mutex (and so the main worker), for the copy's last acknowledgements.
+const handoverAckWait = 5 * time.Second

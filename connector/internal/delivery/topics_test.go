@@ -1,4 +1,4 @@
-package connector
+package delivery
 
 import (
 	"context"
@@ -32,18 +32,18 @@ func TestTopicsOfASnapshotRunAreCreatedInOneRequest(t *testing.T) {
 	}
 	requests.Store(0)
 	topicsAsked.Store(0)
-	m := newTopicMaker(adm, 1, 1, config.DefaultMaxRecordBytes)
+	m := NewTopicMaker(adm, 1, 1, config.DefaultMaxRecordBytes)
 	var topics []string
 	for i := range 500 {
 		topics = append(topics, fmt.Sprintf("run.public.t%d", i))
 	}
-	m.ensureAll(topics)
+	m.EnsureAll(topics)
 	if got := requests.Load(); got != 1 {
 		t.Fatalf("%d CreateTopics requests for 500 topics, want 1", got)
 	}
-	m.ensureAll(topics)
+	m.EnsureAll(topics)
 	for _, topic := range topics {
-		if err := m.ensure(topic); err != nil {
+		if err := m.Ensure(topic); err != nil {
 			t.Fatal(err)
 		}
 	}
