@@ -453,8 +453,7 @@ func (o *snapshotOut) encode(w *recordWriter, ch *schema.Change, now time.Time) 
 // record: Debezium's EventRouter takes a read (op r) as it takes an insert
 // (EventRouterDelegate.java:111-123 sets aside only d and u).
 func (o *snapshotOut) encodeOutbox(w *recordWriter, ch *schema.Change, now time.Time) (*kgo.Record, error) {
-	enc := w.enc
-	ev, err := enc.outbox.rows.OutboxEvent(ch, enc.outbox.cfg)
+	ev, err := w.enc.outboxEnvelope().event(ch)
 	if err == nil {
 		err = checkRoutedTopic(ev.Topic)
 	}
@@ -468,10 +467,8 @@ func (o *snapshotOut) encodeOutbox(w *recordWriter, ch *schema.Change, now time.
 		}
 		return nil, err
 	}
-	rec := w.record(o.ack)
-	setHeaders(rec, ch.LSN, o.lsn, o.count.Add(1)-1)
-	if err := enc.outbox.record(o.ctx, rec, ch, ev, now, enc.maxRecord); err != nil {
-		w.drop(rec)
+	rec, err := w.outbox(o.ctx, o.ack, ch, ev, now, o.lsn, o.count.Add(1)-1)
+	if err != nil {
 		if errors.As(err, new(*RecordError)) || errors.As(err, new(*tableSchemaError)) {
 			return nil, &copyError{permanent: true, err: err}
 		}

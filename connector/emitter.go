@@ -3,7 +3,6 @@ package connector
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -191,7 +190,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 				return err
 			}
 		}
-		if o := e.enc.outbox; o != nil && o.cfg.MessagePrefix != "" && ch.Message.Prefix == o.cfg.MessagePrefix {
+		if o := e.enc.outboxEnvelope(); o != nil && o.config().MessagePrefix != "" && ch.Message.Prefix == o.config().MessagePrefix {
 			if done, err := e.outboxMessage(ch); done || err != nil {
 				return err
 			}
@@ -254,7 +253,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 		r.prepared = true
 	}
 	ch.Relation = r.rel
-	if err := e.relaxNulls(e.ctx, r.recordPlan, ch); err != nil {
+	if err := e.enc.relaxNulls(e.ctx, r.recordPlan, ch); err != nil {
 		return e.tableError(r.name, ch.LSN, err)
 	}
 	write := e.changeOf
@@ -444,19 +443,3 @@ func (e *emitter) reset() {
 	e.cur = nil
 	e.keys.close()
 }
-
-// RecordError is a change that could not be turned into a record.
-type RecordError struct {
-	Topic string
-	LSN   schema.LSN
-	Err   error
-}
-
-func (e *RecordError) Error() string {
-	return fmt.Sprintf("encode change at LSN %s for topic %q: %v", e.LSN, e.Topic, e.Err)
-}
-func (e *RecordError) Unwrap() error { return e.Err }
-
-// Fatal marks the error as one no retry fixes: a value that cannot be
-// encoded; retrying would crash-loop.
-func (e *RecordError) Fatal() {}

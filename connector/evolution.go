@@ -66,100 +66,6 @@ func (e *SchemaEvolutionError) Error() string {
 		"then run `mooncdc resnapshot` for the table", e.Table, e.Subject, ddl, msg)
 }
 
-// evolveAtDDL applies the policy to the tables of a DDL message (main
-// worker). A table whose shape the message does not give (an event trigger
-// installed by an older mooncdc) is left to its Relation message.
-func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
-	if e.enc.reg == nil || e.gate == nil {
-		return nil // JSON, or a copy's catch-up
-	}
-	for _, t := range m.Tables {
-		name := t.Schema + "." + t.Table
-		if !e.include(t.Schema, t.Table) || e.failed[name] || !e.view.Emits(name, t.OID, e.commit) {
-			continue
-		}
-		rel, ok := t.Relation()
-		if !ok {
-			continue
-		}
-		keyed, err := e.keys.keyed(rel)
-		if err != nil {
-			if errors.As(err, new(*keyRuleError)) {
-				continue // parked at the first row, as any table without a key
-			}
-			return err
-		}
-		if err := e.evolve(name, e.enc.naming.Of(t.Schema, t.Table).Topic, keyed, m.DDL, lsn); err != nil {
-			return err
-		}
-		if e.checked == nil {
-			e.checked = map[string]bool{}
-		}
-		e.checked[name] = true
-	}
-	return nil
-}
-
-// evolve checks rel, the new shape of table name from the change at lsn
-// on, against the subjects of topic, and applies the policy to a subject
-// that would refuse it. It blocks while the registry is unreachable.
-func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, lsn schema.LSN) error {
-	c, reg := e.enc, e.enc.reg
-	if reg == nil || e.gate == nil || e.failed[name] || !e.view.Emits(name, rel.OID, e.commit) {
-		return nil // JSON, a copy's catch-up, or a table the main worker does not write
-	}
-	for _, role := range []struct {
-		enc   *schema.AvroEncoder
-		isKey bool
-	}{{c.keyAvro, true}, {c.valueAvro, false}} {
-		if role.enc == nil {
-			continue
-		}
-		text, err := avroSchemaOf(role.enc, rel, role.isKey)
-		if err != nil || text == "" {
-			continue // not valid Avro: the first row parks the table, saying why
-		}
-		loose, _ := avroSchemaOf(role.enc, allOptional(rel), role.isKey)
-		if loose == text {
-			loose = "" // no NOT NULL column to relax: one question is enough
-		}
-		var msg string
-		subject, err := reg.subject(e.ctx, topicSubject(topic, role.isKey))
-		if err == nil {
-			msg, err = reg.incompatible(e.ctx, subject, text, loose)
-		}
-		switch {
-		case err == nil:
-		case e.ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
-			return err // stopping, or bad credentials (every table alike)
-		default:
-			// The registry refuses the question itself (a 4xx): the
-			// first row's registration decides, as without the policy.
-			reg.log.Warn("the Schema Registry did not answer the compatibility check; the first row of the new shape decides",
-				zap.String("table", name), zap.String("subject", subject), zap.Error(err))
-			continue
-		}
-		if msg == "" {
-			continue // the registry accepts it: the first row registers it
-		}
-		switch reg.evolution {
-		case config.EvolutionNewSubject:
-			err = reg.newSubject(e.ctx, topicSubject(topic, role.isKey), text)
-		case config.EvolutionForce:
-			err = reg.force(e.ctx, subject, text)
-		default:
-			return e.tableError(name, lsn, &tableSchemaError{err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}})
-		}
-		if err != nil {
-			if err = refusal(e.ctx, err); errors.As(err, new(*tableSchemaError)) {
-				return e.tableError(name, lsn, err)
-			}
-			return err
-		}
-	}
-	return nil
-}
-
 // evolveRefused applies the policy to a registration of rel's schemas on
 // topic that the registry refused (err) with no check at a DDL before it:
 // a copy's catch-up over the change, a shape changed while mooncdc was
@@ -196,6 +102,68 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 		}
 	}
 	return err
+}
+
+// registers says the codec registers Avro schemas (a Schema Registry is
+// configured).
+func (c *codec) registers() bool { return c.reg != nil }
+
+// evolve checks rel, the new shape of table name, against the subjects
+// of topic, and applies schema_registry.evolution to a subject that would
+// refuse it: nil when the registry accepts it (the first row registers
+// it), or after a new subject or a forced schema; a *tableSchemaError
+// (the table is to be parked) when the policy is park or the registry
+// refuses; other errors (stopping, credentials, the registry unreachable)
+// as they are. It blocks while the registry is unreachable.
+func (c *codec) evolve(ctx context.Context, name, topic string, rel *schema.Relation, ddl string) error {
+	reg := c.reg
+	for _, role := range []struct {
+		enc   *schema.AvroEncoder
+		isKey bool
+	}{{c.keyAvro, true}, {c.valueAvro, false}} {
+		if role.enc == nil {
+			continue
+		}
+		text, err := avroSchemaOf(role.enc, rel, role.isKey)
+		if err != nil || text == "" {
+			continue // not valid Avro: the first row parks the table, saying why
+		}
+		loose, _ := avroSchemaOf(role.enc, allOptional(rel), role.isKey)
+		if loose == text {
+			loose = "" // no NOT NULL column to relax: one question is enough
+		}
+		var msg string
+		subject, err := reg.subject(ctx, topicSubject(topic, role.isKey))
+		if err == nil {
+			msg, err = reg.incompatible(ctx, subject, text, loose)
+		}
+		switch {
+		case err == nil:
+		case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
+			return err // stopping, or bad credentials (every table alike)
+		default:
+			// The registry refuses the question itself (a 4xx): the
+			// first row's registration decides, as without the policy.
+			reg.log.Warn("the Schema Registry did not answer the compatibility check; the first row of the new shape decides",
+				zap.String("table", name), zap.String("subject", subject), zap.Error(err))
+			continue
+		}
+		if msg == "" {
+			continue // the registry accepts it: the first row registers it
+		}
+		switch reg.evolution {
+		case config.EvolutionNewSubject:
+			err = reg.newSubject(ctx, topicSubject(topic, role.isKey), text)
+		case config.EvolutionForce:
+			err = reg.force(ctx, subject, text)
+		default:
+			return &tableSchemaError{err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}}
+		}
+		if err != nil {
+			return refusal(ctx, err)
+		}
+	}
+	return nil
 }
 
 // refusal classifies a failure of the policy's own registration: the

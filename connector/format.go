@@ -55,39 +55,11 @@ type formats struct {
 	log       *zap.Logger
 }
 
-// encoderConfig is the schema.Config of the pipeline.
-func (p *Pipeline) encoderConfig() schema.Config {
-	f := p.cfg.Format
-	moneyDigits := f.MoneyFractionDigits // 0 is a setting: whole units
-	flat, _ := f.SchemaFlat()            // refused by Validate when it fails
-	return schema.Config{Flat: flat,
-		Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: config.Version,
-		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
-		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
-		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
-		MoneyFractionDigits: &moneyDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
-		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: p.unknownType,
-		ShapeColumn: p.columns.ShapeFunc(),
-		Route: func(schemaName, table string) (string, string, string) {
-			tt := p.naming.Of(schemaName, table)
-			return tt.SchemaName, tt.KeyField, tt.KeyValue
-		},
-	}
-}
-
-// formats returns the pipeline's formats, for the database it streams.
-func (p *Pipeline) formats() *formats {
-	return &formats{cfg: p.cfg.Format, enc: p.encoderConfig(), reg: p.registry, naming: p.naming,
-		maxRecord: int(p.cfg.Kafka.MaxRecordBytes), log: p.log}
-}
-
-// unknownType warns once per column of a type without a mapping.
-func (p *Pipeline) unknownType(table, column, typ string) {
-	if _, seen := p.unknownTypes.LoadOrStore(table+"\x00"+column, true); seen {
-		return
-	}
-	p.log.Warn("column type has no mapping; its values are sent as their text form (a string)",
-		zap.String("table", table), zap.String("column", column), zap.String("type", typ))
+// newFormats makes the formats of format (with the encoders' settings
+// enc), registering in reg (nil without Avro), naming each table's topic,
+// refusing records above maxRecord bytes (kafka.max_record_bytes).
+func newFormats(format config.FormatConfig, enc schema.Config, reg *registry, naming config.TopicNaming, maxRecord int, log *zap.Logger) *formats {
+	return &formats{cfg: format, enc: enc, reg: reg, naming: naming, maxRecord: maxRecord, log: log}
 }
 
 // codec returns a new codec for one worker.
@@ -214,6 +186,13 @@ func (c *codec) AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byt
 func (c *codec) MarkSnapshot(value []byte, from, to string) ([]byte, bool) {
 	return c.value.MarkSnapshot(value, from, to)
 }
+
+// topicOf is the topic of table schemaName.table's records.
+func (c *codec) topicOf(schemaName, table string) string { return c.naming.Of(schemaName, table).Topic }
+
+// outboxEnvelope is the codec's outbox half (nil without format.envelope
+// outbox).
+func (c *codec) outboxEnvelope() *outboxCodec { return c.outbox }
 
 // checkSize refuses a record above kafka.max_record_bytes before it is
 // produced: the broker would refuse it anyway, later and for the whole

@@ -55,11 +55,16 @@ func newHeaderBlock() []kgo.RecordHeader {
 
 // changeHeaders sets the headers of a streamed change.
 func changeHeaders(rec *kgo.Record, ch *schema.Change) {
-	commit := ch.LSN // a non-transactional message is its own transaction
+	setHeaders(rec, ch.LSN, changeCommit(ch), int64(ch.Seq))
+}
+
+// changeCommit is the commit LSN of a streamed change's transaction; a
+// non-transactional message is its own transaction.
+func changeCommit(ch *schema.Change) schema.LSN {
 	if ch.Tx != nil {
-		commit = ch.Tx.CommitLSN
+		return ch.Tx.CommitLSN
 	}
-	setHeaders(rec, ch.LSN, commit, int64(ch.Seq))
+	return ch.LSN
 }
 
 // copyHeaders copies src's headers into dst's buffers.

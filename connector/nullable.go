@@ -86,24 +86,6 @@ func allOptional(rel *schema.Relation) *schema.Relation {
 	return p.relaxedFor(rel, ^uint64(0))
 }
 
-// relaxNulls points ch at a relation that admits its NULLs, registering
-// that relation's schemas first; ch is left alone when it has none.
-func (e *emitter) relaxNulls(ctx context.Context, r *recordPlan, ch *schema.Change) error {
-	if r.nulls == nil || len(r.nulls.notNull) == 0 {
-		return nil
-	}
-	mask := r.nulls.nullMask(ch)
-	if mask == 0 {
-		return nil
-	}
-	rel := r.nulls.relaxedFor(r.rel, mask)
-	if _, err := e.enc.prepareRelaxing(ctx, r.topic, rel); err != nil {
-		return err
-	}
-	ch.Relation = rel
-	return nil
-}
-
 // prepareRelaxing registers rel's record schemas (prepare) and returns the
 // relation to encode with: rel, or, when the registry refuses rel's schema
 // as incompatible and rel has NOT NULL columns, rel with all of them
@@ -122,4 +104,22 @@ func (c *codec) prepareRelaxing(ctx context.Context, topic string, rel *schema.R
 		return rel, c.evolveRefused(ctx, topic, rel, err) // the first refusal says more
 	}
 	return loose, nil
+}
+
+// relaxNulls points ch at a relation that admits its NULLs, registering
+// that relation's schemas first; ch is left alone when it has none.
+func (c *codec) relaxNulls(ctx context.Context, r *recordPlan, ch *schema.Change) error {
+	if r.nulls == nil || len(r.nulls.notNull) == 0 {
+		return nil
+	}
+	mask := r.nulls.nullMask(ch)
+	if mask == 0 {
+		return nil
+	}
+	rel := r.nulls.relaxedFor(r.rel, mask)
+	if _, err := c.prepareRelaxing(ctx, r.topic, rel); err != nil {
+		return err
+	}
+	ch.Relation = rel
+	return nil
 }

@@ -122,6 +122,22 @@ func (o *outboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Ch
 	return nil
 }
 
+// event returns the outbox event of ch, a change of the outbox table.
+func (o *outboxCodec) event(ch *schema.Change) (*schema.OutboxEvent, error) {
+	return o.rows.OutboxEvent(ch, o.cfg)
+}
+
+// message returns the outbox event a logical message's content holds.
+func (o *outboxCodec) message(content []byte) (*schema.OutboxEvent, error) {
+	return o.rows.OutboxMessage(o.cfg, content)
+}
+
+// config is format.outbox.
+func (o *outboxCodec) config() *schema.OutboxConfig { return o.cfg }
+
+// logger is where the outbox's warnings go.
+func (o *outboxCodec) logger() *zap.Logger { return o.log }
+
 // avro registers part p's Avro schema under subject and appends p in
 // Confluent's wire format; errors as record says.
 func (o *outboxCodec) avro(ctx context.Context, enc *schema.AvroEncoder, dst []byte, subject string, p schema.OutboxPart) ([]byte, error) {
@@ -173,121 +189,4 @@ func checkRoutedTopic(t string) error {
 		return &schema.ValueError{Value: t, Err: fmt.Errorf("routed topic %q %w; check format.outbox.route_by and topic", t, err)}
 	}
 	return nil
-}
-
-// outboxChange writes the event of ch, a change of the outbox table
-// (schema.OutboxConfig.Action): an insert or snapshot row is one record,
-// a delete or truncate nothing, an update nothing but a warning, an
-// error-level log or (fatal) the table parked; an update of the key is a
-// delete and an insert, as Debezium sends it.
-func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
-	o := e.enc.outbox
-	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
-		// Debezium writes a key change as a delete, its tombstone and a
-		// create (as changeOf does); EventRouter drops the first two and
-		// routes the create as an event.
-		del, cre := *ch, *ch
-		del.Op, del.After = schema.OpDelete, nil
-		cre.Op, cre.Before = schema.OpCreate, nil
-		if err := e.outboxChange(r, &del); err != nil {
-			return err
-		}
-		return e.outboxChange(r, &cre)
-	}
-	if !e.count(ch) {
-		return nil // counted as Debezium counts records before its SMTs
-	}
-	switch o.cfg.Action(ch.Op) {
-	case schema.OutboxIgnore:
-		return nil
-	case schema.OutboxUpdate:
-		msg := "an update of the outbox table is not an event and is skipped (format.outbox.table_op_invalid_behavior)"
-		switch o.cfg.OnUpdate {
-		case schema.OutboxFatal:
-			return &OutboxUpdateError{Table: r.name, LSN: ch.LSN}
-		case schema.OutboxError:
-			o.log.Error(msg, zap.String("table", r.name), zap.Stringer("lsn", ch.LSN))
-		default:
-			o.log.Warn(msg, zap.String("table", r.name), zap.Stringer("lsn", ch.LSN))
-		}
-		return nil
-	}
-	ev, err := o.rows.OutboxEvent(ch, o.cfg)
-	if err != nil {
-		return &RecordError{Topic: r.topic, LSN: ch.LSN, Err: err}
-	}
-	return e.produceOutbox(e.cur, ch, ev)
-}
-
-// outboxMessage writes the event of an outbox message. done is false for
-// a content that is not an outbox event, which is then written as any
-// logical message, with a warning: it is not lost, and a bad message from
-// one writer does not stop the stream.
-func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
-	o := e.enc.outbox
-	ev, err := o.rows.OutboxMessage(o.cfg, ch.Message.Content)
-	if err == nil {
-		err = checkRoutedTopic(ev.Topic)
-	}
-	if err != nil {
-		o.log.Warn("a logical message with the outbox prefix is not an outbox event; it is written to the messages topic instead",
-			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
-		return false, nil
-	}
-	rec, err := e.outboxRecord(ch, ev)
-	var tse *tableSchemaError
-	if errors.As(err, &tse) || errors.As(err, new(*RecordError)) {
-		// Nothing was sent and there is no table to park: the message is
-		// written as a plain one instead, as a malformed one is.
-		o.log.Warn("an outbox message's record cannot be written (its schema refused, or too large); it is written to the messages topic instead",
-			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
-		return false, nil
-	}
-	if err != nil {
-		return true, err
-	}
-	if ch.Tx == nil {
-		return true, e.ownUnit(ch.LSN, func(a *delivery.TxAck) error { rec.Context = a; e.w.send(rec); return nil })
-	}
-	e.count(ch)
-	rec.Context = e.cur
-	e.w.send(rec)
-	return true, nil
-}
-
-// produceOutbox hands ev's record to the producer in unit a.
-func (e *emitter) produceOutbox(a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent) error {
-	rec, err := e.outboxRecord(ch, ev)
-	if err != nil {
-		return err
-	}
-	rec.Context = a
-	e.w.send(rec)
-	return nil
-}
-
-// outboxEventError makes an event for a partition its topic lacks
-// (ensureEvent's *PartitionRangeError) a *RecordError at lsn, as the
-// records that cannot be made are; other errors (creating the topic,
-// reading its partitions) stay as they are.
-func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
-	if pr, ok := err.(*delivery.PartitionRangeError); ok {
-		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: pr}
-	}
-	return err
-}
-
-// outboxRecord creates ev's topic if needed and makes its record (in
-// no unit yet).
-func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
-	if err := e.topics.EnsureEvent(ev); err != nil {
-		return nil, outboxEventError(err, ev, ch.LSN)
-	}
-	rec := e.w.record(nil)
-	changeHeaders(rec, ch)
-	if err := e.enc.outbox.record(e.ctx, rec, ch, ev, time.Now(), e.enc.maxRecord); err != nil {
-		e.w.drop(rec)
-		return nil, err
-	}
-	return rec, nil
 }

@@ -149,7 +149,7 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	if created || stopped {
 		return nil
 	}
-	return e.evolve(name, e.enc.naming.Of(rel.Schema, rel.Table).Topic, keyed, "", ch.LSN)
+	return e.evolve(name, e.enc.topicOf(rel.Schema, rel.Table), keyed, "", ch.LSN)
 }
 
 // truncated writes the TRUNCATE schema change of a table's truncate

@@ -204,8 +204,26 @@ func (w *recordWriter) heartbeat(a *delivery.TxAck, topic string, f *heartbeatFo
 	return rec, nil
 }
 
+// outbox makes the record of ev, the outbox event of ch, in unit a, with
+// the mooncdc.* headers of ch at commit, numbered seq, before the event's
+// own (outbox.go: its topic, key, value, timestamp, partition, headers,
+// size check and *RecordError). Nothing is sent. The one place an outbox
+// record is made, streamed or copied; it blocks while the registry is
+// unreachable (Avro).
+func (w *recordWriter) outbox(ctx context.Context, a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent, now time.Time,
+	commit schema.LSN, seq int64) (*kgo.Record, error) {
+	rec := w.acks.pool.get()
+	rec.Context = a
+	setHeaders(rec, ch.LSN, commit, seq)
+	if err := w.enc.outbox.record(ctx, rec, ch, ev, now, w.enc.maxRecord); err != nil {
+		w.acks.pool.put(rec)
+		return nil, err
+	}
+	return rec, nil
+}
+
 // record returns an empty pooled record in unit a, for a record made
-// elsewhere (an outbox event, a stale key's tombstone).
+// elsewhere (a stale key's tombstone).
 func (w *recordWriter) record(a *delivery.TxAck) *kgo.Record {
 	rec := w.acks.pool.get()
 	rec.Context = a

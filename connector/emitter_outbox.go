@@ -1,0 +1,122 @@
+package connector
+
+import (
+	"errors"
+	"time"
+
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/schema"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+)
+
+// outboxChange writes the event of ch, a change of the outbox table
+// (schema.OutboxConfig.Action): an insert or snapshot row is one record,
+// a delete or truncate nothing, an update nothing but a warning, an
+// error-level log or (fatal) the table parked; an update of the key is a
+// delete and an insert, as Debezium sends it.
+func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
+	o := e.enc.outboxEnvelope()
+	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
+		// Debezium writes a key change as a delete, its tombstone and a
+		// create (as changeOf does); EventRouter drops the first two and
+		// routes the create as an event.
+		del, cre := *ch, *ch
+		del.Op, del.After = schema.OpDelete, nil
+		cre.Op, cre.Before = schema.OpCreate, nil
+		if err := e.outboxChange(r, &del); err != nil {
+			return err
+		}
+		return e.outboxChange(r, &cre)
+	}
+	if !e.count(ch) {
+		return nil // counted as Debezium counts records before its SMTs
+	}
+	switch o.config().Action(ch.Op) {
+	case schema.OutboxIgnore:
+		return nil
+	case schema.OutboxUpdate:
+		msg := "an update of the outbox table is not an event and is skipped (format.outbox.table_op_invalid_behavior)"
+		switch o.config().OnUpdate {
+		case schema.OutboxFatal:
+			return &OutboxUpdateError{Table: r.name, LSN: ch.LSN}
+		case schema.OutboxError:
+			o.logger().Error(msg, zap.String("table", r.name), zap.Stringer("lsn", ch.LSN))
+		default:
+			o.logger().Warn(msg, zap.String("table", r.name), zap.Stringer("lsn", ch.LSN))
+		}
+		return nil
+	}
+	ev, err := o.event(ch)
+	if err != nil {
+		return &RecordError{Topic: r.topic, LSN: ch.LSN, Err: err}
+	}
+	return e.produceOutbox(e.cur, ch, ev)
+}
+
+// outboxMessage writes the event of an outbox message. done is false for
+// a content that is not an outbox event, which is then written as any
+// logical message, with a warning: it is not lost, and a bad message from
+// one writer does not stop the stream.
+func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
+	o := e.enc.outboxEnvelope()
+	ev, err := o.message(ch.Message.Content)
+	if err == nil {
+		err = checkRoutedTopic(ev.Topic)
+	}
+	if err != nil {
+		o.logger().Warn("a logical message with the outbox prefix is not an outbox event; it is written to the messages topic instead",
+			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
+		return false, nil
+	}
+	rec, err := e.outboxRecord(ch, ev)
+	var tse *tableSchemaError
+	if errors.As(err, &tse) || errors.As(err, new(*RecordError)) {
+		// Nothing was sent and there is no table to park: the message is
+		// written as a plain one instead, as a malformed one is.
+		o.logger().Warn("an outbox message's record cannot be written (its schema refused, or too large); it is written to the messages topic instead",
+			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	if ch.Tx == nil {
+		return true, e.ownUnit(ch.LSN, func(a *delivery.TxAck) error { rec.Context = a; e.w.send(rec); return nil })
+	}
+	e.count(ch)
+	rec.Context = e.cur
+	e.w.send(rec)
+	return true, nil
+}
+
+// produceOutbox hands ev's record to the producer in unit a.
+func (e *emitter) produceOutbox(a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent) error {
+	rec, err := e.outboxRecord(ch, ev)
+	if err != nil {
+		return err
+	}
+	rec.Context = a
+	e.w.send(rec)
+	return nil
+}
+
+// outboxEventError makes an event for a partition its topic lacks
+// (ensureEvent's *PartitionRangeError) a *RecordError at lsn, as the
+// records that cannot be made are; other errors (creating the topic,
+// reading its partitions) stay as they are.
+func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
+	if pr, ok := err.(*delivery.PartitionRangeError); ok {
+		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: pr}
+	}
+	return err
+}
+
+// outboxRecord creates ev's topic if needed and makes its record (in
+// no unit yet).
+func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
+	if err := e.topics.EnsureEvent(ev); err != nil {
+		return nil, outboxEventError(err, ev, ch.LSN)
+	}
+	return e.w.outbox(e.ctx, nil, ch, ev, time.Now(), changeCommit(ch), int64(ch.Seq))
+}
