@@ -18,6 +18,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -34,8 +35,8 @@ type copier struct {
 	cfg      copierConfig
 	pgcfg    *pgconn.Config
 	delivery delivery.Mode
-	formats  *formats
-	plans    *planner
+	formats  *record.Formats
+	plans    *record.Planner
 	topics   *delivery.TopicMaker
 	phases   *phases.Rules
 	src      offsets.Pipeline
@@ -70,11 +71,11 @@ type copierConfig struct {
 	snapshot    config.SnapshotConfig
 	slot        string // postgres.slot: the copies' slots are named after it
 	publication string
-	keys        keyRule
+	keys        record.KeyRule
 	kafka       []kgo.Opt // the base of the Kafka clients that read a topic's live keys
 	maxInflight int64     // kafka.max_inflight_bytes, shared by the copy workers
 	prefix      string    // kafka.topic_prefix
-	opts        recordOptions
+	opts        record.Options
 	// replicationTimeout is postgres.replication_timeout (0: derived per
 	// session); linkTimeout what a COPY may stay silent (link.go).
 	replicationTimeout, linkTimeout time.Duration
@@ -225,7 +226,7 @@ type tableInfo struct {
 // and table names may themselves hold dots, so the name is never split:
 // the table is found by oid (the one discovery saw) when that still
 // carries the name, else by the joined name.
-func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32, pub string, keys keyRule) (tableInfo, error) {
+func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32, pub string, keys record.KeyRule) (tableInfo, error) {
 	var info tableInfo
 	rel := &schema.Relation{ReplicaIdentity: 'd'}
 	var ident string
@@ -301,7 +302,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 	if err != nil {
 		return info, fmt.Errorf("look up the key of %s: %w", name, err)
 	}
-	setKey(rel, keyNames)
+	record.SetKey(rel, keyNames)
 	if rel, err = pgsource.CompleteRelation(ctx, conn, rel, pgsource.TypeCache{}); err != nil {
 		return info, err
 	}

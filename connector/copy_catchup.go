@@ -28,10 +28,10 @@ func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Rela
 	// catch-up sees one table of it), so the catch-up's changes carry a
 	// null transaction block.
 	opts := c.cfg.opts
-	opts.txTopic = ""
+	opts.TxTopic = ""
 	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
 	defer keys.Close()
-	em := newEmitter(emitterConfig{ctx: ctx, sink: out, tracker: tracker, topics: c.topics, enc: c.formats.codec(),
+	em := newEmitter(emitterConfig{ctx: ctx, sink: out, tracker: tracker, topics: c.topics, enc: c.formats.Codec(),
 		counts: c.counts.emitter, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
 		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table },
 		oid:     ts.OID, // a rename during the catch-up: the table's changes go on under its new name

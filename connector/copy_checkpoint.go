@@ -105,7 +105,7 @@ func (w *chunkWriter) produce(rec *kgo.Record) error {
 		w.pause.Lock()
 		defer w.pause.Unlock()
 	}
-	return w.w.sendWhenRoom(w.out.ctx, rec)
+	return w.w.SendWhenRoom(w.out.ctx, rec)
 }
 
 // tag puts rec, a row of the current chunk, in the chunk's unit.

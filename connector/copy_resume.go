@@ -171,7 +171,7 @@ func (c *copier) resumeFor(ctx context.Context, ts *phases.State, log *zap.Logge
 	if len(chunks(info, c.cfg.snapshot.ChunkRows)) <= 1 {
 		return nil, nil
 	}
-	if ob := c.plans.outbox; ob != nil && ob.IsTable(nsp, rel) {
+	if ob := c.plans.Outbox; ob != nil && ob.IsTable(nsp, rel) {
 		// Its rows are events: a row inserted into a chunk not done while
 		// the copy was down would be written twice (its insert, then its
 		// snapshot row), a duplicate event rather than a repeated upsert.

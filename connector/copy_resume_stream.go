@@ -30,10 +30,10 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 	base, until := schema.LSN(rs.from.BaseLSN), rs.point.lsn
 	// As in the catch-up: only this table, no transaction metadata.
 	opts := c.cfg.opts
-	opts.txTopic = ""
+	opts.TxTopic = ""
 	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
 	defer keys.Close()
-	em := newEmitter(emitterConfig{ctx: ctx, sink: rs.out, tracker: rs.tracker, topics: c.topics, enc: c.formats.codec(),
+	em := newEmitter(emitterConfig{ctx: ctx, sink: rs.out, tracker: rs.tracker, topics: c.topics, enc: c.formats.Codec(),
 		counts: c.counts.emitter, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
 		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table }, oid: rs.ts.OID})
 	soft, stop := context.WithCancel(ctx)

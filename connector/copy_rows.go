@@ -19,6 +19,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -101,10 +102,10 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	if err := first.QueryRow(ctx, "SELECT CURRENT_TIMESTAMP").Scan(&readAt); err != nil {
 		return 0, nil, fmt.Errorf("read the snapshot's timestamp: %w", err)
 	}
-	plan := c.plans.plan(rel, true)
-	plan.withKey(rel, nil) // describeTable keyed it
-	topic := plan.topic
-	if plan.ownTopic() { // the outbox table's rows are events on the topics they name (outbox.go)
+	plan := c.plans.Plan(rel, true)
+	plan.WithKey(rel, nil) // describeTable keyed it
+	topic := plan.Topic
+	if plan.OwnTopic() { // the outbox table's rows are events on the topics they name (record: outbox.go)
 		if err := c.topics.Ensure(topic); err != nil {
 			return 0, nil, err
 		}
@@ -116,7 +117,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 		return 0, nil, err
 	}
 	stale, err := &keySet{}, error(nil) // the outbox table's topic has no records to tombstone
-	if plan.ownTopic() {
+	if plan.OwnTopic() {
 		var ends map[int32]int64
 		if stale, ends, err = liveKeys(ctx, c.cfg.kafka, topic, rs.staleMark()); err == nil {
 			err = rs.keysRead(ctx, ends)
@@ -128,7 +129,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 		// A filtered re-copy sees only the rows it selects: the keys
 		// outside the filter are alive.
 		stale = &keySet{keys: map[string]struct{}{}}
-	case plan.routed:
+	case plan.Routed:
 		// A routed topic may hold other tables' keys, which this copy
 		// must not tombstone.
 		c.log.Warn("the table's topic is set by kafka.routes and may hold other tables' keys: keys the copy no longer finds are not tombstoned",
@@ -144,8 +145,8 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 
 	snap := tracker.Begin()
 	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
-		acks: newAcks(tracker, new(recordPool), nil), sink: out,
-		rows: c.counts.rows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox,
+		acks: record.NewAcks(tracker, new(record.Pool), nil), sink: out,
+		rows: c.counts.rows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.Outbox,
 		cp: rs.newCheckpoints(parts)}
 	prog.copying(rs.estimate(info.reltuples, prog), &o.count)
 	// Every copy has the series, 0 when it copies from zero.
@@ -205,7 +206,7 @@ type snapshotOut struct {
 	ctx   context.Context
 	c     *copier
 	sink  delivery.CopySink
-	acks  *acks // the copy's tracker, and its record pool
+	acks  *record.Acks // the copy's tracker, and its record pool
 	ack   *delivery.TxAck
 	topic string
 	lsn   schema.LSN
@@ -236,7 +237,7 @@ type snapshotOut struct {
 // chunkWriter turns COPY rows of one connection into records.
 type chunkWriter struct {
 	out   *snapshotOut
-	w     *recordWriter
+	w     *record.Writer
 	rel   *schema.Relation
 	ch    schema.Change
 	tuple schema.Tuple
@@ -262,8 +263,8 @@ type chunkWriter struct {
 
 // writer returns a record writer of its own (a codec is not safe for
 // concurrent use) on the copy's sink.
-func (o *snapshotOut) writer() *recordWriter {
-	return newRecordWriter(o.c.formats.codec(), o.sink, o.acks)
+func (o *snapshotOut) writer() *record.Writer {
+	return record.NewWriter(o.c.formats.Codec(), o.sink, o.acks)
 }
 
 func (o *snapshotOut) worker(rel *schema.Relation) *chunkWriter {
@@ -279,8 +280,8 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + config.QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
 	w.ctx = ctx
 	// A snapshot row meets today's NOT NULL; only the registry may hold
-	// those columns as optional (nullable.go).
-	encRel, err := w.w.enc.prepareRelaxing(ctx, w.out.topic, rel)
+	// those columns as optional (record: nullable.go).
+	encRel, err := w.w.Codec.PrepareRelaxing(ctx, w.out.topic, rel)
 	if err != nil {
 		// A stop ends the registry's retries (registry.sleep) a moment
 		// before it ends ctx: that is no fault of the table's.
@@ -408,12 +409,12 @@ func (o *snapshotOut) finish() error {
 	if o.last != nil {
 		if to != o.lastMarker && !o.outbox {
 			var ok bool
-			if o.last.Value, ok = w.enc.MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
+			if o.last.Value, ok = w.Codec.MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
 				return fmt.Errorf("internal: the last snapshot record of %s has no source.snapshot %q", o.table, o.lastMarker)
 			}
-			w.enc.markSnapshotHeaders(o.last, o.lastMarker, to)
+			w.Codec.MarkSnapshotHeaders(o.last, o.lastMarker, to)
 		}
-		err := w.sendWhenRoom(o.ctx, o.last)
+		err := w.SendWhenRoom(o.ctx, o.last)
 		o.cp.end(o.lastEnds)
 		if err != nil {
 			return err
@@ -421,11 +422,11 @@ func (o *snapshotOut) finish() error {
 	}
 	seq := o.count.Load() // stale-key tombstones number on after the rows
 	for k := range o.stale.keys {
-		ts := w.record(o.ack)
+		ts := w.Record(o.ack)
 		ts.Topic, ts.Key, ts.Value = o.topic, append(ts.Key[:0], k...), nil // a null value: a tombstone
-		setHeaders(ts, o.lsn, o.lsn, seq)
+		record.SetHeaders(ts, o.lsn, o.lsn, seq)
 		seq++
-		if err := w.sendWhenRoom(o.ctx, ts); err != nil {
+		if err := w.SendWhenRoom(o.ctx, ts); err != nil {
 			return err
 		}
 	}
@@ -434,12 +435,12 @@ func (o *snapshotOut) finish() error {
 
 // encode turns a snapshot row into a record, and strikes its key from the
 // stale keys. A record that cannot be made fails the copy for good.
-func (o *snapshotOut) encode(w *recordWriter, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+func (o *snapshotOut) encode(w *record.Writer, ch *schema.Change, now time.Time) (*kgo.Record, error) {
 	if o.outbox {
 		return o.encodeOutbox(w, ch, now)
 	}
 	ch.Seq = int(o.count.Add(1) - 1) // a snapshot row's number in its copy (HeaderTxSeq)
-	rec, _, err := w.change(o.ack, o.topic, ch, now, true, false)
+	rec, _, err := w.Change(o.ack, o.topic, ch, now, true, false)
 	if err != nil {
 		return nil, &copyError{permanent: true, err: err}
 	}
@@ -452,24 +453,24 @@ func (o *snapshotOut) encode(w *recordWriter, ch *schema.Change, now time.Time) 
 // encodeOutbox turns a snapshot row of the outbox table into its event's
 // record: Debezium's EventRouter takes a read (op r) as it takes an insert
 // (EventRouterDelegate.java:111-123 sets aside only d and u).
-func (o *snapshotOut) encodeOutbox(w *recordWriter, ch *schema.Change, now time.Time) (*kgo.Record, error) {
-	ev, err := w.enc.outboxEnvelope().event(ch)
+func (o *snapshotOut) encodeOutbox(w *record.Writer, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+	ev, err := w.Codec.Outbox().Event(ch)
 	if err == nil {
-		err = checkRoutedTopic(ev.Topic)
+		err = record.CheckRoutedTopic(ev.Topic)
 	}
 	if err != nil {
-		return nil, &copyError{permanent: true, err: &RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
+		return nil, &copyError{permanent: true, err: &record.RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
 	if err := o.c.topics.EnsureEvent(ev); err != nil {
 		err = outboxEventError(err, ev, ch.LSN)
-		if errors.As(err, new(*RecordError)) {
+		if errors.As(err, new(*record.RecordError)) {
 			return nil, &copyError{permanent: true, err: err}
 		}
 		return nil, err
 	}
-	rec, err := w.outbox(o.ctx, o.ack, ch, ev, now, o.lsn, o.count.Add(1)-1)
+	rec, err := w.Outbox(o.ctx, o.ack, ch, ev, now, o.lsn, o.count.Add(1)-1)
 	if err != nil {
-		if errors.As(err, new(*RecordError)) || errors.As(err, new(*tableSchemaError)) {
+		if errors.As(err, new(*record.RecordError)) || errors.As(err, new(*record.TableSchemaError)) {
 			return nil, &copyError{permanent: true, err: err}
 		}
 		return nil, err // the registry is unreachable: the copy is retried

@@ -12,16 +12,17 @@ import (
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
 // emitter is the stream's Handler: it routes each change to its topic,
-// has the record writer make its records (writer.go) and its sink deliver
+// has the record writer make its records (record.Writer) and its sink deliver
 // them (connector/internal/delivery), counting them in the tracker. It runs on the stream
 // goroutine; only the promise runs elsewhere.
 type emitter struct {
 	emitterConfig
-	w *recordWriter
+	w *record.Writer
 
 	// view is the phases as of the open transaction's Begin (main worker);
 	// viewGen counts the views taken, so that a route's cached state of its
@@ -33,13 +34,13 @@ type emitter struct {
 	// view still shows them as emitting.
 	failed map[string]bool
 	// meta counts the open transaction's records for its metadata
-	// (txmeta.go); txReady says the metadata topic's schemas are
+	// (record: txmeta.go); txReady says the metadata topic's schemas are
 	// registered.
-	meta    txMetadata
+	meta    record.TxMetadata
 	txReady bool
 
 	// routes is the route of each table (by oid), its plan for the
-	// relation it was made from (recordPlan.from).
+	// relation it was made from (record.Plan.Made).
 	routes map[uint32]*route
 	// last is the route of the relation of the change before: a run of one
 	// table's changes finds its plan without a map lookup.
@@ -49,7 +50,7 @@ type emitter struct {
 	shapes    map[uint32]shapeAt
 	announced map[string]bool
 	// checked: the tables whose new shape the schema evolution policy
-	// has decided on at their DDL (evolution.go).
+	// has decided on at their DDL (record: evolution.go).
 	checked map[string]bool
 
 	// messagesReady: the logical messages' schemas are registered;
@@ -66,10 +67,10 @@ type emitterConfig struct {
 	sink    delivery.Sink
 	tracker *delivery.Tracker
 	topics  *delivery.TopicMaker
-	enc     *codec
+	enc     *record.Codec
 	counts  emitterCounts
 	prefix  string
-	plans   *planner
+	plans   *record.Planner
 	include func(schema, table string) bool
 	// oid is a copy's table (private catch-up only; 0 for the main
 	// worker): its changes are emitted under whatever name the table has
@@ -77,8 +78,8 @@ type emitterConfig struct {
 	oid  uint32
 	keys keyer
 	// opts says which operations are skipped and whether transaction
-	// metadata is written (txmeta.go).
-	opts recordOptions
+	// metadata is written (record: txmeta.go).
+	opts record.Options
 
 	// gate applies the phase rules (main worker only; nil for a copy
 	// worker's private catch-up).
@@ -96,8 +97,8 @@ type emitterConfig struct {
 	// idle test; heartbeatTopic receives heartbeat records ("" for none).
 	activity       *atomic.Uint64
 	heartbeatTopic string
-	heartbeatFmt   *heartbeatFormat // nil: no heartbeat records
-	heartbeatOf    []byte           // how this connector's heartbeat messages begin
+	heartbeatFmt   *record.HeartbeatFormat // nil: no heartbeat records
+	heartbeatOf    []byte                  // how this connector's heartbeat messages begin
 
 	// onSignal receives the signals inserted into signals.table (main
 	// worker only; nil otherwise); signalTable is that table.
@@ -119,7 +120,7 @@ type emitterCounts struct {
 func newEmitter(cfg emitterConfig) *emitter {
 	written := cfg.counts.ChangesWritten
 	return &emitter{emitterConfig: cfg, routes: make(map[uint32]*route),
-		w: newRecordWriter(cfg.enc, cfg.sink, newAcks(cfg.tracker, new(recordPool), written, cfg.opts.txTopic, cfg.opts.schemaChangeTopic))}
+		w: record.NewWriter(cfg.enc, cfg.sink, record.NewAcks(cfg.tracker, new(record.Pool), written, cfg.opts.TxTopic, cfg.opts.SchemaChangeTopic))}
 }
 
 // Begin implements stream.Handler.
@@ -129,12 +130,12 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 	}
 	e.cur = e.tracker.Begin()
 	clear(e.failed)
-	if e.opts.txTopic != "" {
+	if e.opts.TxTopic != "" {
 		// BEGIN is written at the transaction's Begin, in its unit of
 		// durability (and Kafka transaction), as Debezium does on the
 		// Begin message (PostgresStreamingChangeEventSource.java:348-349).
-		e.meta.begin()
-		if err := e.produceTx(tx, e.meta.beginEvent(tx)); err != nil {
+		e.meta.Begin()
+		if err := e.produceTx(tx, e.meta.BeginEvent(tx)); err != nil {
 			return err
 		}
 	}
@@ -155,8 +156,8 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 
 // Commit implements stream.Handler.
 func (e *emitter) Commit(tx *schema.Tx) error {
-	if e.opts.txTopic != "" {
-		if err := e.produceTx(tx, e.meta.endEvent(tx)); err != nil {
+	if e.opts.TxTopic != "" {
+		if err := e.produceTx(tx, e.meta.EndEvent(tx)); err != nil {
 			return err
 		}
 	}
@@ -190,7 +191,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 				return err
 			}
 		}
-		if o := e.enc.outboxEnvelope(); o != nil && o.config().MessagePrefix != "" && ch.Message.Prefix == o.config().MessagePrefix {
+		if o := e.enc.Outbox(); o != nil && o.Config().MessagePrefix != "" && ch.Message.Prefix == o.Config().MessagePrefix {
 			if done, err := e.outboxMessage(ch); done || err != nil {
 				return err
 			}
@@ -200,7 +201,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 			return err
 		}
 		if !e.messagesReady {
-			if err := e.enc.prepare(e.ctx, topic, nil); err != nil {
+			if err := e.enc.Prepare(e.ctx, topic, nil); err != nil {
 				return err
 			}
 			e.messagesReady = true
@@ -212,10 +213,10 @@ func (e *emitter) Change(ch *schema.Change) error {
 		return e.produce(e.cur, topic, ch, false)
 	}
 	r, err := e.route(ch)
-	if err != nil || r.skip {
+	if err != nil || r.Skip {
 		return err
 	}
-	if r.signals && e.onSignal != nil && ch.Op == schema.OpCreate {
+	if r.Signals && e.onSignal != nil && ch.Op == schema.OpCreate {
 		// Before the phase rules: a signal acts whether or not the signal
 		// table's own copy is handed over (EventDispatcher.java:313-321
 		// hands a create to the source channel before it is emitted).
@@ -223,45 +224,45 @@ func (e *emitter) Change(ch *schema.Change) error {
 	}
 	if ch.Op == schema.OpTruncate {
 		// A schema change of its own, in any phase, as a DDL message's.
-		if err := e.truncated(r.rel, ch); err != nil {
+		if err := e.truncated(r.Rel, ch); err != nil {
 			return err
 		}
 	}
 	if e.gate != nil {
 		if r.gen != e.viewGen {
-			r.state, r.own = e.view.StateOf(r.name, ch.Relation.OID)
+			r.state, r.own = e.view.StateOf(r.Name, ch.Relation.OID)
 			r.gen = e.viewGen
 		}
 		if !phases.EmitsChange(r.state, r.own, ch.Relation.OID, e.commit, ch.LSN) {
 			return nil // not handed over yet, or emitted by the copy worker, or parked
 		}
 	}
-	if e.failed[r.name] {
+	if e.failed[r.Name] {
 		return nil // parked during this transaction
 	}
-	if r.keyErr != nil {
-		return e.tableError(r.name, ch.LSN, r.keyErr)
+	if r.KeyErr != nil {
+		return e.tableError(r.Name, ch.LSN, r.KeyErr)
 	}
 	if !r.prepared {
-		rel, err := e.enc.prepareRelaxing(e.ctx, r.topic, r.rel)
+		rel, err := e.enc.PrepareRelaxing(e.ctx, r.Topic, r.Rel)
 		if err != nil {
-			return e.tableError(r.name, ch.LSN, err)
+			return e.tableError(r.Name, ch.LSN, err)
 		}
-		if rel != r.rel { // the registry refused NOT NULL columns it had as optional
-			r.rel, r.nulls = rel, newNullPlan(rel)
+		if rel != r.Rel { // the registry refused NOT NULL columns it had as optional
+			r.Rel, r.Nulls = rel, record.NewNullPlan(rel)
 		}
 		r.prepared = true
 	}
-	ch.Relation = r.rel
-	if err := e.enc.relaxNulls(e.ctx, r.recordPlan, ch); err != nil {
-		return e.tableError(r.name, ch.LSN, err)
+	ch.Relation = r.Rel
+	if err := e.enc.RelaxNulls(e.ctx, r.Plan, ch); err != nil {
+		return e.tableError(r.Name, ch.LSN, err)
 	}
 	write := e.changeOf
-	if r.outbox {
+	if r.Outbox {
 		write = e.outboxChange
 	}
-	if err := write(r.recordPlan, ch); err != nil {
-		return e.tableError(r.name, ch.LSN, err)
+	if err := write(r.Plan, ch); err != nil {
+		return e.tableError(r.Name, ch.LSN, err)
 	}
 	return nil
 }
@@ -301,19 +302,19 @@ func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
 }
 
 // changeOf writes one row change of a routed table.
-func (e *emitter) changeOf(r *recordPlan, ch *schema.Change) error {
-	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
+func (e *emitter) changeOf(r *record.Plan, ch *schema.Change) error {
+	if ch.Op == schema.OpUpdate && record.KeyChanged(r.Rel, ch.Before, ch.After) {
 		// As Debezium: a delete and tombstone for the old key, then a
 		// create for the new one.
 		del, cre := *ch, *ch
 		del.Op, del.After = schema.OpDelete, nil
 		cre.Op, cre.Before = schema.OpCreate, nil
-		if err := e.produce(e.cur, r.topic, &del, true); err != nil {
+		if err := e.produce(e.cur, r.Topic, &del, true); err != nil {
 			return err
 		}
-		return e.produce(e.cur, r.topic, &cre, false)
+		return e.produce(e.cur, r.Topic, &cre, false)
 	}
-	return e.produce(e.cur, r.topic, ch, ch.Op == schema.OpDelete)
+	return e.produce(e.cur, r.Topic, ch, ch.Op == schema.OpDelete)
 }
 
 // route is the main worker's entry for a table: its plan (what is decided
@@ -324,7 +325,7 @@ func (e *emitter) changeOf(r *recordPlan, ch *schema.Change) error {
 // schemas are registered (prepared; a copy registers them per connection,
 // before its first row).
 type route struct {
-	*recordPlan
+	*record.Plan
 	state    *phases.State
 	own      bool
 	gen      uint64
@@ -334,31 +335,31 @@ type route struct {
 // route returns where the changes of ch's relation go. Relations are
 // immutable and replaced on change (a new Relation message), so the cache
 // holds one plan per table oid, good while its relation is the one the
-// plan was made from (recordPlan.made); it is rebuilt when a session ends
+// plan was made from (record.Plan.Made); it is rebuilt when a session ends
 // (relations are per session). A relation seen for the first time may
 // announce a schema change (schemachange.go).
 func (e *emitter) route(ch *schema.Change) (*route, error) {
 	rel := ch.Relation
-	if e.last != nil && e.last.made(rel) {
+	if e.last != nil && e.last.Made(rel) {
 		return e.last, nil
 	}
-	if r, ok := e.routes[rel.OID]; ok && r.made(rel) {
+	if r, ok := e.routes[rel.OID]; ok && r.Made(rel) {
 		e.last = r
 		return r, nil
 	}
-	pl := e.plans.plan(rel, e.include(rel.Schema, rel.Table) || e.oid != 0 && rel.OID == e.oid)
-	r := &route{recordPlan: &pl}
-	if !r.skip {
-		if r.ownTopic() {
-			if err := e.topics.Ensure(r.topic); err != nil {
+	pl := e.plans.Plan(rel, e.include(rel.Schema, rel.Table) || e.oid != 0 && rel.OID == e.oid)
+	r := &route{Plan: &pl}
+	if !r.Skip {
+		if r.OwnTopic() {
+			if err := e.topics.Ensure(r.Topic); err != nil {
 				return r, err
 			}
 		}
 		keyed, err := e.keys.keyed(rel)
-		if err != nil && !errors.As(err, new(*keyRuleError)) {
+		if err != nil && !errors.As(err, new(*record.KeyRuleError)) {
 			return r, err
 		}
-		if r.withKey(keyed, err); err == nil {
+		if r.WithKey(keyed, err); err == nil {
 			if err := e.relationChanged(keyed, ch); err != nil {
 				return r, err
 			}
@@ -379,19 +380,19 @@ func (e *emitter) produce(a *delivery.TxAck, topic string, ch *schema.Change, to
 	if !e.count(ch) {
 		return nil
 	}
-	withValue, tombstone := true, tombstone && !e.opts.noTombstones
-	if e.opts.flat != nil && ch.Op != schema.OpMessage {
-		if withValue, tombstone = e.opts.flat.Records(ch, !e.opts.noTombstones); !withValue && !tombstone {
+	withValue, tombstone := true, tombstone && !e.opts.NoTombstones
+	if e.opts.Flat != nil && ch.Op != schema.OpMessage {
+		if withValue, tombstone = e.opts.Flat.Records(ch, !e.opts.NoTombstones); !withValue && !tombstone {
 			return nil
 		}
 	}
-	rec, ts, err := e.w.change(a, topic, ch, time.Now(), withValue, tombstone)
+	rec, ts, err := e.w.Change(a, topic, ch, time.Now(), withValue, tombstone)
 	if err != nil {
 		return err
 	}
-	e.w.send(rec)
+	e.w.Send(rec)
 	if ts != nil {
-		e.w.send(ts)
+		e.w.Send(ts)
 	}
 	return nil
 }
@@ -400,15 +401,15 @@ func (e *emitter) produce(a *delivery.TxAck, topic string, ch *schema.Change, to
 // operation of format.skipped_operations, which is not written, nor
 // counted (EventDispatcher.java:323-330).
 func (e *emitter) count(ch *schema.Change) bool {
-	if e.opts.skip.has(ch.Op) {
+	if e.opts.Skip.Has(ch.Op) {
 		return false
 	}
-	if e.opts.txTopic != "" && ch.Tx != nil {
-		coll := messageCollection
+	if e.opts.TxTopic != "" && ch.Tx != nil {
+		coll := record.MessageCollection
 		if ch.Relation != nil {
 			coll = ch.Relation.QualifiedName()
 		}
-		ch.TxOrder, ch.TxTableOrder = e.meta.event(coll)
+		ch.TxOrder, ch.TxTableOrder = e.meta.Event(coll)
 	}
 	return true
 }
@@ -416,21 +417,21 @@ func (e *emitter) count(ch *schema.Change) bool {
 // produceTx writes a BEGIN or END record to the transaction metadata
 // topic, in the open transaction's unit.
 func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
-	topic := e.opts.txTopic
+	topic := e.opts.TxTopic
 	if !e.txReady {
 		if err := e.topics.Ensure(topic); err != nil {
 			return err
 		}
-		if err := e.enc.prepareTx(e.ctx, topic); err != nil {
+		if err := e.enc.PrepareTx(e.ctx, topic); err != nil {
 			return err
 		}
 		e.txReady = true
 	}
-	rec, err := e.w.txEvent(e.cur, topic, tx, ev)
+	rec, err := e.w.TxEvent(e.cur, topic, tx, ev)
 	if err != nil {
 		return err
 	}
-	e.w.send(rec)
+	e.w.Send(rec)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package connector
 import (
 	"errors"
 
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -10,7 +11,7 @@ import (
 // worker). A table whose shape the message does not give (an event trigger
 // installed by an older mooncdc) is left to its Relation message.
 func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
-	if !e.enc.registers() || e.gate == nil {
+	if !e.enc.Registers() || e.gate == nil {
 		return nil // JSON, or a copy's catch-up
 	}
 	for _, t := range m.Tables {
@@ -24,12 +25,12 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 		}
 		keyed, err := e.keys.keyed(rel)
 		if err != nil {
-			if errors.As(err, new(*keyRuleError)) {
+			if errors.As(err, new(*record.KeyRuleError)) {
 				continue // parked at the first row, as any table without a key
 			}
 			return err
 		}
-		if err := e.evolve(name, e.enc.topicOf(t.Schema, t.Table), keyed, m.DDL, lsn); err != nil {
+		if err := e.evolve(name, e.enc.TopicOf(t.Schema, t.Table), keyed, m.DDL, lsn); err != nil {
 			return err
 		}
 		if e.checked == nil {
@@ -45,11 +46,11 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 // that would refuse it (codec.evolve); a refusal parks the table. It
 // blocks while the registry is unreachable.
 func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, lsn schema.LSN) error {
-	if !e.enc.registers() || e.gate == nil || e.failed[name] || !e.view.Emits(name, rel.OID, e.commit) {
+	if !e.enc.Registers() || e.gate == nil || e.failed[name] || !e.view.Emits(name, rel.OID, e.commit) {
 		return nil // JSON, a copy's catch-up, or a table the main worker does not write
 	}
-	if err := e.enc.evolve(e.ctx, name, topic, rel, ddl); err != nil {
-		if errors.As(err, new(*tableSchemaError)) {
+	if err := e.enc.Evolve(e.ctx, name, topic, rel, ddl); err != nil {
+		if errors.As(err, new(*record.TableSchemaError)) {
 			return e.tableError(name, lsn, err)
 		}
 		return err

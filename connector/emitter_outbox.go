@@ -4,10 +4,12 @@ import (
 	"errors"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector/internal/delivery"
-	"github.com/mooncdc/mooncdc/schema"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // outboxChange writes the event of ch, a change of the outbox table
@@ -15,9 +17,9 @@ import (
 // a delete or truncate nothing, an update nothing but a warning, an
 // error-level log or (fatal) the table parked; an update of the key is a
 // delete and an insert, as Debezium sends it.
-func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
-	o := e.enc.outboxEnvelope()
-	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
+func (e *emitter) outboxChange(r *record.Plan, ch *schema.Change) error {
+	o := e.enc.Outbox()
+	if ch.Op == schema.OpUpdate && record.KeyChanged(r.Rel, ch.Before, ch.After) {
 		// Debezium writes a key change as a delete, its tombstone and a
 		// create (as changeOf does); EventRouter drops the first two and
 		// routes the create as an event.
@@ -32,24 +34,24 @@ func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
 	if !e.count(ch) {
 		return nil // counted as Debezium counts records before its SMTs
 	}
-	switch o.config().Action(ch.Op) {
+	switch o.Config().Action(ch.Op) {
 	case schema.OutboxIgnore:
 		return nil
 	case schema.OutboxUpdate:
 		msg := "an update of the outbox table is not an event and is skipped (format.outbox.table_op_invalid_behavior)"
-		switch o.config().OnUpdate {
+		switch o.Config().OnUpdate {
 		case schema.OutboxFatal:
-			return &OutboxUpdateError{Table: r.name, LSN: ch.LSN}
+			return &record.OutboxUpdateError{Table: r.Name, LSN: ch.LSN}
 		case schema.OutboxError:
-			o.logger().Error(msg, zap.String("table", r.name), zap.Stringer("lsn", ch.LSN))
+			o.Log().Error(msg, zap.String("table", r.Name), zap.Stringer("lsn", ch.LSN))
 		default:
-			o.logger().Warn(msg, zap.String("table", r.name), zap.Stringer("lsn", ch.LSN))
+			o.Log().Warn(msg, zap.String("table", r.Name), zap.Stringer("lsn", ch.LSN))
 		}
 		return nil
 	}
-	ev, err := o.event(ch)
+	ev, err := o.Event(ch)
 	if err != nil {
-		return &RecordError{Topic: r.topic, LSN: ch.LSN, Err: err}
+		return &record.RecordError{Topic: r.Topic, LSN: ch.LSN, Err: err}
 	}
 	return e.produceOutbox(e.cur, ch, ev)
 }
@@ -59,22 +61,22 @@ func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
 // logical message, with a warning: it is not lost, and a bad message from
 // one writer does not stop the stream.
 func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
-	o := e.enc.outboxEnvelope()
-	ev, err := o.message(ch.Message.Content)
+	o := e.enc.Outbox()
+	ev, err := o.Message(ch.Message.Content)
 	if err == nil {
-		err = checkRoutedTopic(ev.Topic)
+		err = record.CheckRoutedTopic(ev.Topic)
 	}
 	if err != nil {
-		o.logger().Warn("a logical message with the outbox prefix is not an outbox event; it is written to the messages topic instead",
+		o.Log().Warn("a logical message with the outbox prefix is not an outbox event; it is written to the messages topic instead",
 			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
 		return false, nil
 	}
 	rec, err := e.outboxRecord(ch, ev)
-	var tse *tableSchemaError
-	if errors.As(err, &tse) || errors.As(err, new(*RecordError)) {
+	var tse *record.TableSchemaError
+	if errors.As(err, &tse) || errors.As(err, new(*record.RecordError)) {
 		// Nothing was sent and there is no table to park: the message is
 		// written as a plain one instead, as a malformed one is.
-		o.logger().Warn("an outbox message's record cannot be written (its schema refused, or too large); it is written to the messages topic instead",
+		o.Log().Warn("an outbox message's record cannot be written (its schema refused, or too large); it is written to the messages topic instead",
 			zap.String("prefix", ch.Message.Prefix), zap.Stringer("lsn", ch.LSN), zap.Error(err))
 		return false, nil
 	}
@@ -82,11 +84,11 @@ func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
 		return true, err
 	}
 	if ch.Tx == nil {
-		return true, e.ownUnit(ch.LSN, func(a *delivery.TxAck) error { rec.Context = a; e.w.send(rec); return nil })
+		return true, e.ownUnit(ch.LSN, func(a *delivery.TxAck) error { rec.Context = a; e.w.Send(rec); return nil })
 	}
 	e.count(ch)
 	rec.Context = e.cur
-	e.w.send(rec)
+	e.w.Send(rec)
 	return true, nil
 }
 
@@ -97,7 +99,7 @@ func (e *emitter) produceOutbox(a *delivery.TxAck, ch *schema.Change, ev *schema
 		return err
 	}
 	rec.Context = a
-	e.w.send(rec)
+	e.w.Send(rec)
 	return nil
 }
 
@@ -107,7 +109,7 @@ func (e *emitter) produceOutbox(a *delivery.TxAck, ch *schema.Change, ev *schema
 // reading its partitions) stay as they are.
 func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
 	if pr, ok := err.(*delivery.PartitionRangeError); ok {
-		return &RecordError{Topic: ev.Topic, LSN: lsn, Err: pr}
+		return &record.RecordError{Topic: ev.Topic, LSN: lsn, Err: pr}
 	}
 	return err
 }
@@ -118,5 +120,5 @@ func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.
 	if err := e.topics.EnsureEvent(ev); err != nil {
 		return nil, outboxEventError(err, ev, ch.LSN)
 	}
-	return e.w.outbox(e.ctx, nil, ch, ev, time.Now(), changeCommit(ch), int64(ch.Seq))
+	return e.w.Outbox(e.ctx, nil, ch, ev, time.Now(), record.ChangeCommit(ch), int64(ch.Seq))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery/deliverytest"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -32,11 +33,11 @@ type firstColumnKeyer struct{}
 
 func (firstColumnKeyer) keyed(rel *schema.Relation) (*schema.Relation, error) {
 	if rel.Table == "badkey" {
-		return nil, &keyRuleError{errors.New("format.message_key_columns names column \"nope\", which public.badkey does not have")}
+		return nil, &record.KeyRuleError{Err: errors.New("format.message_key_columns names column \"nope\", which public.badkey does not have")}
 	}
 	out := *rel
 	out.Columns = slices.Clone(rel.Columns)
-	setKey(&out, []string{rel.Columns[0].Name})
+	record.SetKey(&out, []string{rel.Columns[0].Name})
 	return &out, nil
 }
 func (firstColumnKeyer) close() {}
@@ -56,7 +57,7 @@ func row(vals ...string) schema.Tuple {
 
 // testFormats is JSON keys and values under topic prefix "shop", records
 // of at most maxRecord bytes.
-func testFormats(t *testing.T, maxRecord int) *formats {
+func testFormats(t *testing.T, maxRecord int) *record.Formats {
 	t.Helper()
 	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
@@ -68,7 +69,7 @@ func testFormats(t *testing.T, maxRecord int) *formats {
 	}
 	p := &Pipeline{cfg: cfg, log: zap.NewNop(), naming: naming, database: "shop"}
 	f := p.formats()
-	f.maxRecord = maxRecord
+	f.MaxRecord = maxRecord
 	return f
 }
 
@@ -101,8 +102,8 @@ func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*phases.State)
 	gate := phases.New(0, phs)
 	fm := testFormats(t, maxRecord)
 	fx.em = newEmitter(emitterConfig{ctx: context.Background(), sink: testMainSink(t, fx.f, fx.tracker), tracker: fx.tracker, topics: topics,
-		enc: fm.codec(), counts: testEmitterCounts(), prefix: "shop", plans: newPlanner(cfg, fm.naming),
-		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: recordOptionsOf(&cfg),
+		enc: fm.Codec(), counts: testEmitterCounts(), prefix: "shop", plans: record.NewPlanner(cfg, fm.Naming),
+		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: record.OptionsOf(&cfg),
 		gate: gate, onPromote: func([]*phases.State) {},
 		onTableError: func(table string, _ schema.LSN, err error) { fx.parked = append(fx.parked, table) }})
 	return fx
@@ -270,7 +271,7 @@ func TestEmitterAllocatesNothingPerRowOnAWarmPlan(t *testing.T) {
 	}
 	fx := newEmitterFixture(t, 1_000_000, nil)
 	fx.em.sink = testMainSink(t, ackingProducer{}, fx.tracker)
-	fx.em.w.sink = fx.em.sink
+	fx.em.w.Sink = fx.em.sink
 	rel := testRelation(1, "t")
 	changes := make([]*schema.Change, 64)
 	for i := range changes {

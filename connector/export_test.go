@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -24,7 +25,7 @@ func EncoderConfigForTest(p *Pipeline) schema.Config { return p.encoderConfig() 
 // HeartbeatSchemasForTest returns the Connect (JSON) and Avro schemas of
 // heartbeat keys and values.
 func HeartbeatSchemasForTest() (keyConnect, keyAvro, valueConnect, valueAvro string) {
-	return heartbeatKeyConnect, heartbeatKeyAvro, heartbeatValueConnect, heartbeatValueAvro
+	return record.HeartbeatKeyConnect, record.HeartbeatKeyAvro, record.HeartbeatValueConnect, record.HeartbeatValueAvro
 }
 
 // WaitSlotFreeForTest runs the standby's wait for its slot (a takeover's

@@ -173,11 +173,11 @@ func (e *emitter) heartbeat(ch *schema.Change) error {
 		if e.heartbeatFmt == nil || !mine {
 			return nil
 		}
-		rec, err := e.w.heartbeat(a, e.heartbeatTopic, e.heartbeatFmt, ch)
+		rec, err := e.w.Heartbeat(a, e.heartbeatTopic, e.heartbeatFmt, ch)
 		if err != nil {
 			return err
 		}
-		e.w.send(rec)
+		e.w.Send(rec)
 		return nil
 	})
 }

@@ -25,6 +25,7 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/pgsource":                       {"connector/config", "connector/internal/fault", "connector/stream"},
 		"connector/internal/delivery":              {"connector/config", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
 		"connector/internal/delivery/deliverytest": {},
+		"connector/internal/record":                {"connector/config", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"connector/...").CombinedOutput()
 	if err != nil {

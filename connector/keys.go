@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -31,10 +32,10 @@ var _ keyer = (*keyResolver)(nil)
 // relation per session.
 type keyResolver struct {
 	pgsource.CatalogConn
-	rules keyRule
+	rules record.KeyRule
 }
 
-func newKeyResolver(pgcfg *pgconn.Config, rules keyRule) *keyResolver {
+func newKeyResolver(pgcfg *pgconn.Config, rules record.KeyRule) *keyResolver {
 	return &keyResolver{CatalogConn: pgsource.CatalogConn{PGConfig: pgcfg}, rules: rules}
 }
 
@@ -57,12 +58,12 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 	}
 	names, err := keyColumns(ctx, conn, k.rules, out)
 	if err != nil {
-		if !errors.As(err, new(*keyRuleError)) {
+		if !errors.As(err, new(*record.KeyRuleError)) {
 			k.Close()
 		}
 		return nil, fmt.Errorf("look up the key of %s: %w", rel.QualifiedName(), err)
 	}
-	setKey(out, names)
+	record.SetKey(out, names)
 	return out, nil
 }
 
@@ -78,7 +79,7 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 // under USING INDEX, and the whole row under FULL (a table with NOTHING
 // is not captured: pgsource/publication.go), and custom key columns must be part
 // of it (keyRule.check).
-func keyColumns(ctx context.Context, q pgsource.Querier, rules keyRule, rel *schema.Relation) ([]string, error) {
+func keyColumns(ctx context.Context, q pgsource.Querier, rules record.KeyRule, rel *schema.Relation) ([]string, error) {
 	identity, index, found, err := pgsource.ReplicaIdentity(ctx, q, rel.OID)
 	if err != nil {
 		return nil, err
@@ -86,5 +87,5 @@ func keyColumns(ctx context.Context, q pgsource.Querier, rules keyRule, rel *sch
 	if !found {
 		return nil, nil // dropped since: the stream's own key stands
 	}
-	return keyColumnsOf(rules, rel, identity, index)
+	return record.KeyColumns(rules, rel, identity, index)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -16,7 +17,7 @@ import (
 // topic could not be made) as it was.
 func TestOutboxEventErrorMakesARangeErrorTheRecordsError(t *testing.T) {
 	ev := &schema.OutboxEvent{Topic: "outbox.event.order", Partition: 7, Placed: true}
-	var re *RecordError
+	var re *record.RecordError
 	err := outboxEventError(&delivery.PartitionRangeError{Partition: 7, Count: 3}, ev, 42)
 	if !errors.As(err, &re) || re.Topic != ev.Topic || re.LSN != 42 || !errors.As(err, new(*delivery.PartitionRangeError)) || !fault.TableFault(err) {
 		t.Errorf("range error: got %#v, want a *RecordError for %s at 42 wrapping the *PartitionRangeError", err, ev.Topic)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestOutboxRoutedTopicMustBeAKafkaName(t *testing.T) {
 	for topic, ok := range map[string]bool{"outbox.event.Order": true, "a_b-c.1": true, "": false, "..": false,
 		"outbox.event.bad/name": false, "outbox.event.ünicode": false, strings.Repeat("x", 250): false} {
-		err := checkRoutedTopic(topic)
+		err := record.CheckRoutedTopic(topic)
 		var ve *schema.ValueError
 		if ok != (err == nil) || !ok && !errors.As(err, &ve) {
 			t.Errorf("%q: %v", topic, err)
@@ -22,7 +23,7 @@ func TestOutboxRoutedTopicMustBeAKafkaName(t *testing.T) {
 	}
 	var parked []string
 	e := &emitter{emitterConfig: emitterConfig{onTableError: func(table string, _ schema.LSN, err error) { parked = append(parked, table) }}}
-	for _, err := range []error{&RecordError{Topic: "t", Err: checkRoutedTopic("a b")}, &OutboxUpdateError{Table: "public.outbox"}} {
+	for _, err := range []error{&record.RecordError{Topic: "t", Err: record.CheckRoutedTopic("a b")}, &record.OutboxUpdateError{Table: "public.outbox"}} {
 		if got := e.tableError("public.outbox", 0, err); got != nil {
 			t.Errorf("%v: not parked: %v", err, got)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -28,7 +29,7 @@ type Pipeline struct {
 	cfg     config.Config
 	log     *zap.Logger
 	tables  config.TableSelection
-	keys    keyRule             // format.message_key_columns
+	keys    record.KeyRule      // format.message_key_columns
 	columns *config.ColumnRules // column selection and mappers; nil for none
 	naming  config.TopicNaming  // topics and record names (kafka.routes)
 	// resnapshotAll: the slot was replaced after a loss, so every table
@@ -54,7 +55,7 @@ type Pipeline struct {
 	links    *config.KafkaLinks // every Kafka connection of the pipeline's clients, reset by Abort
 	client   *kgo.Client
 	database string
-	registry *registry // nil unless a format is avro
+	registry *record.Registry // nil unless a format is avro
 
 	copies       copies // running table copies, for /status and progress
 	producersMu  sync.Mutex
@@ -107,7 +108,7 @@ func New(cfg config.Config, log *zap.Logger) (*Pipeline, error) {
 		return nil, &config.ConfigError{Err: err}
 	}
 	p.tables = tables
-	if p.keys, err = newKeyRule(cfg.Format.MessageKeyColumns); err != nil {
+	if p.keys, err = record.NewKeyRule(cfg.Format.MessageKeyColumns); err != nil {
 		return nil, &config.ConfigError{Err: err}
 	}
 	if p.columns, err = config.NewColumnRules(cfg); err != nil {
@@ -231,10 +232,10 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		return err
 	}
 	if cfg.Format.Key == config.FormatAvro || cfg.Format.Value == config.FormatAvro {
-		if p.registry, err = newRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
+		if p.registry, err = record.NewRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
 			return err
 		}
-		p.registry.stopping = soft
+		p.registry.Stopping = soft
 	}
 
 	kafkaState := newKafkaState(log, cfg.Kafka.SASL.Mechanism)
@@ -318,9 +319,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	p.database = src.Database
 	formats := p.formats()
-	plans := newPlanner(cfg, p.naming)
+	plans := record.NewPlanner(cfg, p.naming)
 	topics := delivery.NewTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
-	var hbFormat *heartbeatFormat
+	var hbFormat *record.HeartbeatFormat
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
 		// Created now, so that a topic the brokers refuse is a clear start
 		// failure rather than a stop at the first idle interval.
@@ -330,7 +331,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			}
 			return &config.ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
 		}
-		if hbFormat, err = newHeartbeatFormat(soft, cfg, p.registry); errors.As(err, new(*SchemaNotRegisteredError)) {
+		if hbFormat, err = record.NewHeartbeatFormat(soft, cfg, p.registry); errors.As(err, new(*record.SchemaNotRegisteredError)) {
 			// auto_register off and nobody registered them: the heartbeats
 			// still move the slot, without records.
 			log.Warn("heartbeat records are off: their schemas are not registered and format.schema_registry.auto_register is false "+
@@ -357,7 +358,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
 			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
-			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: recordOptionsOf(&cfg)},
+			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: record.OptionsOf(&cfg)},
 			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
 			progress: &p.copies, counts: p.copyCounts(), hook: p.hooks.call, log: log.Named("copy")}}
 	// A first discovery before streaming, so that no table's changes are
@@ -381,8 +382,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	defer stopSnapOnSoft()
 	keys := newKeyResolver(pgcfg, p.keys)
 	defer keys.Close()
-	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.codec(), counts: p.emitterCounts(),
-		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: recordOptionsOf(&cfg),
+	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.Codec(), counts: p.emitterCounts(),
+		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: record.OptionsOf(&cfg),
 		// A table that discovery gave a phase is captured even when its
 		// name matches no pattern: a partition selected by its root's name.
 		include: func(schemaName, table string) bool {

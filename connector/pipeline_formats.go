@@ -1,9 +1,11 @@
 package connector
 
 import (
-	"github.com/mooncdc/mooncdc/connector/config"
-	"github.com/mooncdc/mooncdc/schema"
 	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // encoderConfig is the schema.Config of the pipeline.
@@ -27,8 +29,8 @@ func (p *Pipeline) encoderConfig() schema.Config {
 }
 
 // formats returns the pipeline's formats, for the database it streams.
-func (p *Pipeline) formats() *formats {
-	return newFormats(p.cfg.Format, p.encoderConfig(), p.registry, p.naming, int(p.cfg.Kafka.MaxRecordBytes), p.log)
+func (p *Pipeline) formats() *record.Formats {
+	return record.NewFormats(p.cfg.Format, p.encoderConfig(), p.registry, p.naming, int(p.cfg.Kafka.MaxRecordBytes), p.log)
 }
 
 // unknownType warns once per column of a type without a mapping.

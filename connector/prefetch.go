@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -54,7 +55,7 @@ import (
 // other services share; and four fewer than the registry client's reused
 // connections (registryConns), which a copy's or the stream's requests
 // beside them take.
-const prefetchInFlight = registryConns - 4
+const prefetchInFlight = record.RegistryConns - 4
 
 // prefetchConnections is how many Postgres connections describe the
 // tables: describeTable is a few catalog lookups by oid (and a read of
@@ -75,7 +76,7 @@ type schemaPrefetch struct {
 // newSchemaPrefetch returns the prefetch of c's copies, or nil when the
 // records use no registry (then add and run do nothing).
 func newSchemaPrefetch(c *copier, log *zap.Logger) *schemaPrefetch {
-	if c == nil || c.formats == nil || c.formats.reg == nil {
+	if c == nil || c.formats == nil || c.formats.Registry == nil {
 		return nil
 	}
 	return &schemaPrefetch{c: c, runs: make(chan []string, 16), log: log}
@@ -178,11 +179,11 @@ func (p *schemaPrefetch) describeOne(ctx context.Context, conn *pgx.Conn, name s
 		p.log.Debug("schema prefetch: cannot describe the table; its copy will", zap.String("table", name), zap.Error(err))
 		return describedTable{}, false
 	}
-	plan := p.c.plans.plan(info.rel, true)
-	if !plan.ownTopic() {
+	plan := p.c.plans.Plan(info.rel, true)
+	if !plan.OwnTopic() {
 		return describedTable{}, false // the outbox table: its copy decides
 	}
-	return describedTable{name: name, topic: plan.topic, rel: info.rel}, true
+	return describedTable{name: name, topic: plan.Topic, rel: info.rel}, true
 }
 
 // registerSchemas registers the key and value schemas of the tables it
@@ -191,7 +192,7 @@ func (p *schemaPrefetch) describeOne(ctx context.Context, conn *pgx.Conn, name s
 // them: a refused key leaves the value unregistered). It returns when
 // tables is closed and drained, or ctx ends, with the number of tables
 // whose schemas are registered. Refusals are left to the copies.
-func registerSchemas(ctx context.Context, f *formats, tables <-chan describedTable, inFlight int, log *zap.Logger) int {
+func registerSchemas(ctx context.Context, f *record.Formats, tables <-chan describedTable, inFlight int, log *zap.Logger) int {
 	// Refused credentials would be refused for every table: stop asking.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -200,12 +201,12 @@ func registerSchemas(ctx context.Context, f *formats, tables <-chan describedTab
 	var wg sync.WaitGroup
 	for range inFlight {
 		wg.Go(func() {
-			c := f.codec() // an encoder per goroutine: they are not safe for concurrent use
+			c := f.Codec() // an encoder per goroutine: they are not safe for concurrent use
 			for t := range tables {
 				if ctx.Err() != nil {
 					continue // drain: the sender does not block on a stopped prefetch
 				}
-				if err := c.prepare(ctx, t.topic, t.rel); err != nil {
+				if err := c.Prepare(ctx, t.topic, t.rel); err != nil {
 					if errors.As(err, new(*config.ConfigError)) {
 						cancel()
 					}

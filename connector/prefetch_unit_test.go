@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -20,7 +22,7 @@ import (
 // keyedRelation is public.<table> (id int4 key, v text).
 func keyedRelation(oid uint32, table string) *schema.Relation {
 	rel := testRelation(oid, table)
-	setKey(rel, []string{"id"})
+	record.SetKey(rel, []string{"id"})
 	return rel
 }
 
@@ -53,10 +55,10 @@ func TestPrefetchRegistersManyTablesAtOnceAndTheCopiesFindThem(t *testing.T) {
 	t.Logf("%d tables' schemas registered in %s, %d requests at once (one after the other: ≥ %s)", tables, took, reg.MaxInFlight(), 2*tables*20*time.Millisecond)
 
 	reg.ResetRequests()
-	c := f.codec()
+	c := f.Codec()
 	for i := range tables {
 		name := fmt.Sprintf("t%03d", i)
-		if err := c.prepare(context.Background(), "shop.public."+name, keyedRelation(uint32(1000+i), name)); err != nil {
+		if err := c.Prepare(context.Background(), "shop.public."+name, keyedRelation(uint32(1000+i), name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,4 +70,26 @@ func TestPrefetchRegistersManyTablesAtOnceAndTheCopiesFindThem(t *testing.T) {
 			t.Errorf("subject %s has versions %v, want one", s, vs)
 		}
 	}
+}
+
+// avroTestFormats is Avro keys and values under topic prefix "shop",
+// registered in reg.
+func avroTestFormats(t *testing.T, reg *srtest.Registry) *record.Formats {
+	t.Helper()
+	cfg := config.DefaultConfig()
+	cfg.Name = "shop"
+	cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
+	cfg.Format.SchemaRegistry.URL = reg.URL()
+	cfg.ApplyDefaults()
+	cfg.Kafka.TopicPrefix = "shop"
+	naming, err := cfg.TopicNaming()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := record.NewRegistry(cfg.Format.SchemaRegistry, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pipeline{cfg: cfg, log: zap.NewNop(), naming: naming, database: "shop", registry: r}
+	return p.formats()
 }

@@ -1,6 +1,10 @@
 package connector
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mooncdc/mooncdc/connector/internal/record"
+)
 
 // TestPrefetchLeavesRegistryConnectionsToTheCopies: the registry client
 // owns its concurrency (registryConns, the connections it reuses) and the
@@ -9,10 +13,10 @@ import "testing"
 // registry stopped naming the prefetch (16 requests at once, 20 idle
 // connections per host).
 func TestPrefetchLeavesRegistryConnectionsToTheCopies(t *testing.T) {
-	if prefetchInFlight != 16 || registryConns != 20 {
-		t.Errorf("prefetchInFlight = %d, registryConns = %d; want 16 and 20", prefetchInFlight, registryConns)
+	if prefetchInFlight != 16 || record.RegistryConns != 20 {
+		t.Errorf("prefetchInFlight = %d, registryConns = %d; want 16 and 20", prefetchInFlight, record.RegistryConns)
 	}
-	if prefetchInFlight >= registryConns {
-		t.Errorf("the prefetch's %d requests at once take every one of the registry's %d reused connections", prefetchInFlight, registryConns)
+	if prefetchInFlight >= record.RegistryConns {
+		t.Errorf("the prefetch's %d requests at once take every one of the registry's %d reused connections", prefetchInFlight, record.RegistryConns)
 	}
 }

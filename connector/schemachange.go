@@ -60,21 +60,21 @@ type shapeAt struct {
 // writeSchemaChange writes one schema-change record in the open
 // transaction's unit.
 func (e *emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, seq int64) error {
-	topic := e.opts.schemaChangeTopic
+	topic := e.opts.SchemaChangeTopic
 	if !e.schemaChangesReady {
 		if err := e.topics.Ensure(topic); err != nil {
 			return err
 		}
-		if err := e.enc.prepareSchemaChange(e.ctx, topic); err != nil {
+		if err := e.enc.PrepareSchemaChange(e.ctx, topic); err != nil {
 			return err
 		}
 		e.schemaChangesReady = true
 	}
-	rec, err := e.w.schemaChange(e.cur, topic, sc, commit, seq)
+	rec, err := e.w.SchemaChange(e.cur, topic, sc, commit, seq)
 	if err != nil {
 		return err
 	}
-	e.w.send(rec)
+	e.w.Send(rec)
 	return nil
 }
 
@@ -145,11 +145,11 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	// No DDL message said it (no event trigger): decide here, still
 	// before the first row of the new shape; a new table has no schema to
 	// follow yet, and a change made while stopped is decided where its
-	// first record's schema is registered (evolution.go).
+	// first record's schema is registered (record: evolution.go).
 	if created || stopped {
 		return nil
 	}
-	return e.evolve(name, e.enc.topicOf(rel.Schema, rel.Table), keyed, "", ch.LSN)
+	return e.evolve(name, e.enc.TopicOf(rel.Schema, rel.Table), keyed, "", ch.LSN)
 }
 
 // truncated writes the TRUNCATE schema change of a table's truncate

@@ -1,9 +1,10 @@
 package connector
 
 import (
-	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"strings"
 	"testing"
+
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 )
 
 func TestServerVersionBelow14IsRefusedWithTheCause(t *testing.T) {

@@ -444,7 +444,7 @@ type SchemaRegistryConfig struct {
 	// them up and a missing one stops the table with an error.
 	AutoRegister bool `yaml:"auto_register"`
 	// SchemaEvolution is what a schema change that the registry refuses
-	// as incompatible does, decided at the DDL (evolution.go): park
+	// as incompatible does, decided at the DDL (connector/internal/record: evolution.go): park
 	// (default), new_subject or force.
 	SchemaEvolution string `yaml:"schema_evolution"`
 }

@@ -1,9 +1,12 @@
-package connector
+package record
 
 import (
 	"errors"
-	"github.com/mooncdc/mooncdc/connector/config"
+	"slices"
 	"testing"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation: the planner
@@ -25,7 +28,7 @@ func TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := newPlanner(cfg, naming)
+	pl := NewPlanner(cfg, naming)
 	for _, tc := range []struct {
 		table                             string
 		captured                          bool
@@ -39,27 +42,42 @@ func TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation(t *testing.T) {
 		{"other", false, "", false, false, false, false},
 	} {
 		rel := testRelation(7, tc.table)
-		r := pl.plan(rel, tc.captured)
-		if r.name != "public."+tc.table || r.topic != tc.topic || r.routed != tc.routed || r.outbox != tc.outbox ||
-			r.signals != tc.signals || r.skip == tc.captured || r.ownTopic() != tc.ownTopic {
+		r := pl.Plan(rel, tc.captured)
+		if r.Name != "public."+tc.table || r.Topic != tc.topic || r.Routed != tc.routed || r.Outbox != tc.outbox ||
+			r.Signals != tc.signals || r.Skip == tc.captured || r.OwnTopic() != tc.ownTopic {
 			t.Errorf("%s: %+v", tc.table, r)
 		}
-		if r.rel != rel {
+		if r.Rel != rel {
 			t.Errorf("%s: the plan encodes with another relation before withKey", tc.table)
 		}
 	}
 
-	r := pl.plan(testRelation(7, "customers"), true)
-	keyed, _ := firstColumnKeyer{}.keyed(r.rel)
+	r := pl.Plan(testRelation(7, "customers"), true)
+	keyed := keyedOnFirstColumn(r.Rel)
 	keyed.Columns[1].NotNull = true
-	r.withKey(keyed, nil)
-	if r.rel != keyed || r.keyErr != nil || r.nulls == nil || len(r.nulls.notNull) != 1 {
+	r.WithKey(keyed, nil)
+	if r.Rel != keyed || r.KeyErr != nil || r.Nulls == nil || len(r.Nulls.NotNull) != 1 {
 		t.Errorf("withKey: %+v", r)
 	}
-	r = pl.plan(testRelation(7, "customers"), true)
-	kerr := &keyRuleError{errors.New("no such column")}
-	r.withKey(nil, kerr)
-	if !errors.Is(r.keyErr, kerr) || r.rel == nil {
+	r = pl.Plan(testRelation(7, "customers"), true)
+	kerr := &KeyRuleError{errors.New("no such column")}
+	r.WithKey(nil, kerr)
+	if !errors.Is(r.KeyErr, kerr) || r.Rel == nil {
 		t.Errorf("withKey with a key error: %+v", r)
 	}
+}
+
+// testRelation is table public.<table> (id int, v text) with oid.
+func testRelation(oid uint32, table string) *schema.Relation {
+	return &schema.Relation{OID: oid, Schema: "public", Table: table, ReplicaIdentity: 'd', Columns: []schema.Column{
+		{Name: "id", TypeOID: 23, TypeMod: -1}, {Name: "v", TypeOID: 25, TypeMod: -1}}}
+}
+
+// keyedOnFirstColumn is rel keyed on its first column, as the emitter's
+// unit tests' keyer makes it.
+func keyedOnFirstColumn(rel *schema.Relation) *schema.Relation {
+	out := *rel
+	out.Columns = slices.Clone(rel.Columns)
+	SetKey(&out, []string{rel.Columns[0].Name})
+	return &out
 }

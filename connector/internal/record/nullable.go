@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"context"
@@ -23,30 +23,30 @@ import (
 //     the table's NOT NULL columns are made optional for good
 //     (prepareRelaxing), and only a refusal of that too parks the table.
 
-// nullPlan is a relation's NOT NULL columns and the relaxed relations made
+// NullPlan is a relation's NOT NULL columns and the relaxed relations made
 // for the sets of them that carried a NULL.
-type nullPlan struct {
-	notNull []int                       // indexes of rel's NOT NULL columns
+type NullPlan struct {
+	NotNull []int                       // indexes of rel's NOT NULL columns
 	relaxed map[uint64]*schema.Relation // by the set of relaxed columns (bit i: notNull[i]; bit 63: the rest)
 }
 
-func newNullPlan(rel *schema.Relation) *nullPlan {
-	p := &nullPlan{}
+func NewNullPlan(rel *schema.Relation) *NullPlan {
+	p := &NullPlan{}
 	for i, c := range rel.Columns {
 		if c.NotNull {
-			p.notNull = append(p.notNull, i)
+			p.NotNull = append(p.NotNull, i)
 		}
 	}
 	return p
 }
 
-// nullMask says which NOT NULL columns of ch hold a SQL NULL: in the new
+// NullMask says which NOT NULL columns of ch hold a SQL NULL: in the new
 // image, and in the old one when it is the whole row (REPLICA IDENTITY
 // FULL; an old key tuple's other columns are absent, not NULL).
-func (p *nullPlan) nullMask(ch *schema.Change) uint64 {
+func (p *NullPlan) NullMask(ch *schema.Change) uint64 {
 	var mask uint64
 	fullOld := ch.Relation != nil && ch.Relation.ReplicaIdentity == 'f'
-	for bit, col := range p.notNull {
+	for bit, col := range p.NotNull {
 		isNull := col < len(ch.After) && ch.After[col].Kind == schema.ValueNull ||
 			fullOld && col < len(ch.Before) && ch.Before[col].Kind == schema.ValueNull
 		if isNull {
@@ -56,15 +56,15 @@ func (p *nullPlan) nullMask(ch *schema.Change) uint64 {
 	return mask
 }
 
-// relaxedFor returns rel with the columns of mask optional, made once per
+// RelaxedFor returns rel with the columns of mask optional, made once per
 // mask.
-func (p *nullPlan) relaxedFor(rel *schema.Relation, mask uint64) *schema.Relation {
+func (p *NullPlan) RelaxedFor(rel *schema.Relation, mask uint64) *schema.Relation {
 	if r, ok := p.relaxed[mask]; ok {
 		return r
 	}
 	out := *rel
 	out.Columns = append([]schema.Column(nil), rel.Columns...)
-	for bit, col := range p.notNull {
+	for bit, col := range p.NotNull {
 		if mask&(1<<min(bit, 63)) != 0 {
 			out.Columns[col].NotNull = false
 		}
@@ -79,20 +79,20 @@ func (p *nullPlan) relaxedFor(rel *schema.Relation, mask uint64) *schema.Relatio
 // allOptional returns rel with every NOT NULL column optional (rel itself
 // when it has none).
 func allOptional(rel *schema.Relation) *schema.Relation {
-	p := newNullPlan(rel)
-	if len(p.notNull) == 0 {
+	p := NewNullPlan(rel)
+	if len(p.NotNull) == 0 {
 		return rel
 	}
-	return p.relaxedFor(rel, ^uint64(0))
+	return p.RelaxedFor(rel, ^uint64(0))
 }
 
-// prepareRelaxing registers rel's record schemas (prepare) and returns the
+// PrepareRelaxing registers rel's record schemas (prepare) and returns the
 // relation to encode with: rel, or, when the registry refuses rel's schema
 // as incompatible and rel has NOT NULL columns, rel with all of them
 // optional, if the registry accepts that; else what the schema evolution
 // policy makes of the refusal (evolution.go).
-func (c *codec) prepareRelaxing(ctx context.Context, topic string, rel *schema.Relation) (*schema.Relation, error) {
-	err := c.prepare(ctx, topic, rel)
+func (c *Codec) PrepareRelaxing(ctx context.Context, topic string, rel *schema.Relation) (*schema.Relation, error) {
+	err := c.Prepare(ctx, topic, rel)
 	if err == nil || !errors.As(err, new(*SchemaIncompatibleError)) {
 		return rel, err
 	}
@@ -100,24 +100,24 @@ func (c *codec) prepareRelaxing(ctx context.Context, topic string, rel *schema.R
 	if loose == rel {
 		return rel, c.evolveRefused(ctx, topic, rel, err)
 	}
-	if err2 := c.prepare(ctx, topic, loose); err2 != nil {
+	if err2 := c.Prepare(ctx, topic, loose); err2 != nil {
 		return rel, c.evolveRefused(ctx, topic, rel, err) // the first refusal says more
 	}
 	return loose, nil
 }
 
-// relaxNulls points ch at a relation that admits its NULLs, registering
+// RelaxNulls points ch at a relation that admits its NULLs, registering
 // that relation's schemas first; ch is left alone when it has none.
-func (c *codec) relaxNulls(ctx context.Context, r *recordPlan, ch *schema.Change) error {
-	if r.nulls == nil || len(r.nulls.notNull) == 0 {
+func (c *Codec) RelaxNulls(ctx context.Context, r *Plan, ch *schema.Change) error {
+	if r.Nulls == nil || len(r.Nulls.NotNull) == 0 {
 		return nil
 	}
-	mask := r.nulls.nullMask(ch)
+	mask := r.Nulls.NullMask(ch)
 	if mask == 0 {
 		return nil
 	}
-	rel := r.nulls.relaxedFor(r.rel, mask)
-	if _, err := c.prepareRelaxing(ctx, r.topic, rel); err != nil {
+	rel := r.Nulls.RelaxedFor(r.Rel, mask)
+	if _, err := c.PrepareRelaxing(ctx, r.Topic, rel); err != nil {
 		return err
 	}
 	ch.Relation = rel

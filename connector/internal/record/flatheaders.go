@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"time"
@@ -19,7 +19,7 @@ import (
 // ExtractNewRecordState.java:106-122), it does nothing.
 // With tombstone, rec is the tombstone that follows a delete, which gets
 // only the op header, "d" (AbstractExtractNewRecordState.java:139-146).
-func (c *codec) flatHeaders(rec *kgo.Record, ch *schema.Change, now time.Time, tombstone bool) {
+func (c *Codec) flatHeaders(rec *kgo.Record, ch *schema.Change, now time.Time, tombstone bool) {
 	if c.flat == nil || len(c.flat.Headers) == 0 || ch.Op == schema.OpMessage {
 		return
 	}
@@ -51,9 +51,9 @@ func (c *codec) flatHeaders(rec *kgo.Record, ch *schema.Change, now time.Time, t
 	rec.Headers = h
 }
 
-// markSnapshotHeaders rewrites the source.snapshot headers of a copy's
+// MarkSnapshotHeaders rewrites the source.snapshot headers of a copy's
 // last row from marker from to to (MarkSnapshot does the value's).
-func (c *codec) markSnapshotHeaders(rec *kgo.Record, from, to string) {
+func (c *Codec) MarkSnapshotHeaders(rec *kgo.Record, from, to string) {
 	if c.flat == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func (e *SchemaEvolutionError) Error() string {
 // stopped, or a DDL check that could not be made. Under park err stands;
 // new_subject and force act on the refused subject (key, value or both)
 // and register again.
-func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Relation, err error) error {
+func (c *Codec) evolveRefused(ctx context.Context, topic string, rel *schema.Relation, err error) error {
 	reg := c.reg
 	for range 2 { // the key and the value subject
 		var inc *SchemaIncompatibleError
@@ -97,25 +97,25 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 		if perr != nil {
 			return refusal(ctx, perr)
 		}
-		if err = c.prepare(ctx, topic, rel); err == nil {
+		if err = c.Prepare(ctx, topic, rel); err == nil {
 			return nil
 		}
 	}
 	return err
 }
 
-// registers says the codec registers Avro schemas (a Schema Registry is
+// Registers says the codec registers Avro schemas (a Schema Registry is
 // configured).
-func (c *codec) registers() bool { return c.reg != nil }
+func (c *Codec) Registers() bool { return c.reg != nil }
 
-// evolve checks rel, the new shape of table name, against the subjects
+// Evolve checks rel, the new shape of table name, against the subjects
 // of topic, and applies schema_registry.evolution to a subject that would
 // refuse it: nil when the registry accepts it (the first row registers
 // it), or after a new subject or a forced schema; a *tableSchemaError
 // (the table is to be parked) when the policy is park or the registry
 // refuses; other errors (stopping, credentials, the registry unreachable)
 // as they are. It blocks while the registry is unreachable.
-func (c *codec) evolve(ctx context.Context, name, topic string, rel *schema.Relation, ddl string) error {
+func (c *Codec) Evolve(ctx context.Context, name, topic string, rel *schema.Relation, ddl string) error {
 	reg := c.reg
 	for _, role := range []struct {
 		enc   *schema.AvroEncoder
@@ -157,7 +157,7 @@ func (c *codec) evolve(ctx context.Context, name, topic string, rel *schema.Rela
 		case config.EvolutionForce:
 			err = reg.force(ctx, subject, text)
 		default:
-			return &tableSchemaError{err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}}
+			return &TableSchemaError{Err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}}
 		}
 		if err != nil {
 			return refusal(ctx, err)
@@ -173,7 +173,7 @@ func refusal(ctx context.Context, err error) error {
 	if ctx.Err() != nil || errors.As(err, new(*config.ConfigError)) || registryRetryable(err) {
 		return err
 	}
-	return &tableSchemaError{err: err}
+	return &TableSchemaError{Err: err}
 }
 
 // avroSchemaOf is the key or value schema of rel's records.
@@ -196,7 +196,7 @@ func topicSubject(topic string, isKey bool) string {
 // subject returns the subject that base's schemas are registered under
 // now: base itself, or under new_subject its newest generation, base-vN,
 // found in the registry the first time and followed after each change.
-func (r *registry) subject(ctx context.Context, base string) (string, error) {
+func (r *Registry) subject(ctx context.Context, base string) (string, error) {
 	if r.evolution != config.EvolutionNewSubject {
 		return base, nil
 	}
@@ -234,7 +234,7 @@ func generation(base string, gen int) string {
 // (schema with every field optional, what the first row falls back to:
 // nullable.go) may follow the latest version of subject; "" when one may,
 // or the subject has no version yet.
-func (r *registry) incompatible(ctx context.Context, subject, schema, loose string) (string, error) {
+func (r *Registry) incompatible(ctx context.Context, subject, schema, loose string) (string, error) {
 	var reason string
 	for _, s := range []string{schema, loose} {
 		if s == "" {
@@ -264,7 +264,7 @@ func (r *registry) incompatible(ctx context.Context, subject, schema, loose stri
 }
 
 // newSubject registers schema under the next generation of base.
-func (r *registry) newSubject(ctx context.Context, base, schema string) error {
+func (r *Registry) newSubject(ctx context.Context, base, schema string) error {
 	cur, err := r.subject(ctx, base)
 	if err != nil {
 		return err
@@ -288,7 +288,7 @@ func (r *registry) newSubject(ctx context.Context, base, schema string) error {
 // NONE, then puts back the level it had: its own, or none (the global one
 // applies again). A registration by someone else in between is not
 // checked either.
-func (r *registry) force(ctx context.Context, subject, schema string) error {
+func (r *Registry) force(ctx context.Context, subject, schema string) error {
 	var own *sr.CompatibilityLevel
 	err := r.retrying(ctx, subject, func() error {
 		res := r.cl.Compatibility(ctx, subject)[0]
@@ -324,7 +324,7 @@ func (r *registry) force(ctx context.Context, subject, schema string) error {
 }
 
 // setLevel sets subject's own compatibility level, or removes it (nil).
-func (r *registry) setLevel(ctx context.Context, subject string, l *sr.CompatibilityLevel) error {
+func (r *Registry) setLevel(ctx context.Context, subject string, l *sr.CompatibilityLevel) error {
 	return r.retrying(ctx, subject, func() error {
 		var res sr.CompatibilityResult
 		if l == nil {
@@ -342,7 +342,7 @@ func (r *registry) setLevel(ctx context.Context, subject string, l *sr.Compatibi
 
 // retrying runs call until it succeeds or fails for good, waiting with
 // backoff while the registry is unreachable, as id does.
-func (r *registry) retrying(ctx context.Context, subject string, call func() error) error {
+func (r *Registry) retrying(ctx context.Context, subject string, call func() error) error {
 	b := fault.NewBackoff(100*time.Millisecond, 10*time.Second)
 	for attempt := 0; ; attempt++ {
 		err := call()

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"context"
@@ -24,16 +24,16 @@ import (
 // record alone when a predicate keeps it from the SMT (its own docs:
 // outbox-event-router.adoc, "apply the SMT only to the outbox table").
 
-// outboxCodec is the outbox half of a codec (nil without the envelope).
+// OutboxCodec is the outbox half of a codec (nil without the envelope).
 // It is NOT safe for concurrent use, as the codec it belongs to.
-type outboxCodec struct {
+type OutboxCodec struct {
 	cfg *schema.OutboxConfig
 	// rows takes the parts of an outbox row; key and value write them
 	// in JSON, or keyAvro and valueAvro in Avro (one of each pair is nil).
 	rows               *schema.JSONEncoder
 	key, value         *schema.JSONEncoder
 	keyAvro, valueAvro *schema.AvroEncoder
-	reg                *registry
+	reg                *Registry
 	valid              map[string]bool // Avro schemas checked valid
 	log                *zap.Logger
 }
@@ -58,7 +58,7 @@ func (e *OutboxUpdateError) Error() string {
 // parked, the others go on.
 func (e *OutboxUpdateError) TableLocal() {}
 
-// record fills rec with ev's record: topic, key, value (none for a
+// Record fills rec with ev's record: topic, key, value (none for a
 // tombstone), timestamp (the event's, else now, Debezium's ts_ms:
 // EventRouterDelegate.java:253-256), and after the mooncdc.* headers the
 // caller has set, `id` and the header fields (:159-160, 203-208) as text,
@@ -70,12 +70,12 @@ func (e *OutboxUpdateError) TableLocal() {}
 // valid Avro, is a *tableSchemaError; an unreachable registry's error is
 // returned as is. An event that cannot be encoded (or whose topic Kafka
 // would refuse) is a *RecordError.
-func (o *outboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Change, ev *schema.OutboxEvent, now time.Time, maxRecord int) error {
+func (o *OutboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Change, ev *schema.OutboxEvent, now time.Time, maxRecord int) error {
 	if ev.ExpandErr != nil {
 		o.log.Warn("outbox payload not expanded: it is sent as the string it is (as Debezium's EventRouter does)",
 			zap.String("topic", ev.Topic), zap.Error(ev.ExpandErr))
 	}
-	if err := checkRoutedTopic(ev.Topic); err != nil {
+	if err := CheckRoutedTopic(ev.Topic); err != nil {
 		return &RecordError{Topic: ev.Topic, LSN: ch.LSN, Err: err}
 	}
 	var key, value []byte
@@ -122,31 +122,31 @@ func (o *outboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Ch
 	return nil
 }
 
-// event returns the outbox event of ch, a change of the outbox table.
-func (o *outboxCodec) event(ch *schema.Change) (*schema.OutboxEvent, error) {
+// Event returns the outbox event of ch, a change of the outbox table.
+func (o *OutboxCodec) Event(ch *schema.Change) (*schema.OutboxEvent, error) {
 	return o.rows.OutboxEvent(ch, o.cfg)
 }
 
-// message returns the outbox event a logical message's content holds.
-func (o *outboxCodec) message(content []byte) (*schema.OutboxEvent, error) {
+// Message returns the outbox event a logical message's content holds.
+func (o *OutboxCodec) Message(content []byte) (*schema.OutboxEvent, error) {
 	return o.rows.OutboxMessage(o.cfg, content)
 }
 
-// config is format.outbox.
-func (o *outboxCodec) config() *schema.OutboxConfig { return o.cfg }
+// Config is format.outbox.
+func (o *OutboxCodec) Config() *schema.OutboxConfig { return o.cfg }
 
-// logger is where the outbox's warnings go.
-func (o *outboxCodec) logger() *zap.Logger { return o.log }
+// Log is where the outbox's warnings go.
+func (o *OutboxCodec) Log() *zap.Logger { return o.log }
 
 // avro registers part p's Avro schema under subject and appends p in
 // Confluent's wire format; errors as record says.
-func (o *outboxCodec) avro(ctx context.Context, enc *schema.AvroEncoder, dst []byte, subject string, p schema.OutboxPart) ([]byte, error) {
+func (o *OutboxCodec) avro(ctx context.Context, enc *schema.AvroEncoder, dst []byte, subject string, p schema.OutboxPart) ([]byte, error) {
 	text, err := schema.OutboxAvroSchema(p, o.valid)
 	if len(o.valid) > 1024 {
 		clear(o.valid)
 	}
 	if err != nil {
-		return dst, &tableSchemaError{err: err}
+		return dst, &TableSchemaError{Err: err}
 	}
 	id, err := o.reg.id(ctx, subject, text)
 	switch {
@@ -154,7 +154,7 @@ func (o *outboxCodec) avro(ctx context.Context, enc *schema.AvroEncoder, dst []b
 	case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
 		return dst, err // stopping, credentials, or the registry is down: retried, nothing skipped
 	default:
-		return dst, &tableSchemaError{err: err}
+		return dst, &TableSchemaError{Err: err}
 	}
 	out, err := enc.AppendOutboxAvro(dst, int32(id), p)
 	if err != nil {
@@ -181,10 +181,10 @@ func addHeader(rec *kgo.Record, key string, p schema.OutboxPart) {
 	rec.Headers = h
 }
 
-// checkRoutedTopic refuses a routed topic Kafka would refuse, before it
+// CheckRoutedTopic refuses a routed topic Kafka would refuse, before it
 // is created: the route-by value is row data, so this parks the outbox
 // table (a *schema.ValueError) instead of failing the stream.
-func checkRoutedTopic(t string) error {
+func CheckRoutedTopic(t string) error {
 	if err := config.CheckTopicName(t); err != nil {
 		return &schema.ValueError{Value: t, Err: fmt.Errorf("routed topic %q %w; check format.outbox.route_by and topic", t, err)}
 	}

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"context"
@@ -10,19 +10,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mooncdc/mooncdc/connector/config"
-	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/twmb/franz-go/pkg/sr"
 	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 )
 
-// registryConns is how many requests to the Schema Registry at once reuse
+// RegistryConns is how many requests to the Schema Registry at once reuse
 // their connections (and TLS sessions): the client keeps that many idle
 // connections per host. A caller that sends more at once opens more, and
 // closes them after.
-const registryConns = 20
+const RegistryConns = 20
 
-// registry gives Avro schemas their Schema Registry ids. A schema is
+// Registry gives Avro schemas their Schema Registry ids. A schema is
 // registered (or, with auto_register off, looked up) once per subject per
 // process: the answer is cached by subject and schema text, which the
 // encoders build deterministically, and callers that ask for the same one
@@ -31,7 +32,7 @@ const registryConns = 20
 // asked for first). Safe for concurrent use; id blocks while
 // the registry answers, retrying an unreachable or failing registry with
 // backoff until ctx ends.
-type registry struct {
+type Registry struct {
 	cl           *sr.Client
 	autoRegister bool
 	evolution    string // format.schema_registry.schema_evolution (evolution.go)
@@ -42,9 +43,9 @@ type registry struct {
 	flights map[string]*flight // requests out, by the same key as ids
 	gens    map[string]int     // new_subject: each base subject's newest generation (evolution.go)
 
-	// stopping ends when the pipeline is asked to stop (set by Run before
+	// Stopping ends when the pipeline is asked to stop (set by Run before
 	// any record is encoded); nil for the commands that only look up.
-	stopping context.Context
+	Stopping context.Context
 }
 
 // SchemaIncompatibleError is a schema the registry refused as incompatible
@@ -78,14 +79,14 @@ func (e *SchemaNotRegisteredError) Error() string {
 
 func (e *SchemaNotRegisteredError) Unwrap() error { return e.Err }
 
-// newRegistry builds the client of format.schema_registry. It reads the TLS
+// NewRegistry builds the client of format.schema_registry. It reads the TLS
 // files but does not contact the registry.
-func newRegistry(cfg config.SchemaRegistryConfig, log *zap.Logger) (*registry, error) {
+func NewRegistry(cfg config.SchemaRegistryConfig, log *zap.Logger) (*Registry, error) {
 	cl, err := NewRegistryClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &registry{cl: cl, autoRegister: cfg.AutoRegister, evolution: cfg.SchemaEvolution, log: log,
+	return &Registry{cl: cl, autoRegister: cfg.AutoRegister, evolution: cfg.SchemaEvolution, log: log,
 		ids: map[string]int{}, flights: map[string]*flight{}, gens: map[string]int{}}, nil
 }
 
@@ -111,7 +112,7 @@ func NewRegistryClient(cfg config.SchemaRegistryConfig) (*sr.Client, error) {
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:     tlsCfg,
 		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConnsPerHost: registryConns,
+		MaxIdleConnsPerHost: RegistryConns,
 	}
 	opts = append(opts, sr.HTTPClient(&http.Client{Transport: tr, Timeout: 30 * time.Second}))
 	cl, err := sr.NewClient(opts...)
@@ -132,7 +133,7 @@ func registryTLS(cfg config.SchemaRegistryConfig) (*tls.Config, error) {
 // same request out waits for its answer, and takes its failure as its own
 // (then retries on its own backoff), unless that request ended only
 // because its caller stopped: then it asks itself, at once.
-func (r *registry) id(ctx context.Context, subject, schema string) (int, error) {
+func (r *Registry) id(ctx context.Context, subject, schema string) (int, error) {
 	k := subject + "\x00" + schema
 	r.mu.Lock()
 	id, ok := r.ids[k]
@@ -184,7 +185,7 @@ var errOtherStopped = errors.New("the shared registry request was abandoned by i
 // shared returns the cached id of k, or the answer of the request for k
 // that is out, or sends one with call and caches its success. Waiting for
 // another caller's request ends with ctx.
-func (r *registry) shared(ctx context.Context, k string, call func() (int, error)) (int, error) {
+func (r *Registry) shared(ctx context.Context, k string, call func() (int, error)) (int, error) {
 	r.mu.Lock()
 	if id, ok := r.ids[k]; ok {
 		r.mu.Unlock()
@@ -222,17 +223,17 @@ func (r *registry) shared(ctx context.Context, k string, call func() (int, error
 // stopping. A stop while the registry is down ends the wait: the record is
 // not produced, its transaction is not acknowledged, and the next start
 // replays it, where waiting on might never end.
-func (r *registry) sleep(ctx context.Context, d time.Duration) bool {
-	if r.stopping != nil {
+func (r *Registry) sleep(ctx context.Context, d time.Duration) bool {
+	if r.Stopping != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		defer context.AfterFunc(r.stopping, cancel)()
+		defer context.AfterFunc(r.Stopping, cancel)()
 	}
 	return fault.Sleep(ctx, d)
 }
 
-func (r *registry) call(ctx context.Context, subject, schema string) (int, error) {
+func (r *Registry) call(ctx context.Context, subject, schema string) (int, error) {
 	s := sr.Schema{Schema: schema, Type: sr.TypeAvro}
 	var re *sr.ResponseError
 	if r.autoRegister {

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"errors"
@@ -17,17 +17,17 @@ import (
 // them, and none for a table without either.
 func TestKeyColumnsDecidedFromTheCatalogsAnswer(t *testing.T) {
 	rel := &schema.Relation{OID: 1, Schema: "public", Table: "orders", Columns: []schema.Column{{Name: "id"}, {Name: "tenant"}, {Name: "note"}}}
-	custom, err := newKeyRule(map[string][]string{"public.orders": {"tenant", "id"}, "public.other": {"x"}})
+	custom, err := NewKeyRule(map[string][]string{"public.orders": {"tenant", "id"}, "public.other": {"x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing, err := newKeyRule(map[string][]string{"public.*": {"nope"}})
+	missing, err := NewKeyRule(map[string][]string{"public.*": {"nope"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name     string
-		rules    keyRule
+		rules    KeyRule
 		identity string
 		index    []string
 		want     []string
@@ -42,14 +42,14 @@ func TestKeyColumnsDecidedFromTheCatalogsAnswer(t *testing.T) {
 		{"custom outside the identity", custom, "d", []string{"id"}, []string{"tenant", "id"}, "which a delete does not carry"},
 		{"custom column the table lacks", missing, "f", nil, []string{"nope"}, `names column "nope", which public.orders does not have`},
 	} {
-		got, err := keyColumnsOf(c.rules, rel, c.identity, c.index)
+		got, err := KeyColumns(c.rules, rel, c.identity, c.index)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: key %v, want %v", c.name, got, c.want)
 		}
 		switch {
 		case c.errHas == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
-		case c.errHas != "" && (err == nil || !strings.Contains(err.Error(), c.errHas) || !errors.As(err, new(*keyRuleError))):
+		case c.errHas != "" && (err == nil || !strings.Contains(err.Error(), c.errHas) || !errors.As(err, new(*KeyRuleError))):
 			t.Errorf("%s: error %v, want a *keyRuleError containing %q", c.name, err, c.errHas)
 		}
 	}

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"bytes"
@@ -10,28 +10,28 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// keyColumnsOf is keyColumns' decision from the catalog's answer
+// KeyColumns is keyColumns' decision from the catalog's answer
 // (pgsource.ReplicaIdentity: the table's replica identity and its
 // identity index's or primary key's columns), without a server.
-func keyColumnsOf(rules keyRule, rel *schema.Relation, identity string, index []string) ([]string, error) {
+func KeyColumns(rules KeyRule, rel *schema.Relation, identity string, index []string) ([]string, error) {
 	if custom := rules.custom(rel.Schema, rel.Table); custom != nil {
 		return custom, rules.check(rel, custom, identity, index)
 	}
 	return index, nil
 }
 
-// keyRule holds format.message_key_columns: per table pattern, the
+// KeyRule holds format.message_key_columns: per table pattern, the
 // columns of the record key.
-type keyRule []customKey
+type KeyRule []customKey
 
 type customKey struct {
 	table   config.TablePattern
 	columns []string
 }
 
-// newKeyRule parses format.message_key_columns (Validate has checked it).
-func newKeyRule(m map[string][]string) (keyRule, error) {
-	var out keyRule
+// NewKeyRule parses format.message_key_columns (Validate has checked it).
+func NewKeyRule(m map[string][]string) (KeyRule, error) {
+	var out KeyRule
 	for pattern, cols := range m {
 		tp, err := config.ParseTablePattern(pattern)
 		if err != nil {
@@ -54,7 +54,7 @@ func newKeyRule(m map[string][]string) (keyRule, error) {
 }
 
 // custom returns the key columns configured for schema.table, or nil.
-func (k keyRule) custom(schemaName, table string) []string {
+func (k KeyRule) custom(schemaName, table string) []string {
 	for _, c := range k {
 		if c.table.Match(schemaName, table) {
 			return c.columns
@@ -63,29 +63,29 @@ func (k keyRule) custom(schemaName, table string) []string {
 	return nil
 }
 
-// keyRuleError is a format.message_key_columns entry a table cannot
+// KeyRuleError is a format.message_key_columns entry a table cannot
 // follow: the table is parked (nothing of it is written), the others go on.
-type keyRuleError struct{ err error }
+type KeyRuleError struct{ Err error }
 
-func (e *keyRuleError) Error() string { return e.err.Error() }
+func (e *KeyRuleError) Error() string { return e.Err.Error() }
 
-func (e *keyRuleError) Unwrap() error { return e.err }
+func (e *KeyRuleError) Unwrap() error { return e.Err }
 
 // TableLocal marks the error as the table's own (tableFault): the table is
 // parked, the others go on.
-func (e *keyRuleError) TableLocal() {}
+func (e *KeyRuleError) TableLocal() {}
 
 // check refuses custom key columns the table lacks, or that a delete does
 // not carry: under REPLICA IDENTITY DEFAULT or USING INDEX a delete brings
 // only the identity's columns, and a key built from the others would be
 // null.
-func (k keyRule) check(rel *schema.Relation, custom []string, identity string, index []string) error {
+func (k KeyRule) check(rel *schema.Relation, custom []string, identity string, index []string) error {
 	for _, c := range custom {
 		if !slices.ContainsFunc(rel.Columns, func(col schema.Column) bool { return col.Name == c }) {
-			return &keyRuleError{fmt.Errorf("format.message_key_columns names column %q, which %s does not have: fix the column name", c, rel.QualifiedName())}
+			return &KeyRuleError{fmt.Errorf("format.message_key_columns names column %q, which %s does not have: fix the column name", c, rel.QualifiedName())}
 		}
 		if identity != "f" && !slices.Contains(index, c) {
-			return &keyRuleError{fmt.Errorf("format.message_key_columns names column %q of %s, which a delete does not carry under its replica identity (deletes bring only %v): "+
+			return &KeyRuleError{fmt.Errorf("format.message_key_columns names column %q of %s, which a delete does not carry under its replica identity (deletes bring only %v): "+
 				"ALTER TABLE %s REPLICA IDENTITY FULL, or key the table by columns of its replica identity",
 				c, rel.QualifiedName(), index, config.QualifiedName(rel.Schema, rel.Table))}
 		}
@@ -93,9 +93,9 @@ func (k keyRule) check(rel *schema.Relation, custom []string, identity string, i
 	return nil
 }
 
-// setKey marks names as rel's key columns, KeyIndexes in the order of
+// SetKey marks names as rel's key columns, KeyIndexes in the order of
 // names.
-func setKey(rel *schema.Relation, names []string) {
+func SetKey(rel *schema.Relation, names []string) {
 	rel.KeyIndexes = rel.KeyIndexes[:0:0]
 	for i := range rel.Columns {
 		rel.Columns[i].Key = false
@@ -111,10 +111,10 @@ func setKey(rel *schema.Relation, names []string) {
 	}
 }
 
-// keyChanged reports whether an update moved the row to another key: then
+// KeyChanged reports whether an update moved the row to another key: then
 // Debezium emits a delete (and tombstone) for the old key and a create for
 // the new one, so that compaction does not keep the old key alive.
-func keyChanged(rel *schema.Relation, before, after schema.Tuple) bool {
+func KeyChanged(rel *schema.Relation, before, after schema.Tuple) bool {
 	if before == nil || len(rel.KeyIndexes) == 0 {
 		return false
 	}

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"strconv"
@@ -19,9 +19,9 @@ const (
 	HeaderTxSeq     = "mooncdc.tx_seq"     // its index in the transaction from 0 (a snapshot row's number in its copy)
 )
 
-// setHeaders writes the three headers into rec, reusing the header values'
+// SetHeaders writes the three headers into rec, reusing the header values'
 // buffers of a pooled record so that a record costs no allocation.
-func setHeaders(rec *kgo.Record, lsn, commit schema.LSN, seq int64) {
+func SetHeaders(rec *kgo.Record, lsn, commit schema.LSN, seq int64) {
 	h := rec.Headers
 	if cap(h) < 3 {
 		h = newHeaderBlock()
@@ -55,12 +55,12 @@ func newHeaderBlock() []kgo.RecordHeader {
 
 // changeHeaders sets the headers of a streamed change.
 func changeHeaders(rec *kgo.Record, ch *schema.Change) {
-	setHeaders(rec, ch.LSN, changeCommit(ch), int64(ch.Seq))
+	SetHeaders(rec, ch.LSN, ChangeCommit(ch), int64(ch.Seq))
 }
 
-// changeCommit is the commit LSN of a streamed change's transaction; a
+// ChangeCommit is the commit LSN of a streamed change's transaction; a
 // non-transactional message is its own transaction.
-func changeCommit(ch *schema.Change) schema.LSN {
+func ChangeCommit(ch *schema.Change) schema.LSN {
 	if ch.Tx != nil {
 		return ch.Tx.CommitLSN
 	}

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"context"
@@ -21,12 +21,12 @@ import (
 // tracker and handed to its sink (connector/internal/delivery). A failure to encode is a
 // *RecordError, which fault.TableFault classifies.
 
-// recordPool recycles records with their key, value and header buffers,
+// Pool recycles records with their key, value and header buffers,
 // so that a record costs no allocation once the pool is warm. Safe for
 // concurrent use.
-type recordPool struct{ p sync.Pool }
+type Pool struct{ p sync.Pool }
 
-func (rp *recordPool) get() *kgo.Record {
+func (rp *Pool) get() *kgo.Record {
 	if rec, _ := rp.p.Get().(*kgo.Record); rec != nil {
 		return rec
 	}
@@ -34,18 +34,18 @@ func (rp *recordPool) get() *kgo.Record {
 }
 
 // put recycles rec, keeping its buffers.
-func (rp *recordPool) put(rec *kgo.Record) {
+func (rp *Pool) put(rec *kgo.Record) {
 	*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0], Headers: rec.Headers[:0]}
 	rp.p.Put(rec)
 }
 
-// acks is the promise of one worker's records: it counts each record in
+// Acks is the promise of one worker's records: it counts each record in
 // its tracker as acknowledged (or failed), and recycles it. Safe for
 // concurrent use; promise is bound once, so producing allocates no
 // closure.
-type acks struct {
+type Acks struct {
 	tracker *delivery.Tracker
-	pool    *recordPool
+	pool    *Pool
 	// written counts the change records Kafka acknowledged (nil: not
 	// counted); tombstones and the records of notChanges are not changes.
 	written    prometheus.Counter
@@ -53,15 +53,15 @@ type acks struct {
 	promise    func(*kgo.Record, error)
 }
 
-func newAcks(tracker *delivery.Tracker, pool *recordPool, written prometheus.Counter, notChanges ...string) *acks {
-	a := &acks{tracker: tracker, pool: pool, written: written}
+func NewAcks(tracker *delivery.Tracker, pool *Pool, written prometheus.Counter, notChanges ...string) *Acks {
+	a := &Acks{tracker: tracker, pool: pool, written: written}
 	copy(a.notChanges[:], notChanges)
 	a.promise = a.done
 	return a
 }
 
 // done runs on the producer's promise goroutine.
-func (a *acks) done(rec *kgo.Record, err error) {
+func (a *Acks) done(rec *kgo.Record, err error) {
 	n := delivery.RecordBytes(rec)
 	if err != nil {
 		err = fmt.Errorf("produce to topic %q: %w", rec.Topic, err)
@@ -72,29 +72,29 @@ func (a *acks) done(rec *kgo.Record, err error) {
 	a.pool.put(rec)
 }
 
-// recordWriter makes one worker's records and hands them to its sink. It
+// Writer makes one worker's records and hands them to its sink. It
 // is used from one goroutine (its codec is not safe for concurrent use);
 // the sink, the acks and the pool may be shared by several writers (the
 // chunk writers of a copy).
-type recordWriter struct {
-	enc  *codec
-	sink delivery.Sink
-	acks *acks
+type Writer struct {
+	Codec *Codec
+	Sink  delivery.Sink
+	acks  *Acks
 }
 
-func newRecordWriter(enc *codec, s delivery.Sink, a *acks) *recordWriter {
-	return &recordWriter{enc: enc, sink: s, acks: a}
+func NewWriter(enc *Codec, s delivery.Sink, a *Acks) *Writer {
+	return &Writer{Codec: enc, Sink: s, acks: a}
 }
 
-// change encodes ch into a record for topic in unit a, with its headers
+// Change encodes ch into a record for topic in unit a, with its headers
 // (headers.go, flatheaders.go); with tombstone, also the tombstone that
 // follows it (same key and headers, a null value; nil when ch has no
 // key). Nothing is sent: send them in order. A key-only record (withValue
 // false) is the delete-to-tombstone of the flat envelope: the delete
 // itself with a null value.
-func (w *recordWriter) change(a *delivery.TxAck, topic string, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
+func (w *Writer) Change(a *delivery.TxAck, topic string, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
 	rec = w.acks.pool.get()
-	key, hasKey, err := w.enc.AppendKey(rec.Key[:0], ch)
+	key, hasKey, err := w.Codec.AppendKey(rec.Key[:0], ch)
 	if err != nil {
 		rec.Key = key[:0]
 		w.acks.pool.put(rec)
@@ -102,9 +102,9 @@ func (w *recordWriter) change(a *delivery.TxAck, topic string, ch *schema.Change
 	}
 	var value []byte
 	if withValue {
-		value, err = w.enc.AppendValue(rec.Value[:0], ch, now)
+		value, err = w.Codec.AppendValue(rec.Value[:0], ch, now)
 		if err == nil {
-			err = w.enc.checkSize(key, value)
+			err = w.Codec.checkSize(key, value)
 		}
 		if err != nil {
 			rec.Key, rec.Value = key[:0], value[:0]
@@ -132,22 +132,22 @@ func (w *recordWriter) change(a *delivery.TxAck, topic string, ch *schema.Change
 		ts = w.acks.pool.get()
 		*ts = kgo.Record{Topic: topic, Key: append(ts.Key[:0], key...), Context: a, Headers: ts.Headers, Timestamp: now}
 		copyHeaders(ts, rec)
-		w.enc.flatHeaders(ts, ch, now, true)
+		w.Codec.flatHeaders(ts, ch, now, true)
 	}
-	w.enc.flatHeaders(rec, ch, now, false)
+	w.Codec.flatHeaders(rec, ch, now, false)
 	return rec, ts, nil
 }
 
-// txEvent encodes a transaction's BEGIN or END for topic in unit a; its
+// TxEvent encodes a transaction's BEGIN or END for topic in unit a; its
 // dedupe headers number BEGIN -1 and END after the transaction's records.
-func (w *recordWriter) txEvent(a *delivery.TxAck, topic string, tx *schema.Tx, ev *schema.TxEvent) (*kgo.Record, error) {
+func (w *Writer) TxEvent(a *delivery.TxAck, topic string, tx *schema.Tx, ev *schema.TxEvent) (*kgo.Record, error) {
 	rec := w.acks.pool.get()
-	key, err := w.enc.AppendTxKey(rec.Key[:0], ev)
+	key, err := w.Codec.AppendTxKey(rec.Key[:0], ev)
 	if err != nil {
 		w.acks.pool.put(rec)
 		return nil, &RecordError{Topic: topic, LSN: ev.LSN, Err: err}
 	}
-	value, err := w.enc.AppendTxValue(rec.Value[:0], ev)
+	value, err := w.Codec.AppendTxValue(rec.Value[:0], ev)
 	if err != nil {
 		rec.Key = key[:0]
 		w.acks.pool.put(rec)
@@ -158,21 +158,21 @@ func (w *recordWriter) txEvent(a *delivery.TxAck, topic string, tx *schema.Tx, e
 	if ev.Status == schema.TxEnd {
 		seq = ev.EventCount
 	}
-	setHeaders(rec, ev.LSN, tx.CommitLSN, seq)
+	SetHeaders(rec, ev.LSN, tx.CommitLSN, seq)
 	return rec, nil
 }
 
-// schemaChange encodes a schema-change record for topic in unit a.
-func (w *recordWriter) schemaChange(a *delivery.TxAck, topic string, sc *schema.SchemaChange, commit schema.LSN, seq int64) (*kgo.Record, error) {
+// SchemaChange encodes a schema-change record for topic in unit a.
+func (w *Writer) SchemaChange(a *delivery.TxAck, topic string, sc *schema.SchemaChange, commit schema.LSN, seq int64) (*kgo.Record, error) {
 	rec := w.acks.pool.get()
-	key, err := w.enc.AppendSchemaChangeKey(rec.Key[:0], sc)
+	key, err := w.Codec.AppendSchemaChangeKey(rec.Key[:0], sc)
 	if err != nil {
 		w.acks.pool.put(rec)
 		return nil, &RecordError{Topic: topic, LSN: sc.LSN, Err: err}
 	}
-	value, err := w.enc.AppendSchemaChangeValue(rec.Value[:0], sc)
+	value, err := w.Codec.AppendSchemaChangeValue(rec.Value[:0], sc)
 	if err == nil {
-		err = w.enc.checkSize(key, value)
+		err = w.Codec.checkSize(key, value)
 	}
 	if err != nil {
 		rec.Key, rec.Value = key[:0], value[:0]
@@ -180,13 +180,13 @@ func (w *recordWriter) schemaChange(a *delivery.TxAck, topic string, sc *schema.
 		return nil, &RecordError{Topic: topic, LSN: sc.LSN, Err: err}
 	}
 	*rec = kgo.Record{Topic: topic, Key: key, Value: value, Context: a, Headers: rec.Headers}
-	setHeaders(rec, sc.LSN, commit, seq)
+	SetHeaders(rec, sc.LSN, commit, seq)
 	return rec, nil
 }
 
-// heartbeat encodes a heartbeat record of the message ch for topic in
+// Heartbeat encodes a heartbeat record of the message ch for topic in
 // unit a.
-func (w *recordWriter) heartbeat(a *delivery.TxAck, topic string, f *heartbeatFormat, ch *schema.Change) (*kgo.Record, error) {
+func (w *Writer) Heartbeat(a *delivery.TxAck, topic string, f *HeartbeatFormat, ch *schema.Change) (*kgo.Record, error) {
 	rec := w.acks.pool.get()
 	key, err := f.appendKey(rec.Key[:0])
 	if err != nil {
@@ -204,47 +204,47 @@ func (w *recordWriter) heartbeat(a *delivery.TxAck, topic string, f *heartbeatFo
 	return rec, nil
 }
 
-// outbox makes the record of ev, the outbox event of ch, in unit a, with
+// Outbox makes the record of ev, the outbox event of ch, in unit a, with
 // the mooncdc.* headers of ch at commit, numbered seq, before the event's
 // own (outbox.go: its topic, key, value, timestamp, partition, headers,
 // size check and *RecordError). Nothing is sent. The one place an outbox
 // record is made, streamed or copied; it blocks while the registry is
 // unreachable (Avro).
-func (w *recordWriter) outbox(ctx context.Context, a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent, now time.Time,
+func (w *Writer) Outbox(ctx context.Context, a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent, now time.Time,
 	commit schema.LSN, seq int64) (*kgo.Record, error) {
 	rec := w.acks.pool.get()
 	rec.Context = a
-	setHeaders(rec, ch.LSN, commit, seq)
-	if err := w.enc.outbox.record(ctx, rec, ch, ev, now, w.enc.maxRecord); err != nil {
+	SetHeaders(rec, ch.LSN, commit, seq)
+	if err := w.Codec.outbox.record(ctx, rec, ch, ev, now, w.Codec.maxRecord); err != nil {
 		w.acks.pool.put(rec)
 		return nil, err
 	}
 	return rec, nil
 }
 
-// record returns an empty pooled record in unit a, for a record made
+// Record returns an empty pooled record in unit a, for a record made
 // elsewhere (a stale key's tombstone).
-func (w *recordWriter) record(a *delivery.TxAck) *kgo.Record {
+func (w *Writer) Record(a *delivery.TxAck) *kgo.Record {
 	rec := w.acks.pool.get()
 	rec.Context = a
 	return rec
 }
 
 // drop recycles a record that will not be sent.
-func (w *recordWriter) drop(rec *kgo.Record) { w.acks.pool.put(rec) }
+func (w *Writer) drop(rec *kgo.Record) { w.acks.pool.put(rec) }
 
-// send counts rec in its unit (rec.Context) and hands it to the sink. It
+// Send counts rec in its unit (rec.Context) and hands it to the sink. It
 // does not block.
-func (w *recordWriter) send(rec *kgo.Record) {
+func (w *Writer) Send(rec *kgo.Record) {
 	w.acks.tracker.Add(rec.Context.(*delivery.TxAck), delivery.RecordBytes(rec))
-	w.sink.Send(rec, w.acks.promise)
+	w.Sink.Send(rec, w.acks.promise)
 }
 
-// sendWhenRoom sends rec once the tracker's in-flight bytes are within
+// SendWhenRoom sends rec once the tracker's in-flight bytes are within
 // its bound (a copy's rows push back on the copy; the stream waits
 // through its session instead). It fails when ctx ends or a record
 // failed.
-func (w *recordWriter) sendWhenRoom(ctx context.Context, rec *kgo.Record) error {
+func (w *Writer) SendWhenRoom(ctx context.Context, rec *kgo.Record) error {
 	t := w.acks.tracker
 	for !t.HasRoom() && !t.WaitRoom(ctx, time.Now().Add(time.Second)) {
 		if err := ctx.Err(); err != nil {
@@ -256,6 +256,6 @@ func (w *recordWriter) sendWhenRoom(ctx context.Context, rec *kgo.Record) error 
 			return err
 		}
 	}
-	w.send(rec)
+	w.Send(rec)
 	return nil
 }

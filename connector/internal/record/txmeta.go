@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"slices"
@@ -7,30 +7,30 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// recordOptions are the options that decide which streamed records are
+// Options are the options that decide which streamed records are
 // written and what they carry: Debezium's skipped.operations and
 // provide.transaction.metadata.
-type recordOptions struct {
+type Options struct {
 	// skip holds the operations not written (format.skipped_operations).
-	skip opSet
+	Skip opSet
 	// txTopic receives BEGIN and END records, and changes carry their
 	// transaction block, when it is set (format.provide_transaction_metadata).
-	txTopic string
+	TxTopic string
 	// noTombstones: a delete is not followed by a tombstone
 	// (format.tombstones_on_delete: false).
-	noTombstones bool
+	NoTombstones bool
 	// schemaChangeTopic receives the schema-change records of DDL
 	// messages (schemachange.go).
-	schemaChangeTopic string
+	SchemaChangeTopic string
 	// flat is format.envelope flat (nil for debezium): it decides which
 	// records a table's change becomes (schema.FlatConfig.Records).
-	flat *schema.FlatConfig
+	Flat *schema.FlatConfig
 }
 
 // opSet is a set of operations.
 type opSet uint8
 
-func (s opSet) has(op schema.Op) bool {
+func (s opSet) Has(op schema.Op) bool {
 	switch op {
 	case schema.OpCreate:
 		return s&1 != 0
@@ -44,39 +44,39 @@ func (s opSet) has(op schema.Op) bool {
 	return false // snapshot reads and logical messages are never skipped
 }
 
-// recordOptionsOf returns the record options of c (validated).
-func recordOptionsOf(c *config.Config) recordOptions {
-	var o recordOptions
+// OptionsOf returns the record options of c (validated).
+func OptionsOf(c *config.Config) Options {
+	var o Options
 	for i, op := range []string{"c", "u", "d", "t"} {
 		if slices.Contains(c.Format.SkippedOperations, op) {
-			o.skip |= 1 << i
+			o.Skip |= 1 << i
 		}
 	}
-	o.noTombstones = !c.Format.TombstonesOnDelete
-	o.flat, _ = c.Format.SchemaFlat()
+	o.NoTombstones = !c.Format.TombstonesOnDelete
+	o.Flat, _ = c.Format.SchemaFlat()
 	if c.Format.ProvideTransactionMetadata {
-		o.txTopic = c.Kafka.TopicPrefix + ".transaction" // AbstractTopicNamingStrategy.transactionTopic
+		o.TxTopic = c.Kafka.TopicPrefix + ".transaction" // AbstractTopicNamingStrategy.transactionTopic
 	}
-	o.schemaChangeTopic = c.Kafka.TopicPrefix + ".schema-changes"
+	o.SchemaChangeTopic = c.Kafka.TopicPrefix + ".schema-changes"
 	return o
 }
 
-// messageCollection is the data collection Debezium counts logical
+// MessageCollection is the data collection Debezium counts logical
 // decoding messages under (LogicalDecodingMessageMonitor.java:106,131-138).
-const messageCollection = "LOGICAL_DECODING_MESSAGE"
+const MessageCollection = "LOGICAL_DECODING_MESSAGE"
 
-// txMetadata follows the open transaction for Debezium's transaction
+// TxMetadata follows the open transaction for Debezium's transaction
 // metadata: it numbers the transaction's records, in all and per data
 // collection (TransactionContext, TransactionMonitor.java:156-164), and
 // makes its BEGIN and END records. The stream goroutine owns it.
-type txMetadata struct {
+type TxMetadata struct {
 	total int64
 	colls []schema.CollectionCount // in the order they first appear
 	index map[string]int
 }
 
-// begin starts counting a new transaction.
-func (m *txMetadata) begin() {
+// Begin starts counting a new transaction.
+func (m *TxMetadata) Begin() {
 	m.total = 0
 	m.colls = m.colls[:0]
 	if m.index == nil {
@@ -85,9 +85,9 @@ func (m *txMetadata) begin() {
 	clear(m.index)
 }
 
-// event counts one record of collection and returns its total_order and
+// Event counts one record of collection and returns its total_order and
 // data_collection_order, both from 1.
-func (m *txMetadata) event(collection string) (total, inCollection int64) {
+func (m *TxMetadata) Event(collection string) (total, inCollection int64) {
 	i, ok := m.index[collection]
 	if !ok {
 		i = len(m.colls)
@@ -99,16 +99,16 @@ func (m *txMetadata) event(collection string) (total, inCollection int64) {
 	return m.total, m.colls[i].Count
 }
 
-// beginEvent and endEvent are the transaction's BEGIN and END records.
+// BeginEvent and endEvent are the transaction's BEGIN and END records.
 // Debezium's id is "<xid>:<lsn>" with the LSN it has just seen: the
 // Begin's for BEGIN, the commit's end for END
 // (PostgresTransactionMonitor.java:53-57, TransactionMetadataIT.java:256-273);
 // ts_ms is the commit time for both (PostgresStreamingChangeEventSource.java:348-353).
-func (m *txMetadata) beginEvent(tx *schema.Tx) *schema.TxEvent {
+func (m *TxMetadata) BeginEvent(tx *schema.Tx) *schema.TxEvent {
 	return &schema.TxEvent{Status: schema.TxBegin, Xid: tx.Xid, LSN: tx.BeginLSN, CommitTime: tx.CommitTime}
 }
 
-func (m *txMetadata) endEvent(tx *schema.Tx) *schema.TxEvent {
+func (m *TxMetadata) EndEvent(tx *schema.Tx) *schema.TxEvent {
 	return &schema.TxEvent{Status: schema.TxEnd, Xid: tx.Xid, LSN: tx.EndLSN, CommitTime: tx.CommitTime,
 		EventCount: m.total, Collections: m.colls}
 }

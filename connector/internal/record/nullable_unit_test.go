@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"testing"
@@ -28,16 +28,16 @@ func TestNullMaskRelaxesExactlyTheNullNotNullColumns(t *testing.T) {
 		{"old full row", &full, schema.Tuple{txt, txt, null, null}, nil, []string{"c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newNullPlan(tc.rel)
+			p := NewNullPlan(tc.rel)
 			ch := &schema.Change{Relation: tc.rel, Before: tc.before, After: tc.after}
-			mask := p.nullMask(ch)
+			mask := p.NullMask(ch)
 			if (mask == 0) != (len(tc.wantOptional) == 0) {
 				t.Fatalf("mask %b, want optional %v", mask, tc.wantOptional)
 			}
 			if mask == 0 {
 				return
 			}
-			got := p.relaxedFor(tc.rel, mask)
+			got := p.RelaxedFor(tc.rel, mask)
 			var optional []string
 			for i, c := range got.Columns {
 				if tc.rel.Columns[i].NotNull && !c.NotNull {
@@ -51,7 +51,7 @@ func TestNullMaskRelaxesExactlyTheNullNotNullColumns(t *testing.T) {
 			if !tc.rel.Columns[1].NotNull {
 				t.Error("the original relation was changed")
 			}
-			if again := p.relaxedFor(tc.rel, mask); again != got {
+			if again := p.RelaxedFor(tc.rel, mask); again != got {
 				t.Error("the relaxed relation is made again for the same columns")
 			}
 		})
@@ -63,10 +63,10 @@ func TestNullMaskRelaxesExactlyTheNullNotNullColumns(t *testing.T) {
 func TestNullMaskOfARowWithoutNullsAllocatesNothing(t *testing.T) {
 	txt := schema.Value{Kind: schema.ValueText, Data: []byte("x")}
 	rel := &schema.Relation{Columns: []schema.Column{{Name: "id", NotNull: true}, {Name: "a", NotNull: true}, {Name: "b"}}}
-	p := newNullPlan(rel)
+	p := NewNullPlan(rel)
 	ch := &schema.Change{Relation: rel, After: schema.Tuple{txt, txt, txt}}
 	if n := testing.AllocsPerRun(1000, func() {
-		if p.nullMask(ch) != 0 {
+		if p.NullMask(ch) != 0 {
 			t.Fatal("mask")
 		}
 	}); n != 0 {

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hamba/avro/v2"
+
 	"github.com/mooncdc/mooncdc/connector/config"
 )
 
@@ -24,21 +25,21 @@ const (
 	heartbeatKeyName   = "io.debezium.connector.common.ServerNameKey"
 	heartbeatValueName = "io.debezium.connector.common.Heartbeat"
 
-	heartbeatKeyAvro = `{"type":"record","name":"ServerNameKey","namespace":"io.debezium.connector.common",` +
+	HeartbeatKeyAvro = `{"type":"record","name":"ServerNameKey","namespace":"io.debezium.connector.common",` +
 		`"fields":[{"name":"serverName","type":"string"}],"connect.version":1,"connect.name":"` + heartbeatKeyName + `"}`
-	heartbeatValueAvro = `{"type":"record","name":"Heartbeat","namespace":"io.debezium.connector.common",` +
+	HeartbeatValueAvro = `{"type":"record","name":"Heartbeat","namespace":"io.debezium.connector.common",` +
 		`"fields":[{"name":"ts_ms","type":"long"}],"connect.version":1,"connect.name":"` + heartbeatValueName + `"}`
 
-	heartbeatKeyConnect = `{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],` +
+	HeartbeatKeyConnect = `{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],` +
 		`"optional":false,"name":"` + heartbeatKeyName + `","version":1}`
-	heartbeatValueConnect = `{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],` +
+	HeartbeatValueConnect = `{"type":"struct","fields":[{"type":"int64","optional":false,"field":"ts_ms"}],` +
 		`"optional":false,"name":"` + heartbeatValueName + `","version":1}`
 )
 
-// heartbeatFormat encodes heartbeat records. Build it with
+// HeartbeatFormat encodes heartbeat records. Build it with
 // newHeartbeatFormat, which registers the Avro schemas; append is then
 // pure and safe to call from the stream goroutine.
-type heartbeatFormat struct {
+type HeartbeatFormat struct {
 	prefix               string
 	keyFormat, valueFmt  string
 	schemas              bool // JSON with {"schema","payload"}
@@ -54,26 +55,26 @@ type heartbeatValue struct {
 	TsMs int64 `avro:"ts_ms"`
 }
 
-// newHeartbeatFormat prepares the heartbeat encoding of cfg; with Avro it
+// NewHeartbeatFormat prepares the heartbeat encoding of cfg; with Avro it
 // registers the two schemas (blocking, retried while the registry is
 // down, until ctx ends).
-func newHeartbeatFormat(ctx context.Context, cfg config.Config, reg *registry) (*heartbeatFormat, error) {
-	f := &heartbeatFormat{prefix: cfg.Kafka.TopicPrefix, keyFormat: cfg.Format.Key, valueFmt: cfg.Format.Value, schemas: cfg.Format.JSONSchemas}
+func NewHeartbeatFormat(ctx context.Context, cfg config.Config, reg *Registry) (*HeartbeatFormat, error) {
+	f := &HeartbeatFormat{prefix: cfg.Kafka.TopicPrefix, keyFormat: cfg.Format.Key, valueFmt: cfg.Format.Value, schemas: cfg.Format.JSONSchemas}
 	var err error
 	if f.keyFormat == config.FormatAvro {
-		if f.keySchema, f.keyID, err = registerHeartbeatSchema(ctx, reg, cfg.Heartbeat.Topic+"-key", heartbeatKeyAvro); err != nil {
+		if f.keySchema, f.keyID, err = registerHeartbeatSchema(ctx, reg, cfg.Heartbeat.Topic+"-key", HeartbeatKeyAvro); err != nil {
 			return nil, err
 		}
 	}
 	if f.valueFmt == config.FormatAvro {
-		if f.valSchema, f.valueID, err = registerHeartbeatSchema(ctx, reg, cfg.Heartbeat.Topic+"-value", heartbeatValueAvro); err != nil {
+		if f.valSchema, f.valueID, err = registerHeartbeatSchema(ctx, reg, cfg.Heartbeat.Topic+"-value", HeartbeatValueAvro); err != nil {
 			return nil, err
 		}
 	}
 	return f, nil
 }
 
-func registerHeartbeatSchema(ctx context.Context, reg *registry, subject, text string) (avro.Schema, int, error) {
+func registerHeartbeatSchema(ctx context.Context, reg *Registry, subject, text string) (avro.Schema, int, error) {
 	s, err := avro.Parse(text)
 	if err != nil {
 		return nil, 0, fmt.Errorf("heartbeat schema: %w", err) // a bug: the text is a constant
@@ -86,24 +87,24 @@ func registerHeartbeatSchema(ctx context.Context, reg *registry, subject, text s
 }
 
 // appendKey and appendValue write the record's key and value.
-func (f *heartbeatFormat) appendKey(dst []byte) ([]byte, error) {
+func (f *HeartbeatFormat) appendKey(dst []byte) ([]byte, error) {
 	switch {
 	case f.keyFormat == config.FormatAvro:
 		return appendConfluent(dst, f.keyID, f.keySchema, heartbeatKey{ServerName: f.prefix})
 	case f.schemas:
-		dst = append(dst, `{"schema":`+heartbeatKeyConnect+`,"payload":`...)
+		dst = append(dst, `{"schema":`+HeartbeatKeyConnect+`,"payload":`...)
 		return append(appendServerName(dst, f.prefix), '}'), nil
 	default:
 		return appendServerName(dst, f.prefix), nil
 	}
 }
 
-func (f *heartbeatFormat) appendValue(dst []byte, tsMs int64) ([]byte, error) {
+func (f *HeartbeatFormat) appendValue(dst []byte, tsMs int64) ([]byte, error) {
 	switch {
 	case f.valueFmt == config.FormatAvro:
 		return appendConfluent(dst, f.valueID, f.valSchema, heartbeatValue{TsMs: tsMs})
 	case f.schemas:
-		dst = append(dst, `{"schema":`+heartbeatValueConnect+`,"payload":`...)
+		dst = append(dst, `{"schema":`+HeartbeatValueConnect+`,"payload":`...)
 		return append(appendHeartbeatJSON(dst, tsMs), '}'), nil
 	default:
 		return appendHeartbeatJSON(dst, tsMs), nil

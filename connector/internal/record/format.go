@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"context"
@@ -24,48 +24,48 @@ type recordEncoder interface {
 	AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]byte, error)
 }
 
-// codec encodes records with the configured key and value formats. Each
+// Codec encodes records with the configured key and value formats. Each
 // worker has its own (encoders are not safe for concurrent use); they
 // share the pipeline's registry. Before the first record of a relation
 // (or of logical messages), prepare registers its Avro schemas.
-type codec struct {
+type Codec struct {
 	naming             config.TopicNaming // the topic of each table's records
 	key, value         recordEncoder
 	keyAvro, valueAvro *schema.AvroEncoder
-	reg                *registry
+	reg                *Registry
 	maxRecord          int // kafka.max_record_bytes
 	// flat is format.envelope flat (nil for debezium); meta gives its
 	// headers' values (flatheaders.go).
 	flat *schema.FlatConfig
 	meta *schema.MetaWriter
 	// outbox is format.envelope outbox (nil otherwise): outbox.go.
-	outbox *outboxCodec
+	outbox *OutboxCodec
 }
 
-// formats makes the codecs of the pipeline's workers (each its own:
+// Formats makes the codecs of the pipeline's workers (each its own:
 // encoders are not safe for concurrent use): format.key and format.value,
 // the envelope, and the registry they share. Built once per run, when the
 // database name is known; safe for concurrent use.
-type formats struct {
+type Formats struct {
 	cfg       config.FormatConfig
 	enc       schema.Config
-	reg       *registry
-	naming    config.TopicNaming
-	maxRecord int // kafka.max_record_bytes
+	Registry  *Registry
+	Naming    config.TopicNaming
+	MaxRecord int // kafka.max_record_bytes
 	log       *zap.Logger
 }
 
-// newFormats makes the formats of format (with the encoders' settings
+// NewFormats makes the formats of format (with the encoders' settings
 // enc), registering in reg (nil without Avro), naming each table's topic,
 // refusing records above maxRecord bytes (kafka.max_record_bytes).
-func newFormats(format config.FormatConfig, enc schema.Config, reg *registry, naming config.TopicNaming, maxRecord int, log *zap.Logger) *formats {
-	return &formats{cfg: format, enc: enc, reg: reg, naming: naming, maxRecord: maxRecord, log: log}
+func NewFormats(format config.FormatConfig, enc schema.Config, reg *Registry, naming config.TopicNaming, maxRecord int, log *zap.Logger) *Formats {
+	return &Formats{cfg: format, enc: enc, Registry: reg, Naming: naming, MaxRecord: maxRecord, log: log}
 }
 
-// codec returns a new codec for one worker.
-func (f *formats) codec() *codec {
+// Codec returns a new codec for one worker.
+func (f *Formats) Codec() *Codec {
 	cfg := f.enc
-	c := &codec{reg: f.reg, maxRecord: f.maxRecord, naming: f.naming}
+	c := &Codec{reg: f.Registry, maxRecord: f.MaxRecord, naming: f.Naming}
 	pick := func(format string) (recordEncoder, *schema.AvroEncoder) {
 		switch {
 		case format == config.FormatAvro:
@@ -82,8 +82,8 @@ func (f *formats) codec() *codec {
 	c.key, c.keyAvro = pick(f.cfg.Key)
 	c.value, c.valueAvro = pick(f.cfg.Value)
 	if ob, _ := f.cfg.SchemaOutbox(); ob != nil { // refused by Validate when it fails
-		o := &outboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
-			reg: f.reg, valid: map[string]bool{}, log: f.log.Named("outbox")}
+		o := &OutboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
+			reg: f.Registry, valid: map[string]bool{}, log: f.log.Named("outbox")}
 		o.key, _ = c.key.(*schema.JSONEncoder)
 		o.value, _ = c.value.(*schema.JSONEncoder)
 		c.outbox = o
@@ -91,27 +91,27 @@ func (f *formats) codec() *codec {
 	return c
 }
 
-// prepare registers the Avro schemas of rel's records on topic (rel nil:
+// Prepare registers the Avro schemas of rel's records on topic (rel nil:
 // logical messages) under TopicNameStrategy, <topic>-key and
 // <topic>-value. It blocks while the registry is unreachable; a schema the
 // registry refuses, or that is not valid Avro, is a *tableSchemaError.
-func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation) error {
+func (c *Codec) Prepare(ctx context.Context, topic string, rel *schema.Relation) error {
 	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
 		return enc.Register(rel, key, value, register)
 	})
 }
 
-// prepareTx registers the Avro schemas of the transaction metadata
+// PrepareTx registers the Avro schemas of the transaction metadata
 // records on topic, as prepare does for a table's.
-func (c *codec) prepareTx(ctx context.Context, topic string) error {
+func (c *Codec) PrepareTx(ctx context.Context, topic string) error {
 	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
 		return enc.RegisterTxMetadata(key, value, register)
 	})
 }
 
-// prepareSchemaChange registers the Avro schemas of the schema-change
+// PrepareSchemaChange registers the Avro schemas of the schema-change
 // records on topic.
-func (c *codec) prepareSchemaChange(ctx context.Context, topic string) error {
+func (c *Codec) PrepareSchemaChange(ctx context.Context, topic string) error {
 	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
 		return enc.RegisterSchemaChange(key, value, register)
 	})
@@ -119,7 +119,7 @@ func (c *codec) prepareSchemaChange(ctx context.Context, topic string) error {
 
 // register has each Avro encoder register its schemas (with do) under
 // topic's subjects, and classifies the failure.
-func (c *codec) register(ctx context.Context, topic string,
+func (c *Codec) register(ctx context.Context, topic string,
 	do func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error) error {
 	var regErr error
 	register := func(isKey bool, s string) (int, error) {
@@ -143,11 +143,11 @@ func (c *codec) register(ctx context.Context, topic string,
 		switch {
 		case err == nil:
 		case err != regErr:
-			return &tableSchemaError{err: err} // the schema is not valid Avro
+			return &TableSchemaError{Err: err} // the schema is not valid Avro
 		case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)):
 			return err // stopping, or every table would fail alike (credentials)
 		case !registryRetryable(err):
-			return &tableSchemaError{err: err} // refused: incompatible, not registered, bad request
+			return &TableSchemaError{Err: err} // refused: incompatible, not registered, bad request
 		default:
 			return err
 		}
@@ -156,48 +156,48 @@ func (c *codec) register(ctx context.Context, topic string,
 }
 
 // AppendTxKey and AppendTxValue encode a transaction metadata record.
-func (c *codec) AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error) {
+func (c *Codec) AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error) {
 	return c.key.AppendTxKey(dst, ev)
 }
 
-func (c *codec) AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error) {
+func (c *Codec) AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error) {
 	return c.value.AppendTxValue(dst, ev)
 }
 
 // AppendSchemaChangeKey and AppendSchemaChangeValue encode a schema-change
 // record.
-func (c *codec) AppendSchemaChangeKey(dst []byte, sc *schema.SchemaChange) ([]byte, error) {
+func (c *Codec) AppendSchemaChangeKey(dst []byte, sc *schema.SchemaChange) ([]byte, error) {
 	return c.key.AppendSchemaChangeKey(dst, sc)
 }
 
-func (c *codec) AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]byte, error) {
+func (c *Codec) AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]byte, error) {
 	return c.value.AppendSchemaChangeValue(dst, sc)
 }
 
-func (c *codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {
+func (c *Codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {
 	return c.key.AppendKey(dst, ch)
 }
 
-func (c *codec) AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error) {
+func (c *Codec) AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error) {
 	return c.value.AppendValue(dst, ch, now)
 }
 
 // MarkSnapshot rewrites a snapshot record's source.snapshot marker.
-func (c *codec) MarkSnapshot(value []byte, from, to string) ([]byte, bool) {
+func (c *Codec) MarkSnapshot(value []byte, from, to string) ([]byte, bool) {
 	return c.value.MarkSnapshot(value, from, to)
 }
 
-// topicOf is the topic of table schemaName.table's records.
-func (c *codec) topicOf(schemaName, table string) string { return c.naming.Of(schemaName, table).Topic }
+// TopicOf is the topic of table schemaName.table's records.
+func (c *Codec) TopicOf(schemaName, table string) string { return c.naming.Of(schemaName, table).Topic }
 
-// outboxEnvelope is the codec's outbox half (nil without format.envelope
+// Outbox is the codec's outbox half (nil without format.envelope
 // outbox).
-func (c *codec) outboxEnvelope() *outboxCodec { return c.outbox }
+func (c *Codec) Outbox() *OutboxCodec { return c.outbox }
 
 // checkSize refuses a record above kafka.max_record_bytes before it is
 // produced: the broker would refuse it anyway, later and for the whole
 // batch. The table is parked; nothing of it is skipped silently.
-func (c *codec) checkSize(key, value []byte) error {
+func (c *Codec) checkSize(key, value []byte) error {
 	if n := len(key) + len(value); n > c.maxRecord {
 		return &RecordTooLargeError{Size: n, Max: c.maxRecord}
 	}
@@ -216,15 +216,15 @@ func (e *RecordTooLargeError) Error() string {
 // parked, the others go on.
 func (e *RecordTooLargeError) TableLocal() {}
 
-// tableSchemaError is a table whose records cannot be written until a
+// TableSchemaError is a table whose records cannot be written until a
 // person acts: its schema is refused by the registry or is not valid. The
 // table goes errored; the stream and other tables go on.
-type tableSchemaError struct{ err error }
+type TableSchemaError struct{ Err error }
 
-func (e *tableSchemaError) Error() string { return e.err.Error() }
+func (e *TableSchemaError) Error() string { return e.Err.Error() }
 
-func (e *tableSchemaError) Unwrap() error { return e.err }
+func (e *TableSchemaError) Unwrap() error { return e.Err }
 
 // TableLocal marks the error as the table's own (tableFault): the table is
 // parked, the others go on.
-func (e *tableSchemaError) TableLocal() {}
+func (e *TableSchemaError) TableLocal() {}

@@ -1,4 +1,4 @@
-package connector
+package record
 
 import (
 	"context"
@@ -15,26 +15,19 @@ import (
 // The registry client's shared requests, against the Schema Registry
 // stand-in, without Postgres or Kafka.
 
-// avroTestFormats is Avro keys and values under topic prefix "shop",
-// registered in reg.
-func avroTestFormats(t *testing.T, reg *srtest.Registry) *formats {
+// avroTestRegistry is the registry client of Avro formats registering in
+// reg.
+func avroTestRegistry(t *testing.T, reg *srtest.Registry) *Registry {
 	t.Helper()
 	cfg := config.DefaultConfig()
-	cfg.Name = "shop"
 	cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 	cfg.Format.SchemaRegistry.URL = reg.URL()
 	cfg.ApplyDefaults()
-	cfg.Kafka.TopicPrefix = "shop"
-	naming, err := cfg.TopicNaming()
+	r, err := NewRegistry(cfg.Format.SchemaRegistry, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRegistry(cfg.Format.SchemaRegistry, zap.NewNop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &Pipeline{cfg: cfg, log: zap.NewNop(), naming: naming, database: "shop", registry: r}
-	return p.formats()
+	return r
 }
 
 // TestRegistryCallersOfOneSchemaShareOneRequest: callers asking for the
@@ -43,13 +36,13 @@ func avroTestFormats(t *testing.T, reg *srtest.Registry) *formats {
 // prefetch is registering costs the registry nothing.
 func TestRegistryCallersOfOneSchemaShareOneRequest(t *testing.T) {
 	reg := srtest.New(t, srtest.WithLatency(100*time.Millisecond))
-	f := avroTestFormats(t, reg)
+	r := avroTestRegistry(t, reg)
 	const callers = 20
 	ids := make([]int, callers)
 	errs := make([]error, callers)
 	var wg sync.WaitGroup
 	for i := range callers {
-		wg.Go(func() { ids[i], errs[i] = f.reg.id(context.Background(), "shop.public.t-value", `"string"`) })
+		wg.Go(func() { ids[i], errs[i] = r.id(context.Background(), "shop.public.t-value", `"string"`) })
 	}
 	wg.Wait()
 	for i := range callers {
@@ -67,11 +60,11 @@ func TestRegistryCallersOfOneSchemaShareOneRequest(t *testing.T) {
 // request itself, at once.
 func TestRegistryCallerOutlivesTheStoppedCallerItWaitedFor(t *testing.T) {
 	reg := srtest.New(t, srtest.WithLatency(300*time.Millisecond))
-	f := avroTestFormats(t, reg)
+	r := avroTestRegistry(t, reg)
 	stopped, stop := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() {
-		_, err := f.reg.id(stopped, "shop.public.t-value", `"string"`)
+		_, err := r.id(stopped, "shop.public.t-value", `"string"`)
 		first <- err
 	}()
 	// The second caller joins the first one's request, which then stops.
@@ -80,7 +73,7 @@ func TestRegistryCallerOutlivesTheStoppedCallerItWaitedFor(t *testing.T) {
 	}
 	second := make(chan error, 1)
 	go func() {
-		_, err := f.reg.id(context.Background(), "shop.public.t-value", `"string"`)
+		_, err := r.id(context.Background(), "shop.public.t-value", `"string"`)
 		second <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
