@@ -16,6 +16,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
@@ -53,7 +54,7 @@ type copier struct {
 
 // copyCounts are the pipeline's counters a copy adds to (Metrics).
 type copyCounts struct {
-	emitter     emitterCounts // of its catch-up and resume streams
+	emitter     emit.Counts // of its catch-up and resume streams
 	duration    *prometheus.GaugeVec
 	rows        *prometheus.CounterVec
 	rowsResumed *prometheus.CounterVec
@@ -298,7 +299,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 	if err := rows.Err(); err != nil {
 		return info, fmt.Errorf("describe columns of %s: %w", name, err)
 	}
-	keyNames, err := keyColumns(ctx, conn, keys, rel)
+	keyNames, err := emit.KeyColumns(ctx, conn, keys, rel)
 	if err != nil {
 		return info, fmt.Errorf("look up the key of %s: %w", name, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
@@ -29,16 +30,16 @@ func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Rela
 	// null transaction block.
 	opts := c.cfg.opts
 	opts.TxTopic = ""
-	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
+	keys := emit.NewKeyResolver(c.pgcfg, c.cfg.keys)
 	defer keys.Close()
-	em := newEmitter(emitterConfig{ctx: ctx, sink: out, tracker: tracker, topics: c.topics, enc: c.formats.Codec(),
-		counts: c.counts.emitter, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
-		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table },
-		oid:     ts.OID, // a rename during the catch-up: the table's changes go on under its new name
+	em := emit.New(emit.Config{Ctx: ctx, Sink: out, Tracker: tracker, Topics: c.topics, Enc: c.formats.Codec(),
+		Counts: c.counts.emitter, Prefix: c.cfg.prefix, Plans: c.plans, Keys: keys, Opts: opts,
+		Include: func(s, t string) bool { return s == rel.Schema && t == rel.Table },
+		OID:     ts.OID, // a rename during the catch-up: the table's changes go on under its new name
 	})
 	soft, stop := context.WithCancel(ctx)
 	defer stop()
-	h := &catchupHandler{emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, out: out, prog: prog}
+	h := &catchupHandler{Emitter: em, c: c, ts: ts, tracker: tracker, ctx: ctx, stop: stop, out: out, prog: prog}
 	sess := stream.NewSession(stream.Config{
 		Conn: repl, ConnConfig: c.pgcfg, Slot: point.slot, Publication: c.cfg.publication,
 		StartLSN: point.lsn, Timeout: c.cfg.replicationTimeout, Log: log.Named("catchup"), Progress: point.capped(&catchupProgress{Tracker: tracker, h: h}),
@@ -65,7 +66,7 @@ func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Rela
 type catchupHandler struct {
 	out  delivery.CopySink // the copy's sink: the handover is its checkpoint
 	prog *runningCopy      // the copy's entry in the running copies
-	*emitter
+	*emit.Emitter
 	c       *copier
 	ts      *phases.State
 	tracker *delivery.Tracker
@@ -82,11 +83,11 @@ func (h *catchupHandler) Change(ch *schema.Change) error {
 		}
 		return nil // messages are the main worker's
 	}
-	return h.emitter.Change(ch)
+	return h.Emitter.Change(ch)
 }
 
 func (h *catchupHandler) Commit(tx *schema.Tx) error {
-	if err := h.emitter.Commit(tx); err != nil {
+	if err := h.Emitter.Commit(tx); err != nil {
 		return err
 	}
 	if err := h.tracker.Err(); err != nil {

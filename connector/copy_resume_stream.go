@@ -10,6 +10,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/stream"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -31,14 +32,14 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 	// As in the catch-up: only this table, no transaction metadata.
 	opts := c.cfg.opts
 	opts.TxTopic = ""
-	keys := newKeyResolver(c.pgcfg, c.cfg.keys)
+	keys := emit.NewKeyResolver(c.pgcfg, c.cfg.keys)
 	defer keys.Close()
-	em := newEmitter(emitterConfig{ctx: ctx, sink: rs.out, tracker: rs.tracker, topics: c.topics, enc: c.formats.Codec(),
-		counts: c.counts.emitter, prefix: c.cfg.prefix, plans: c.plans, keys: keys, opts: opts,
-		include: func(s, t string) bool { return s == rel.Schema && t == rel.Table }, oid: rs.ts.OID})
+	em := emit.New(emit.Config{Ctx: ctx, Sink: rs.out, Tracker: rs.tracker, Topics: c.topics, Enc: c.formats.Codec(),
+		Counts: c.counts.emitter, Prefix: c.cfg.prefix, Plans: c.plans, Keys: keys, Opts: opts,
+		Include: func(s, t string) bool { return s == rel.Schema && t == rel.Table }, OID: rs.ts.OID})
 	soft, stop := context.WithCancel(ctx)
 	defer stop()
-	h := &resumeStream{emitter: em, rs: rs, ctx: ctx, until: until, stop: stop}
+	h := &resumeStream{Emitter: em, rs: rs, ctx: ctx, until: until, stop: stop}
 	sess := stream.NewSession(stream.Config{
 		ConnConfig: c.pgcfg, Slot: rs.slot, Publication: c.cfg.publication, StartLSN: base, Timeout: c.cfg.replicationTimeout, Log: rs.log.Named("resume"),
 		Progress: confirmAtMost{Progress: &resumeProgress{Tracker: rs.tracker, h: h}, max: base},
@@ -72,7 +73,7 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 // out like the catch-up's until the first transaction committed at or
 // after until.
 type resumeStream struct {
-	*emitter
+	*emit.Emitter
 	rs      *resumable
 	ctx     context.Context
 	until   schema.LSN
@@ -86,7 +87,7 @@ func (h *resumeStream) Begin(tx *schema.Tx) error {
 		h.reached = true
 		return errReachedSnapshot
 	}
-	return h.emitter.Begin(tx)
+	return h.Emitter.Begin(tx)
 }
 
 // Commit moves the base to the transaction's end at most every
@@ -94,7 +95,7 @@ func (h *resumeStream) Begin(tx *schema.Tx) error {
 // are the table as of there, so a crash resumes from there, and in
 // exactly-once mode a long stream is not one long Kafka transaction.
 func (h *resumeStream) Commit(tx *schema.Tx) error {
-	if err := h.emitter.Commit(tx); err != nil {
+	if err := h.Emitter.Commit(tx); err != nil {
 		return err
 	}
 	k := h.rs.cp
@@ -117,7 +118,7 @@ func (h *resumeStream) Change(ch *schema.Change) error {
 		return nil // messages are the main worker's
 	}
 	h.changes++
-	return h.emitter.Change(ch)
+	return h.Emitter.Change(ch)
 }
 
 // resumeProgress ends the resume's stream once the server has sent

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/schema"
@@ -462,7 +463,7 @@ func (o *snapshotOut) encodeOutbox(w *record.Writer, ch *schema.Change, now time
 		return nil, &copyError{permanent: true, err: &record.RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
 	if err := o.c.topics.EnsureEvent(ev); err != nil {
-		err = outboxEventError(err, ev, ch.LSN)
+		err = emit.OutboxEventError(err, ev, ch.LSN)
 		if errors.As(err, new(*record.RecordError)) {
 			return nil, &copyError{permanent: true, err: err}
 		}

@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -13,9 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
-	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
-	"github.com/mooncdc/mooncdc/schema"
 )
 
 // Heartbeats keep an idle slot moving. Two things hold a slot's WAL back
@@ -157,27 +154,4 @@ func (h *heartbeater) emitOnce(ctx context.Context) error {
 // own only.
 func heartbeatContentPrefix(name string) []byte {
 	return []byte(`{"name":` + strconv.Quote(name) + `,"ts_ms":`)
-}
-
-// heartbeat handles a heartbeat message in the main stream: its LSN becomes
-// durable as its own unit, with a record on the heartbeat topic when
-// heartbeat.records is on and the message is this connector's.
-// Transactional messages with the prefix (not mooncdc's) go with their
-// transaction and write nothing.
-func (e *emitter) heartbeat(ch *schema.Change) error {
-	if ch.Tx != nil {
-		return nil
-	}
-	mine := bytes.HasPrefix(ch.Message.Content, e.heartbeatOf)
-	return e.ownUnit(ch.LSN, func(a *delivery.TxAck) error {
-		if e.heartbeatFmt == nil || !mine {
-			return nil
-		}
-		rec, err := e.w.Heartbeat(a, e.heartbeatTopic, e.heartbeatFmt, ch)
-		if err != nil {
-			return err
-		}
-		e.w.Send(rec)
-		return nil
-	})
 }

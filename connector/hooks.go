@@ -1,6 +1,10 @@
 package connector
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
+)
 
 // Hook points where tests pause or observe the copy workers.
 const (
@@ -10,7 +14,7 @@ const (
 	HookCopyCheckpoint  = "copy_checkpoint"  // a resumable copy stored its progress (copy_checkpoint.go)
 	HookCatchup         = "catchup"          // private catch-up about to stream
 	HookBeforeHandover  = "before_handover"  // a handover attempt, before the pipeline mutex
-	HookMainBegin       = "main_begin"       // the main worker is about to decide a transaction
+	HookMainBegin       = emit.HookMainBegin // the main worker is about to decide a transaction
 	HookHandedOver      = "handed_over_"     // + the stored phase ("ready" or "catchup"): a handover is durable and visible
 )
 

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/connector/stream"
@@ -21,7 +22,7 @@ import (
 // stream runs replication sessions until a graceful stop or a critical
 // error, reconnecting with capped exponential backoff from the durable LSN.
 func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
-	tracker *delivery.Tracker, em *emitter, prog *progress, obs *observer) error {
+	tracker *delivery.Tracker, em *emit.Emitter, prog *progress, obs *observer) error {
 	log := p.log.Named("stream")
 	bo := fault.NewBackoff(500*time.Millisecond, 30*time.Second)
 	down := false
@@ -41,7 +42,7 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 		// exactly-once mode that is the last Kafka commit: the open Kafka
 		// transaction is aborted.
 		tracker.Abandon()
-		em.reset()
+		em.Reset()
 		if rerr := prog.sink.SessionEnded(hard, err); rerr != nil {
 			// A fence outranks a retryable cause; a critical cause (a
 			// transaction over its timeout, which the broker ends by

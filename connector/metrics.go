@@ -3,6 +3,8 @@ package connector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 )
 
 // Metrics are the pipeline's Prometheus metrics. Names are a public
@@ -153,9 +155,9 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 
 // emitterCounts are the counters of p.metrics an emitter adds to. Read when
 // the pipeline runs: a standby sets p.metrics after New (standby.go).
-func (p *Pipeline) emitterCounts() emitterCounts {
+func (p *Pipeline) emitterCounts() emit.Counts {
 	m := p.metrics
-	return emitterCounts{TransactionsReceived: m.TransactionsReceived, ChangesReceived: m.ChangesReceived, ChangesWritten: m.ChangesWritten}
+	return emit.Counts{TransactionsReceived: m.TransactionsReceived, ChangesReceived: m.ChangesReceived, ChangesWritten: m.ChangesWritten}
 }
 
 // copyCounts are the counters of p.metrics the copies add to.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
@@ -380,28 +381,28 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	defer stopSnap()
 	stopSnapOnSoft := context.AfterFunc(soft, stopSnap)
 	defer stopSnapOnSoft()
-	keys := newKeyResolver(pgcfg, p.keys)
+	keys := emit.NewKeyResolver(pgcfg, p.keys)
 	defer keys.Close()
-	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.Codec(), counts: p.emitterCounts(),
-		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: record.OptionsOf(&cfg),
+	emCfg := emit.Config{Ctx: gctx, Sink: mainOut, Tracker: tracker, Topics: topics, Enc: formats.Codec(), Counts: p.emitterCounts(),
+		Prefix: cfg.Kafka.TopicPrefix, Plans: plans, Keys: keys, Opts: record.OptionsOf(&cfg),
 		// A table that discovery gave a phase is captured even when its
 		// name matches no pattern: a partition selected by its root's name.
-		include: func(schemaName, table string) bool {
+		Include: func(schemaName, table string) bool {
 			return p.include(schemaName, table) || ph.Get(schemaName+"."+table) != nil
 		},
-		gate: ph, hook: p.hooks.call, onPromote: p.logPromoted, storesShapes: true, activity: &p.activity,
-		onTableError: func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) },
-		heartbeatOf:  heartbeatContentPrefix(cfg.Name), skipThrough: schema.LSN(src.PendingSkip()),
+		Gate: ph, Hook: p.hooks.call, OnPromote: p.logPromoted, StoresShapes: true, Activity: &p.activity,
+		OnTableError: func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) },
+		HeartbeatOf:  heartbeatContentPrefix(cfg.Name), SkipThrough: schema.LSN(src.PendingSkip()),
 	}
 	if hbFormat != nil {
-		emCfg.heartbeatTopic, emCfg.heartbeatFmt = cfg.Heartbeat.Topic, hbFormat
+		emCfg.HeartbeatTopic, emCfg.HeartbeatFmt = cfg.Heartbeat.Topic, hbFormat
 	}
 	if t, ok := cfg.SignalTable(); ok {
 		// The stream waits for the snapshotter's loop to take a signal,
 		// never past the loop's end.
-		emCfg.onSignal, emCfg.signalTable = func(ch *schema.Change) { snap.tableSignal(snapCtx, ch) }, t
+		emCfg.OnSignal, emCfg.SignalTable = func(ch *schema.Change) { snap.tableSignal(snapCtx, ch) }, t
 	}
-	em := newEmitter(emCfg)
+	em := emit.New(emCfg)
 	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx}
 	obs := &observer{ready: &p.ready, metrics: p.metrics, serverEnd: &lastServerEnd, tracker: tracker, links: &p.linkWatch}
 	g.Go(func() error { return p.watchLinks(snapCtx, tracker) }) // ends with a stop, as the snapshotter

@@ -3,29 +3,13 @@ package connector
 import (
 	"go.uber.org/zap"
 
-	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
 // encoderConfig is the schema.Config of the pipeline.
 func (p *Pipeline) encoderConfig() schema.Config {
-	f := p.cfg.Format
-	moneyDigits := f.MoneyFractionDigits // 0 is a setting: whole units
-	flat, _ := f.SchemaFlat()            // refused by Validate when it fails
-	return schema.Config{Flat: flat,
-		Name: p.cfg.Kafka.TopicPrefix, Database: p.database, Version: config.Version,
-		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
-		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
-		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
-		MoneyFractionDigits: &moneyDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
-		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: p.unknownType,
-		ShapeColumn: p.columns.ShapeFunc(),
-		Route: func(schemaName, table string) (string, string, string) {
-			tt := p.naming.Of(schemaName, table)
-			return tt.SchemaName, tt.KeyField, tt.KeyValue
-		},
-	}
+	return record.EncoderConfig(&p.cfg, p.database, p.naming, p.columns, p.unknownType)
 }
 
 // formats returns the pipeline's formats, for the database it streams.

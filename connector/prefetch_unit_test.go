@@ -21,7 +21,8 @@ import (
 
 // keyedRelation is public.<table> (id int4 key, v text).
 func keyedRelation(oid uint32, table string) *schema.Relation {
-	rel := testRelation(oid, table)
+	rel := &schema.Relation{OID: oid, Schema: "public", Table: table, ReplicaIdentity: 'd', Columns: []schema.Column{
+		{Name: "id", TypeOID: 23, TypeMod: -1}, {Name: "v", TypeOID: 25, TypeMod: -1}}}
 	record.SetKey(rel, []string{"id"})
 	return rel
 }

@@ -47,7 +47,7 @@ type Config struct {
 	// MigrateFrom takes over from a stopped Debezium connector at its
 	// first start (takeover.go).
 	MigrateFrom MigrateFromConfig `yaml:"migrate_from"`
-	// DDL is schema-change capture (ddl.go, schemachange.go).
+	// DDL is schema-change capture (pgsource: ddl.go, emit: schemachange.go).
 	DDL DDLConfig `yaml:"ddl"`
 	// HA runs this instance as one of several with the same config: the
 	// member of the Kafka consumer group mooncdc-<name> that holds the

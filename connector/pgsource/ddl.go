@@ -17,7 +17,7 @@ import (
 // the DDL (connector/internal/record: evolution.go). Transactional, it is decoded
 // inside the DDL's own transaction, at its place in the WAL: before any
 // row of the new shape. The emitter turns it into schema-change records
-// (schemachange.go).
+// (emit: schemachange.go).
 
 // ddlSchema holds the event trigger's function.
 const ddlSchema = "mooncdc"

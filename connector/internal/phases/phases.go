@@ -130,7 +130,7 @@ type Rules struct {
 	nextPromote schema.LSN
 	// fresh holds the tables this run's discovery found after its first
 	// pass: created (or published) while mooncdc streams, so the first
-	// Relation message of one announces a CREATE (schemachange.go).
+	// Relation message of one announces a CREATE (emit: schemachange.go).
 	fresh map[string]bool
 	// store hands a changed state to the ordered writer of table states
 	// (stateWriter.enqueue) and returns the wait for it. It is called with

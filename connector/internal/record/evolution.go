@@ -21,7 +21,7 @@ import (
 // (format.schema_registry.schema_evolution): what a table's schema change
 // does when the Schema Registry would refuse the new shape's Avro schemas.
 // It is decided once, at the change: at the DDL message of mooncdc's event
-// trigger (schemachange.go), or, without one, at the Relation message of a
+// trigger (emit: schemachange.go), or, without one, at the Relation message of a
 // changed shape, which pgoutput sends before the first row of that shape.
 // Either way no row of the new shape has been written yet, and every row
 // of the old shape before the change has.

@@ -55,6 +55,30 @@ type Formats struct {
 	log       *zap.Logger
 }
 
+// EncoderConfig is the schema.Config of cfg's formats for the records of
+// database: topic names from naming, column selection and mappers from
+// columns (nil for none), onUnknownType told of each column of a type
+// without a mapping.
+func EncoderConfig(cfg *config.Config, database string, naming config.TopicNaming, columns *config.ColumnRules,
+	onUnknownType func(table, column, typ string)) schema.Config {
+	f := cfg.Format
+	moneyDigits := f.MoneyFractionDigits // 0 is a setting: whole units
+	flat, _ := f.SchemaFlat()            // refused by Validate when it fails
+	return schema.Config{Flat: flat,
+		Name: cfg.Kafka.TopicPrefix, Database: database, Version: config.Version,
+		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
+		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
+		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
+		MoneyFractionDigits: &moneyDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
+		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: onUnknownType,
+		ShapeColumn: columns.ShapeFunc(),
+		Route: func(schemaName, table string) (string, string, string) {
+			tt := naming.Of(schemaName, table)
+			return tt.SchemaName, tt.KeyField, tt.KeyValue
+		},
+	}
+}
+
 // NewFormats makes the formats of format (with the encoders' settings
 // enc), registering in reg (nil without Avro), naming each table's topic,
 // refusing records above maxRecord bytes (kafka.max_record_bytes).

@@ -29,7 +29,7 @@ type Plan struct {
 	// outbox events (outbox.go) on the topics they name; the table's own
 	// topic gets no records.
 	Outbox bool
-	Rel    *schema.Relation // the relation to encode with (keyed, keys.go)
+	Rel    *schema.Relation // the relation to encode with (keyed, emit: keys.go)
 	Nulls  *NullPlan        // rel's NOT NULL columns, for rows that hold a NULL in one (nullable.go)
 	// keyErr is why the table's key cannot be built (format.message_key_columns
 	// it cannot carry): the table is parked at its first change.
@@ -67,7 +67,7 @@ func (pl *Planner) Plan(rel *schema.Relation, captured bool) Plan {
 }
 
 // WithKey sets the relation to encode with: keyed, rel with its key
-// columns (keys.go), or, when err says the table cannot be keyed as
+// columns (emit: keys.go), or, when err says the table cannot be keyed as
 // configured (a *keyRuleError), nothing: the table is parked at its first
 // change.
 func (r *Plan) WithKey(keyed *schema.Relation, err error) {

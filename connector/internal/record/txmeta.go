@@ -20,7 +20,7 @@ type Options struct {
 	// (format.tombstones_on_delete: false).
 	NoTombstones bool
 	// schemaChangeTopic receives the schema-change records of DDL
-	// messages (schemachange.go).
+	// messages (emit: schemachange.go).
 	SchemaChangeTopic string
 	// flat is format.envelope flat (nil for debezium): it decides which
 	// records a table's change becomes (schema.FlatConfig.Records).

@@ -1,4 +1,4 @@
-package connector
+package emit
 
 import (
 	"errors"
@@ -17,8 +17,8 @@ import (
 // a delete or truncate nothing, an update nothing but a warning, an
 // error-level log or (fatal) the table parked; an update of the key is a
 // delete and an insert, as Debezium sends it.
-func (e *emitter) outboxChange(r *record.Plan, ch *schema.Change) error {
-	o := e.enc.Outbox()
+func (e *Emitter) outboxChange(r *record.Plan, ch *schema.Change) error {
+	o := e.Enc.Outbox()
 	if ch.Op == schema.OpUpdate && record.KeyChanged(r.Rel, ch.Before, ch.After) {
 		// Debezium writes a key change as a delete, its tombstone and a
 		// create (as changeOf does); EventRouter drops the first two and
@@ -60,8 +60,8 @@ func (e *emitter) outboxChange(r *record.Plan, ch *schema.Change) error {
 // a content that is not an outbox event, which is then written as any
 // logical message, with a warning: it is not lost, and a bad message from
 // one writer does not stop the stream.
-func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
-	o := e.enc.Outbox()
+func (e *Emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
+	o := e.Enc.Outbox()
 	ev, err := o.Message(ch.Message.Content)
 	if err == nil {
 		err = record.CheckRoutedTopic(ev.Topic)
@@ -93,7 +93,7 @@ func (e *emitter) outboxMessage(ch *schema.Change) (done bool, err error) {
 }
 
 // produceOutbox hands ev's record to the producer in unit a.
-func (e *emitter) produceOutbox(a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent) error {
+func (e *Emitter) produceOutbox(a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent) error {
 	rec, err := e.outboxRecord(ch, ev)
 	if err != nil {
 		return err
@@ -103,11 +103,11 @@ func (e *emitter) produceOutbox(a *delivery.TxAck, ch *schema.Change, ev *schema
 	return nil
 }
 
-// outboxEventError makes an event for a partition its topic lacks
+// OutboxEventError makes an event for a partition its topic lacks
 // (ensureEvent's *PartitionRangeError) a *RecordError at lsn, as the
 // records that cannot be made are; other errors (creating the topic,
 // reading its partitions) stay as they are.
-func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
+func OutboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
 	if pr, ok := err.(*delivery.PartitionRangeError); ok {
 		return &record.RecordError{Topic: ev.Topic, LSN: lsn, Err: pr}
 	}
@@ -116,9 +116,9 @@ func outboxEventError(err error, ev *schema.OutboxEvent, lsn schema.LSN) error {
 
 // outboxRecord creates ev's topic if needed and makes its record (in
 // no unit yet).
-func (e *emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
-	if err := e.topics.EnsureEvent(ev); err != nil {
-		return nil, outboxEventError(err, ev, ch.LSN)
+func (e *Emitter) outboxRecord(ch *schema.Change, ev *schema.OutboxEvent) (*kgo.Record, error) {
+	if err := e.Topics.EnsureEvent(ev); err != nil {
+		return nil, OutboxEventError(err, ev, ch.LSN)
 	}
-	return e.w.Outbox(e.ctx, nil, ch, ev, time.Now(), record.ChangeCommit(ch), int64(ch.Seq))
+	return e.w.Outbox(e.Ctx, nil, ch, ev, time.Now(), record.ChangeCommit(ch), int64(ch.Seq))
 }

@@ -1,4 +1,4 @@
-package connector
+package emit
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -31,7 +32,7 @@ import (
 // key would; a table named "badkey" cannot be keyed as configured.
 type firstColumnKeyer struct{}
 
-func (firstColumnKeyer) keyed(rel *schema.Relation) (*schema.Relation, error) {
+func (firstColumnKeyer) Keyed(rel *schema.Relation) (*schema.Relation, error) {
 	if rel.Table == "badkey" {
 		return nil, &record.KeyRuleError{Err: errors.New("format.message_key_columns names column \"nope\", which public.badkey does not have")}
 	}
@@ -40,7 +41,7 @@ func (firstColumnKeyer) keyed(rel *schema.Relation) (*schema.Relation, error) {
 	record.SetKey(&out, []string{rel.Columns[0].Name})
 	return &out, nil
 }
-func (firstColumnKeyer) close() {}
+func (firstColumnKeyer) Close() {}
 
 func testRelation(oid uint32, table string) *schema.Relation {
 	return &schema.Relation{OID: oid, Schema: "public", Table: table, ReplicaIdentity: 'd', Columns: []schema.Column{
@@ -67,16 +68,13 @@ func testFormats(t *testing.T, maxRecord int) *record.Formats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Pipeline{cfg: cfg, log: zap.NewNop(), naming: naming, database: "shop"}
-	f := p.formats()
-	f.MaxRecord = maxRecord
-	return f
+	return record.NewFormats(cfg.Format, record.EncoderConfig(&cfg, "shop", naming, nil, nil), nil, naming, maxRecord, zap.NewNop())
 }
 
 type emitterFixture struct {
 	f       *deliverytest.FakeProducer
 	tracker *delivery.Tracker
-	em      *emitter
+	em      *Emitter
 	parked  []string
 }
 
@@ -101,11 +99,11 @@ func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*phases.State)
 	}
 	gate := phases.New(0, phs)
 	fm := testFormats(t, maxRecord)
-	fx.em = newEmitter(emitterConfig{ctx: context.Background(), sink: testMainSink(t, fx.f, fx.tracker), tracker: fx.tracker, topics: topics,
-		enc: fm.Codec(), counts: testEmitterCounts(), prefix: "shop", plans: record.NewPlanner(cfg, fm.Naming),
-		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: record.OptionsOf(&cfg),
-		gate: gate, onPromote: func([]*phases.State) {},
-		onTableError: func(table string, _ schema.LSN, err error) { fx.parked = append(fx.parked, table) }})
+	fx.em = New(Config{Ctx: context.Background(), Sink: testMainSink(t, fx.f, fx.tracker), Tracker: fx.tracker, Topics: topics,
+		Enc: fm.Codec(), Counts: testEmitterCounts(), Prefix: "shop", Plans: record.NewPlanner(cfg, fm.Naming),
+		Include: func(string, string) bool { return true }, Keys: firstColumnKeyer{}, Opts: record.OptionsOf(&cfg),
+		Gate: gate, OnPromote: func([]*phases.State) {},
+		OnTableError: func(table string, _ schema.LSN, err error) { fx.parked = append(fx.parked, table) }})
 	return fx
 }
 
@@ -270,8 +268,8 @@ func TestEmitterAllocatesNothingPerRowOnAWarmPlan(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under -race; make test runs this test again without it")
 	}
 	fx := newEmitterFixture(t, 1_000_000, nil)
-	fx.em.sink = testMainSink(t, ackingProducer{}, fx.tracker)
-	fx.em.w.Sink = fx.em.sink
+	fx.em.Sink = testMainSink(t, ackingProducer{}, fx.tracker)
+	fx.em.w.Sink = fx.em.Sink
 	rel := testRelation(1, "t")
 	changes := make([]*schema.Change, 64)
 	for i := range changes {
@@ -307,9 +305,9 @@ type countingKeyer struct {
 	n *int
 }
 
-func (k countingKeyer) keyed(rel *schema.Relation) (*schema.Relation, error) {
+func (k countingKeyer) Keyed(rel *schema.Relation) (*schema.Relation, error) {
 	*k.n++
-	return k.firstColumnKeyer.keyed(rel)
+	return k.firstColumnKeyer.Keyed(rel)
 }
 
 // TestEmitterKeepsOnePlanPerTableAtAnyTableCount: with 5,000 tables the
@@ -320,12 +318,12 @@ func (k countingKeyer) keyed(rel *schema.Relation) (*schema.Relation, error) {
 func TestEmitterKeepsOnePlanPerTableAtAnyTableCount(t *testing.T) {
 	fx := newEmitterFixture(t, 1_000_000, nil)
 	var asked int
-	fx.em.keys = countingKeyer{n: &asked}
+	fx.em.Keys = countingKeyer{n: &asked}
 	const tables = 5000
 	rels := make([]*schema.Relation, tables)
 	for i := range rels {
 		rels[i] = testRelation(uint32(100_000+i), fmt.Sprintf("t%05d", i))
-		fx.em.topics.Known["shop.public."+rels[i].Table] = true
+		fx.em.Topics.Known["shop.public."+rels[i].Table] = true
 	}
 	for pass := range 2 {
 		for _, rel := range rels {
@@ -346,10 +344,10 @@ func TestEmitterKeepsOnePlanPerTableAtAnyTableCount(t *testing.T) {
 	}
 }
 
-// testEmitterCounts are counters of a registry of their own.
-func testEmitterCounts() emitterCounts {
-	m := newMetrics(func() float64 { return 0 })
-	return emitterCounts{TransactionsReceived: m.TransactionsReceived, ChangesReceived: m.ChangesReceived, ChangesWritten: m.ChangesWritten}
+// testEmitterCounts are counters of no registry.
+func testEmitterCounts() Counts {
+	c := func(name string) prometheus.Counter { return prometheus.NewCounter(prometheus.CounterOpts{Name: name}) }
+	return Counts{TransactionsReceived: c("transactions_received"), ChangesReceived: c("changes_received"), ChangesWritten: c("changes_written")}
 }
 
 // testMainSink is the at-least-once main sink on cl, counting in tracker.

@@ -1,4 +1,4 @@
-package connector
+package emit
 
 import (
 	"time"
@@ -18,7 +18,7 @@ import (
 // transactional, which is then written as any logical message: the stream
 // goes on (a copy's private catch-up, which must apply DDL at its place,
 // fails on a non-transactional one instead; copy_catchup.go).
-func (e *emitter) schemaChange(ch *schema.Change) (done bool, err error) {
+func (e *Emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 	if ch.Tx == nil {
 		return false, nil
 	}
@@ -28,7 +28,7 @@ func (e *emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 	}
 	now := time.Now()
 	for _, t := range m.Tables {
-		if !e.include(t.Schema, t.Table) {
+		if !e.Include(t.Schema, t.Table) {
 			continue
 		}
 		sc := schema.SchemaChange{Type: m.ChangeType(t), DDL: m.DDL, Table: t, Xid: ch.Tx.Xid, LSN: ch.LSN,
@@ -59,13 +59,13 @@ type shapeAt struct {
 
 // writeSchemaChange writes one schema-change record in the open
 // transaction's unit.
-func (e *emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, seq int64) error {
-	topic := e.opts.SchemaChangeTopic
+func (e *Emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, seq int64) error {
+	topic := e.Opts.SchemaChangeTopic
 	if !e.schemaChangesReady {
-		if err := e.topics.Ensure(topic); err != nil {
+		if err := e.Topics.Ensure(topic); err != nil {
 			return err
 		}
-		if err := e.enc.PrepareSchemaChange(e.ctx, topic); err != nil {
+		if err := e.Enc.PrepareSchemaChange(e.Ctx, topic); err != nil {
 			return err
 		}
 		e.schemaChangesReady = true
@@ -90,9 +90,9 @@ func (e *emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, 
 //
 // The Relation messages (ch.Relation) are compared; the record describes
 // keyed, the relation the records are encoded with.
-func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) error {
+func (e *Emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) error {
 	rel := ch.Relation
-	if e.gate == nil || ch.Tx == nil {
+	if e.Gate == nil || ch.Tx == nil {
 		return nil
 	}
 	if e.shapes == nil {
@@ -105,7 +105,7 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	// the last discovery, and one this run's discovery found since its
 	// first pass was created while mooncdc streamed: its first relation
 	// is its CREATE.
-	created := !known && (e.view[name] == nil && e.view.Renamed(rel.OID) == nil || e.gate.IsFresh(name))
+	created := !known && (e.view[name] == nil && e.view.Renamed(rel.OID) == nil || e.Gate.IsFresh(name))
 	// This run's first shape of a table an earlier run saw: compared with
 	// the shape that run stored, a change made while mooncdc was stopped.
 	fp := schema.ShapeFingerprint(rel)
@@ -117,8 +117,8 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 		}
 		stopped = stored != nil && stored.Shape != "" && stored.Shape != fp
 	}
-	if e.storesShapes && (!known || ch.LSN > prev.lsn) {
-		e.gate.SetShape(name, rel.OID, fp) // stored by phases, in order
+	if e.StoresShapes && (!known || ch.LSN > prev.lsn) {
+		e.Gate.SetShape(name, rel.OID, fp) // stored by phases, in order
 	}
 	if !created && !stopped && (!known || ch.LSN <= prev.lsn || schema.SameShape(prev.rel, rel)) {
 		return nil
@@ -149,15 +149,15 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	if created || stopped {
 		return nil
 	}
-	return e.evolve(name, e.enc.TopicOf(rel.Schema, rel.Table), keyed, "", ch.LSN)
+	return e.evolve(name, e.Enc.TopicOf(rel.Schema, rel.Table), keyed, "", ch.LSN)
 }
 
 // truncated writes the TRUNCATE schema change of a table's truncate
 // (main worker only), which no event trigger sees: Postgres fires none
 // for TRUNCATE. It is written whether or not format.skipped_operations
 // writes the truncate record itself.
-func (e *emitter) truncated(keyed *schema.Relation, ch *schema.Change) error {
-	if e.gate == nil || ch.Tx == nil {
+func (e *Emitter) truncated(keyed *schema.Relation, ch *schema.Change) error {
+	if e.Gate == nil || ch.Tx == nil {
 		return nil
 	}
 	sc := schema.SchemaChange{Type: schema.SchemaChangeTruncate, Table: schema.DDLTableOf(keyed), Xid: ch.Tx.Xid, LSN: ch.LSN,

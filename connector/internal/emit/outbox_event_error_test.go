@@ -1,4 +1,4 @@
-package connector
+package emit
 
 import (
 	"errors"
@@ -18,15 +18,15 @@ import (
 func TestOutboxEventErrorMakesARangeErrorTheRecordsError(t *testing.T) {
 	ev := &schema.OutboxEvent{Topic: "outbox.event.order", Partition: 7, Placed: true}
 	var re *record.RecordError
-	err := outboxEventError(&delivery.PartitionRangeError{Partition: 7, Count: 3}, ev, 42)
+	err := OutboxEventError(&delivery.PartitionRangeError{Partition: 7, Count: 3}, ev, 42)
 	if !errors.As(err, &re) || re.Topic != ev.Topic || re.LSN != 42 || !errors.As(err, new(*delivery.PartitionRangeError)) || !fault.TableFault(err) {
 		t.Errorf("range error: got %#v, want a *RecordError for %s at 42 wrapping the *PartitionRangeError", err, ev.Topic)
 	}
 	other := errors.New("create topic: broker down")
-	if got := outboxEventError(other, ev, 42); got != other {
+	if got := OutboxEventError(other, ev, 42); got != other {
 		t.Errorf("other error: got %v, want it unchanged", got)
 	}
-	if got := outboxEventError(nil, ev, 42); got != nil {
+	if got := OutboxEventError(nil, ev, 42); got != nil {
 		t.Errorf("nil: got %v", got)
 	}
 }

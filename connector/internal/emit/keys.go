@@ -1,4 +1,4 @@
-package connector
+package emit
 
 import (
 	"context"
@@ -13,38 +13,38 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// keyer gives the stream's relations their key columns: keyResolver, or a
+// Keyer gives the stream's relations their key columns: keyResolver, or a
 // fake in the emitter's unit tests.
-type keyer interface {
-	// keyed returns rel completed, with its key columns; a *keyRuleError
+type Keyer interface {
+	// Keyed returns rel completed, with its key columns; a *keyRuleError
 	// when the table cannot be keyed as configured.
-	keyed(rel *schema.Relation) (*schema.Relation, error)
-	// close drops what keyed holds between sessions (its connection).
-	close()
+	Keyed(rel *schema.Relation) (*schema.Relation, error)
+	// Close drops what keyed holds between sessions (its connection).
+	Close()
 }
 
-var _ keyer = (*keyResolver)(nil)
+var _ Keyer = (*KeyResolver)(nil)
 
-// keyResolver completes the stream's relations from the catalog
+// KeyResolver completes the stream's relations from the catalog
 // (pgsource's catalog.go) and sets their key columns with keyColumns, the same
 // decision the copy makes, so that a row has one key in a snapshot record
 // and in a change record. It runs on the stream goroutine, once per
 // relation per session.
-type keyResolver struct {
+type KeyResolver struct {
 	pgsource.CatalogConn
 	rules record.KeyRule
 }
 
-func newKeyResolver(pgcfg *pgconn.Config, rules record.KeyRule) *keyResolver {
-	return &keyResolver{CatalogConn: pgsource.CatalogConn{PGConfig: pgcfg}, rules: rules}
+func NewKeyResolver(pgcfg *pgconn.Config, rules record.KeyRule) *KeyResolver {
+	return &KeyResolver{CatalogConn: pgsource.CatalogConn{PGConfig: pgcfg}, rules: rules}
 }
 
-// close drops the catalog connection between sessions.
-func (k *keyResolver) close() { k.CatalogConn.Close() }
+// Close drops the catalog connection between sessions.
+func (k *KeyResolver) Close() { k.CatalogConn.Close() }
 
-// keyed returns rel completed from the catalog, with its key columns
+// Keyed returns rel completed from the catalog, with its key columns
 // (KeyIndexes, Column.Key) those of keyColumns.
-func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
+func (k *KeyResolver) Keyed(rel *schema.Relation) (*schema.Relation, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := k.Get(ctx)
@@ -56,7 +56,7 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 		k.Close()
 		return nil, err
 	}
-	names, err := keyColumns(ctx, conn, k.rules, out)
+	names, err := KeyColumns(ctx, conn, k.rules, out)
 	if err != nil {
 		if !errors.As(err, new(*record.KeyRuleError)) {
 			k.Close()
@@ -67,7 +67,7 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 	return out, nil
 }
 
-// keyColumns is the one decision of a table's record key, for snapshot
+// KeyColumns is the one decision of a table's record key, for snapshot
 // and change records alike: the columns format.message_key_columns names
 // for the table (Debezium's message.key.columns); else those of its
 // replica identity index under REPLICA IDENTITY USING INDEX, else of its
@@ -79,7 +79,7 @@ func (k *keyResolver) keyed(rel *schema.Relation) (*schema.Relation, error) {
 // under USING INDEX, and the whole row under FULL (a table with NOTHING
 // is not captured: pgsource/publication.go), and custom key columns must be part
 // of it (keyRule.check).
-func keyColumns(ctx context.Context, q pgsource.Querier, rules record.KeyRule, rel *schema.Relation) ([]string, error) {
+func KeyColumns(ctx context.Context, q pgsource.Querier, rules record.KeyRule, rel *schema.Relation) ([]string, error) {
 	identity, index, found, err := pgsource.ReplicaIdentity(ctx, q, rel.OID)
 	if err != nil {
 		return nil, err

@@ -1,5 +1,5 @@
 //go:build !race
 
-package connector
+package emit
 
 const raceEnabled = false

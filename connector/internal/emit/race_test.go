@@ -1,6 +1,6 @@
 //go:build race
 
-package connector
+package emit
 
 // raceEnabled: allocation counts are not meaningful under -race (sync.Pool
 // drops items at random); make test runs the allocation tests again without it.

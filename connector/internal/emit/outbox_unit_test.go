@@ -1,4 +1,4 @@
-package connector
+package emit
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func TestOutboxRoutedTopicMustBeAKafkaName(t *testing.T) {
 		}
 	}
 	var parked []string
-	e := &emitter{emitterConfig: emitterConfig{onTableError: func(table string, _ schema.LSN, err error) { parked = append(parked, table) }}}
+	e := &Emitter{Config: Config{OnTableError: func(table string, _ schema.LSN, err error) { parked = append(parked, table) }}}
 	for _, err := range []error{&record.RecordError{Topic: "t", Err: record.CheckRoutedTopic("a b")}, &record.OutboxUpdateError{Table: "public.outbox"}} {
 		if got := e.tableError("public.outbox", 0, err); got != nil {
 			t.Errorf("%v: not parked: %v", err, got)

@@ -1,4 +1,4 @@
-package connector
+package emit
 
 import (
 	"context"
@@ -16,12 +16,12 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// emitter is the stream's Handler: it routes each change to its topic,
-// has the record writer make its records (record.Writer) and its sink deliver
-// them (connector/internal/delivery), counting them in the tracker. It runs on the stream
+// Emitter is the stream's Handler: it routes each change to its topic,
+// has the record writer make its records (record.Writer) and its sink
+// deliver them (delivery), counting them in the tracker. It runs on the stream
 // goroutine; only the promise runs elsewhere.
-type emitter struct {
-	emitterConfig
+type Emitter struct {
+	Config
 	w *record.Writer
 
 	// view is the phases as of the open transaction's Begin (main worker);
@@ -59,78 +59,82 @@ type emitter struct {
 	cur                               *delivery.TxAck
 }
 
-// emitterConfig is what an emitter is built with (newEmitter takes it
+// HookMainBegin is the test hook point (Config.Hook) where the main
+// worker is about to decide a transaction.
+const HookMainBegin = "main_begin"
+
+// Config is what an emitter is built with (New takes it
 // whole; nothing is set after). The fields after keys are the main
 // worker's role; a copy's private catch-up leaves them zero.
-type emitterConfig struct {
-	ctx     context.Context // bounds schema registration
-	sink    delivery.Sink
-	tracker *delivery.Tracker
-	topics  *delivery.TopicMaker
-	enc     *record.Codec
-	counts  emitterCounts
-	prefix  string
-	plans   *record.Planner
-	include func(schema, table string) bool
+type Config struct {
+	Ctx     context.Context // bounds schema registration
+	Sink    delivery.Sink
+	Tracker *delivery.Tracker
+	Topics  *delivery.TopicMaker
+	Enc     *record.Codec
+	Counts  Counts
+	Prefix  string
+	Plans   *record.Planner
+	Include func(schema, table string) bool
 	// oid is a copy's table (private catch-up only; 0 for the main
 	// worker): its changes are emitted under whatever name the table has
 	// since a rename.
-	oid  uint32
-	keys keyer
+	OID  uint32
+	Keys Keyer
 	// opts says which operations are skipped and whether transaction
 	// metadata is written (record: txmeta.go).
-	opts record.Options
+	Opts record.Options
 
 	// gate applies the phase rules (main worker only; nil for a copy
 	// worker's private catch-up).
-	gate      *phases.Rules
-	hook      func(point, table string) // a test hook at HookMainBegin (nil: none)
-	onPromote func([]*phases.State)     // logs the tables gate promoted (and stored)
+	Gate      *phases.Rules
+	Hook      func(point, table string) // a test hook at HookMainBegin (nil: none)
+	OnPromote func([]*phases.State)     // logs the tables gate promoted (and stored)
 	// storesShapes records a table's shape fingerprint when it changes
 	// (main worker only; gate stores it), for the next run's comparison.
-	storesShapes bool
+	StoresShapes bool
 	// onTableError parks a table whose records cannot be written (main
 	// worker only; nil for a copy worker, whose copy fails instead).
-	onTableError func(table string, lsn schema.LSN, err error)
+	OnTableError func(table string, lsn schema.LSN, err error)
 
 	// activity counts transactions (main worker), for the heartbeater's
 	// idle test; heartbeatTopic receives heartbeat records ("" for none).
-	activity       *atomic.Uint64
-	heartbeatTopic string
-	heartbeatFmt   *record.HeartbeatFormat // nil: no heartbeat records
-	heartbeatOf    []byte                  // how this connector's heartbeat messages begin
+	Activity       *atomic.Uint64
+	HeartbeatTopic string
+	HeartbeatFmt   *record.HeartbeatFormat // nil: no heartbeat records
+	HeartbeatOf    []byte                  // how this connector's heartbeat messages begin
 
 	// onSignal receives the signals inserted into signals.table (main
 	// worker only; nil otherwise); signalTable is that table.
-	onSignal    func(*schema.Change)
-	signalTable config.TableName
+	OnSignal    func(*schema.Change)
+	SignalTable config.TableName
 
 	// skipThrough: the changes at or below it of the first transaction
 	// are in Kafka already, sent by the Debezium connector mooncdc took
 	// over from mid-transaction (takeover.go); 0: none.
-	skipThrough schema.LSN
+	SkipThrough schema.LSN
 }
 
-// emitterCounts are the counters an emitter adds to: the pipeline's
+// Counts are the counters an emitter adds to: the pipeline's
 // (Metrics), also for a copy's private catch-up.
-type emitterCounts struct {
+type Counts struct {
 	TransactionsReceived, ChangesReceived, ChangesWritten prometheus.Counter
 }
 
-func newEmitter(cfg emitterConfig) *emitter {
-	written := cfg.counts.ChangesWritten
-	return &emitter{emitterConfig: cfg, routes: make(map[uint32]*route),
-		w: record.NewWriter(cfg.enc, cfg.sink, record.NewAcks(cfg.tracker, new(record.Pool), written, cfg.opts.TxTopic, cfg.opts.SchemaChangeTopic))}
+func New(cfg Config) *Emitter {
+	written := cfg.Counts.ChangesWritten
+	return &Emitter{Config: cfg, routes: make(map[uint32]*route),
+		w: record.NewWriter(cfg.Enc, cfg.Sink, record.NewAcks(cfg.Tracker, new(record.Pool), written, cfg.Opts.TxTopic, cfg.Opts.SchemaChangeTopic))}
 }
 
 // Begin implements stream.Handler.
-func (e *emitter) Begin(tx *schema.Tx) error {
-	if err := e.sink.Begin(); err != nil {
+func (e *Emitter) Begin(tx *schema.Tx) error {
+	if err := e.Sink.Begin(); err != nil {
 		return err
 	}
-	e.cur = e.tracker.Begin()
+	e.cur = e.Tracker.Begin()
 	clear(e.failed)
-	if e.opts.TxTopic != "" {
+	if e.Opts.TxTopic != "" {
 		// BEGIN is written at the transaction's Begin, in its unit of
 		// durability (and Kafka transaction), as Debezium does on the
 		// Begin message (PostgresStreamingChangeEventSource.java:348-349).
@@ -139,47 +143,47 @@ func (e *emitter) Begin(tx *schema.Tx) error {
 			return err
 		}
 	}
-	if e.gate != nil {
-		if e.hook != nil {
-			e.hook(HookMainBegin, "")
+	if e.Gate != nil {
+		if e.Hook != nil {
+			e.Hook(HookMainBegin, "")
 		}
 		var moved []*phases.State
-		e.view, moved = e.gate.Begin(tx.CommitLSN)
+		e.view, moved = e.Gate.Begin(tx.CommitLSN)
 		e.viewGen++
 		e.commit = tx.CommitLSN
-		if moved != nil && e.onPromote != nil {
-			e.onPromote(moved)
+		if moved != nil && e.OnPromote != nil {
+			e.OnPromote(moved)
 		}
 	}
 	return nil
 }
 
 // Commit implements stream.Handler.
-func (e *emitter) Commit(tx *schema.Tx) error {
-	if e.opts.TxTopic != "" {
+func (e *Emitter) Commit(tx *schema.Tx) error {
+	if e.Opts.TxTopic != "" {
 		if err := e.produceTx(tx, e.meta.EndEvent(tx)); err != nil {
 			return err
 		}
 	}
-	e.tracker.Commit(e.cur, tx.EndLSN)
+	e.Tracker.Commit(e.cur, tx.EndLSN)
 	e.cur = nil
-	e.skipThrough = 0 // the one transaction Debezium had sent a part of is whole
-	e.counts.TransactionsReceived.Inc()
-	if e.activity != nil {
-		e.activity.Add(1)
+	e.SkipThrough = 0 // the one transaction Debezium had sent a part of is whole
+	e.Counts.TransactionsReceived.Inc()
+	if e.Activity != nil {
+		e.Activity.Add(1)
 	}
-	if e.gate != nil {
-		if moved := e.gate.Advance(tx.EndLSN); moved != nil && e.onPromote != nil {
-			e.onPromote(moved)
+	if e.Gate != nil {
+		if moved := e.Gate.Advance(tx.EndLSN); moved != nil && e.OnPromote != nil {
+			e.OnPromote(moved)
 		}
 	}
-	return e.sink.Ended(e.ctx, tx.EndLSN)
+	return e.Sink.Ended(e.Ctx, tx.EndLSN)
 }
 
 // Change implements stream.Handler.
-func (e *emitter) Change(ch *schema.Change) error {
-	e.counts.ChangesReceived.Inc()
-	if e.skipThrough != 0 && ch.Tx != nil && ch.LSN <= e.skipThrough {
+func (e *Emitter) Change(ch *schema.Change) error {
+	e.Counts.ChangesReceived.Inc()
+	if e.SkipThrough != 0 && ch.Tx != nil && ch.LSN <= e.SkipThrough {
 		return nil
 	}
 	if ch.Op == schema.OpMessage {
@@ -191,17 +195,17 @@ func (e *emitter) Change(ch *schema.Change) error {
 				return err
 			}
 		}
-		if o := e.enc.Outbox(); o != nil && o.Config().MessagePrefix != "" && ch.Message.Prefix == o.Config().MessagePrefix {
+		if o := e.Enc.Outbox(); o != nil && o.Config().MessagePrefix != "" && ch.Message.Prefix == o.Config().MessagePrefix {
 			if done, err := e.outboxMessage(ch); done || err != nil {
 				return err
 			}
 		}
-		topic := e.prefix + ".message"
-		if err := e.topics.Ensure(topic); err != nil {
+		topic := e.Prefix + ".message"
+		if err := e.Topics.Ensure(topic); err != nil {
 			return err
 		}
 		if !e.messagesReady {
-			if err := e.enc.Prepare(e.ctx, topic, nil); err != nil {
+			if err := e.Enc.Prepare(e.Ctx, topic, nil); err != nil {
 				return err
 			}
 			e.messagesReady = true
@@ -216,11 +220,11 @@ func (e *emitter) Change(ch *schema.Change) error {
 	if err != nil || r.Skip {
 		return err
 	}
-	if r.Signals && e.onSignal != nil && ch.Op == schema.OpCreate {
+	if r.Signals && e.OnSignal != nil && ch.Op == schema.OpCreate {
 		// Before the phase rules: a signal acts whether or not the signal
 		// table's own copy is handed over (EventDispatcher.java:313-321
 		// hands a create to the source channel before it is emitted).
-		e.onSignal(ch)
+		e.OnSignal(ch)
 	}
 	if ch.Op == schema.OpTruncate {
 		// A schema change of its own, in any phase, as a DDL message's.
@@ -228,7 +232,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 			return err
 		}
 	}
-	if e.gate != nil {
+	if e.Gate != nil {
 		if r.gen != e.viewGen {
 			r.state, r.own = e.view.StateOf(r.Name, ch.Relation.OID)
 			r.gen = e.viewGen
@@ -244,7 +248,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 		return e.tableError(r.Name, ch.LSN, r.KeyErr)
 	}
 	if !r.prepared {
-		rel, err := e.enc.PrepareRelaxing(e.ctx, r.Topic, r.Rel)
+		rel, err := e.Enc.PrepareRelaxing(e.Ctx, r.Topic, r.Rel)
 		if err != nil {
 			return e.tableError(r.Name, ch.LSN, err)
 		}
@@ -254,7 +258,7 @@ func (e *emitter) Change(ch *schema.Change) error {
 		r.prepared = true
 	}
 	ch.Relation = r.Rel
-	if err := e.enc.RelaxNulls(e.ctx, r.Plan, ch); err != nil {
+	if err := e.Enc.RelaxNulls(e.Ctx, r.Plan, ch); err != nil {
 		return e.tableError(r.Name, ch.LSN, err)
 	}
 	write := e.changeOf
@@ -271,15 +275,15 @@ func (e *emitter) Change(ch *schema.Change) error {
 // non-transactional message at lsn: counted in the tracker like a
 // transaction ending at lsn, and in exactly-once mode inside a Kafka
 // transaction (begin and ended pair here, whatever produce does).
-func (e *emitter) ownUnit(lsn schema.LSN, produce func(*delivery.TxAck) error) error {
-	if err := e.sink.Begin(); err != nil {
+func (e *Emitter) ownUnit(lsn schema.LSN, produce func(*delivery.TxAck) error) error {
+	if err := e.Sink.Begin(); err != nil {
 		return err
 	}
-	a := e.tracker.Begin()
+	a := e.Tracker.Begin()
 	err := produce(a)
-	e.tracker.Commit(a, lsn)
+	e.Tracker.Commit(a, lsn)
 	if err == nil {
-		err = e.sink.Ended(e.ctx, lsn)
+		err = e.Sink.Ended(e.Ctx, lsn)
 	}
 	return err
 }
@@ -289,20 +293,20 @@ func (e *emitter) ownUnit(lsn schema.LSN, produce func(*delivery.TxAck) error) e
 // worker sends the table to errored (waiting for `mooncdc resnapshot`)
 // and goes on with the others; anything else stops the stream, which is
 // what a copy worker's catch-up does too (its copy then fails).
-func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
-	if !fault.TableFault(err) || e.onTableError == nil {
+func (e *Emitter) tableError(table string, lsn schema.LSN, err error) error {
+	if !fault.TableFault(err) || e.OnTableError == nil {
 		return err
 	}
 	if e.failed == nil {
 		e.failed = map[string]bool{}
 	}
 	e.failed[table] = true
-	e.onTableError(table, lsn, err)
+	e.OnTableError(table, lsn, err)
 	return nil
 }
 
 // changeOf writes one row change of a routed table.
-func (e *emitter) changeOf(r *record.Plan, ch *schema.Change) error {
+func (e *Emitter) changeOf(r *record.Plan, ch *schema.Change) error {
 	if ch.Op == schema.OpUpdate && record.KeyChanged(r.Rel, ch.Before, ch.After) {
 		// As Debezium: a delete and tombstone for the old key, then a
 		// create for the new one.
@@ -338,7 +342,7 @@ type route struct {
 // plan was made from (record.Plan.Made); it is rebuilt when a session ends
 // (relations are per session). A relation seen for the first time may
 // announce a schema change (schemachange.go).
-func (e *emitter) route(ch *schema.Change) (*route, error) {
+func (e *Emitter) route(ch *schema.Change) (*route, error) {
 	rel := ch.Relation
 	if e.last != nil && e.last.Made(rel) {
 		return e.last, nil
@@ -347,15 +351,15 @@ func (e *emitter) route(ch *schema.Change) (*route, error) {
 		e.last = r
 		return r, nil
 	}
-	pl := e.plans.Plan(rel, e.include(rel.Schema, rel.Table) || e.oid != 0 && rel.OID == e.oid)
+	pl := e.Plans.Plan(rel, e.Include(rel.Schema, rel.Table) || e.OID != 0 && rel.OID == e.OID)
 	r := &route{Plan: &pl}
 	if !r.Skip {
 		if r.OwnTopic() {
-			if err := e.topics.Ensure(r.Topic); err != nil {
+			if err := e.Topics.Ensure(r.Topic); err != nil {
 				return r, err
 			}
 		}
-		keyed, err := e.keys.keyed(rel)
+		keyed, err := e.Keys.Keyed(rel)
 		if err != nil && !errors.As(err, new(*record.KeyRuleError)) {
 			return r, err
 		}
@@ -376,13 +380,13 @@ func (e *emitter) route(ch *schema.Change) (*route, error) {
 // envelope the table's record options decide instead which records a
 // change becomes (schema.FlatConfig.Records), after the numbering, as the
 // SMT runs on records Debezium has counted.
-func (e *emitter) produce(a *delivery.TxAck, topic string, ch *schema.Change, tombstone bool) error {
+func (e *Emitter) produce(a *delivery.TxAck, topic string, ch *schema.Change, tombstone bool) error {
 	if !e.count(ch) {
 		return nil
 	}
-	withValue, tombstone := true, tombstone && !e.opts.NoTombstones
-	if e.opts.Flat != nil && ch.Op != schema.OpMessage {
-		if withValue, tombstone = e.opts.Flat.Records(ch, !e.opts.NoTombstones); !withValue && !tombstone {
+	withValue, tombstone := true, tombstone && !e.Opts.NoTombstones
+	if e.Opts.Flat != nil && ch.Op != schema.OpMessage {
+		if withValue, tombstone = e.Opts.Flat.Records(ch, !e.Opts.NoTombstones); !withValue && !tombstone {
 			return nil
 		}
 	}
@@ -400,11 +404,11 @@ func (e *emitter) produce(a *delivery.TxAck, topic string, ch *schema.Change, to
 // count numbers ch in the open transaction's metadata; false for an
 // operation of format.skipped_operations, which is not written, nor
 // counted (EventDispatcher.java:323-330).
-func (e *emitter) count(ch *schema.Change) bool {
-	if e.opts.Skip.Has(ch.Op) {
+func (e *Emitter) count(ch *schema.Change) bool {
+	if e.Opts.Skip.Has(ch.Op) {
 		return false
 	}
-	if e.opts.TxTopic != "" && ch.Tx != nil {
+	if e.Opts.TxTopic != "" && ch.Tx != nil {
 		coll := record.MessageCollection
 		if ch.Relation != nil {
 			coll = ch.Relation.QualifiedName()
@@ -416,13 +420,13 @@ func (e *emitter) count(ch *schema.Change) bool {
 
 // produceTx writes a BEGIN or END record to the transaction metadata
 // topic, in the open transaction's unit.
-func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
-	topic := e.opts.TxTopic
+func (e *Emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
+	topic := e.Opts.TxTopic
 	if !e.txReady {
-		if err := e.topics.Ensure(topic); err != nil {
+		if err := e.Topics.Ensure(topic); err != nil {
 			return err
 		}
-		if err := e.enc.PrepareTx(e.ctx, topic); err != nil {
+		if err := e.Enc.PrepareTx(e.Ctx, topic); err != nil {
 			return err
 		}
 		e.txReady = true
@@ -435,12 +439,12 @@ func (e *emitter) produceTx(tx *schema.Tx, ev *schema.TxEvent) error {
 	return nil
 }
 
-// reset forgets per-session state.
-func (e *emitter) reset() {
+// Reset forgets per-session state.
+func (e *Emitter) Reset() {
 	clear(e.routes)
 	e.last = nil
 	e.messagesReady = false
 	e.txReady = false
 	e.cur = nil
-	e.keys.close()
+	e.Keys.Close()
 }
