@@ -153,7 +153,7 @@ func (c *copier) resumeFor(ctx context.Context, ts *phases.State, log *zap.Logge
 		if err := c.discardProgress(ctx, name); err != nil {
 			return nil, err
 		}
-		if err := dropCopySlotOn(ctx, db, p.Slot, log); err != nil {
+		if err := pgsource.DropCopySlot(ctx, db, p.Slot, log); err != nil {
 			return nil, err
 		}
 	}
@@ -177,7 +177,7 @@ func (c *copier) resumeFor(ctx context.Context, ts *phases.State, log *zap.Logge
 		// snapshot row), a duplicate event rather than a repeated upsert.
 		return nil, nil
 	}
-	slot := copySlotName(c.cfg.slot, ts.OID)
+	slot := pgsource.CopySlotName(c.cfg.slot, ts.OID)
 	c.slots.take(slot)
 	return &resumable{c: c, name: name, ts: ts, log: log, slot: slot}, nil
 }
@@ -192,7 +192,7 @@ func (c *copier) whyNotResume(ctx context.Context, db *pgx.Conn, ts *phases.Stat
 	if p.ResnapshotMs != ts.ResnapshotMs {
 		return "a new copy was requested since (resnapshot)", nil
 	}
-	s, err := freeCopySlot(ctx, db, p.Slot, log)
+	s, err := pgsource.FreeCopySlot(ctx, db, p.Slot, log)
 	switch {
 	case err != nil:
 		return "", err

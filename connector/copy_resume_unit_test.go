@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -17,27 +18,27 @@ func TestCopySlotNames(t *testing.T) {
 	long := strings.Repeat("s", 63)
 	for _, slot := range []string{"mooncdc_shop", strings.Repeat("a", 40), strings.Repeat("a", 41), long} {
 		for _, oid := range []uint32{1, 16384, 4294967295} {
-			name := copySlotName(slot, oid)
+			name := pgsource.CopySlotName(slot, oid)
 			if len(name) > 63 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
-				t.Errorf("copySlotName(%q, %d) = %q: not a valid slot name", slot, oid, name)
+				t.Errorf("CopySlotName(%q, %d) = %q: not a valid slot name", slot, oid, name)
 			}
-			if !strings.HasPrefix(name, copySlotPrefix(slot)) || !isCopySlot(slot, name) {
+			if !strings.HasPrefix(name, pgsource.CopySlotPrefix(slot)) || !pgsource.IsCopySlot(slot, name) {
 				t.Errorf("%q is not recognised as a copy slot of %q", name, slot)
 			}
-			if name == copySlotName(slot, oid+1) || name == copySlotName(slot+"x", oid) {
+			if name == pgsource.CopySlotName(slot, oid+1) || name == pgsource.CopySlotName(slot+"x", oid) {
 				t.Errorf("%q names two copies", name)
 			}
 		}
 	}
 	for _, name := range []string{
-		"mooncdc_shop",                            // the pipeline's own slot
-		"mooncdc_shop_copy_16384",                 // looks like one, without the tag
-		"mooncdc_shop_copy_16384_000000",          // a wrong tag
-		copySlotName("mooncdc_shop", 16384) + "x", // more after it
-		"mooncdc_shop_copy_77_1_2",                // a temporary copy slot (copy.go)
-		copySlotName("mooncdc_shop2", 16384),      // another pipeline's
+		"mooncdc_shop",                                     // the pipeline's own slot
+		"mooncdc_shop_copy_16384",                          // looks like one, without the tag
+		"mooncdc_shop_copy_16384_000000",                   // a wrong tag
+		pgsource.CopySlotName("mooncdc_shop", 16384) + "x", // more after it
+		"mooncdc_shop_copy_77_1_2",                         // a temporary copy slot (copy.go)
+		pgsource.CopySlotName("mooncdc_shop2", 16384),      // another pipeline's
 	} {
-		if isCopySlot("mooncdc_shop", name) {
+		if pgsource.IsCopySlot("mooncdc_shop", name) {
 			t.Errorf("%q taken for a copy slot of mooncdc_shop", name)
 		}
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
-	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/connector/stream"
@@ -28,53 +24,6 @@ import (
 // snapshot, its end after the handover, and the sweep of the slots no
 // copy needs any more. A table copied in one chunk keeps the temporary
 // slot of copy.go, which dies with its connection.
-
-// copySlotPrefix is what every copy slot of the pipeline slot's name
-// starts with; the table's oid and a tag follow (copySlotName). A
-// pipeline slot name too long to leave room for them is shortened and a
-// hash of it added, so that the name stays within Postgres' 63 bytes and
-// still belongs to this pipeline only.
-func copySlotPrefix(slot string) string {
-	const suffix = "_copy_"
-	if len(slot)+len(suffix)+10+7 <= 63 { // 10: the digits of the largest oid; 7: the tag
-		return slot + suffix
-	}
-	h := fnv.New32a()
-	h.Write([]byte(slot))
-	return fmt.Sprintf("%s_%08x%s", slot[:63-len(suffix)-10-7-9], h.Sum32(), suffix)
-}
-
-// copySlotName is the persistent slot of the copy of the table with oid:
-// the prefix, the oid and a tag, a hash of both. The sweep drops only
-// names it would make, so a slot of another tool or pipeline that merely
-// looks like one (another pipeline's slot named <slot>_copy_5) is never
-// taken for an unused copy slot.
-func copySlotName(slot string, oid uint32) string {
-	h := fnv.New32a()
-	h.Write([]byte(slot))
-	h.Write([]byte{0})
-	h.Write([]byte(strconv.FormatUint(uint64(oid), 10)))
-	return fmt.Sprintf("%s%d_%06x", copySlotPrefix(slot), oid, h.Sum32()&0xffffff)
-}
-
-// isCopySlot reports whether name is a copy slot of the pipeline slot.
-func isCopySlot(slot, name string) bool {
-	rest, ok := strings.CutPrefix(name, copySlotPrefix(slot))
-	if !ok {
-		return false
-	}
-	digits, _, _ := strings.Cut(rest, "_")
-	oid, err := strconv.ParseUint(digits, 10, 32)
-	return err == nil && name == copySlotName(slot, uint32(oid))
-}
-
-// CopySlotName is the persistent replication slot a resumable copy of the
-// table with oid uses, for the pipeline slot slot.
-func CopySlotName(slot string, oid uint32) string { return copySlotName(slot, oid) }
-
-// IsCopySlot reports whether name is one of the pipeline slot's copy
-// slots: `mooncdc reset` drops them with the offsets that name them.
-func IsCopySlot(slot, name string) bool { return isCopySlot(slot, name) }
 
 // copySlots is the set of copy slots a running copy uses, so that the
 // sweep leaves a slot alone between its creation and the first checkpoint
@@ -133,34 +82,7 @@ func (c *copier) createCopySlot(ctx context.Context, repl *pgconn.PgConn, name s
 	return snapshotPoint{slot: name, snapshot: res.SnapshotName, lsn: lsn, persistent: true}, nil
 }
 
-// freeCopySlot makes sure no walsender holds the copy slot: one that
-// does is left by an instance that died, or by this copy's own session
-// that just ended (a copy slot is used by one copy at a time, and this
-// instance holds the pipeline's slot); it is ended. It waits up to 15 s
-// for the slot to be released.
-func freeCopySlot(ctx context.Context, db *pgx.Conn, name string, log *zap.Logger) (pgsource.SlotInfo, error) {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		s, err := pgsource.LookupSlot(ctx, db, name)
-		if err != nil || !s.Exists || s.ActivePID == 0 {
-			return s, err
-		}
-		if time.Now().After(deadline) {
-			return s, fmt.Errorf("the copy's replication slot %q is still held by process %d", name, s.ActivePID)
-		}
-		log.Debug("ending the walsender that holds the copy's slot", zap.String("slot", name), zap.Int32("active_pid", s.ActivePID))
-		var ended bool
-		if err := db.QueryRow(ctx, `SELECT coalesce(pg_terminate_backend(active_pid), false) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid = $2`,
-			name, s.ActivePID).Scan(&ended); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return s, fmt.Errorf("end the walsender on the copy's replication slot %q: %w", name, err)
-		}
-		if !fault.Sleep(ctx, 200*time.Millisecond) {
-			return s, ctx.Err()
-		}
-	}
-}
-
-// dropCopySlot drops the copy slot name if it exists (dropCopySlotOn).
+// dropCopySlot drops the copy slot name if it exists (DropCopySlot).
 func (c *copier) dropCopySlot(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -169,19 +91,7 @@ func (c *copier) dropCopySlot(ctx context.Context, name string) error {
 		return err
 	}
 	defer db.Close(context.Background())
-	return dropCopySlotOn(ctx, db, name, c.log)
-}
-
-// dropCopySlotOn drops the copy slot name if it exists, after ending a
-// walsender that still holds it (freeCopySlot).
-func dropCopySlotOn(ctx context.Context, db *pgx.Conn, name string, log *zap.Logger) error {
-	if _, err := freeCopySlot(ctx, db, name, log); err != nil {
-		return err
-	}
-	if _, err := db.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, name); err != nil {
-		return fmt.Errorf("drop the copy's replication slot %q: %w", name, err)
-	}
-	return nil
+	return pgsource.DropCopySlot(ctx, db, name, c.log)
 }
 
 // keepsCopySlot reports whether ts still needs the copy slot its progress
@@ -221,7 +131,7 @@ func (c *copier) sweepCopySlotsOnce(ctx context.Context) error {
 		return err
 	}
 	defer db.Close(context.Background())
-	prefix := copySlotPrefix(c.cfg.slot)
+	prefix := pgsource.CopySlotPrefix(c.cfg.slot)
 	rows, err := db.Query(ctx, `SELECT slot_name FROM pg_replication_slots
 		WHERE NOT temporary AND slot_type = 'logical' AND database = current_database() AND active_pid IS NULL AND starts_with(slot_name, $1)`, prefix)
 	if err != nil {
@@ -241,7 +151,7 @@ func (c *copier) sweepCopySlotsOnce(ctx context.Context) error {
 		}
 	}
 	for _, name := range names {
-		if !isCopySlot(c.cfg.slot, name) || keep[name] || c.slots.used(name) {
+		if !pgsource.IsCopySlot(c.cfg.slot, name) || keep[name] || c.slots.used(name) {
 			continue
 		}
 		if _, err := db.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NULL`, name); err != nil {

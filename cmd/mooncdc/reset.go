@@ -143,7 +143,7 @@ func planReset(ctx context.Context, cfg config.Config, dropSlot bool) (resetPlan
 		return plan, fmt.Errorf("list the replication slots: %w", err)
 	}
 	for _, name := range names {
-		if connector.IsCopySlot(cfg.Postgres.Slot, name) {
+		if pgsource.IsCopySlot(cfg.Postgres.Slot, name) {
 			plan.copySlots = append(plan.copySlots, name)
 		}
 	}
