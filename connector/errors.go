@@ -9,6 +9,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -22,19 +23,8 @@ const (
 )
 
 // UnsafeResumeError reports that the offsets in Kafka do not describe the
-// Postgres source or slot that mooncdc is connected to. Resuming would lose
-// or duplicate data, so the pipeline stops; the message says how to start over.
-type UnsafeResumeError struct {
-	Reason string
-	cause  error // errSlotLost for a lost or missing slot (slotloss.go)
-}
-
-func (e *UnsafeResumeError) Error() string { return "unsafe resume: " + e.Reason }
-func (e *UnsafeResumeError) Unwrap() error { return e.cause }
-
-// UnsafeResume marks the error for classify: stop, the offsets do not
-// describe this source or slot.
-func (e *UnsafeResumeError) UnsafeResume() {}
+// Postgres source or slot that mooncdc is connected to (pgsource).
+type UnsafeResumeError = pgsource.UnsafeResumeError
 
 // ShutdownTimeoutError is a clean stop that did not finish within
 // shutdown_timeout, most often because Kafka did not acknowledge what was

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mooncdc/mooncdc/connector/internal/record"
+	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -15,8 +16,7 @@ import (
 // as the copy describes it (describeTable), as publication pub streams it:
 // the *schema.Relation the encoders get for that table.
 func DescribeTableForTest(ctx context.Context, conn *pgx.Conn, name, pub string) (*schema.Relation, error) {
-	info, err := describeTable(ctx, conn, name, 0, pub, nil)
-	return info.rel, err
+	return snapshot.DescribeTable(ctx, conn, name, pub)
 }
 
 // EncoderConfigForTest is the schema.Config p's encoders get.

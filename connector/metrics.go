@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 )
 
 // Metrics are the pipeline's Prometheus metrics. Names are a public
@@ -161,7 +162,7 @@ func (p *Pipeline) emitterCounts() emit.Counts {
 }
 
 // copyCounts are the counters of p.metrics the copies add to.
-func (p *Pipeline) copyCounts() copyCounts {
+func (p *Pipeline) copyCounts() snapshot.Counts {
 	m := p.metrics
-	return copyCounts{emitter: p.emitterCounts(), duration: m.TableCopyDuration, rows: m.TableCopyRows, rowsResumed: m.TableCopyRowsResumed}
+	return snapshot.Counts{Emitter: p.emitterCounts(), Duration: m.TableCopyDuration, Rows: m.TableCopyRows, RowsResumed: m.TableCopyRowsResumed}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
+	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -58,7 +59,7 @@ type Pipeline struct {
 	database string
 	registry *record.Registry // nil unless a format is avro
 
-	copies       copies // running table copies, for /status and progress
+	copies       snapshot.Copies // running table copies, for /status and progress
 	producersMu  sync.Mutex
 	producers    []*kgo.Client // for unacked
 	keyless      pgsource.KeylessTables
@@ -344,34 +345,28 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 
 	// Table phases: the main worker emits a table's changes only once its
-	// copy is handed over (handover.go).
+	// copy is handed over (snapshot: handover.go).
 	mode := cfg.Snapshot.Mode
 	if p.resnapshotAll {
 		mode = config.SnapshotAlways
 	}
-	ph := phases.New(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
+	ph := phases.New(schema.LSN(src.DurableLSN), snapshot.InitialPhases(mode, state.Tables))
 	ph.Store = states.Enqueue
 	p.phasesAt.Store(ph)
-	snap := &snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
-		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: p.tables,
-		naming: p.naming, kafka: p.kafka},
-		workerErrors: p.metrics.WorkerErrors, ready: p.Ready, keyless: &p.keyless,
-		phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
-		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
-			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
-			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: record.OptionsOf(&cfg)},
-			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
-			progress: &p.copies, counts: p.copyCounts(), hook: p.hooks.call, log: log.Named("copy")}}
+	snap := snapshot.New(snapshot.Config{Config: &cfg, Tables: p.tables, Naming: p.naming, Kafka: p.kafka, Keys: p.keys,
+		PgConfig: pgcfg, Delivery: del, Formats: formats, Plans: plans, Topics: topics, Phases: ph, Source: src, Main: tracker,
+		Progress: &p.copies, WorkerErrors: p.metrics.WorkerErrors, Counts: p.copyCounts(), Hook: p.hooks.call,
+		Ready: p.Ready, Keyless: &p.keyless, Adopt: dbz != nil, CheckpointEvery: copyCheckpointEvery, Log: log})
 	// A first discovery before streaming, so that no table's changes are
 	// skipped for want of a phase (snapshot.mode never streams them at once).
-	if err := fault.Retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
+	if err := fault.Retry(soft, log, "discover the publication's tables", func() error { return snap.Discover(soft) }); err != nil {
 		return err
 	}
 	if cfg.Snapshot.Mode == config.SnapshotInitialOnly {
 		snapDone, cancelSnap := context.WithCancel(soft)
 		defer cancelSnap()
 		soft = snapDone
-		snap.allDone = func() {
+		snap.AllDone = func() {
 			log.Info("every table copied and handed over: stopping (snapshot.mode initial_only)")
 			cancelSnap()
 		}
@@ -391,7 +386,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			return p.include(schemaName, table) || ph.Get(schemaName+"."+table) != nil
 		},
 		Gate: ph, Hook: p.hooks.call, OnPromote: p.logPromoted, StoresShapes: true, Activity: &p.activity,
-		OnTableError: func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) },
+		OnTableError: func(table string, lsn schema.LSN, err error) { snap.Parked(gctx, table, lsn, err) },
 		HeartbeatOf:  heartbeatContentPrefix(cfg.Name), SkipThrough: schema.LSN(src.PendingSkip()),
 	}
 	if hbFormat != nil {
@@ -400,7 +395,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if t, ok := cfg.SignalTable(); ok {
 		// The stream waits for the snapshotter's loop to take a signal,
 		// never past the loop's end.
-		emCfg.OnSignal, emCfg.SignalTable = func(ch *schema.Change) { snap.tableSignal(snapCtx, ch) }, t
+		emCfg.OnSignal, emCfg.SignalTable = func(ch *schema.Change) { snap.TableSignal(snapCtx, ch) }, t
 	}
 	em := emit.New(emCfg)
 	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx}
@@ -411,7 +406,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	g.Go(func() error {
 		return p.stream(gctx, soft, pgcfg, tracker, em, progress, obs)
 	})
-	g.Go(func() error { return snap.run(snapCtx) })
+	g.Go(func() error { return snap.Run(snapCtx) })
 	if cfg.Heartbeat.Interval > 0 {
 		hb := &heartbeater{pgcfg: pgcfg, name: cfg.Name, interval: cfg.Heartbeat.Interval, activity: &p.activity, ready: p.Ready,
 			log: log.Named("heartbeat")}
@@ -435,3 +430,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))
 	return nil
 }
+
+// copyCheckpointEvery is how often, at most, a resumable copy stores its
+// progress: at the end of a chunk once this long has passed since the
+// last checkpoint. In exactly-once mode each checkpoint commits the copy's
+// Kafka transaction, and the chunk writers pause meanwhile.
+var copyCheckpointEvery = 3 * time.Second

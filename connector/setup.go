@@ -196,7 +196,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			"replication slot %q exists but is a %s slot of plugin %q on database %q, not a pgoutput slot on %q: choose another postgres.slot, or drop that slot (SELECT pg_drop_replication_slot('%s')) if nothing else uses it",
 			slotName, slot.Type, slot.Plugin, slot.Database, id.Database, slotName)}
 	}
-	if slot.Exists && slot.WALStatus == "lost" && (state.Pipeline == nil || !p.repairsSlotLoss(errSlotLost)) {
+	if slot.Exists && slot.WALStatus == "lost" && (state.Pipeline == nil || !p.repairsSlotLoss(pgsource.ErrSlotLost)) {
 		return offsets.Pipeline{}, p.slotLost(state.Pipeline, "")
 	}
 	if sp := state.Pipeline; sp != nil {
@@ -210,7 +210,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
 				"the offsets of connector %q were written for slot %q, but postgres.slot is %q; set postgres.slot back, or %s",
 				cfg.Name, sp.Slot, slotName, startOver)}
-		case !slot.Exists && !p.repairsSlotLoss(errSlotLost):
+		case !slot.Exists && !p.repairsSlotLoss(pgsource.ErrSlotLost):
 			return offsets.Pipeline{}, slotLostError(fmt.Sprintf(
 				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s (or set on_slot_loss: resnapshot)",
 				slotName, cfg.Name, schema.LSN(sp.DurableLSN), p.startOver(false)))

@@ -31,7 +31,7 @@ type Config struct {
 	Format   FormatConfig   `yaml:"format"`
 	// Heartbeat keeps the slot moving when no captured change flows.
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
-	// Signals are Debezium-format signals (signals.go).
+	// Signals are Debezium-format signals (snapshot: signals.go).
 	Signals SignalsConfig `yaml:"signals"`
 	Metrics MetricsConfig `yaml:"metrics"`
 	Log     LogConfig     `yaml:"log"`
@@ -149,7 +149,7 @@ type PostgresConfig struct {
 	// keepalive once it has been quiet a quarter of it), no COPY data on a
 	// copy connection, no answer to a query. 0 (the default) takes the
 	// server's wal_sender_timeout, or DefaultReplicationTimeout where that
-	// is 0 (off). It is also each socket's TCP_USER_TIMEOUT (link.go).
+	// is 0 (off). It is also each socket's TCP_USER_TIMEOUT (snapshot: link.go).
 	ReplicationTimeout time.Duration `yaml:"replication_timeout"`
 }
 

@@ -134,7 +134,7 @@ type CopySink interface {
 	// acknowledged, whenever that is.
 	Settle(ctx context.Context) error
 	// Checkpoint makes ts, the copying table's state with its progress
-	// (copy_checkpoint.go), durable with the records the progress counts:
+	// (snapshot: copy_checkpoint.go), durable with the records the progress counts:
 	// at-least-once through setState (the pipeline's view and the ordered
 	// writer of table states), waited for; exactly-once as the last record
 	// of the copy's Kafka transaction, which it commits and follows with

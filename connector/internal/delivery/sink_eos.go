@@ -40,7 +40,7 @@ import (
 // committed under the pipeline mutex at the handover: a crash anywhere
 // leaves all of a handover in Kafka or none of it. A copy that resumes by
 // chunk also commits at its checkpoints, each with its progress record
-// (copy_checkpoint.go).
+// (snapshot: copy_checkpoint.go).
 
 // exactlyOnce is the exactly-once delivery. Its transactional producers
 // are taken over (newExactlyOnce) before the offsets are read, so that an

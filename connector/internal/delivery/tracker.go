@@ -125,7 +125,7 @@ func (t *Tracker) Inflight() int64 { return t.inflight.Load() }
 // record pending, leaving out those skip names, under the tracker's lock;
 // none once a record has failed. skip runs under the lock too, before the
 // unit's own state is read. A copy's checkpoints ask it which chunks they
-// may store (copy_checkpoint.go).
+// may store (snapshot: copy_checkpoint.go).
 func (t *Tracker) Settled(acks []*TxAck, skip func(i int) bool) []int {
 	t.mu.Lock()
 	defer t.mu.Unlock()

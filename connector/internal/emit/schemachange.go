@@ -17,7 +17,7 @@ import (
 // message with the prefix that is not the event trigger's JSON, or not
 // transactional, which is then written as any logical message: the stream
 // goes on (a copy's private catch-up, which must apply DDL at its place,
-// fails on a non-transactional one instead; copy_catchup.go).
+// fails on a non-transactional one instead; snapshot: copy_catchup.go).
 func (e *Emitter) schemaChange(ch *schema.Change) (done bool, err error) {
 	if ch.Tx == nil {
 		return false, nil

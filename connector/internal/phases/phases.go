@@ -228,9 +228,9 @@ func (p *Rules) Handover(ts *State, pos schema.LSN, checkpoint func(next *State)
 	next.Attempts, next.LastError, next.Retry = 0, "", ""
 	// A requested re-copy is done: a later copy of the table (a retry
 	// after a crash, a slot-loss repair) copies every row again, and is
-	// no re-copy a signal asked for (its markers, snapshotrun.go).
+	// no re-copy a signal asked for (its markers, snapshot: snapshotrun.go).
 	next.ResnapshotFilter, next.ResnapshotType = "", ""
-	next.Copy = nil // the copy's progress ends with it; its slot is dropped (copy_resume.go)
+	next.Copy = nil // the copy's progress ends with it; its slot is dropped (snapshot: copy_resume.go)
 	if err := checkpoint(next); err != nil {
 		return nil, m, err
 	}

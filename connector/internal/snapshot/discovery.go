@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 // This file holds the discovery of the tables to capture: the publication's
 // tables matched against postgres.tables, each new one given its phase.
 
-// discover finds the publication's tables (adding tables that match
+// Discover finds the publication's tables (adding tables that match
 // postgres.tables to a publication mooncdc may change) and gives new ones
 // a phase: init, or ready at the main worker's position in snapshot.mode
 // never.
-func (s *snapshotter) discover(ctx context.Context) error {
+func (s *Snapshotter) Discover(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	db, err := pgsource.Dial(ctx, s.c.pgcfg)
@@ -174,7 +174,7 @@ func (s *snapshotter) discover(ctx context.Context) error {
 // or copied again, and status says so. A table only removed from the
 // publication, or renamed, still exists and keeps its phase. A copy that
 // runs is left to fail first.
-func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published map[string]bool) error {
+func (s *Snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published map[string]bool) error {
 	var gone []*phases.State
 	var oids []uint32
 	for name, ts := range s.phases.All() {
@@ -223,7 +223,7 @@ func (s *snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 // by its oid, phases.go). While the old name's copy runs, the decision
 // waits for the copy's handover (its catch-up follows the rename too); it
 // reports false when a copy is queued for the new name instead.
-func (s *snapshotter) inheritRename(ctx context.Context, name string, old *phases.State) bool {
+func (s *Snapshotter) inheritRename(ctx context.Context, name string, old *phases.State) bool {
 	switch old.Phase {
 	case offsets.PhaseReady, offsets.PhaseCatchup:
 		ts := s.phases.Inherit(ctx, name, old)

@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -91,6 +91,5 @@ func avroTestFormats(t *testing.T, reg *srtest.Registry) *record.Formats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Pipeline{cfg: cfg, log: zap.NewNop(), naming: naming, database: "shop", registry: r}
-	return p.formats()
+	return record.NewFormats(cfg.Format, record.EncoderConfig(&cfg, "shop", naming, nil, nil), r, naming, int(cfg.Kafka.MaxRecordBytes), zap.NewNop())
 }

@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -17,18 +17,20 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// snapshotter runs the copy workers: it decides which tables to copy (snapshot
+// Snapshotter runs the copy workers: it decides which tables to copy (snapshot
 // mode, new tables, resnapshot requests, retries of errored copies), hands
 // them to a pool of snapshot.workers, and records what became of each.
 // An errored table never stops the stream or the other tables.
-type snapshotter struct {
+type Snapshotter struct {
 	cfg          snapshotterConfig
 	workerErrors *prometheus.CounterVec  // Metrics.WorkerErrors
 	ready        func() bool             // the main worker streams: no copy starts before
@@ -64,10 +66,60 @@ type snapshotter struct {
 	warnedPartitions bool
 	// allDone is called once, in snapshot.mode initial_only, when every
 	// table is handed over or waits for resnapshot.
-	allDone func()
+	AllDone func()
 	// prefetch registers a run's Avro schemas ahead of its copies
 	// (prefetch.go); nil without a registry.
 	prefetch *schemaPrefetch
+}
+
+// Config is what New builds the snapshotter and its
+// copier from: the configuration, the pipeline's parts they share, where
+// they count, and the test hook.
+type Config struct {
+	Config   *config.Config
+	Tables   config.TableSelection
+	Naming   config.TopicNaming
+	Kafka    []kgo.Opt // the base of the clients that read the offsets, signal and data topics
+	Keys     record.KeyRule
+	PgConfig *pgconn.Config
+	Delivery delivery.Mode
+	Formats  *record.Formats
+	Plans    *record.Planner
+	Topics   *delivery.TopicMaker
+	Phases   *phases.Rules
+	Source   offsets.Pipeline // the pipeline's offsets record, as read at the start
+	// Main is the main worker's tracker: the copies' in-flight bytes count
+	// against its bound too, and a re-copy settles on its durable LSN.
+	Main         *delivery.Tracker
+	Progress     *Copies                // running copies, for /status and the progress bars
+	WorkerErrors *prometheus.CounterVec // Metrics.WorkerErrors
+	Counts       Counts
+	Hook         func(point, table string) // the test hooks; nil: none
+	Ready        func() bool               // the main worker streams: no copy starts before
+	Keyless      *pgsource.KeylessTables
+	// Adopt: the offsets were taken over from Debezium's.
+	Adopt bool
+	// CheckpointEvery is how often, at most, a resumable copy stores its
+	// progress (0: at every chunk's end).
+	CheckpointEvery time.Duration
+	Log             *zap.Logger
+}
+
+// New makes the snapshotter and its copier; it starts nothing
+// (Run does).
+func New(o Config) *Snapshotter {
+	cfg := o.Config
+	return &Snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
+		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: o.Tables,
+		naming: o.Naming, kafka: o.Kafka},
+		workerErrors: o.WorkerErrors, ready: o.Ready, keyless: o.Keyless,
+		phases: o.Phases, log: o.Log.Named("snapshot"), signals: make(chan signal, 16), adopt: o.Adopt,
+		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
+			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
+			keys: o.Keys, kafka: o.Kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: record.OptionsOf(cfg),
+			checkpointEvery: o.CheckpointEvery},
+			pgcfg: o.PgConfig, delivery: o.Delivery, formats: o.Formats, plans: o.Plans, topics: o.Topics, phases: o.Phases, src: o.Source, main: o.Main,
+			progress: o.Progress, counts: o.Counts, hook: o.Hook, log: o.Log.Named("copy")}}
 }
 
 // snapshotterConfig is the snapshotter's part of the configuration.
@@ -94,8 +146,8 @@ type copyResult struct {
 	err   error
 }
 
-// initialPhases turns the stored phases into the starting ones.
-func initialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) map[string]*phases.State {
+// InitialPhases turns the stored phases into the starting ones.
+func InitialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) map[string]*phases.State {
 	out := make(map[string]*phases.State, len(stored))
 	for name, t := range stored {
 		ts := &phases.State{Table: t}
@@ -115,7 +167,7 @@ func initialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) ma
 	return out
 }
 
-func (s *snapshotter) run(ctx context.Context) error {
+func (s *Snapshotter) Run(ctx context.Context) error {
 	cfg := s.cfg.snapshot
 	s.jobs = make(chan copyJob, 1024)
 	s.runs = map[string]*snapshotRun{}
@@ -152,7 +204,7 @@ func (s *snapshotter) run(ctx context.Context) error {
 	return g.Wait()
 }
 
-func (s *snapshotter) worker(ctx context.Context, n int) error {
+func (s *Snapshotter) worker(ctx context.Context, n int) error {
 	for job := range s.jobs {
 		name := job.table
 		ts := s.setPhase(ctx, name, func(ts *phases.State) { ts.Phase = offsets.PhaseCopying; ts.Attempts++ })
@@ -182,14 +234,14 @@ func (s *snapshotter) worker(ctx context.Context, n int) error {
 	return nil
 }
 
-func (s *snapshotter) loop(ctx context.Context) error {
+func (s *Snapshotter) loop(ctx context.Context) error {
 	interval := s.cfg.snapshot.DiscoveryInterval
 	tick := time.NewTicker(min(interval, time.Second))
 	defer tick.Stop()
 	lastDiscovery := time.Time{}
 	for {
 		if time.Since(lastDiscovery) >= interval {
-			if err := s.discover(ctx); err != nil {
+			if err := s.Discover(ctx); err != nil {
 				if ctx.Err() != nil {
 					return nil // stopping
 				}
@@ -202,12 +254,12 @@ func (s *snapshotter) loop(ctx context.Context) error {
 			s.c.sweepCopySlots(ctx) // copyslot.go
 		}
 		s.schedule()
-		if s.allDone != nil && s.finished() {
+		if s.AllDone != nil && s.finished() {
 			if err := s.failures(); err != nil {
 				return err
 			}
-			s.allDone()
-			s.allDone = nil
+			s.AllDone()
+			s.AllDone = nil
 		}
 		select {
 		case <-ctx.Done():
@@ -234,7 +286,7 @@ func (s *snapshotter) loop(ctx context.Context) error {
 // The tables that become due together form one snapshot run (their
 // source.snapshot markers, snapshotrun.go): at the first call, every
 // table of the initial snapshot.
-func (s *snapshotter) schedule() {
+func (s *Snapshotter) schedule() {
 	if s.paused {
 		return
 	}
@@ -310,7 +362,7 @@ func (s *snapshotter) schedule() {
 
 // finished reports whether every table is handed over or waits for a
 // resnapshot, and nothing is being copied.
-func (s *snapshotter) finished() bool {
+func (s *Snapshotter) finished() bool {
 	if len(s.busy) > 0 {
 		return false
 	}
@@ -326,7 +378,7 @@ func (s *snapshotter) finished() bool {
 }
 
 // failures is the error for tables whose copy failed for good, or nil.
-func (s *snapshotter) failures() error {
+func (s *Snapshotter) failures() error {
 	var msgs []string
 	for name, ts := range s.phases.All() {
 		if ts.Phase == offsets.PhaseErrored {
@@ -343,9 +395,9 @@ func (s *snapshotter) failures() error {
 
 // failed records a failed copy: errored, with a retry time for a transient
 // failure below snapshot.max_retries, or waiting for resnapshot.
-func (s *snapshotter) failed(ctx context.Context, name string, err error) {
+func (s *Snapshotter) failed(ctx context.Context, name string, err error) {
 	cfg := s.cfg.snapshot
-	var ce *copyError
+	var ce *CopyError
 	permanent := errors.As(err, &ce) && ce.permanent || fault.TableFault(err)
 	if !permanent && fault.Classify(err) == fault.ClassCritical {
 		var pgErr *pgconn.PgError
@@ -380,12 +432,12 @@ func (s *snapshotter) failed(ctx context.Context, name string, err error) {
 	}
 }
 
-// parked records that the main worker cannot write a table's records (its
+// Parked records that the main worker cannot write a table's records (its
 // schema is refused by the registry, or a value cannot be encoded) from
 // the change at lsn on: the table goes errored and waits for `mooncdc
 // resnapshot`, the stream and the other tables go on. It runs on the
 // stream goroutine.
-func (s *snapshotter) parked(ctx context.Context, name string, lsn schema.LSN, err error) {
+func (s *Snapshotter) Parked(ctx context.Context, name string, lsn schema.LSN, err error) {
 	s.workerErrors.WithLabelValues("main", "table").Inc()
 	s.setPhase(ctx, name, func(ts *phases.State) {
 		ts.Phase = offsets.PhaseErrored
@@ -440,7 +492,7 @@ func retryTime(s string) int64 {
 // waiting for the record at most until ctx ends (a failure is logged by
 // the writer: these phases (copying, errored, init, dropped) all read back
 // as "copy again" or as what the next discovery finds, which is safe).
-func (s *snapshotter) setPhase(ctx context.Context, name string, change func(*phases.State)) *phases.State {
+func (s *Snapshotter) setPhase(ctx context.Context, name string, change func(*phases.State)) *phases.State {
 	next, wait := s.phases.Update(name, func(next *phases.State, _ schema.LSN) { change(next) })
 	_ = wait(ctx)
 	return next

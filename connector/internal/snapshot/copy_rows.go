@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"bytes"
@@ -147,11 +147,11 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	snap := tracker.Begin()
 	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		acks: record.NewAcks(tracker, new(record.Pool), nil), sink: out,
-		rows: c.counts.rows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.Outbox,
+		rows: c.counts.Rows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.Outbox,
 		cp: rs.newCheckpoints(parts)}
 	prog.copying(rs.estimate(info.reltuples, prog), &o.count)
 	// Every copy has the series, 0 when it copies from zero.
-	c.counts.rowsResumed.WithLabelValues(name).Add(float64(rs.resumedRows()))
+	c.counts.RowsResumed.WithLabelValues(name).Add(float64(rs.resumedRows()))
 	jobs := make(chan chunk, len(parts))
 	for _, p := range parts {
 		jobs <- p
@@ -286,7 +286,7 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	if err != nil {
 		// A stop ends the registry's retries (registry.sleep) a moment
 		// before it ends ctx: that is no fault of the table's.
-		return &copyError{permanent: ctx.Err() == nil && !errors.Is(err, context.Canceled), err: err}
+		return &CopyError{permanent: ctx.Err() == nil && !errors.Is(err, context.Canceled), Err: err}
 	}
 	w.rel, w.ch.Relation = encRel, encRel
 	w.beginChunk(ch)
@@ -304,7 +304,7 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 			return w.err
 		}
 		if serr := silenceCause(cctx); serr != nil {
-			return &copyError{err: serr}
+			return &CopyError{Err: serr}
 		}
 		return fmt.Errorf("copy %s: %w", rel.QualifiedName(), err)
 	}
@@ -343,7 +343,7 @@ func (w *chunkWriter) row(line []byte) error {
 	var err error
 	w.tuple, w.buf, err = schema.ParseCopyRow(line, len(w.rel.Columns), w.tuple[:0], w.buf[:0])
 	if err != nil {
-		return &copyError{permanent: true, err: fmt.Errorf("parse COPY row of %s: %w", w.rel.QualifiedName(), err)}
+		return &CopyError{permanent: true, Err: fmt.Errorf("parse COPY row of %s: %w", w.rel.QualifiedName(), err)}
 	}
 	w.ch.After = w.tuple
 	if w.rows&255 == 0 {
@@ -443,7 +443,7 @@ func (o *snapshotOut) encode(w *record.Writer, ch *schema.Change, now time.Time)
 	ch.Seq = int(o.count.Add(1) - 1) // a snapshot row's number in its copy (HeaderTxSeq)
 	rec, _, err := w.Change(o.ack, o.topic, ch, now, true, false)
 	if err != nil {
-		return nil, &copyError{permanent: true, err: err}
+		return nil, &CopyError{permanent: true, Err: err}
 	}
 	if rec.Key != nil {
 		o.stale.remove(rec.Key)
@@ -460,19 +460,19 @@ func (o *snapshotOut) encodeOutbox(w *record.Writer, ch *schema.Change, now time
 		err = record.CheckRoutedTopic(ev.Topic)
 	}
 	if err != nil {
-		return nil, &copyError{permanent: true, err: &record.RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
+		return nil, &CopyError{permanent: true, Err: &record.RecordError{Topic: o.topic, LSN: ch.LSN, Err: err}}
 	}
 	if err := o.c.topics.EnsureEvent(ev); err != nil {
 		err = emit.OutboxEventError(err, ev, ch.LSN)
 		if errors.As(err, new(*record.RecordError)) {
-			return nil, &copyError{permanent: true, err: err}
+			return nil, &CopyError{permanent: true, Err: err}
 		}
 		return nil, err
 	}
 	rec, err := w.Outbox(o.ctx, o.ack, ch, ev, now, o.lsn, o.count.Add(1)-1)
 	if err != nil {
 		if errors.As(err, new(*record.RecordError)) || errors.As(err, new(*record.TableSchemaError)) {
-			return nil, &copyError{permanent: true, err: err}
+			return nil, &CopyError{permanent: true, Err: err}
 		}
 		return nil, err // the registry is unreachable: the copy is retried
 	}

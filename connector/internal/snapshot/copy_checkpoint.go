@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -20,12 +20,6 @@ import (
 // chunks Kafka holds, and the progress record that says so. How the
 // progress is made durable with the records it counts is the copy sink's
 // decision (delivery: Settle and Checkpoint).
-
-// copyCheckpointEvery is how often, at most, a resumable copy stores its
-// progress: at the end of a chunk once this long has passed since the
-// last checkpoint. In exactly-once mode each checkpoint commits the copy's
-// Kafka transaction, and the chunk writers pause meanwhile.
-var copyCheckpointEvery = 3 * time.Second
 
 // checkpoints is a resumable copy's per-chunk bookkeeping, shared by its
 // chunk writers.
@@ -134,14 +128,14 @@ func (w *chunkWriter) endChunk(ctx context.Context) error {
 	return w.out.cp.maybe(ctx)
 }
 
-// maybe checkpoints when the last one is older than copyCheckpointEvery;
+// maybe checkpoints when the last one is older than copierConfig.checkpointEvery;
 // when another writer is checkpointing, it leaves it to that one.
 func (k *checkpoints) maybe(ctx context.Context) error {
 	if !k.mu.TryLock() {
 		return nil
 	}
 	defer k.mu.Unlock()
-	if time.Since(k.last) < copyCheckpointEvery {
+	if time.Since(k.last) < k.rs.c.cfg.checkpointEvery {
 		return nil
 	}
 	return k.checkpointLocked(ctx, 0, false)

@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"slices"
@@ -36,8 +36,8 @@ const (
 	CopyStageCatchingUp = "catching up"
 )
 
-// copies is the registry of running copies, read by Copies and /status.
-type copies struct {
+// Copies is the registry of running copies, read by Copies and /status.
+type Copies struct {
 	mu sync.Mutex
 	m  map[string]*runningCopy
 }
@@ -50,11 +50,11 @@ type runningCopy struct {
 	resumedN  int64
 	started   time.Time
 	rows      *atomic.Int64
-	reg       *copies
+	reg       *Copies
 }
 
 // start registers a copy of table; end removes it.
-func (c *copies) start(table string) *runningCopy {
+func (c *Copies) start(table string) *runningCopy {
 	rc := &runningCopy{stage: CopyStageStarting, started: time.Now(), rows: new(atomic.Int64), reg: c}
 	c.mu.Lock()
 	if c.m == nil {
@@ -93,8 +93,8 @@ func (rc *runningCopy) end(table string) {
 	rc.reg.mu.Unlock()
 }
 
-// snapshot returns the copies running now, by table name.
-func (c *copies) snapshot() []CopyProgress {
+// Snapshot returns the copies running now, by table name.
+func (c *Copies) Snapshot() []CopyProgress {
 	c.mu.Lock()
 	out := make([]CopyProgress, 0, len(c.m))
 	for name, rc := range c.m {

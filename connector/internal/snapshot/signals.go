@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -155,7 +155,7 @@ func matches(dc, table string) bool {
 // watchSignals reads signals.kafka_topic from its end at start (a signal
 // sent while mooncdc is stopped is not acted on) and hands each signal for
 // this connector to the loop.
-func (s *snapshotter) watchSignals(ctx context.Context) error {
+func (s *Snapshotter) watchSignals(ctx context.Context) error {
 	topic := s.cfg.signals.KafkaTopic
 	cl, err := kgo.NewClient(append(slices.Clip(s.cfg.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))...)
@@ -195,11 +195,11 @@ func (s *snapshotter) watchSignals(ctx context.Context) error {
 	}
 }
 
-// tableSignal hands over a signal inserted into the signal table; it runs
+// TableSignal hands over a signal inserted into the signal table; it runs
 // on the stream goroutine and waits while the loop is busy, as the stream
 // waits for Kafka. A signal the row does not make is logged and dropped,
 // as Debezium does (SourceSignalChannel.java:80-98).
-func (s *snapshotter) tableSignal(ctx context.Context, ch *schema.Change) {
+func (s *Snapshotter) TableSignal(ctx context.Context, ch *schema.Change) {
 	sg, err := parseSignalRow(ch.After)
 	if err != nil {
 		s.log.Warn("signal ignored", zap.String("table", s.cfg.signals.Table), zap.Stringer("lsn", ch.LSN), zap.Error(err))
@@ -212,7 +212,7 @@ func (s *snapshotter) tableSignal(ctx context.Context, ch *schema.Change) {
 }
 
 // signal acts on sg; it runs on the loop goroutine.
-func (s *snapshotter) signal(sg signal) {
+func (s *Snapshotter) signal(sg signal) {
 	log := s.log.With(zap.String("signal", sg.ID), zap.String("type", sg.Type))
 	switch sg.Type {
 	case signalLog:

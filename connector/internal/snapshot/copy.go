@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -25,6 +25,14 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
+// DescribeTable returns the relation of table name ("schema.table") as
+// the copy describes it (describeTable), as publication pub streams it:
+// the *schema.Relation the encoders get for that table.
+func DescribeTable(ctx context.Context, conn *pgx.Conn, name, pub string) (*schema.Relation, error) {
+	info, err := describeTable(ctx, conn, name, 0, pub, nil)
+	return info.rel, err
+}
+
 // copier copies one table at a time for a copy worker: a temporary slot
 // with an exported snapshot, COPY of the table under that snapshot (in ctid
 // ranges over several connections for a big table), tombstones for keys an
@@ -44,20 +52,20 @@ type copier struct {
 	// main is the main worker's tracker: the copies' in-flight bytes count
 	// against its bound too, and a re-copy settles on its durable LSN.
 	main     *delivery.Tracker
-	progress *copies // running copies, for /status and the progress bars
-	counts   copyCounts
+	progress *Copies // running copies, for /status and the progress bars
+	counts   Counts
 	hook     func(point, table string) // the test hooks (Hooks); nil: none
 	log      *zap.Logger
 	slotSeq  atomic.Uint64
 	slots    copySlots // the persistent copy slots in use (copyslot.go)
 }
 
-// copyCounts are the pipeline's counters a copy adds to (Metrics).
-type copyCounts struct {
-	emitter     emit.Counts // of its catch-up and resume streams
-	duration    *prometheus.GaugeVec
-	rows        *prometheus.CounterVec
-	rowsResumed *prometheus.CounterVec
+// Counts are the pipeline's counters a copy adds to (Metrics).
+type Counts struct {
+	Emitter     emit.Counts // of its catch-up and resume streams
+	Duration    *prometheus.GaugeVec
+	Rows        *prometheus.CounterVec
+	RowsResumed *prometheus.CounterVec
 }
 
 // call runs the test hook at point for table, if one is set.
@@ -80,6 +88,9 @@ type copierConfig struct {
 	// replicationTimeout is postgres.replication_timeout (0: derived per
 	// session); linkTimeout what a COPY may stay silent (link.go).
 	replicationTimeout, linkTimeout time.Duration
+	// checkpointEvery is how often, at most, a resumable copy stores its
+	// progress (0: at every chunk's end).
+	checkpointEvery time.Duration
 }
 
 // snapshotPoint is where a copy's snapshot sits in the WAL.
@@ -154,7 +165,7 @@ func (c *copier) copyTable(ctx context.Context, ts *phases.State, worker int, ru
 	log.Info("table copied", zap.Int64("rows", rows), zap.Duration("took", time.Since(started)),
 		zap.Float64("rows_per_s", float64(rows)/time.Since(started).Seconds()), zap.Stringer("lsn", point.lsn),
 		zap.Int64("resumed_rows", rs.resumedRows()))
-	c.counts.duration.WithLabelValues(name).Set(time.Since(started).Seconds())
+	c.counts.Duration.WithLabelValues(name).Set(time.Since(started).Seconds())
 	c.call(HookCopied, name)
 
 	if done, err := c.handover(ctx, ts, point.lsn, out, prog); err != nil || done {
@@ -186,11 +197,11 @@ func (c *copier) createSnapshot(ctx context.Context, repl *pgconn.PgConn) (snaps
 // pipeline slot's start (seed: UnsafeResume).
 func (c *copier) checkSource(id pgsource.SourceIdentity, point snapshotPoint) error {
 	if id.SystemID != c.src.SystemID || id.Database != c.src.Database {
-		return &UnsafeResumeError{Reason: fmt.Sprintf("a table copy connected to system %s database %q, but the pipeline streams system %s database %q",
+		return &pgsource.UnsafeResumeError{Reason: fmt.Sprintf("a table copy connected to system %s database %q, but the pipeline streams system %s database %q",
 			id.SystemID, id.Database, c.src.SystemID, c.src.Database)}
 	}
 	if uint64(point.lsn) < c.src.InitialLSN {
-		return &UnsafeResumeError{Reason: fmt.Sprintf("table snapshot at %s precedes the pipeline slot's start %s", point.lsn, schema.LSN(c.src.InitialLSN))}
+		return &pgsource.UnsafeResumeError{Reason: fmt.Sprintf("table snapshot at %s precedes the pipeline slot's start %s", point.lsn, schema.LSN(c.src.InitialLSN))}
 	}
 	return nil
 }
@@ -251,7 +262,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 					continue
 				}
 				rows.Close()
-				return info, &copyError{permanent: true, err: fmt.Errorf("two tables are named %s (schema and table names that hold dots); rename one", name)}
+				return info, &CopyError{permanent: true, Err: fmt.Errorf("two tables are named %s (schema and table names that hold dots); rename one", name)}
 			}
 			if err := rows.Scan(&rel.OID, &rel.Schema, &rel.Table, &info.reltuples, &info.relpages, &ident); err != nil {
 				rows.Close()
@@ -266,7 +277,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 		}
 	}
 	if found == 0 {
-		return info, &copyError{permanent: true, err: fmt.Errorf("table %s does not exist (dropped?); remove it from the publication, or recreate it and run mooncdc resnapshot", name)}
+		return info, &CopyError{permanent: true, Err: fmt.Errorf("table %s does not exist (dropped?); remove it from the publication, or recreate it and run mooncdc resnapshot", name)}
 	}
 	if ident != "" {
 		rel.ReplicaIdentity = ident[0]
@@ -334,11 +345,11 @@ func (c *copier) settle(ctx context.Context, ts *phases.State) error {
 	return nil
 }
 
-// copyError marks a copy failure that retrying cannot fix.
-type copyError struct {
+// CopyError marks a copy failure that retrying cannot fix.
+type CopyError struct {
 	permanent bool
-	err       error
+	Err       error
 }
 
-func (e *copyError) Error() string { return e.err.Error() }
-func (e *copyError) Unwrap() error { return e.err }
+func (e *CopyError) Error() string { return e.Err.Error() }
+func (e *CopyError) Unwrap() error { return e.Err }

@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // (table records with resnapshot_ms). Tailing sees every record, so a
 // request is not lost when the pipeline writes the table's record again
 // before it would have polled.
-func (s *snapshotter) watchRequests(ctx context.Context) error {
+func (s *Snapshotter) watchRequests(ctx context.Context) error {
 	cl, err := kgo.NewClient(append(slices.Clip(s.cfg.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.cfg.offsetsTopic: {0: kgo.NewOffset().AtStart()}}))...)
 	if err != nil {
@@ -54,7 +54,7 @@ func (s *snapshotter) watchRequests(ctx context.Context) error {
 
 // request acts on a resnapshot request newer than the last one seen for
 // its table: at once, or after the copy in progress.
-func (s *snapshotter) request(t offsets.Table) {
+func (s *Snapshotter) request(t offsets.Table) {
 	name := t.Table
 	if t.ResnapshotMs <= s.seen[name] {
 		return
@@ -70,7 +70,7 @@ func (s *snapshotter) request(t offsets.Table) {
 
 // resnapshot puts a table back to init, keeping the request's time so
 // that later records carry it forward.
-func (s *snapshotter) resnapshot(t offsets.Table) {
+func (s *Snapshotter) resnapshot(t offsets.Table) {
 	s.phases.Request(t)
 	s.log.Info("resnapshot requested: copy queued", zap.String("table", t.Table))
 }

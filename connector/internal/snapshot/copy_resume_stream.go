@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 	keys := emit.NewKeyResolver(c.pgcfg, c.cfg.keys)
 	defer keys.Close()
 	em := emit.New(emit.Config{Ctx: ctx, Sink: rs.out, Tracker: rs.tracker, Topics: c.topics, Enc: c.formats.Codec(),
-		Counts: c.counts.emitter, Prefix: c.cfg.prefix, Plans: c.plans, Keys: keys, Opts: opts,
+		Counts: c.counts.Emitter, Prefix: c.cfg.prefix, Plans: c.plans, Keys: keys, Opts: opts,
 		Include: func(s, t string) bool { return s == rel.Schema && t == rel.Table }, OID: rs.ts.OID})
 	soft, stop := context.WithCancel(ctx)
 	defer stop()
@@ -59,7 +59,7 @@ func (rs *resumable) streamToSnapshot(ctx context.Context, rel *schema.Relation)
 		}
 		// Whatever Postgres said (the slot vanished, a privilege), the
 		// retry decides again whether the copy can resume.
-		return &copyError{err: fmt.Errorf("stream the copy's slot %s from %s to %s: %v", rs.slot, base, until, err)}
+		return &CopyError{Err: fmt.Errorf("stream the copy's slot %s from %s to %s: %v", rs.slot, base, until, err)}
 	}
 	if err := rs.tracker.Wait(ctx); err != nil {
 		return err
@@ -91,7 +91,7 @@ func (h *resumeStream) Begin(tx *schema.Tx) error {
 }
 
 // Commit moves the base to the transaction's end at most every
-// copyCheckpointEvery: the done chunks' rows and the changes up to there
+// copierConfig.checkpointEvery: the done chunks' rows and the changes up to there
 // are the table as of there, so a crash resumes from there, and in
 // exactly-once mode a long stream is not one long Kafka transaction.
 func (h *resumeStream) Commit(tx *schema.Tx) error {
@@ -99,7 +99,7 @@ func (h *resumeStream) Commit(tx *schema.Tx) error {
 		return err
 	}
 	k := h.rs.cp
-	if time.Since(k.last) < copyCheckpointEvery {
+	if time.Since(k.last) < k.rs.c.cfg.checkpointEvery {
 		return nil
 	}
 	// The records up to there acknowledged (in exactly-once mode, written

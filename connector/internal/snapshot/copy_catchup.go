@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func (c *copier) catchUp(ctx context.Context, ts *phases.State, rel *schema.Rela
 	keys := emit.NewKeyResolver(c.pgcfg, c.cfg.keys)
 	defer keys.Close()
 	em := emit.New(emit.Config{Ctx: ctx, Sink: out, Tracker: tracker, Topics: c.topics, Enc: c.formats.Codec(),
-		Counts: c.counts.emitter, Prefix: c.cfg.prefix, Plans: c.plans, Keys: keys, Opts: opts,
+		Counts: c.counts.Emitter, Prefix: c.cfg.prefix, Plans: c.plans, Keys: keys, Opts: opts,
 		Include: func(s, t string) bool { return s == rel.Schema && t == rel.Table },
 		OID:     ts.OID, // a rename during the catch-up: the table's changes go on under its new name
 	})

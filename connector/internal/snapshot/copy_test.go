@@ -1,4 +1,4 @@
-package connector
+package snapshot
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func TestCopySafetyChecksRefuseAnotherSourceOrAnOldSnapshot(t *testing.T) {
 	}
 	for _, tc := range cases {
 		err := c.checkSource(tc.id, snapshotPoint{lsn: lsnOf(tc.lsn)})
-		var ue *UnsafeResumeError
+		var ue *pgsource.UnsafeResumeError
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: unexpected %v", tc.name, err)
