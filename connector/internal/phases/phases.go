@@ -159,6 +159,24 @@ func (p *Rules) Update(table string, change func(next *State, m schema.LSN)) (*S
 	return next, p.storeLocked(next)
 }
 
+// ResnapshotRequest is the state `mooncdc resnapshot` stores for table
+// name to ask for its re-copy at nowMs (Request reads it): init, stamped
+// newer than any earlier request of the table (old, its last state)
+// whatever the clocks say, of type incremental, the re-copy a Debezium
+// user asks for with an execute-snapshot signal, whose type defaults to
+// incremental (AbstractSnapshotSignal.java:38, v3.6.1.Final): its rows
+// say source.snapshot "incremental".
+func ResnapshotRequest(name string, old offsets.Table, nowMs int64) offsets.Table {
+	return offsets.Table{
+		Table:          name,
+		OID:            old.OID,
+		Phase:          offsets.PhaseInit,
+		UpdatedMs:      nowMs,
+		ResnapshotMs:   max(nowMs, old.ResnapshotMs+1),
+		ResnapshotType: offsets.ResnapshotIncremental,
+	}
+}
+
 // Request puts table back to init for a resnapshot request t, without
 // storing it (the request is in the offsets topic already), keeping the
 // Request's time so that later records carry it forward. A table that was
