@@ -7,12 +7,11 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
-	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
 // Copies returns the table copies running now, by table name.
-func (p *Pipeline) Copies() []snapshot.CopyProgress { return p.copies.Snapshot() }
+func (p *Pipeline) Copies() []CopyProgress { return p.copies.Snapshot() }
 
 // LiveStatus is what a running pipeline serves on /status (JSON): what only
 // the process knows. `mooncdc status` adds it to what the offsets topic and
@@ -33,7 +32,7 @@ type LiveStatus struct {
 	// LastServerMessageSeconds is how long ago the main replication
 	// connection last heard from Postgres (absent before it has).
 	LastServerMessageSeconds *float64                 `json:"last_server_message_seconds,omitempty"`
-	Copies                   []snapshot.CopyProgress  `json:"copies"`
+	Copies                   []CopyProgress           `json:"copies"`
 	Tables                   map[string]offsets.Table `json:"tables,omitempty"`
 	Time                     time.Time                `json:"time"`
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
-	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 )
@@ -167,7 +166,7 @@ func (s *Standby) Streaming() bool {
 
 // Copies returns the active pipeline's running copies (none while standby).
 // Safe from any goroutine.
-func (s *Standby) Copies() []snapshot.CopyProgress {
+func (s *Standby) Copies() []CopyProgress {
 	if p := s.current.Load(); p != nil {
 		return p.Copies()
 	}
@@ -484,7 +483,7 @@ func (s *Standby) ready() (bool, string) {
 }
 
 func (s *Standby) serveStatus(w http.ResponseWriter, _ *http.Request) {
-	st := LiveStatus{Name: s.cfg.Name, Version: config.Version, Role: RoleStandby, Copies: []snapshot.CopyProgress{}, Time: time.Now().UTC()}
+	st := LiveStatus{Name: s.cfg.Name, Version: config.Version, Role: RoleStandby, Copies: []CopyProgress{}, Time: time.Now().UTC()}
 	if p := s.current.Load(); p != nil {
 		st = p.Status()
 		st.Role = RoleActive

@@ -11,16 +11,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
-
-	"github.com/mooncdc/mooncdc/connector/config"
-	"github.com/mooncdc/mooncdc/connector/internal/fault"
-	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 )
 
 // This file is the worker group ("mooncdc run --config DIR"): several
@@ -320,8 +318,8 @@ func (w *Workers) Pipeline(name string) *Standby {
 }
 
 // Copies returns the running copies of every pipeline on this worker.
-func (w *Workers) Copies() []snapshot.CopyProgress {
-	var out []snapshot.CopyProgress
+func (w *Workers) Copies() []CopyProgress {
+	var out []CopyProgress
 	for _, s := range w.seats {
 		out = append(out, s.Copies()...)
 	}
