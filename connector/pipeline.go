@@ -387,7 +387,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		},
 		Gate: ph, Hook: p.hooks.call, OnPromote: p.logPromoted, StoresShapes: true, Activity: &p.activity,
 		OnTableError: func(table string, lsn schema.LSN, err error) { snap.Parked(gctx, table, lsn, err) },
-		HeartbeatOf:  heartbeatContentPrefix(cfg.Name), SkipThrough: schema.LSN(src.PendingSkip()),
+		HeartbeatOf:  pgsource.HeartbeatContentPrefix(cfg.Name), SkipThrough: schema.LSN(src.PendingSkip()),
 	}
 	if hbFormat != nil {
 		emCfg.HeartbeatTopic, emCfg.HeartbeatFmt = cfg.Heartbeat.Topic, hbFormat
@@ -408,9 +408,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	})
 	g.Go(func() error { return snap.Run(snapCtx) })
 	if cfg.Heartbeat.Interval > 0 {
-		hb := &heartbeater{pgcfg: pgcfg, name: cfg.Name, interval: cfg.Heartbeat.Interval, activity: &p.activity, ready: p.Ready,
-			log: log.Named("heartbeat")}
-		g.Go(func() error { return hb.run(snapCtx) })
+		hb := &pgsource.Heartbeater{PgConfig: pgcfg, Name: cfg.Name, Interval: cfg.Heartbeat.Interval, Activity: &p.activity, Ready: p.Ready,
+			Log: log.Named("heartbeat")}
+		g.Go(func() error { return hb.Run(snapCtx) })
 	}
 	err = g.Wait()
 	if hard.Err() != nil {

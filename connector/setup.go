@@ -131,20 +131,6 @@ func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, stat
 	return out, err
 }
 
-// MinServerVersion is the oldest Postgres mooncdc streams from
-// (server_version_num): pgoutput sends logical messages from 14 on.
-const MinServerVersion = 140000
-
-// checkServerVersion refuses a server older than MinServerVersion, which
-// would otherwise fail later at START_REPLICATION with an unclear error.
-func checkServerVersion(num int) error {
-	if num >= MinServerVersion {
-		return nil
-	}
-	return &fault.CriticalError{Err: fmt.Errorf("PostgreSQL %d.%d is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought; upgrade the server to 14 or later",
-		num/10000, num%10000)}
-}
-
 func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
 	cfg := p.cfg
 	slotName, pubName := cfg.Postgres.Slot, cfg.Postgres.Publication
@@ -166,7 +152,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 	if err := db.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
 		return offsets.Pipeline{}, fmt.Errorf("read the server version: %w", err)
 	}
-	if err := checkServerVersion(version); err != nil {
+	if err := pgsource.CheckServerVersion(version); err != nil {
 		return offsets.Pipeline{}, err
 	}
 	if cfg.DDL.Capture {

@@ -4,7 +4,10 @@
 // link), the slot (IDENTIFY_SYSTEM, create, look up, failover) and the
 // source's identity, the catalog (the types and NOT NULL of a relation's
 // columns), the publication (what goes in, here and nowhere else, and
-// the SQL that check and status share) and DDL capture.
+// the SQL that check and status share), DDL capture, the heartbeat
+// messages that keep an idle slot moving (Heartbeater), the copy slots'
+// names and the SQL that frees and drops one, the server version check,
+// and UnsafeResumeError (the offsets do not describe this source or slot).
 //
 // Place in the pipeline: at the source, beside stream (which owns the
 // replication session itself). It imports config, fault (retries) and

@@ -1,4 +1,4 @@
-package connector
+package pgsource
 
 import (
 	"strings"
@@ -17,7 +17,7 @@ func TestServerVersionBelow14IsRefusedWithTheCause(t *testing.T) {
 		{140000, ""},
 		{150018, ""},
 	} {
-		err := checkServerVersion(tt.num)
+		err := CheckServerVersion(tt.num)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%d: %v", tt.num, err)

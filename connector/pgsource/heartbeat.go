@@ -1,4 +1,4 @@
-package connector
+package pgsource
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
-	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // Heartbeats keep an idle slot moving. Two things hold a slot's WAL back
@@ -28,15 +27,15 @@ import (
 // heartbeat.topic, which shows consumers that the pipeline is alive from
 // Postgres to Kafka.
 
-// heartbeater emits heartbeat messages while the stream is idle. It owns
+// Heartbeater emits heartbeat messages while the stream is idle. It owns
 // one SQL connection, opened when first needed and reopened after an error.
-type heartbeater struct {
-	pgcfg    *pgconn.Config
-	name     string // the connector's: its heartbeats are told from other connectors'
-	interval time.Duration
-	activity *atomic.Uint64 // transactions the emitter has seen
-	ready    func() bool    // the main worker streams
-	log      *zap.Logger
+type Heartbeater struct {
+	PgConfig *pgconn.Config
+	Name     string // the connector's: its heartbeats are told from other connectors'
+	Interval time.Duration
+	Activity *atomic.Uint64 // transactions the emitter has seen
+	Ready    func() bool    // the main worker streams
+	Log      *zap.Logger
 
 	conn   *pgx.Conn
 	failed bool // the last attempt failed (logged once per outage)
@@ -51,37 +50,37 @@ type heartbeater struct {
 // recovery (not logged: the first refusal was).
 var errStillStandby = errors.New("the server is still a standby")
 
-// run emits a heartbeat every interval in which the stream was up and saw
+// Run emits a heartbeat every interval in which the stream was up and saw
 // no transaction, until ctx ends. Failures are logged, never fatal: a
 // standby or a role without EXECUTE on pg_logical_emit_message only loses
 // the heartbeats.
-func (h *heartbeater) run(ctx context.Context) error {
-	t := time.NewTicker(h.interval)
+func (h *Heartbeater) Run(ctx context.Context) error {
+	t := time.NewTicker(h.Interval)
 	defer t.Stop()
 	defer func() {
 		if h.conn != nil {
 			_ = h.conn.Close(context.Background())
 		}
 	}()
-	seen := h.activity.Load()
+	seen := h.Activity.Load()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
-		now := h.activity.Load()
+		now := h.Activity.Load()
 		idle := now == seen
 		seen = now
-		if !idle || !h.ready() {
+		if !idle || !h.Ready() {
 			continue
 		}
 		h.emit(ctx)
 	}
 }
 
-func (h *heartbeater) emit(parent context.Context) {
-	ctx, cancel := context.WithTimeout(parent, max(h.interval, 5*time.Second))
+func (h *Heartbeater) emit(parent context.Context) {
+	ctx, cancel := context.WithTimeout(parent, max(h.Interval, 5*time.Second))
 	defer cancel()
 	err := h.emitOnce(ctx)
 	if errors.Is(err, errStillStandby) {
@@ -90,7 +89,7 @@ func (h *heartbeater) emit(parent context.Context) {
 	if err == nil {
 		h.standby = false
 		if h.failed {
-			h.log.Info("heartbeats written again")
+			h.Log.Info("heartbeats written again")
 			h.failed = false
 		}
 		return
@@ -121,14 +120,14 @@ func (h *heartbeater) emit(parent context.Context) {
 		case errors.As(err, &pgErr) && pgErr.Code == "42501": // insufficient_privilege
 			fix = "GRANT EXECUTE ON FUNCTION pg_logical_emit_message(boolean, text, text) TO the role, or set heartbeat.interval: 0"
 		}
-		h.log.Warn("cannot write a heartbeat into Postgres; an idle slot may retain WAL while other databases write ("+fix+")", zap.Error(err))
+		h.Log.Warn("cannot write a heartbeat into Postgres; an idle slot may retain WAL while other databases write ("+fix+")", zap.Error(err))
 		h.failed = true
 	}
 }
 
-func (h *heartbeater) emitOnce(ctx context.Context) error {
+func (h *Heartbeater) emitOnce(ctx context.Context) error {
 	if h.conn == nil {
-		conn, err := pgsource.Dial(ctx, h.pgcfg)
+		conn, err := Dial(ctx, h.PgConfig)
 		if err != nil {
 			return err
 		}
@@ -143,15 +142,15 @@ func (h *heartbeater) emitOnce(ctx context.Context) error {
 			return errStillStandby
 		}
 	}
-	content := string(heartbeatContentPrefix(h.name)) + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
+	content := string(HeartbeatContentPrefix(h.Name)) + strconv.FormatInt(time.Now().UnixMilli(), 10) + `}`
 	_, err := h.conn.Exec(ctx, "SELECT pg_logical_emit_message(false, $1, $2::text)", config.HeartbeatMessagePrefix, content)
 	return err
 }
 
-// heartbeatContentPrefix is how the content of connector name's heartbeat
+// HeartbeatContentPrefix is how the content of connector name's heartbeat
 // messages begins: {"name":"<name>","ts_ms":. Every connector streaming the
 // database receives every heartbeat message; each writes records for its
 // own only.
-func heartbeatContentPrefix(name string) []byte {
+func HeartbeatContentPrefix(name string) []byte {
 	return []byte(`{"name":` + strconv.Quote(name) + `,"ts_ms":`)
 }
