@@ -14,6 +14,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -400,7 +401,7 @@ func TestUnusedCopySlotsAreDropped(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE small_t (id int PRIMARY KEY, n bigint)`)
 	cfg := e.config("sweep", "public.small_t")
-	orphan := connector.CopySlotName("mooncdc_sweep", 424242) // the pipeline's slot is mooncdc_<name>
+	orphan := pgsource.CopySlotName("mooncdc_sweep", 424242) // the pipeline's slot is mooncdc_<name>
 	others := []string{orphan + "_x", "mooncdc_sweep_copy_424242", "mooncdc_sweep_copyx", "another_pipeline"}
 	for _, s := range append([]string{orphan}, others...) {
 		e.exec(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, s)

@@ -12,24 +12,19 @@
 // takeover from a stopped Debezium connector; the pipeline's status,
 // metrics and HTTP endpoints; and the exit codes its errors map to.
 //
-// The flow, one way through (packages named; the rest is still here):
+// The flow, one way through (each stage a package of its own):
 //
-//	Postgres ─► connector/stream ─► main worker ─┐
-//	   │        session, decoder                 ├─► record plan ─► record writer ─► sink ─► Kafka
-//	   └──────► copies: COPY, private catch-up ──┘   per relation   encode, size     at-least-once
-//	                                                 once           check, headers   or exactly-once
+//	Postgres ─► connector/stream ─► main worker ─► internal/emit ─┐
+//	   │        session, decoder                  stream handler ├─► internal/record ─► internal/delivery ─► Kafka
+//	   └──────► internal/snapshot: COPY, chunks, private catch-up ┘   plan, codec,        sinks, tracker,
+//	                                                                  the one writer      offsets writes
 //	who emits each change: connector/internal/phases (the handover at P)
 //	SQL outside the stream: connector/pgsource (connections, slot, catalog, publication, DDL)
 //	acks ─► tracker ─► one durable LSN ─► the offsets topic, the standby status to Postgres
 //
-// The stages between the sources and Kafka are still files of this package
-// until they leave for packages of their own (issue 28): the main
-// worker's handler (emitter), the snapshotter and the copies, the record
-// plan, codecs, Schema Registry client and the one record writer, and the
-// delivery seam with both sinks and the tracker.
-//
 // Neighbours: connector/config (the Config), connector/pgsource (all SQL
-// outside the stream), connector/stream (the replication session),
+// outside the stream), connector/stream (the replication session), the
+// stages connector/internal/{snapshot,emit,record,delivery},
 // connector/internal/phases (table phases and the handover rule),
 // connector/internal/fault (what an error means, retries), schema (the
 // change model and the encoders) and offsets (the offsets topic's

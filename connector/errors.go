@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -21,39 +23,8 @@ const (
 )
 
 // UnsafeResumeError reports that the offsets in Kafka do not describe the
-// Postgres source or slot that mooncdc is connected to. Resuming would lose
-// or duplicate data, so the pipeline stops; the message says how to start over.
-type UnsafeResumeError struct {
-	Reason string
-	cause  error // errSlotLost for a lost or missing slot (slotloss.go)
-}
-
-func (e *UnsafeResumeError) Error() string { return "unsafe resume: " + e.Reason }
-func (e *UnsafeResumeError) Unwrap() error { return e.cause }
-
-// UnsafeResume marks the error for classify: stop, the offsets do not
-// describe this source or slot.
-func (e *UnsafeResumeError) UnsafeResume() {}
-
-// FencedError reports that another mooncdc with the same name (the same
-// transactional id) took over: this one must never write again.
-type FencedError struct {
-	TransactionalID string
-	Err             error
-}
-
-func (e *FencedError) Error() string {
-	return "fenced: the broker refused transactional id " + e.TransactionalID + "'s epoch: another mooncdc instance with the " +
-		"same name took over, or the broker aborted the open transaction (a transaction timeout, a coordinator failure); this " +
-		"one stops and writes nothing more. Run one instance per name; if no other runs, restart this one: it resumes from the " +
-		"last commit (" + e.Err.Error() + ")"
-}
-
-func (e *FencedError) Unwrap() error { return e.Err }
-
-// Fatal marks the error as one no retry fixes: another instance holds the
-// transactional id.
-func (e *FencedError) Fatal() {}
+// Postgres source or slot that mooncdc is connected to (pgsource).
+type UnsafeResumeError = pgsource.UnsafeResumeError
 
 // ShutdownTimeoutError is a clean stop that did not finish within
 // shutdown_timeout, most often because Kafka did not acknowledge what was
@@ -83,7 +54,7 @@ func notKafkaError(brokers []string, err error) error {
 func ExitCode(err error) int {
 	var ce *config.ConfigError
 	var ue *UnsafeResumeError
-	var fe *FencedError
+	var fe *delivery.FencedError
 	switch {
 	case err == nil:
 		return ExitOK

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 )
 
 // TestExitCodeOfEachTypedError holds the exit codes, a public contract of
@@ -21,7 +22,7 @@ func TestExitCodeOfEachTypedError(t *testing.T) {
 		{&config.ConfigError{Err: errors.New("x")}, ExitConfig},
 		{fmt.Errorf("load: %w", &config.ConfigError{Err: errors.New("x")}), ExitConfig},
 		{&UnsafeResumeError{Reason: "x"}, ExitUnsafeResume},
-		{&FencedError{TransactionalID: "t", Err: errors.New("x")}, ExitFenced},
+		{&delivery.FencedError{TransactionalID: "t", Err: errors.New("x")}, ExitFenced},
 		{errors.New("x"), ExitRuntime},
 	} {
 		if got := ExitCode(c.err); got != c.want {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -20,14 +22,14 @@ func TestErrorsSayWhatTheyAre(t *testing.T) {
 		class fault.Class
 		table bool
 	}{
-		{"fenced", &FencedError{TransactionalID: "t", Err: x}, fault.ClassCritical, false},
-		{"txn aborted", fmt.Errorf("commit: %w", &TxnAbortedError{Err: x}), fault.ClassRetryable, false},
+		{"fenced", &delivery.FencedError{TransactionalID: "t", Err: x}, fault.ClassCritical, false},
+		{"txn aborted", fmt.Errorf("commit: %w", &delivery.TxnAbortedError{Err: x}), fault.ClassRetryable, false},
 		{"unsafe resume", &UnsafeResumeError{Reason: "x"}, fault.ClassUnsafe, false},
-		{"record too large", &RecordError{Topic: "t", Err: &RecordTooLargeError{}}, fault.ClassCritical, true},
-		{"partition range", &RecordError{Topic: "t", Err: &PartitionRangeError{}}, fault.ClassCritical, true},
-		{"table schema", &tableSchemaError{err: x}, fault.ClassCritical, true},
-		{"key rule", &keyRuleError{err: x}, fault.ClassCritical, true},
-		{"outbox update", &OutboxUpdateError{}, fault.ClassCritical, true},
+		{"record too large", &record.RecordError{Topic: "t", Err: &record.RecordTooLargeError{}}, fault.ClassCritical, true},
+		{"partition range", &record.RecordError{Topic: "t", Err: &delivery.PartitionRangeError{}}, fault.ClassCritical, true},
+		{"table schema", &record.TableSchemaError{Err: x}, fault.ClassCritical, true},
+		{"key rule", &record.KeyRuleError{Err: x}, fault.ClassCritical, true},
+		{"outbox update", &record.OutboxUpdateError{}, fault.ClassCritical, true},
 		{"value", fmt.Errorf("encode: %w", &schema.ValueError{}), fault.ClassCritical, true},
 		{"plain", x, fault.ClassCritical, false},
 	} {

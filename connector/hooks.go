@@ -1,20 +1,17 @@
 package connector
 
-import "sync"
+import (
+	"sync"
 
-// Hook points where tests pause or observe the copy workers.
-const (
-	HookSnapshotCreated = "snapshot_created" // temporary slot and snapshot exist
-	HookCopied          = "copied"           // all rows acknowledged, before the first handover attempt
-	HookChunkCopied     = "chunk_copied"     // a resumable copy's chunk was read, before its checkpoint may run
-	HookCopyCheckpoint  = "copy_checkpoint"  // a resumable copy stored its progress (copy_checkpoint.go)
-	HookCatchup         = "catchup"          // private catch-up about to stream
-	HookBeforeHandover  = "before_handover"  // a handover attempt, before the pipeline mutex
-	HookMainBegin       = "main_begin"       // the main worker is about to decide a transaction
-	HookHandedOver      = "handed_over_"     // + the stored phase ("ready" or "catchup"): a handover is durable and visible
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 )
 
-// Hooks lets tests run code at the hook points above, with the table
+// HookMainBegin is where the main worker is about to decide a
+// transaction; the copies' hook points are in snapshot_api.go.
+const HookMainBegin = emit.HookMainBegin
+
+// Hooks lets tests run code at the hook points (HookMainBegin, and the
+// copies' in snapshot_api.go), with the table
 // name ("" for the main worker). A hook runs on the worker's goroutine and
 // may block it. Not for production use.
 type Hooks struct {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 )
 
 // This file keeps readiness true to the links: /readyz answers 503, and
@@ -47,7 +49,7 @@ func (w *linkWatch) kafkaStall(now time.Time) time.Duration {
 
 // sample looks at the tracker: any acknowledgement since the last sample,
 // or nothing in flight, counts as Kafka's progress.
-func (w *linkWatch) sample(now time.Time, t *Tracker) {
+func (w *linkWatch) sample(now time.Time, t *delivery.Tracker) {
 	if t == nil {
 		return
 	}
@@ -73,7 +75,7 @@ func (w *linkWatch) notReady(now time.Time, linkTimeout time.Duration) string {
 
 // watchLinks samples the tracker and sets the link gauges every second
 // until ctx ends.
-func (p *Pipeline) watchLinks(ctx context.Context, t *Tracker) error {
+func (p *Pipeline) watchLinks(ctx context.Context, t *delivery.Tracker) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {

@@ -7,10 +7,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/connector/stream"
-	"go.uber.org/zap"
 )
 
 // This file is the main worker's loop: replication sessions on the
@@ -19,7 +22,7 @@ import (
 // stream runs replication sessions until a graceful stop or a critical
 // error, reconnecting with capped exponential backoff from the durable LSN.
 func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
-	tracker *Tracker, em *emitter, prog *progress, obs *observer) error {
+	tracker *delivery.Tracker, em *emit.Emitter, prog *progress, obs *observer) error {
 	log := p.log.Named("stream")
 	bo := fault.NewBackoff(500*time.Millisecond, 30*time.Second)
 	down := false
@@ -39,12 +42,12 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 		// exactly-once mode that is the last Kafka commit: the open Kafka
 		// transaction is aborted.
 		tracker.Abandon()
-		em.reset()
-		if rerr := prog.sink.sessionEnded(hard, err); rerr != nil {
+		em.Reset()
+		if rerr := prog.sink.SessionEnded(hard, err); rerr != nil {
 			// A fence outranks a retryable cause; a critical cause (a
 			// transaction over its timeout, which the broker ends by
 			// bumping the epoch: a fence too) says more.
-			if err == nil || errors.As(rerr, new(*FencedError)) && fault.Classify(err) != fault.ClassCritical {
+			if err == nil || errors.As(rerr, new(*delivery.FencedError)) && fault.Classify(err) != fault.ClassCritical {
 				err = rerr
 			}
 			if hard.Err() == nil && !fault.IsRetryable(rerr) {

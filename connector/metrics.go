@@ -3,6 +3,9 @@ package connector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 )
 
 // Metrics are the pipeline's Prometheus metrics. Names are a public
@@ -149,4 +152,17 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 		m.SlotLossResnapshots, m.TableCopyRowsResumed, m.LastServerMessage, m.KafkaStalled)
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m
+}
+
+// emitterCounts are the counters of p.metrics an emitter adds to. Read when
+// the pipeline runs: a standby sets p.metrics after New (standby.go).
+func (p *Pipeline) emitterCounts() emit.Counts {
+	m := p.metrics
+	return emit.Counts{TransactionsReceived: m.TransactionsReceived, ChangesReceived: m.ChangesReceived, ChangesWritten: m.ChangesWritten}
+}
+
+// copyCounts are the counters of p.metrics the copies add to.
+func (p *Pipeline) copyCounts() snapshot.Counts {
+	m := p.metrics
+	return snapshot.Counts{Emitter: p.emitterCounts(), Duration: m.TableCopyDuration, Rows: m.TableCopyRows, RowsResumed: m.TableCopyRowsResumed}
 }

@@ -14,8 +14,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
+	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -27,7 +31,7 @@ type Pipeline struct {
 	cfg     config.Config
 	log     *zap.Logger
 	tables  config.TableSelection
-	keys    keyRule             // format.message_key_columns
+	keys    record.KeyRule      // format.message_key_columns
 	columns *config.ColumnRules // column selection and mappers; nil for none
 	naming  config.TopicNaming  // topics and record names (kafka.routes)
 	// resnapshotAll: the slot was replaced after a loss, so every table
@@ -35,12 +39,12 @@ type Pipeline struct {
 	resnapshotAll bool
 	// seated: the pipeline runs for a seat (connector/group: ha.enabled, or a
 	// worker group), so another instance may take over from it while it
-	// is paused; its writes are fenced by the broker (sink.go).
+	// is paused; its writes are fenced by the broker (connector/internal/delivery).
 	seated    bool
 	metrics   *Metrics
 	ready     atomic.Bool
 	linkWatch linkWatch // readiness of the links (linkwatch.go)
-	tracker   atomic.Pointer[Tracker]
+	tracker   atomic.Pointer[delivery.Tracker]
 	abort     chan struct{}
 	abortOne  sync.Once
 
@@ -53,9 +57,9 @@ type Pipeline struct {
 	links    *config.KafkaLinks // every Kafka connection of the pipeline's clients, reset by Abort
 	client   *kgo.Client
 	database string
-	registry *registry // nil unless a format is avro
+	registry *record.Registry // nil unless a format is avro
 
-	copies       copies // running table copies, for /status and progress
+	copies       snapshot.Copies // running table copies, for /status and progress
 	producersMu  sync.Mutex
 	producers    []*kgo.Client // for unacked
 	keyless      pgsource.KeylessTables
@@ -107,7 +111,7 @@ func New(cfg config.Config, log *zap.Logger, opts ...Option) (*Pipeline, error) 
 		return nil, &config.ConfigError{Err: err}
 	}
 	p.tables = tables
-	if p.keys, err = newKeyRule(cfg.Format.MessageKeyColumns); err != nil {
+	if p.keys, err = record.NewKeyRule(cfg.Format.MessageKeyColumns); err != nil {
 		return nil, &config.ConfigError{Err: err}
 	}
 	if p.columns, err = config.NewColumnRules(cfg); err != nil {
@@ -231,10 +235,10 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		return err
 	}
 	if cfg.Format.Key == config.FormatAvro || cfg.Format.Value == config.FormatAvro {
-		if p.registry, err = newRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
+		if p.registry, err = record.NewRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
 			return err
 		}
-		p.registry.stopping = soft
+		p.registry.Stopping = soft
 	}
 
 	kafkaState := newKafkaState(log, cfg.Kafka.SASL.Mechanism)
@@ -253,14 +257,23 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}); err != nil {
 		return err
 	}
-	// The delivery (sink.go), chosen once: exactly-once takes over its
+	// The delivery (connector/internal/delivery), chosen once: exactly-once takes over its
 	// transactional producers here, before the offsets are read.
-	states := &stateWriter{ctx: gctx, cl: client, records: offsetsRecords{name: cfg.Name, topic: cfg.Kafka.OffsetsTopic}, log: log}
-	del, err := p.newDelivery(soft, client, states, kafkaState)
+	states := delivery.NewStateWriter(gctx, client, delivery.Records{Name: cfg.Name, Topic: cfg.Kafka.OffsetsTopic}, log)
+	del, err := delivery.New(soft, delivery.Config{Name: cfg.Name, Kafka: cfg.Kafka, Workers: cfg.Snapshot.Workers, Seated: p.seated,
+		Client: client,
+		NewTxnClient: func(ctx context.Context, id string) (delivery.TxnClient, error) {
+			return p.newTxnClient(ctx, id, kafkaState)
+		},
+		LoadPipeline: func(ctx context.Context) (*offsets.Pipeline, error) {
+			st, err := offsets.Load(ctx, client, cfg.Kafka.OffsetsTopic, cfg.Name)
+			return st.Pipeline, err
+		},
+		States: states, Transactions: p.metrics.KafkaTransactions, Log: p.log})
 	if err != nil {
 		return err
 	}
-	defer del.close()
+	defer del.Close()
 	var state offsets.State
 	if err := fault.Retry(soft, log, "load offsets", func() error {
 		var err error
@@ -290,7 +303,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		zap.String("system_id", src.SystemID), zap.String("database", src.Database))
 
 	var lastServerEnd atomic.Uint64
-	tracker := NewTracker(schema.LSN(src.DurableLSN), cfg.Kafka.MaxInflightBytes, func(l schema.LSN, txs int) {
+	tracker := delivery.NewTracker(schema.LSN(src.DurableLSN), cfg.Kafka.MaxInflightBytes, func(l schema.LSN, txs int) {
 		p.metrics.DurableLSN.Set(float64(l))
 		p.metrics.TransactionsDurable.Add(float64(txs))
 		if end := lastServerEnd.Load(); end > uint64(l) {
@@ -299,9 +312,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			p.metrics.LagBytes.Set(0)
 		}
 	})
-	mainOut := del.main(tracker)
+	mainOut := del.Main(tracker)
 	// Record the pipeline (new, or adopted) before streaming.
-	if err := mainOut.open(soft, src); err != nil {
+	if err := mainOut.Open(soft, src); err != nil {
 		return err
 	}
 	p.tracker.Store(tracker)
@@ -309,19 +322,19 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	p.database = src.Database
 	formats := p.formats()
-	plans := newPlanner(cfg, p.naming)
-	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
-	var hbFormat *heartbeatFormat
+	plans := record.NewPlanner(cfg, p.naming)
+	topics := delivery.NewTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
+	var hbFormat *record.HeartbeatFormat
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
 		// Created now, so that a topic the brokers refuse is a clear start
 		// failure rather than a stop at the first idle interval.
-		if err := fault.Retry(soft, log, "create the heartbeat topic", func() error { return topics.ensure(cfg.Heartbeat.Topic) }); err != nil {
+		if err := fault.Retry(soft, log, "create the heartbeat topic", func() error { return topics.Ensure(cfg.Heartbeat.Topic) }); err != nil {
 			if soft.Err() != nil {
 				return err // stopping, not a refused topic
 			}
 			return &config.ConfigError{Err: fmt.Errorf("heartbeat.topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another heartbeat.topic, or set heartbeat.records: false", err)}
 		}
-		if hbFormat, err = newHeartbeatFormat(soft, cfg, p.registry); errors.As(err, new(*SchemaNotRegisteredError)) {
+		if hbFormat, err = record.NewHeartbeatFormat(soft, cfg, p.registry); errors.As(err, new(*record.SchemaNotRegisteredError)) {
 			// auto_register off and nobody registered them: the heartbeats
 			// still move the slot, without records.
 			log.Warn("heartbeat records are off: their schemas are not registered and format.schema_registry.auto_register is false "+
@@ -333,34 +346,28 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 
 	// Table phases: the main worker emits a table's changes only once its
-	// copy is handed over (handover.go).
+	// copy is handed over (snapshot: handover.go).
 	mode := cfg.Snapshot.Mode
 	if p.resnapshotAll {
 		mode = config.SnapshotAlways
 	}
-	ph := phases.New(schema.LSN(src.DurableLSN), initialPhases(mode, state.Tables))
-	ph.Store = states.enqueue
+	ph := phases.New(schema.LSN(src.DurableLSN), snapshot.InitialPhases(mode, state.Tables))
+	ph.Store = states.Enqueue
 	p.phasesAt.Store(ph)
-	snap := &snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
-		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: p.tables,
-		naming: p.naming, kafka: p.kafka},
-		metrics: p.metrics, ready: p.Ready, keyless: &p.keyless,
-		phases: ph, log: log.Named("snapshot"), signals: make(chan signal, 16), adopt: dbz != nil,
-		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
-			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
-			keys: p.keys, kafka: p.kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: recordOptionsOf(&cfg)},
-			pgcfg: pgcfg, delivery: del, formats: formats, plans: plans, topics: topics, phases: ph, src: src, main: tracker,
-			progress: &p.copies, metrics: p.metrics, hooks: &p.hooks, log: log.Named("copy")}}
+	snap := snapshot.New(snapshot.Config{Config: &cfg, Tables: p.tables, Naming: p.naming, Kafka: p.kafka, Keys: p.keys,
+		PgConfig: pgcfg, Delivery: del, Formats: formats, Plans: plans, Topics: topics, Phases: ph, Source: src, Main: tracker,
+		Progress: &p.copies, WorkerErrors: p.metrics.WorkerErrors, Counts: p.copyCounts(), Hook: p.hooks.call,
+		Ready: p.Ready, Keyless: &p.keyless, Adopt: dbz != nil, CheckpointEvery: copyCheckpointEvery, Log: log})
 	// A first discovery before streaming, so that no table's changes are
 	// skipped for want of a phase (snapshot.mode never streams them at once).
-	if err := fault.Retry(soft, log, "discover the publication's tables", func() error { return snap.discover(soft) }); err != nil {
+	if err := fault.Retry(soft, log, "discover the publication's tables", func() error { return snap.Discover(soft) }); err != nil {
 		return err
 	}
 	if cfg.Snapshot.Mode == config.SnapshotInitialOnly {
 		snapDone, cancelSnap := context.WithCancel(soft)
 		defer cancelSnap()
 		soft = snapDone
-		snap.allDone = func() {
+		snap.AllDone = func() {
 			log.Info("every table copied and handed over: stopping (snapshot.mode initial_only)")
 			cancelSnap()
 		}
@@ -370,41 +377,41 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	defer stopSnap()
 	stopSnapOnSoft := context.AfterFunc(soft, stopSnap)
 	defer stopSnapOnSoft()
-	keys := newKeyResolver(pgcfg, p.keys)
+	keys := emit.NewKeyResolver(pgcfg, p.keys)
 	defer keys.Close()
-	emCfg := emitterConfig{ctx: gctx, sink: mainOut, tracker: tracker, topics: topics, enc: formats.codec(), metrics: p.metrics,
-		prefix: cfg.Kafka.TopicPrefix, plans: plans, keys: keys, opts: recordOptionsOf(&cfg),
+	emCfg := emit.Config{Ctx: gctx, Sink: mainOut, Tracker: tracker, Topics: topics, Enc: formats.Codec(), Counts: p.emitterCounts(),
+		Prefix: cfg.Kafka.TopicPrefix, Plans: plans, Keys: keys, Opts: record.OptionsOf(&cfg),
 		// A table that discovery gave a phase is captured even when its
 		// name matches no pattern: a partition selected by its root's name.
-		include: func(schemaName, table string) bool {
+		Include: func(schemaName, table string) bool {
 			return p.include(schemaName, table) || ph.Get(schemaName+"."+table) != nil
 		},
-		gate: ph, hooks: &p.hooks, onPromote: p.logPromoted, storesShapes: true, activity: &p.activity,
-		onTableError: func(table string, lsn schema.LSN, err error) { snap.parked(gctx, table, lsn, err) },
-		heartbeatOf:  heartbeatContentPrefix(cfg.Name), skipThrough: schema.LSN(src.PendingSkip()),
+		Gate: ph, Hook: p.hooks.call, OnPromote: p.logPromoted, StoresShapes: true, Activity: &p.activity,
+		OnTableError: func(table string, lsn schema.LSN, err error) { snap.Parked(gctx, table, lsn, err) },
+		HeartbeatOf:  pgsource.HeartbeatContentPrefix(cfg.Name), SkipThrough: schema.LSN(src.PendingSkip()),
 	}
 	if hbFormat != nil {
-		emCfg.heartbeatTopic, emCfg.heartbeatFmt = cfg.Heartbeat.Topic, hbFormat
+		emCfg.HeartbeatTopic, emCfg.HeartbeatFmt = cfg.Heartbeat.Topic, hbFormat
 	}
 	if t, ok := cfg.SignalTable(); ok {
 		// The stream waits for the snapshotter's loop to take a signal,
 		// never past the loop's end.
-		emCfg.onSignal, emCfg.signalTable = func(ch *schema.Change) { snap.tableSignal(snapCtx, ch) }, t
+		emCfg.OnSignal, emCfg.SignalTable = func(ch *schema.Change) { snap.TableSignal(snapCtx, ch) }, t
 	}
-	em := newEmitter(emCfg)
+	em := emit.New(emCfg)
 	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx}
 	obs := &observer{ready: &p.ready, metrics: p.metrics, serverEnd: &lastServerEnd, tracker: tracker, links: &p.linkWatch}
 	g.Go(func() error { return p.watchLinks(snapCtx, tracker) }) // ends with a stop, as the snapshotter
 
-	g.Go(func() error { return mainOut.run(gctx, soft) })
+	g.Go(func() error { return mainOut.Run(gctx, soft) })
 	g.Go(func() error {
 		return p.stream(gctx, soft, pgcfg, tracker, em, progress, obs)
 	})
-	g.Go(func() error { return snap.run(snapCtx) })
+	g.Go(func() error { return snap.Run(snapCtx) })
 	if cfg.Heartbeat.Interval > 0 {
-		hb := &heartbeater{pgcfg: pgcfg, name: cfg.Name, interval: cfg.Heartbeat.Interval, activity: &p.activity, ready: p.Ready,
-			log: log.Named("heartbeat")}
-		g.Go(func() error { return hb.run(snapCtx) })
+		hb := &pgsource.Heartbeater{PgConfig: pgcfg, Name: cfg.Name, Interval: cfg.Heartbeat.Interval, Activity: &p.activity, Ready: p.Ready,
+			Log: log.Named("heartbeat")}
+		g.Go(func() error { return hb.Run(snapCtx) })
 	}
 	err = g.Wait()
 	if hard.Err() != nil {
@@ -418,9 +425,15 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	// Clean stop: the stream drained and confirmed; record where we are.
 	flushCtx, cancel := context.WithTimeout(hard, 30*time.Second)
 	defer cancel()
-	if err := mainOut.stopped(flushCtx); err != nil {
+	if err := mainOut.Stopped(flushCtx); err != nil {
 		return err
 	}
 	log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))
 	return nil
 }
+
+// copyCheckpointEvery is how often, at most, a resumable copy stores its
+// progress: at the end of a chunk once this long has passed since the
+// last checkpoint. In exactly-once mode each checkpoint commits the copy's
+// Kafka transaction, and the chunk writers pause meanwhile.
+var copyCheckpointEvery = 3 * time.Second

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -17,8 +18,8 @@ import (
 // progress adapts the tracker and the main sink to the session's
 // Progress and Ticker.
 type progress struct {
-	*Tracker
-	sink      mainSink
+	*delivery.Tracker
+	sink      delivery.MainSink
 	phases    *phases.Rules
 	onPromote func([]*phases.State)
 	ctx       context.Context
@@ -29,7 +30,7 @@ type progress struct {
 // walEnd.
 func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 	pr.Tracker.AdvanceIdle(walEnd)
-	pr.sink.idle(walEnd)
+	pr.sink.Idle(walEnd)
 	if moved := pr.phases.Advance(walEnd); moved != nil {
 		pr.onPromote(moved)
 	}
@@ -37,11 +38,11 @@ func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 
 // Drain is the main sink's checkpoint barrier: every record handed over
 // is acknowledged (in exactly-once mode, committed with the offsets).
-func (pr *progress) Drain(ctx context.Context) error { return pr.sink.flush(ctx) }
+func (pr *progress) Drain(ctx context.Context) error { return pr.sink.Flush(ctx) }
 
 // Tick implements stream.Ticker: the sink may end a Kafka transaction
 // between Postgres transactions.
-func (pr *progress) Tick() error { return pr.sink.tick(pr.ctx) }
+func (pr *progress) Tick() error { return pr.sink.Tick(pr.ctx) }
 
 // logPromoted logs tables that moved from catchup to ready (phases stored
 // them). The write is not waited for: catchup(L) and ready(L) mean the
@@ -57,7 +58,7 @@ type observer struct {
 	ready     *atomic.Bool
 	metrics   *Metrics
 	serverEnd *atomic.Uint64
-	tracker   *Tracker
+	tracker   *delivery.Tracker
 	links     *linkWatch
 }
 

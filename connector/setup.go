@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/offsets"
@@ -38,12 +39,12 @@ func (p *Pipeline) producerOpts(hooks kgo.Hook) []kgo.Opt {
 		// above it, room for one record past the bound per worker plus the
 		// offsets and heartbeat records, so that Produce never blocks the
 		// stream goroutine (which must keep answering Postgres).
-		kgo.MaxBufferedBytes(int(maxBytes)+(p.cfg.Snapshot.Workers+2)*(int(p.cfg.Kafka.MaxRecordBytes)+recordOverhead)),
+		kgo.MaxBufferedBytes(int(maxBytes)+(p.cfg.Snapshot.Workers+2)*(int(p.cfg.Kafka.MaxRecordBytes)+delivery.RecordOverhead)),
 		kgo.MaxBufferedRecords(1<<24),
 		kgo.ProducerLinger(5*time.Millisecond),
 		// A batch holds at least one record; the emitters refuse records
 		// above kafka.max_record_bytes, so this never splits or fails one.
-		kgo.ProducerBatchMaxBytes(max(1_000_012, p.cfg.Kafka.MaxRecordBytes+recordOverhead)),
+		kgo.ProducerBatchMaxBytes(max(1_000_012, p.cfg.Kafka.MaxRecordBytes+delivery.RecordOverhead)),
 		kgo.ProducerBatchCompression(CompressionCodec(p.cfg.Kafka.Compression)),
 		kgo.WithHooks(hooks),
 		p.partitioner(),
@@ -66,17 +67,17 @@ func (p *Pipeline) newTxnClient(ctx context.Context, id string, hooks kgo.Hook) 
 	}
 	if _, _, err := cl.ProducerID(ctx); err != nil {
 		cl.Close()
-		return nil, txnError(id, fmt.Errorf("initialize transactional producer %s: %w", id, err))
+		return nil, delivery.TxnError(id, fmt.Errorf("initialize transactional producer %s: %w", id, err))
 	}
 	p.addProducer(cl)
 	return cl, nil
 }
 
 // partitioner is franz-go's default, or placingPartitioner when outbox
-// events may name their partition (partitioner.go).
+// events may name their partition (delivery.PlacingPartitioner).
 func (p *Pipeline) partitioner() kgo.Opt {
 	if ob, _ := p.cfg.Format.SchemaOutbox(); ob != nil && ob.PlacesPartition() {
-		return kgo.RecordPartitioner(placingPartitioner())
+		return kgo.RecordPartitioner(delivery.PlacingPartitioner())
 	}
 	return kgo.RecordPartitioner(kgo.UniformBytesPartitioner(64<<10, true, true, nil))
 }
@@ -130,20 +131,6 @@ func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, stat
 	return out, err
 }
 
-// MinServerVersion is the oldest Postgres mooncdc streams from
-// (server_version_num): pgoutput sends logical messages from 14 on.
-const MinServerVersion = 140000
-
-// checkServerVersion refuses a server older than MinServerVersion, which
-// would otherwise fail later at START_REPLICATION with an unclear error.
-func checkServerVersion(num int) error {
-	if num >= MinServerVersion {
-		return nil
-	}
-	return &fault.CriticalError{Err: fmt.Errorf("PostgreSQL %d.%d is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought; upgrade the server to 14 or later",
-		num/10000, num%10000)}
-}
-
 func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
 	cfg := p.cfg
 	slotName, pubName := cfg.Postgres.Slot, cfg.Postgres.Publication
@@ -165,7 +152,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 	if err := db.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
 		return offsets.Pipeline{}, fmt.Errorf("read the server version: %w", err)
 	}
-	if err := checkServerVersion(version); err != nil {
+	if err := pgsource.CheckServerVersion(version); err != nil {
 		return offsets.Pipeline{}, err
 	}
 	if cfg.DDL.Capture {
@@ -195,7 +182,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			"replication slot %q exists but is a %s slot of plugin %q on database %q, not a pgoutput slot on %q: choose another postgres.slot, or drop that slot (SELECT pg_drop_replication_slot('%s')) if nothing else uses it",
 			slotName, slot.Type, slot.Plugin, slot.Database, id.Database, slotName)}
 	}
-	if slot.Exists && slot.WALStatus == "lost" && (state.Pipeline == nil || !p.repairsSlotLoss(errSlotLost)) {
+	if slot.Exists && slot.WALStatus == "lost" && (state.Pipeline == nil || !p.repairsSlotLoss(pgsource.ErrSlotLost)) {
 		return offsets.Pipeline{}, p.slotLost(state.Pipeline, "")
 	}
 	if sp := state.Pipeline; sp != nil {
@@ -209,7 +196,7 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 			return offsets.Pipeline{}, &UnsafeResumeError{Reason: fmt.Sprintf(
 				"the offsets of connector %q were written for slot %q, but postgres.slot is %q; set postgres.slot back, or %s",
 				cfg.Name, sp.Slot, slotName, startOver)}
-		case !slot.Exists && !p.repairsSlotLoss(errSlotLost):
+		case !slot.Exists && !p.repairsSlotLoss(pgsource.ErrSlotLost):
 			return offsets.Pipeline{}, slotLostError(fmt.Sprintf(
 				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s (or set on_slot_loss: resnapshot)",
 				slotName, cfg.Name, schema.LSN(sp.DurableLSN), p.startOver(false)))

@@ -19,22 +19,19 @@ import (
 // on is missing or invalidated. With "fail" that is an unsafe resume
 // (exit 3, setup.go's slotLost). With "resnapshot" the gap is repaired
 // instead: a new slot, a new copy of every table (each copy tombstones the
-// keys its topic holds that the table no longer has: copy_rows.go), and a
+// keys its topic holds that the table no longer has: snapshot: copy_rows.go), and a
 // loud log line and a metric, never silently.
 
-// errSlotLost marks the unsafe resume of a lost or missing slot, which
-// on_slot_loss: resnapshot repairs.
-var errSlotLost = errors.New("replication slot lost")
-
-// slotLostError is an unsafe resume caused by the slot.
+// slotLostError is an unsafe resume caused by the slot
+// (pgsource.ErrSlotLost).
 func slotLostError(reason string) error {
-	return &UnsafeResumeError{Reason: reason, cause: errSlotLost}
+	return pgsource.SlotLost(reason)
 }
 
 // repairsSlotLoss reports whether err is a slot loss that this pipeline
 // repairs rather than stops on.
 func (p *Pipeline) repairsSlotLoss(err error) bool {
-	return p.cfg.OnSlotLoss == config.SlotLossResnapshot && errors.Is(err, errSlotLost)
+	return p.cfg.OnSlotLoss == config.SlotLossResnapshot && errors.Is(err, pgsource.ErrSlotLost)
 }
 
 // replaceLostSlot drops the lost slot (if it is still there), creates a new

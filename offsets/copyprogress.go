@@ -12,7 +12,7 @@ import (
 // connector writes it at each checkpoint of a copy and drops it at the
 // handover; a record without it (older versions, a copy never
 // checkpointed) has no progress. This package only stores it: what the
-// fields guarantee is the connector's (connector/copy_resume.go).
+// fields guarantee is the connector's (connector/internal/snapshot/copy_resume.go).
 //
 // A value is treated as immutable: the With* methods return changed
 // copies, so a *CopyProgress may be shared between table states.

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
@@ -132,7 +131,7 @@ func (c *checkPG) connect(ctx context.Context) bool {
 		return false
 	}
 	version, _, _ = strings.Cut(version, " ")
-	if c.version < connector.MinServerVersion {
+	if c.version < pgsource.MinServerVersion {
 		_ = c.conn.Close(context.Background())
 		c.out.fail(what, fmt.Sprintf("PostgreSQL %s is too old: mooncdc streams pgoutput with logical messages, which PostgreSQL 14 brought", version),
 			"use PostgreSQL 14 or later")

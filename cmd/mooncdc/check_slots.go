@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 )
 
 // slotRoom is a server's replication slots and WAL senders: the settings,
@@ -32,7 +32,7 @@ func readSlotRoom(ctx context.Context, conn *pgx.Conn, pipelines []string) (slot
 			if name == p {
 				return true, false
 			}
-			if connector.IsCopySlot(p, name) {
+			if pgsource.IsCopySlot(p, name) {
 				return true, true
 			}
 		}

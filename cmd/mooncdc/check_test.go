@@ -26,6 +26,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -414,7 +415,7 @@ func TestCheckFailsOnServerSettings(t *testing.T) {
 	// own, and its resume streams it while a new snapshot's slot is open:
 	// one more of each. (A physical slot of that name stands in for it:
 	// wal_level replica makes no logical ones; check counts by name.)
-	waiting := connector.CopySlotName("mooncdc_shop", 16384)
+	waiting := pgsource.CopySlotName("mooncdc_shop", 16384)
 	checkSQL(t, pg, "postgres", fmt.Sprintf(`SELECT pg_create_physical_replication_slot('%s')`, waiting))
 	_, lines = checkRun(t, "--name", "shop", "--postgres-url", pg.URL("postgres"), "--brokers", broker.Addr(), "--tables", "public.t",
 		"--config", writeConfig(t, "snapshot:\n  workers: 1\n"))

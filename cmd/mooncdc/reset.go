@@ -143,7 +143,7 @@ func planReset(ctx context.Context, cfg config.Config, dropSlot bool) (resetPlan
 		return plan, fmt.Errorf("list the replication slots: %w", err)
 	}
 	for _, name := range names {
-		if connector.IsCopySlot(cfg.Postgres.Slot, name) {
+		if pgsource.IsCopySlot(cfg.Postgres.Slot, name) {
 			plan.copySlots = append(plan.copySlots, name)
 		}
 	}
@@ -202,17 +202,8 @@ func (p resetPlan) apply(ctx context.Context, cfg config.Config) error {
 	}
 	defer cl.Close()
 	topic := cfg.Kafka.OffsetsTopic
-	var recs []*kgo.Record
-	if p.pipeline {
-		recs = append(recs, offsets.DeletePipelineRecord(topic, cfg.Name))
-	}
-	for _, t := range p.tables {
-		recs = append(recs, offsets.DeleteTableRecord(topic, cfg.Name, t))
-	}
-	if len(recs) > 0 {
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return fmt.Errorf("write to offsets topic %q: %w (some offsets may be deleted; run the command again)", topic, err)
-		}
+	if err := connector.ResetOffsets(ctx, cl, &cfg, p.pipeline, p.tables); err != nil {
+		return fmt.Errorf("write to offsets topic %q: %w (some offsets may be deleted; run the command again)", topic, err)
 	}
 	if p.dropSlot || len(p.copySlots) > 0 {
 		pgcfg, err := cfg.PostgresConnConfig()

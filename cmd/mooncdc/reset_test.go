@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -88,7 +89,7 @@ func TestResetStartsOverUnderTheSameName(t *testing.T) {
 	}
 
 	// A copy slot of each connector (an interrupted copy that could resume).
-	rsCopy, otherCopy := connector.CopySlotName("mooncdc_rs", 16384), connector.CopySlotName("mooncdc_other", 16384)
+	rsCopy, otherCopy := pgsource.CopySlotName("mooncdc_rs", 16384), pgsource.CopySlotName("mooncdc_other", 16384)
 	for _, s := range []string{rsCopy, otherCopy} {
 		if err := pg.Exec(ctx, "postgres", `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, s); err != nil {
 			t.Fatal(err)

@@ -116,27 +116,12 @@ func resnapshot(ctx context.Context, cfg config.Config, patterns []config.TableP
 		return nil, err
 	}
 
-	nowMs := now.UnixMilli()
-	var recs []*kgo.Record
 	var lines []string
 	for _, name := range tables {
-		old := st.Tables[name]
-		t := offsets.Table{
-			Table:        name,
-			OID:          old.OID,
-			Phase:        offsets.PhaseInit,
-			UpdatedMs:    nowMs,
-			ResnapshotMs: max(nowMs, old.ResnapshotMs+1), // newer than any earlier request, whatever the clocks say
-			// The re-copy a Debezium user asks for with an execute-snapshot
-			// signal, whose type defaults to incremental
-			// (AbstractSnapshotSignal.java:36-40, v3.6.1.Final): its rows
-			// say source.snapshot "incremental".
-			ResnapshotType: offsets.ResnapshotIncremental,
-		}
-		recs = append(recs, offsets.TableRecord(topic, cfg.Name, t))
 		lines = append(lines, name+": init (re-copy requested; a running pipeline picks it up at once, or the next start does)")
 	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+	// The requests' records: phases.ResnapshotRequest (connector).
+	if err := connector.RequestResnapshot(ctx, cl, &cfg, tables, st.Tables, now); err != nil {
 		return nil, fmt.Errorf("write to offsets topic %q: %w (nothing may have been written; run the command again)", topic, err)
 	}
 	return lines, nil

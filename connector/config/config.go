@@ -31,7 +31,7 @@ type Config struct {
 	Format   FormatConfig   `yaml:"format"`
 	// Heartbeat keeps the slot moving when no captured change flows.
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
-	// Signals are Debezium-format signals (signals.go).
+	// Signals are Debezium-format signals (snapshot: signals.go).
 	Signals SignalsConfig `yaml:"signals"`
 	Metrics MetricsConfig `yaml:"metrics"`
 	Log     LogConfig     `yaml:"log"`
@@ -47,7 +47,7 @@ type Config struct {
 	// MigrateFrom takes over from a stopped Debezium connector at its
 	// first start (takeover.go).
 	MigrateFrom MigrateFromConfig `yaml:"migrate_from"`
-	// DDL is schema-change capture (ddl.go, schemachange.go).
+	// DDL is schema-change capture (pgsource: ddl.go, emit: schemachange.go).
 	DDL DDLConfig `yaml:"ddl"`
 	// HA runs this instance as one of several with the same config: the
 	// member of the Kafka consumer group mooncdc-<name> that holds the
@@ -76,7 +76,7 @@ type HAConfig struct {
 	// Enabled makes run join the group before it starts the pipeline.
 	// The active instance then writes in Kafka transactions in both
 	// delivery modes, so that the broker fences it once another takes
-	// over (sink.go newDelivery).
+	// over (connector/internal/delivery: New).
 	Enabled bool `yaml:"enabled"`
 	// SessionTimeout is the group session: how long after an active
 	// instance stops heartbeating (a crash, a network partition) the
@@ -149,7 +149,7 @@ type PostgresConfig struct {
 	// keepalive once it has been quiet a quarter of it), no COPY data on a
 	// copy connection, no answer to a query. 0 (the default) takes the
 	// server's wal_sender_timeout, or DefaultReplicationTimeout where that
-	// is 0 (off). It is also each socket's TCP_USER_TIMEOUT (link.go).
+	// is 0 (off). It is also each socket's TCP_USER_TIMEOUT (snapshot: link.go).
 	ReplicationTimeout time.Duration `yaml:"replication_timeout"`
 }
 
@@ -444,7 +444,7 @@ type SchemaRegistryConfig struct {
 	// them up and a missing one stops the table with an error.
 	AutoRegister bool `yaml:"auto_register"`
 	// SchemaEvolution is what a schema change that the registry refuses
-	// as incompatible does, decided at the DDL (evolution.go): park
+	// as incompatible does, decided at the DDL (connector/internal/record: evolution.go): park
 	// (default), new_subject or force.
 	SchemaEvolution string `yaml:"schema_evolution"`
 }

@@ -64,7 +64,7 @@ func (l *KafkaLinks) dial(ctx context.Context, network, host string) (net.Conn, 
 	if cut {
 		return nil, errLinksReset
 	}
-	// Keepalives and TCP_USER_TIMEOUT, as for Postgres (link.go): a real
+	// Keepalives and TCP_USER_TIMEOUT, as for Postgres (snapshot: link.go): a real
 	// partition fails the socket in tens of seconds.
 	d := linkDialer(kafkaUserTimeout)
 	d.Timeout = 10 * time.Second

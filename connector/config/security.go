@@ -46,7 +46,7 @@ func SecretValue(value, fileKey, file string) (string, error) {
 }
 
 // PostgresConnConfig parses postgres.url and applies postgres.password_file;
-// its sockets get keepalives and TCP_USER_TIMEOUT (link.go).
+// its sockets get keepalives and TCP_USER_TIMEOUT (snapshot: link.go).
 // Errors are *ConfigError and never quote a password.
 func (c Config) PostgresConnConfig() (*pgconn.Config, error) {
 	pgcfg, err := pgconn.ParseConfig(c.Postgres.URL)

@@ -158,7 +158,7 @@ type CatalogConn struct {
 
 func (c *CatalogConn) Get(ctx context.Context) (*pgx.Conn, error) {
 	if c.conn != nil && c.conn.IsClosed() {
-		c.conn = nil // a query past its deadline closed it (link.go)
+		c.conn = nil // a query past its deadline closed it (snapshot: link.go)
 	}
 	if c.conn == nil {
 		conn, err := Dial(ctx, c.PGConfig)

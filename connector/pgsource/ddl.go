@@ -14,10 +14,10 @@ import (
 // tables' columns and primary key as the catalog has them after the
 // command (schema.ParseDDLMessage reads it), with the oids and type
 // modifiers that let the emitter build the new shape's record schemas at
-// the DDL (evolution.go). Transactional, it is decoded
+// the DDL (connector/internal/record: evolution.go). Transactional, it is decoded
 // inside the DDL's own transaction, at its place in the WAL: before any
 // row of the new shape. The emitter turns it into schema-change records
-// (schemachange.go).
+// (emit: schemachange.go).
 
 // ddlSchema holds the event trigger's function.
 const ddlSchema = "mooncdc"

@@ -41,7 +41,7 @@ type SlotInfo struct {
 // Identify runs IDENTIFY_SYSTEM on a replication connection: it needs only
 // the REPLICATION attribute, unlike pg_control_system().
 func Identify(ctx context.Context, conn *pgconn.PgConn) (SourceIdentity, error) {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout) // a half-open link (link.go)
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout) // a half-open link (snapshot: link.go)
 	defer cancel()
 	res, err := pglogrepl.IdentifySystem(ctx, conn)
 	if err != nil {
@@ -126,7 +126,7 @@ func ConnectSQL(ctx context.Context, base *pgconn.Config, app string) (*pgx.Conn
 		return nil, err
 	}
 	cc.Config = *stream.SessionConnConfig(base, app)
-	cc.Tracer = queryDeadline{d: queryTimeout} // a half-open link fails the query (link.go)
+	cc.Tracer = queryDeadline{d: queryTimeout} // a half-open link fails the query (snapshot: link.go)
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", config.RedactedError{Err: err})

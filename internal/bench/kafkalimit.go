@@ -44,7 +44,7 @@ type kafkaLimitResult struct {
 // payload md5(id)||md5(id+1), n id%1000, at) and whose other fields are
 // those of mooncdc's first record when there is one, so that the values
 // have mooncdc's size and compressibility; and mooncdc's three headers
-// (connector/headers.go), the LSNs of its first record and the row's
+// (connector/internal/record/headers.go), the LSNs of its first record and the row's
 // number.
 type snapValueMaker struct {
 	at     []byte // the "at" column, a JSON value

@@ -65,7 +65,7 @@ type latencyPhase struct {
 // mode, and whether the instance runs with ha.enabled (a lone standby
 // instance: its at-least-once writes go in Kafka transactions, the
 // broker's fence against a paused instance writing after its successor,
-// connector/sink.go).
+// connector/internal/delivery/sink.go).
 type latencyMode struct {
 	delivery config.Delivery
 	ha       bool

@@ -38,7 +38,7 @@ import (
 //     handover takes, must not make them queue;
 //   - peak RSS (VmHWM of the child, sampled: childRunner) and CPU;
 //   - the topics: created by one CreateTopics request per snapshot run
-//     (connector/topics.go ensureAll);
+//     (connector/internal/delivery/topics.go EnsureAll);
 //   - a restart: the time from the second start until /readyz (the
 //     offsets topic read, the slot taken) and the copies it started (must
 //     be 0: nothing is copied again).

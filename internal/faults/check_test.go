@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// The record headers of connector/headers.go (repeated: this package
+// The record headers of connector/internal/record/headers.go (repeated: this package
 // judges the binary from outside).
 const (
 	headerCommitLSN = "mooncdc.commit_lsn"

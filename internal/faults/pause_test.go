@@ -108,7 +108,7 @@ func runPause(e *env) int {
 // verifyPause: per key, no change record steps back (older, by commit LSN
 // and sequence, than the one before it): a write of the paused instance
 // landing after its successor's would. In both modes a standby group
-// writes in Kafka transactions (connector/sink.go), and the successor
+// writes in Kafka transactions (connector/internal/delivery/sink.go), and the successor
 // resumes right after the last commit, so a read_committed reader sees no
 // resend either.
 func verifyPause(e *env, raw map[string][]*kgo.Record, _ int) {

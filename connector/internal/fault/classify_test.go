@@ -14,6 +14,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/stream"
 )
 
@@ -40,7 +41,7 @@ func TestClassifyDecidesRetryInOnePlace(t *testing.T) {
 		{"slot missing", conn(pg("42704")), fault.ClassCritical},
 		{"bad password", pg("28P01"), fault.ClassCritical},
 		{"protocol", &stream.ProtocolError{Msg: "bad"}, fault.ClassCritical},
-		{"encode", &connector.RecordError{Topic: "t", Err: errors.New("bad value")}, fault.ClassCritical},
+		{"encode", &record.RecordError{Topic: "t", Err: errors.New("bad value")}, fault.ClassCritical},
 		{"unsafe", &connector.UnsafeResumeError{Reason: "x"}, fault.ClassUnsafe},
 		{"config", &config.ConfigError{Err: errors.New("x")}, fault.ClassCritical},
 		{"critical", &fault.CriticalError{Err: errors.New("x")}, fault.ClassCritical},

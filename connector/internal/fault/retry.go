@@ -61,7 +61,7 @@ func Classify(err error) Class {
 		// (a value that cannot be encoded; retrying would crash-loop). The
 		// RecordError was a case of its own after TxnAbortedError; the order
 		// cannot matter, since a TxnAbortedError wraps only what the
-		// transactional producer returned (txnError, sink_eos.go), and a
+		// transactional producer returned (delivery.TxnError), and a
 		// record that failed to encode is never produced.
 		return ClassCritical
 	case config.CertificateError(err):

@@ -130,7 +130,7 @@ type Rules struct {
 	nextPromote schema.LSN
 	// fresh holds the tables this run's discovery found after its first
 	// pass: created (or published) while mooncdc streams, so the first
-	// Relation message of one announces a CREATE (schemachange.go).
+	// Relation message of one announces a CREATE (emit: schemachange.go).
 	fresh map[string]bool
 	// store hands a changed state to the ordered writer of table states
 	// (stateWriter.enqueue) and returns the wait for it. It is called with
@@ -157,6 +157,24 @@ func (p *Rules) Update(table string, change func(next *State, m schema.LSN)) (*S
 	change(next, p.mainPos)
 	p.setLocked(next)
 	return next, p.storeLocked(next)
+}
+
+// ResnapshotRequest is the state `mooncdc resnapshot` stores for table
+// name to ask for its re-copy at nowMs (Request reads it): init, stamped
+// newer than any earlier request of the table (old, its last state)
+// whatever the clocks say, of type incremental, the re-copy a Debezium
+// user asks for with an execute-snapshot signal, whose type defaults to
+// incremental (AbstractSnapshotSignal.java:38, v3.6.1.Final): its rows
+// say source.snapshot "incremental".
+func ResnapshotRequest(name string, old offsets.Table, nowMs int64) offsets.Table {
+	return offsets.Table{
+		Table:          name,
+		OID:            old.OID,
+		Phase:          offsets.PhaseInit,
+		UpdatedMs:      nowMs,
+		ResnapshotMs:   max(nowMs, old.ResnapshotMs+1),
+		ResnapshotType: offsets.ResnapshotIncremental,
+	}
 }
 
 // Request puts table back to init for a resnapshot request t, without
@@ -228,9 +246,9 @@ func (p *Rules) Handover(ts *State, pos schema.LSN, checkpoint func(next *State)
 	next.Attempts, next.LastError, next.Retry = 0, "", ""
 	// A requested re-copy is done: a later copy of the table (a retry
 	// after a crash, a slot-loss repair) copies every row again, and is
-	// no re-copy a signal asked for (its markers, snapshotrun.go).
+	// no re-copy a signal asked for (its markers, snapshot: snapshotrun.go).
 	next.ResnapshotFilter, next.ResnapshotType = "", ""
-	next.Copy = nil // the copy's progress ends with it; its slot is dropped (copy_resume.go)
+	next.Copy = nil // the copy's progress ends with it; its slot is dropped (snapshot: copy_resume.go)
 	if err := checkpoint(next); err != nil {
 		return nil, m, err
 	}

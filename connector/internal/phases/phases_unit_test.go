@@ -3,6 +3,7 @@ package phases
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/mooncdc/mooncdc/offsets"
@@ -260,5 +261,32 @@ func TestCatchupTablesArePromotedInLSNOrderWithoutAScanPerTransaction(t *testing
 	}
 	if p.catchups != 0 || phase("public.gone") != offsets.PhaseCopying {
 		t.Errorf("catchups %d, public.gone %s; want 0 and copying", p.catchups, phase("public.gone"))
+	}
+}
+
+// TestResnapshotRequestIsNewerThanTheLastAndIncremental: the state
+// `mooncdc resnapshot` stores asks for a re-copy (init) of the table with
+// its oid, stamped newer than any earlier request even when the clock is
+// behind, of type incremental: the type Debezium's execute-snapshot signal
+// takes when none is given (AbstractSnapshotSignal.java:38, v3.6.1.Final).
+func TestResnapshotRequestIsNewerThanTheLastAndIncremental(t *testing.T) {
+	cases := []struct {
+		name   string
+		old    offsets.Table
+		now    int64
+		wantMs int64
+	}{
+		{"first request", offsets.Table{}, 1000, 1000},
+		{"after an older request", offsets.Table{OID: 7, ResnapshotMs: 500, Phase: offsets.PhaseReady}, 1000, 1000},
+		{"clock behind the last request", offsets.Table{OID: 7, ResnapshotMs: 5000}, 1000, 5001},
+		{"same millisecond as the last", offsets.Table{OID: 7, ResnapshotMs: 1000}, 1000, 1001},
+	}
+	for _, tc := range cases {
+		got := ResnapshotRequest("public.t", tc.old, tc.now)
+		want := offsets.Table{Table: "public.t", OID: tc.old.OID, Phase: offsets.PhaseInit, UpdatedMs: tc.now,
+			ResnapshotMs: tc.wantMs, ResnapshotType: offsets.ResnapshotIncremental}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, want)
+		}
 	}
 }

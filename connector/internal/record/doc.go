@@ -1,0 +1,22 @@
+// Package record makes the records: one Plan per relation (its topic, its
+// key, the envelope, whether it is the outbox table, decided once by the
+// Planner and holding nothing that changes per record or per phase), the
+// key rule as a pure function of the catalog's answer (KeyColumns), the
+// codecs of format.key and format.value (JSON, JSON with schemas, Avro in
+// Confluent's wire format), the Schema Registry client with its shared
+// requests and the schema-evolution policy, the record headers (the
+// mooncdc.* dedupe headers and the flat envelope's), the heartbeat and
+// transaction-metadata records, the outbox envelope's events, and the one
+// record Writer: encode, size-check, count in the tracker, hand to the
+// sink, for the stream and the copies alike.
+//
+// Place in the pipeline: below the emitter and the copies (which decide
+// what to write and when) and above the delivery (which the Writer hands
+// records to, counting them in its Tracker). A Codec is not safe for
+// concurrent use: each worker has its own, from the Formats they share.
+//
+// It must not import connector, emit, snapshot or pgsource (no catalog
+// query: the catalog's answer is an argument), nor phases directly (a
+// plan holds no phase state): of connector/ only config, internal/fault
+// and internal/delivery (and what they import).
+package record

@@ -1,0 +1,254 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// recordEncoder is what both record formats offer (schema.JSONEncoder,
+// schema.AvroEncoder).
+type recordEncoder interface {
+	AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error)
+	AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error)
+	MarkSnapshot(value []byte, from, to string) ([]byte, bool)
+	AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error)
+	AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error)
+	AppendSchemaChangeKey(dst []byte, sc *schema.SchemaChange) ([]byte, error)
+	AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]byte, error)
+}
+
+// Codec encodes records with the configured key and value formats. Each
+// worker has its own (encoders are not safe for concurrent use); they
+// share the pipeline's registry. Before the first record of a relation
+// (or of logical messages), prepare registers its Avro schemas.
+type Codec struct {
+	naming             config.TopicNaming // the topic of each table's records
+	key, value         recordEncoder
+	keyAvro, valueAvro *schema.AvroEncoder
+	reg                *Registry
+	maxRecord          int // kafka.max_record_bytes
+	// flat is format.envelope flat (nil for debezium); meta gives its
+	// headers' values (flatheaders.go).
+	flat *schema.FlatConfig
+	meta *schema.MetaWriter
+	// outbox is format.envelope outbox (nil otherwise): outbox.go.
+	outbox *OutboxCodec
+}
+
+// Formats makes the codecs of the pipeline's workers (each its own:
+// encoders are not safe for concurrent use): format.key and format.value,
+// the envelope, and the registry they share. Built once per run, when the
+// database name is known; safe for concurrent use.
+type Formats struct {
+	cfg       config.FormatConfig
+	enc       schema.Config
+	Registry  *Registry
+	Naming    config.TopicNaming
+	MaxRecord int // kafka.max_record_bytes
+	log       *zap.Logger
+}
+
+// EncoderConfig is the schema.Config of cfg's formats for the records of
+// database: topic names from naming, column selection and mappers from
+// columns (nil for none), onUnknownType told of each column of a type
+// without a mapping.
+func EncoderConfig(cfg *config.Config, database string, naming config.TopicNaming, columns *config.ColumnRules,
+	onUnknownType func(table, column, typ string)) schema.Config {
+	f := cfg.Format
+	moneyDigits := f.MoneyFractionDigits // 0 is a setting: whole units
+	flat, _ := f.SchemaFlat()            // refused by Validate when it fails
+	return schema.Config{Flat: flat,
+		Name: cfg.Kafka.TopicPrefix, Database: database, Version: config.Version,
+		UnavailableValue: f.UnavailableValuePlaceholder, DecimalMode: f.DecimalHandlingMode,
+		BinaryMode: f.BinaryHandlingMode, TimePrecisionMode: f.TimePrecisionMode,
+		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
+		MoneyFractionDigits: &moneyDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
+		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: onUnknownType,
+		ShapeColumn: columns.ShapeFunc(),
+		Route: func(schemaName, table string) (string, string, string) {
+			tt := naming.Of(schemaName, table)
+			return tt.SchemaName, tt.KeyField, tt.KeyValue
+		},
+	}
+}
+
+// NewFormats makes the formats of format (with the encoders' settings
+// enc), registering in reg (nil without Avro), naming each table's topic,
+// refusing records above maxRecord bytes (kafka.max_record_bytes).
+func NewFormats(format config.FormatConfig, enc schema.Config, reg *Registry, naming config.TopicNaming, maxRecord int, log *zap.Logger) *Formats {
+	return &Formats{cfg: format, enc: enc, Registry: reg, Naming: naming, MaxRecord: maxRecord, log: log}
+}
+
+// Codec returns a new codec for one worker.
+func (f *Formats) Codec() *Codec {
+	cfg := f.enc
+	c := &Codec{reg: f.Registry, maxRecord: f.MaxRecord, naming: f.Naming}
+	pick := func(format string) (recordEncoder, *schema.AvroEncoder) {
+		switch {
+		case format == config.FormatAvro:
+			a := schema.NewAvroEncoder(cfg)
+			return a, a
+		case f.cfg.JSONSchemas:
+			return schema.NewJSONSchemaEncoder(cfg), nil
+		}
+		return schema.NewJSONEncoder(cfg), nil
+	}
+	if cfg.Flat != nil {
+		c.flat, c.meta = cfg.Flat, schema.NewMetaWriter(cfg)
+	}
+	c.key, c.keyAvro = pick(f.cfg.Key)
+	c.value, c.valueAvro = pick(f.cfg.Value)
+	if ob, _ := f.cfg.SchemaOutbox(); ob != nil { // refused by Validate when it fails
+		o := &OutboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
+			reg: f.Registry, valid: map[string]bool{}, log: f.log.Named("outbox")}
+		o.key, _ = c.key.(*schema.JSONEncoder)
+		o.value, _ = c.value.(*schema.JSONEncoder)
+		c.outbox = o
+	}
+	return c
+}
+
+// Prepare registers the Avro schemas of rel's records on topic (rel nil:
+// logical messages) under TopicNameStrategy, <topic>-key and
+// <topic>-value. It blocks while the registry is unreachable; a schema the
+// registry refuses, or that is not valid Avro, is a *tableSchemaError.
+func (c *Codec) Prepare(ctx context.Context, topic string, rel *schema.Relation) error {
+	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
+		return enc.Register(rel, key, value, register)
+	})
+}
+
+// PrepareTx registers the Avro schemas of the transaction metadata
+// records on topic, as prepare does for a table's.
+func (c *Codec) PrepareTx(ctx context.Context, topic string) error {
+	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
+		return enc.RegisterTxMetadata(key, value, register)
+	})
+}
+
+// PrepareSchemaChange registers the Avro schemas of the schema-change
+// records on topic.
+func (c *Codec) PrepareSchemaChange(ctx context.Context, topic string) error {
+	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
+		return enc.RegisterSchemaChange(key, value, register)
+	})
+}
+
+// register has each Avro encoder register its schemas (with do) under
+// topic's subjects, and classifies the failure.
+func (c *Codec) register(ctx context.Context, topic string,
+	do func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error) error {
+	var regErr error
+	register := func(isKey bool, s string) (int, error) {
+		subject, err := c.reg.subject(ctx, topicSubject(topic, isKey))
+		if err != nil {
+			regErr = err
+			return 0, err
+		}
+		id, err := c.reg.id(ctx, subject, s)
+		regErr = err
+		return id, err
+	}
+	for _, role := range []struct {
+		enc        *schema.AvroEncoder
+		key, value bool
+	}{{c.keyAvro, true, false}, {c.valueAvro, false, true}} {
+		if role.enc == nil {
+			continue
+		}
+		err := do(role.enc, role.key, role.value, register)
+		switch {
+		case err == nil:
+		case err != regErr:
+			return &TableSchemaError{Err: err} // the schema is not valid Avro
+		case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)):
+			return err // stopping, or every table would fail alike (credentials)
+		case !registryRetryable(err):
+			return &TableSchemaError{Err: err} // refused: incompatible, not registered, bad request
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+// AppendTxKey and AppendTxValue encode a transaction metadata record.
+func (c *Codec) AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error) {
+	return c.key.AppendTxKey(dst, ev)
+}
+
+func (c *Codec) AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error) {
+	return c.value.AppendTxValue(dst, ev)
+}
+
+// AppendSchemaChangeKey and AppendSchemaChangeValue encode a schema-change
+// record.
+func (c *Codec) AppendSchemaChangeKey(dst []byte, sc *schema.SchemaChange) ([]byte, error) {
+	return c.key.AppendSchemaChangeKey(dst, sc)
+}
+
+func (c *Codec) AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]byte, error) {
+	return c.value.AppendSchemaChangeValue(dst, sc)
+}
+
+func (c *Codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {
+	return c.key.AppendKey(dst, ch)
+}
+
+func (c *Codec) AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error) {
+	return c.value.AppendValue(dst, ch, now)
+}
+
+// MarkSnapshot rewrites a snapshot record's source.snapshot marker.
+func (c *Codec) MarkSnapshot(value []byte, from, to string) ([]byte, bool) {
+	return c.value.MarkSnapshot(value, from, to)
+}
+
+// TopicOf is the topic of table schemaName.table's records.
+func (c *Codec) TopicOf(schemaName, table string) string { return c.naming.Of(schemaName, table).Topic }
+
+// Outbox is the codec's outbox half (nil without format.envelope
+// outbox).
+func (c *Codec) Outbox() *OutboxCodec { return c.outbox }
+
+// checkSize refuses a record above kafka.max_record_bytes before it is
+// produced: the broker would refuse it anyway, later and for the whole
+// batch. The table is parked; nothing of it is skipped silently.
+func (c *Codec) checkSize(key, value []byte) error {
+	if n := len(key) + len(value); n > c.maxRecord {
+		return &RecordTooLargeError{Size: n, Max: c.maxRecord}
+	}
+	return nil
+}
+
+// RecordTooLargeError is a record above kafka.max_record_bytes.
+type RecordTooLargeError struct{ Size, Max int }
+
+func (e *RecordTooLargeError) Error() string {
+	return fmt.Sprintf("record of %d bytes is above kafka.max_record_bytes %d; raise it (and the brokers' message.max.bytes, "+
+		"or the topic's max.message.bytes if the topic was not created by mooncdc), then run `mooncdc resnapshot` for the table", e.Size, e.Max)
+}
+
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *RecordTooLargeError) TableLocal() {}
+
+// TableSchemaError is a table whose records cannot be written until a
+// person acts: its schema is refused by the registry or is not valid. The
+// table goes errored; the stream and other tables go on.
+type TableSchemaError struct{ Err error }
+
+func (e *TableSchemaError) Error() string { return e.Err.Error() }
+
+func (e *TableSchemaError) Unwrap() error { return e.Err }
+
+// TableLocal marks the error as the table's own (tableFault): the table is
+// parked, the others go on.
+func (e *TableSchemaError) TableLocal() {}

@@ -1,0 +1,13 @@
+package snapshot
+
+// Hook points where tests pause or observe the copy workers (Config.Hook;
+// connector.Hooks).
+const (
+	HookSnapshotCreated = "snapshot_created" // temporary slot and snapshot exist
+	HookCopied          = "copied"           // all rows acknowledged, before the first handover attempt
+	HookChunkCopied     = "chunk_copied"     // a resumable copy's chunk was read, before its checkpoint may run
+	HookCopyCheckpoint  = "copy_checkpoint"  // a resumable copy stored its progress (copy_checkpoint.go)
+	HookCatchup         = "catchup"          // private catch-up about to stream
+	HookBeforeHandover  = "before_handover"  // a handover attempt, before the pipeline mutex
+	HookHandedOver      = "handed_over_"     // + the stored phase ("ready" or "catchup"): a handover is durable and visible
+)

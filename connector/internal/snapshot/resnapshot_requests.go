@@ -1,0 +1,76 @@
+package snapshot
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/offsets"
+)
+
+// This file holds the snapshotter's side of `mooncdc resnapshot`: the
+// requests read from the offsets topic and the tables they put back to
+// init.
+
+// watchRequests tails the offsets topic for `mooncdc resnapshot` requests
+// (table records with resnapshot_ms). Tailing sees every record, so a
+// request is not lost when the pipeline writes the table's record again
+// before it would have polled.
+func (s *Snapshotter) watchRequests(ctx context.Context) error {
+	cl, err := kgo.NewClient(append(slices.Clip(s.cfg.kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.cfg.offsetsTopic: {0: kgo.NewOffset().AtStart()}}))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		fs.EachError(func(_ string, _ int32, err error) {
+			s.log.Debug("reading resnapshot requests", zap.Error(err))
+		})
+		fs.EachRecord(func(r *kgo.Record) {
+			st := offsets.State{Tables: map[string]offsets.Table{}}
+			if err := offsets.Decode(s.cfg.name, r.Key, r.Value, &st); err != nil {
+				return
+			}
+			for name, t := range st.Tables {
+				if t.ResnapshotMs == 0 {
+					continue
+				}
+				t.Table = name
+				select {
+				case s.requests <- t:
+				case <-ctx.Done():
+				}
+			}
+		})
+	}
+}
+
+// request acts on a resnapshot request newer than the last one seen for
+// its table: at once, or after the copy in progress.
+func (s *Snapshotter) request(t offsets.Table) {
+	name := t.Table
+	if t.ResnapshotMs <= s.seen[name] {
+		return
+	}
+	s.seen[name] = t.ResnapshotMs
+	if s.busy[name] {
+		s.log.Info("resnapshot requested while the table is being copied; it is copied again afterwards", zap.String("table", name))
+		s.pending[name] = t
+		return
+	}
+	s.resnapshot(t)
+}
+
+// resnapshot puts a table back to init, keeping the request's time so
+// that later records carry it forward.
+func (s *Snapshotter) resnapshot(t offsets.Table) {
+	s.phases.Request(t)
+	s.log.Info("resnapshot requested: copy queued", zap.String("table", t.Table))
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package connector
-
-const raceEnabled = false
