@@ -293,6 +293,22 @@ var windowCases = []struct {
 		x.advance(200)
 		x.want("r a=1", "r b=1")
 	}},
+	{"a snapshot taken on a standby", func(x *h) {
+		// On a hot standby pg_current_snapshot() lists no running id:
+		// "747:749:" while 747, committed on the primary and streamed,
+		// is not replayed there yet (748 is). InRecovery counts every id
+		// from xmin on as unseen: 747's key is dropped, and 748's too,
+		// which the snapshot did see (safe: the stream has its change).
+		w, err := x.tr.Open(tbl, c0, snap(x.t, "747:749:").InRecovery(), 200)
+		if err != nil {
+			x.t.Fatal(err)
+		}
+		x.txn(747, 150, "a")
+		x.txn(748, 160, "b")
+		x.complete(w, "a=1", "b=2", "c=3")
+		x.advance(200)
+		x.want("T747 a", "T748 b", "r c=3")
+	}},
 	{"a stream xid across the epoch", func(x *h) {
 		// The snapshot is taken just before the 32-bit counter wraps;
 		// the transaction that follows has xid 3 of the next epoch.
