@@ -173,7 +173,7 @@ func (s Snapshot) SeesAll(e Snapshot) bool {
 // standby can hide 747 still running (PostgreSQL 15.20: the primary's
 // snapshot was "747:749:747", the standby's row count showed 747's insert
 // unseen while pg_visible_in_snapshot('747', pg_current_snapshot())
-// answered true; TestStandbySnapshotListsNoRunningTransaction). Between
+// answered true; TestPostgresFactsTheArgumentRestsOn). Between
 // Xmin and Xmax such a text cannot tell committed from running, so every
 // id from Xmin on counts as not seen: the Tracker then drops a key that
 // the snapshot may in fact have seen changed, which is safe (the stream
