@@ -24,15 +24,15 @@ import (
 // local. One cluster (and one hot standby) for all cases.
 func TestPostgresFactsTheArgumentRestsOn(t *testing.T) {
 	c := pgtest.New(t, func(o *pgtest.Options) {
-		o.Settings = map[string]string{"synchronous_standby_names": "nobody"}
+		o.Settings = map[string]string{"synchronous_standby_names": "nobody", "max_prepared_transactions": "4"}
 	})
-	standby := pgtest.NewStandby(t, c, "facts_standby", nil)
+	standby := pgtest.NewStandby(t, c, "facts_standby", map[string]string{"max_prepared_transactions": "4"})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	f := &facts{t: t, c: c, ctx: ctx}
 	f.obs = f.conn(true)
 	f.exec(f.obs, `CREATE TABLE f (id int PRIMARY KEY, v int)`)
-	f.exec(f.obs, `INSERT INTO f VALUES (1, 0)`)
+	f.exec(f.obs, `INSERT INTO f VALUES (1, 0), (2, 0)`)
 	f.exec(f.obs, `SELECT pg_create_logical_replication_slot('facts', 'test_decoding')`)
 
 	t.Cleanup(func() {
@@ -41,6 +41,7 @@ func TestPostgresFactsTheArgumentRestsOn(t *testing.T) {
 	})
 	t.Run("F7 a hot standby's snapshot lists no running transaction", func(t *testing.T) { f.standbySnapshot(t, standby) })
 	t.Run("F6 and F1 a commit is streamed before it is visible", func(t *testing.T) { f.streamedBeforeVisible(t) })
+	t.Run("a prepared transaction is streamed at COMMIT PREPARED under its own xid", func(t *testing.T) { f.prepared(t) })
 	t.Run("the slot's exported snapshot waits for commits before its consistent point", func(t *testing.T) { f.exportedSnapshot(t) })
 }
 
@@ -304,6 +305,70 @@ func (f *facts) streamedBeforeVisible(t *testing.T) {
 	if begin2 < commit1 {
 		t.Fatalf("the second writer %d (first record at %s) wrote before the first's commit record ended (%s)", x2, begin2, commit1)
 	}
+}
+
+// Two-phase commit, as mooncdc streams it (pgoutput without two_phase):
+// the prepared transaction is running for every snapshot (its dummy proc
+// is in the proc array), is not in the stream until
+// COMMIT PREPARED, then is streamed under its own xid before it is
+// visible (COMMIT PREPARED waits for the standby like a commit), and keeps
+// its row locks until it is visible (F1, F2, F3).
+func (f *facts) prepared(t *testing.T) {
+	p := f.conn(true) // PREPARE TRANSACTION waits for the standby too
+	tx, err := p.Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(f.ctx, `UPDATE f SET v = 50 WHERE id = 2`); err != nil {
+		t.Fatal(err)
+	}
+	x := f.xid(tx)
+	if _, err := tx.Exec(f.ctx, `PREPARE TRANSACTION 'facts_2pc'`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.obs.Exec(context.Background(), `ROLLBACK PREPARED 'facts_2pc'`) }) // if the case fails before COMMIT PREPARED
+	// Running: in xip, or at or above xmax when no later xid has
+	// completed (seen: "730:730:" for prepared 730).
+	if s := f.snapshot(f.obs); s.Visible(x) {
+		t.Fatalf("prepared transaction %d is visible to %s", x, s)
+	}
+	if b, c := f.streamed(x); b != 0 || c != 0 {
+		t.Fatalf("prepared transaction %d is in the stream before COMMIT PREPARED", x)
+	}
+	cp := f.conn(false)
+	done := make(chan error, 1)
+	go func() {
+		_, err := cp.Exec(f.ctx, `COMMIT PREPARED 'facts_2pc'`)
+		done <- err
+	}()
+	f.waitFor(cp.PgConn().PID(), "SyncRep")
+	_, commit := f.streamed(x)
+	var v int
+	f.one(f.obs, &v, `SELECT v FROM f WHERE id = 2`)
+	s := f.snapshot(f.obs)
+	t.Logf("prepared transaction %d streamed at COMMIT PREPARED (COMMIT at %s), snapshot %s, v = %d", x, commit, s, v)
+	if commit == 0 || s.Visible(x) || v != 0 {
+		t.Fatalf("COMMIT PREPARED of %d waiting in SyncRep: streamed at %s, visible to %s: %v, v = %d; want streamed, invisible, 0", x, commit, s, s.Visible(x), v)
+	}
+	w := f.conn(false)
+	wtx, err := w.Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int, 1)
+	go func() {
+		var nv int
+		if err := wtx.QueryRow(f.ctx, `UPDATE f SET v = v + 1 WHERE id = 2 RETURNING v`).Scan(&nv); err != nil {
+			nv = -1
+		}
+		got <- nv
+	}()
+	f.waitFor(w.PgConn().PID(), "transactionid")
+	f.release(cp.PgConn().PID(), done)
+	if nv := <-got; nv != 51 {
+		t.Fatalf("the writer after the prepared transaction wrote v = %d, want 51", nv)
+	}
+	f.release(w.PgConn().PID(), f.committing(wtx, w.PgConn().PID()))
 }
 
 // The slot's snapshot: a transaction commits between the snapshot
