@@ -489,3 +489,28 @@ func TestFloorRefusesSnapshotsThatMissCommitsBeforeTheSlot(t *testing.T) {
 		}
 	}
 }
+
+// A position given inside a transaction (a keepalive read while the
+// transaction's messages arrive, say) is not a boundary: a window closed
+// there would write rows that already reflect the transaction before the
+// rest of its changes, so Advance closes nothing until End.
+func TestAdvanceInsideATransactionClosesNothing(t *testing.T) {
+	x := newH(t, 100)
+	w := x.open(c0, "100:100:", 150) // sees 99, committed at 120 < H
+	x.complete(w, "a=2", "b=2")
+	x.advance(120)
+	if err := x.tr.Begin(99); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.tr.Observe(tbl, "a"); err != nil {
+		t.Fatal(err)
+	}
+	x.closed(x.tr.Advance(300)) // the keepalive
+	if err := x.tr.Observe(tbl, "b"); err != nil {
+		t.Fatal(err)
+	}
+	x.tr.End()
+	x.log = append(x.log, "T99 a,b")
+	x.advance(301)
+	x.want("T99 a,b", "r a=2", "r b=2")
+}
