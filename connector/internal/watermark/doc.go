@@ -10,7 +10,8 @@
 // What it holds:
 //   - Snapshot: pg_current_snapshot()'s text parsed (ParseSnapshot), and
 //     the visibility of a 64-bit xid or of a stream's 32-bit one (FullXid
-//     widens it against the snapshot's xmax, across epochs).
+//     widens it against the snapshot's xmax, across epochs); InRecovery
+//     for one read on a hot standby, whose text lists no running id.
 //   - Tracker: the windows of the tables being snapshotted, and a log of
 //     the streamed transactions not yet proven visible to every later
 //     snapshot (Postgres writes a commit record before the transaction

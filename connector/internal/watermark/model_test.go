@@ -248,6 +248,9 @@ type rig struct {
 	progress Progress
 	watched  bool
 	rWritten int
+	// standby: chunks are read on a hot standby, whose
+	// pg_current_snapshot() lists no running id (told).
+	standby bool
 
 	voids, unproven, dropped, resumed int
 }
@@ -350,7 +353,7 @@ func (g *rig) read() {
 	}
 	c := g.queue[0]
 	s, high := g.m.snapshot()
-	w, err := g.tr.Open(mTable, c, s, high)
+	w, err := g.tr.Open(mTable, c, g.told(s), high)
 	if errors.Is(err, ErrUnproven) {
 		g.unproven++
 		return // tried again later
@@ -368,6 +371,17 @@ func (g *rig) read() {
 	slices.SortStableFunc(rows, func(a, b Row[mver]) int { return int(g.rowPage(s, a)) - int(g.rowPage(s, b)) })
 	g.rowsOf[w.ID()] = rows
 	g.reading = append(g.reading, w)
+}
+
+// told is the snapshot the wiring hands the Tracker for a chunk read
+// under s: on a standby the server's text has no xip, and the wiring
+// keeps only what it proves (InRecovery); the rows are still read under
+// s itself.
+func (g *rig) told(s Snapshot) Snapshot {
+	if !g.standby {
+		return s
+	}
+	return Snapshot{Xmin: s.Xmin, Xmax: s.Xmax}.InRecovery()
 }
 
 func (g *rig) rowPage(s Snapshot, r Row[mver]) uint32 {
@@ -482,7 +496,8 @@ func TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt(t *testing.T) {
 		first := uint64(1+seed%3)<<32 - uint64(100+r.IntN(300))
 		m := newModel(r, first)
 		limit := []int{8, 40, 1 << 20}[seed%3]
-		g := &rig{t: t, m: m, tr: NewTracker[mver](limit), state: map[int]mver{}, rowsOf: map[uint64][]Row[mver]{}}
+		g := &rig{t: t, m: m, tr: NewTracker[mver](limit), state: map[int]mver{}, rowsOf: map[uint64][]Row[mver]{},
+			standby: seed%5 == 4}
 		watchAt := 200 + r.IntN(400)
 		restartAt := r.IntN(watchAt) // a new session: the tracker starts empty, the stream goes on
 		steps := 5000
@@ -519,7 +534,7 @@ func TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt(t *testing.T) {
 			default:
 				if r.IntN(4) == 0 { // the wiring's periodic probe
 					s, _ := m.snapshot()
-					g.tr.Prune(s)
+					g.tr.Prune(g.told(s))
 				}
 			}
 		}

@@ -20,9 +20,9 @@ func (c Chunk) Pages() uint32 { return c.End - c.First }
 func (c Chunk) String() string { return fmt.Sprintf("pages [%d, %d)", c.First, c.End) }
 
 // Plan splits pages [0, pages) into chunks of chunkPages pages (the last
-// may be shorter). pages must be the table's size in pages read at or
-// after the snapshot starts (pg_relation_size(oid) / block_size, not the
-// planner's estimate): a row that exists when the snapshot starts and is
+// may be shorter). pages must be the table's size in pages read after
+// the snapshot starts, that is after Tracker.Watch of the table
+// (pg_relation_size(oid) / block_size, not the planner's estimate): a row that exists when the snapshot starts and is
 // never changed after lies on a page that existed then, and any other row
 // reaches the topic through its change record.
 func Plan(pages, chunkPages uint32) ([]Chunk, error) {

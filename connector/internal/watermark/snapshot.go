@@ -163,6 +163,24 @@ func (s Snapshot) SeesAll(e Snapshot) bool {
 	return true
 }
 
+// InRecovery returns the part of s that holds on a hot standby: the
+// snapshot that sees exactly the ids below s.Xmin. Use it for every
+// snapshot read on a server in recovery (pg_is_in_recovery() true before
+// the transaction began). There, pg_current_snapshot() lists no running
+// id: GetSnapshotData (procarray.c) puts every running xid of a snapshot
+// taken during recovery in subxip[] and leaves xip[] empty, and
+// pg_current_snapshot (xid8funcs.c) copies only xip[]. So "747:749:" on a
+// standby can hide 747 still running (PostgreSQL 15.20: the primary's
+// snapshot was "747:749:747", the standby's row count showed 747's insert
+// unseen while pg_visible_in_snapshot('747', pg_current_snapshot())
+// answered true; TestPostgresFactsTheArgumentRestsOn). Between
+// Xmin and Xmax such a text cannot tell committed from running, so every
+// id from Xmin on counts as not seen: the Tracker then drops a key that
+// the snapshot may in fact have seen changed, which is safe (the stream
+// carries that change), prunes only what is below Xmin, and refuses an
+// Open until Xmin passes what it must prove visible.
+func (s Snapshot) InRecovery() Snapshot { return Snapshot{Xmin: s.Xmin, Xmax: s.Xmin} }
+
 // FullXid widens a 32-bit xid, as a pgoutput BEGIN carries it, to the
 // 64-bit id nearest to ref: the one congruent to xid modulo 2^32 in
 // [ref-2^31, ref+2^31). With ref the Xmax of a snapshot, that is the

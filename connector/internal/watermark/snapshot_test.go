@@ -64,6 +64,32 @@ func TestVisibleAgreesWithPgVisibleInSnapshot(t *testing.T) {
 	}
 }
 
+// On a PostgreSQL 15.20 hot standby, pg_current_snapshot() was
+// "747:749:" while 747 was still running on the primary (whose own
+// snapshot was "747:749:747") and 748 had committed: Visible takes the
+// text at its word, InRecovery keeps only what it proves.
+func TestInRecoverySeesOnlyIdsBelowXmin(t *testing.T) {
+	standby := Snapshot{Xmin: 747, Xmax: 749}
+	if !standby.Visible(747) {
+		t.Fatal("the standby's text claims 747 visible (as pg_visible_in_snapshot does there); the test's premise is wrong")
+	}
+	s := standby.InRecovery()
+	for x, want := range map[uint64]bool{3: true, 746: true, 747: false, 748: false, 749: false, 1<<32 + 746: false} {
+		if got := s.Visible(x); got != want {
+			t.Errorf("InRecovery().Visible(%d) = %v, want %v", x, got, want)
+		}
+	}
+	// It sees a floor only if the floor sees nothing from its xmin on.
+	for floor, want := range map[string]bool{"700:747:": true, "700:748:747": true, "700:748:": false, "748:748:": false} {
+		if got := s.SeesAll(snap(t, floor)); got != want {
+			t.Errorf("InRecovery().SeesAll(%s) = %v, want %v", floor, got, want)
+		}
+	}
+	if s.Xmin != 747 || s.Xmax != 747 || len(s.Xip) != 0 {
+		t.Errorf("InRecovery() = %s, want 747:747:", s)
+	}
+}
+
 func TestFullXidWidensAcrossEpochs(t *testing.T) {
 	const e = 1 << 32
 	for _, c := range []struct {

@@ -361,7 +361,19 @@ func (t *Tracker[R]) Windows() []*Window[R] { return append([]*Window[R](nil), t
 // stream's next change, and each complete void window, to read again. It
 // keeps the others. Every window Open returned comes back here exactly
 // once (unless Unwatch discards it).
+//
+// Inside a transaction (after Begin, before End) it closes nothing: the
+// argument's positions are between transactions, and a window closed
+// inside one would put its rows among that transaction's changes, rows
+// that reflect it if the position is past its commit record. (A keepalive
+// the walsender sends while it sends a transaction carries the end of the
+// record decoded before the commit record, XLogSendLogical setting sentPtr
+// only after a record is processed, so it is not past; the Tracker does
+// not rely on that.) The next Advance after End closes the window.
 func (t *Tracker[R]) Advance(pos pglogrepl.LSN) []Closed[R] {
+	if t.inTxn {
+		return nil
+	}
 	var out []Closed[R]
 	kept := t.windows[:0]
 	for _, w := range t.windows {

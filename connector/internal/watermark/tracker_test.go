@@ -293,6 +293,22 @@ var windowCases = []struct {
 		x.advance(200)
 		x.want("r a=1", "r b=1")
 	}},
+	{"a snapshot taken on a standby", func(x *h) {
+		// On a hot standby pg_current_snapshot() lists no running id:
+		// "747:749:" while 747, committed on the primary and streamed,
+		// is not replayed there yet (748 is). InRecovery counts every id
+		// from xmin on as unseen: 747's key is dropped, and 748's too,
+		// which the snapshot did see (safe: the stream has its change).
+		w, err := x.tr.Open(tbl, c0, snap(x.t, "747:749:").InRecovery(), 200)
+		if err != nil {
+			x.t.Fatal(err)
+		}
+		x.txn(747, 150, "a")
+		x.txn(748, 160, "b")
+		x.complete(w, "a=1", "b=2", "c=3")
+		x.advance(200)
+		x.want("T747 a", "T748 b", "r c=3")
+	}},
 	{"a stream xid across the epoch", func(x *h) {
 		// The snapshot is taken just before the 32-bit counter wraps;
 		// the transaction that follows has xid 3 of the next epoch.
@@ -472,4 +488,29 @@ func TestFloorRefusesSnapshotsThatMissCommitsBeforeTheSlot(t *testing.T) {
 			t.Errorf("open under %s: %v", s, err)
 		}
 	}
+}
+
+// A position given inside a transaction (a keepalive read while the
+// transaction's messages arrive, say) is not a boundary: a window closed
+// there would write rows that already reflect the transaction before the
+// rest of its changes, so Advance closes nothing until End.
+func TestAdvanceInsideATransactionClosesNothing(t *testing.T) {
+	x := newH(t, 100)
+	w := x.open(c0, "100:100:", 150) // sees 99, committed at 120 < H
+	x.complete(w, "a=2", "b=2")
+	x.advance(120)
+	if err := x.tr.Begin(99); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.tr.Observe(tbl, "a"); err != nil {
+		t.Fatal(err)
+	}
+	x.closed(x.tr.Advance(300)) // the keepalive
+	if err := x.tr.Observe(tbl, "b"); err != nil {
+		t.Fatal(err)
+	}
+	x.tr.End()
+	x.log = append(x.log, "T99 a,b")
+	x.advance(301)
+	x.want("T99 a,b", "r a=2", "r b=2")
 }
