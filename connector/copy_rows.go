@@ -144,7 +144,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	snap := tracker.Begin()
 	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		acks: newAcks(tracker, new(recordPool), nil), sink: out,
-		rows: c.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox,
+		rows: c.metrics.TableCopyRows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.outbox, plan: plan.splan,
 		cp: rs.newCheckpoints(parts)}
 	prog.copying(rs.estimate(info.reltuples, prog), &o.count)
 	// Every copy has the series, 0 when it copies from zero.
@@ -222,6 +222,8 @@ type snapshotOut struct {
 	// outbox: the table is format.outbox.table; its rows are outbox
 	// events, which carry no snapshot marker.
 	outbox bool
+	// plan is the table's schema plan, which its connections share.
+	plan *schema.Plan
 	// cp is a resumable copy's per-chunk checkpoints (copy_checkpoint.go),
 	// nil for another copy.
 	cp *checkpoints
@@ -237,6 +239,7 @@ type chunkWriter struct {
 	out   *snapshotOut
 	w     *recordWriter
 	rel   *schema.Relation
+	plan  *schema.Plan // rel's: the copy's, or relaxed (codec.prepareRelaxing)
 	ch    schema.Change
 	tuple schema.Tuple
 	buf   []byte
@@ -279,13 +282,13 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	w.ctx = ctx
 	// A snapshot row meets today's NOT NULL; only the registry may hold
 	// those columns as optional (nullable.go).
-	encRel, err := w.w.enc.prepareRelaxing(ctx, w.out.topic, rel)
+	sp, err := w.w.enc.prepareRelaxing(ctx, w.out.topic, w.out.plan)
 	if err != nil {
 		// A stop ends the registry's retries (registry.sleep) a moment
 		// before it ends ctx: that is no fault of the table's.
 		return &copyError{permanent: ctx.Err() == nil && !errors.Is(err, context.Canceled), err: err}
 	}
-	w.rel, w.ch.Relation = encRel, encRel
+	w.plan, w.rel, w.ch.Relation = sp, sp.Relation(), sp.Relation()
 	w.beginChunk(ch)
 	// A COPY that receives nothing for the link timeout is aborted (its
 	// connection closed) and the copy retried: a resumed copy keeps the
@@ -352,7 +355,7 @@ func (w *chunkWriter) row(line []byte) error {
 	if !w.out.started.Load() && w.out.started.CompareAndSwap(false, true) {
 		w.ch.Snapshot = w.out.run.firstMarker()
 	}
-	rec, err := w.out.encode(w.w, &w.ch, w.now)
+	rec, err := w.out.encode(w.w, w.plan, &w.ch, w.now)
 	if err != nil {
 		return err
 	}
@@ -433,12 +436,12 @@ func (o *snapshotOut) finish() error {
 
 // encode turns a snapshot row into a record, and strikes its key from the
 // stale keys. A record that cannot be made fails the copy for good.
-func (o *snapshotOut) encode(w *recordWriter, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+func (o *snapshotOut) encode(w *recordWriter, sp *schema.Plan, ch *schema.Change, now time.Time) (*kgo.Record, error) {
 	if o.outbox {
-		return o.encodeOutbox(w, ch, now)
+		return o.encodeOutbox(w, sp, ch, now)
 	}
 	ch.Seq = int(o.count.Add(1) - 1) // a snapshot row's number in its copy (HeaderTxSeq)
-	rec, _, err := w.change(o.ack, o.topic, ch, now, true, false)
+	rec, _, err := w.change(o.ack, o.topic, sp, ch, now, true, false)
 	if err != nil {
 		return nil, &copyError{permanent: true, err: err}
 	}
@@ -451,9 +454,9 @@ func (o *snapshotOut) encode(w *recordWriter, ch *schema.Change, now time.Time) 
 // encodeOutbox turns a snapshot row of the outbox table into its event's
 // record: Debezium's EventRouter takes a read (op r) as it takes an insert
 // (EventRouterDelegate.java:111-123 sets aside only d and u).
-func (o *snapshotOut) encodeOutbox(w *recordWriter, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+func (o *snapshotOut) encodeOutbox(w *recordWriter, sp *schema.Plan, ch *schema.Change, now time.Time) (*kgo.Record, error) {
 	enc := w.enc
-	ev, err := enc.outbox.rows.OutboxEvent(ch, enc.outbox.cfg)
+	ev, err := enc.outbox.rows.OutboxEvent(sp, ch, enc.outbox.cfg)
 	if err == nil {
 		err = checkRoutedTopic(ev.Topic)
 	}

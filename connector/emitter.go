@@ -197,9 +197,9 @@ func (e *emitter) Change(ch *schema.Change) error {
 		}
 		if ch.Tx == nil {
 			// A non-transactional message is its own unit of durability.
-			return e.ownUnit(ch.LSN, func(a *txAck) error { return e.produce(a, topic, ch, false) })
+			return e.ownUnit(ch.LSN, func(a *txAck) error { return e.produce(a, topic, nil, ch, false) })
 		}
-		return e.produce(e.cur, topic, ch, false)
+		return e.produce(e.cur, topic, nil, ch, false)
 	}
 	r, err := e.route(ch)
 	if err != nil || r.skip {
@@ -233,24 +233,25 @@ func (e *emitter) Change(ch *schema.Change) error {
 		return e.tableError(r.name, ch.LSN, r.keyErr)
 	}
 	if !r.prepared {
-		rel, err := e.enc.prepareRelaxing(e.ctx, r.topic, r.rel)
+		sp, err := e.enc.prepareRelaxing(e.ctx, r.topic, r.splan)
 		if err != nil {
 			return e.tableError(r.name, ch.LSN, err)
 		}
-		if rel != r.rel { // the registry refused NOT NULL columns it had as optional
-			r.rel, r.nulls = rel, newNullPlan(rel)
+		if sp != r.splan { // the registry refused NOT NULL columns it had as optional
+			r.relaxed(sp)
 		}
 		r.prepared = true
 	}
 	ch.Relation = r.rel
-	if err := e.relaxNulls(e.ctx, r.recordPlan, ch); err != nil {
+	sp, err := e.relaxNulls(e.ctx, r.recordPlan, ch)
+	if err != nil {
 		return e.tableError(r.name, ch.LSN, err)
 	}
 	write := e.changeOf
 	if r.outbox {
 		write = e.outboxChange
 	}
-	if err := write(r.recordPlan, ch); err != nil {
+	if err := write(r.recordPlan, sp, ch); err != nil {
 		return e.tableError(r.name, ch.LSN, err)
 	}
 	return nil
@@ -290,20 +291,20 @@ func (e *emitter) tableError(table string, lsn schema.LSN, err error) error {
 	return nil
 }
 
-// changeOf writes one row change of a routed table.
-func (e *emitter) changeOf(r *recordPlan, ch *schema.Change) error {
+// changeOf writes one row change of a routed table, encoded with sp.
+func (e *emitter) changeOf(r *recordPlan, sp *schema.Plan, ch *schema.Change) error {
 	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
 		// As Debezium: a delete and tombstone for the old key, then a
 		// create for the new one.
 		del, cre := *ch, *ch
 		del.Op, del.After = schema.OpDelete, nil
 		cre.Op, cre.Before = schema.OpCreate, nil
-		if err := e.produce(e.cur, r.topic, &del, true); err != nil {
+		if err := e.produce(e.cur, r.topic, sp, &del, true); err != nil {
 			return err
 		}
-		return e.produce(e.cur, r.topic, &cre, false)
+		return e.produce(e.cur, r.topic, sp, &cre, false)
 	}
-	return e.produce(e.cur, r.topic, ch, ch.Op == schema.OpDelete)
+	return e.produce(e.cur, r.topic, sp, ch, ch.Op == schema.OpDelete)
 }
 
 // route is the main worker's entry for a table: its plan (what is decided
@@ -349,7 +350,7 @@ func (e *emitter) route(ch *schema.Change) (*route, error) {
 			return r, err
 		}
 		if r.withKey(keyed, err); err == nil {
-			if err := e.relationChanged(keyed, ch); err != nil {
+			if err := e.relationChanged(r.splan, ch); err != nil {
 				return r, err
 			}
 		}
@@ -365,7 +366,7 @@ func (e *emitter) route(ch *schema.Change) (*route, error) {
 // envelope the table's record options decide instead which records a
 // change becomes (schema.FlatConfig.Records), after the numbering, as the
 // SMT runs on records Debezium has counted.
-func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone bool) error {
+func (e *emitter) produce(a *txAck, topic string, sp *schema.Plan, ch *schema.Change, tombstone bool) error {
 	if !e.count(ch) {
 		return nil
 	}
@@ -375,7 +376,7 @@ func (e *emitter) produce(a *txAck, topic string, ch *schema.Change, tombstone b
 			return nil
 		}
 	}
-	rec, ts, err := e.w.change(a, topic, ch, time.Now(), withValue, tombstone)
+	rec, ts, err := e.w.change(a, topic, sp, ch, time.Now(), withValue, tombstone)
 	if err != nil {
 		return err
 	}

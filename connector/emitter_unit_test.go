@@ -99,7 +99,7 @@ func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*phases.State)
 	gate := phases.New(0, phs)
 	fm := testFormats(t, maxRecord)
 	fx.em = newEmitter(emitterConfig{ctx: context.Background(), sink: d.main(fx.tracker), tracker: fx.tracker, topics: topics,
-		enc: fm.codec(), metrics: testDeliveryConfig(fx.f).metrics, prefix: "shop", plans: newPlanner(cfg, fm.naming),
+		enc: fm.codec(), metrics: testDeliveryConfig(fx.f).metrics, prefix: "shop", plans: newPlanner(cfg, fm.naming, fm.enc),
 		include: func(string, string) bool { return true }, keys: firstColumnKeyer{}, opts: recordOptionsOf(&cfg),
 		gate: gate, hooks: &Hooks{}, onPromote: func([]*phases.State) {},
 		onTableError: func(table string, _ schema.LSN, err error) { fx.parked = append(fx.parked, table) }})

@@ -89,7 +89,7 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 			}
 			return err
 		}
-		if err := e.evolve(name, e.enc.naming.Of(t.Schema, t.Table).Topic, keyed, m.DDL, lsn); err != nil {
+		if err := e.evolve(name, e.enc.naming.Of(t.Schema, t.Table).Topic, schema.NewPlan(e.plans.enc, keyed), m.DDL, lsn); err != nil {
 			return err
 		}
 		if e.checked == nil {
@@ -100,12 +100,13 @@ func (e *emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 	return nil
 }
 
-// evolve checks rel, the new shape of table name from the change at lsn
-// on, against the subjects of topic, and applies the policy to a subject
-// that would refuse it. It blocks while the registry is unreachable.
-func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, lsn schema.LSN) error {
+// evolve checks sp's relation, the new shape of table name from the
+// change at lsn on, against the subjects of topic, and applies the policy
+// to a subject that would refuse it. It blocks while the registry is
+// unreachable.
+func (e *emitter) evolve(name, topic string, sp *schema.Plan, ddl string, lsn schema.LSN) error {
 	c, reg := e.enc, e.enc.reg
-	if reg == nil || e.gate == nil || e.failed[name] || !e.view.Emits(name, rel.OID, e.commit) {
+	if reg == nil || e.gate == nil || e.failed[name] || !e.view.Emits(name, sp.Relation().OID, e.commit) {
 		return nil // JSON, a copy's catch-up, or a table the main worker does not write
 	}
 	for _, role := range []struct {
@@ -115,11 +116,11 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, l
 		if role.enc == nil {
 			continue
 		}
-		text, err := avroSchemaOf(role.enc, rel, role.isKey)
+		text, err := avroSchemaOf(role.enc, sp, role.isKey)
 		if err != nil || text == "" {
 			continue // not valid Avro: the first row parks the table, saying why
 		}
-		loose, _ := avroSchemaOf(role.enc, allOptional(rel), role.isKey)
+		loose, _ := avroSchemaOf(role.enc, allOptional(sp), role.isKey)
 		if loose == text {
 			loose = "" // no NOT NULL column to relax: one question is enough
 		}
@@ -160,13 +161,13 @@ func (e *emitter) evolve(name, topic string, rel *schema.Relation, ddl string, l
 	return nil
 }
 
-// evolveRefused applies the policy to a registration of rel's schemas on
+// evolveRefused applies the policy to a registration of sp's schemas on
 // topic that the registry refused (err) with no check at a DDL before it:
 // a copy's catch-up over the change, a shape changed while mooncdc was
 // stopped, or a DDL check that could not be made. Under park err stands;
 // new_subject and force act on the refused subject (key, value or both)
 // and register again.
-func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Relation, err error) error {
+func (c *codec) evolveRefused(ctx context.Context, topic string, sp *schema.Plan, err error) error {
 	reg := c.reg
 	for range 2 { // the key and the value subject
 		var inc *SchemaIncompatibleError
@@ -178,7 +179,7 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 		if isKey {
 			enc = c.keyAvro
 		}
-		text, terr := avroSchemaOf(enc, rel, isKey)
+		text, terr := avroSchemaOf(enc, sp, isKey)
 		if enc == nil || terr != nil || text == "" {
 			return err
 		}
@@ -191,7 +192,7 @@ func (c *codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 		if perr != nil {
 			return refusal(ctx, perr)
 		}
-		if err = c.prepare(ctx, topic, rel); err == nil {
+		if err = c.prepare(ctx, topic, sp); err == nil {
 			return nil
 		}
 	}
@@ -208,9 +209,9 @@ func refusal(ctx context.Context, err error) error {
 	return &tableSchemaError{err: err}
 }
 
-// avroSchemaOf is the key or value schema of rel's records.
-func avroSchemaOf(enc *schema.AvroEncoder, rel *schema.Relation, isKey bool) (string, error) {
-	k, v, err := enc.Schemas(rel)
+// avroSchemaOf is the key or value schema of sp's records.
+func avroSchemaOf(enc *schema.AvroEncoder, sp *schema.Plan, isKey bool) (string, error) {
+	k, v, err := enc.Schemas(sp)
 	if isKey {
 		return k, err
 	}

@@ -13,10 +13,9 @@ import (
 )
 
 // recordEncoder is what both record formats offer (schema.JSONEncoder,
-// schema.AvroEncoder).
+// schema.AvroEncoder); a change's key and value each format encodes with
+// its own arguments (codec.AppendKey).
 type recordEncoder interface {
-	AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error)
-	AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error)
 	MarkSnapshot(value []byte, from, to string) ([]byte, bool)
 	AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error)
 	AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error)
@@ -26,12 +25,16 @@ type recordEncoder interface {
 
 // codec encodes records with the configured key and value formats. Each
 // worker has its own (encoders are not safe for concurrent use); they
-// share the pipeline's registry. Before the first record of a relation
-// (or of logical messages), prepare registers its Avro schemas.
+// share the pipeline's registry. A change is encoded with its relation's
+// schema plan (recordPlan.splan), which the codecs of all workers share.
+// Before the first record of a relation's plan (or of logical messages),
+// prepare registers its Avro schemas and keeps their ids.
 type codec struct {
 	naming             config.TopicNaming // the topic of each table's records
 	key, value         recordEncoder
+	keyJSON, valueJSON *schema.JSONEncoder // the JSON formats (nil for Avro)
 	keyAvro, valueAvro *schema.AvroEncoder
+	ids                avroIDs // the registry ids of the plans prepare registered
 	reg                *registry
 	maxRecord          int // kafka.max_record_bytes
 	// flat is format.envelope flat (nil for debezium); meta gives its
@@ -67,12 +70,27 @@ func (p *Pipeline) encoderConfig() schema.Config {
 		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
 		MoneyFractionDigits: &moneyDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
 		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: p.unknownType,
-		ShapeColumn: p.columns.ShapeFunc(),
+		ShapeColumn: p.columns.ShapeFunc(), PlanFormats: planFormats(f),
 		Route: func(schemaName, table string) (string, string, string) {
 			tt := p.naming.Of(schemaName, table)
 			return tt.SchemaName, tt.KeyField, tt.KeyValue
 		},
 	}
+}
+
+// planFormats are the formats of format.key and format.value, which the
+// relations' schema plans serve (as codec picks their encoders).
+func planFormats(f config.FormatConfig) schema.PlanFormats {
+	pf := schema.PlanJSON
+	for _, format := range []string{f.Key, f.Value} {
+		switch {
+		case format == config.FormatAvro:
+			pf |= schema.PlanAvro
+		case f.JSONSchemas:
+			pf |= schema.PlanJSONSchemas
+		}
+	}
+	return pf
 }
 
 // formats returns the pipeline's formats, for the database it streams.
@@ -109,23 +127,29 @@ func (f *formats) codec() *codec {
 	}
 	c.key, c.keyAvro = pick(f.cfg.Key)
 	c.value, c.valueAvro = pick(f.cfg.Value)
+	c.keyJSON, _ = c.key.(*schema.JSONEncoder)
+	c.valueJSON, _ = c.value.(*schema.JSONEncoder)
 	if ob, _ := f.cfg.SchemaOutbox(); ob != nil { // refused by Validate when it fails
 		o := &outboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
 			reg: f.reg, valid: map[string]bool{}, log: f.log.Named("outbox")}
-		o.key, _ = c.key.(*schema.JSONEncoder)
-		o.value, _ = c.value.(*schema.JSONEncoder)
+		o.key, o.value = c.keyJSON, c.valueJSON
 		c.outbox = o
 	}
 	return c
 }
 
-// prepare registers the Avro schemas of rel's records on topic (rel nil:
-// logical messages) under TopicNameStrategy, <topic>-key and
-// <topic>-value. It blocks while the registry is unreachable; a schema the
-// registry refuses, or that is not valid Avro, is a *tableSchemaError.
-func (c *codec) prepare(ctx context.Context, topic string, rel *schema.Relation) error {
+// prepare registers the Avro schemas of the records of plan p on topic (p
+// nil: logical messages) under TopicNameStrategy, <topic>-key and
+// <topic>-value, and keeps their ids for p. It blocks while the registry
+// is unreachable; a schema the registry refuses, or that is not valid
+// Avro, is a *tableSchemaError.
+func (c *codec) prepare(ctx context.Context, topic string, p *schema.Plan) error {
+	var ids *schema.AvroIDs
+	if p != nil && (c.keyAvro != nil || c.valueAvro != nil) {
+		ids = c.ids.of(p)
+	}
 	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
-		return enc.Register(rel, key, value, register)
+		return enc.Register(p, ids, key, value, register)
 	})
 }
 
@@ -202,17 +226,21 @@ func (c *codec) AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]
 	return c.value.AppendSchemaChangeValue(dst, sc)
 }
 
-func (c *codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {
-	return c.key.AppendKey(dst, ch)
+// AppendKey and AppendValue encode ch, a change of the relation of plan p
+// (nil for a logical message); with Avro, p's schemas are registered
+// (prepare).
+func (c *codec) AppendKey(dst []byte, p *schema.Plan, ch *schema.Change) ([]byte, bool, error) {
+	if c.keyAvro != nil {
+		return c.keyAvro.AppendKey(dst, p, c.ids.get(p), ch)
+	}
+	return c.keyJSON.AppendKey(dst, p, ch)
 }
 
-func (c *codec) AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error) {
-	return c.value.AppendValue(dst, ch, now)
-}
-
-// MarkSnapshot rewrites a snapshot record's source.snapshot marker.
-func (c *codec) MarkSnapshot(value []byte, from, to string) ([]byte, bool) {
-	return c.value.MarkSnapshot(value, from, to)
+func (c *codec) AppendValue(dst []byte, p *schema.Plan, ch *schema.Change, now time.Time) ([]byte, error) {
+	if c.valueAvro != nil {
+		return c.valueAvro.AppendValue(dst, p, c.ids.get(p), ch, now)
+	}
+	return c.valueJSON.AppendValue(dst, p, ch, now)
 }
 
 // checkSize refuses a record above kafka.max_record_bytes before it is

@@ -179,7 +179,7 @@ func checkRoutedTopic(t string) error {
 // a delete or truncate nothing, an update nothing but a warning, an
 // error-level log or (fatal) the table parked; an update of the key is a
 // delete and an insert, as Debezium sends it.
-func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
+func (e *emitter) outboxChange(r *recordPlan, sp *schema.Plan, ch *schema.Change) error {
 	o := e.enc.outbox
 	if ch.Op == schema.OpUpdate && keyChanged(r.rel, ch.Before, ch.After) {
 		// Debezium writes a key change as a delete, its tombstone and a
@@ -188,10 +188,10 @@ func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
 		del, cre := *ch, *ch
 		del.Op, del.After = schema.OpDelete, nil
 		cre.Op, cre.Before = schema.OpCreate, nil
-		if err := e.outboxChange(r, &del); err != nil {
+		if err := e.outboxChange(r, sp, &del); err != nil {
 			return err
 		}
-		return e.outboxChange(r, &cre)
+		return e.outboxChange(r, sp, &cre)
 	}
 	if !e.count(ch) {
 		return nil // counted as Debezium counts records before its SMTs
@@ -211,7 +211,7 @@ func (e *emitter) outboxChange(r *recordPlan, ch *schema.Change) error {
 		}
 		return nil
 	}
-	ev, err := o.rows.OutboxEvent(ch, o.cfg)
+	ev, err := o.rows.OutboxEvent(sp, ch, o.cfg)
 	if err != nil {
 		return &RecordError{Topic: r.topic, LSN: ch.LSN, Err: err}
 	}

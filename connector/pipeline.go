@@ -309,7 +309,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	p.database = src.Database
 	formats := p.formats()
-	plans := newPlanner(cfg, p.naming)
+	plans := newPlanner(cfg, p.naming, formats.enc)
 	topics := newTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
 	var hbFormat *heartbeatFormat
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {

@@ -11,8 +11,11 @@ import (
 // the copy (copyRows) both take a table's plan from the planner, so a
 // table's topic, key and envelope are the same on both paths. What the
 // encoders do per column (column selection, masks, hashes, truncation,
-// defaults) is the schema package's own plan of the relation
-// (schema/plan.go), which the relation carries into the encoders.
+// defaults, the record schemas) is the schema package's plan of the
+// relation (schema.NewPlan), made here with the record plan, once per
+// relation: a copy's connections share their table's (schema.Plan is
+// immutable), and a relation with NOT NULL columns relaxed (nullable.go)
+// has its own.
 
 // recordPlan is one relation's plan.
 type recordPlan struct {
@@ -30,7 +33,9 @@ type recordPlan struct {
 	// topic gets no records.
 	outbox bool
 	rel    *schema.Relation // the relation to encode with (keyed, keys.go)
+	splan  *schema.Plan     // rel's schema plan (nil until withKey): how its records are encoded
 	nulls  *nullPlan        // rel's NOT NULL columns, for rows that hold a NULL in one (nullable.go)
+	enc    *schema.Config   // the encoders' config, to make splan
 	// keyErr is why the table's key cannot be built (format.message_key_columns
 	// it cannot carry): the table is parked at its first change.
 	keyErr error
@@ -42,10 +47,11 @@ type planner struct {
 	naming  config.TopicNaming
 	outbox  *schema.OutboxConfig // nil unless format.envelope is outbox
 	signals *config.TableName    // signals.table; nil for none
+	enc     schema.Config        // the encoders' (Pipeline.encoderConfig)
 }
 
-func newPlanner(cfg config.Config, naming config.TopicNaming) *planner {
-	pl := &planner{naming: naming}
+func newPlanner(cfg config.Config, naming config.TopicNaming, enc schema.Config) *planner {
+	pl := &planner{naming: naming, enc: enc}
 	pl.outbox, _ = cfg.Format.SchemaOutbox() // refused by Validate when it fails
 	if t, ok := cfg.SignalTable(); ok {
 		pl.signals = &t
@@ -56,7 +62,7 @@ func newPlanner(cfg config.Config, naming config.TopicNaming) *planner {
 // plan returns the plan of rel, whose records are written when captured;
 // the relation to encode with is rel until withKey sets it.
 func (pl *planner) plan(rel *schema.Relation, captured bool) recordPlan {
-	r := recordPlan{from: rel, name: rel.QualifiedName(), skip: !captured, rel: rel}
+	r := recordPlan{from: rel, name: rel.QualifiedName(), skip: !captured, rel: rel, enc: &pl.enc}
 	r.signals = pl.signals != nil && rel.Schema == pl.signals.Schema && rel.Table == pl.signals.Table
 	r.outbox = pl.outbox != nil && pl.outbox.IsTable(rel.Schema, rel.Table)
 	if !r.skip {
@@ -66,16 +72,23 @@ func (pl *planner) plan(rel *schema.Relation, captured bool) recordPlan {
 	return r
 }
 
-// withKey sets the relation to encode with: keyed, rel with its key
-// columns (keys.go), or, when err says the table cannot be keyed as
-// configured (a *keyRuleError), nothing: the table is parked at its first
-// change.
+// withKey sets the relation to encode with, and makes its schema plan:
+// keyed, rel with its key columns (keys.go), or, when err says the table
+// cannot be keyed as configured (a *keyRuleError), nothing: the table is
+// parked at its first change.
 func (r *recordPlan) withKey(keyed *schema.Relation, err error) {
 	if err != nil {
 		r.keyErr = err
 		return
 	}
-	r.rel, r.nulls = keyed, newNullPlan(keyed)
+	r.relaxed(schema.NewPlan(*r.enc, keyed))
+}
+
+// relaxed sets the schema plan to encode with to sp, a plan of the table
+// (withKey's, or one with NOT NULL columns the registry holds as optional:
+// nullable.go), and its relation.
+func (r *recordPlan) relaxed(sp *schema.Plan) {
+	r.splan, r.rel, r.nulls = sp, sp.Relation(), newNullPlan(sp.Relation())
 }
 
 // made reports whether r is the plan of rel: the relation it was made

@@ -2,8 +2,10 @@ package connector
 
 import (
 	"errors"
-	"github.com/mooncdc/mooncdc/connector/config"
 	"testing"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation: the planner
@@ -25,7 +27,7 @@ func TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := newPlanner(cfg, naming)
+	pl := newPlanner(cfg, naming, schema.Config{Name: "shop"})
 	for _, tc := range []struct {
 		table                             string
 		captured                          bool
@@ -55,6 +57,11 @@ func TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation(t *testing.T) {
 	r.withKey(keyed, nil)
 	if r.rel != keyed || r.keyErr != nil || r.nulls == nil || len(r.nulls.notNull) != 1 {
 		t.Errorf("withKey: %+v", r)
+	}
+	// The schema plan is made with the record plan, of the relation it
+	// encodes with; a copy's connections share it (copy_rows.go).
+	if r.splan == nil || r.splan.Relation() != keyed {
+		t.Errorf("withKey made no schema plan of the keyed relation: %+v", r.splan)
 	}
 	r = pl.plan(testRelation(7, "customers"), true)
 	kerr := &keyRuleError{errors.New("no such column")}

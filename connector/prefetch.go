@@ -129,7 +129,7 @@ func (p *schemaPrefetch) prefetch(ctx context.Context, tables []string) {
 // describedTable is a table as its copy will encode it.
 type describedTable struct {
 	name, topic string
-	rel         *schema.Relation
+	plan        *schema.Plan // the table's schema plan, as its copy makes it
 }
 
 // describe sends the tables as describeTable and the planner give them
@@ -182,7 +182,8 @@ func (p *schemaPrefetch) describeOne(ctx context.Context, conn *pgx.Conn, name s
 	if !plan.ownTopic() {
 		return describedTable{}, false // the outbox table: its copy decides
 	}
-	return describedTable{name: name, topic: plan.topic, rel: info.rel}, true
+	plan.withKey(info.rel, nil) // describeTable keyed it
+	return describedTable{name: name, topic: plan.topic, plan: plan.splan}, true
 }
 
 // registerSchemas registers the key and value schemas of the tables it
@@ -205,7 +206,7 @@ func registerSchemas(ctx context.Context, f *formats, tables <-chan describedTab
 				if ctx.Err() != nil {
 					continue // drain: the sender does not block on a stopped prefetch
 				}
-				if err := c.prepare(ctx, t.topic, t.rel); err != nil {
+				if err := c.prepare(ctx, t.topic, t.plan); err != nil {
 					if errors.As(err, new(*config.ConfigError)) {
 						cancel()
 					}

@@ -36,7 +36,7 @@ func TestPrefetchRegistersManyTablesAtOnceAndTheCopiesFindThem(t *testing.T) {
 		defer close(in)
 		for i := range tables {
 			name := fmt.Sprintf("t%03d", i)
-			in <- describedTable{name: "public." + name, topic: "shop.public." + name, rel: keyedRelation(uint32(1000+i), name)}
+			in <- describedTable{name: "public." + name, topic: "shop.public." + name, plan: schema.NewPlan(f.enc, keyedRelation(uint32(1000+i), name))}
 		}
 	}()
 	start := time.Now()
@@ -56,7 +56,7 @@ func TestPrefetchRegistersManyTablesAtOnceAndTheCopiesFindThem(t *testing.T) {
 	c := f.codec()
 	for i := range tables {
 		name := fmt.Sprintf("t%03d", i)
-		if err := c.prepare(context.Background(), "shop.public."+name, keyedRelation(uint32(1000+i), name)); err != nil {
+		if err := c.prepare(context.Background(), "shop.public."+name, schema.NewPlan(f.enc, keyedRelation(uint32(1000+i), name))); err != nil {
 			t.Fatal(err)
 		}
 	}

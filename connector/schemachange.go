@@ -89,9 +89,9 @@ func (e *emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, 
 // replaced, and an older shape seen again is no change.
 //
 // The Relation messages (ch.Relation) are compared; the record describes
-// keyed, the relation the records are encoded with.
-func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) error {
-	rel := ch.Relation
+// keyed, the relation the records are encoded with (sp's).
+func (e *emitter) relationChanged(sp *schema.Plan, ch *schema.Change) error {
+	rel, keyed := ch.Relation, sp.Relation()
 	if e.gate == nil || ch.Tx == nil {
 		return nil
 	}
@@ -149,7 +149,7 @@ func (e *emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	if created || stopped {
 		return nil
 	}
-	return e.evolve(name, e.enc.naming.Of(rel.Schema, rel.Table).Topic, keyed, "", ch.LSN)
+	return e.evolve(name, e.enc.naming.Of(rel.Schema, rel.Table).Topic, sp, "", ch.LSN)
 }
 
 // truncated writes the TRUNCATE schema change of a table's truncate

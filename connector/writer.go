@@ -85,15 +85,16 @@ func newRecordWriter(enc *codec, s sink, a *acks) *recordWriter {
 	return &recordWriter{enc: enc, sink: s, acks: a}
 }
 
-// change encodes ch into a record for topic in unit a, with its headers
+// change encodes ch, with sp, its relation's schema plan (nil for a
+// logical message), into a record for topic in unit a, with its headers
 // (headers.go, flatheaders.go); with tombstone, also the tombstone that
 // follows it (same key and headers, a null value; nil when ch has no
 // key). Nothing is sent: send them in order. A key-only record (withValue
 // false) is the delete-to-tombstone of the flat envelope: the delete
 // itself with a null value.
-func (w *recordWriter) change(a *txAck, topic string, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
+func (w *recordWriter) change(a *txAck, topic string, sp *schema.Plan, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
 	rec = w.acks.pool.get()
-	key, hasKey, err := w.enc.AppendKey(rec.Key[:0], ch)
+	key, hasKey, err := w.enc.AppendKey(rec.Key[:0], sp, ch)
 	if err != nil {
 		rec.Key = key[:0]
 		w.acks.pool.put(rec)
@@ -101,7 +102,7 @@ func (w *recordWriter) change(a *txAck, topic string, ch *schema.Change, now tim
 	}
 	var value []byte
 	if withValue {
-		value, err = w.enc.AppendValue(rec.Value[:0], ch, now)
+		value, err = w.enc.AppendValue(rec.Value[:0], sp, ch, now)
 		if err == nil {
 			err = w.enc.checkSize(key, value)
 		}
