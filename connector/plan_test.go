@@ -1,10 +1,17 @@
 package connector
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -68,5 +75,63 @@ func TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation(t *testing.T) {
 	r.withKey(nil, kerr)
 	if !errors.Is(r.keyErr, kerr) || r.rel == nil {
 		t.Errorf("withKey with a key error: %+v", r)
+	}
+}
+
+// TestCopyConnectionsEncodeWithTheTablesOnePlan: a table's schema plan is
+// made once, with its record plan (withKey); the copy's connections, each
+// with a codec of its own (encoders are not safe for concurrent use),
+// register and encode with that one plan at once, write the same records
+// and build no plan of their own: ShapeColumn, asked once per column when
+// a plan is built, is asked for the table's columns once.
+func TestCopyConnectionsEncodeWithTheTablesOnePlan(t *testing.T) {
+	reg := srtest.New(t)
+	f := avroTestFormats(t, reg)
+	var asked atomic.Int32
+	f.enc.ShapeColumn = func(_, _, _ string) (bool, *schema.ColumnRewrite) { asked.Add(1); return true, nil }
+	cfg := config.DefaultConfig()
+	cfg.ApplyDefaults()
+	rel := keyedRelation(7, "orders")
+	r := newPlanner(cfg, f.naming, f.enc).plan(rel, true)
+	r.withKey(rel, nil) // as copyRows does: describeTable keyed it
+	if n := asked.Load(); n != int32(len(rel.Columns)) {
+		t.Fatalf("the record plan asked ShapeColumn %d times, want %d (one plan)", n, len(rel.Columns))
+	}
+	o := &snapshotOut{plan: r.splan, topic: r.topic}
+	const conns = 4
+	out := make([][]byte, conns)
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Go(func() {
+			c := f.codec() // a connection's (snapshotOut.writer)
+			sp, err := c.prepareRelaxing(context.Background(), o.topic, o.plan)
+			if err != nil || sp != o.plan {
+				t.Errorf("connection %d: plan %p, err %v; want the table's %p", i, sp, err, o.plan)
+				return
+			}
+			for n := range 50 {
+				ch := &schema.Change{Op: schema.OpRead, Relation: sp.Relation(), LSN: 1, Snapshot: schema.SnapshotTrue,
+					After: schema.Tuple{{Kind: schema.ValueText, Data: []byte(strconv.Itoa(n))}, {Kind: schema.ValueText, Data: []byte("v")}}}
+				k, _, err := c.AppendKey(nil, sp, ch)
+				if err == nil {
+					var v []byte
+					v, err = c.AppendValue(nil, sp, ch, time.UnixMilli(1))
+					out[i] = append(append(out[i], k...), v...)
+				}
+				if err != nil {
+					t.Errorf("connection %d: %v", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := asked.Load(); n != int32(len(rel.Columns)) {
+		t.Errorf("ShapeColumn asked %d times after the copy's connections encoded, want %d: a connection built a plan", n, len(rel.Columns))
+	}
+	for i := 1; i < conns; i++ {
+		if !bytes.Equal(out[i], out[0]) {
+			t.Errorf("connection %d wrote other records than connection 0", i)
+		}
 	}
 }
