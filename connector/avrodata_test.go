@@ -97,14 +97,16 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 			t.Fatal(err)
 		}
 		sc := connector.EncoderConfigForTest(pipe)
+		sc.PlanFormats = 0 // both formats' parts: the test compares them
 		jsonEnc, avroEnc := schema.NewJSONSchemaEncoder(sc), schema.NewAvroEncoder(sc)
 		for _, name := range qualified {
 			rel, err := connector.DescribeTableForTest(ctx, conn, name, "avrodata_all")
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			ck, cv := jsonEnc.Schemas(rel)
-			ak, av, err := avroEnc.Schemas(rel)
+			sp := schema.NewPlan(sc, rel)
+			ck, cv := jsonEnc.Schemas(sp)
+			ak, av, err := avroEnc.Schemas(sp)
 			if err != nil {
 				t.Fatalf("%s/%s: Avro schemas: %v", p.name, name, err)
 			}
@@ -159,12 +161,14 @@ func checkAdjustedNames(t *testing.T, e *env, conn *pgx.Conn) {
 		t.Fatal(err)
 	}
 	sc := connector.EncoderConfigForTest(pipe)
+	sc.PlanFormats = 0 // both formats' parts: the test compares them
 	rel, err := connector.DescribeTableForTest(context.Background(), conn, "public.Odd-Name", "avrodata_all")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck, cv := schema.NewJSONSchemaEncoder(sc).Schemas(rel)
-	ak, av, err := schema.NewAvroEncoder(sc).Schemas(rel)
+	sp := schema.NewPlan(sc, rel)
+	ck, cv := schema.NewJSONSchemaEncoder(sc).Schemas(sp)
+	ak, av, err := schema.NewAvroEncoder(sc).Schemas(sp)
 	if err != nil {
 		t.Fatal(err)
 	}

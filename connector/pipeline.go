@@ -322,7 +322,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	p.database = src.Database
 	formats := p.formats()
-	plans := record.NewPlanner(cfg, p.naming)
+	plans := record.NewPlanner(cfg, p.naming, formats.SchemaConfig())
 	topics := delivery.NewTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
 	var hbFormat *record.HeartbeatFormat
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {

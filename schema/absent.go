@@ -24,7 +24,7 @@ package schema
 // column's, or for a zoned fallback, which Debezium writes without
 // fractional digits (ZonedTimestamp.toIsoString with no width), a plain
 // string.
-func imageValue(rel *Relation, p *relPlan, t, old Tuple, i int, keyOnly bool) (Value, *colType) {
+func imageValue(rel *Relation, p *Plan, t, old Tuple, i int, keyOnly bool) (Value, *colType) {
 	v, ct := t[i], p.vcols[i]
 	if v.Kind == ValueUnchangedToast && old != nil && old[i].Kind == ValueText {
 		return old[i], ct

@@ -22,7 +22,7 @@ func TestKeyOnlyDeleteOfAGeometricColumnIsDebeziumsFallback(t *testing.T) {
 	for _, mode := range []string{"bytes", "base64", "base64-url-safe", "hex"} {
 		e := NewJSONEncoder(Config{Name: "srv", IncludeUnknownDatatypes: true, BinaryMode: mode})
 		ch := &Change{Op: OpDelete, Relation: rel, Before: Tuple{text("1"), null, null}, Tx: testTx, LSN: 1}
-		out, err := e.AppendValue(nil, ch, testNow)
+		out, err := e.AppendValue(nil, e.Plan(ch.Relation), ch, testNow)
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}

@@ -18,10 +18,12 @@ import (
 //
 // The encoder itself does no I/O: Register hands each new schema to the
 // caller's function (which registers it with the Schema Registry) and
-// keeps the id; AppendKey and AppendValue then only encode. It keeps
-// per-relation state (a bounded cache) and is NOT safe for concurrent use.
+// sets the id in the caller's AvroIDs; AppendKey and AppendValue then only
+// encode, with the relation's Plan (NewPlan, made with the encoder's
+// Config) and those ids. The encoder keeps scratch buffers and the ids of
+// its message, transaction and schema-change records; it is NOT safe for
+// concurrent use.
 type AvroEncoder struct {
-	plans   planCache
 	cv      converter
 	w       *avro.Writer
 	ph      string
@@ -36,17 +38,20 @@ type AvroEncoder struct {
 	scKeyID, scValueID   int32 // schema-change records; -1 until registered
 }
 
-// avroPlan is the Avro part of a relation's plan.
-type avroPlan struct {
-	key, value     string // the schemas; key "" without key columns
-	keyID, valueID int32  // registry ids, -1 until registered
-	err            error  // the schema is not valid Avro
-}
+// AvroIDs are the registry ids of one relation's key and value schemas
+// (a plan's), -1 until registered. The caller keeps them beside the plan
+// (connector's codec): an id depends on the subject the schema is
+// registered under (the topic, and a generation of schema evolution), not
+// on the relation alone.
+type AvroIDs struct{ Key, Value int32 }
+
+// NoAvroIDs are the ids of a plan whose schemas are not registered.
+var NoAvroIDs = AvroIDs{Key: -1, Value: -1}
 
 // NewAvroEncoder returns an encoder for cfg, which must be valid.
 func NewAvroEncoder(cfg Config) *AvroEncoder {
 	cfg = cfg.withDefaults()
-	e := &AvroEncoder{plans: newPlanCache(cfg), cfg: cfg, w: avro.NewWriter(nil, 1024),
+	e := &AvroEncoder{cfg: cfg, w: avro.NewWriter(nil, 1024),
 		msgKeyID: -1, msgValueID: -1, txKeyID: -1, txValueID: -1, scKeyID: -1, scValueID: -1}
 	e.phBytes, e.ph, _ = placeholder(cfg.UnavailableValue)
 	if cfg.Flat != nil {
@@ -57,45 +62,44 @@ func NewAvroEncoder(cfg Config) *AvroEncoder {
 	return e
 }
 
-func (e *AvroEncoder) planFor(rel *Relation) *relPlan {
-	p, _ := e.plans.get(rel)
-	if p.avro == nil {
-		a := &avroPlan{value: renderAvro(p.value), keyID: -1, valueID: -1}
-		if p.key != nil {
-			a.key = renderAvro(p.key)
-		}
-		a.err = checkAvro(rel.QualifiedName(), a.value)
-		if a.err == nil && a.key != "" {
-			a.err = checkAvro(rel.QualifiedName()+" (key)", a.key)
-		}
-		p.avro = a
+// Plan returns the plan of rel under the encoder's Config (NewPlan); nil
+// for rel nil.
+func (e *AvroEncoder) Plan(rel *Relation) *Plan {
+	if rel == nil {
+		return nil
 	}
-	return p
+	return NewPlan(e.cfg, rel)
 }
 
-// Schemas returns the Avro schemas of rel's record key ("" when rel has no
-// key columns) and value; rel nil means logical messages.
-func (e *AvroEncoder) Schemas(rel *Relation) (key, value string, err error) {
-	if rel == nil {
+// Schemas returns the Avro schemas of the record key ("" when the relation
+// has no key columns) and value of the relation of plan p; p nil means
+// logical messages.
+func (e *AvroEncoder) Schemas(p *Plan) (key, value string, err error) {
+	if p == nil {
 		return e.msgKey, e.msgValue, nil
 	}
-	a := e.planFor(rel).avro
-	return a.key, a.value, a.err
+	if !p.serves(PlanAvro) {
+		return "", "", errPlanFormat
+	}
+	return p.avroKey, p.avroValue, p.avroErr
 }
 
 // Register makes sure the key schema (if key) and the value schema (if
-// value) of rel's records have registry ids, calling register for each one
-// this encoder has no id for yet; rel nil means logical messages. It
-// blocks as long as register does; an error of register is returned as
-// is, and a later call tries again.
-func (e *AvroEncoder) Register(rel *Relation, key, value bool, register func(isKey bool, schema string) (int, error)) error {
+// value) of the records of plan p have registry ids in ids, calling
+// register for each one ids has none for yet; p nil means logical
+// messages, whose ids the encoder keeps (ids is then not used). It blocks
+// as long as register does; an error of register is returned as is, and a
+// later call tries again.
+func (e *AvroEncoder) Register(p *Plan, ids *AvroIDs, key, value bool, register func(isKey bool, schema string) (int, error)) error {
 	kSchema, vSchema, kID, vID := e.msgKey, e.msgValue, &e.msgKeyID, &e.msgValueID
-	if rel != nil {
-		a := e.planFor(rel).avro
-		if a.err != nil {
-			return a.err
+	if p != nil {
+		if !p.serves(PlanAvro) {
+			return errPlanFormat
 		}
-		kSchema, vSchema, kID, vID = a.key, a.value, &a.keyID, &a.valueID
+		if p.avroErr != nil {
+			return p.avroErr
+		}
+		kSchema, vSchema, kID, vID = p.avroKey, p.avroValue, &ids.Key, &ids.Value
 	}
 	if key && kSchema != "" && *kID < 0 {
 		id, err := register(true, kSchema)
@@ -123,8 +127,9 @@ func appendHeader(dst []byte, id int32) []byte {
 }
 
 // AppendKey appends the record key of ch to dst, with the semantics of
-// JSONEncoder.AppendKey.
-func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, err error) {
+// JSONEncoder.AppendKey; ids are p's registry ids (Register; ignored for
+// a logical message).
+func (e *AvroEncoder) AppendKey(dst []byte, p *Plan, ids AvroIDs, ch *Change) (out []byte, ok bool, err error) {
 	switch ch.Op {
 	case OpMessage:
 		if ch.Message == nil {
@@ -143,8 +148,10 @@ func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 		return dst, false, err
 	}
 	rel := ch.Relation
-	p := e.planFor(rel)
-	if p.avro.keyID < 0 {
+	if p, err = planOf(p, rel, PlanAvro); err != nil {
+		return dst, false, err
+	}
+	if ids.Key < 0 {
 		return dst, false, errNotRegistered
 	}
 	if err := checkTuple(rel, primary, fallback); err != nil {
@@ -173,14 +180,14 @@ func (e *AvroEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 	if p.keyExtraJSON != nil {
 		w.WriteString(p.keyExtra)
 	}
-	return append(appendHeader(dst, p.avro.keyID), w.Buffer()...), true, nil
+	return append(appendHeader(dst, ids.Key), w.Buffer()...), true, nil
 }
 
 // AppendValue appends the record value of ch to dst, with the semantics
 // of JSONEncoder.AppendValue, except that a flat delete in tombstone mode
 // returns nil, a Kafka tombstone: AvroConverter writes a null value as no
-// bytes whatever its schema.
-func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte, error) {
+// bytes whatever its schema. ids are as in AppendKey.
+func (e *AvroEncoder) AppendValue(dst []byte, p *Plan, ids AvroIDs, ch *Change, now time.Time) ([]byte, error) {
 	if ch.Op == OpMessage {
 		return e.appendMessage(dst, ch, now)
 	}
@@ -189,8 +196,10 @@ func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte
 		return dst, err
 	}
 	rel := ch.Relation
-	p := e.planFor(rel)
-	if p.avro.valueID < 0 {
+	if p, err = planOf(p, rel, PlanAvro); err != nil {
+		return dst, err
+	}
+	if ids.Value < 0 {
 		return dst, errNotRegistered
 	}
 	w := e.reset()
@@ -203,7 +212,7 @@ func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte
 		}
 		// The flat value is the row's record itself, not the optional
 		// union writeTuple starts with (one byte, index 1).
-		return append(appendHeader(dst, p.avro.valueID), w.Buffer()[1:]...), nil
+		return append(appendHeader(dst, ids.Value), w.Buffer()[1:]...), nil
 	}
 	if err := e.writeTuple(rel, p, before, nil, keyOnlyBefore(rel)); err != nil {
 		return dst, err
@@ -218,7 +227,7 @@ func (e *AvroEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte
 		w.WriteLong(1) // ts_ms, ts_us, ts_ns: [null, long]
 		w.WriteLong(v)
 	}
-	return append(appendHeader(dst, p.avro.valueID), w.Buffer()...), nil
+	return append(appendHeader(dst, ids.Value), w.Buffer()...), nil
 }
 
 func (e *AvroEncoder) appendMessage(dst []byte, ch *Change, now time.Time) ([]byte, error) {
@@ -248,7 +257,7 @@ func (e *AvroEncoder) reset() *avro.Writer {
 
 // writeTuple writes an optional Value record: null for a nil tuple, each
 // value as imageValue gives it (keyOnly: t is an old key tuple).
-func (e *AvroEncoder) writeTuple(rel *Relation, p *relPlan, t, old Tuple, keyOnly bool) error {
+func (e *AvroEncoder) writeTuple(rel *Relation, p *Plan, t, old Tuple, keyOnly bool) error {
 	w := e.w
 	if t == nil {
 		w.WriteLong(0)

@@ -29,9 +29,14 @@ func avroDecode(t *testing.T, schemaText string, wantID int, b []byte) map[strin
 	return v
 }
 
+// testIDs are the ids registered has the registry give a relation's key
+// and value schemas; the caller keeps them (AvroIDs).
+var testIDs = AvroIDs{Key: 7, Value: 8}
+
 func registered(t *testing.T, e *AvroEncoder, rel *Relation) (key, value string) {
 	t.Helper()
-	err := e.Register(rel, true, true, func(isKey bool, s string) (int, error) {
+	ids := NoAvroIDs
+	err := e.Register(e.Plan(rel), &ids, true, true, func(isKey bool, s string) (int, error) {
 		if isKey {
 			key = s
 			return 7, nil
@@ -39,8 +44,8 @@ func registered(t *testing.T, e *AvroEncoder, rel *Relation) (key, value string)
 		value = s
 		return 8, nil
 	})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || ids.Value != testIDs.Value || key != "" && ids.Key != testIDs.Key {
+		t.Fatal(ids, err)
 	}
 	return key, value
 }
@@ -53,14 +58,14 @@ func TestAvroRoundTripDecodesWithHamba(t *testing.T) {
 	e := NewAvroEncoder(testJSONConfig)
 	keySchema, valueSchema := registered(t, e, customersFull)
 	ch := &Change{Op: OpUpdate, Relation: customersFull, Before: rowAlice, After: rowAnne, Tx: testTx, LSN: 24023100, Seq: 2, TableSeq: 1, TxOrder: 3, TxTableOrder: 2}
-	kb, ok, err := e.AppendKey(nil, ch)
+	kb, ok, err := e.AppendKey(nil, e.Plan(ch.Relation), testIDs, ch)
 	if err != nil || !ok {
 		t.Fatalf("key: %v %v", ok, err)
 	}
 	if k := avroDecode(t, keySchema, 7, kb); k["id"] != int64(1) {
 		t.Errorf("key = %v", k)
 	}
-	vb, err := e.AppendValue(nil, ch, testNow)
+	vb, err := e.AppendValue(nil, e.Plan(ch.Relation), testIDs, ch, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +126,19 @@ func TestMarkSnapshotEqualsEncodingWithTheMarker(t *testing.T) {
 	avroEnc := NewAvroEncoder(testJSONConfig)
 	registered(t, avroEnc, customers)
 	type marker interface {
-		AppendValue([]byte, *Change, time.Time) ([]byte, error)
 		MarkSnapshot(value []byte, from, to string) ([]byte, bool)
 	}
-	encs := map[string]marker{"avro": avroEnc, "json": NewJSONEncoder(testJSONConfig), "json_schemas": NewJSONSchemaEncoder(testJSONConfig)}
+	type encoder struct {
+		marker
+		appendValue func(*Change) ([]byte, error)
+	}
+	p := NewPlan(testJSONConfig, customers)
+	jsonEnc, schemasEnc := NewJSONEncoder(testJSONConfig), NewJSONSchemaEncoder(testJSONConfig)
+	encs := map[string]encoder{
+		"avro":         {avroEnc, func(ch *Change) ([]byte, error) { return avroEnc.AppendValue(nil, p, testIDs, ch, testNow) }},
+		"json":         {jsonEnc, func(ch *Change) ([]byte, error) { return jsonEnc.AppendValue(nil, p, ch, testNow) }},
+		"json_schemas": {schemasEnc, func(ch *Change) ([]byte, error) { return schemasEnc.AppendValue(nil, p, ch, testNow) }},
+	}
 	r := row(text("1"), text("true"), text("1.00"), null, text("t"), text(`"first"`))
 	read := func(marker string) *Change {
 		return &Change{Op: OpRead, Relation: customers, After: r, LSN: 1, Snapshot: marker}
@@ -132,7 +146,7 @@ func TestMarkSnapshotEqualsEncodingWithTheMarker(t *testing.T) {
 	for name, e := range encs {
 		for _, from := range []string{SnapshotTrue, SnapshotFirst, SnapshotFirstInDataCollection} {
 			for _, to := range []string{SnapshotLast, SnapshotLastInDataCollection, SnapshotFirst} {
-				vb, err := e.AppendValue(nil, read(from), testNow)
+				vb, err := e.appendValue(read(from))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,13 +154,13 @@ func TestMarkSnapshotEqualsEncodingWithTheMarker(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s: MarkSnapshot(%s→%s) found no snapshot field", name, from, to)
 				}
-				want, _ := e.AppendValue(nil, read(to), testNow)
+				want, _ := e.appendValue(read(to))
 				if !bytes.Equal(got, want) {
 					t.Errorf("%s: %s→%s\n got  %q\n want %q", name, from, to, got, want)
 				}
 			}
 		}
-		vb, _ := e.AppendValue(nil, read(SnapshotTrue), testNow)
+		vb, _ := e.appendValue(read(SnapshotTrue))
 		if _, ok := e.MarkSnapshot(vb, SnapshotFirst, SnapshotLast); ok {
 			t.Errorf("%s: MarkSnapshot found a marker the record does not have", name)
 		}
@@ -182,14 +196,15 @@ func TestAvroSchemaCollisionIsATableError(t *testing.T) {
 	}}
 	e := NewAvroEncoder(testJSONConfig)
 	called := false
-	err := e.Register(rel, true, true, func(bool, string) (int, error) { called = true; return 1, nil })
+	ids := NoAvroIDs
+	err := e.Register(e.Plan(rel), &ids, true, true, func(bool, string) (int, error) { called = true; return 1, nil })
 	if err == nil || called || !bytes.Contains([]byte(err.Error()), []byte("public.t")) {
 		t.Fatalf("err = %v, registry called = %v", err, called)
 	}
 }
 
 // TestAvroEncodeZeroAllocs: like the JSON encoder, a typical row costs no
-// allocation once its plan is cached.
+// allocation once its plan is made.
 func TestAvroEncodeZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under -race; the non-race run of make test checks them")
@@ -197,10 +212,11 @@ func TestAvroEncodeZeroAllocs(t *testing.T) {
 	e := NewAvroEncoder(testJSONConfig)
 	registered(t, e, customers)
 	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}
+	p := e.Plan(customers)
 	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
 	allocs := testing.AllocsPerRun(100, func() {
-		kb, _, _ = e.AppendKey(kb[:0], ch)
-		vb, _ = e.AppendValue(vb[:0], ch, testNow)
+		kb, _, _ = e.AppendKey(kb[:0], p, testIDs, ch)
+		vb, _ = e.AppendValue(vb[:0], p, testIDs, ch, testNow)
 	})
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per record, want 0", allocs)
@@ -211,7 +227,7 @@ func TestAvroEncodeZeroAllocs(t *testing.T) {
 // never a record with a wrong id.
 func TestUnregisteredSchemaIsAnError(t *testing.T) {
 	e := NewAvroEncoder(testJSONConfig)
-	if _, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: customers, After: rowAlice}, time.UnixMilli(1)); err == nil {
+	if _, err := e.AppendValue(nil, e.Plan(customers), NoAvroIDs, &Change{Op: OpCreate, Relation: customers, After: rowAlice}, time.UnixMilli(1)); err == nil {
 		t.Fatal("no error")
 	}
 }
@@ -230,8 +246,9 @@ func TestUnknownTypeIsTextWithAWarning(t *testing.T) {
 			Elem: &TypeInfo{OID: 91002, Name: "shape", Kind: 'b', Mod: -1, Delim: ':'}}},
 	}}
 	e := NewJSONEncoder(cfg)
+	p := e.Plan(rel) // once per relation
 	for range 3 {
-		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("(1, 2)"), text(`{a,b:"c:d":NULL}`)}}, time.UnixMilli(1))
+		out, err := e.AppendValue(nil, p, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("(1, 2)"), text(`{a,b:"c:d":NULL}`)}}, time.UnixMilli(1))
 		if err != nil || !bytes.Contains(out, []byte(`"after":{"g":"(1, 2)","ga":["a,b","c:d",null]}`)) {
 			t.Fatalf("%s %v", out, err)
 		}

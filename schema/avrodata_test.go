@@ -42,7 +42,7 @@ func TestAvroSchemasFollowAvroData(t *testing.T) {
 
 	js := NewJSONEncoder(Config{Name: "shop"})
 	c := mustOutbox(t, OutboxOptions{ExpandJSONPayload: true, AdditionalPlacement: []string{"aggregatetype:envelope:type", "created:envelope"}})
-	ev, err := js.OutboxEvent(&Change{Op: OpCreate, Relation: outboxRel,
+	ev, err := js.OutboxEvent(js.Plan(outboxRel), &Change{Op: OpCreate, Relation: outboxRel,
 		After: outboxRow("Order", "42", `{"total": 10.5, "n": 3, "big": 10000000000, "lines": [{"sku": "a"}, {"sku": "b", "q": 2}], "tags": ["x"], "gone": null}`)}, c)
 	if err != nil {
 		t.Fatal(err)

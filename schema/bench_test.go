@@ -8,14 +8,15 @@ import "testing"
 func BenchmarkJSONEncodeInsert(b *testing.B) {
 	e := NewJSONEncoder(testJSONConfig)
 	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}
+	p := e.Plan(ch.Relation) // a caller keeps the plan of a relation
 	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+		if kb, _, err = e.AppendKey(kb[:0], p, ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
+		if vb, err = e.AppendValue(vb[:0], p, ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -27,14 +28,15 @@ func BenchmarkJSONEncodeInsert(b *testing.B) {
 func BenchmarkJSONEncodeSnapshotRow(b *testing.B) {
 	e := NewJSONEncoder(testJSONConfig)
 	ch := &Change{Op: OpRead, Relation: customers, After: rowAlice, LSN: 24000000, Snapshot: "true", SourceTime: testNow}
+	p := e.Plan(ch.Relation) // a caller keeps the plan of a relation
 	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+		if kb, _, err = e.AppendKey(kb[:0], p, ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
+		if vb, err = e.AppendValue(vb[:0], p, ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,14 +48,15 @@ func BenchmarkJSONEncodeSnapshotRow(b *testing.B) {
 func BenchmarkJSONEncodeUpdateFull(b *testing.B) {
 	e := NewJSONEncoder(testJSONConfig)
 	ch := &Change{Op: OpUpdate, Relation: customersFull, Before: rowAlice, After: rowAnne, Tx: testTx, LSN: 24023000}
+	p := e.Plan(ch.Relation) // a caller keeps the plan of a relation
 	kb, vb := make([]byte, 0, 256), make([]byte, 0, 2048)
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+		if kb, _, err = e.AppendKey(kb[:0], p, ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
+		if vb, err = e.AppendValue(vb[:0], p, ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -99,7 +102,8 @@ func BenchmarkAppendValueFloat8(b *testing.B) {
 // row, key and value, Confluent wire format.
 func BenchmarkAvroEncodeInsert(b *testing.B) {
 	e := NewAvroEncoder(testJSONConfig)
-	if err := e.Register(customers, true, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
+	p, ids := e.Plan(customers), NoAvroIDs
+	if err := e.Register(p, &ids, true, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
 		b.Fatal(err)
 	}
 	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}
@@ -107,10 +111,10 @@ func BenchmarkAvroEncodeInsert(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+		if kb, _, err = e.AppendKey(kb[:0], p, ids, ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
+		if vb, err = e.AppendValue(vb[:0], p, ids, ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -122,16 +126,36 @@ func BenchmarkAvroEncodeInsert(b *testing.B) {
 func BenchmarkJSONSchemasEncodeInsert(b *testing.B) {
 	e := NewJSONSchemaEncoder(testJSONConfig)
 	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}
+	p := e.Plan(ch.Relation) // a caller keeps the plan of a relation
 	kb, vb := make([]byte, 0, 512), make([]byte, 0, 8192)
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+		if kb, _, err = e.AppendKey(kb[:0], p, ch); err != nil {
 			b.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
+		if vb, err = e.AppendValue(vb[:0], p, ch, testNow); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.SetBytes(int64(len(kb) + len(vb)))
+}
+
+// BenchmarkNewPlan makes the plan of a relation, as a new Relation message
+// or a table's copy does: for plain JSON (no part of its own), JSON with
+// schemas (the heads) and Avro (the schemas, checked).
+func BenchmarkNewPlan(b *testing.B) {
+	for _, f := range []struct {
+		name    string
+		formats PlanFormats
+	}{{"json", PlanJSON}, {"json_schemas", PlanJSONSchemas}, {"avro", PlanAvro}} {
+		b.Run(f.name, func(b *testing.B) {
+			cfg := testJSONConfig
+			cfg.PlanFormats = f.formats
+			b.ReportAllocs()
+			for b.Loop() {
+				NewPlan(cfg, customers)
+			}
+		})
+	}
 }

@@ -22,7 +22,7 @@ func encodeRow(t *testing.T, cfg Config, rel *Relation, after Tuple) encodedRow 
 	t.Helper()
 	ch := &Change{Op: OpCreate, Relation: rel, After: after}
 	var r encodedRow
-	out, err := NewJSONEncoder(cfg).AppendValue(nil, ch, time.UnixMilli(1))
+	out, err := NewJSONEncoder(cfg).AppendValue(nil, NewPlan(cfg, ch.Relation), ch, time.UnixMilli(1))
 	if err != nil {
 		t.Fatalf("plain JSON: %v", err)
 	}
@@ -32,7 +32,7 @@ func encodeRow(t *testing.T, cfg Config, rel *Relation, after Tuple) encodedRow 
 	}
 	r.plain, _ = plain["after"].(map[string]any)
 
-	out, err = NewJSONSchemaEncoder(cfg).AppendValue(nil, ch, time.UnixMilli(1))
+	out, err = NewJSONSchemaEncoder(cfg).AppendValue(nil, NewPlan(cfg, ch.Relation), ch, time.UnixMilli(1))
 	if err != nil {
 		t.Fatalf("JSON with schemas: %v", err)
 	}
@@ -54,7 +54,7 @@ func encodeRow(t *testing.T, cfg Config, rel *Relation, after Tuple) encodedRow 
 
 	e := NewAvroEncoder(cfg)
 	_, r.avsc = registered(t, e, rel)
-	out, err = e.AppendValue(nil, ch, time.UnixMilli(1))
+	out, err = e.AppendValue(nil, e.Plan(ch.Relation), testIDs, ch, time.UnixMilli(1))
 	if err != nil {
 		t.Fatalf("Avro: %v", err)
 	}

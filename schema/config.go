@@ -72,7 +72,22 @@ type Config struct {
 	// OnUnknownType, if set, is called once per column of a type mooncdc
 	// has no mapping for; the value is sent as its text form.
 	OnUnknownType func(table, column, typeName string)
+	// PlanFormats, when not zero, are the formats a Plan (NewPlan) serves:
+	// it builds their parts only (checking an Avro schema costs a hundred
+	// times the rest of a plan). Zero builds every format's parts. An
+	// encoder given a plan without its format's parts returns an error.
+	PlanFormats PlanFormats
 }
+
+// PlanFormats is a set of the formats a Plan serves.
+type PlanFormats uint8
+
+// The formats of PlanFormats.
+const (
+	PlanJSON        PlanFormats = 1 << iota // plain JSON: no part of its own
+	PlanJSONSchemas                         // JSON with schemas: the schema heads
+	PlanAvro                                // the Avro schemas and their validity
+)
 
 // JSONConfig is the former name of Config.
 type JSONConfig = Config

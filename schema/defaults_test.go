@@ -84,7 +84,7 @@ func TestDefaultsReachBothSchemaRenderings(t *testing.T) {
 	cfg := Config{Name: "p", Database: "db", Version: "v"}
 	e := NewJSONSchemaEncoder(cfg)
 	ch := &Change{Op: OpCreate, Relation: rel, After: Tuple{{Kind: ValueText, Data: []byte("1")}, {Kind: ValueNull}}}
-	out, err := e.AppendValue(nil, ch, testNow)
+	out, err := e.AppendValue(nil, e.Plan(ch.Relation), ch, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,14 +98,14 @@ func TestDefaultsReachBothSchemaRenderings(t *testing.T) {
 		}
 	}
 	cfg.KeepNulls = true
-	out, err = NewJSONEncoder(cfg).AppendValue(nil, ch, testNow)
+	out, err = NewJSONEncoder(cfg).AppendValue(nil, NewPlan(cfg, ch.Relation), ch, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(out, []byte(`"after":{"id":1,"v":null}`)) {
 		t.Errorf("KeepNulls: %s", out)
 	}
-	_, value, err := NewAvroEncoder(cfg).Schemas(rel)
+	_, value, err := NewAvroEncoder(cfg).Schemas(NewPlan(cfg, rel))
 	if err != nil {
 		t.Fatal(err)
 	}

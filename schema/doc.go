@@ -22,8 +22,11 @@
 //
 // The JSON encoder ([JSONEncoder]) writes Debezium's PostgreSQL connector
 // records (plain JSON, as Kafka Connect's JsonConverter with
-// schemas.enable=false). It caches per-[Relation] work keyed by pointer, so
-// one encoder serves one goroutine; its hot path does not allocate.
+// schemas.enable=false). What is decided per [Relation] is its [Plan]
+// (NewPlan, plan.go), immutable, which the caller keeps beside the
+// relation and may share between goroutines; an encoder keeps only
+// scratch buffers, so one encoder serves one goroutine; its hot path does
+// not allocate. Registry ids are the caller's too ([AvroIDs]).
 // With [Config].Flat the encoders write the flat envelope instead, Debezium's
 // ExtractNewRecordState (flat.go, flat_encode.go): the choice is made once
 // per relation when its plan is built (plan.go), and [FlatConfig.Records]

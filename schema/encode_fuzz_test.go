@@ -59,17 +59,19 @@ func FuzzEncodeEveryType(f *testing.F) {
 		{Name: "srv", Database: "db", DecimalMode: "string", BinaryMode: "base64-url-safe",
 			TimePrecisionMode: "adaptive_time_microseconds", UnavailableValue: "hex:00ff"},
 	}
-	type encoder interface {
-		AppendValue([]byte, *Change, time.Time) ([]byte, error)
-	}
+	type encoder func(ch *Change) ([]byte, error)
 	var encs []encoder
 	var jsonOut []bool
 	for _, cfg := range cfgs {
-		a := NewAvroEncoder(cfg)
-		if err := a.Register(rel, true, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
+		a, p, ids := NewAvroEncoder(cfg), NewPlan(cfg, rel), NoAvroIDs
+		if err := a.Register(p, &ids, true, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
 			f.Fatal(err)
 		}
-		encs = append(encs, NewJSONEncoder(cfg), NewJSONSchemaEncoder(cfg), a)
+		j, js := NewJSONEncoder(cfg), NewJSONSchemaEncoder(cfg)
+		encs = append(encs,
+			func(ch *Change) ([]byte, error) { return j.AppendValue(nil, p, ch, time.UnixMilli(1)) },
+			func(ch *Change) ([]byte, error) { return js.AppendValue(nil, p, ch, time.UnixMilli(1)) },
+			func(ch *Change) ([]byte, error) { return a.AppendValue(nil, p, ids, ch, time.UnixMilli(1)) })
 		jsonOut = append(jsonOut, true, true, false)
 	}
 	seeds := []string{"", "1", "-1", "NaN", "Infinity", "t", "12.50", `\x00ff`, "2024-01-02", "03:04:05.5",
@@ -89,7 +91,7 @@ func FuzzEncodeEveryType(f *testing.F) {
 		after[i] = Value{Kind: ValueText, Data: data}
 		ch := &Change{Op: OpCreate, Relation: rel, After: after}
 		for n, enc := range encs {
-			out, err := enc.AppendValue(nil, ch, time.UnixMilli(1))
+			out, err := enc(ch)
 			if err != nil {
 				var ve *ValueError
 				if !errors.As(err, &ve) || ve.Column != rel.Columns[i].Name || ve.Table != "public.every" {

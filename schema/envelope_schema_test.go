@@ -59,7 +59,7 @@ const wantSnapshotAllowed = "true,first,first_in_data_collection,last_in_data_co
 // source.snapshot enum.
 func TestEnvelopeConnectSchemaIsDebezium361(t *testing.T) {
 	e := NewJSONSchemaEncoder(testJSONConfig)
-	out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 1}, testNow)
+	out, err := e.AppendValue(nil, e.Plan(customers), &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 1}, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestEnvelopeConnectSchemaIsDebezium361(t *testing.T) {
 // source.snapshot as AvroData writes an optional enum with a default: its
 // type first, the default on the field.
 func TestEnvelopeAvroSchemaIsDebezium361(t *testing.T) {
-	_, value, err := NewAvroEncoder(testJSONConfig).Schemas(customers)
+	_, value, err := NewAvroEncoder(testJSONConfig).Schemas(NewPlan(testJSONConfig, customers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestEnumArrayItemsRequired(t *testing.T) {
 		{Name: "moods", TypeOID: 90002, TypeMod: -1, Type: &TypeInfo{OID: 90002, Name: "_mood", Kind: 'b', Mod: -1, Elem: mood}},
 		{Name: "ints", TypeOID: 1007, TypeMod: -1},
 	}}
-	out, err := NewJSONSchemaEncoder(testJSONConfig).AppendValue(nil, &Change{Op: OpCreate, Relation: rel,
+	out, err := NewJSONSchemaEncoder(testJSONConfig).AppendValue(nil, NewPlan(testJSONConfig, rel), &Change{Op: OpCreate, Relation: rel,
 		After: Tuple{text("{sad,ok}"), text("{1,NULL}")}}, testNow)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestEnumArrayItemsRequired(t *testing.T) {
 	if it := fieldByName(t, after.Fields, "ints").Items; it == nil || !it.Optional {
 		t.Errorf("ints items = %+v, want optional", it)
 	}
-	_, value, err := NewAvroEncoder(testJSONConfig).Schemas(rel)
+	_, value, err := NewAvroEncoder(testJSONConfig).Schemas(NewPlan(testJSONConfig, rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,10 +199,11 @@ func TestEnumArrayItemsRequired(t *testing.T) {
 		t.Errorf("Avro moods items are not a required Enum string: %s", value)
 	}
 	a := NewAvroEncoder(testJSONConfig)
-	if err := a.Register(rel, false, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
+	p, ids := a.Plan(rel), NoAvroIDs
+	if err := a.Register(p, &ids, false, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("{sad,NULL}"), null}}, testNow); err == nil {
+	if _, err := a.AppendValue(nil, p, ids, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("{sad,NULL}"), null}}, testNow); err == nil {
 		t.Error("a NULL enum array item was written into a required Avro item")
 	}
 }
@@ -212,11 +213,11 @@ func TestEnumArrayItemsRequired(t *testing.T) {
 func TestMessageSchemasVersionOne(t *testing.T) {
 	e := NewJSONSchemaEncoder(testJSONConfig)
 	ch := &Change{Op: OpMessage, LSN: 1, Message: &Message{Prefix: "p", Content: []byte("c")}}
-	k, _, err := e.AppendKey(nil, ch)
+	k, _, err := e.AppendKey(nil, e.Plan(ch.Relation), ch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := e.AppendValue(nil, ch, testNow)
+	v, err := e.AppendValue(nil, e.Plan(ch.Relation), ch, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}

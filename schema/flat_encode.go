@@ -126,7 +126,7 @@ func (m *MetaWriter) AppendHeader(dst []byte, f FlatField, ch *Change, now time.
 }
 
 // appendFlat writes the value of a flat record (JSONEncoder.AppendValue).
-func (e *JSONEncoder) appendFlat(dst []byte, ch *Change, p *relPlan, before, after Tuple, now time.Time) ([]byte, error) {
+func (e *JSONEncoder) appendFlat(dst []byte, ch *Change, p *Plan, before, after Tuple, now time.Time) ([]byte, error) {
 	start := len(dst)
 	var err error
 	rel, f := ch.Relation, p.flat
@@ -139,7 +139,7 @@ func (e *JSONEncoder) appendFlat(dst []byte, ch *Change, p *relPlan, before, aft
 			// with schemas: it returns no bytes only when the schema is
 			// null too (JsonConverter.fromConnectData). Use
 			// delete-to-tombstone for a Kafka tombstone.
-			dst = append(dst, p.jsonNullHead...)
+			dst = append(dst, e.head(p.jsonNullHead)...)
 			dst = append(dst, "null"...)
 			if e.schemas {
 				dst = append(dst, '}')
@@ -151,7 +151,7 @@ func (e *JSONEncoder) appendFlat(dst []byte, ch *Change, p *relPlan, before, aft
 	if row == nil {
 		return dst, errFlatNoRow
 	}
-	dst = append(dst, p.jsonValueHead...)
+	dst = append(dst, e.head(p.jsonValueHead)...)
 	if dst, err = e.appendTuple(dst, rel, p, row, old, keyOnly); err != nil {
 		return dst[:start], err
 	}
@@ -191,7 +191,7 @@ func (e *JSONEncoder) appendFlat(dst []byte, ch *Change, p *relPlan, before, aft
 // markFlatSnapshot rewrites the snapshot field of a flat JSON value
 // (MarkSnapshot); ok without such a field, as there is nothing to mark.
 func (e *JSONEncoder) markFlatSnapshot(value []byte, from, to string) ([]byte, bool) {
-	f := e.plans.cfg.Flat
+	f := e.cfg.Flat
 	if !f.snapshotField {
 		return value, true
 	}
@@ -214,7 +214,7 @@ func (e *JSONEncoder) markFlatSnapshot(value []byte, from, to string) ([]byte, b
 
 // writeFlat writes the body of a flat Avro value (AvroEncoder.AppendValue);
 // a delete in tombstone mode has none (see AppendValue).
-func (e *AvroEncoder) writeFlat(ch *Change, p *relPlan, before, after Tuple, now time.Time) error {
+func (e *AvroEncoder) writeFlat(ch *Change, p *Plan, before, after Tuple, now time.Time) error {
 	rel, f := ch.Relation, p.flat
 	row, old, keyOnly, deleted := after, before, false, "false"
 	if ch.Op == OpDelete {

@@ -129,17 +129,17 @@ func TestFlatJSONValues(t *testing.T) {
 				`"__op":"d","__table":"customers","__lsn":24023100,"__source_ts_ms":1704164645678,"__transaction_id":null}`},
 	} {
 		e := NewJSONEncoder(flatCfg(mustFlat(t, tt.mode, fields, nil)))
-		got, err := e.AppendValue(nil, ins, testNow)
+		got, err := e.AppendValue(nil, e.Plan(ins.Relation), ins, testNow)
 		if err != nil || string(got) != tt.ins {
 			t.Errorf("%s insert:\n got  %s %v\n want %s", tt.mode, got, err, tt.ins)
 		}
-		got, err = e.AppendValue(nil, del, testNow)
+		got, err = e.AppendValue(nil, e.Plan(del.Relation), del, testNow)
 		if err != nil || string(got) != tt.del {
 			t.Errorf("%s delete:\n got  %s %v\n want %s", tt.mode, got, err, tt.del)
 		}
 		// The key is the envelope's (ENRS.java:205-212).
-		k1, _, _ := e.AppendKey(nil, ins)
-		k2, _, _ := NewJSONEncoder(testJSONConfig).AppendKey(nil, ins)
+		k1, _, _ := e.AppendKey(nil, e.Plan(ins.Relation), ins)
+		k2, _, _ := NewJSONEncoder(testJSONConfig).AppendKey(nil, NewPlan(testJSONConfig, ins.Relation), ins)
 		if string(k1) != string(k2) {
 			t.Errorf("key %s, want %s", k1, k2)
 		}
@@ -155,7 +155,7 @@ func TestFlatJSONValues(t *testing.T) {
 func TestFlatJSONSchemas(t *testing.T) {
 	f := mustFlat(t, DeleteRewrite, []string{"op", "lsn", "source.ts_ms", "snapshot", "transaction.total_order"}, nil)
 	e := NewJSONSchemaEncoder(flatCfg(f))
-	out, err := e.AppendValue(nil, &Change{Op: OpRead, Relation: customers, After: rowAlice, LSN: 5, Snapshot: SnapshotFirst}, testNow)
+	out, err := e.AppendValue(nil, e.Plan(customers), &Change{Op: OpRead, Relation: customers, After: rowAlice, LSN: 5, Snapshot: SnapshotFirst}, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestFlatJSONSchemas(t *testing.T) {
 	}
 
 	e = NewJSONSchemaEncoder(flatCfg(mustFlat(t, DeleteTombstone, nil, nil)))
-	out, err = e.AppendValue(nil, &Change{Op: OpDelete, Relation: customers, Before: keyOnly, LSN: 7}, testNow)
+	out, err = e.AppendValue(nil, e.Plan(customers), &Change{Op: OpDelete, Relation: customers, Before: keyOnly, LSN: 7}, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +220,12 @@ func TestFlatJSONSchemas(t *testing.T) {
 func TestFlatAvro(t *testing.T) {
 	f := mustFlat(t, DeleteRewriteWithTombstone, []string{"op", "table", "lsn", "source.ts_ms"}, nil)
 	e := NewAvroEncoder(flatCfg(f))
-	_, vs, err := e.Schemas(customers)
+	p, ids := e.Plan(customers), NoAvroIDs
+	_, vs, err := e.Schemas(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Register(customers, true, true, func(bool, string) (int, error) { return 7, nil }); err != nil {
+	if err := e.Register(p, &ids, true, true, func(bool, string) (int, error) { return 7, nil }); err != nil {
 		t.Fatal(err)
 	}
 	sch, err := avro.Parse(vs)
@@ -243,7 +244,7 @@ func TestFlatAvro(t *testing.T) {
 		{&Change{Op: OpDelete, Relation: customers, Before: keyOnly, Tx: testTx, LSN: 24023100},
 			map[string]any{"__deleted": "true", "__op": "d", "__table": "customers", "__lsn": int64(24023100), "__source_ts_ms": int64(1704164645678)}},
 	} {
-		out, err := e.AppendValue(nil, tt.ch, testNow)
+		out, err := e.AppendValue(nil, p, ids, tt.ch, testNow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,8 +264,9 @@ func TestFlatAvro(t *testing.T) {
 		}
 	}
 	e = NewAvroEncoder(flatCfg(mustFlat(t, DeleteTombstone, nil, nil)))
-	_ = e.Register(customers, true, true, func(bool, string) (int, error) { return 8, nil })
-	out, err := e.AppendValue(make([]byte, 0, 16), &Change{Op: OpDelete, Relation: customers, Before: keyOnly, LSN: 1}, testNow)
+	p, ids = e.Plan(customers), NoAvroIDs
+	_ = e.Register(p, &ids, true, true, func(bool, string) (int, error) { return 8, nil })
+	out, err := e.AppendValue(make([]byte, 0, 16), p, ids, &Change{Op: OpDelete, Relation: customers, Before: keyOnly, LSN: 1}, testNow)
 	if err != nil || out != nil {
 		t.Errorf("tombstone-mode delete: %v %v, want a nil value", out, err)
 	}
@@ -305,15 +307,16 @@ func TestFlatEncodingAllocatesNothing(t *testing.T) {
 	ch := &Change{Op: OpUpdate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000, TxOrder: 1, TxTableOrder: 1}
 	je := NewJSONSchemaEncoder(flatCfg(f))
 	ae := NewAvroEncoder(flatCfg(f))
-	if err := ae.Register(customers, true, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
+	p, ids := ae.Plan(customers), NoAvroIDs
+	if err := ae.Register(p, &ids, true, true, func(bool, string) (int, error) { return 1, nil }); err != nil {
 		t.Fatal(err)
 	}
 	m := NewMetaWriter(flatCfg(f))
 	buf := make([]byte, 0, 4096)
 	hb := make([]byte, 0, 64)
 	for name, enc := range map[string]func(){
-		"json": func() { buf, _ = je.AppendValue(buf[:0], ch, testNow) },
-		"avro": func() { buf, _ = ae.AppendValue(buf[:0], ch, testNow) },
+		"json": func() { buf, _ = je.AppendValue(buf[:0], p, ch, testNow) },
+		"avro": func() { buf, _ = ae.AppendValue(buf[:0], p, ids, ch, testNow) },
 		"headers": func() {
 			for _, h := range f.Headers {
 				hb, _ = m.AppendHeader(hb[:0], h, ch, testNow)

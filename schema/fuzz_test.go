@@ -190,7 +190,7 @@ func FuzzAppendValue(f *testing.F) {
 		v := Value{Kind: ValueKind(kind % 3), Data: data}
 		ch := &Change{Op: OpCreate, Relation: rel, After: Tuple{v}}
 		e := NewJSONEncoder(testJSONConfig)
-		out, err := e.AppendValue([]byte("x"), ch, time.UnixMilli(1))
+		out, err := e.AppendValue([]byte("x"), e.Plan(rel), ch, time.UnixMilli(1))
 		if err != nil {
 			var ve *ValueError
 			if !errors.As(err, &ve) || string(out) != "x" {
@@ -199,7 +199,7 @@ func FuzzAppendValue(f *testing.F) {
 		} else if !json.Valid(out[1:]) {
 			t.Fatalf("oid %d %q -> invalid JSON %s", oid, data, out[1:])
 		}
-		key, ok, err := e.AppendKey(nil, ch)
+		key, ok, err := e.AppendKey(nil, e.Plan(ch.Relation), ch)
 		if err == nil && ok && !json.Valid(key) {
 			t.Fatalf("oid %d %q -> invalid key %s", oid, data, key)
 		}

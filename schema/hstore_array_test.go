@@ -64,13 +64,13 @@ func TestHstoreArrayInMapModeIsAnArrayOfMaps(t *testing.T) {
 	// The JSON writes each map in java.util.HashMap order, as Jackson
 	// iterates it: key5 before key4 (the json-mode expectation of the same
 	// row, AbstractRecordsProducerTest.java:395, shows that order).
-	out, err := NewJSONEncoder(cfg).AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{null, text(arr)}}, time.UnixMilli(1))
+	out, err := NewJSONEncoder(cfg).AppendValue(nil, NewPlan(cfg, rel), &Change{Op: OpCreate, Relation: rel, After: Tuple{null, text(arr)}}, time.UnixMilli(1))
 	if err != nil || !bytes.Contains(out, []byte(`"hsarr":[{"key5":null,"key4":"val4"},{"key6":"val6"},null,{}]`)) {
 		t.Errorf("%s %v", out, err)
 	}
 
 	// An element that is not hstore text is a value error, never a guess.
-	if _, err := NewJSONEncoder(cfg).AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{null, text(`{"a=>"}`)}}, time.UnixMilli(1)); err == nil {
+	if _, err := NewJSONEncoder(cfg).AppendValue(nil, NewPlan(cfg, rel), &Change{Op: OpCreate, Relation: rel, After: Tuple{null, text(`{"a=>"}`)}}, time.UnixMilli(1)); err == nil {
 		t.Error("a malformed hstore element encoded without an error")
 	}
 }

@@ -13,9 +13,11 @@ import (
 // and schemas.enable=false: the key is the row's key columns, the value the
 // envelope {before, after, source, transaction, op, ts_ms, ts_us, ts_ns}.
 //
-// Create one with NewJSONEncoder. An encoder is reusable and keeps
-// per-relation state (a bounded cache); it is NOT safe for concurrent use:
-// use one per goroutine. Its methods do not block and do no I/O.
+// Create one with NewJSONEncoder. An encoder is reusable; a change is
+// encoded with its relation's Plan (NewPlan, made with the encoder's
+// Config), which the caller keeps and may share between encoders. An
+// encoder keeps scratch buffers and is NOT safe for concurrent use: use
+// one per goroutine. Its methods do not block and do no I/O.
 type JSONEncoder struct {
 	// sourceHead is `"source":{"version":…,"connector":"postgresql","name":…,"ts_ms":`.
 	sourceHead []byte
@@ -36,9 +38,9 @@ type JSONEncoder struct {
 	// sc holds the schema heads of schema-change records, made at first use.
 	sc *schemaChangeHeads
 
-	plans planCache
-	cv    converter
-	meta  *MetaWriter // the flat envelope's metadata fields (nil without Config.Flat)
+	cfg  Config // with defaults
+	cv   converter
+	meta *MetaWriter // the flat envelope's metadata fields (nil without Config.Flat)
 
 	// times is the envelope's ts_ms, ts_us and ts_ns last written: a
 	// copy's rows share their now (refreshed every 256 rows), and writing
@@ -55,7 +57,7 @@ type JSONEncoder struct {
 // schemas.enable=false) for cfg, which must be valid (Config.Validate).
 func NewJSONEncoder(cfg Config) *JSONEncoder {
 	cfg = cfg.withDefaults()
-	e := &JSONEncoder{plans: newPlanCache(cfg)}
+	e := &JSONEncoder{cfg: cfg}
 	b := append([]byte(nil), `"source":{"version":`...)
 	b = appendJSONString(b, cfg.Version)
 	b = append(b, `,"connector":"postgresql","name":`...)
@@ -89,11 +91,21 @@ func schemaHead(s *Schema) []byte {
 	return append(b, `,"payload":`...)
 }
 
-// Schemas returns the Connect schemas of rel's record key (nil when rel
-// has no key columns) and value, as the "schema" part of each record's
-// envelope; rel nil means logical messages. Only an encoder of
-// NewJSONSchemaEncoder has them (nil, nil otherwise).
-func (e *JSONEncoder) Schemas(rel *Relation) (key, value []byte) {
+// Plan returns the plan of rel under the encoder's Config (NewPlan); nil
+// for rel nil.
+func (e *JSONEncoder) Plan(rel *Relation) *Plan {
+	if rel == nil {
+		return nil
+	}
+	return NewPlan(e.cfg, rel)
+}
+
+// Schemas returns the Connect schemas of the record key (nil when the
+// relation has no key columns) and value of the relation of plan p, as the
+// "schema" part of each record's envelope; p nil means logical messages.
+// Only an encoder of NewJSONSchemaEncoder has them (nil, nil otherwise,
+// and for a plan made without them: Config.PlanFormats).
+func (e *JSONEncoder) Schemas(p *Plan) (key, value []byte) {
 	if !e.schemas {
 		return nil, nil
 	}
@@ -103,41 +115,43 @@ func (e *JSONEncoder) Schemas(rel *Relation) (key, value []byte) {
 		}
 		return head[len(`{"schema":`) : len(head)-len(`,"payload":`)]
 	}
-	if rel == nil {
+	if p == nil {
 		return inner(e.msgKeyHead), inner(e.msgValueHead)
 	}
-	p := e.planFor(rel)
 	return inner(p.jsonKeyHead), inner(p.jsonValueHead)
 }
 
-// planFor returns the plan of rel, with the schema heads when the encoder
-// writes schemas.
-func (e *JSONEncoder) planFor(rel *Relation) *relPlan {
-	p, fresh := e.plans.get(rel)
-	if fresh && e.schemas {
-		if p.key != nil {
-			p.jsonKeyHead = schemaHead(p.key)
-		}
-		p.jsonValueHead = schemaHead(p.value)
-		if p.flat != nil {
-			p.jsonNullHead = schemaHead(p.flatNull)
-		}
+// format is the plan part the encoder needs (planOf).
+func (e *JSONEncoder) format() PlanFormats {
+	if e.schemas {
+		return PlanJSONSchemas
 	}
-	return p
+	return 0
 }
 
-// AppendKey appends the record key of ch to dst: a JSON object of the
+// head returns h, a schema head of a plan, when the encoder writes
+// schemas, else nothing.
+func (e *JSONEncoder) head(h []byte) []byte {
+	if !e.schemas {
+		return nil
+	}
+	return h
+}
+
+// AppendKey appends the record key of ch, encoded with p, the plan of
+// ch.Relation (nil for a logical message), to dst: a JSON object of the
 // relation's key columns (Relation.KeyIndexes), taken from After for r, c
 // and u and from Before for d. An After key value that is an unchanged
 // TOASTed value is taken from Before; if Before has none either, the key
 // cannot be built and the error wraps ErrUnchangedToastKey. The key of a
-// logical message is {"prefix":"<prefix>"}.
+// logical message is {"prefix":"<prefix>"}. A plan of another relation
+// is an error.
 //
 // ok is false when the record has no key: a truncate, a table without key
 // columns (REPLICA IDENTITY NOTHING, or DEFAULT without a primary key), or
 // a delete without an old image. On error or !ok, dst is returned
 // unchanged.
-func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, err error) {
+func (e *JSONEncoder) AppendKey(dst []byte, p *Plan, ch *Change) (out []byte, ok bool, err error) {
 	start := len(dst)
 	switch ch.Op {
 	case OpMessage:
@@ -158,11 +172,13 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 		return dst, false, err
 	}
 	rel := ch.Relation
-	p := e.planFor(rel)
+	if p, err = planOf(p, rel, e.format()); err != nil {
+		return dst, false, err
+	}
 	if err := checkTuple(rel, primary, fallback); err != nil {
 		return dst, false, err
 	}
-	dst = append(dst, p.jsonKeyHead...)
+	dst = append(dst, e.head(p.jsonKeyHead)...)
 	dst = append(dst, '{')
 	first := true
 	for _, i := range rel.KeyIndexes {
@@ -196,7 +212,8 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 	return dst, true, nil
 }
 
-// AppendValue appends the record value of ch to dst: with Config.Flat,
+// AppendValue appends the record value of ch, encoded with p as in
+// AppendKey, to dst: with Config.Flat,
 // the flat record (flat.go; a delete in tombstone mode is JSON null, with
 // schemas {"schema":<the row's optional schema>,"payload":null}), else
 // Debezium's envelope
@@ -206,7 +223,7 @@ func (e *JSONEncoder) AppendKey(dst []byte, ch *Change) (out []byte, ok bool, er
 // now is the processing time, the envelope's ts_* (Envelope.java:280-291).
 // A value that does not parse for its column type is a *ValueError; on
 // error dst is returned unchanged.
-func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte, error) {
+func (e *JSONEncoder) AppendValue(dst []byte, p *Plan, ch *Change, now time.Time) ([]byte, error) {
 	start := len(dst)
 	if ch.Op == OpMessage {
 		return e.appendMessage(dst, ch, now)
@@ -216,11 +233,13 @@ func (e *JSONEncoder) AppendValue(dst []byte, ch *Change, now time.Time) ([]byte
 		return dst, err
 	}
 	rel := ch.Relation
-	p := e.planFor(rel)
+	if p, err = planOf(p, rel, e.format()); err != nil {
+		return dst, err
+	}
 	if p.flat != nil {
 		return e.appendFlat(dst, ch, p, before, after, now)
 	}
-	dst = append(dst, p.jsonValueHead...)
+	dst = append(dst, e.head(p.jsonValueHead)...)
 	dst = append(dst, `{"before":`...)
 	if dst, err = e.appendTuple(dst, rel, p, before, nil, keyOnlyBefore(rel)); err != nil {
 		return dst[:start], err
@@ -274,7 +293,7 @@ func (e *JSONEncoder) appendMessage(dst []byte, ch *Change, now time.Time) ([]by
 // appendTuple writes a row image as a JSON object in column order, or null
 // for a nil tuple, each value as imageValue gives it (keyOnly: t is an old
 // key tuple).
-func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *relPlan, t, old Tuple, keyOnly bool) ([]byte, error) {
+func (e *JSONEncoder) appendTuple(dst []byte, rel *Relation, p *Plan, t, old Tuple, keyOnly bool) ([]byte, error) {
 	if t == nil {
 		return append(dst, "null"...), nil
 	}
@@ -339,7 +358,7 @@ func (c *timesCache) append(dst []byte, t time.Time) []byte {
 // so the last match is source.snapshot. ok is false when the field is not
 // there.
 func (e *JSONEncoder) MarkSnapshot(value []byte, from, to string) (out []byte, ok bool) {
-	if e.plans.cfg.Flat != nil {
+	if e.cfg.Flat != nil {
 		return e.markFlatSnapshot(value, from, to)
 	}
 	old := `"snapshot":"` + from + `"`

@@ -78,14 +78,14 @@ var (
 func TestJSONEncodeInsertExact(t *testing.T) {
 	e := NewJSONEncoder(testJSONConfig)
 	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000, Seq: 2, TableSeq: 1, TxOrder: 3, TxTableOrder: 2}
-	key, ok, err := e.AppendKey(nil, ch)
+	key, ok, err := e.AppendKey(nil, e.Plan(ch.Relation), ch)
 	if err != nil || !ok {
 		t.Fatalf("AppendKey: %v, %v", ok, err)
 	}
 	if want := `{"id":1}`; string(key) != want {
 		t.Errorf("key = %s, want %s", key, want)
 	}
-	val, err := e.AppendValue(nil, ch, testNow)
+	val, err := e.AppendValue(nil, e.Plan(ch.Relation), ch, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +140,11 @@ func TestJSONEnvelopeGolden(t *testing.T) {
 	e := NewJSONEncoder(testJSONConfig)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			key, ok, err := e.AppendKey(nil, tt.ch)
+			key, ok, err := e.AppendKey(nil, e.Plan(tt.ch.Relation), tt.ch)
 			if err != nil {
 				t.Fatalf("AppendKey: %v", err)
 			}
-			val, err := e.AppendValue(nil, tt.ch, testNow)
+			val, err := e.AppendValue(nil, e.Plan(tt.ch.Relation), tt.ch, testNow)
 			if err != nil {
 				t.Fatalf("AppendValue: %v", err)
 			}
@@ -195,13 +195,13 @@ func TestJSONKeyNeverGuessesToast(t *testing.T) {
 	e := NewJSONEncoder(testJSONConfig)
 
 	ch := &Change{Op: OpUpdate, Relation: rel, Before: Tuple{text("/a"), null}, After: Tuple{toast, text("x")}}
-	key, ok, err := e.AppendKey(nil, ch)
+	key, ok, err := e.AppendKey(nil, e.Plan(ch.Relation), ch)
 	if err != nil || !ok || string(key) != `{"path":"/a"}` {
 		t.Errorf("with old image: %s, %v, %v; want {\"path\":\"/a\"}", key, ok, err)
 	}
 
 	ch = &Change{Op: OpUpdate, Relation: rel, After: Tuple{toast, text("x")}}
-	key, ok, err = e.AppendKey([]byte("keep"), ch)
+	key, ok, err = e.AppendKey([]byte("keep"), e.Plan(ch.Relation), ch)
 	if !errors.Is(err, ErrUnchangedToastKey) || ok || string(key) != "keep" {
 		t.Errorf("without old image: %q, %v, %v; want ErrUnchangedToastKey and dst unchanged", key, ok, err)
 	}
@@ -226,8 +226,9 @@ func TestJSONMalformedChangesAreErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k, _, kerr := e.AppendKey([]byte("k"), tt.ch)
-			v, verr := e.AppendValue([]byte("v"), tt.ch, time.UnixMilli(1))
+			p := e.Plan(tt.ch.Relation)
+			k, _, kerr := e.AppendKey([]byte("k"), p, tt.ch)
+			v, verr := e.AppendValue([]byte("v"), p, tt.ch, time.UnixMilli(1))
 			if kerr == nil && verr == nil {
 				t.Errorf("no error for a malformed change")
 			}
@@ -238,50 +239,51 @@ func TestJSONMalformedChangesAreErrors(t *testing.T) {
 	}
 }
 
-// TestJSONPlanCacheFollowsRelationPointer: a changed table arrives as a new
-// *Relation; the encoder must use the new columns, never a stale plan.
-func TestJSONPlanCacheFollowsRelationPointer(t *testing.T) {
+// TestJSONPlanFollowsRelationPointer: a changed table arrives as a new
+// *Relation with a plan of its own; the encoder uses the new columns, and
+// a change given the plan of another relation (a stale one) is an error,
+// never a record of the wrong shape.
+func TestJSONPlanFollowsRelationPointer(t *testing.T) {
 	e := NewJSONEncoder(testJSONConfig)
 	v1 := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidInt4}}}
 	v2 := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidText}, {Name: "b", TypeOID: oidInt4}}}
 	for range 2 {
-		out, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: v1, After: Tuple{text("5")}}, time.UnixMilli(1))
+		out, err := e.AppendValue(nil, e.Plan(v1), &Change{Op: OpCreate, Relation: v1, After: Tuple{text("5")}}, time.UnixMilli(1))
 		if err != nil || !bytes.Contains(out, []byte(`"after":{"a":5}`)) {
 			t.Fatalf("v1: %s, %v", out, err)
 		}
-		out, err = e.AppendValue(nil, &Change{Op: OpCreate, Relation: v2, After: Tuple{text("5"), text("6")}}, time.UnixMilli(1))
+		out, err = e.AppendValue(nil, e.Plan(v2), &Change{Op: OpCreate, Relation: v2, After: Tuple{text("5"), text("6")}}, time.UnixMilli(1))
 		if err != nil || !bytes.Contains(out, []byte(`"after":{"a":"5","b":6}`)) {
 			t.Fatalf("v2: %s, %v", out, err)
 		}
 	}
-	// The cache stays bounded however many relation versions pass through.
-	for i := range maxPlans + 10 {
-		rel := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidInt4}}}
-		if _, err := e.AppendValue(nil, &Change{Op: OpCreate, Relation: rel, After: Tuple{text("1")}}, time.UnixMilli(int64(i))); err != nil {
-			t.Fatal(err)
-		}
+	ch := &Change{Op: OpCreate, Relation: v2, After: Tuple{text("5"), text("6")}}
+	if out, err := e.AppendValue([]byte("v"), e.Plan(v1), ch, time.UnixMilli(1)); !errors.Is(err, errPlanMismatch) || string(out) != "v" {
+		t.Errorf("value with v1's plan: %q, %v; want errPlanMismatch", out, err)
 	}
-	if len(e.plans.plans) > maxPlans {
-		t.Errorf("plan cache holds %d entries, bound is %d", len(e.plans.plans), maxPlans)
+	ch = &Change{Op: OpCreate, Relation: customers, After: rowAlice}
+	if out, ok, err := e.AppendKey([]byte("k"), nil, ch); !errors.Is(err, errPlanMismatch) || ok || string(out) != "k" {
+		t.Errorf("key without a plan: %q, %v, %v; want errPlanMismatch", out, ok, err)
 	}
 }
 
 // TestJSONEncodeZeroAllocs protects the throughput budget: encoding a
 // typical row into buffers with capacity allocates nothing once the
-// relation's plan is cached.
+// relation's plan is made.
 func TestJSONEncodeZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	e := NewJSONEncoder(testJSONConfig)
 	ch := &Change{Op: OpUpdate, Relation: customers, Before: keyOnly, After: rowAlice, Tx: testTx, LSN: 24023000}
+	p := e.Plan(customers)
 	kb, vb := make([]byte, 0, 256), make([]byte, 0, 1024)
 	allocs := testing.AllocsPerRun(100, func() {
 		var err error
-		if kb, _, err = e.AppendKey(kb[:0], ch); err != nil {
+		if kb, _, err = e.AppendKey(kb[:0], p, ch); err != nil {
 			t.Fatal(err)
 		}
-		if vb, err = e.AppendValue(vb[:0], ch, testNow); err != nil {
+		if vb, err = e.AppendValue(vb[:0], p, ch, testNow); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -318,7 +320,7 @@ func TestSnapshotSourceBlockFollowsItsInputs(t *testing.T) {
 			reused = NewJSONEncoder(cfg)
 		}
 		for i, ch := range changes {
-			got, err := reused.AppendValue(nil, ch, testNow)
+			got, err := reused.AppendValue(nil, reused.Plan(ch.Relation), ch, testNow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -326,7 +328,7 @@ func TestSnapshotSourceBlockFollowsItsInputs(t *testing.T) {
 			if schemas {
 				fresh = NewJSONSchemaEncoder(cfg)
 			}
-			want, err := fresh.AppendValue(nil, ch, testNow)
+			want, err := fresh.AppendValue(nil, fresh.Plan(ch.Relation), ch, testNow)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +346,7 @@ func TestEnvelopeTimesFollowNow(t *testing.T) {
 	e := NewJSONEncoder(testJSONConfig)
 	ch := &Change{Op: OpUpdate, Relation: customers, Before: keyOnly, After: rowAlice, Tx: testTx, LSN: 24023000}
 	for _, now := range []time.Time{testNow, testNow, testNow.Add(1234567 * time.Nanosecond), testNow.Add(1234567 * time.Nanosecond), testNow} {
-		out, err := e.AppendValue(nil, ch, now)
+		out, err := e.AppendValue(nil, e.Plan(ch.Relation), ch, now)
 		if err != nil {
 			t.Fatal(err)
 		}

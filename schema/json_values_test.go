@@ -24,7 +24,7 @@ func encodeColumn(t *testing.T, oid uint32, typmod int32, v Value) (string, erro
 	rel := &Relation{OID: 1, Schema: "public", Table: "t", ReplicaIdentity: 'd',
 		Columns: []Column{{Name: "c", TypeOID: oid, TypeMod: typmod}}}
 	ch := &Change{Op: OpCreate, Relation: rel, After: Tuple{v}}
-	out, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, ch, time.UnixMilli(1))
+	out, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, NewPlan(testJSONConfig, ch.Relation), ch, time.UnixMilli(1))
 	if err != nil {
 		if len(out) != 0 {
 			t.Errorf("AppendValue returned %q with an error; want dst unchanged", out)
@@ -196,7 +196,7 @@ func TestJSONUnavailableValueConfig(t *testing.T) {
 	cfg := testJSONConfig
 	cfg.UnavailableValue = "<toast \"x\">"
 	rel := &Relation{Schema: "s", Table: "t", Columns: []Column{{Name: "a", TypeOID: oidText}, {Name: "b", TypeOID: oidBytea}}}
-	out, err := NewJSONEncoder(cfg).AppendValue(nil, &Change{Op: OpUpdate, Relation: rel, After: Tuple{toast, toast}}, time.UnixMilli(1))
+	out, err := NewJSONEncoder(cfg).AppendValue(nil, NewPlan(cfg, rel), &Change{Op: OpUpdate, Relation: rel, After: Tuple{toast, toast}}, time.UnixMilli(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestValueErrorNamesTableColumnAndType(t *testing.T) {
 	rel := &Relation{Schema: "sales", Table: "orders", Columns: []Column{{Name: "id", TypeOID: oidInt8}, {Name: "qty", TypeOID: oidInt4}}}
 	ch := &Change{Op: OpCreate, Relation: rel, After: Tuple{text("1"), text(long)}}
 	dst := []byte("prefix")
-	out, err := NewJSONEncoder(testJSONConfig).AppendValue(dst, ch, time.UnixMilli(1))
+	out, err := NewJSONEncoder(testJSONConfig).AppendValue(dst, NewPlan(testJSONConfig, ch.Relation), ch, time.UnixMilli(1))
 	if string(out) != "prefix" {
 		t.Errorf("dst = %q, want it unchanged", out)
 	}

@@ -12,6 +12,7 @@ import (
 	"hash"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -91,8 +92,9 @@ func (r ColumnRewrite) Validate() error {
 	return nil
 }
 
-// BoundRewrite is a [ColumnRewrite] bound to one column. It holds a hash
-// state, so it belongs to one plan (one encoder, one goroutine).
+// BoundRewrite is a [ColumnRewrite] bound to one column. It is part of a
+// Plan, which encoders on several goroutines share: it is safe for
+// concurrent use (a hash's state is taken from a pool per call).
 type BoundRewrite struct {
 	kind RewriteKind
 	// strings and bytes say which converted values Debezium's converter
@@ -101,12 +103,11 @@ type BoundRewrite struct {
 	// ByteBuffer values (TruncateColumn.java:66-79).
 	strings, bytes bool
 	mask           []byte
-	limit          int // truncate: Chars; hash: the column's length, 0 for none
-	digest         hash.Hash
+	limit          int        // truncate: Chars; hash: the column's length, 0 for none
+	hashes         *sync.Pool // of *hashState, for RewriteHash
 	salt           []byte
 	v1             bool
 	params         []Param
-	sum            []byte
 }
 
 // Bind binds r to column c, whose values have the Connect schema value
@@ -122,7 +123,11 @@ func (r ColumnRewrite) Bind(c Column, value *Schema) *BoundRewrite {
 			b.mask = AppendMask(nil, r.Chars)
 			break
 		}
-		b.digest, _ = newDigest(r.Algorithm)
+		algorithm := r.Algorithm
+		b.hashes = &sync.Pool{New: func() any {
+			h, _ := newDigest(algorithm) // Validate refuses an unknown one
+			return &hashState{h: h}
+		}}
 		b.salt = []byte(r.Salt) // salt.getBytes(), UTF-8 (ColumnMappers.java:218-224)
 		b.v1 = r.Version == 1
 		if length > 0 && length < unknownLength {
@@ -198,24 +203,32 @@ func (b *BoundRewrite) rewriteDatum(d datum, null bool, buf *[]byte) (datum, boo
 // appendHash appends the lowercase hex digest of the salt and v, cut to
 // the column length (MaskStrings.java:144-157).
 func (b *BoundRewrite) appendHash(dst, v []byte) ([]byte, bool) {
-	b.digest.Reset()
-	b.digest.Write(b.salt)
+	st := b.hashes.Get().(*hashState)
+	defer b.hashes.Put(st)
+	st.h.Reset()
+	st.h.Write(b.salt)
 	if b.v1 {
-		b.sum = AppendJavaSerializedString(b.sum[:0], v)
+		st.sum = AppendJavaSerializedString(st.sum[:0], v)
 	} else {
 		// V2: value.toString().getBytes(), UTF-8 on Java 18+ and on the
 		// Debezium images (MaskStrings.java:176-181).
-		b.sum = append(b.sum[:0], v...)
+		st.sum = append(st.sum[:0], v...)
 	}
-	b.digest.Write(b.sum)
-	b.sum = b.digest.Sum(b.sum[:0])
-	n := hex.EncodedLen(len(b.sum))
+	st.h.Write(st.sum)
+	st.sum = st.h.Sum(st.sum[:0])
+	n := hex.EncodedLen(len(st.sum))
 	start := len(dst)
-	dst = hex.AppendEncode(dst, b.sum)
+	dst = hex.AppendEncode(dst, st.sum)
 	if b.limit > 0 && n > b.limit {
 		dst = dst[:start+b.limit]
 	}
 	return dst, true
+}
+
+// hashState is one use's digest and its scratch (input, then sum).
+type hashState struct {
+	h   hash.Hash
+	sum []byte
 }
 
 // AppendMask appends n '*' (ColumnMappers.java:189-204).

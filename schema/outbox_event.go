@@ -90,8 +90,9 @@ func (e *OutboxFieldError) Error() string {
 // is null or not a string, or a timestamp column that is not a
 // Timestamp, MicroTimestamp or NanoTimestamp, is an *OutboxFieldError
 // wrapped in a *ValueError naming the table and column; a value that does
-// not encode is a *ValueError. It does not block.
-func (e *JSONEncoder) OutboxEvent(ch *Change, c *OutboxConfig) (*OutboxEvent, error) {
+// not encode is a *ValueError. p is the plan of ch.Relation (AppendKey).
+// It does not block.
+func (e *JSONEncoder) OutboxEvent(p *Plan, ch *Change, c *OutboxConfig) (*OutboxEvent, error) {
 	rel := ch.Relation
 	if rel == nil || ch.After == nil {
 		return nil, errors.New("encode outbox event: the change has no row image")
@@ -99,7 +100,10 @@ func (e *JSONEncoder) OutboxEvent(ch *Change, c *OutboxConfig) (*OutboxEvent, er
 	if err := checkTuple(rel, ch.After); err != nil {
 		return nil, err
 	}
-	p := e.planFor(rel)
+	p, err := planOf(p, rel, 0)
+	if err != nil {
+		return nil, err
+	}
 	part := func(col string) (OutboxPart, Value, error) {
 		i := -1
 		for j, cl := range rel.Columns {

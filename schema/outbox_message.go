@@ -33,9 +33,9 @@ func (e *JSONEncoder) OutboxMessage(c *OutboxConfig, content []byte) (*OutboxEve
 	if err != nil {
 		return nil, err
 	}
-	base := e.plans.cfg.Name + "." + c.Schema + "." + c.Table
-	if e.plans.cfg.Route != nil {
-		base, _, _ = e.plans.cfg.Route(c.Schema, c.Table)
+	base := e.cfg.Name + "." + c.Schema + "." + c.Table
+	if e.cfg.Route != nil {
+		base, _, _ = e.cfg.Route(c.Schema, c.Table)
 	}
 	ev.valueName = base + "." + ev.RoutedBy + ".Value"
 	return ev, nil

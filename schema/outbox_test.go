@@ -118,7 +118,7 @@ func TestOutboxActionPerOperation(t *testing.T) {
 
 func outboxRecord(t *testing.T, enc *JSONEncoder, c *OutboxConfig, row Tuple) (*OutboxEvent, string, string, bool) {
 	t.Helper()
-	ev, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: outboxRel, After: row}, c)
+	ev, err := enc.OutboxEvent(enc.Plan(outboxRel), &Change{Op: OpCreate, Relation: outboxRel, After: row}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestOutboxRowFieldErrors(t *testing.T) {
 		{OutboxOptions{TimestampField: "tenant"}, row, "tenant"},
 		{OutboxOptions{}, nullType, "aggregatetype"},
 	} {
-		_, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: outboxRel, After: tt.row}, mustOutbox(t, tt.o))
+		_, err := enc.OutboxEvent(enc.Plan(outboxRel), &Change{Op: OpCreate, Relation: outboxRel, After: tt.row}, mustOutbox(t, tt.o))
 		var ve *ValueError
 		var fe *OutboxFieldError
 		if !errors.As(err, &ve) || ve.Table != "public.outbox" || ve.Column != tt.column || !errors.As(err, &fe) {
@@ -353,7 +353,7 @@ func FuzzParseOutboxMessage(f *testing.F) {
 func TestOutboxAvroReadsBackAsTheJSON(t *testing.T) {
 	enc, js := NewAvroEncoder(Config{Name: "shop"}), NewJSONEncoder(Config{Name: "shop"})
 	c := mustOutbox(t, OutboxOptions{ExpandJSONPayload: true, AdditionalPlacement: []string{"aggregatetype:envelope:type", "created:envelope"}})
-	ev, err := js.OutboxEvent(&Change{Op: OpCreate, Relation: outboxRel,
+	ev, err := js.OutboxEvent(js.Plan(outboxRel), &Change{Op: OpCreate, Relation: outboxRel,
 		After: outboxRow("Order", "42", `{"total": 10.5, "n": 3, "big": 10000000000, "lines": [{"sku": "a"}, {"sku": "b", "q": 2}], "tags": ["x"], "gone": null}`)}, c)
 	if err != nil {
 		t.Fatal(err)
@@ -526,7 +526,7 @@ func TestOutboxSchemaVersion(t *testing.T) {
 		Column{Name: "v", TypeOID: 23, TypeMod: -1})}
 	enc := NewJSONSchemaEncoder(Config{Name: "shop"})
 	c := mustOutbox(t, OutboxOptions{SchemaVersionField: "v", AdditionalPlacement: []string{"tenant:envelope"}})
-	ev, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: rel, After: append(outboxRow("Order", "1", "{}"), text("3"))}, c)
+	ev, err := enc.OutboxEvent(enc.Plan(rel), &Change{Op: OpCreate, Relation: rel, After: append(outboxRow("Order", "1", "{}"), text("3"))}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +541,7 @@ func TestOutboxSchemaVersion(t *testing.T) {
 		t.Error("a string version accepted")
 	}
 	c = mustOutbox(t, OutboxOptions{SchemaVersionField: "tenant"})
-	if _, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: outboxRel, After: outboxRow("Order", "1", "{}")}, c); err == nil {
+	if _, err := enc.OutboxEvent(enc.Plan(outboxRel), &Change{Op: OpCreate, Relation: outboxRel, After: outboxRow("Order", "1", "{}")}, c); err == nil {
 		t.Error("a text version column accepted")
 	}
 }
@@ -578,7 +578,7 @@ func TestOutboxPartitionPlacement(t *testing.T) {
 		{[]string{"p:partition", "big:partition"}, row("3", "1"), 0, false, "must be an integer (int32) column, not int64"},
 		{[]string{"p:partition"}, row("-1", "1"), 0, false, "the partition -1 is negative"},
 	} {
-		ev, err := enc.OutboxEvent(&Change{Op: OpCreate, Relation: &rel, After: tt.row}, mustOutbox(t, OutboxOptions{AdditionalPlacement: tt.placement}))
+		ev, err := enc.OutboxEvent(enc.Plan(&rel), &Change{Op: OpCreate, Relation: &rel, After: tt.row}, mustOutbox(t, OutboxOptions{AdditionalPlacement: tt.placement}))
 		var ve *ValueError
 		switch {
 		case tt.err != "":

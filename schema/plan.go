@@ -1,16 +1,27 @@
 package schema
 
-import "slices"
+import (
+	"errors"
+	"slices"
+)
 
 // This file holds what the encoders precompute once per *Relation: each
 // column's mapping (types.go), the escaped `"column":` prefixes, the
-// per-table part of the source block and the record schemas. A Relation is
-// immutable and a changed table gets a new pointer, so the pointer is the
-// cache key and an entry never goes stale; the cache is bounded so that a
-// session that sees many relation versions does not keep them all alive.
+// per-table part of the source block, the record schemas and their JSON
+// heads and Avro texts. NewPlan builds it whole; nothing in it changes
+// afterwards, so one plan serves any number of encoders on any number of
+// goroutines (a table copied on several connections shares its plan).
+// The caller keeps the plan beside the relation (connector's record plan):
+// a changed table gets a new *Relation and so a new plan.
 
-// relPlan is the precomputed encoding of one relation.
-type relPlan struct {
+// Plan is the precomputed encoding of one relation under one Config: what
+// AppendKey, AppendValue, Schemas and OutboxEvent take with a change of
+// that relation. Make it with NewPlan; it is immutable and safe for
+// concurrent use. It holds no registry ids: those depend on the subject a
+// schema is registered under, not on the relation (AvroIDs).
+type Plan struct {
+	rel   *Relation
+	cfg   Config // the config the plan was made for, with defaults (Relax)
 	cols  []*colType
 	names [][]byte // `"name":`, escaped
 	// defaults holds, per column, the Postgres text of the column's
@@ -47,52 +58,73 @@ type relPlan struct {
 	flatNames [][]byte
 	flatNull  *Schema
 
-	// Format-specific parts, filled by the encoder that owns the plan.
-	jsonKeyHead, jsonValueHead []byte // `{"schema":…,"payload":` (JSON with schemas)
+	// The format-specific parts, built with the rest for the formats
+	// Config.PlanFormats names (all when it is zero).
+	jsonKeyHead, jsonValueHead []byte // `{"schema":…,"payload":` (JSON with schemas); no key head without key
 	jsonNullHead               []byte // the same with flatNull
-	avro                       *avroPlan
+	avroKey, avroValue         string // the Avro schemas; avroKey "" without key columns
+	avroErr                    error  // the Avro schemas are not valid Avro
 }
 
-// maxPlans bounds a plan cache. Each session resends relations, and DDL
-// creates new versions; far fewer than this are live at once.
-const maxPlans = 4096
-
-// planCache maps relations to their plans for one encoder.
-type planCache struct {
-	cfg      Config
-	plans    map[*Relation]*relPlan
-	lastRel  *Relation
-	lastPlan *relPlan
-}
-
-func newPlanCache(cfg Config) planCache {
-	return planCache{cfg: cfg, plans: make(map[*Relation]*relPlan)}
-}
-
-// get returns the cached plan of rel and whether it was just built.
-func (c *planCache) get(rel *Relation) (*relPlan, bool) {
-	if rel == c.lastRel {
-		return c.lastPlan, false
-	}
-	p, ok := c.plans[rel]
-	if !ok {
-		if len(c.plans) >= maxPlans {
-			// Evict an arbitrary entry: cheap, and a miss only costs a
-			// rebuild.
-			for k := range c.plans {
-				delete(c.plans, k)
-				break
-			}
+// NewPlan returns the plan of rel's records under cfg, which must be valid
+// (Config.Validate) and the config of the encoders the plan is used with.
+// It calls cfg.OnUnknownType for each column of a type without a mapping.
+func NewPlan(cfg Config, rel *Relation) *Plan {
+	cfg = cfg.withDefaults()
+	p := buildPlan(&cfg, rel)
+	p.rel, p.cfg = rel, cfg
+	if p.serves(PlanJSONSchemas) {
+		if p.key != nil {
+			p.jsonKeyHead = schemaHead(p.key)
 		}
-		p = buildPlan(&c.cfg, rel)
-		c.plans[rel] = p
+		p.jsonValueHead = schemaHead(p.value)
+		if p.flat != nil {
+			p.jsonNullHead = schemaHead(p.flatNull)
+		}
 	}
-	c.lastRel, c.lastPlan = rel, p
-	return p, !ok
+	if p.serves(PlanAvro) {
+		if p.key != nil {
+			p.avroKey = renderAvro(p.key)
+		}
+		p.avroValue = renderAvro(p.value)
+		p.avroErr = checkAvro(rel.QualifiedName(), p.avroValue)
+		if p.avroErr == nil && p.avroKey != "" {
+			p.avroErr = checkAvro(rel.QualifiedName()+" (key)", p.avroKey)
+		}
+	}
+	return p
 }
 
-func buildPlan(cfg *Config, rel *Relation) *relPlan {
-	p := &relPlan{cols: make([]*colType, len(rel.Columns)), names: make([][]byte, len(rel.Columns)),
+// serves reports whether p has the parts of format f (Config.PlanFormats).
+func (p *Plan) serves(f PlanFormats) bool { return p.cfg.PlanFormats == 0 || p.cfg.PlanFormats&f != 0 }
+
+// Relax returns the plan of rel, another version of p's relation (the
+// same table with some NOT NULL columns made optional), under p's config.
+func (p *Plan) Relax(rel *Relation) *Plan { return NewPlan(p.cfg, rel) }
+
+// Relation returns the relation p was made for.
+func (p *Plan) Relation() *Relation { return p.rel }
+
+// errPlanMismatch is a change encoded with the plan of another relation.
+var errPlanMismatch = errors.New("internal: the change is encoded with the plan of another relation (or none)")
+
+// errPlanFormat is a plan used by an encoder whose format it does not serve.
+var errPlanFormat = errors.New("internal: the relation's plan was made without this encoder's format (Config.PlanFormats)")
+
+// planOf returns rel's plan p, or an error when p is not rel's or lacks
+// the parts of format need (0: none needed, plain JSON).
+func planOf(p *Plan, rel *Relation, need PlanFormats) (*Plan, error) {
+	switch {
+	case p == nil || p.rel != rel:
+		return nil, errPlanMismatch
+	case need != 0 && !p.serves(need):
+		return nil, errPlanFormat
+	}
+	return p, nil
+}
+
+func buildPlan(cfg *Config, rel *Relation) *Plan {
+	p := &Plan{cols: make([]*colType, len(rel.Columns)), names: make([][]byte, len(rel.Columns)),
 		defaults: make([]Value, len(rel.Columns)), nullsToDefault: !cfg.KeepNulls}
 	base := cfg.Name + "." + rel.Schema + "." + rel.Table
 	var keyField string
@@ -199,7 +231,7 @@ func withDefault(ct *colType, c Column) (*colType, Value, bool) {
 
 // shape fills vcols and rewrites from cfg.ShapeColumn, asked once per
 // column of the relation.
-func (p *relPlan) shape(cfg *Config, rel *Relation) {
+func (p *Plan) shape(cfg *Config, rel *Relation) {
 	p.vcols = p.cols
 	if cfg.ShapeColumn == nil {
 		return

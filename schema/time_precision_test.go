@@ -71,7 +71,7 @@ func TestTimePrecisionMicrosecondsAndNanoseconds(t *testing.T) {
 	one := &Relation{Schema: "public", Table: "t", Columns: []Column{{Name: "ts", TypeOID: oidTimestamp, TypeMod: 6}}}
 	for _, s := range []string{"2262-04-11 23:47:16.854776", "1677-09-21 00:12:43.145224"} {
 		ch := &Change{Op: OpCreate, Relation: one, After: Tuple{text(s)}}
-		_, err := NewJSONEncoder(cfg).AppendValue(nil, ch, time.UnixMilli(1))
+		_, err := NewJSONEncoder(cfg).AppendValue(nil, NewPlan(cfg, ch.Relation), ch, time.UnixMilli(1))
 		var ve *ValueError
 		if !errors.As(err, &ve) {
 			t.Errorf("%s in ns: %v, want a value error", s, err)

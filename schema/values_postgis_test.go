@@ -228,7 +228,7 @@ func TestPostGISNullsAndFallbacks(t *testing.T) {
 	}
 
 	del := &Change{Op: OpDelete, Relation: rel, Before: Tuple{text("1"), null, null, null, null, null, null}}
-	out, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, del, time.UnixMilli(1))
+	out, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, NewPlan(testJSONConfig, del.Relation), del, time.UnixMilli(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestPostGISValueThatIsNotEWKBIsAValueError(t *testing.T) {
 		{text("1"), null, null, text("{" + dbzPointEWKB + ":zz}"), text("{}"), text(dbzPointEWKB), text(dbzPointEWKB)},
 	} {
 		ch := &Change{Op: OpCreate, Relation: rel, After: after}
-		_, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, ch, time.UnixMilli(1))
+		_, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, NewPlan(testJSONConfig, ch.Relation), ch, time.UnixMilli(1))
 		var ve *ValueError
 		if !errors.As(err, &ve) || !errors.Is(err, ErrInvalidEWKB) {
 			t.Errorf("JSON of %v: err = %v, want a ValueError wrapping ErrInvalidEWKB", after, err)
@@ -270,7 +270,7 @@ func avroEncodeErr(t *testing.T, rel *Relation, ch *Change) error {
 	t.Helper()
 	e := NewAvroEncoder(testJSONConfig)
 	registered(t, e, rel)
-	_, err := e.AppendValue(nil, ch, time.UnixMilli(1))
+	_, err := e.AppendValue(nil, e.Plan(ch.Relation), testIDs, ch, time.UnixMilli(1))
 	return err
 }
 
@@ -315,7 +315,7 @@ func TestUnchangedToastedGeometry(t *testing.T) {
 	rel := postgisRelation()
 	after := Tuple{text("1"), toast, null, null, text("{}"), text(dbzPointEWKB), text(dbzPointEWKB)}
 	ch := &Change{Op: OpUpdate, Relation: rel, After: after}
-	if _, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, ch, time.UnixMilli(1)); !errors.Is(err, ErrUnchangedToastType) {
+	if _, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, NewPlan(testJSONConfig, ch.Relation), ch, time.UnixMilli(1)); !errors.Is(err, ErrUnchangedToastType) {
 		t.Errorf("JSON: err = %v, want ErrUnchangedToastType", err)
 	}
 	if err := avroEncodeErr(t, rel, ch); !errors.Is(err, ErrUnchangedToastType) {
@@ -324,7 +324,7 @@ func TestUnchangedToastedGeometry(t *testing.T) {
 	full := *rel
 	full.ReplicaIdentity = 'f'
 	old := Tuple{text("1"), text(dbzPolygonEWKB), null, null, text("{}"), text(dbzPointEWKB), text(dbzPointEWKB)}
-	out, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, &Change{Op: OpUpdate, Relation: &full, Before: old, After: after}, time.UnixMilli(1))
+	out, err := NewJSONEncoder(testJSONConfig).AppendValue(nil, NewPlan(testJSONConfig, &full), &Change{Op: OpUpdate, Relation: &full, Before: old, After: after}, time.UnixMilli(1))
 	want := `"after":{"pk":1,"p":{"wkb":"` + base64.StdEncoding.EncodeToString(mustHex(t, dbzPolygonEWKB)) + `","srid":null}`
 	if err != nil || !bytes.Contains(out, []byte(want)) {
 		t.Errorf("REPLICA IDENTITY FULL: %s %v, want %s", out, err, want)

@@ -227,7 +227,7 @@ func TestKeyOnlyDeleteOfANotNullVector(t *testing.T) {
 			{Name: "v", TypeOID: 90001, TypeMod: -1, Type: vec(c.name), NotNull: true},
 		}, KeyIndexes: []int{0}}
 		ch := &Change{Op: OpDelete, Relation: rel, Before: Tuple{text("1"), null}, Tx: testTx, LSN: 1}
-		out, err := NewJSONEncoder(Config{Name: "srv"}).AppendValue(nil, ch, testNow)
+		out, err := NewJSONEncoder(Config{Name: "srv"}).AppendValue(nil, NewPlan(Config{Name: "srv"}, ch.Relation), ch, testNow)
 		if !errors.Is(err, c.err) {
 			t.Fatalf("%s: %v, want %v", c.name, err, c.err)
 		}

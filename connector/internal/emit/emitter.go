@@ -212,9 +212,9 @@ func (e *Emitter) Change(ch *schema.Change) error {
 		}
 		if ch.Tx == nil {
 			// A non-transactional message is its own unit of durability.
-			return e.ownUnit(ch.LSN, func(a *delivery.TxAck) error { return e.produce(a, topic, ch, false) })
+			return e.ownUnit(ch.LSN, func(a *delivery.TxAck) error { return e.produce(a, topic, nil, ch, false) })
 		}
-		return e.produce(e.cur, topic, ch, false)
+		return e.produce(e.cur, topic, nil, ch, false)
 	}
 	r, err := e.route(ch)
 	if err != nil || r.Skip {
@@ -248,24 +248,25 @@ func (e *Emitter) Change(ch *schema.Change) error {
 		return e.tableError(r.Name, ch.LSN, r.KeyErr)
 	}
 	if !r.prepared {
-		rel, err := e.Enc.PrepareRelaxing(e.Ctx, r.Topic, r.Rel)
+		sp, err := e.Enc.PrepareRelaxing(e.Ctx, r.Topic, r.SchemaPlan)
 		if err != nil {
 			return e.tableError(r.Name, ch.LSN, err)
 		}
-		if rel != r.Rel { // the registry refused NOT NULL columns it had as optional
-			r.Rel, r.Nulls = rel, record.NewNullPlan(rel)
+		if sp != r.SchemaPlan { // the registry refused NOT NULL columns it had as optional
+			r.Relaxed(sp)
 		}
 		r.prepared = true
 	}
 	ch.Relation = r.Rel
-	if err := e.Enc.RelaxNulls(e.Ctx, r.Plan, ch); err != nil {
+	sp, err := e.Enc.RelaxNulls(e.Ctx, r.Plan, ch)
+	if err != nil {
 		return e.tableError(r.Name, ch.LSN, err)
 	}
 	write := e.changeOf
 	if r.Outbox {
 		write = e.outboxChange
 	}
-	if err := write(r.Plan, ch); err != nil {
+	if err := write(r.Plan, sp, ch); err != nil {
 		return e.tableError(r.Name, ch.LSN, err)
 	}
 	return nil
@@ -305,20 +306,20 @@ func (e *Emitter) tableError(table string, lsn schema.LSN, err error) error {
 	return nil
 }
 
-// changeOf writes one row change of a routed table.
-func (e *Emitter) changeOf(r *record.Plan, ch *schema.Change) error {
+// changeOf writes one row change of a routed table, encoded with sp.
+func (e *Emitter) changeOf(r *record.Plan, sp *schema.Plan, ch *schema.Change) error {
 	if ch.Op == schema.OpUpdate && record.KeyChanged(r.Rel, ch.Before, ch.After) {
 		// As Debezium: a delete and tombstone for the old key, then a
 		// create for the new one.
 		del, cre := *ch, *ch
 		del.Op, del.After = schema.OpDelete, nil
 		cre.Op, cre.Before = schema.OpCreate, nil
-		if err := e.produce(e.cur, r.Topic, &del, true); err != nil {
+		if err := e.produce(e.cur, r.Topic, sp, &del, true); err != nil {
 			return err
 		}
-		return e.produce(e.cur, r.Topic, &cre, false)
+		return e.produce(e.cur, r.Topic, sp, &cre, false)
 	}
-	return e.produce(e.cur, r.Topic, ch, ch.Op == schema.OpDelete)
+	return e.produce(e.cur, r.Topic, sp, ch, ch.Op == schema.OpDelete)
 }
 
 // route is the main worker's entry for a table: its plan (what is decided
@@ -364,7 +365,7 @@ func (e *Emitter) route(ch *schema.Change) (*route, error) {
 			return r, err
 		}
 		if r.WithKey(keyed, err); err == nil {
-			if err := e.relationChanged(keyed, ch); err != nil {
+			if err := e.relationChanged(r.SchemaPlan, ch); err != nil {
 				return r, err
 			}
 		}
@@ -380,7 +381,7 @@ func (e *Emitter) route(ch *schema.Change) (*route, error) {
 // envelope the table's record options decide instead which records a
 // change becomes (schema.FlatConfig.Records), after the numbering, as the
 // SMT runs on records Debezium has counted.
-func (e *Emitter) produce(a *delivery.TxAck, topic string, ch *schema.Change, tombstone bool) error {
+func (e *Emitter) produce(a *delivery.TxAck, topic string, sp *schema.Plan, ch *schema.Change, tombstone bool) error {
 	if !e.count(ch) {
 		return nil
 	}
@@ -390,7 +391,7 @@ func (e *Emitter) produce(a *delivery.TxAck, topic string, ch *schema.Change, to
 			return nil
 		}
 	}
-	rec, ts, err := e.w.Change(a, topic, ch, time.Now(), withValue, tombstone)
+	rec, ts, err := e.w.Change(a, topic, sp, ch, time.Now(), withValue, tombstone)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ func (e *Emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 			}
 			return err
 		}
-		if err := e.evolve(name, e.Enc.TopicOf(t.Schema, t.Table), keyed, m.DDL, lsn); err != nil {
+		if err := e.evolve(name, e.Enc.TopicOf(t.Schema, t.Table), e.Plans.SchemaPlanOf(keyed), m.DDL, lsn); err != nil {
 			return err
 		}
 		if e.checked == nil {
@@ -41,15 +41,15 @@ func (e *Emitter) evolveAtDDL(m *schema.DDLMessage, lsn schema.LSN) error {
 	return nil
 }
 
-// evolve checks rel, the new shape of table name from the change at lsn
-// on, against the subjects of topic, and applies the policy to a subject
-// that would refuse it (codec.evolve); a refusal parks the table. It
-// blocks while the registry is unreachable.
-func (e *Emitter) evolve(name, topic string, rel *schema.Relation, ddl string, lsn schema.LSN) error {
-	if !e.Enc.Registers() || e.Gate == nil || e.failed[name] || !e.view.Emits(name, rel.OID, e.commit) {
+// evolve checks sp's relation, the new shape of table name from the
+// change at lsn on, against the subjects of topic, and applies the policy
+// to a subject that would refuse it (Codec.Evolve); a refusal parks the
+// table. It blocks while the registry is unreachable.
+func (e *Emitter) evolve(name, topic string, sp *schema.Plan, ddl string, lsn schema.LSN) error {
+	if !e.Enc.Registers() || e.Gate == nil || e.failed[name] || !e.view.Emits(name, sp.Relation().OID, e.commit) {
 		return nil // JSON, a copy's catch-up, or a table the main worker does not write
 	}
-	if err := e.Enc.Evolve(e.Ctx, name, topic, rel, ddl); err != nil {
+	if err := e.Enc.Evolve(e.Ctx, name, topic, sp, ddl); err != nil {
 		if errors.As(err, new(*record.TableSchemaError)) {
 			return e.tableError(name, lsn, err)
 		}

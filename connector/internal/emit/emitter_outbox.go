@@ -16,8 +16,9 @@ import (
 // (schema.OutboxConfig.Action): an insert or snapshot row is one record,
 // a delete or truncate nothing, an update nothing but a warning, an
 // error-level log or (fatal) the table parked; an update of the key is a
-// delete and an insert, as Debezium sends it.
-func (e *Emitter) outboxChange(r *record.Plan, ch *schema.Change) error {
+// delete and an insert, as Debezium sends it. sp is the schema plan to
+// encode ch with.
+func (e *Emitter) outboxChange(r *record.Plan, sp *schema.Plan, ch *schema.Change) error {
 	o := e.Enc.Outbox()
 	if ch.Op == schema.OpUpdate && record.KeyChanged(r.Rel, ch.Before, ch.After) {
 		// Debezium writes a key change as a delete, its tombstone and a
@@ -26,10 +27,10 @@ func (e *Emitter) outboxChange(r *record.Plan, ch *schema.Change) error {
 		del, cre := *ch, *ch
 		del.Op, del.After = schema.OpDelete, nil
 		cre.Op, cre.Before = schema.OpCreate, nil
-		if err := e.outboxChange(r, &del); err != nil {
+		if err := e.outboxChange(r, sp, &del); err != nil {
 			return err
 		}
-		return e.outboxChange(r, &cre)
+		return e.outboxChange(r, sp, &cre)
 	}
 	if !e.count(ch) {
 		return nil // counted as Debezium counts records before its SMTs
@@ -49,7 +50,7 @@ func (e *Emitter) outboxChange(r *record.Plan, ch *schema.Change) error {
 		}
 		return nil
 	}
-	ev, err := o.Event(ch)
+	ev, err := o.Event(sp, ch)
 	if err != nil {
 		return &record.RecordError{Topic: r.Topic, LSN: ch.LSN, Err: err}
 	}

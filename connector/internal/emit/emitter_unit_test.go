@@ -100,7 +100,7 @@ func newEmitterFixture(t *testing.T, maxRecord int, ph map[string]*phases.State)
 	gate := phases.New(0, phs)
 	fm := testFormats(t, maxRecord)
 	fx.em = New(Config{Ctx: context.Background(), Sink: testMainSink(t, fx.f, fx.tracker), Tracker: fx.tracker, Topics: topics,
-		Enc: fm.Codec(), Counts: testEmitterCounts(), Prefix: "shop", Plans: record.NewPlanner(cfg, fm.Naming),
+		Enc: fm.Codec(), Counts: testEmitterCounts(), Prefix: "shop", Plans: record.NewPlanner(cfg, fm.Naming, fm.SchemaConfig()),
 		Include: func(string, string) bool { return true }, Keys: firstColumnKeyer{}, Opts: record.OptionsOf(&cfg),
 		Gate: gate, OnPromote: func([]*phases.State) {},
 		OnTableError: func(table string, _ schema.LSN, err error) { fx.parked = append(fx.parked, table) }})

@@ -89,9 +89,9 @@ func (e *Emitter) writeSchemaChange(sc *schema.SchemaChange, commit schema.LSN, 
 // replaced, and an older shape seen again is no change.
 //
 // The Relation messages (ch.Relation) are compared; the record describes
-// keyed, the relation the records are encoded with.
-func (e *Emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) error {
-	rel := ch.Relation
+// keyed, the relation the records are encoded with (sp's).
+func (e *Emitter) relationChanged(sp *schema.Plan, ch *schema.Change) error {
+	rel, keyed := ch.Relation, sp.Relation()
 	if e.Gate == nil || ch.Tx == nil {
 		return nil
 	}
@@ -149,7 +149,7 @@ func (e *Emitter) relationChanged(keyed *schema.Relation, ch *schema.Change) err
 	if created || stopped {
 		return nil
 	}
-	return e.evolve(name, e.Enc.TopicOf(rel.Schema, rel.Table), keyed, "", ch.LSN)
+	return e.evolve(name, e.Enc.TopicOf(rel.Schema, rel.Table), sp, "", ch.LSN)
 }
 
 // truncated writes the TRUNCATE schema change of a table's truncate

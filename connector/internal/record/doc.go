@@ -1,6 +1,7 @@
 // Package record makes the records: one Plan per relation (its topic, its
-// key, the envelope, whether it is the outbox table, decided once by the
-// Planner and holding nothing that changes per record or per phase), the
+// key, the envelope, whether it is the outbox table, and the relation's
+// one schema.Plan, decided once by the Planner and holding nothing that
+// changes per record or per phase), the
 // key rule as a pure function of the catalog's answer (KeyColumns), the
 // codecs of format.key and format.value (JSON, JSON with schemas, Avro in
 // Confluent's wire format), the Schema Registry client with its shared
@@ -14,6 +15,9 @@
 // what to write and when) and above the delivery (which the Writer hands
 // records to, counting them in its Tracker). A Codec is not safe for
 // concurrent use: each worker has its own, from the Formats they share.
+// A schema.Plan is immutable: the stream and every copy connection of a
+// table encode with the one its record Plan made; what depends on the
+// subject (the registry ids) each Codec keeps per plan (avro_ids.go).
 //
 // It must not import connector, emit, snapshot or pgsource (no catalog
 // query: the catalog's answer is an argument), nor phases directly (a

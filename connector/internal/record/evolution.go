@@ -66,13 +66,13 @@ func (e *SchemaEvolutionError) Error() string {
 		"then run `mooncdc resnapshot` for the table", e.Table, e.Subject, ddl, msg)
 }
 
-// evolveRefused applies the policy to a registration of rel's schemas on
+// evolveRefused applies the policy to a registration of sp's schemas on
 // topic that the registry refused (err) with no check at a DDL before it:
 // a copy's catch-up over the change, a shape changed while mooncdc was
 // stopped, or a DDL check that could not be made. Under park err stands;
 // new_subject and force act on the refused subject (key, value or both)
 // and register again.
-func (c *Codec) evolveRefused(ctx context.Context, topic string, rel *schema.Relation, err error) error {
+func (c *Codec) evolveRefused(ctx context.Context, topic string, sp *schema.Plan, err error) error {
 	reg := c.reg
 	for range 2 { // the key and the value subject
 		var inc *SchemaIncompatibleError
@@ -84,7 +84,7 @@ func (c *Codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 		if isKey {
 			enc = c.keyAvro
 		}
-		text, terr := avroSchemaOf(enc, rel, isKey)
+		text, terr := avroSchemaOf(enc, sp, isKey)
 		if enc == nil || terr != nil || text == "" {
 			return err
 		}
@@ -97,7 +97,7 @@ func (c *Codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 		if perr != nil {
 			return refusal(ctx, perr)
 		}
-		if err = c.Prepare(ctx, topic, rel); err == nil {
+		if err = c.Prepare(ctx, topic, sp); err == nil {
 			return nil
 		}
 	}
@@ -108,14 +108,14 @@ func (c *Codec) evolveRefused(ctx context.Context, topic string, rel *schema.Rel
 // configured).
 func (c *Codec) Registers() bool { return c.reg != nil }
 
-// Evolve checks rel, the new shape of table name, against the subjects
+// Evolve checks sp's relation, the new shape of table name, against the subjects
 // of topic, and applies schema_registry.evolution to a subject that would
 // refuse it: nil when the registry accepts it (the first row registers
 // it), or after a new subject or a forced schema; a *tableSchemaError
 // (the table is to be parked) when the policy is park or the registry
 // refuses; other errors (stopping, credentials, the registry unreachable)
 // as they are. It blocks while the registry is unreachable.
-func (c *Codec) Evolve(ctx context.Context, name, topic string, rel *schema.Relation, ddl string) error {
+func (c *Codec) Evolve(ctx context.Context, name, topic string, sp *schema.Plan, ddl string) error {
 	reg := c.reg
 	for _, role := range []struct {
 		enc   *schema.AvroEncoder
@@ -124,11 +124,11 @@ func (c *Codec) Evolve(ctx context.Context, name, topic string, rel *schema.Rela
 		if role.enc == nil {
 			continue
 		}
-		text, err := avroSchemaOf(role.enc, rel, role.isKey)
+		text, err := avroSchemaOf(role.enc, sp, role.isKey)
 		if err != nil || text == "" {
 			continue // not valid Avro: the first row parks the table, saying why
 		}
-		loose, _ := avroSchemaOf(role.enc, allOptional(rel), role.isKey)
+		loose, _ := avroSchemaOf(role.enc, allOptional(sp), role.isKey)
 		if loose == text {
 			loose = "" // no NOT NULL column to relax: one question is enough
 		}
@@ -176,9 +176,9 @@ func refusal(ctx context.Context, err error) error {
 	return &TableSchemaError{Err: err}
 }
 
-// avroSchemaOf is the key or value schema of rel's records.
-func avroSchemaOf(enc *schema.AvroEncoder, rel *schema.Relation, isKey bool) (string, error) {
-	k, v, err := enc.Schemas(rel)
+// avroSchemaOf is the key or value schema of sp's records.
+func avroSchemaOf(enc *schema.AvroEncoder, sp *schema.Plan, isKey bool) (string, error) {
+	k, v, err := enc.Schemas(sp)
 	if isKey {
 		return k, err
 	}

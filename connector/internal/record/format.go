@@ -13,10 +13,9 @@ import (
 )
 
 // recordEncoder is what both record formats offer (schema.JSONEncoder,
-// schema.AvroEncoder).
+// schema.AvroEncoder); a change's key and value each format encodes with
+// its own arguments (Codec.AppendKey).
 type recordEncoder interface {
-	AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error)
-	AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error)
 	MarkSnapshot(value []byte, from, to string) ([]byte, bool)
 	AppendTxKey(dst []byte, ev *schema.TxEvent) ([]byte, error)
 	AppendTxValue(dst []byte, ev *schema.TxEvent) ([]byte, error)
@@ -26,12 +25,16 @@ type recordEncoder interface {
 
 // Codec encodes records with the configured key and value formats. Each
 // worker has its own (encoders are not safe for concurrent use); they
-// share the pipeline's registry. Before the first record of a relation
-// (or of logical messages), prepare registers its Avro schemas.
+// share the pipeline's registry. A change is encoded with its relation's
+// schema plan (Plan.SchemaPlan), which the codecs of all workers share.
+// Before the first record of a relation's plan (or of logical messages),
+// Prepare registers its Avro schemas and keeps their ids.
 type Codec struct {
 	naming             config.TopicNaming // the topic of each table's records
 	key, value         recordEncoder
+	keyJSON, valueJSON *schema.JSONEncoder // the JSON formats (nil for Avro)
 	keyAvro, valueAvro *schema.AvroEncoder
+	ids                avroIDs // the registry ids of the plans Prepare registered
 	reg                *Registry
 	maxRecord          int // kafka.max_record_bytes
 	// flat is format.envelope flat (nil for debezium); meta gives its
@@ -71,12 +74,27 @@ func EncoderConfig(cfg *config.Config, database string, naming config.TopicNamin
 		IntervalMode: f.IntervalHandlingMode, HstoreMode: f.HstoreHandlingMode,
 		MoneyFractionDigits: &moneyDigits, IncludeUnknownDatatypes: f.IncludeUnknownDatatypes,
 		KeepNulls: !f.ReplaceNullWithDefault, OnUnknownType: onUnknownType,
-		ShapeColumn: columns.ShapeFunc(),
+		ShapeColumn: columns.ShapeFunc(), PlanFormats: planFormats(f),
 		Route: func(schemaName, table string) (string, string, string) {
 			tt := naming.Of(schemaName, table)
 			return tt.SchemaName, tt.KeyField, tt.KeyValue
 		},
 	}
+}
+
+// planFormats are the formats of format.key and format.value, which the
+// relations' schema plans serve (as Codec picks their encoders).
+func planFormats(f config.FormatConfig) schema.PlanFormats {
+	pf := schema.PlanJSON
+	for _, format := range []string{f.Key, f.Value} {
+		switch {
+		case format == config.FormatAvro:
+			pf |= schema.PlanAvro
+		case f.JSONSchemas:
+			pf |= schema.PlanJSONSchemas
+		}
+	}
+	return pf
 }
 
 // NewFormats makes the formats of format (with the encoders' settings
@@ -85,6 +103,10 @@ func EncoderConfig(cfg *config.Config, database string, naming config.TopicNamin
 func NewFormats(format config.FormatConfig, enc schema.Config, reg *Registry, naming config.TopicNaming, maxRecord int, log *zap.Logger) *Formats {
 	return &Formats{cfg: format, enc: enc, Registry: reg, Naming: naming, MaxRecord: maxRecord, log: log}
 }
+
+// SchemaConfig is the encoders' settings, which the record plans make
+// their schema plans with (NewPlanner).
+func (f *Formats) SchemaConfig() schema.Config { return f.enc }
 
 // Codec returns a new codec for one worker.
 func (f *Formats) Codec() *Codec {
@@ -105,23 +127,29 @@ func (f *Formats) Codec() *Codec {
 	}
 	c.key, c.keyAvro = pick(f.cfg.Key)
 	c.value, c.valueAvro = pick(f.cfg.Value)
+	c.keyJSON, _ = c.key.(*schema.JSONEncoder)
+	c.valueJSON, _ = c.value.(*schema.JSONEncoder)
 	if ob, _ := f.cfg.SchemaOutbox(); ob != nil { // refused by Validate when it fails
 		o := &OutboxCodec{cfg: ob, rows: schema.NewJSONEncoder(cfg), keyAvro: c.keyAvro, valueAvro: c.valueAvro,
 			reg: f.Registry, valid: map[string]bool{}, log: f.log.Named("outbox")}
-		o.key, _ = c.key.(*schema.JSONEncoder)
-		o.value, _ = c.value.(*schema.JSONEncoder)
+		o.key, o.value = c.keyJSON, c.valueJSON
 		c.outbox = o
 	}
 	return c
 }
 
-// Prepare registers the Avro schemas of rel's records on topic (rel nil:
-// logical messages) under TopicNameStrategy, <topic>-key and
-// <topic>-value. It blocks while the registry is unreachable; a schema the
-// registry refuses, or that is not valid Avro, is a *tableSchemaError.
-func (c *Codec) Prepare(ctx context.Context, topic string, rel *schema.Relation) error {
+// Prepare registers the Avro schemas of the records of plan p on topic (p
+// nil: logical messages) under TopicNameStrategy, <topic>-key and
+// <topic>-value, and keeps their ids for p. It blocks while the registry
+// is unreachable; a schema the registry refuses, or that is not valid
+// Avro, is a *TableSchemaError.
+func (c *Codec) Prepare(ctx context.Context, topic string, p *schema.Plan) error {
+	var ids *schema.AvroIDs
+	if p != nil && (c.keyAvro != nil || c.valueAvro != nil) {
+		ids = c.ids.of(p)
+	}
 	return c.register(ctx, topic, func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error {
-		return enc.Register(rel, key, value, register)
+		return enc.Register(p, ids, key, value, register)
 	})
 }
 
@@ -198,12 +226,21 @@ func (c *Codec) AppendSchemaChangeValue(dst []byte, sc *schema.SchemaChange) ([]
 	return c.value.AppendSchemaChangeValue(dst, sc)
 }
 
-func (c *Codec) AppendKey(dst []byte, ch *schema.Change) ([]byte, bool, error) {
-	return c.key.AppendKey(dst, ch)
+// AppendKey and AppendValue encode ch, a change of the relation of plan p
+// (nil for a logical message); with Avro, p's schemas are registered
+// (Prepare).
+func (c *Codec) AppendKey(dst []byte, p *schema.Plan, ch *schema.Change) ([]byte, bool, error) {
+	if c.keyAvro != nil {
+		return c.keyAvro.AppendKey(dst, p, c.ids.get(p), ch)
+	}
+	return c.keyJSON.AppendKey(dst, p, ch)
 }
 
-func (c *Codec) AppendValue(dst []byte, ch *schema.Change, now time.Time) ([]byte, error) {
-	return c.value.AppendValue(dst, ch, now)
+func (c *Codec) AppendValue(dst []byte, p *schema.Plan, ch *schema.Change, now time.Time) ([]byte, error) {
+	if c.valueAvro != nil {
+		return c.valueAvro.AppendValue(dst, p, c.ids.get(p), ch, now)
+	}
+	return c.valueJSON.AppendValue(dst, p, ch, now)
 }
 
 // MarkSnapshot rewrites a snapshot record's source.snapshot marker.

@@ -23,11 +23,11 @@ import (
 //     the table's NOT NULL columns are made optional for good
 //     (prepareRelaxing), and only a refusal of that too parks the table.
 
-// NullPlan is a relation's NOT NULL columns and the relaxed relations made
-// for the sets of them that carried a NULL.
+// NullPlan is a relation's NOT NULL columns and the plans of the relaxed
+// relations made for the sets of them that carried a NULL.
 type NullPlan struct {
-	NotNull []int                       // indexes of rel's NOT NULL columns
-	relaxed map[uint64]*schema.Relation // by the set of relaxed columns (bit i: notNull[i]; bit 63: the rest)
+	NotNull []int                   // indexes of rel's NOT NULL columns
+	relaxed map[uint64]*schema.Plan // by the set of relaxed columns (bit i: notNull[i]; bit 63: the rest)
 }
 
 func NewNullPlan(rel *schema.Relation) *NullPlan {
@@ -56,12 +56,13 @@ func (p *NullPlan) NullMask(ch *schema.Change) uint64 {
 	return mask
 }
 
-// RelaxedFor returns rel with the columns of mask optional, made once per
-// mask.
-func (p *NullPlan) RelaxedFor(rel *schema.Relation, mask uint64) *schema.Relation {
+// RelaxedFor returns the plan of sp's relation with the columns of mask
+// optional, made once per mask.
+func (p *NullPlan) RelaxedFor(sp *schema.Plan, mask uint64) *schema.Plan {
 	if r, ok := p.relaxed[mask]; ok {
 		return r
 	}
+	rel := sp.Relation()
 	out := *rel
 	out.Columns = append([]schema.Column(nil), rel.Columns...)
 	for bit, col := range p.NotNull {
@@ -70,56 +71,59 @@ func (p *NullPlan) RelaxedFor(rel *schema.Relation, mask uint64) *schema.Relatio
 		}
 	}
 	if p.relaxed == nil {
-		p.relaxed = map[uint64]*schema.Relation{}
+		p.relaxed = map[uint64]*schema.Plan{}
 	}
-	p.relaxed[mask] = &out
-	return &out
+	r := sp.Relax(&out)
+	p.relaxed[mask] = r
+	return r
 }
 
-// allOptional returns rel with every NOT NULL column optional (rel itself
-// when it has none).
-func allOptional(rel *schema.Relation) *schema.Relation {
-	p := NewNullPlan(rel)
+// allOptional returns the plan of sp's relation with every NOT NULL column
+// optional (sp itself when it has none).
+func allOptional(sp *schema.Plan) *schema.Plan {
+	p := NewNullPlan(sp.Relation())
 	if len(p.NotNull) == 0 {
-		return rel
+		return sp
 	}
-	return p.RelaxedFor(rel, ^uint64(0))
+	return p.RelaxedFor(sp, ^uint64(0))
 }
 
-// PrepareRelaxing registers rel's record schemas (prepare) and returns the
-// relation to encode with: rel, or, when the registry refuses rel's schema
-// as incompatible and rel has NOT NULL columns, rel with all of them
-// optional, if the registry accepts that; else what the schema evolution
-// policy makes of the refusal (evolution.go).
-func (c *Codec) PrepareRelaxing(ctx context.Context, topic string, rel *schema.Relation) (*schema.Relation, error) {
-	err := c.Prepare(ctx, topic, rel)
+// PrepareRelaxing registers the record schemas of plan sp (Prepare) and
+// returns the plan to encode with: sp, or, when the registry refuses sp's
+// schema as incompatible and its relation has NOT NULL columns, the plan
+// of the relation with all of them optional, if the registry accepts
+// that; else what the schema evolution policy makes of the refusal
+// (evolution.go).
+func (c *Codec) PrepareRelaxing(ctx context.Context, topic string, sp *schema.Plan) (*schema.Plan, error) {
+	err := c.Prepare(ctx, topic, sp)
 	if err == nil || !errors.As(err, new(*SchemaIncompatibleError)) {
-		return rel, err
+		return sp, err
 	}
-	loose := allOptional(rel)
-	if loose == rel {
-		return rel, c.evolveRefused(ctx, topic, rel, err)
+	loose := allOptional(sp)
+	if loose == sp {
+		return sp, c.evolveRefused(ctx, topic, sp, err)
 	}
 	if err2 := c.Prepare(ctx, topic, loose); err2 != nil {
-		return rel, c.evolveRefused(ctx, topic, rel, err) // the first refusal says more
+		return sp, c.evolveRefused(ctx, topic, sp, err) // the first refusal says more
 	}
 	return loose, nil
 }
 
 // RelaxNulls points ch at a relation that admits its NULLs, registering
-// that relation's schemas first; ch is left alone when it has none.
-func (c *Codec) RelaxNulls(ctx context.Context, r *Plan, ch *schema.Change) error {
+// that relation's schemas first, and returns the plan to encode ch with:
+// r's own when ch has no such NULL (ch is then left alone).
+func (c *Codec) RelaxNulls(ctx context.Context, r *Plan, ch *schema.Change) (*schema.Plan, error) {
 	if r.Nulls == nil || len(r.Nulls.NotNull) == 0 {
-		return nil
+		return r.SchemaPlan, nil
 	}
 	mask := r.Nulls.NullMask(ch)
 	if mask == 0 {
-		return nil
+		return r.SchemaPlan, nil
 	}
-	rel := r.Nulls.RelaxedFor(r.Rel, mask)
-	if _, err := c.PrepareRelaxing(ctx, r.Topic, rel); err != nil {
-		return err
+	sp := r.Nulls.RelaxedFor(r.SchemaPlan, mask)
+	if _, err := c.PrepareRelaxing(ctx, r.Topic, sp); err != nil {
+		return nil, err
 	}
-	ch.Relation = rel
-	return nil
+	ch.Relation = sp.Relation()
+	return sp, nil
 }

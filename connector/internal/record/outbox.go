@@ -122,9 +122,10 @@ func (o *OutboxCodec) record(ctx context.Context, rec *kgo.Record, ch *schema.Ch
 	return nil
 }
 
-// Event returns the outbox event of ch, a change of the outbox table.
-func (o *OutboxCodec) Event(ch *schema.Change) (*schema.OutboxEvent, error) {
-	return o.rows.OutboxEvent(ch, o.cfg)
+// Event returns the outbox event of ch, a change of the outbox table
+// whose schema plan is sp.
+func (o *OutboxCodec) Event(sp *schema.Plan, ch *schema.Change) (*schema.OutboxEvent, error) {
+	return o.rows.OutboxEvent(sp, ch, o.cfg)
 }
 
 // Message returns the outbox event a logical message's content holds.

@@ -28,7 +28,7 @@ func TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := NewPlanner(cfg, naming)
+	pl := NewPlanner(cfg, naming, schema.Config{Name: "shop"})
 	for _, tc := range []struct {
 		table                             string
 		captured                          bool
@@ -58,6 +58,11 @@ func TestRecordPlanDecidesTopicKeyAndEnvelopeOncePerRelation(t *testing.T) {
 	r.WithKey(keyed, nil)
 	if r.Rel != keyed || r.KeyErr != nil || r.Nulls == nil || len(r.Nulls.NotNull) != 1 {
 		t.Errorf("withKey: %+v", r)
+	}
+	// The schema plan is made with the record plan, of the relation it
+	// encodes with; a copy's connections share it (snapshot: copy_rows.go).
+	if r.SchemaPlan == nil || r.SchemaPlan.Relation() != keyed {
+		t.Errorf("WithKey made no schema plan of the keyed relation: %+v", r.SchemaPlan)
 	}
 	r = pl.Plan(testRelation(7, "customers"), true)
 	kerr := &KeyRuleError{errors.New("no such column")}

@@ -86,15 +86,16 @@ func NewWriter(enc *Codec, s delivery.Sink, a *Acks) *Writer {
 	return &Writer{Codec: enc, Sink: s, acks: a}
 }
 
-// Change encodes ch into a record for topic in unit a, with its headers
+// Change encodes ch, with sp, its relation's schema plan (nil for a
+// logical message), into a record for topic in unit a, with its headers
 // (headers.go, flatheaders.go); with tombstone, also the tombstone that
 // follows it (same key and headers, a null value; nil when ch has no
 // key). Nothing is sent: send them in order. A key-only record (withValue
 // false) is the delete-to-tombstone of the flat envelope: the delete
 // itself with a null value.
-func (w *Writer) Change(a *delivery.TxAck, topic string, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
+func (w *Writer) Change(a *delivery.TxAck, topic string, sp *schema.Plan, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
 	rec = w.acks.pool.get()
-	key, hasKey, err := w.Codec.AppendKey(rec.Key[:0], ch)
+	key, hasKey, err := w.Codec.AppendKey(rec.Key[:0], sp, ch)
 	if err != nil {
 		rec.Key = key[:0]
 		w.acks.pool.put(rec)
@@ -102,7 +103,7 @@ func (w *Writer) Change(a *delivery.TxAck, topic string, ch *schema.Change, now 
 	}
 	var value []byte
 	if withValue {
-		value, err = w.Codec.AppendValue(rec.Value[:0], ch, now)
+		value, err = w.Codec.AppendValue(rec.Value[:0], sp, ch, now)
 		if err == nil {
 			err = w.Codec.checkSize(key, value)
 		}

@@ -147,7 +147,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	snap := tracker.Begin()
 	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
 		acks: record.NewAcks(tracker, new(record.Pool), nil), sink: out,
-		rows: c.counts.Rows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.Outbox,
+		rows: c.counts.Rows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.Outbox, plan: plan.SchemaPlan,
 		cp: rs.newCheckpoints(parts)}
 	prog.copying(rs.estimate(info.reltuples, prog), &o.count)
 	// Every copy has the series, 0 when it copies from zero.
@@ -225,6 +225,8 @@ type snapshotOut struct {
 	// outbox: the table is format.outbox.table; its rows are outbox
 	// events, which carry no snapshot marker.
 	outbox bool
+	// plan is the table's schema plan, which its connections share.
+	plan *schema.Plan
 	// cp is a resumable copy's per-chunk checkpoints (copy_checkpoint.go),
 	// nil for another copy.
 	cp *checkpoints
@@ -240,6 +242,7 @@ type chunkWriter struct {
 	out   *snapshotOut
 	w     *record.Writer
 	rel   *schema.Relation
+	plan  *schema.Plan // rel's: the copy's, or relaxed (record.Codec.PrepareRelaxing)
 	ch    schema.Change
 	tuple schema.Tuple
 	buf   []byte
@@ -282,13 +285,13 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	w.ctx = ctx
 	// A snapshot row meets today's NOT NULL; only the registry may hold
 	// those columns as optional (record: nullable.go).
-	encRel, err := w.w.Codec.PrepareRelaxing(ctx, w.out.topic, rel)
+	sp, err := w.w.Codec.PrepareRelaxing(ctx, w.out.topic, w.out.plan)
 	if err != nil {
 		// A stop ends the registry's retries (registry.sleep) a moment
 		// before it ends ctx: that is no fault of the table's.
 		return &CopyError{permanent: ctx.Err() == nil && !errors.Is(err, context.Canceled), Err: err}
 	}
-	w.rel, w.ch.Relation = encRel, encRel
+	w.plan, w.rel, w.ch.Relation = sp, sp.Relation(), sp.Relation()
 	w.beginChunk(ch)
 	// A COPY that receives nothing for the link timeout is aborted (its
 	// connection closed) and the copy retried: a resumed copy keeps the
@@ -355,7 +358,7 @@ func (w *chunkWriter) row(line []byte) error {
 	if !w.out.started.Load() && w.out.started.CompareAndSwap(false, true) {
 		w.ch.Snapshot = w.out.run.firstMarker()
 	}
-	rec, err := w.out.encode(w.w, &w.ch, w.now)
+	rec, err := w.out.encode(w.w, w.plan, &w.ch, w.now)
 	if err != nil {
 		return err
 	}
@@ -436,12 +439,12 @@ func (o *snapshotOut) finish() error {
 
 // encode turns a snapshot row into a record, and strikes its key from the
 // stale keys. A record that cannot be made fails the copy for good.
-func (o *snapshotOut) encode(w *record.Writer, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+func (o *snapshotOut) encode(w *record.Writer, sp *schema.Plan, ch *schema.Change, now time.Time) (*kgo.Record, error) {
 	if o.outbox {
-		return o.encodeOutbox(w, ch, now)
+		return o.encodeOutbox(w, sp, ch, now)
 	}
 	ch.Seq = int(o.count.Add(1) - 1) // a snapshot row's number in its copy (HeaderTxSeq)
-	rec, _, err := w.Change(o.ack, o.topic, ch, now, true, false)
+	rec, _, err := w.Change(o.ack, o.topic, sp, ch, now, true, false)
 	if err != nil {
 		return nil, &CopyError{permanent: true, Err: err}
 	}
@@ -454,8 +457,8 @@ func (o *snapshotOut) encode(w *record.Writer, ch *schema.Change, now time.Time)
 // encodeOutbox turns a snapshot row of the outbox table into its event's
 // record: Debezium's EventRouter takes a read (op r) as it takes an insert
 // (EventRouterDelegate.java:111-123 sets aside only d and u).
-func (o *snapshotOut) encodeOutbox(w *record.Writer, ch *schema.Change, now time.Time) (*kgo.Record, error) {
-	ev, err := w.Codec.Outbox().Event(ch)
+func (o *snapshotOut) encodeOutbox(w *record.Writer, sp *schema.Plan, ch *schema.Change, now time.Time) (*kgo.Record, error) {
+	ev, err := w.Codec.Outbox().Event(sp, ch)
 	if err == nil {
 		err = record.CheckRoutedTopic(ev.Topic)
 	}

@@ -130,7 +130,7 @@ func (p *schemaPrefetch) prefetch(ctx context.Context, tables []string) {
 // describedTable is a table as its copy will encode it.
 type describedTable struct {
 	name, topic string
-	rel         *schema.Relation
+	plan        *schema.Plan // the table's schema plan, as its copy makes it
 }
 
 // describe sends the tables as describeTable and the planner give them
@@ -183,7 +183,8 @@ func (p *schemaPrefetch) describeOne(ctx context.Context, conn *pgx.Conn, name s
 	if !plan.OwnTopic() {
 		return describedTable{}, false // the outbox table: its copy decides
 	}
-	return describedTable{name: name, topic: plan.Topic, rel: info.rel}, true
+	plan.WithKey(info.rel, nil) // describeTable keyed it
+	return describedTable{name: name, topic: plan.Topic, plan: plan.SchemaPlan}, true
 }
 
 // registerSchemas registers the key and value schemas of the tables it
@@ -206,7 +207,7 @@ func registerSchemas(ctx context.Context, f *record.Formats, tables <-chan descr
 				if ctx.Err() != nil {
 					continue // drain: the sender does not block on a stopped prefetch
 				}
-				if err := c.Prepare(ctx, t.topic, t.rel); err != nil {
+				if err := c.Prepare(ctx, t.topic, t.plan); err != nil {
 					if errors.As(err, new(*config.ConfigError)) {
 						cancel()
 					}

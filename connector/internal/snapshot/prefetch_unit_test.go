@@ -39,7 +39,7 @@ func TestPrefetchRegistersManyTablesAtOnceAndTheCopiesFindThem(t *testing.T) {
 		defer close(in)
 		for i := range tables {
 			name := fmt.Sprintf("t%03d", i)
-			in <- describedTable{name: "public." + name, topic: "shop.public." + name, rel: keyedRelation(uint32(1000+i), name)}
+			in <- describedTable{name: "public." + name, topic: "shop.public." + name, plan: schema.NewPlan(f.SchemaConfig(), keyedRelation(uint32(1000+i), name))}
 		}
 	}()
 	start := time.Now()
@@ -59,7 +59,7 @@ func TestPrefetchRegistersManyTablesAtOnceAndTheCopiesFindThem(t *testing.T) {
 	c := f.Codec()
 	for i := range tables {
 		name := fmt.Sprintf("t%03d", i)
-		if err := c.Prepare(context.Background(), "shop.public."+name, keyedRelation(uint32(1000+i), name)); err != nil {
+		if err := c.Prepare(context.Background(), "shop.public."+name, schema.NewPlan(f.SchemaConfig(), keyedRelation(uint32(1000+i), name))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,6 +77,13 @@ func TestPrefetchRegistersManyTablesAtOnceAndTheCopiesFindThem(t *testing.T) {
 // registered in reg.
 func avroTestFormats(t *testing.T, reg *srtest.Registry) *record.Formats {
 	t.Helper()
+	return avroTestFormatsWith(t, reg, func(*schema.Config) {})
+}
+
+// avroTestFormatsWith is avroTestFormats with the encoders' settings as
+// edit leaves them.
+func avroTestFormatsWith(t *testing.T, reg *srtest.Registry, edit func(*schema.Config)) *record.Formats {
+	t.Helper()
 	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
@@ -91,5 +98,7 @@ func avroTestFormats(t *testing.T, reg *srtest.Registry) *record.Formats {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return record.NewFormats(cfg.Format, record.EncoderConfig(&cfg, "shop", naming, nil, nil), r, naming, int(cfg.Kafka.MaxRecordBytes), zap.NewNop())
+	enc := record.EncoderConfig(&cfg, "shop", naming, nil, nil)
+	edit(&enc)
+	return record.NewFormats(cfg.Format, enc, r, naming, int(cfg.Kafka.MaxRecordBytes), zap.NewNop())
 }
