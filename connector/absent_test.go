@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
@@ -22,12 +24,12 @@ import (
 func TestDeleteUnderDefaultIdentityNeverNullsARequiredField(t *testing.T) {
 	for _, format := range []string{"json", "json with schemas", "avro"} {
 		t.Run(format, func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(`CREATE TABLE public.d (id int PRIMARY KEY, i int NOT NULL, b bigint NOT NULL, s text NOT NULL, f boolean NOT NULL,
+			e := ittest.NewEnv(t)
+			e.Exec(`CREATE TABLE public.d (id int PRIMARY KEY, i int NOT NULL, b bigint NOT NULL, s text NOT NULL, f boolean NOT NULL,
 				n numeric(10,2) NOT NULL, dt date NOT NULL, ts timestamp NOT NULL, tz timestamptz NOT NULL, by bytea NOT NULL,
 				arr int[] NOT NULL, opt text)`)
-			e.exec(`INSERT INTO d VALUES (1, 7, 8, 'x', true, 1.5, '2024-01-02', '2024-01-02 03:04:05', '2024-01-02 03:04:05+00', '\x01', '{1,2}', 'o')`)
-			cfg := e.config("abs", "public.d")
+			e.Exec(`INSERT INTO d VALUES (1, 7, 8, 'x', true, 1.5, '2024-01-02', '2024-01-02 03:04:05', '2024-01-02 03:04:05+00', '\x01', '{1,2}', 'o')`)
+			cfg := e.Config("abs", "public.d")
 			cfg.Format.DecimalHandlingMode = "string"
 			var reg *srtest.Registry
 			switch format {
@@ -35,23 +37,23 @@ func TestDeleteUnderDefaultIdentityNeverNullsARequiredField(t *testing.T) {
 				cfg.Format.JSONSchemas = true
 			case "avro":
 				reg = srtest.New(t)
-				cfg = avroConfig(e, reg, "abs", "public.d")
+				cfg = ittest.AvroConfig(e, reg, "abs", "public.d")
 				cfg.Format.DecimalHandlingMode = "string"
 			}
-			r := start(t, cfg)
-			e.exec(`DELETE FROM d WHERE id = 1`)
+			r := ittest.Start(t, cfg)
+			e.Exec(`DELETE FROM d WHERE id = 1`)
 			var before map[string]any
 			if reg != nil {
-				recs := readAvro(t, reg, e.kafka, 3, "abs.public.d") // read, delete, tombstone
-				before, _ = recs[1].value["before"].(map[string]any)
+				recs := ittest.ReadAvro(t, reg, e.Kafka, 3, "abs.public.d") // read, delete, tombstone
+				before, _ = recs[1].Value["before"].(map[string]any)
 			} else {
-				evs := consume(t, e.kafka, 3, "abs.public.d")
+				evs := ittest.Consume(t, e.Kafka, 3, "abs.public.d")
 				if evs[1].Op != "d" {
 					t.Fatalf("record 1 is %q, want the delete", evs[1].Op)
 				}
 				before = evs[1].Before
 			}
-			for name, ph := range r.p.TablePhases() {
+			for name, ph := range r.P.TablePhases() {
 				if ph.Phase != "ready" && ph.Phase != "catchup" {
 					t.Fatalf("table %s is %s: %s", name, ph.Phase, ph.LastError)
 				}
@@ -71,7 +73,7 @@ func TestDeleteUnderDefaultIdentityNeverNullsARequiredField(t *testing.T) {
 			if by := before["by"]; by == nil || fmt.Sprint(by) != "" && fmt.Sprint(by) != "[]" {
 				t.Errorf("before.by = %#v, want empty bytes", by)
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 			_ = connector.ExitOK

@@ -2,7 +2,6 @@ package connector_test
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hamba/avro/v2"
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -23,126 +23,31 @@ import (
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
-// avroRecord is a record decoded with the schema the registry returns for
-// the id in its Confluent header.
-type avroRecord struct {
-	keyID, valueID int
-	key, value     map[string]any // nil for a tombstone's value
-}
-
-// decodeAvro decodes one Confluent wire-format payload.
-func decodeAvro(t *testing.T, reg *srtest.Registry, b []byte) (int, map[string]any) {
-	t.Helper()
-	if len(b) < 5 || b[0] != 0 {
-		t.Fatalf("not Confluent wire format: % x", b[:min(len(b), 8)])
-	}
-	id := int(binary.BigEndian.Uint32(b[1:5]))
-	text, ok := reg.SchemaByID(id)
-	if !ok {
-		t.Fatalf("schema id %d is not in the registry", id)
-	}
-	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
-	if err != nil {
-		t.Fatalf("registry schema %d does not parse: %v", id, err)
-	}
-	var v map[string]any
-	if err := avro.Unmarshal(s, b[5:], &v); err != nil {
-		t.Fatalf("decode with schema %d: %v", id, err)
-	}
-	return id, unwrapUnions(v).(map[string]any)
-}
-
-// unwrapUnions replaces hamba's generic form of a union value, a map from
-// the branch's type name to the value, by the value.
-func unwrapUnions(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if len(x) == 1 {
-			for k, inner := range x {
-				if avroTypeName(k) {
-					return unwrapUnions(inner)
-				}
-			}
-		}
-		for k, inner := range x {
-			x[k] = unwrapUnions(inner)
-		}
-		return x
-	case []any:
-		for i := range x {
-			x[i] = unwrapUnions(x[i])
-		}
-	}
-	return v
-}
-
-func avroTypeName(k string) bool {
-	switch k {
-	case "string", "bytes", "int", "long", "float", "double", "boolean", "array", "map":
-		return true
-	}
-	return strings.Contains(k, ".")
-}
-
-func readAvro(t *testing.T, reg *srtest.Registry, addr string, n int, topic string) []avroRecord {
-	t.Helper()
-	recs := readRaw(t, addr, n, topic)
-	out := make([]avroRecord, 0, len(recs))
-	for _, r := range recs {
-		var ar avroRecord
-		if r.Key != nil {
-			ar.keyID, ar.key = decodeAvro(t, reg, r.Key)
-		}
-		if r.Value != nil {
-			ar.valueID, ar.value = decodeAvro(t, reg, r.Value)
-		}
-		out = append(out, ar)
-	}
-	return out
-}
-
-func avroConfig(e *env, reg *srtest.Registry, name string, tables ...string) config.Config {
-	cfg := e.config(name, tables...)
-	cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
-	cfg.Format.SchemaRegistry.URL = reg.URL()
-	return cfg
-}
-
-// after returns the after image of a decoded envelope.
-func after(t *testing.T, r avroRecord) map[string]any {
-	t.Helper()
-	a, ok := r.value["after"].(map[string]any)
-	if !ok {
-		t.Fatalf("record has no after image: %v", r.value)
-	}
-	return a
-}
-
 // TestAvroSchemaEvolvesWithAlterTable: a column added mid-stream gives the
 // next records a new value schema version (a new id); records on both
 // sides of the ALTER decode with the schema the registry returns for their
 // id; each schema is registered once per process.
 func TestAvroSchemaEvolvesWithAlterTable(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL)`)
-	e.exec(`INSERT INTO items VALUES (1, 'snap')`)
-	cfg := avroConfig(e, reg, "evo", "public.items")
+	e.Exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text NOT NULL)`)
+	e.Exec(`INSERT INTO items VALUES (1, 'snap')`)
+	cfg := ittest.AvroConfig(e, reg, "evo", "public.items")
 	cfg.Heartbeat.Records = false // their two schemas would count below
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 
-	e.exec(`INSERT INTO items VALUES (2, 'before')`)
-	e.exec(`INSERT INTO items VALUES (3, 'before too')`)
-	e.exec(`ALTER TABLE items ADD COLUMN price numeric(8,2)`)
-	e.exec(`INSERT INTO items VALUES (4, 'after', 9.99)`)
-	e.exec(`ALTER TABLE items DROP COLUMN price`)
-	e.exec(`INSERT INTO items VALUES (5, 'dropped')`)
+	e.Exec(`INSERT INTO items VALUES (2, 'before')`)
+	e.Exec(`INSERT INTO items VALUES (3, 'before too')`)
+	e.Exec(`ALTER TABLE items ADD COLUMN price numeric(8,2)`)
+	e.Exec(`INSERT INTO items VALUES (4, 'after', 9.99)`)
+	e.Exec(`ALTER TABLE items DROP COLUMN price`)
+	e.Exec(`INSERT INTO items VALUES (5, 'dropped')`)
 
-	recs := readAvro(t, reg, e.kafka, 5, "evo.public.items")
+	recs := ittest.ReadAvro(t, reg, e.Kafka, 5, "evo.public.items")
 	ids := make([]int, len(recs))
 	for i, rec := range recs {
-		ids[i] = rec.valueID
-		if got := after(t, rec)["id"]; got != i+1 {
+		ids[i] = rec.ValueID
+		if got := ittest.After(t, rec)["id"]; got != i+1 {
 			t.Fatalf("record %d has id %v", i, got)
 		}
 	}
@@ -158,14 +63,14 @@ func TestAvroSchemaEvolvesWithAlterTable(t *testing.T) {
 	if ids[4] != ids[0] {
 		t.Errorf("after dropping the column again the schema id is %d, want the first one %d", ids[4], ids[0])
 	}
-	if _, has := after(t, recs[2])["price"]; has {
-		t.Errorf("record before the ALTER has price: %v", after(t, recs[2]))
+	if _, has := ittest.After(t, recs[2])["price"]; has {
+		t.Errorf("record before the ALTER has price: %v", ittest.After(t, recs[2]))
 	}
-	if got := after(t, recs[3])["price"]; got == nil {
-		t.Errorf("record after the ALTER lacks price: %v", after(t, recs[3]))
+	if got := ittest.After(t, recs[3])["price"]; got == nil {
+		t.Errorf("record after the ALTER lacks price: %v", ittest.After(t, recs[3]))
 	}
-	if recs[0].keyID != recs[4].keyID {
-		t.Errorf("key schema changed with a non-key column: %d vs %d", recs[0].keyID, recs[4].keyID)
+	if recs[0].KeyID != recs[4].KeyID {
+		t.Errorf("key schema changed with a non-key column: %d vs %d", recs[0].KeyID, recs[4].KeyID)
 	}
 	if v := reg.Versions("evo.public.items-value"); len(v) != 2 {
 		t.Errorf("value subject versions = %v, want 2 (v1, v2 with price)", v)
@@ -180,7 +85,7 @@ func TestAvroSchemaEvolvesWithAlterTable(t *testing.T) {
 	if v := reg.Versions("evo.schema-changes-value"); len(v) != 1 {
 		t.Errorf("schema-change value subject versions = %v, want 1", v)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -190,23 +95,23 @@ func TestAvroSchemaEvolvesWithAlterTable(t *testing.T) {
 // registry's message; the stream and the other table go on, and nothing
 // of the parked table is written with a wrong schema.
 func TestIncompatibleSchemaParksOnlyThatTable(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.a (id int PRIMARY KEY, v text)`)
-	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
-	r := start(t, avroConfig(e, reg, "inc", "public.a", "public.b"))
+	e.Exec(`CREATE TABLE public.a (id int PRIMARY KEY, v text)`)
+	e.Exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
+	r := ittest.Start(t, ittest.AvroConfig(e, reg, "inc", "public.a", "public.b"))
 
-	e.exec(`INSERT INTO a VALUES (1, 'x')`)
-	e.exec(`ALTER TABLE a ALTER COLUMN v TYPE int USING 0`)
-	e.exec(`INSERT INTO a VALUES (2, 7)`)
-	e.exec(`INSERT INTO b VALUES (1, 'still flowing')`)
+	e.Exec(`INSERT INTO a VALUES (1, 'x')`)
+	e.Exec(`ALTER TABLE a ALTER COLUMN v TYPE int USING 0`)
+	e.Exec(`INSERT INTO a VALUES (2, 7)`)
+	e.Exec(`INSERT INTO b VALUES (1, 'still flowing')`)
 
-	b := readAvro(t, reg, e.kafka, 1, "inc.public.b")
-	if got := after(t, b[0])["v"]; got != "still flowing" {
-		t.Fatalf("table b: %v", after(t, b[0]))
+	b := ittest.ReadAvro(t, reg, e.Kafka, 1, "inc.public.b")
+	if got := ittest.After(t, b[0])["v"]; got != "still flowing" {
+		t.Fatalf("table b: %v", ittest.After(t, b[0]))
 	}
 	eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
-		ph := r.p.TablePhases()["public.a"]
+		ph := r.P.TablePhases()["public.a"]
 		if ph.Phase != "errored" {
 			return fmt.Errorf("table a not errored: %+v", ph)
 		}
@@ -215,15 +120,15 @@ func TestIncompatibleSchemaParksOnlyThatTable(t *testing.T) {
 		}
 		return nil
 	})
-	e.exec(`INSERT INTO b VALUES (2, 'after the refusal')`)
-	b = readAvro(t, reg, e.kafka, 2, "inc.public.b")
+	e.Exec(`INSERT INTO b VALUES (2, 'after the refusal')`)
+	b = ittest.ReadAvro(t, reg, e.Kafka, 2, "inc.public.b")
 	if len(b) != 2 {
 		t.Fatalf("table b has %d records, want 2", len(b))
 	}
-	if a := readAvro(t, reg, e.kafka, 1, "inc.public.a"); len(a) != 1 {
+	if a := ittest.ReadAvro(t, reg, e.Kafka, 1, "inc.public.a"); len(a) != 1 {
 		t.Fatalf("table a has %d records, want only the one before the refused change", len(a))
 	}
-	if !r.p.Ready() {
+	if !r.P.Ready() {
 		t.Fatal("the pipeline stopped streaming")
 	}
 }
@@ -233,15 +138,15 @@ func TestIncompatibleSchemaParksOnlyThatTable(t *testing.T) {
 // one parks the table with a message saying how to fix it, and a
 // pre-registered one is used.
 func TestAvroWithoutAutoRegisterNeedsRegisteredSchemas(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	cfg := avroConfig(e, reg, "noreg", "public.t")
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := ittest.AvroConfig(e, reg, "noreg", "public.t")
 	cfg.Format.SchemaRegistry.AutoRegister = false
 	cfg.Snapshot.MaxRetries = 0
-	r := startStreaming(t, cfg)
+	r := ittest.StartStreaming(t, cfg)
 	eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
-		ph := r.p.TablePhases()["public.t"]
+		ph := r.P.TablePhases()["public.t"]
 		if ph.Phase != "errored" {
 			return fmt.Errorf("table not errored: %+v", ph)
 		}
@@ -258,19 +163,19 @@ func TestAvroWithoutAutoRegisterNeedsRegisteredSchemas(t *testing.T) {
 // TestRegistryOutageDelaysButLosesNothing: while the registry answers 503
 // the stream waits; once it answers, every change is there.
 func TestRegistryOutageDelaysButLosesNothing(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	cfg := avroConfig(e, reg, "down", "public.t")
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := ittest.AvroConfig(e, reg, "down", "public.t")
 	cfg.Snapshot.Mode = config.SnapshotNever
-	startStreaming(t, cfg)
+	ittest.StartStreaming(t, cfg)
 	reg.FailNextOn(srtest.EndpointRegister, 4, 503)
 	for i := 1; i <= 20; i++ {
-		e.exec(`INSERT INTO t VALUES ($1)`, i)
+		e.Exec(`INSERT INTO t VALUES ($1)`, i)
 	}
-	recs := readAvro(t, reg, e.kafka, 20, "down.public.t")
+	recs := ittest.ReadAvro(t, reg, e.Kafka, 20, "down.public.t")
 	for i, rec := range recs[:20] {
-		if got := after(t, rec)["id"]; got != i+1 {
+		if got := ittest.After(t, rec)["id"]; got != i+1 {
 			t.Fatalf("record %d has id %v", i, got)
 		}
 	}
@@ -282,16 +187,16 @@ func TestRegistryOutageDelaysButLosesNothing(t *testing.T) {
 // TestJSONWithSchemasWrapsKeyAndValue: format.json_schemas gives Kafka
 // Connect's {"schema":…,"payload":…} with Debezium's names.
 func TestJSONWithSchemasWrapsKeyAndValue(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, at timestamp NOT NULL)`)
-	cfg := e.config("js", "public.t")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, at timestamp NOT NULL)`)
+	cfg := e.Config("js", "public.t")
 	cfg.Format.JSONSchemas = true
 	cfg.Snapshot.Mode = config.SnapshotNever
-	startStreaming(t, cfg)
-	e.exec(`INSERT INTO t VALUES (1, '2024-01-02 03:04:05.123456')`)
+	ittest.StartStreaming(t, cfg)
+	e.Exec(`INSERT INTO t VALUES (1, '2024-01-02 03:04:05.123456')`)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, e.kafka, 1, "js.public.t")
+	recs := kafkatest.ReadAll(ctx, t, e.Kafka, 1, "js.public.t")
 	if len(recs) != 1 {
 		t.Fatalf("got %d records", len(recs))
 	}
@@ -329,23 +234,23 @@ func checkJSONSchemas(t *testing.T, rec *kgo.Record) {
 // and password reach the client; wrong credentials stop the pipeline with
 // a configuration error naming the keys, instead of parking every table.
 func TestAvroRegistryOverTLSWithBasicAuth(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t, srtest.WithTLS(), srtest.WithBasicAuth("moon", "s3cret"))
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, reg.CACertPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	cfg := avroConfig(e, reg, "tls", "public.t")
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := ittest.AvroConfig(e, reg, "tls", "public.t")
 	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Format.SchemaRegistry.CAFile = ca
 	cfg.Format.SchemaRegistry.Username, cfg.Format.SchemaRegistry.Password = "moon", "s3cret"
-	r := startStreaming(t, cfg)
-	e.exec(`INSERT INTO t VALUES (1)`)
-	if got := after(t, readAvro(t, reg, e.kafka, 1, "tls.public.t")[0])["id"]; got != 1 {
+	r := ittest.StartStreaming(t, cfg)
+	e.Exec(`INSERT INTO t VALUES (1)`)
+	if got := ittest.After(t, ittest.ReadAvro(t, reg, e.Kafka, 1, "tls.public.t")[0])["id"]; got != 1 {
 		t.Fatalf("id = %v", got)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 
@@ -357,10 +262,10 @@ func TestAvroRegistryOverTLSWithBasicAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = runPipeline(t, p)
+	r = ittest.RunPipeline(t, p)
 	select {
-	case err := <-r.done:
-		r.done <- err // for the cleanup
+	case err := <-r.Done:
+		r.Done <- err // for the cleanup
 		if connector.ExitCode(err) != 2 || !strings.Contains(err.Error(), "format.schema_registry") {
 			t.Fatalf("exit %d: %v", connector.ExitCode(err), err)
 		}
@@ -373,25 +278,25 @@ func TestAvroRegistryOverTLSWithBasicAuth(t *testing.T) {
 // kafka.max_record_bytes is refused before it is produced; its table goes
 // errored with a message naming the key, the others go on.
 func TestRecordOverMaxParksOnlyThatTable(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.a (id int PRIMARY KEY, v text)`)
-	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
-	cfg := e.config("big", "public.a", "public.b")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.a (id int PRIMARY KEY, v text)`)
+	e.Exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
+	cfg := e.Config("big", "public.a", "public.b")
 	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Kafka.MaxRecordBytes = 2048
-	r := startStreaming(t, cfg)
-	e.exec(`INSERT INTO a VALUES (1, (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 200) i))`)
-	e.exec(`INSERT INTO b VALUES (1, 'small')`)
-	e.exec(`INSERT INTO a VALUES (2, 'small too, but the table is parked')`)
-	e.exec(`INSERT INTO b VALUES (2, 'small')`)
-	if evs := consume(t, e.kafka, 2, "big.public.b"); len(evs) != 2 {
+	r := ittest.StartStreaming(t, cfg)
+	e.Exec(`INSERT INTO a VALUES (1, (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 200) i))`)
+	e.Exec(`INSERT INTO b VALUES (1, 'small')`)
+	e.Exec(`INSERT INTO a VALUES (2, 'small too, but the table is parked')`)
+	e.Exec(`INSERT INTO b VALUES (2, 'small')`)
+	if evs := ittest.Consume(t, e.Kafka, 2, "big.public.b"); len(evs) != 2 {
 		t.Fatalf("table b: %d records", len(evs))
 	}
-	ph := r.p.TablePhases()["public.a"]
+	ph := r.P.TablePhases()["public.a"]
 	if ph.Phase != "errored" || ph.Retry != "resnapshot" || !strings.Contains(ph.LastError, "kafka.max_record_bytes") {
 		t.Fatalf("table a: %+v", ph)
 	}
-	if evs := consume(t, e.kafka, -1, "big.public.a"); len(evs) != 0 {
+	if evs := ittest.Consume(t, e.Kafka, -1, "big.public.a"); len(evs) != 0 {
 		t.Fatalf("table a has %d records, want none", len(evs))
 	}
 }
@@ -400,40 +305,40 @@ func TestRecordOverMaxParksOnlyThatTable(t *testing.T) {
 // MessageKey/MessageValue schemas on <prefix>.message, and a truncate is
 // the table's envelope with op t and a null key.
 func TestAvroMessagesAndTruncate(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	cfg := avroConfig(e, reg, "msg", "public.t")
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := ittest.AvroConfig(e, reg, "msg", "public.t")
 	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Format.SkippedOperations = nil // write the truncate (Debezium skips it by default)
-	startStreaming(t, cfg)
-	e.exec(`INSERT INTO t VALUES (1)`)
-	e.exec(`TRUNCATE t`)
-	e.exec(`SELECT pg_logical_emit_message(true, 'app', 'hello')`)
-	e.exec(`SELECT pg_logical_emit_message(false, 'ops', '\x00ff'::bytea)`)
+	ittest.StartStreaming(t, cfg)
+	e.Exec(`INSERT INTO t VALUES (1)`)
+	e.Exec(`TRUNCATE t`)
+	e.Exec(`SELECT pg_logical_emit_message(true, 'app', 'hello')`)
+	e.Exec(`SELECT pg_logical_emit_message(false, 'ops', '\x00ff'::bytea)`)
 
-	recs := readAvro(t, reg, e.kafka, 2, "msg.public.t")
-	if recs[1].value["op"] != "t" || recs[1].key != nil || recs[1].value["before"] != nil || recs[1].value["after"] != nil {
-		t.Errorf("truncate record = key %v value %v", recs[1].key, recs[1].value)
+	recs := ittest.ReadAvro(t, reg, e.Kafka, 2, "msg.public.t")
+	if recs[1].Value["op"] != "t" || recs[1].Key != nil || recs[1].Value["before"] != nil || recs[1].Value["after"] != nil {
+		t.Errorf("truncate record = key %v value %v", recs[1].Key, recs[1].Value)
 	}
-	if recs[1].valueID != recs[0].valueID {
-		t.Errorf("truncate uses value schema %d, the table's is %d", recs[1].valueID, recs[0].valueID)
+	if recs[1].ValueID != recs[0].ValueID {
+		t.Errorf("truncate uses value schema %d, the table's is %d", recs[1].ValueID, recs[0].ValueID)
 	}
-	msgs := readAvro(t, reg, e.kafka, 2, "msg.message")
+	msgs := ittest.ReadAvro(t, reg, e.Kafka, 2, "msg.message")
 	for i, want := range []struct {
 		prefix  string
 		content []byte
 	}{{"app", []byte("hello")}, {"ops", []byte{0, 0xff}}} {
 		m := msgs[i]
-		if m.key["prefix"] != want.prefix || m.value["op"] != "m" {
-			t.Fatalf("message %d: key %v value %v", i, m.key, m.value)
+		if m.Key["prefix"] != want.prefix || m.Value["op"] != "m" {
+			t.Fatalf("message %d: key %v value %v", i, m.Key, m.Value)
 		}
-		body := m.value["message"].(map[string]any)
+		body := m.Value["message"].(map[string]any)
 		if body["prefix"] != want.prefix || string(body["content"].([]byte)) != string(want.content) {
 			t.Errorf("message %d body = %v", i, body)
 		}
 	}
-	text, _ := reg.SchemaByID(msgs[0].valueID)
+	text, _ := reg.SchemaByID(msgs[0].ValueID)
 	if !strings.Contains(text, `"name":"MessageValue","namespace":"io.debezium.connector.postgresql"`) {
 		t.Errorf("message value schema: %s", text)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -66,40 +68,40 @@ func TestColumnMappersAsDebezium(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(debeziumSetupTables)
+			e := ittest.NewEnv(t)
+			e.Exec(debeziumSetupTables)
 			if c.setup != "" {
-				e.exec(c.setup)
+				e.Exec(c.setup)
 			}
-			cfg := e.config("test_server", "s1.*", "s2.*")
+			cfg := e.Config("test_server", "s1.*", "s2.*")
 			var reg *srtest.Registry
 			if c.avro {
 				reg = srtest.New(t)
-				cfg = avroConfig(e, reg, "test_server", "s1.*", "s2.*")
+				cfg = ittest.AvroConfig(e, reg, "test_server", "s1.*", "s2.*")
 			} else {
 				cfg.Format.JSONSchemas = true
 			}
 			c.set(&cfg)
-			r := start(t, cfg)
-			e.exec(`INSERT INTO s2.a (aa,bb) VALUES (1, 'test')`)
-			e.exec(`UPDATE s2.a SET aa=2, bb='hello' WHERE pk=2`)
+			r := ittest.Start(t, cfg)
+			e.Exec(`INSERT INTO s2.a (aa,bb) VALUES (1, 'test')`)
+			e.Exec(`UPDATE s2.a SET aa=2, bb='hello' WHERE pk=2`)
 			var got [3]any
 			if reg != nil {
-				recs := readAvro(t, reg, e.kafka, 3, "test_server.s2.a")
+				recs := ittest.ReadAvro(t, reg, e.Kafka, 3, "test_server.s2.a")
 				for i, rec := range recs {
-					got[i] = after(t, rec)["bb"]
-					if rec.key["pk"] == nil {
-						t.Errorf("record %d: key %v lacks pk", i, rec.key)
+					got[i] = ittest.After(t, rec)["bb"]
+					if rec.Key["pk"] == nil {
+						t.Errorf("record %d: key %v lacks pk", i, rec.Key)
 					}
 				}
-				text, _ := reg.SchemaByID(recs[0].valueID)
+				text, _ := reg.SchemaByID(recs[0].ValueID)
 				if !strings.Contains(text, `"connect.parameters":{"masked":"true"}`) {
 					t.Errorf("the Avro schema lacks bb's masked parameter: %s", text)
 				}
 			} else {
-				recs := readRaw(t, e.kafka, 3, "test_server.s2.a")
+				recs := ittest.ReadRaw(t, e.Kafka, 3, "test_server.s2.a")
 				for i, rec := range recs {
-					ev := decode(t, []*kgo.Record{rec})[0]
+					ev := ittest.Decode(t, []*kgo.Record{rec})[0]
 					got[i] = ev.After["bb"]
 					if ev.Key["pk"] == nil {
 						t.Errorf("record %d: key %v lacks pk", i, ev.Key)
@@ -113,18 +115,18 @@ func TestColumnMappersAsDebezium(t *testing.T) {
 				t.Errorf("bb = %#v, want %#v", got, c.want)
 			}
 			if c.setup != "" { // PC:2646-2662: varchar(255) keeps the whole digest
-				e.exec(`INSERT INTO s2.b (bb) VALUES ('hello')`)
+				e.Exec(`INSERT INTO s2.b (bb) VALUES ('hello')`)
 				var bb any
 				if reg != nil {
-					bb = after(t, readAvro(t, reg, e.kafka, 1, "test_server.s2.b")[0])["bb"]
+					bb = ittest.After(t, ittest.ReadAvro(t, reg, e.Kafka, 1, "test_server.s2.b")[0])["bb"]
 				} else {
-					bb = consume(t, e.kafka, 1, "test_server.s2.b")[0].After["bb"]
+					bb = ittest.Consume(t, e.Kafka, 1, "test_server.s2.b")[0].After["bb"]
 				}
 				if bb != "b4d39ab0d198fb4cac8b2f023da74f670bcaf192dcc79b5d6361b7ae6b2fafdf" {
 					t.Errorf("s2.b bb = %v, want the whole digest", bb)
 				}
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -137,30 +139,30 @@ func TestColumnMappersAsDebezium(t *testing.T) {
 // bb absent, cc masked). Keys keep pk either way.
 func TestColumnsIncludeAndExcludeAsDebezium(t *testing.T) {
 	t.Run("exclude", func(t *testing.T) {
-		e := newEnv(t)
-		e.exec(debeziumSetupTables)
-		cfg := e.config("test_server", "s2.*")
+		e := ittest.NewEnv(t)
+		e.Exec(debeziumSetupTables)
+		cfg := e.Config("test_server", "s2.*")
 		cfg.Postgres.ColumnsExclude = []string{"*.*.bb"}
-		r := start(t, cfg)
-		e.exec(`INSERT INTO s2.a (aa,bb) VALUES (6, 'x')`)
-		for _, ev := range consume(t, e.kafka, 2, "test_server.s2.a") {
+		r := ittest.Start(t, cfg)
+		e.Exec(`INSERT INTO s2.a (aa,bb) VALUES (6, 'x')`)
+		for _, ev := range ittest.Consume(t, e.Kafka, 2, "test_server.s2.a") {
 			if _, ok := ev.After["bb"]; ok || ev.After["aa"] == nil || ev.Key["pk"] == nil {
 				t.Errorf("after %v key %v: want aa without bb, keyed by pk", ev.After, ev.Key)
 			}
 		}
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("include with a mask", func(t *testing.T) {
-		e := newEnv(t)
-		e.exec(debeziumSetupTables + `ALTER TABLE s2.a ADD COLUMN cc char(12); INSERT INTO s2.a (aa, bb) VALUES (2, 2);`)
-		cfg := e.config("test_server", "s2.*")
+		e := ittest.NewEnv(t)
+		e.Exec(debeziumSetupTables + `ALTER TABLE s2.a ADD COLUMN cc char(12); INSERT INTO s2.a (aa, bb) VALUES (2, 2);`)
+		cfg := e.Config("test_server", "s2.*")
 		cfg.Format.JSONSchemas = true
 		cfg.Postgres.ColumnsInclude = []string{"*.*.aa", "*.*.cc"}
 		cfg.Format.ColumnMask = []config.ColumnMaskRule{{Columns: []string{"*.*.cc"}, Chars: 5}}
-		r := start(t, cfg)
-		for _, ev := range consume(t, e.kafka, 2, "test_server.s2.a") {
+		r := ittest.Start(t, cfg)
+		for _, ev := range ittest.Consume(t, e.Kafka, 2, "test_server.s2.a") {
 			if _, ok := ev.After["bb"]; ok {
 				t.Errorf("bb is in %v", ev.After)
 			}
@@ -171,7 +173,7 @@ func TestColumnsIncludeAndExcludeAsDebezium(t *testing.T) {
 				t.Errorf("after %v key %v: want cc masked, keyed by pk", ev.After, ev.Key)
 			}
 		}
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	})

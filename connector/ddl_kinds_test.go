@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
@@ -98,19 +100,19 @@ func TestEveryDDLKindKeepsEveryRow(t *testing.T) {
 }
 
 func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE busy (id int PRIMARY KEY, n int)`)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE busy (id int PRIMARY KEY, n int)`)
 	for _, k := range ddlKinds {
-		e.exec(k.create)
+		e.Exec(k.create)
 		if k.table != "" {
 			cols, vals := "id", "g"
 			if k.table == "drop_not_null" || k.table == "set_not_null" {
 				cols, vals = "id, v", "g, 'v' || g"
 			}
-			e.exec(fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s FROM generate_series(1, 5) g`, k.table, cols, vals))
+			e.Exec(fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s FROM generate_series(1, 5) g`, k.table, cols, vals))
 		}
 	}
-	cfg := e.config("kinds", "public.*")
+	cfg := e.Config("kinds", "public.*")
 	cfg.Kafka.Delivery = mode
 	cfg.DDL.Capture = trigger
 	cfg.Format.SkippedOperations = []string{"none"} // the truncate is written
@@ -141,18 +143,18 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 	} else {
 		close(release)
 	}
-	r := runPipeline(t, p)
-	r.waitReady(t)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
 	if path == "catchup" {
 		copied.Wait()
 	} else {
-		r.waitHandedOver(t)
+		r.WaitHandedOver(t)
 	}
 
 	// Another table's writes flow throughout.
 	busyCtx, stopBusy := context.WithCancel(context.Background())
 	busyDone := make(chan int)
-	busyConn, err := e.pg.Connect(context.Background(), "postgres")
+	busyConn, err := e.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,22 +173,22 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 	}()
 	for _, k := range ddlKinds {
 		if k.table != "" {
-			e.exec(fmt.Sprintf(`UPDATE %s SET id = id + 10 WHERE id = 5`, k.table)) // a key change before the DDL
+			e.Exec(fmt.Sprintf(`UPDATE %s SET id = id + 10 WHERE id = 5`, k.table)) // a key change before the DDL
 		}
 		stmt := `BEGIN; ` + k.ddl + `; `
 		if k.after != "" {
 			stmt += k.after + `; `
 		}
-		e.exec(stmt + `COMMIT`)
+		e.Exec(stmt + `COMMIT`)
 		if k.later != "" {
-			e.exec(k.later)
+			e.Exec(k.later)
 		}
 		if k.table != "" && !k.gone && k.table != "trunc" {
 			tab := k.table
 			if k.renamed != "" {
 				tab = k.renamed
 			}
-			e.exec(fmt.Sprintf(`DELETE FROM %s WHERE id = 3`, tab))
+			e.Exec(fmt.Sprintf(`DELETE FROM %s WHERE id = 3`, tab))
 		}
 	}
 	if path == "catchup" {
@@ -196,18 +198,18 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 	// first Relation message is its CREATE (a table mooncdc adds to the
 	// publication is not in it for the writes before).
 	eventually.Succeeds(t, 60*time.Second, 100*time.Millisecond, func() error {
-		if ph := r.p.TablePhases()["public.created"]; ph.Phase != "ready" {
+		if ph := r.P.TablePhases()["public.created"]; ph.Phase != "ready" {
 			return fmt.Errorf("created is not handed over after 60s: %+v", ph)
 		}
 		return nil
 	})
-	e.exec(`INSERT INTO created VALUES (3, 'streamed')`)
+	e.Exec(`INSERT INTO created VALUES (3, 'streamed')`)
 	// The dropped table's phase says so at the next discovery.
 	// The dropped table's phase says so at the next discovery, and the
 	// renamed table's new name takes its old name's phase (the old name is
 	// dropped), with no new copy.
 	eventually.Succeeds(t, 60*time.Second, 100*time.Millisecond, func() error {
-		ph := r.p.TablePhases()
+		ph := r.P.TablePhases()
 		if ph["public.drop_tab"].Phase == "dropped" && ph["public.ren_tab"].Phase == "dropped" && ph["public.ren_tab2"].Phase == "ready" {
 			return nil
 		}
@@ -230,7 +232,7 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 		}
 	}
 	for _, c := range check {
-		want[c.table] = e.rowsJSON(c.table)
+		want[c.table] = e.RowsJSON(c.table)
 	}
 	if len(want["busy"]) != busyRows {
 		t.Fatalf("busy has %d rows, the writer wrote %d", len(want["busy"]), busyRows)
@@ -243,7 +245,7 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 				topics = append(topics, topic(c.name))
 			}
 			topics = append(topics, topic(c.table))
-			got := rebuildRows(t, e.kafka, topics)
+			got := rebuildRows(t, e.Kafka, topics)
 			if !sameRows(got, want[c.table]) {
 				diffs = append(diffs, fmt.Sprintf("%s: rebuilt from %v\n  %v\nwant %v", c.table, topics, got, want[c.table]))
 			}
@@ -251,17 +253,17 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 		if len(diffs) == 0 {
 			return nil
 		}
-		return fmt.Errorf("tables rebuilt from Kafka differ from Postgres after 90s:\n%s\nphases %+v", strings.Join(diffs, "\n"), r.p.TablePhases())
+		return fmt.Errorf("tables rebuilt from Kafka differ from Postgres after 90s:\n%s\nphases %+v", strings.Join(diffs, "\n"), r.P.TablePhases())
 	})
 	readCtx, cancelRead := context.WithTimeout(context.Background(), 20*time.Second)
-	for _, ev := range decode(t, kafkatest.ReadAll(readCtx, t, e.kafka, -1, topic("ren_tab2"))) {
+	for _, ev := range ittest.Decode(t, kafkatest.ReadAll(readCtx, t, e.Kafka, -1, topic("ren_tab2"))) {
 		if ev.Op == "r" {
 			t.Errorf("ren_tab2: a snapshot row %v: the renamed table was copied again", ev.After)
 			break
 		}
 	}
 	cancelRead()
-	for tab, ph := range r.p.TablePhases() {
+	for tab, ph := range r.P.TablePhases() {
 		if ph.Phase == "errored" {
 			t.Errorf("table %s is parked: %s", tab, ph.LastError)
 		}
@@ -272,9 +274,9 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var evs []scEvent
-	for _, rec := range kafkatest.ReadAll(ctx, t, e.kafka, -1, "kinds.schema-changes") {
+	for _, rec := range kafkatest.ReadAll(ctx, t, e.Kafka, -1, "kinds.schema-changes") {
 		var ev scEvent
-		if err := json.Unmarshal(unwrapConnect(t, rec).Value, &ev); err != nil {
+		if err := json.Unmarshal(ittest.UnwrapConnect(t, rec).Value, &ev); err != nil {
 			t.Fatal(err)
 		}
 		evs = append(evs, ev)
@@ -298,7 +300,7 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 		// Every event's columns are the table's after its DDL (each table
 		// has one), names and types in order, as the catalog has them.
 		if !k.gone {
-			want := e.columnsOf(strings.Trim(id[len(`"public".`):], `"`))
+			want := e.ColumnsOf(strings.Trim(id[len(`"public".`):], `"`))
 			for _, ev := range got {
 				tab := ev.TableChanges[0].Table
 				if tab == nil {
@@ -352,7 +354,7 @@ func testDDLKinds(t *testing.T, path string, trigger bool, mode config.Delivery)
 			}
 		}
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -388,67 +390,6 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// columnsOf is table's columns in order, "name typname" each.
-func (e *env) columnsOf(table string) []string {
-	e.t.Helper()
-	conn, err := e.pg.Connect(context.Background(), "postgres")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(context.Background(), `SELECT a.attname || ' ' || t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
-		WHERE a.attrelid = ('public.' || $1)::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`, table)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			e.t.Fatal(err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		e.t.Fatal(err)
-	}
-	return out
-}
-
-// rowsJSON is table's rows in Postgres, by id, as row_to_json.
-func (e *env) rowsJSON(table string) map[string]map[string]any {
-	e.t.Helper()
-	conn, err := e.pg.Connect(context.Background(), "postgres")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(context.Background(), `SELECT id::text, row_to_json(t)::text FROM `+table+` t`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	out := map[string]map[string]any{}
-	for rows.Next() {
-		var id, js string
-		if err := rows.Scan(&id, &js); err != nil {
-			e.t.Fatal(err)
-		}
-		out[id] = jsonObject(e.t, []byte(js))
-	}
-	if err := rows.Err(); err != nil {
-		e.t.Fatal(err)
-	}
-	return out
-}
-
-func jsonObject(t *testing.T, b []byte) map[string]any {
-	var v map[string]any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	return v
-}
-
 // rebuildRows replays topics in order into the rows they leave: by id, the
 // last after image, removed by a delete or a tombstone, emptied by a
 // truncate.
@@ -456,7 +397,7 @@ func rebuildRows(t *testing.T, addr string, topics []string) map[string]map[stri
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	out := map[string]map[string]any{}
-	for _, ev := range decode(t, kafkatest.ReadAll(ctx, t, addr, -1, topics...)) {
+	for _, ev := range ittest.Decode(t, kafkatest.ReadAll(ctx, t, addr, -1, topics...)) {
 		switch {
 		case ev.Op == "t":
 			clear(out)

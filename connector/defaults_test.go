@@ -1,16 +1,15 @@
 package connector_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
@@ -69,46 +68,46 @@ var wantDefaults = map[string]map[string]string{
 func TestColumnDefaultsAreInTheSchemasAsDebeziumReadsThem(t *testing.T) {
 	for _, format := range []string{"json with schemas", "avro"} {
 		t.Run(format, func(t *testing.T) {
-			e := newEnv(t)
+			e := ittest.NewEnv(t)
 			for _, s := range debeziumDefaultTables {
-				e.exec(s)
+				e.Exec(s)
 			}
 			insert := func() {
-				e.exec(`INSERT INTO s1.a (pk) VALUES (DEFAULT)`) // DV:307
-				e.exec(`INSERT INTO s1.dbz7562 default values`)  // DV:139
-				e.exec(`INSERT INTO s1.rtang_test2 (id) VALUES ((SELECT count(*) + 1 FROM s1.rtang_test2))`)
-				e.exec(`INSERT INTO s1.dbz5340 (data) values ('test')`) // DV:115
+				e.Exec(`INSERT INTO s1.a (pk) VALUES (DEFAULT)`) // DV:307
+				e.Exec(`INSERT INTO s1.dbz7562 default values`)  // DV:139
+				e.Exec(`INSERT INTO s1.rtang_test2 (id) VALUES ((SELECT count(*) + 1 FROM s1.rtang_test2))`)
+				e.Exec(`INSERT INTO s1.dbz5340 (data) values ('test')`) // DV:115
 			}
 			insert() // snapshot rows
 			topics := []string{"dv.s1.a", "dv.s1.dbz7562", "dv.s1.rtang_test2", "dv.s1.dbz5340"}
-			cfg := e.config("dv", "s1.*")
+			cfg := e.Config("dv", "s1.*")
 			var reg *srtest.Registry
 			if format == "avro" {
 				reg = srtest.New(t)
-				cfg = avroConfig(e, reg, "dv", "s1.*")
+				cfg = ittest.AvroConfig(e, reg, "dv", "s1.*")
 			} else {
 				cfg.Format.JSONSchemas = true
 			}
-			r := start(t, cfg)
-			r.waitHandedOver(t)
+			r := ittest.Start(t, cfg)
+			r.WaitHandedOver(t)
 			insert() // streamed rows
 			for _, topic := range topics {
 				table := topic[len("dv.s1."):]
 				if reg != nil {
-					recs := readAvro(t, reg, e.kafka, 2, topic)
-					text, _ := reg.SchemaByID(recs[0].valueID)
+					recs := ittest.ReadAvro(t, reg, e.Kafka, 2, topic)
+					text, _ := reg.SchemaByID(recs[0].ValueID)
 					checkAvroDefaults(t, table, text)
 					for _, rec := range recs {
-						checkDefaultValues(t, table, after(t, rec))
+						checkDefaultValues(t, table, ittest.After(t, rec))
 					}
 					continue
 				}
-				for _, rec := range readRaw(t, e.kafka, 2, topic) {
+				for _, rec := range ittest.ReadRaw(t, e.Kafka, 2, topic) {
 					checkConnectDefaults(t, table, rec.Value)
-					checkDefaultValues(t, table, decode(t, []*kgo.Record{rec})[0].After)
+					checkDefaultValues(t, table, ittest.Decode(t, []*kgo.Record{rec})[0].After)
 				}
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -126,16 +125,16 @@ func TestColumnDefaultsAreInTheSchemasAsDebeziumReadsThem(t *testing.T) {
 func TestNullInAColumnWithADefaultIsWrittenAsTheDefault(t *testing.T) {
 	for _, replace := range []bool{true, false} {
 		t.Run(fmt.Sprint("replace=", replace), func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(`CREATE TABLE public.n (id int PRIMARY KEY, v varchar(10) DEFAULT 'MYVALUE', w int NOT NULL DEFAULT 7, x int)`)
-			cfg := e.config("nd", "public.n")
+			e := ittest.NewEnv(t)
+			e.Exec(`CREATE TABLE public.n (id int PRIMARY KEY, v varchar(10) DEFAULT 'MYVALUE', w int NOT NULL DEFAULT 7, x int)`)
+			cfg := e.Config("nd", "public.n")
 			cfg.Format.JSONSchemas = true
 			cfg.Format.ReplaceNullWithDefault = replace
-			r := start(t, cfg)
-			r.waitHandedOver(t)
-			e.exec(`INSERT INTO n VALUES (1, NULL, 3, NULL)`)
-			e.exec(`DELETE FROM n WHERE id = 1`)
-			evs := consume(t, e.kafka, 2, "nd.public.n")
+			r := ittest.Start(t, cfg)
+			r.WaitHandedOver(t)
+			e.Exec(`INSERT INTO n VALUES (1, NULL, 3, NULL)`)
+			e.Exec(`DELETE FROM n WHERE id = 1`)
+			evs := ittest.Consume(t, e.Kafka, 2, "nd.public.n")
 			wantV := any(nil)
 			if replace {
 				wantV = "MYVALUE"
@@ -154,22 +153,11 @@ func TestNullInAColumnWithADefaultIsWrittenAsTheDefault(t *testing.T) {
 			if got := fmt.Sprint(evs[1].Before["w"]); got != "7" {
 				t.Errorf("before.w = %s, want the default 7", got)
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
 	}
-}
-
-func readRaw(t *testing.T, addr string, n int, topic string) []*kgo.Record {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, addr, n, topic)
-	if len(recs) < n {
-		t.Fatalf("read %d records of %d from %s", len(recs), n, topic)
-	}
-	return recs
 }
 
 // checkConnectDefaults checks the defaults of the after struct's fields in
@@ -294,25 +282,25 @@ func checkDefaultValues(t *testing.T, table string, after map[string]any) {
 // streamed one, each a string named io.debezium.data.Tsvector with
 // Postgres' text (:66-72).
 func TestTsvectorAsDebezium(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE SCHEMA tsvector`)
-	e.exec(`CREATE TABLE tsvector.text_search_test (id SERIAL PRIMARY KEY, title TEXT, content TEXT, search_vector tsvector)`)
-	e.exec(`INSERT INTO tsvector.text_search_test (title, content, search_vector) VALUES ('TC1 - Direct TSV', 'This is a test for direct tsvector insert', to_tsvector('english', 'This is a test for direct tsvector insert'))`)
-	cfg := e.config("test_server", "tsvector.*")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE SCHEMA tsvector`)
+	e.Exec(`CREATE TABLE tsvector.text_search_test (id SERIAL PRIMARY KEY, title TEXT, content TEXT, search_vector tsvector)`)
+	e.Exec(`INSERT INTO tsvector.text_search_test (title, content, search_vector) VALUES ('TC1 - Direct TSV', 'This is a test for direct tsvector insert', to_tsvector('english', 'This is a test for direct tsvector insert'))`)
+	cfg := e.Config("test_server", "tsvector.*")
 	cfg.Format.JSONSchemas = true
-	r := start(t, cfg)
-	e.exec(`INSERT INTO tsvector.text_search_test (title, content, search_vector) VALUES ('TC1 - Direct TSV', 'This is a test for direct tsvector insert second case', to_tsvector('english', 'This is a test for direct tsvector insert second case'))`)
-	recs := readRaw(t, e.kafka, 2, "test_server.tsvector.text_search_test")
+	r := ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO tsvector.text_search_test (title, content, search_vector) VALUES ('TC1 - Direct TSV', 'This is a test for direct tsvector insert second case', to_tsvector('english', 'This is a test for direct tsvector insert second case'))`)
+	recs := ittest.ReadRaw(t, e.Kafka, 2, "test_server.tsvector.text_search_test")
 	want := []string{"'direct':6 'insert':8 'test':4 'tsvector':7", "'case':10 'direct':6 'insert':8 'second':9 'test':4 'tsvector':7"}
 	for i, rec := range recs {
 		if !strings.Contains(string(rec.Value), `{"type":"string","optional":true,"name":"io.debezium.data.Tsvector","version":1,"field":"search_vector"}`) {
 			t.Errorf("record %d: search_vector's schema is not io.debezium.data.Tsvector: %s", i, rec.Value)
 		}
-		if got := decode(t, []*kgo.Record{rec})[0].After["search_vector"]; got != want[i] {
+		if got := ittest.Decode(t, []*kgo.Record{rec})[0].After["search_vector"]; got != want[i] {
 			t.Errorf("record %d: search_vector %v, want %q", i, got, want[i])
 		}
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -325,15 +313,15 @@ func TestTsvectorAsDebezium(t *testing.T) {
 func TestArraysDebeziumHasNoSchemaForAreLeftOut(t *testing.T) {
 	for _, include := range []bool{false, true} {
 		t.Run(fmt.Sprint("include_unknown_datatypes=", include), func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(`CREATE TABLE arr (id int PRIMARY KEY, m money[], n name[], i interval[], v varbit[], x xml[], p point[], ok int[])`)
-			e.exec(`INSERT INTO arr VALUES (1, '{1.5}', '{a}', '{1 day}', '{101}', '{<a/>}', '{"(1,2)"}', '{1}')`)
-			cfg := e.config("ua", "public.arr")
+			e := ittest.NewEnv(t)
+			e.Exec(`CREATE TABLE arr (id int PRIMARY KEY, m money[], n name[], i interval[], v varbit[], x xml[], p point[], ok int[])`)
+			e.Exec(`INSERT INTO arr VALUES (1, '{1.5}', '{a}', '{1 day}', '{101}', '{<a/>}', '{"(1,2)"}', '{1}')`)
+			cfg := e.Config("ua", "public.arr")
 			cfg.Format.JSONSchemas = true
 			cfg.Format.IncludeUnknownDatatypes = include
-			r := start(t, cfg)
-			e.exec(`INSERT INTO arr VALUES (2, '{2.5}', '{b}', '{2 days}', '{1}', '{<b/>}', '{"(3,4)"}', '{2}')`)
-			for _, ev := range consume(t, e.kafka, 2, "ua.public.arr") {
+			r := ittest.Start(t, cfg)
+			e.Exec(`INSERT INTO arr VALUES (2, '{2.5}', '{b}', '{2 days}', '{1}', '{<b/>}', '{"(3,4)"}', '{2}')`)
+			for _, ev := range ittest.Consume(t, e.Kafka, 2, "ua.public.arr") {
 				for _, col := range []string{"m", "n", "i", "v", "x", "p"} {
 					if _, ok := ev.After[col]; ok {
 						t.Errorf("column %s is in the record: %v", col, ev.After)
@@ -343,7 +331,7 @@ func TestArraysDebeziumHasNoSchemaForAreLeftOut(t *testing.T) {
 					t.Errorf("int[] column missing: %v", ev.After)
 				}
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})

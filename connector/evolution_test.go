@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
@@ -18,45 +20,45 @@ import (
 // primary key, v int) and public.b, with the DDL event trigger installed
 // by run (trigger) or without it (the change derived from pgoutput's
 // Relation messages).
-func evolutionEnv(t *testing.T, name string, mode config.Delivery, trigger bool, policy string) (*env, *srtest.Registry, *running) {
+func evolutionEnv(t *testing.T, name string, mode config.Delivery, trigger bool, policy string) (*ittest.Env, *srtest.Registry, *ittest.Running) {
 	e, reg, _, r := evolutionEnvConfig(t, name, mode, trigger, policy)
 	return e, reg, r
 }
 
-func evolutionEnvConfig(t *testing.T, name string, mode config.Delivery, trigger bool, policy string) (*env, *srtest.Registry, config.Config, *running) {
+func evolutionEnvConfig(t *testing.T, name string, mode config.Delivery, trigger bool, policy string) (*ittest.Env, *srtest.Registry, config.Config, *ittest.Running) {
 	t.Helper()
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.a (id int PRIMARY KEY, v int)`)
-	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO a VALUES (1, 1), (2, 2)`)
-	cfg := avroConfig(e, reg, name, "public.a", "public.b")
+	e.Exec(`CREATE TABLE public.a (id int PRIMARY KEY, v int)`)
+	e.Exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO a VALUES (1, 1), (2, 2)`)
+	cfg := ittest.AvroConfig(e, reg, name, "public.a", "public.b")
 	cfg.Kafka.Delivery = mode
 	cfg.DDL.Capture = trigger
 	cfg.Format.SchemaRegistry.SchemaEvolution = policy
 	cfg.Heartbeat.Records = false
-	return e, reg, cfg, start(t, cfg)
+	return e, reg, cfg, ittest.Start(t, cfg)
 }
 
 // avroRows rebuilds a table from its Avro records as a consumer does: per
 // key the last record wins, a delete or tombstone removes the row. v is
 // printed with %v (an int before an int→text change, a string after).
-func avroRows(t *testing.T, reg *srtest.Registry, addr, topic string) (rows map[int]string, recs []avroRecord) {
+func avroRows(t *testing.T, reg *srtest.Registry, addr, topic string) (rows map[int]string, recs []ittest.AvroRecord) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	rows = map[int]string{}
 	for _, r := range kafkatest.ReadAll(ctx, t, addr, -1, topic) {
-		var ar avroRecord
-		ar.keyID, ar.key = decodeAvro(t, reg, r.Key)
-		id := ar.key["id"].(int)
+		var ar ittest.AvroRecord
+		ar.KeyID, ar.Key = ittest.DecodeAvro(t, reg, r.Key)
+		id := ar.Key["id"].(int)
 		if r.Value == nil {
 			delete(rows, id)
 			continue
 		}
-		ar.valueID, ar.value = decodeAvro(t, reg, r.Value)
+		ar.ValueID, ar.Value = ittest.DecodeAvro(t, reg, r.Value)
 		recs = append(recs, ar)
-		a, ok := ar.value["after"].(map[string]any)
+		a, ok := ar.Value["after"].(map[string]any)
 		if !ok {
 			delete(rows, id)
 			continue
@@ -67,9 +69,9 @@ func avroRows(t *testing.T, reg *srtest.Registry, addr, topic string) (rows map[
 }
 
 // pgRows is what Postgres holds in table (id, v::text).
-func pgRows(t *testing.T, e *env, table string) map[int]string {
+func pgRows(t *testing.T, e *ittest.Env, table string) map[int]string {
 	t.Helper()
-	conn, err := e.pg.Connect(context.Background(), "postgres")
+	conn, err := e.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,18 +92,6 @@ func pgRows(t *testing.T, e *env, table string) map[int]string {
 	return out
 }
 
-func waitPhase(t *testing.T, r *running, table string, ok func(offsets.Table) bool) offsets.Table {
-	t.Helper()
-	var ph offsets.Table
-	eventually.Succeeds(t, 60*time.Second, 20*time.Millisecond, func() error {
-		if ph = r.p.TablePhases()[table]; !ok(ph) {
-			return fmt.Errorf("table %s: phase %+v", table, ph)
-		}
-		return nil
-	})
-	return ph
-}
-
 // TestIncompatibleDDLParksTheTableAtItsDDL: with schema_evolution park,
 // an ALTER COLUMN TYPE int→text, which BACKWARD compatibility refuses,
 // parks the table at the DDL itself (the status names the DDL and the
@@ -116,17 +106,17 @@ func TestIncompatibleDDLParksTheTableAtItsDDL(t *testing.T) {
 		for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 			t.Run(fmt.Sprintf("%s/trigger=%v", mode, trigger), func(t *testing.T) {
 				e, reg, r := evolutionEnv(t, "park", mode, trigger, config.EvolutionPark)
-				e.exec(`INSERT INTO a VALUES (3, 3)`)
-				e.exec(`INSERT INTO b VALUES (1, 'one')`)
+				e.Exec(`INSERT INTO a VALUES (3, 3)`)
+				e.Exec(`INSERT INTO b VALUES (1, 'one')`)
 				// Rows of both shapes in one transaction, around the DDL, and
 				// more of the new shape right after, all in flight at once.
 				alter := `ALTER TABLE a ALTER COLUMN v TYPE text`
-				e.exec(`BEGIN; INSERT INTO a VALUES (4, 4); UPDATE a SET v = 20 WHERE id = 2; ` + alter + `; INSERT INTO a VALUES (5, 'five'); COMMIT`)
-				e.exec(`INSERT INTO a VALUES (6, 'six')`)
-				e.exec(`UPDATE a SET v = 'one' WHERE id = 1`)
-				e.exec(`INSERT INTO b VALUES (2, 'two')`)
+				e.Exec(`BEGIN; INSERT INTO a VALUES (4, 4); UPDATE a SET v = 20 WHERE id = 2; ` + alter + `; INSERT INTO a VALUES (5, 'five'); COMMIT`)
+				e.Exec(`INSERT INTO a VALUES (6, 'six')`)
+				e.Exec(`UPDATE a SET v = 'one' WHERE id = 1`)
+				e.Exec(`INSERT INTO b VALUES (2, 'two')`)
 
-				ph := waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
+				ph := ittest.WaitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
 				if ph.Retry != "resnapshot" || !strings.Contains(ph.LastError, "park.public.a-value") ||
 					!strings.Contains(ph.LastError, "schema_evolution") || !strings.Contains(ph.LastError, "cannot read") {
 					t.Fatalf("errored phase = %+v", ph)
@@ -134,14 +124,14 @@ func TestIncompatibleDDLParksTheTableAtItsDDL(t *testing.T) {
 				if trigger && !strings.Contains(ph.LastError, alter) {
 					t.Fatalf("the status does not name the DDL: %s", ph.LastError)
 				}
-				readAvro(t, reg, e.kafka, 2, "park.public.b") // b streams on
-				e.exec(`INSERT INTO a VALUES (7, 'seven')`)
-				e.exec(`INSERT INTO b VALUES (3, 'three')`)
-				readAvro(t, reg, e.kafka, 3, "park.public.b")
+				ittest.ReadAvro(t, reg, e.Kafka, 2, "park.public.b") // b streams on
+				e.Exec(`INSERT INTO a VALUES (7, 'seven')`)
+				e.Exec(`INSERT INTO b VALUES (3, 'three')`)
+				ittest.ReadAvro(t, reg, e.Kafka, 3, "park.public.b")
 
 				// Exactly the rows before the DDL: snapshot 1, 2; then 3, 4 and
 				// the update of 2; nothing of the new shape.
-				rows, recs := avroRows(t, reg, e.kafka, "park.public.a")
+				rows, recs := avroRows(t, reg, e.Kafka, "park.public.a")
 				if want := map[int]string{1: "1", 2: "20", 3: "3", 4: "4"}; fmt.Sprint(rows) != fmt.Sprint(want) || len(recs) != 5 {
 					t.Fatalf("table a from Kafka %v (%d records), want %v in 5 records", rows, len(recs), want)
 				}
@@ -152,18 +142,18 @@ func TestIncompatibleDDLParksTheTableAtItsDDL(t *testing.T) {
 				// The operator makes the registry accept the change, then
 				// copies the table again.
 				reg.SetCompatibility("park.public.a-value", srtest.None)
-				resnapshot(t, "park", e, r, "public.a")
-				waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "ready" || p.Phase == "catchup" })
-				e.exec(`INSERT INTO a VALUES (8, 'eight')`)
-				e.exec(`UPDATE a SET v = 'three' WHERE id = 3`)
+				ittest.Resnapshot(t, "park", e, r, "public.a")
+				ittest.WaitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "ready" || p.Phase == "catchup" })
+				e.Exec(`INSERT INTO a VALUES (8, 'eight')`)
+				e.Exec(`UPDATE a SET v = 'three' WHERE id = 3`)
 				want := pgRows(t, e, "a")
 				eventually.Succeeds(t, 60*time.Second, 200*time.Millisecond, func() error {
-					if rows, _ := avroRows(t, reg, e.kafka, "park.public.a"); fmt.Sprint(rows) != fmt.Sprint(want) {
+					if rows, _ := avroRows(t, reg, e.Kafka, "park.public.a"); fmt.Sprint(rows) != fmt.Sprint(want) {
 						return fmt.Errorf("table a rebuilt from Kafka %v, Postgres holds %v", rows, want)
 					}
 					return nil
 				})
-				if err := r.stop(t); err != nil {
+				if err := r.Stop(t); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -178,18 +168,18 @@ func TestCompatibleDDLStreamsWithoutPause(t *testing.T) {
 	for _, trigger := range []bool{true, false} {
 		t.Run(fmt.Sprintf("trigger=%v", trigger), func(t *testing.T) {
 			e, reg, r := evolutionEnv(t, "compat", config.DeliveryAtLeastOnce, trigger, config.EvolutionPark)
-			e.exec(`BEGIN; INSERT INTO a VALUES (3, 3); ALTER TABLE a ADD COLUMN note text; INSERT INTO a VALUES (4, 4, 'n'); COMMIT`)
-			e.exec(`INSERT INTO a VALUES (5, 5, 'm')`)
-			recs := readAvro(t, reg, e.kafka, 5, "compat.public.a")
+			e.Exec(`BEGIN; INSERT INTO a VALUES (3, 3); ALTER TABLE a ADD COLUMN note text; INSERT INTO a VALUES (4, 4, 'n'); COMMIT`)
+			e.Exec(`INSERT INTO a VALUES (5, 5, 'm')`)
+			recs := ittest.ReadAvro(t, reg, e.Kafka, 5, "compat.public.a")
 			for i, rec := range recs {
-				if got := after(t, rec)["id"]; got != i+1 {
+				if got := ittest.After(t, rec)["id"]; got != i+1 {
 					t.Fatalf("record %d has id %v", i, got)
 				}
 			}
-			if got := after(t, recs[4])["note"]; got != "m" {
-				t.Errorf("record after the ALTER: %v", after(t, recs[4]))
+			if got := ittest.After(t, recs[4])["note"]; got != "m" {
+				t.Errorf("record after the ALTER: %v", ittest.After(t, recs[4]))
 			}
-			if ph := r.p.TablePhases()["public.a"]; ph.Phase != "ready" {
+			if ph := r.P.TablePhases()["public.a"]; ph.Phase != "ready" {
 				t.Errorf("phase %+v", ph)
 			}
 			if v := reg.Versions("compat.public.a-value"); len(v) != 2 {
@@ -198,7 +188,7 @@ func TestCompatibleDDLStreamsWithoutPause(t *testing.T) {
 			if n := reg.Requests(srtest.EndpointCompatibility); n == 0 {
 				t.Error("the registry was not asked at the schema change")
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -227,18 +217,18 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 			if tc.own != "" {
 				reg.SetCompatibility(subject, tc.own)
 			}
-			e.exec(`BEGIN; INSERT INTO a VALUES (3, 3); ALTER TABLE a ALTER COLUMN v TYPE text; INSERT INTO a VALUES (4, 'four'); COMMIT`)
-			e.exec(`INSERT INTO a VALUES (5, 'five')`)
-			recs := readAvro(t, reg, e.kafka, 5, name+".public.a")
+			e.Exec(`BEGIN; INSERT INTO a VALUES (3, 3); ALTER TABLE a ALTER COLUMN v TYPE text; INSERT INTO a VALUES (4, 'four'); COMMIT`)
+			e.Exec(`INSERT INTO a VALUES (5, 'five')`)
+			recs := ittest.ReadAvro(t, reg, e.Kafka, 5, name+".public.a")
 			for i, rec := range recs {
-				if got := after(t, rec)["id"]; got != i+1 {
+				if got := ittest.After(t, rec)["id"]; got != i+1 {
 					t.Fatalf("record %d has id %v", i, got)
 				}
 			}
-			if got := after(t, recs[4])["v"]; got != "five" {
-				t.Errorf("record after the ALTER: %v", after(t, recs[4]))
+			if got := ittest.After(t, recs[4])["v"]; got != "five" {
+				t.Errorf("record after the ALTER: %v", ittest.After(t, recs[4]))
 			}
-			if ph := r.p.TablePhases()["public.a"]; ph.Phase != "ready" {
+			if ph := r.P.TablePhases()["public.a"]; ph.Phase != "ready" {
 				t.Fatalf("phase %+v", ph)
 			}
 			switch tc.policy {
@@ -251,16 +241,16 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 				}
 				// A restart finds the newest generation: the same shape
 				// goes on under -v2, and a compatible change follows it.
-				if err := r.stop(t); err != nil {
+				if err := r.Stop(t); err != nil {
 					t.Fatal(err)
 				}
-				r = start(t, cfg)
-				e.exec(`INSERT INTO a VALUES (6, 'six')`)
-				e.exec(`ALTER TABLE a ADD COLUMN note text`)
-				e.exec(`INSERT INTO a VALUES (7, 'seven', 'n')`)
-				recs = readAvro(t, reg, e.kafka, 7, name+".public.a")
-				if got := after(t, recs[6])["note"]; got != "n" {
-					t.Errorf("record after the restart and a compatible change: %v", after(t, recs[6]))
+				r = ittest.Start(t, cfg)
+				e.Exec(`INSERT INTO a VALUES (6, 'six')`)
+				e.Exec(`ALTER TABLE a ADD COLUMN note text`)
+				e.Exec(`INSERT INTO a VALUES (7, 'seven', 'n')`)
+				recs = ittest.ReadAvro(t, reg, e.Kafka, 7, name+".public.a")
+				if got := ittest.After(t, recs[6])["note"]; got != "n" {
+					t.Errorf("record after the restart and a compatible change: %v", ittest.After(t, recs[6]))
 				}
 				if v := reg.Versions(subject); len(v) != 1 {
 					t.Errorf("%s versions %v after the restart, want the first only", subject, v)
@@ -280,7 +270,7 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 					t.Errorf("%s compatibility %s after force, want %s", subject, l, want)
 				}
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -294,43 +284,43 @@ func TestIncompatibleDDLUnderNewSubjectAndForce(t *testing.T) {
 // before the DDL (the park holds from the DDL's position on, not from its
 // transaction's start), and none after it.
 func TestParkAtDDLSurvivesACrashBeforeTheDDLIsDurable(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.a (id int PRIMARY KEY, v int)`)
-	e.exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO a VALUES (1, 1), (2, 2)`)
-	cfg := avroConfig(e, reg, "crash", "public.a", "public.b")
+	e.Exec(`CREATE TABLE public.a (id int PRIMARY KEY, v int)`)
+	e.Exec(`CREATE TABLE public.b (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO a VALUES (1, 1), (2, 2)`)
+	cfg := ittest.AvroConfig(e, reg, "crash", "public.a", "public.b")
 	cfg.Kafka.Delivery = config.DeliveryExactlyOnce
 	cfg.DDL.Capture = true
 	cfg.Heartbeat.Records = false
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 	slow := cfg
 	slow.Kafka.TransactionMaxInterval = time.Minute // the DDL's Kafka transaction stays open
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
-	r = startStreaming(t, slow)
+	r = ittest.StartStreaming(t, slow)
 
-	e.exec(`INSERT INTO a VALUES (3, 3)`)
-	e.exec(`BEGIN; INSERT INTO a VALUES (4, 4); UPDATE a SET v = 20 WHERE id = 2; ALTER TABLE a ALTER COLUMN v TYPE text; INSERT INTO a VALUES (5, 'five'); COMMIT`)
-	e.exec(`INSERT INTO b VALUES (1, 'one')`)
-	waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
+	e.Exec(`INSERT INTO a VALUES (3, 3)`)
+	e.Exec(`BEGIN; INSERT INTO a VALUES (4, 4); UPDATE a SET v = 20 WHERE id = 2; ALTER TABLE a ALTER COLUMN v TYPE text; INSERT INTO a VALUES (5, 'five'); COMMIT`)
+	e.Exec(`INSERT INTO b VALUES (1, 'one')`)
+	ittest.WaitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
 	// Crash once the park is stored: an abort racing the park's own write
 	// to the offsets topic is another test's matter.
 	eventually.True(t, 60*time.Second, 50*time.Millisecond, "the park of public.a is not in the offsets topic",
-		func() bool { return parkStored(t, e.kafka, "crash", "public.a") })
-	r.crash(t)
+		func() bool { return parkStored(t, e.Kafka, "crash", "public.a") })
+	r.Crash(t)
 
-	r = startStreaming(t, cfg)
-	readAvro(t, reg, e.kafka, 1, "crash.public.b")
-	rows, recs := avroRows(t, reg, e.kafka, "crash.public.a")
+	r = ittest.StartStreaming(t, cfg)
+	ittest.ReadAvro(t, reg, e.Kafka, 1, "crash.public.b")
+	rows, recs := avroRows(t, reg, e.Kafka, "crash.public.a")
 	if want := map[int]string{1: "1", 2: "20", 3: "3", 4: "4"}; fmt.Sprint(rows) != fmt.Sprint(want) || len(recs) != 5 {
 		t.Fatalf("table a from Kafka %v (%d records), want %v in 5 records", rows, len(recs), want)
 	}
-	if ph := r.p.TablePhases()["public.a"]; ph.Phase != "errored" || !strings.Contains(ph.LastError, "ALTER COLUMN v TYPE text") {
+	if ph := r.P.TablePhases()["public.a"]; ph.Phase != "errored" || !strings.Contains(ph.LastError, "ALTER COLUMN v TYPE text") {
 		t.Fatalf("after the restart: %+v", ph)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -361,29 +351,29 @@ func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			name := "stopped" + strings.ReplaceAll(policy, "_", "")
 			e, reg, cfg, r := evolutionEnvConfig(t, name, config.DeliveryAtLeastOnce, false, policy)
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
-			e.exec(`ALTER TABLE a ALTER COLUMN v TYPE text`)
-			r = startStreaming(t, cfg)
-			e.exec(`INSERT INTO a VALUES (3, 'three')`)
+			e.Exec(`ALTER TABLE a ALTER COLUMN v TYPE text`)
+			r = ittest.StartStreaming(t, cfg)
+			e.Exec(`INSERT INTO a VALUES (3, 'three')`)
 			subject := name + ".public.a-value"
 			if policy == config.EvolutionPark {
-				ph := waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
+				ph := ittest.WaitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "errored" })
 				if !strings.Contains(ph.LastError, "incompatible") {
 					t.Fatalf("errored phase %+v", ph)
 				}
-				if err := r.stop(t); err != nil {
+				if err := r.Stop(t); err != nil {
 					t.Fatal(err)
 				}
 				cfg.Format.SchemaRegistry.SchemaEvolution = config.EvolutionNewSubject
-				r = startStreaming(t, cfg)
-				resnapshot(t, name, e, r, "public.a")
-				waitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "ready" || p.Phase == "catchup" })
-				e.exec(`INSERT INTO a VALUES (4, 'four')`)
+				r = ittest.StartStreaming(t, cfg)
+				ittest.Resnapshot(t, name, e, r, "public.a")
+				ittest.WaitPhase(t, r, "public.a", func(p offsets.Table) bool { return p.Phase == "ready" || p.Phase == "catchup" })
+				e.Exec(`INSERT INTO a VALUES (4, 'four')`)
 				want := pgRows(t, e, "a")
 				eventually.Succeeds(t, 60*time.Second, 200*time.Millisecond, func() error {
-					if rows, _ := avroRows(t, reg, e.kafka, name+".public.a"); fmt.Sprint(rows) != fmt.Sprint(want) {
+					if rows, _ := avroRows(t, reg, e.Kafka, name+".public.a"); fmt.Sprint(rows) != fmt.Sprint(want) {
 						return fmt.Errorf("table a rebuilt from Kafka %v, Postgres holds %v", rows, want)
 					}
 					return nil
@@ -392,11 +382,11 @@ func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
 					t.Errorf("%s-v2 versions %v, want 1 (the copy's)", subject, v)
 				}
 			} else {
-				recs := readAvro(t, reg, e.kafka, 3, name+".public.a")
-				if got := after(t, recs[2])["v"]; got != "three" {
-					t.Fatalf("record after the change: %v", after(t, recs[2]))
+				recs := ittest.ReadAvro(t, reg, e.Kafka, 3, name+".public.a")
+				if got := ittest.After(t, recs[2])["v"]; got != "three" {
+					t.Fatalf("record after the change: %v", ittest.After(t, recs[2]))
 				}
-				if ph := r.p.TablePhases()["public.a"]; ph.Phase != "ready" {
+				if ph := r.P.TablePhases()["public.a"]; ph.Phase != "ready" {
 					t.Fatalf("phase %+v", ph)
 				}
 				if policy == config.EvolutionNewSubject {
@@ -407,7 +397,7 @@ func TestIncompatibleChangeWhileStoppedFollowsThePolicy(t *testing.T) {
 					t.Errorf("%s versions %v, want 2", subject, v)
 				}
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -46,19 +48,19 @@ func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
 	bin := failoverBinDir(t)
 	primary := pgtest.New(t, func(o *pgtest.Options) { o.BinDir = bin })
 	standby := pgtest.NewStandby(t, primary, "standby1", map[string]string{"sync_replication_slots": "on"})
-	e := &env{t: t, pg: primary, kafka: kafkatest.New(t).Addr()}
-	e.exec(`ALTER SYSTEM SET synchronized_standby_slots = 'standby1'`)
-	e.exec(`SELECT pg_reload_conf()`)
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO orders SELECT g, 'before' FROM generate_series(1, 100) g`)
+	e := ittest.EnvOn(t, primary, kafkatest.New(t).Addr())
+	e.Exec(`ALTER SYSTEM SET synchronized_standby_slots = 'standby1'`)
+	e.Exec(`SELECT pg_reload_conf()`)
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO orders SELECT g, 'before' FROM generate_series(1, 100) g`)
 
-	cfg := e.config("fo", "public.orders")
+	cfg := e.Config("fo", "public.orders")
 	cfg.Postgres.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable&target_session_attrs=read-write",
 		primary.Port(), standby.Port())
 	cfg.Postgres.SlotFailover = true
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 	var failover, synced bool
-	e.scan(`SELECT failover FROM pg_replication_slots WHERE slot_name = 'mooncdc_fo'`, &failover)
+	e.Scan(`SELECT failover FROM pg_replication_slots WHERE slot_name = 'mooncdc_fo'`, &failover)
 	if !failover {
 		t.Fatal("the slot is not a failover slot")
 	}
@@ -84,12 +86,12 @@ func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	consume(t, e.kafka, 300, "fo.public.orders") // streaming under the load
+	ittest.Consume(t, e.Kafka, 300, "fo.public.orders") // streaming under the load
 
 	// The standby has the slot, synchronized.
-	sb := &env{t: t, pg: standby, kafka: e.kafka}
+	sb := ittest.EnvOn(t, standby, e.Kafka)
 	eventually.True(t, 60*time.Second, 200*time.Millisecond, "the standby has no synchronized copy of the slot after 60s", func() bool {
-		sb.scan(`SELECT coalesce((SELECT synced AND NOT temporary FROM pg_replication_slots WHERE slot_name = 'mooncdc_fo'), false)`, &synced)
+		sb.Scan(`SELECT coalesce((SELECT synced AND NOT temporary FROM pg_replication_slots WHERE slot_name = 'mooncdc_fo'), false)`, &synced)
 		return synced
 	})
 
@@ -99,18 +101,18 @@ func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
 	}
 	close(stopLoad)
 	<-loadDone
-	sb.exec(`SELECT pg_promote()`)
+	sb.Exec(`SELECT pg_promote()`)
 	for i := 0; i < 20; i++ {
-		sb.exec(fmt.Sprintf(`INSERT INTO orders VALUES (%d, 'after')`, 1_000_000+i))
+		sb.Exec(fmt.Sprintf(`INSERT INTO orders VALUES (%d, 'after')`, 1_000_000+i))
 	}
 
 	// Every row the new primary holds arrives (changes the standby never
 	// received died with the primary, for mooncdc as for every reader).
 	var want int
-	sb.scan(`SELECT count(*)::int FROM orders`, &want)
+	sb.Scan(`SELECT count(*)::int FROM orders`, &want)
 	ids := map[float64]bool{}
 	eventually.Succeeds(t, 90*time.Second, 500*time.Millisecond, func() error {
-		for _, ev := range consume(t, e.kafka, -1, "fo.public.orders") {
+		for _, ev := range ittest.Consume(t, e.Kafka, -1, "fo.public.orders") {
 			if ev.After != nil {
 				ids[ev.After["id"].(float64)] = true
 			}
@@ -151,7 +153,7 @@ func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
 		}
 		return fmt.Errorf("%d of the promoted standby's %d rows never reached Kafka", missing, want)
 	})
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -161,29 +163,29 @@ func TestFailoverSlotContinuesOnThePromotedStandby(t *testing.T) {
 // streaming; a server older than 17 refuses the key with the cause.
 func TestSlotFailoverOnAnExistingSlotAndOnOlderServers(t *testing.T) {
 	bin := failoverBinDir(t)
-	e := &env{t: t, pg: pgtest.New(t, func(o *pgtest.Options) { o.BinDir = bin }), kafka: kafkatest.New(t).Addr()}
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
-	e.exec(`SELECT pg_create_logical_replication_slot('mooncdc_fx', 'pgoutput')`)
-	cfg := e.config("fx", "public.orders")
+	e := ittest.EnvOn(t, pgtest.New(t, func(o *pgtest.Options) { o.BinDir = bin }), kafkatest.New(t).Addr())
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
+	e.Exec(`SELECT pg_create_logical_replication_slot('mooncdc_fx', 'pgoutput')`)
+	cfg := e.Config("fx", "public.orders")
 	cfg.Postgres.SlotFailover = true
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 	var failover bool
-	e.scan(`SELECT failover FROM pg_replication_slots WHERE slot_name = 'mooncdc_fx'`, &failover)
+	e.Scan(`SELECT failover FROM pg_replication_slots WHERE slot_name = 'mooncdc_fx'`, &failover)
 	if !failover {
 		t.Error("the existing slot was not made a failover slot")
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 
-	old := newEnv(t)
-	if old.serverVersionNum() >= 170000 {
+	old := ittest.NewEnv(t)
+	if old.ServerVersionNum() >= 170000 {
 		return // PGTEST_VERSION 17 or 18: no older server here
 	}
-	cfg = old.config("fy", "public.orders")
+	cfg = old.Config("fy", "public.orders")
 	cfg.Postgres.SlotFailover = true
-	if err := runToEnd(t, cfg); err == nil || !strings.Contains(err.Error(), "failover slots need PostgreSQL 17 or later") {
-		t.Fatalf("slot_failover on PostgreSQL %d: %v, want the version named", old.serverVersionNum()/10000, err)
+	if err := ittest.RunToEnd(t, cfg); err == nil || !strings.Contains(err.Error(), "failover slots need PostgreSQL 17 or later") {
+		t.Fatalf("slot_failover on PostgreSQL %d: %v, want the version named", old.ServerVersionNum()/10000, err)
 	}
 }
 
@@ -198,10 +200,10 @@ func TestCaptureFromAPhysicalStandby(t *testing.T) {
 	bin := failoverBinDir(t)
 	primary := pgtest.New(t, func(o *pgtest.Options) { o.BinDir = bin })
 	standby := pgtest.NewStandby(t, primary, "standby1", nil)
-	e := &env{t: t, pg: primary, kafka: kafkatest.New(t).Addr()}
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO orders SELECT g, 'before' FROM generate_series(1, 50) g`)
-	e.exec(`CREATE PUBLICATION mooncdc_sb FOR TABLE orders`)
+	e := ittest.EnvOn(t, primary, kafkatest.New(t).Addr())
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO orders SELECT g, 'before' FROM generate_series(1, 50) g`)
+	e.Exec(`CREATE PUBLICATION mooncdc_sb FOR TABLE orders`)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -214,13 +216,13 @@ func TestCaptureFromAPhysicalStandby(t *testing.T) {
 			}
 		}
 	}()
-	sb := &env{t: t, pg: standby, kafka: e.kafka}
-	cfg := sb.config("sb", "public.orders")
+	sb := ittest.EnvOn(t, standby, e.Kafka)
+	cfg := sb.Config("sb", "public.orders")
 	cfg.Heartbeat.Interval = 100 * time.Millisecond
-	r := start(t, cfg)
-	e.exec(`INSERT INTO orders SELECT g, 'after' FROM generate_series(51, 60) g`)
-	e.exec(`UPDATE orders SET v = 'changed' WHERE id = 1`)
-	evs := consume(t, e.kafka, 61, "sb.public.orders")
+	r := ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO orders SELECT g, 'after' FROM generate_series(51, 60) g`)
+	e.Exec(`UPDATE orders SET v = 'changed' WHERE id = 1`)
+	evs := ittest.Consume(t, e.Kafka, 61, "sb.public.orders")
 	reads, creates, updates := 0, 0, 0
 	for _, ev := range evs {
 		switch ev.Op {
@@ -240,7 +242,7 @@ func TestCaptureFromAPhysicalStandby(t *testing.T) {
 	// at each interval (each failure is an ERROR in the server's log and
 	// a rolled-back transaction).
 	rollbacks := func() (n int64) {
-		sb.scan(`SELECT xact_rollback FROM pg_stat_database WHERE datname = 'postgres'`, &n)
+		sb.Scan(`SELECT xact_rollback FROM pg_stat_database WHERE datname = 'postgres'`, &n)
 		return n
 	}
 	time.Sleep(500 * time.Millisecond) // the first refusal
@@ -249,7 +251,7 @@ func TestCaptureFromAPhysicalStandby(t *testing.T) {
 	if n := rollbacks() - before; n > 1 {
 		t.Errorf("%d heartbeat attempts failed on the standby in 20 intervals, want at most 1", n)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -17,48 +17,6 @@ import (
 // AbstractExtractNewRecordState.java, DDHS
 // extractnewstate/DefaultDeleteHandlingStrategy.java; ENRSTest is
 // src/test/java/io/debezium/transforms/ExtractNewRecordStateTest.java.
-
-// flatConfig is a pipeline on public.items in the flat envelope with
-// mode, adding op, table, lsn and source.ts_ms as fields and op as a
-// header, as import-debezium maps the documentation's unwrap example.
-func flatConfig(e *env, name, mode string) config.Config {
-	cfg := e.config(name, "public.items")
-	cfg.Heartbeat.Records = false
-	cfg.Format.Envelope = config.EnvelopeFlat
-	cfg.Format.Flat.DeleteHandling = mode
-	cfg.Format.Flat.AddFields = []string{"op", "table", "lsn", "source.ts_ms"}
-	cfg.Format.Flat.AddHeaders = []string{"op"}
-	return cfg
-}
-
-// header returns rec's header key: its value and whether it is there
-// (a null value reads as "<null>").
-func header(rec *kgo.Record, key string) (string, bool) {
-	for _, h := range rec.Headers {
-		if h.Key == key {
-			if h.Value == nil {
-				return "<null>", true
-			}
-			return string(h.Value), true
-		}
-	}
-	return "", false
-}
-
-// flatRow decodes a flat JSON value (after JsonConverter's envelope, if
-// any, is checked and removed).
-func flatRow(t *testing.T, rec *kgo.Record) map[string]any {
-	t.Helper()
-	rec = unwrapConnect(t, rec)
-	if rec.Value == nil {
-		return nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(rec.Value, &m); err != nil {
-		t.Fatalf("value %q: %v", rec.Value, err)
-	}
-	return m
-}
 
 // TestFlatEnvelopeEachDeleteHandlingMode: one snapshot row, then an
 // insert, an update, a delete and (written, format.skipped_operations
@@ -76,25 +34,25 @@ func flatRow(t *testing.T, rec *kgo.Record) map[string]any {
 //	rewrite-with-tombstone that, then a tombstone whose only added header is __op "d" (ENRSTest.java:484-503)
 //	delete-to-tombstone    a Kafka tombstone carrying the delete's headers (ENRSTest.java:993-1007)
 func TestFlatEnvelopeEachDeleteHandlingMode(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
-	e.exec(`ALTER TABLE public.items REPLICA IDENTITY FULL`)
-	e.exec(`INSERT INTO items VALUES (1, 'snap')`)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
+	e.Exec(`ALTER TABLE public.items REPLICA IDENTITY FULL`)
+	e.Exec(`INSERT INTO items VALUES (1, 'snap')`)
 	modes := []string{"drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone"}
-	runs := make([]*running, len(modes))
+	runs := make([]*ittest.Running, len(modes))
 	for i, mode := range modes {
-		cfg := flatConfig(e, "flat"+strings.ReplaceAll(mode, "-", ""), mode)
+		cfg := ittest.FlatConfig(e, "flat"+strings.ReplaceAll(mode, "-", ""), mode)
 		cfg.Format.SkippedOperations = []string{"none"}
-		runs[i] = startStreaming(t, cfg)
+		runs[i] = ittest.StartStreaming(t, cfg)
 	}
 	for _, r := range runs {
-		r.waitHandedOver(t)
+		r.WaitHandedOver(t)
 	}
-	e.exec(`INSERT INTO items VALUES (2, 'new')`)
-	e.exec(`UPDATE items SET name = 'changed' WHERE id = 2`)
-	e.exec(`DELETE FROM items WHERE id = 2`)
-	e.exec(`TRUNCATE items`)
-	e.exec(`INSERT INTO items VALUES (3, 'last')`)
+	e.Exec(`INSERT INTO items VALUES (2, 'new')`)
+	e.Exec(`UPDATE items SET name = 'changed' WHERE id = 2`)
+	e.Exec(`DELETE FROM items WHERE id = 2`)
+	e.Exec(`TRUNCATE items`)
+	e.Exec(`INSERT INTO items VALUES (3, 'last')`)
 
 	// what each record is: op of __op (or "-" for a Kafka tombstone, "null"
 	// for a JSON null value), __deleted if any, the __op header.
@@ -108,10 +66,10 @@ func TestFlatEnvelopeEachDeleteHandlingMode(t *testing.T) {
 	}
 	for _, mode := range modes {
 		topic := "flat" + strings.ReplaceAll(mode, "-", "") + ".public.items"
-		recs := readRaw(t, e.kafka, len(want[mode]), topic)
+		recs := ittest.ReadRaw(t, e.Kafka, len(want[mode]), topic)
 		var got []rec
 		for _, r := range recs {
-			hdr, _ := header(r, "__op")
+			hdr, _ := ittest.Header(r, "__op")
 			var key map[string]any
 			if err := json.Unmarshal(r.Key, &key); err != nil || len(key) != 1 || key["id"] == nil {
 				t.Errorf("%s: key %s, want the row's id", mode, r.Key)
@@ -122,7 +80,7 @@ func TestFlatEnvelopeEachDeleteHandlingMode(t *testing.T) {
 			case string(r.Value) == "null":
 				got = append(got, rec{"null", "", hdr})
 			default:
-				m := flatRow(t, r)
+				m := ittest.FlatRow(t, r)
 				d, _ := m["__deleted"].(string)
 				got = append(got, rec{m["__op"].(string), d, hdr})
 				if m["__table"] != "items" || m["__lsn"] == nil || m["__source_ts_ms"] == nil || m["id"] == nil {
@@ -141,13 +99,13 @@ func TestFlatEnvelopeEachDeleteHandlingMode(t *testing.T) {
 		}
 		if mode == "rewrite-with-tombstone" {
 			ts := recs[4]
-			if _, ok := header(ts, connector.HeaderLSN); !ok || len(ts.Headers) != 4 {
+			if _, ok := ittest.Header(ts, connector.HeaderLSN); !ok || len(ts.Headers) != 4 {
 				t.Errorf("tombstone headers %v, want mooncdc's three and __op", ts.Headers)
 			}
 		}
 	}
 	for _, r := range runs {
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,35 +132,35 @@ func equalRecs[T comparable](a, b []T) bool {
 // source.snapshot as a header marks the copy's only row "last"
 // (the snapshot marker of a one-row copy).
 func TestFlatEnvelopeJSONWithSchemasAndAvro(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
-	e.exec(`INSERT INTO items VALUES (1, 'snap')`)
-	js := flatConfig(e, "flatjs", "tombstone")
+	e.Exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
+	e.Exec(`INSERT INTO items VALUES (1, 'snap')`)
+	js := ittest.FlatConfig(e, "flatjs", "tombstone")
 	js.Format.JSONSchemas = true
 	js.Format.Flat.AddFields = append(js.Format.Flat.AddFields, "snapshot") // __snapshot: a bare source field (AENRS.java:194, 222-223)
-	av := flatConfig(e, "flatav", "rewrite")
+	av := ittest.FlatConfig(e, "flatav", "rewrite")
 	av.Format.Key, av.Format.Value = config.FormatAvro, config.FormatAvro
 	av.Format.SchemaRegistry.URL = reg.URL()
 	av.Format.Flat.AddHeaders = []string{"op", "source.snapshot:snap"}
-	r1, r2 := startStreaming(t, js), startStreaming(t, av)
-	r1.waitHandedOver(t)
-	r2.waitHandedOver(t)
-	e.exec(`INSERT INTO items VALUES (2, 'new')`)
-	e.exec(`UPDATE items SET name = 'changed' WHERE id = 2`)
-	e.exec(`DELETE FROM items WHERE id = 2`)
+	r1, r2 := ittest.StartStreaming(t, js), ittest.StartStreaming(t, av)
+	r1.WaitHandedOver(t)
+	r2.WaitHandedOver(t)
+	e.Exec(`INSERT INTO items VALUES (2, 'new')`)
+	e.Exec(`UPDATE items SET name = 'changed' WHERE id = 2`)
+	e.Exec(`DELETE FROM items WHERE id = 2`)
 
-	recs := readRaw(t, e.kafka, 4, "flatjs.public.items")
+	recs := ittest.ReadRaw(t, e.Kafka, 4, "flatjs.public.items")
 	for i, wantOp := range []string{"r", "c", "u"} {
-		m := flatRow(t, recs[i])
+		m := ittest.FlatRow(t, recs[i])
 		if m["__op"] != wantOp || m["id"] == nil {
 			t.Errorf("record %d: %v, want op %s", i, m, wantOp)
 		}
 	}
-	if m := flatRow(t, recs[0]); m["__snapshot"] != "last" {
+	if m := ittest.FlatRow(t, recs[0]); m["__snapshot"] != "last" {
 		t.Errorf("snapshot row's __snapshot %v, want last (the copy's only row)", m["__snapshot"])
 	}
-	if m := flatRow(t, recs[1]); m["__snapshot"] != "false" {
+	if m := ittest.FlatRow(t, recs[1]); m["__snapshot"] != "false" {
 		t.Errorf("streamed change's __snapshot %v, want false", m["__snapshot"])
 	}
 	var vs struct {
@@ -236,30 +194,30 @@ func TestFlatEnvelopeJSONWithSchemasAndAvro(t *testing.T) {
 		vs.Schema.Name != "flatjs.public.items.Value" {
 		t.Errorf("tombstone-mode delete %s, want the optional row schema and a null payload", del.Value)
 	}
-	unwrapConnect(t, del) // JsonConverter reads it
+	ittest.UnwrapConnect(t, del) // JsonConverter reads it
 
-	ar := readAvro(t, reg, e.kafka, 4, "flatav.public.items")
-	raw := readRaw(t, e.kafka, 4, "flatav.public.items")
+	ar := ittest.ReadAvro(t, reg, e.Kafka, 4, "flatav.public.items")
+	raw := ittest.ReadRaw(t, e.Kafka, 4, "flatav.public.items")
 	for i, want := range []struct{ op, deleted, snap string }{{"r", "false", "last"}, {"c", "false", "false"}, {"u", "false", "false"}, {"d", "true", "false"}} {
-		v := ar[i].value
+		v := ar[i].Value
 		if v["__op"] != want.op || v["__deleted"] != want.deleted || v["__table"] != "items" || v["id"] != 1+min(i, 1) {
 			t.Errorf("avro record %d: %v, want op %s __deleted %s", i, v, want.op, want.deleted)
 		}
-		if h, _ := header(raw[i], "__snap"); h != want.snap {
+		if h, _ := ittest.Header(raw[i], "__snap"); h != want.snap {
 			t.Errorf("avro record %d: __snap header %q, want %q", i, h, want.snap)
 		}
-		if ar[i].key["id"] != 1+min(i, 1) {
-			t.Errorf("avro record %d key %v", i, ar[i].key)
+		if ar[i].Key["id"] != 1+min(i, 1) {
+			t.Errorf("avro record %d key %v", i, ar[i].Key)
 		}
 	}
-	if text, _ := reg.SchemaByID(ar[1].valueID); !strings.Contains(text, `"name":"Value","namespace":"flatav.public.items"`) {
+	if text, _ := reg.SchemaByID(ar[1].ValueID); !strings.Contains(text, `"name":"Value","namespace":"flatav.public.items"`) {
 		t.Errorf("registered value schema %s", text)
 	}
-	if ar[3].value["name"] != "changed" && ar[3].value["name"] != nil {
-		t.Errorf("rewritten delete %v", ar[3].value)
+	if ar[3].Value["name"] != "changed" && ar[3].Value["name"] != nil {
+		t.Errorf("rewritten delete %v", ar[3].Value)
 	}
-	for _, r := range []*running{r1, r2} {
-		if err := r.stop(t); err != nil {
+	for _, r := range []*ittest.Running{r1, r2} {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
@@ -115,20 +117,20 @@ func (p *holeProxy) serve(client net.Conn) {
 // test can black-hole; logs keeps the lines at level and above.
 type halfOpenRun struct {
 	p     *connector.Pipeline
-	r     *running
+	r     *ittest.Running
 	proxy *holeProxy
 	logs  *observer.ObservedLogs
 	topic string
 }
 
-func startHalfOpen(t *testing.T, e *env, name, table, senderTimeout string, level zapcore.Level, tune func(*config.Config)) *halfOpenRun {
+func startHalfOpen(t *testing.T, e *ittest.Env, name, table, senderTimeout string, level zapcore.Level, tune func(*config.Config)) *halfOpenRun {
 	t.Helper()
-	e.exec(`ALTER SYSTEM SET wal_sender_timeout = '` + senderTimeout + `'`)
-	e.exec(`SELECT pg_reload_conf()`)
-	e.exec(`CREATE TABLE ` + table + ` (id int PRIMARY KEY, n int)`)
-	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.pg.Port()))
-	cfg := e.config(name, "public."+table)
-	cfg.Postgres.URL = strings.Replace(e.pg.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.pg.Port()), proxy.addr(), 1)
+	e.Exec(`ALTER SYSTEM SET wal_sender_timeout = '` + senderTimeout + `'`)
+	e.Exec(`SELECT pg_reload_conf()`)
+	e.Exec(`CREATE TABLE ` + table + ` (id int PRIMARY KEY, n int)`)
+	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.PG.Port()))
+	cfg := e.Config(name, "public."+table)
+	cfg.Postgres.URL = strings.Replace(e.PG.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.PG.Port()), proxy.addr(), 1)
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -138,12 +140,12 @@ func startHalfOpen(t *testing.T, e *env, name, table, senderTimeout string, leve
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
-	r.waitReady(t)
-	r.waitHandedOver(t)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
 	topic := name + ".public." + table
-	e.exec(`INSERT INTO ` + table + ` VALUES (1, 1)`)
-	consume(t, e.kafka, 1, topic)
+	e.Exec(`INSERT INTO ` + table + ` VALUES (1, 1)`)
+	ittest.Consume(t, e.Kafka, 1, topic)
 	return &halfOpenRun{p: p, r: r, proxy: proxy, logs: logs, topic: topic}
 }
 
@@ -154,7 +156,7 @@ func startHalfOpen(t *testing.T, e *env, name, table, senderTimeout string, leve
 // in a warning naming the timeout, go unready, reconnect and deliver a row
 // written after the cut; the pipeline must not stop.
 func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewPrivateEnv(t) // ALTER SYSTEM (startHalfOpen)
 	h := startHalfOpen(t, e, "halfopen", "half", "3s", zapcore.WarnLevel, nil)
 	p, r, proxy, logs := h.p, h.r, h.proxy, h.logs
 	eventually.True(t, 10*time.Second, 20*time.Millisecond, "not ready before the cut", func() bool {
@@ -163,7 +165,7 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 
 	proxy.hole()
 	cut := time.Now()
-	e.exec(`INSERT INTO half VALUES (2, 2)`) // a connection of its own, not through the proxy
+	e.Exec(`INSERT INTO half VALUES (2, 2)`) // a connection of its own, not through the proxy
 	var unready time.Duration
 	var lastHeard float64
 	deadline := cut.Add(60 * time.Second)
@@ -175,11 +177,11 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 		if st.LastServerMessageSeconds != nil {
 			lastHeard = max(lastHeard, *st.LastServerMessageSeconds)
 		}
-		evs := consume(t, e.kafka, -1, h.topic)
+		evs := ittest.Consume(t, e.Kafka, -1, h.topic)
 		if len(evs) >= 2 {
 			break
 		}
-		if stopped, err := r.stopped(); stopped {
+		if stopped, err := r.Stopped(); stopped {
 			t.Fatalf("the pipeline stopped after the cut: %v", err)
 		}
 		if time.Now().After(deadline) {
@@ -219,7 +221,7 @@ func TestHalfOpenPostgresLinkIsNoticedAndTheStreamResumes(t *testing.T) {
 // refusing every new session; mooncdc ends that walsender, its own, so the
 // stream resumes within the timeout plus a reconnect, not a minute later.
 func TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewPrivateEnv(t) // ALTER SYSTEM (startHalfOpen)
 	h := startHalfOpen(t, e, "halfopen2", "half2", "120s", zapcore.InfoLevel, func(cfg *config.Config) {
 		cfg.Postgres.ReplicationTimeout = 3 * time.Second
 	})
@@ -227,9 +229,9 @@ func TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect(t *testing.T) {
 
 	h.proxy.hole()
 	cut := time.Now()
-	e.exec(`INSERT INTO half2 VALUES (2, 2)`)
+	e.Exec(`INSERT INTO half2 VALUES (2, 2)`)
 	eventually.True(t, 40*time.Second, 100*time.Millisecond, "the row written after the cut in Kafka", func() bool {
-		return len(consume(t, e.kafka, -1, h.topic)) >= 2
+		return len(ittest.Consume(t, e.Kafka, -1, h.topic)) >= 2
 	})
 	took := time.Since(cut)
 	t.Logf("row written after the cut in Kafka after %v", took.Round(10*time.Millisecond))
@@ -247,11 +249,11 @@ func TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect(t *testing.T) {
 // catalog and status queries, the heartbeat, slot checks and a copy's
 // snapshot import.
 func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
-	e := newSerialEnv(t) // the query deadline is the package's
-	defer connector.SetQueryTimeoutForTest(2 * time.Second)()
-	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.pg.Port()))
-	cfg := e.config("querydeadline")
-	cfg.Postgres.URL = strings.Replace(e.pg.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.pg.Port()), proxy.addr(), 1)
+	e := ittest.NewSerialEnv(t) // the query deadline is the package's
+	defer pgsource.SetQueryTimeout(2 * time.Second)()
+	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.PG.Port()))
+	cfg := e.Config("querydeadline")
+	cfg.Postgres.URL = strings.Replace(e.PG.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.PG.Port()), proxy.addr(), 1)
 	pgcfg, err := cfg.PostgresConnConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -290,9 +292,9 @@ func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
 // session's status updates ask for a reply once it has been quiet for a
 // quarter of the timeout, so a live link is never taken for a silent one.
 func TestIdleLiveLinkIsNotTakenForSilent(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE idle (id int PRIMARY KEY)`)
-	cfg := e.config("idle", "public.idle")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE idle (id int PRIMARY KEY)`)
+	cfg := e.Config("idle", "public.idle")
 	cfg.Postgres.ReplicationTimeout = 2 * time.Second
 	cfg.Heartbeat.Interval = 0 // no heartbeat messages either
 	core, logs := observer.New(zapcore.WarnLevel)
@@ -301,9 +303,9 @@ func TestIdleLiveLinkIsNotTakenForSilent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
-	r.waitReady(t)
-	r.waitHandedOver(t)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
 	var worst float64
 	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		st := p.Status()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
@@ -18,9 +20,9 @@ import (
 
 // slotWAL returns the WAL the slot retains (current − restart_lsn) and how
 // far its confirmed_flush_lsn trails the current WAL position.
-func slotWAL(t *testing.T, e *env, slot string) (retained, behind int64) {
+func slotWAL(t *testing.T, e *ittest.Env, slot string) (retained, behind int64) {
 	t.Helper()
-	conn, err := e.pg.Connect(context.Background(), "postgres")
+	conn, err := e.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,20 +44,20 @@ func slotWAL(t *testing.T, e *env, slot string) (retained, behind int64) {
 // sends none. (With heartbeat.interval 0 the bound still holds here through
 // the keepalives; the heartbeat records below do not.)
 func TestHeartbeatsKeepAnIdleSlotsWALBounded(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.idle (id int PRIMARY KEY)`)
-	e.exec(`CREATE DATABASE other`)
-	if err := e.pg.Exec(context.Background(), "other", `CREATE TABLE big (id int PRIMARY KEY, pad text)`); err != nil {
+	e := ittest.NewPrivateEnv(t) // it makes a database
+	e.Exec(`CREATE TABLE public.idle (id int PRIMARY KEY)`)
+	e.Exec(`CREATE DATABASE other`)
+	if err := e.PG.Exec(context.Background(), "other", `CREATE TABLE big (id int PRIMARY KEY, pad text)`); err != nil {
 		t.Fatal(err)
 	}
-	cfg := e.config("hb", "public.idle")
+	cfg := e.Config("hb", "public.idle")
 	cfg.Heartbeat.Interval = 500 * time.Millisecond
-	start(t, cfg)
+	ittest.Start(t, cfg)
 
 	// ~100 MB of WAL in the other database (1,000-byte rows, uncompressible
 	// enough: md5 chains), in 10 transactions.
 	for i := range 10 {
-		err := e.pg.Exec(context.Background(), "other", `INSERT INTO big SELECT g, repeat(md5(g::text), 32)
+		err := e.PG.Exec(context.Background(), "other", `INSERT INTO big SELECT g, repeat(md5(g::text), 32)
 			FROM generate_series($1::int, $1::int + 9999) g`, i*10000)
 		if err != nil {
 			t.Fatal(err)
@@ -82,7 +84,7 @@ func TestHeartbeatsKeepAnIdleSlotsWALBounded(t *testing.T) {
 	defer cancel()
 	// Debezium's default heartbeat topic (HeartbeatImpl.java:46,
 	// AbstractTopicNamingStrategy.java:142-147).
-	recs := kafkatest.ReadAll(ctx, t, e.kafka, 1, "__debezium-heartbeat.hb")
+	recs := kafkatest.ReadAll(ctx, t, e.Kafka, 1, "__debezium-heartbeat.hb")
 	if len(recs) == 0 {
 		t.Fatal("no heartbeat record on __debezium-heartbeat.hb")
 	}
@@ -96,16 +98,16 @@ func TestHeartbeatsKeepAnIdleSlotsWALBounded(t *testing.T) {
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
-	if msgs := kafkatest.ReadAll(ctx2, t, e.kafka, -1, "hb.message"); len(msgs) != 0 {
+	if msgs := kafkatest.ReadAll(ctx2, t, e.Kafka, -1, "hb.message"); len(msgs) != 0 {
 		t.Errorf("heartbeats leaked into hb.message: %d records", len(msgs))
 	}
 }
 
 // probeHeartbeats consumes a test_decoding slot and counts mooncdc's
 // heartbeat messages in it.
-func probeHeartbeats(t *testing.T, e *env) int {
+func probeHeartbeats(t *testing.T, e *ittest.Env) int {
 	t.Helper()
-	conn, err := e.pg.Connect(context.Background(), "postgres")
+	conn, err := e.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,15 +124,15 @@ func probeHeartbeats(t *testing.T, e *env) int {
 // heartbeat.records false keeps the heartbeats in Postgres only, and
 // heartbeat.interval 0 turns them off.
 func TestHeartbeatRecordsCanBeTurnedOff(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	e.exec(`SELECT pg_create_logical_replication_slot('probe', 'test_decoding')`)
-	cfg := e.config("quiet", "public.t")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	e.Exec(`SELECT pg_create_logical_replication_slot('probe', 'test_decoding')`)
+	cfg := e.Config("quiet", "public.t")
 	cfg.Heartbeat.Interval = 200 * time.Millisecond
 	cfg.Heartbeat.Records = false
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 	time.Sleep(2 * time.Second)
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	// An emit cancelled by the stop may still commit on the server after
@@ -141,14 +143,14 @@ func TestHeartbeatRecordsCanBeTurnedOff(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if recs := kafkatest.ReadAll(ctx, t, e.kafka, -1, "__debezium-heartbeat.quiet"); len(recs) != 0 {
+	if recs := kafkatest.ReadAll(ctx, t, e.Kafka, -1, "__debezium-heartbeat.quiet"); len(recs) != 0 {
 		t.Errorf("heartbeat.records false, yet %d heartbeat records", len(recs))
 	}
 
 	cfg.Heartbeat.Interval = 0
-	r = start(t, cfg)
+	r = ittest.Start(t, cfg)
 	time.Sleep(2 * time.Second)
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	if n := probeHeartbeats(t, e); n != 0 {
@@ -164,17 +166,17 @@ func TestHeartbeatRecordsCanBeTurnedOff(t *testing.T) {
 // commit (read_committed sees them), the stop is clean, and a heartbeat
 // message of another connector on the same database makes no record.
 func TestHeartbeatsInExactlyOnceModeAndOnlyOurOwn(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	cfg := e.config("eo", "public.t")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := e.Config("eo", "public.t")
 	cfg.Kafka.Delivery = config.DeliveryExactlyOnce
 	cfg.Heartbeat.Interval = 300 * time.Millisecond
-	r := start(t, cfg)
-	foreign := e.lsn(`SELECT pg_logical_emit_message(false, '` + config.HeartbeatMessagePrefix + `', '{"name":"other","ts_ms":1}')`)
+	r := ittest.Start(t, cfg)
+	foreign := e.LSN(`SELECT pg_logical_emit_message(false, '` + config.HeartbeatMessagePrefix + `', '{"name":"other","ts_ms":1}')`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, e.kafka, 3, "__debezium-heartbeat.eo")
+	recs := kafkatest.ReadAll(ctx, t, e.Kafka, 3, "__debezium-heartbeat.eo")
 	if len(recs) < 3 {
 		t.Fatalf("%d heartbeat records read_committed, want 3", len(recs))
 	}
@@ -189,7 +191,7 @@ func TestHeartbeatsInExactlyOnceModeAndOnlyOurOwn(t *testing.T) {
 			t.Errorf("heartbeat record %s %s: another connector's heartbeat (lsn %d) made a record, or the key is wrong", rec.Key, rec.Value, foreign)
 		}
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatalf("clean stop after heartbeats in exactly-once mode: %v", err)
 	}
 }
@@ -198,25 +200,25 @@ func TestHeartbeatsInExactlyOnceModeAndOnlyOurOwn(t *testing.T) {
 // go through its converters: Avro with schemas registered under the
 // heartbeat topic's subjects, and JSON with schemas.
 func TestHeartbeatRecordsInTheConfiguredFormats(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
 
 	reg := srtest.New(t)
-	cfg := avroConfig(e, reg, "hbavro", "public.t")
+	cfg := ittest.AvroConfig(e, reg, "hbavro", "public.t")
 	cfg.Heartbeat.Interval = 200 * time.Millisecond
-	r := start(t, cfg)
-	recs := readAvro(t, reg, e.kafka, 1, "__debezium-heartbeat.hbavro")
-	if err := r.stop(t); err != nil {
+	r := ittest.Start(t, cfg)
+	recs := ittest.ReadAvro(t, reg, e.Kafka, 1, "__debezium-heartbeat.hbavro")
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
-	if got := recs[0].key["serverName"]; got != "hbavro" {
-		t.Errorf("Avro heartbeat key %v, want serverName hbavro", recs[0].key)
+	if got := recs[0].Key["serverName"]; got != "hbavro" {
+		t.Errorf("Avro heartbeat key %v, want serverName hbavro", recs[0].Key)
 	}
-	if ts, _ := recs[0].value["ts_ms"].(int64); ts <= 0 {
-		t.Errorf("Avro heartbeat value %v, want ts_ms", recs[0].value)
+	if ts, _ := recs[0].Value["ts_ms"].(int64); ts <= 0 {
+		t.Errorf("Avro heartbeat value %v, want ts_ms", recs[0].Value)
 	}
-	if len(recs[0].value) != 1 {
-		t.Errorf("Avro heartbeat value %v, want ts_ms alone", recs[0].value)
+	if len(recs[0].Value) != 1 {
+		t.Errorf("Avro heartbeat value %v, want ts_ms alone", recs[0].Value)
 	}
 	for _, subject := range []string{"__debezium-heartbeat.hbavro-key", "__debezium-heartbeat.hbavro-value"} {
 		if len(reg.Versions(subject)) != 1 {
@@ -224,20 +226,20 @@ func TestHeartbeatRecordsInTheConfiguredFormats(t *testing.T) {
 		}
 	}
 
-	cfg = e.config("hbjs", "public.t")
+	cfg = e.Config("hbjs", "public.t")
 	cfg.Format.JSONSchemas = true
 	cfg.Heartbeat.Interval = 200 * time.Millisecond
-	r = start(t, cfg)
+	r = ittest.Start(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	raw := kafkatest.ReadAll(ctx, t, e.kafka, 1, "__debezium-heartbeat.hbjs")
-	if err := r.stop(t); err != nil {
+	raw := kafkatest.ReadAll(ctx, t, e.Kafka, 1, "__debezium-heartbeat.hbjs")
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	if len(raw) == 0 {
 		t.Fatal("no heartbeat record with json_schemas")
 	}
-	unwrapConnect(t, raw[0]) // JsonConverter's rules
+	ittest.UnwrapConnect(t, raw[0]) // JsonConverter's rules
 	// ServerNameKey and Heartbeat, version 1 (SchemaFactory.java:53-57, 165-179).
 	wantKey := `{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"serverName"}],"optional":false,` +
 		`"name":"io.debezium.connector.common.ServerNameKey","version":1},"payload":{"serverName":"hbjs"}}`

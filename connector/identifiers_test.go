@@ -2,6 +2,8 @@ package connector_test
 
 import (
 	"testing"
+
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
 )
 
 // TestIdentifiersOfAnyShapeAreCopiedAndStreamed: schema, table and column
@@ -15,21 +17,21 @@ import (
 // an optional string, "some text"). Before, a name with a '.' parked its
 // table after a "does not exist" copy error.
 func TestIdentifiersOfAnyShapeAreCopiedAndStreamed(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE SCHEMA "Quoted_"" . Schema"`)
-	e.exec(`CREATE TABLE "Quoted_"" . Schema"."Quoted_"" . Table" (pk SERIAL, "Quoted_"" . Text_Column" TEXT, PRIMARY KEY(pk))`)
-	e.exec(`INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column") VALUES ('some text')`)
-	e.exec(`CREATE TABLE public."Ordér" ("Id" int PRIMARY KEY, "Ünïcode Çolumn" text)`)
-	e.exec(`INSERT INTO public."Ordér" VALUES (1, 'snap')`)
-	e.exec(`CREATE SCHEMA "my.schema"`)
-	e.exec(`CREATE TABLE "my.schema"."t.1" (id int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO "my.schema"."t.1" VALUES (1, 'snap')`)
-	cfg := e.config("ids", `"Quoted_"" . Schema".*`, `public."Ordér"`, `"my.schema"."t.1"`)
-	r := start(t, cfg)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE SCHEMA "Quoted_"" . Schema"`)
+	e.Exec(`CREATE TABLE "Quoted_"" . Schema"."Quoted_"" . Table" (pk SERIAL, "Quoted_"" . Text_Column" TEXT, PRIMARY KEY(pk))`)
+	e.Exec(`INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column") VALUES ('some text')`)
+	e.Exec(`CREATE TABLE public."Ordér" ("Id" int PRIMARY KEY, "Ünïcode Çolumn" text)`)
+	e.Exec(`INSERT INTO public."Ordér" VALUES (1, 'snap')`)
+	e.Exec(`CREATE SCHEMA "my.schema"`)
+	e.Exec(`CREATE TABLE "my.schema"."t.1" (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO "my.schema"."t.1" VALUES (1, 'snap')`)
+	cfg := e.Config("ids", `"Quoted_"" . Schema".*`, `public."Ordér"`, `"my.schema"."t.1"`)
+	r := ittest.Start(t, cfg)
 
-	e.exec(`INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column") VALUES ('some text')`)
-	e.exec(`UPDATE public."Ordér" SET "Ünïcode Çolumn" = 'streamed' WHERE "Id" = 1`)
-	e.exec(`INSERT INTO "my.schema"."t.1" VALUES (2, 'streamed')`)
+	e.Exec(`INSERT INTO "Quoted_"" . Schema"."Quoted_"" . Table" ("Quoted_"" . Text_Column") VALUES ('some text')`)
+	e.Exec(`UPDATE public."Ordér" SET "Ünïcode Çolumn" = 'streamed' WHERE "Id" = 1`)
+	e.Exec(`INSERT INTO "my.schema"."t.1" VALUES (2, 'streamed')`)
 
 	for _, tc := range []struct {
 		topic, schema, table, column string
@@ -42,7 +44,7 @@ func TestIdentifiersOfAnyShapeAreCopiedAndStreamed(t *testing.T) {
 		{"ids.public.Ord_r", "public", "Ordér", "Ünïcode Çolumn", []string{"r", "u"}, []any{"snap", "streamed"}},
 		{"ids.my.schema.t.1", "my.schema", "t.1", "v", []string{"r", "c"}, []any{"snap", "streamed"}},
 	} {
-		evs := consume(t, e.kafka, len(tc.ops), tc.topic)
+		evs := ittest.Consume(t, e.Kafka, len(tc.ops), tc.topic)
 		for i, ev := range evs {
 			if ev.Op != tc.ops[i] || ev.After[tc.column] != tc.values[i] {
 				t.Errorf("%s record %d: op %q %s=%v, want %q %v", tc.topic, i, ev.Op, tc.column, ev.After[tc.column], tc.ops[i], tc.values[i])
@@ -52,12 +54,12 @@ func TestIdentifiersOfAnyShapeAreCopiedAndStreamed(t *testing.T) {
 			}
 		}
 	}
-	for name, ph := range r.p.TablePhases() {
+	for name, ph := range r.P.TablePhases() {
 		if ph.Phase != "ready" && ph.Phase != "catchup" {
 			t.Errorf("table %s is %s: %s", name, ph.Phase, ph.LastError)
 		}
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatalf("clean stop: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/offsets"
 )
@@ -19,33 +21,33 @@ import (
 // columns come in the constraint's order, as Debezium reads them
 // (JdbcConnection.readPrimaryKeyNames by KEY_SEQ, JdbcConnection.java:1441-1451).
 func TestMessageKeyColumnsKeyBothPaths(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE events (id int PRIMARY KEY, tenant_id int NOT NULL, event_id int NOT NULL, payload text);
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE events (id int PRIMARY KEY, tenant_id int NOT NULL, event_id int NOT NULL, payload text);
 		ALTER TABLE events REPLICA IDENTITY FULL;
 		CREATE TABLE logs (a int NOT NULL, b text); ALTER TABLE logs REPLICA IDENTITY FULL;
 		CREATE TABLE bad (id int PRIMARY KEY, x int);
 		CREATE TABLE ordered (a int, b int, PRIMARY KEY (b, a))`)
-	e.exec(`INSERT INTO events VALUES (1, 10, 100, 'snap'); INSERT INTO logs VALUES (1, 'snap');
+	e.Exec(`INSERT INTO events VALUES (1, 10, 100, 'snap'); INSERT INTO logs VALUES (1, 'snap');
 		INSERT INTO bad VALUES (1, 1); INSERT INTO ordered VALUES (1, 2)`)
-	cfg := e.config("mk", "public.*")
+	cfg := e.Config("mk", "public.*")
 	cfg.Format.MessageKeyColumns = map[string][]string{
 		"public.events": {"event_id", "tenant_id"},
 		"public.logs":   {"a"},
 		"public.bad":    {"x"},
 	}
-	r := startStreaming(t, cfg)
+	r := ittest.StartStreaming(t, cfg)
 	deadline := time.Now().Add(30 * time.Second) // for both waits below
 	eventually.Succeeds(t, time.Until(deadline), 100*time.Millisecond, func() error {
-		if r.p.TablePhases()["public.events"].Phase != "ready" || r.p.TablePhases()["public.logs"].Phase != "ready" {
-			return fmt.Errorf("tables not ready: %v", r.p.TablePhases())
+		if r.P.TablePhases()["public.events"].Phase != "ready" || r.P.TablePhases()["public.logs"].Phase != "ready" {
+			return fmt.Errorf("tables not ready: %v", r.P.TablePhases())
 		}
 		return nil
 	})
-	e.exec(`INSERT INTO events VALUES (2, 20, 200, 'live'); UPDATE events SET payload = 'x' WHERE id = 2;
+	e.Exec(`INSERT INTO events VALUES (2, 20, 200, 'live'); UPDATE events SET payload = 'x' WHERE id = 2;
 		UPDATE events SET tenant_id = 21 WHERE id = 2; DELETE FROM events WHERE id = 1;
 		INSERT INTO logs VALUES (2, 'live'); DELETE FROM logs WHERE a = 1`)
 
-	raw := readRaw(t, e.kafka, 8, "mk.public.events")
+	raw := ittest.ReadRaw(t, e.Kafka, 8, "mk.public.events")
 	wantKeys := []string{
 		`{"event_id":100,"tenant_id":10}`, // snapshot
 		`{"event_id":200,"tenant_id":20}`, // insert
@@ -64,19 +66,19 @@ func TestMessageKeyColumnsKeyBothPaths(t *testing.T) {
 	if raw[4].Value != nil || raw[7].Value != nil {
 		t.Errorf("records 4 and 7 should be tombstones")
 	}
-	logs := readRaw(t, e.kafka, 4, "mk.public.logs")
+	logs := ittest.ReadRaw(t, e.Kafka, 4, "mk.public.logs")
 	for i, w := range []string{`{"a":1}`, `{"a":2}`, `{"a":1}`, `{"a":1}`} {
 		if got := string(logs[i].Key); got != w {
 			t.Errorf("logs record %d key %s, want %s", i, got, w)
 		}
 	}
-	ordered := readRaw(t, e.kafka, 1, "mk.public.ordered")
+	ordered := ittest.ReadRaw(t, e.Kafka, 1, "mk.public.ordered")
 	if got := string(ordered[0].Key); got != `{"b":2,"a":1}` {
 		t.Errorf("ordered key %s, want the primary key's order {\"b\":2,\"a\":1}", got)
 	}
 	var bad offsets.Table
 	eventually.Succeeds(t, time.Until(deadline), 100*time.Millisecond, func() error {
-		if bad = r.p.TablePhases()["public.bad"]; bad.Phase != "errored" || bad.Retry != "resnapshot" { // parked: waits for resnapshot, no retries
+		if bad = r.P.TablePhases()["public.bad"]; bad.Phase != "errored" || bad.Retry != "resnapshot" { // parked: waits for resnapshot, no retries
 			return fmt.Errorf("public.bad is %s (retry %q), want parked: %v", bad.Phase, bad.Retry, bad.LastError)
 		}
 		return nil
@@ -84,7 +86,7 @@ func TestMessageKeyColumnsKeyBothPaths(t *testing.T) {
 	if !strings.Contains(bad.LastError, `REPLICA IDENTITY FULL`) || !strings.Contains(bad.LastError, `"x"`) {
 		t.Errorf("public.bad parked with %q, want the column and the fix", bad.LastError)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -93,14 +95,14 @@ func TestMessageKeyColumnsKeyBothPaths(t *testing.T) {
 // tombstones.on.delete, CommonConnectorConfig.java:676-686) writes a delete
 // without its tombstone, also for an update that moves a row to another key.
 func TestTombstonesOnDeleteOff(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE t (id int PRIMARY KEY)`)
-	cfg := e.config("nt", "public.t")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE t (id int PRIMARY KEY)`)
+	cfg := e.Config("nt", "public.t")
 	cfg.Format.TombstonesOnDelete = false
-	r := start(t, cfg)
-	e.exec(`INSERT INTO t VALUES (1), (2); DELETE FROM t WHERE id = 1; UPDATE t SET id = 3 WHERE id = 2`)
-	e.exec(`INSERT INTO t VALUES (9)`) // the last record
-	evs := consume(t, e.kafka, 6, "nt.public.t")
+	r := ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO t VALUES (1), (2); DELETE FROM t WHERE id = 1; UPDATE t SET id = 3 WHERE id = 2`)
+	e.Exec(`INSERT INTO t VALUES (9)`) // the last record
+	evs := ittest.Consume(t, e.Kafka, 6, "nt.public.t")
 	var ops []string
 	for _, ev := range evs {
 		if ev.Tombstone {
@@ -112,7 +114,7 @@ func TestTombstonesOnDeleteOff(t *testing.T) {
 	if got := strings.Join(ops, " "); got != "c c d d c c" {
 		t.Errorf("records %q, want c c d d c c (no tombstone)", got)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -3,6 +3,8 @@ package connector_test
 import (
 	"slices"
 	"testing"
+
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
 )
 
 // TestOneKeyForSnapshotAndStream: a row has the same record key in its
@@ -13,24 +15,24 @@ import (
 // no key for a table with neither. Key changes are a delete, a tombstone
 // and a create.
 func TestOneKeyForSnapshotAndStream(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.kd (id int PRIMARY KEY, code text NOT NULL UNIQUE, v text)`)
-	e.exec(`CREATE TABLE public.ki (id int PRIMARY KEY, code text NOT NULL, v text)`)
-	e.exec(`CREATE UNIQUE INDEX ki_code ON public.ki (code)`)
-	e.exec(`ALTER TABLE public.ki REPLICA IDENTITY USING INDEX ki_code`)
-	e.exec(`CREATE TABLE public.kf (id int PRIMARY KEY, code text NOT NULL, v text)`)
-	e.exec(`ALTER TABLE public.kf REPLICA IDENTITY FULL`)
-	e.exec(`CREATE TABLE public.kn (id int, code text NOT NULL, v text)`)
-	e.exec(`ALTER TABLE public.kn REPLICA IDENTITY FULL`)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.kd (id int PRIMARY KEY, code text NOT NULL UNIQUE, v text)`)
+	e.Exec(`CREATE TABLE public.ki (id int PRIMARY KEY, code text NOT NULL, v text)`)
+	e.Exec(`CREATE UNIQUE INDEX ki_code ON public.ki (code)`)
+	e.Exec(`ALTER TABLE public.ki REPLICA IDENTITY USING INDEX ki_code`)
+	e.Exec(`CREATE TABLE public.kf (id int PRIMARY KEY, code text NOT NULL, v text)`)
+	e.Exec(`ALTER TABLE public.kf REPLICA IDENTITY FULL`)
+	e.Exec(`CREATE TABLE public.kn (id int, code text NOT NULL, v text)`)
+	e.Exec(`ALTER TABLE public.kn REPLICA IDENTITY FULL`)
 	for _, tb := range []string{"kd", "ki", "kf", "kn"} {
-		e.exec(`INSERT INTO public.` + tb + ` VALUES (1, 'a', 'x'), (2, 'b', 'x')`)
+		e.Exec(`INSERT INTO public.` + tb + ` VALUES (1, 'a', 'x'), (2, 'b', 'x')`)
 	}
-	r := start(t, e.config("keys", "public.*"))
+	r := ittest.Start(t, e.Config("keys", "public.*"))
 	for _, tb := range []string{"kd", "ki", "kf", "kn"} {
-		e.exec(`INSERT INTO public.` + tb + ` VALUES (3, 'c', 'x')`)
-		e.exec(`UPDATE public.` + tb + ` SET v = 'y' WHERE id = 1`)
-		e.exec(`UPDATE public.` + tb + ` SET id = 20, code = 'bb' WHERE id = 2`)
-		e.exec(`DELETE FROM public.` + tb + ` WHERE id = 3`)
+		e.Exec(`INSERT INTO public.` + tb + ` VALUES (3, 'c', 'x')`)
+		e.Exec(`UPDATE public.` + tb + ` SET v = 'y' WHERE id = 1`)
+		e.Exec(`UPDATE public.` + tb + ` SET id = 20, code = 'bb' WHERE id = 2`)
+		e.Exec(`DELETE FROM public.` + tb + ` WHERE id = 3`)
 	}
 	for _, tc := range []struct {
 		table string
@@ -43,20 +45,20 @@ func TestOneKeyForSnapshotAndStream(t *testing.T) {
 		// update is an update (nothing to move).
 		{"kn", []string{"r ", "r ", "c ", "u ", "u ", "d "}},
 	} {
-		evs := consume(t, e.kafka, len(tc.want), "keys.public."+tc.table)
+		evs := ittest.Consume(t, e.Kafka, len(tc.want), "keys.public."+tc.table)
 		var got []string
 		for _, ev := range evs {
 			op := ev.Op
 			if ev.Tombstone {
 				op = "tombstone"
 			}
-			got = append(got, op+" "+keyString(ev.Key))
+			got = append(got, op+" "+ittest.KeyString(ev.Key))
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s:\n got %q\nwant %q", tc.table, got, tc.want)
 		}
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -30,14 +32,14 @@ func TestNullWrittenBeforeSetNotNullIsDelivered(t *testing.T) {
 		{"json with schemas", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, c text)`)
+			e := ittest.NewEnv(t)
+			e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, c text)`)
 			name := "nn"
-			cfg := e.config(name, "public.t")
+			cfg := e.Config(name, "public.t")
 			var reg *srtest.Registry
 			if tc.avro {
 				reg = srtest.New(t)
-				cfg = avroConfig(e, reg, name, "public.t")
+				cfg = ittest.AvroConfig(e, reg, name, "public.t")
 			} else {
 				cfg.Format.JSONSchemas = true
 			}
@@ -45,32 +47,32 @@ func TestNullWrittenBeforeSetNotNullIsDelivered(t *testing.T) {
 			if !tc.registered {
 				cfg.Snapshot.Mode = config.SnapshotNever // nothing is registered before the first change
 			}
-			r := start(t, cfg)
+			r := ittest.Start(t, cfg)
 			want := 0
 			if tc.registered {
-				e.exec(`INSERT INTO t VALUES (1, 'a')`)
+				e.Exec(`INSERT INTO t VALUES (1, 'a')`)
 				want++
 				consumeAny(t, e, reg, want)
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 
 			// The migration, while mooncdc is stopped (behind).
-			e.exec(`INSERT INTO t VALUES (2, NULL)`)
-			e.exec(`UPDATE t SET c = 'backfilled' WHERE c IS NULL`)
-			e.exec(`ALTER TABLE t ALTER COLUMN c SET NOT NULL`)
-			e.exec(`INSERT INTO t VALUES (3, 'b')`)
+			e.Exec(`INSERT INTO t VALUES (2, NULL)`)
+			e.Exec(`UPDATE t SET c = 'backfilled' WHERE c IS NULL`)
+			e.Exec(`ALTER TABLE t ALTER COLUMN c SET NOT NULL`)
+			e.Exec(`INSERT INTO t VALUES (3, 'b')`)
 			want += 3
 
-			r = start(t, cfg)
+			r = ittest.Start(t, cfg)
 			got := consumeAny(t, e, reg, want)
-			for name, ph := range r.p.TablePhases() {
+			for name, ph := range r.P.TablePhases() {
 				if ph.Phase != "ready" && ph.Phase != "catchup" {
 					t.Errorf("table %s is %s: %s", name, ph.Phase, ph.LastError)
 				}
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 			wantC := map[string]any{"c 2": nil, "u 2": "backfilled", "c 3": "b"}
@@ -93,21 +95,21 @@ func TestNullWrittenBeforeSetNotNullIsDelivered(t *testing.T) {
 // consumeAny reads at least n data records of nn.public.t, in Avro when
 // reg is set (decoding each with the schema of its id) or JSON (checked
 // against JsonConverter's rules by decode), and returns c by "op id".
-func consumeAny(t *testing.T, e *env, reg *srtest.Registry, n int) map[string]any {
+func consumeAny(t *testing.T, e *ittest.Env, reg *srtest.Registry, n int) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	if reg != nil {
-		for _, r := range readAvro(t, reg, e.kafka, n, "nn.public.t") {
-			if r.value == nil {
+		for _, r := range ittest.ReadAvro(t, reg, e.Kafka, n, "nn.public.t") {
+			if r.Value == nil {
 				continue
 			}
-			a, _ := r.value["after"].(map[string]any)
-			out[fmt.Sprintf("%v %v", r.value["op"], a["id"])] = a["c"]
+			a, _ := r.Value["after"].(map[string]any)
+			out[fmt.Sprintf("%v %v", r.Value["op"], a["id"])] = a["c"]
 		}
 		return out
 	}
 	eventually.Within(30*time.Second, 200*time.Millisecond, func() bool {
-		evs := consume(t, e.kafka, -1, "nn.public.t")
+		evs := ittest.Consume(t, e.Kafka, -1, "nn.public.t")
 		for _, ev := range evs {
 			if ev.After != nil {
 				out[fmt.Sprintf("%s %v", ev.Op, ev.After["id"])] = ev.After["c"]

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -26,13 +28,13 @@ import (
 const outboxTable = `CREATE TABLE public.outbox (id uuid PRIMARY KEY, aggregatetype varchar(255) NOT NULL,
 	aggregateid varchar(255) NOT NULL, type varchar(255), payload jsonb, created timestamp(3))`
 
-func outboxInsert(e *env, n int, typ, agg, payload string) {
-	e.t.Helper()
+func outboxInsert(e *ittest.Env, n int, typ, agg, payload string) {
+	e.T.Helper()
 	p := any(payload)
 	if payload == "" {
 		p = nil
 	}
-	e.exec(`INSERT INTO outbox VALUES ($1, $2, $3, $4, $5, '2026-01-02 03:04:05.678')`,
+	e.Exec(`INSERT INTO outbox VALUES ($1, $2, $3, $4, $5, '2026-01-02 03:04:05.678')`,
 		uuidOf(n), typ, agg, typ+"Created", p)
 }
 
@@ -60,12 +62,12 @@ func uuidOf(n int) string { return "00000000-0000-4000-8000-00000000000" + strin
 // messages are events too; other messages, a malformed outbox message
 // and the other table are written as without the envelope.
 func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
-	e := newEnv(t)
-	e.exec(outboxTable)
-	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
+	e := ittest.NewEnv(t)
+	e.Exec(outboxTable)
+	e.Exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
 	outboxInsert(e, 1, "Order", "o1", `{"total": 1}`)
 
-	a := e.config("oba", "public.outbox", "public.items")
+	a := e.Config("oba", "public.outbox", "public.items")
 	a.Heartbeat.Records = false
 	a.Format.Envelope = config.EnvelopeOutbox
 	a.Format.Outbox.Table = "public.outbox"
@@ -79,24 +81,24 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	b.Format.Outbox.TableFieldsAdditionalPlacement = []string{"type:header", "type:envelope:eventType"}
 	b.Format.Outbox.TableFieldEventTimestamp = "created"
 	b.Format.Outbox.TableOpInvalidBehavior = "fatal"
-	ra, rb := startStreaming(t, a), startStreaming(t, b)
-	ra.waitHandedOver(t)
-	rb.waitHandedOver(t)
+	ra, rb := ittest.StartStreaming(t, a), ittest.StartStreaming(t, b)
+	ra.WaitHandedOver(t)
+	rb.WaitHandedOver(t)
 
 	outboxInsert(e, 2, "Order", "o2", `{"total": 2, "lines": [{"sku": "a"}]}`)
 	outboxInsert(e, 3, "Customer", "c1", `{"name": "Ann"}`)
 	outboxInsert(e, 4, "Order", "o3", "")
-	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Customer","aggregateid":"c2","type":"CustomerMoved","payload":{"city":"Bern"}}')`)
-	e.exec(`SELECT pg_logical_emit_message(false, 'outbox', '{"id":"m2","aggregatetype":"Customer","aggregateid":"c3","type":"CustomerLeft"}')`) // its own unit
-	e.exec(`SELECT pg_logical_emit_message(true, 'other', 'not an event')`)
-	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"aggregatetype": 7}')`) // not an event: a plain message
-	e.exec(`INSERT INTO items VALUES (1, 'passes through')`)
-	e.exec(`DELETE FROM outbox WHERE id = $1`, uuidOf(1))
+	e.Exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Customer","aggregateid":"c2","type":"CustomerMoved","payload":{"city":"Bern"}}')`)
+	e.Exec(`SELECT pg_logical_emit_message(false, 'outbox', '{"id":"m2","aggregatetype":"Customer","aggregateid":"c3","type":"CustomerLeft"}')`) // its own unit
+	e.Exec(`SELECT pg_logical_emit_message(true, 'other', 'not an event')`)
+	e.Exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"aggregatetype": 7}')`) // not an event: a plain message
+	e.Exec(`INSERT INTO items VALUES (1, 'passes through')`)
+	e.Exec(`DELETE FROM outbox WHERE id = $1`, uuidOf(1))
 	outboxInsert(e, 5, "Order", "o4", `{"total": 4}`)
 	// A key change is Debezium's delete and create: the create is an event.
-	e.exec(`UPDATE outbox SET id = $1, aggregateid = 'c4' WHERE id = $2`, uuidOf(6), uuidOf(3))
-	e.exec(`UPDATE outbox SET type = 'changed' WHERE id = $1`, uuidOf(2))
-	e.exec(`INSERT INTO items VALUES (2, 'after the update')`)
+	e.Exec(`UPDATE outbox SET id = $1, aggregateid = 'c4' WHERE id = $2`, uuidOf(6), uuidOf(3))
+	e.Exec(`UPDATE outbox SET type = 'changed' WHERE id = $1`, uuidOf(2))
+	e.Exec(`INSERT INTO items VALUES (2, 'after the update')`)
 
 	// Pipeline a: defaults. The delete and the update write nothing: the
 	// fourth Order record is o4.
@@ -104,7 +106,7 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	got := func(recs []*kgo.Record) []rec {
 		var out []rec
 		for _, r := range recs {
-			id, _ := header(r, "id")
+			id, _ := ittest.Header(r, "id")
 			out = append(out, rec{string(r.Key), string(r.Value), id})
 		}
 		return out
@@ -115,24 +117,24 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 		"outbox.event.Customer": {{`"c1"`, `"{\"name\": \"Ann\"}"`, uuidOf(3)}, {`"c2"`, `{"city":"Bern"}`, "m1"}, {`"c3"`, `null`, "m2"}, {`"c4"`, `"{\"name\": \"Ann\"}"`, uuidOf(6)}},
 	}
 	for topic, want := range wantA {
-		if g := got(readRaw(t, e.kafka, len(want), topic)); !equalRecs(g, want) {
+		if g := got(ittest.ReadRaw(t, e.Kafka, len(want), topic)); !equalRecs(g, want) {
 			t.Errorf("%s:\n got  %v\n want %v", topic, g, want)
 		}
 	}
-	msgs := readRaw(t, e.kafka, 2, "oba.message")
+	msgs := ittest.ReadRaw(t, e.Kafka, 2, "oba.message")
 	for i, prefix := range []string{"other", "outbox"} {
 		if !strings.Contains(string(msgs[i].Key), `"prefix":"`+prefix+`"`) {
 			t.Errorf("message %d key %s, want prefix %s", i, msgs[i].Key, prefix)
 		}
 	}
-	items := readRaw(t, e.kafka, 2, "oba.public.items")
+	items := ittest.ReadRaw(t, e.Kafka, 2, "oba.public.items")
 	if !strings.Contains(string(items[1].Value), `"op":"c"`) || !strings.Contains(string(items[1].Value), "after the update") {
 		t.Errorf("items record %s, want Debezium's envelope (the other table passes through)", items[1].Value)
 	}
 
 	// Pipeline b: schemas, expansion, placement, timestamps, tombstones;
 	// the update parks the outbox table.
-	order := readRaw(t, e.kafka, 4, "b.Order.events")
+	order := ittest.ReadRaw(t, e.Kafka, 4, "b.Order.events")
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 678e6, time.UTC)
 	for i, want := range []struct{ key, value string }{
 		{"o1", `{"payload":{"total":1},"eventType":"OrderCreated"}`},
@@ -140,11 +142,11 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 		{"o3", ""},
 		{"o4", `{"payload":{"total":4},"eventType":"OrderCreated"}`},
 	} {
-		r := unwrapConnect(t, order[i])
+		r := ittest.UnwrapConnect(t, order[i])
 		if string(r.Key) != `"`+want.key+`"` || string(r.Value) != want.value {
 			t.Errorf("b record %d: key %s value %s, want %s %s", i, r.Key, r.Value, want.key, want.value)
 		}
-		if typ, _ := header(r, "type"); typ != "OrderCreated" {
+		if typ, _ := ittest.Header(r, "type"); typ != "OrderCreated" {
 			t.Errorf("b record %d: type header %q", i, typ)
 		}
 		if !r.Timestamp.Equal(ts) {
@@ -162,15 +164,15 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 	if err := json.Unmarshal(order[1].Value, &vs); err != nil || vs.Schema.Name != "obb.public.outbox.Order.Value" {
 		t.Errorf("value schema name %q (%v), want obb.public.outbox.Order.Value (ERD.java:439-449)", vs.Schema.Name, err)
 	}
-	cust := readRaw(t, e.kafka, 3, "b.Customer.events")
-	if r := unwrapConnect(t, cust[1]); string(r.Value) != `{"payload":{"city":"Bern"},"eventType":"CustomerMoved"}` {
+	cust := ittest.ReadRaw(t, e.Kafka, 3, "b.Customer.events")
+	if r := ittest.UnwrapConnect(t, cust[1]); string(r.Value) != `{"payload":{"city":"Bern"},"eventType":"CustomerMoved"}` {
 		t.Errorf("b message event %s", r.Value)
 	}
 	if cust[2].Value != nil || string(cust[2].Key) != `{"schema":{"type":"string","optional":true},"payload":"c3"}` {
 		t.Errorf("b message without payload: key %s value %q, want a tombstone (route_tombstone_on_empty_payload)", cust[2].Key, cust[2].Value)
 	}
 	eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
-		ph := rb.p.TablePhases()["public.outbox"]
+		ph := rb.P.TablePhases()["public.outbox"]
 		if ph.Phase != "errored" {
 			return fmt.Errorf("outbox table not parked after the update under fatal: %+v", ph)
 		}
@@ -179,14 +181,14 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 		}
 		return nil
 	})
-	if items := readRaw(t, e.kafka, 2, "obb.public.items"); !strings.Contains(string(items[1].Value), "after the update") {
+	if items := ittest.ReadRaw(t, e.Kafka, 2, "obb.public.items"); !strings.Contains(string(items[1].Value), "after the update") {
 		t.Errorf("b items record %s: the stream should go on past the parked outbox table", items[1].Value)
 	}
-	if ph := ra.p.TablePhases()["public.outbox"]; ph.Phase != "ready" {
+	if ph := ra.P.TablePhases()["public.outbox"]; ph.Phase != "ready" {
 		t.Errorf("a's outbox table %+v, want ready (warn)", ph)
 	}
-	for _, r := range []*running{ra, rb} {
-		if err := r.stop(t); err != nil {
+	for _, r := range []*ittest.Running{ra, rb} {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -200,25 +202,25 @@ func TestOutboxEventsRoutedWithDebeziumsSemantics(t *testing.T) {
 // and outbox message alike). An outbox message whose schema the registry
 // refuses is written as a plain logical message; the stream goes on.
 func TestOutboxEventsInAvro(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(outboxTable)
+	e.Exec(outboxTable)
 	outboxInsert(e, 1, "Order", "o1", `{"total": 1}`)
-	cfg := avroConfig(e, reg, "obav", "public.outbox")
+	cfg := ittest.AvroConfig(e, reg, "obav", "public.outbox")
 	cfg.Heartbeat.Records = false
 	cfg.Format.Envelope = config.EnvelopeOutbox
 	cfg.Format.Outbox.Table = "public.outbox"
 	cfg.Format.Outbox.MessagePrefix = "outbox"
 	cfg.Format.Outbox.TableExpandJSONPayload = true
 	cfg.Format.Outbox.TableFieldsAdditionalPlacement = []string{"type:envelope:eventType"}
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 	outboxInsert(e, 2, "Order", "o2", `{"total": 2, "lines": [{"sku": "a"}]}`)
-	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Order","aggregateid":"o3","type":"OrderMoved","payload":{"total":3}}')`)
+	e.Exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Order","aggregateid":"o3","type":"OrderMoved","payload":{"total":3}}')`)
 	// total as a string: the registry refuses the value schema (BACKWARD);
 	// with no table to park, the message is written as a plain one.
-	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o4","payload":{"total":"x"}}')`)
+	e.Exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o4","payload":{"total":"x"}}')`)
 
-	recs := readRaw(t, e.kafka, 3, "outbox.event.Order")
+	recs := ittest.ReadRaw(t, e.Kafka, 3, "outbox.event.Order")
 	decode := func(b []byte) any {
 		t.Helper()
 		id := int(binary.BigEndian.Uint32(b[1:5]))
@@ -230,7 +232,7 @@ func TestOutboxEventsInAvro(t *testing.T) {
 		if err := avro.Unmarshal(avro.MustParse(text), b[5:], &v); err != nil {
 			t.Fatalf("decode with %s: %v", text, err)
 		}
-		return unwrapUnions(v)
+		return ittest.UnwrapUnions(v)
 	}
 	for i, want := range []struct {
 		key, typ string
@@ -244,17 +246,17 @@ func TestOutboxEventsInAvro(t *testing.T) {
 		if v["eventType"] != want.typ || p == nil || fmt.Sprint(p["total"]) != fmt.Sprint(want.total) {
 			t.Errorf("record %d value %v, want eventType %s, payload.total %v", i, v, want.typ, want.total)
 		}
-		if id, _ := header(recs[i], "id"); id == "" {
+		if id, _ := ittest.Header(recs[i], "id"); id == "" {
 			t.Errorf("record %d has no id header", i)
 		}
 	}
-	if m := readAvro(t, reg, e.kafka, 1, "obav.message"); m[0].key["prefix"] != "outbox" {
-		t.Errorf("refused outbox message: %v, want it on obav.message", m[0].key)
+	if m := ittest.ReadAvro(t, reg, e.Kafka, 1, "obav.message"); m[0].Key["prefix"] != "outbox" {
+		t.Errorf("refused outbox message: %v, want it on obav.message", m[0].Key)
 	}
-	if !r.p.Ready() {
+	if !r.P.Ready() {
 		t.Error("the stream stopped on a refused outbox message")
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -265,22 +267,22 @@ func TestOutboxEventsInAvro(t *testing.T) {
 // a row inserted and deleted in one transaction is still its event: a
 // read_committed consumer sees each event once, in commit order.
 func TestOutboxEventsExactlyOnce(t *testing.T) {
-	e := newEnv(t)
-	e.exec(outboxTable)
-	cfg := e.config("obeo", "public.outbox")
+	e := ittest.NewEnv(t)
+	e.Exec(outboxTable)
+	cfg := e.Config("obeo", "public.outbox")
 	cfg.Heartbeat.Records = false
 	cfg.Kafka.Delivery = config.DeliveryExactlyOnce
 	cfg.Format.Envelope = config.EnvelopeOutbox
 	cfg.Format.Outbox.Table = "public.outbox"
 	cfg.Format.Outbox.MessagePrefix = "outbox"
-	r := start(t, cfg)
-	e.exec(`BEGIN; INSERT INTO outbox VALUES ('00000000-0000-4000-8000-000000000001', 'Order', 'o1', 't', '{}', NULL);
+	r := ittest.Start(t, cfg)
+	e.Exec(`BEGIN; INSERT INTO outbox VALUES ('00000000-0000-4000-8000-000000000001', 'Order', 'o1', 't', '{}', NULL);
 		SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Order","aggregateid":"o2","payload":"p"}'); COMMIT`)
-	e.exec(`SELECT pg_logical_emit_message(false, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o3","payload":"q"}')`)
+	e.Exec(`SELECT pg_logical_emit_message(false, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o3","payload":"q"}')`)
 	// Debezium's recommended pattern: insert and delete in one transaction.
-	e.exec(`BEGIN; INSERT INTO outbox VALUES ('00000000-0000-4000-8000-000000000004', 'Order', 'o4', 't', '{}', NULL);
+	e.Exec(`BEGIN; INSERT INTO outbox VALUES ('00000000-0000-4000-8000-000000000004', 'Order', 'o4', 't', '{}', NULL);
 		DELETE FROM outbox WHERE id = '00000000-0000-4000-8000-000000000004'; COMMIT`)
-	recs := readRaw(t, e.kafka, 4, "outbox.event.Order")
+	recs := ittest.ReadRaw(t, e.Kafka, 4, "outbox.event.Order")
 	var keys []string
 	for _, rec := range recs {
 		keys = append(keys, string(rec.Key))
@@ -288,7 +290,7 @@ func TestOutboxEventsExactlyOnce(t *testing.T) {
 	if strings.Join(keys, " ") != `"o1" "o2" "o3" "o4"` {
 		t.Errorf("keys %v, want o1 o2 o3 o4 once each", keys)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -306,12 +308,12 @@ func TestOutboxEventsExactlyOnce(t *testing.T) {
 // parks the outbox table with an error naming the partition; the other
 // table streams on.
 func TestOutboxEventsPlacedOnTheirPartition(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.outbox (id text PRIMARY KEY, aggregatetype text NOT NULL,
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.outbox (id text PRIMARY KEY, aggregatetype text NOT NULL,
 		aggregateid text NOT NULL, payload text, part int)`)
-	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO outbox VALUES ('e1', 'Order', 'o1', 'p1', 3)`)
-	base := e.config("obp", "public.outbox", "public.items")
+	e.Exec(`CREATE TABLE public.items (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO outbox VALUES ('e1', 'Order', 'o1', 'p1', 3)`)
+	base := e.Config("obp", "public.outbox", "public.items")
 	base.Heartbeat.Records = false
 	base.Kafka.TopicPartitions = 4
 	base.Format.Envelope = config.EnvelopeOutbox
@@ -322,25 +324,25 @@ func TestOutboxEventsPlacedOnTheirPartition(t *testing.T) {
 	eo.Name = "obpeo"
 	eo.Kafka.Delivery = config.DeliveryExactlyOnce
 	eo.Format.Outbox.Topic = "eo.${routedByValue}"
-	runs := []*running{startStreaming(t, base), startStreaming(t, eo)}
+	runs := []*ittest.Running{ittest.StartStreaming(t, base), ittest.StartStreaming(t, eo)}
 	for _, r := range runs {
-		r.waitHandedOver(t)
+		r.WaitHandedOver(t)
 	}
 
-	e.exec(`INSERT INTO outbox VALUES ('e2', 'Order', 'o2', 'p2', 2)`)
-	e.exec(`INSERT INTO outbox VALUES ('e3', 'Order', 'o3', 'p3', NULL)`)
-	e.exec(`INSERT INTO outbox VALUES ('e4', 'Order', 'o4', 'p4', 0)`)
-	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Order","aggregateid":"o5","payload":"p5","part":1}')`)
-	e.exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o6","payload":"p6","part":9}')`)
-	e.exec(`INSERT INTO outbox VALUES ('e7', 'Order', 'o7', 'p7', 12)`)
-	e.exec(`INSERT INTO items VALUES (1)`)
+	e.Exec(`INSERT INTO outbox VALUES ('e2', 'Order', 'o2', 'p2', 2)`)
+	e.Exec(`INSERT INTO outbox VALUES ('e3', 'Order', 'o3', 'p3', NULL)`)
+	e.Exec(`INSERT INTO outbox VALUES ('e4', 'Order', 'o4', 'p4', 0)`)
+	e.Exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m1","aggregatetype":"Order","aggregateid":"o5","payload":"p5","part":1}')`)
+	e.Exec(`SELECT pg_logical_emit_message(true, 'outbox', '{"id":"m2","aggregatetype":"Order","aggregateid":"o6","payload":"p6","part":9}')`)
+	e.Exec(`INSERT INTO outbox VALUES ('e7', 'Order', 'o7', 'p7', 12)`)
+	e.Exec(`INSERT INTO items VALUES (1)`)
 
 	// The key's partition under Kafka's default partitioner.
 	hashed := int32(kgo.StickyKeyPartitioner(nil).ForTopic("t").Partition(&kgo.Record{Key: []byte(`"o3"`)}, 4))
 	want := map[string]int32{`"o1"`: 3, `"o2"`: 2, `"o3"`: hashed, `"o4"`: 0, `"o5"`: 1}
 	for i, topic := range []string{"outbox.event.Order", "eo.Order"} {
 		got := map[string]int32{}
-		for _, r := range readRaw(t, e.kafka, len(want), topic) {
+		for _, r := range ittest.ReadRaw(t, e.Kafka, len(want), topic) {
 			got[string(r.Key)] = r.Partition
 		}
 		for k, p := range want {
@@ -353,7 +355,7 @@ func TestOutboxEventsPlacedOnTheirPartition(t *testing.T) {
 		}
 		r := runs[i]
 		eventually.Succeeds(t, 30*time.Second, 20*time.Millisecond, func() error {
-			ph := r.p.TablePhases()["public.outbox"]
+			ph := r.P.TablePhases()["public.outbox"]
 			if ph.Phase != "errored" {
 				return fmt.Errorf("%s: outbox table not parked after the event for partition 12: %+v", topic, ph)
 			}
@@ -366,15 +368,15 @@ func TestOutboxEventsPlacedOnTheirPartition(t *testing.T) {
 		var msg struct {
 			Message struct{ Content []byte } `json:"message"`
 		}
-		if m := readRaw(t, e.kafka, 1, prefix+".message"); json.Unmarshal(m[0].Value, &msg) != nil || !strings.Contains(string(msg.Message.Content), `"id":"m2"`) {
+		if m := ittest.ReadRaw(t, e.Kafka, 1, prefix+".message"); json.Unmarshal(m[0].Value, &msg) != nil || !strings.Contains(string(msg.Message.Content), `"id":"m2"`) {
 			t.Errorf("%s: message %s, want m2 written as a plain message", prefix, m[0].Value)
 		}
-		if items := readRaw(t, e.kafka, 1, prefix+".public.items"); len(items) != 1 {
+		if items := ittest.ReadRaw(t, e.Kafka, 1, prefix+".public.items"); len(items) != 1 {
 			t.Errorf("%s: items not streamed on", prefix)
 		}
 	}
 	for _, r := range runs {
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
@@ -21,31 +21,6 @@ import (
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
-
-// topicsWithPrefix lists the broker's topics that start with prefix.
-func topicsWithPrefix(t *testing.T, addr, prefix string) []string {
-	t.Helper()
-	kc, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl := kadm.NewClient(kc)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	td, err := cl.ListTopics(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, name := range td.Names() {
-		if strings.HasPrefix(name, prefix) {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 // TestPartitionedTableIsCapturedThroughItsRoot: a partitioned table selected
 // by its root's name is copied and streamed as one table on one topic, in
@@ -56,29 +31,29 @@ func topicsWithPrefix(t *testing.T, addr, prefix string) []string {
 func TestPartitionedTableIsCapturedThroughItsRoot(t *testing.T) {
 	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(`CREATE TABLE public.m (id int, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
-			e.exec(`CREATE TABLE public.m_eu PARTITION OF public.m FOR VALUES IN ('eu')`)
-			e.exec(`CREATE TABLE public.m_us PARTITION OF public.m FOR VALUES IN ('us')`)
-			e.exec(`INSERT INTO m SELECT i, CASE WHEN i % 2 = 0 THEN 'eu' ELSE 'us' END, 'snap' FROM generate_series(1, 100) i`)
-			e.exec(`ANALYZE m_eu, m_us`)
-			cfg := e.config("part", "public.m")
+			e := ittest.NewEnv(t)
+			e.Exec(`CREATE TABLE public.m (id int, region text, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region)`)
+			e.Exec(`CREATE TABLE public.m_eu PARTITION OF public.m FOR VALUES IN ('eu')`)
+			e.Exec(`CREATE TABLE public.m_us PARTITION OF public.m FOR VALUES IN ('us')`)
+			e.Exec(`INSERT INTO m SELECT i, CASE WHEN i % 2 = 0 THEN 'eu' ELSE 'us' END, 'snap' FROM generate_series(1, 100) i`)
+			e.Exec(`ANALYZE m_eu, m_us`)
+			cfg := e.Config("part", "public.m")
 			cfg.Kafka.Delivery = mode
-			r := start(t, cfg)
-			if ph := r.p.TablePhases(); len(ph) != 1 || ph["public.m"].Phase == "" {
+			r := ittest.Start(t, cfg)
+			if ph := r.P.TablePhases(); len(ph) != 1 || ph["public.m"].Phase == "" {
 				t.Fatalf("phases: want public.m alone, got %+v", ph)
 			}
 
-			e.exec(`INSERT INTO m VALUES (101, 'eu', 'new'), (102, 'us', 'new')`)
-			e.exec(`UPDATE m SET v = 'changed' WHERE id = 2`)         // within m_eu
-			e.exec(`UPDATE m SET region = 'us' WHERE id = 4`)         // moves m_eu → m_us
-			e.exec(`DELETE FROM m WHERE id = 3`)                      // from m_us
-			e.exec(`SELECT pg_logical_emit_message(true, 'end', '')`) // the last transaction
+			e.Exec(`INSERT INTO m VALUES (101, 'eu', 'new'), (102, 'us', 'new')`)
+			e.Exec(`UPDATE m SET v = 'changed' WHERE id = 2`)         // within m_eu
+			e.Exec(`UPDATE m SET region = 'us' WHERE id = 4`)         // moves m_eu → m_us
+			e.Exec(`DELETE FROM m WHERE id = 3`)                      // from m_us
+			e.Exec(`SELECT pg_logical_emit_message(true, 'end', '')`) // the last transaction
 
-			consume(t, e.kafka, 1, "part.message")
+			ittest.Consume(t, e.Kafka, 1, "part.message")
 			// 100 reads, 2 creates, 1 update, delete+tombstone+create, delete+tombstone.
-			evs := consume(t, e.kafka, 100+2+1+3+2, "part.public.m")
-			if err := r.stop(t); err != nil {
+			evs := ittest.Consume(t, e.Kafka, 100+2+1+3+2, "part.public.m")
+			if err := r.Stop(t); err != nil {
 				t.Fatalf("clean stop: %v", err)
 			}
 			reads := 0
@@ -86,7 +61,7 @@ func TestPartitionedTableIsCapturedThroughItsRoot(t *testing.T) {
 			for _, ev := range evs {
 				switch {
 				case ev.Tombstone:
-					changes = append(changes, "tombstone "+keyString(ev.Key))
+					changes = append(changes, "tombstone "+ittest.KeyString(ev.Key))
 				case ev.Op == "r":
 					reads++
 					if ev.Source.Table != "m" {
@@ -96,7 +71,7 @@ func TestPartitionedTableIsCapturedThroughItsRoot(t *testing.T) {
 					if ev.Source.Table != "m" {
 						t.Errorf("change names table %q, want m", ev.Source.Table)
 					}
-					changes = append(changes, ev.Op+" "+keyString(ev.Key))
+					changes = append(changes, ev.Op+" "+ittest.KeyString(ev.Key))
 				}
 			}
 			if reads != 100 {
@@ -110,20 +85,11 @@ func TestPartitionedTableIsCapturedThroughItsRoot(t *testing.T) {
 			if !slices.Equal(changes, want) {
 				t.Errorf("changes on part.public.m:\n got %v\nwant %v", changes, want)
 			}
-			if got := topicsWithPrefix(t, e.kafka, "part.public."); !slices.Equal(got, []string{"part.public.m"}) {
+			if got := ittest.TopicsWithPrefix(t, e.Kafka, "part.public."); !slices.Equal(got, []string{"part.public.m"}) {
 				t.Errorf("data topics: got %v, want [part.public.m] (no topic per partition)", got)
 			}
 		})
 	}
-}
-
-// keyString renders a JSON key map as k=v pairs in key order.
-func keyString(k map[string]any) string {
-	var parts []string
-	for _, name := range slices.Sorted(maps.Keys(k)) {
-		parts = append(parts, fmt.Sprintf("%s=%v", name, k[name]))
-	}
-	return strings.Join(parts, ",")
 }
 
 // TestKeylessTableIsLeftOutAndApplicationWritesGoOn: a table without a
@@ -133,11 +99,11 @@ func keyString(k map[string]any) string {
 // the error is logged once with the fix, the other tables stream, and once
 // the table has a replica identity the next discovery adds and copies it.
 func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.k (a int, b text)`)
-	e.exec(`INSERT INTO k SELECT i, 'x' FROM generate_series(1, 10) i`)
-	e.exec(`CREATE TABLE public.ok (id int PRIMARY KEY, v text)`)
-	cfg := e.config("kl", "public.*")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.k (a int, b text)`)
+	e.Exec(`INSERT INTO k SELECT i, 'x' FROM generate_series(1, 10) i`)
+	e.Exec(`CREATE TABLE public.ok (id int PRIMARY KEY, v text)`)
+	cfg := e.Config("kl", "public.*")
 	cfg.Snapshot.DiscoveryInterval = time.Second
 
 	// The application updates and deletes in k all along.
@@ -154,7 +120,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			if err := e.pg.Exec(context.Background(), "postgres", `UPDATE k SET b = $1 WHERE a = 1`, fmt.Sprint(i)); err != nil {
+			if err := e.PG.Exec(context.Background(), "postgres", `UPDATE k SET b = $1 WHERE a = 1`, fmt.Sprint(i)); err != nil {
 				appErr.Store(err)
 				return
 			}
@@ -168,14 +134,14 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
-	r.waitReady(t)
-	r.waitHandedOver(t)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
 	if ph := p.TablePhases(); ph["public.k"].Phase != "" || ph["public.ok"].Phase == "" {
 		t.Fatalf("phases: want public.ok and no public.k, got %+v", ph)
 	}
-	e.exec(`INSERT INTO ok VALUES (1, 'a')`)
-	consume(t, e.kafka, 1, "kl.public.ok")
+	e.Exec(`INSERT INTO ok VALUES (1, 'a')`)
+	ittest.Consume(t, e.Kafka, 1, "kl.public.ok")
 	// A few discoveries pass; the application's writes never fail.
 	time.Sleep(2500 * time.Millisecond)
 	if err, _ := appErr.Load().(error); err != nil {
@@ -184,7 +150,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	if appWrites.Load() == 0 {
 		t.Fatal("the application made no write")
 	}
-	if err := e.pg.Exec(context.Background(), "postgres", `DELETE FROM k WHERE a = 10`); err != nil {
+	if err := e.PG.Exec(context.Background(), "postgres", `DELETE FROM k WHERE a = 10`); err != nil {
 		t.Fatalf("the application's DELETE failed: %v", err)
 	}
 	errs := logs.FilterMessageSnippet("table not captured: it has no primary key or replica identity").Filter(func(l observer.LoggedEntry) bool {
@@ -196,7 +162,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	if msg := errs.All()[0].Message; !strings.Contains(msg, `ALTER TABLE "public"."k" REPLICA IDENTITY FULL`) || errs.All()[0].Level != zap.ErrorLevel {
 		t.Errorf("the error does not name the fix at level error: %q", msg)
 	}
-	conn, err := e.pg.Connect(context.Background(), "postgres")
+	conn, err := e.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,11 +174,11 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	}
 
 	// Fixed: discovery adds it, and it is copied and streamed.
-	e.exec(`ALTER TABLE k REPLICA IDENTITY FULL`)
-	r.waitTable(t, "public.k")
-	e.exec(`UPDATE k SET b = 'fixed' WHERE a = 2`)
+	e.Exec(`ALTER TABLE k REPLICA IDENTITY FULL`)
+	r.WaitTable(t, "public.k")
+	e.Exec(`UPDATE k SET b = 'fixed' WHERE a = 2`)
 	eventually.Succeeds(t, 30*time.Second, 200*time.Millisecond, func() error {
-		if evs := consume(t, e.kafka, -1, "kl.public.k"); !hasUpdate(evs, "fixed") {
+		if evs := ittest.Consume(t, e.Kafka, -1, "kl.public.k"); !hasUpdate(evs, "fixed") {
 			return fmt.Errorf("no update record for k after its fix: %+v", evs)
 		}
 		return nil
@@ -222,7 +188,7 @@ func TestKeylessTableIsLeftOutAndApplicationWritesGoOn(t *testing.T) {
 	}
 }
 
-func hasUpdate(evs []event, b string) bool {
+func hasUpdate(evs []ittest.Event, b string) bool {
 	for _, ev := range evs {
 		if ev.Op == "u" && ev.After["b"] == b {
 			return true
@@ -231,27 +197,16 @@ func hasUpdate(evs []event, b string) bool {
 	return false
 }
 
-// waitTable waits until table is handed over.
-func (r *running) waitTable(t *testing.T, table string) {
-	t.Helper()
-	eventually.Succeeds(t, 60*time.Second, 50*time.Millisecond, func() error {
-		if ph := r.p.TablePhases()[table].Phase; ph != "ready" && ph != "catchup" {
-			return fmt.Errorf("table %s not handed over after 60s (phase %q)", table, ph)
-		}
-		return nil
-	})
-}
-
 // TestTablesSharingATopicAreRefused: two tables whose names sanitize to the
 // same topic (public."a b" and public.a_b) are a configuration error at
 // start (exit 2) naming both, instead of silently sharing the topic; a
 // table created later that would take a captured table's topic is left
 // out, with an error, and its rows never reach the other's topic.
 func TestTablesSharingATopicAreRefused(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.a_b (id int PRIMARY KEY, v text)`)
-	e.exec(`CREATE TABLE public."a b" (id int PRIMARY KEY, v text)`)
-	p, err := connector.New(e.config("clash", "public.*"), nil)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.a_b (id int PRIMARY KEY, v text)`)
+	e.Exec(`CREATE TABLE public."a b" (id int PRIMARY KEY, v text)`)
+	p, err := connector.New(e.Config("clash", "public.*"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,29 +219,29 @@ func TestTablesSharingATopicAreRefused(t *testing.T) {
 	}
 
 	// Later: a_b is captured, then "a b" appears.
-	e.exec(`DROP TABLE public."a b"`)
-	cfg := e.config("clash2", "public.*")
+	e.Exec(`DROP TABLE public."a b"`)
+	cfg := e.Config("clash2", "public.*")
 	cfg.Snapshot.DiscoveryInterval = time.Second
 	core, logs := observer.New(zap.InfoLevel)
 	p, err = connector.New(cfg, zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
-	r.waitReady(t)
-	r.waitHandedOver(t)
-	e.exec(`CREATE TABLE public."a b" (id int PRIMARY KEY, v text)`)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
+	e.Exec(`CREATE TABLE public."a b" (id int PRIMARY KEY, v text)`)
 	eventually.Succeeds(t, 30*time.Second, 50*time.Millisecond, func() error {
 		if logs.FilterMessageSnippet("new table not captured").Len() == 0 {
 			return fmt.Errorf("no error for the clashing table; phases %+v", p.TablePhases())
 		}
 		return nil
 	})
-	e.exec(`INSERT INTO public."a b" VALUES (1, 'intruder')`)
-	e.exec(`INSERT INTO public.a_b VALUES (2, 'own')`)
-	consume(t, e.kafka, 1, "clash2.public.a_b")
+	e.Exec(`INSERT INTO public."a b" VALUES (1, 'intruder')`)
+	e.Exec(`INSERT INTO public.a_b VALUES (2, 'own')`)
+	ittest.Consume(t, e.Kafka, 1, "clash2.public.a_b")
 	time.Sleep(time.Second)
-	evs := consume(t, e.kafka, -1, "clash2.public.a_b")
+	evs := ittest.Consume(t, e.Kafka, -1, "clash2.public.a_b")
 	for _, ev := range evs {
 		if ev.After["v"] == "intruder" || ev.Source.Table != "a_b" {
 			t.Errorf("a record of another table in clash2.public.a_b: %+v", ev)
@@ -304,10 +259,10 @@ func TestTablesSharingATopicAreRefused(t *testing.T) {
 // left out of the list must not leak through the snapshot). On 14 the
 // publication has neither, and every non-generated column is copied.
 func TestSnapshotHasTheColumnsAndRowsTheStreamHas(t *testing.T) {
-	e := newEnv(t)
-	version := e.serverVersionNum()
-	e.exec(`CREATE TABLE public.pc (id int PRIMARY KEY, a int, secret text, gen int GENERATED ALWAYS AS (a * 2) STORED)`)
-	e.exec(`INSERT INTO pc VALUES (1, 5, 's1'), (2, 50, 's2'), (3, 500, 's3')`)
+	e := ittest.NewEnv(t)
+	version := e.ServerVersionNum()
+	e.Exec(`CREATE TABLE public.pc (id int PRIMARY KEY, a int, secret text, gen int GENERATED ALWAYS AS (a * 2) STORED)`)
+	e.Exec(`INSERT INTO pc VALUES (1, 5, 's1'), (2, 50, 's2'), (3, 500, 's3')`)
 	pub := `CREATE PUBLICATION mooncdc_pubcols FOR TABLE public.pc`
 	wantCols, wantReads, wantCreates := []string{"a", "id", "secret"}, []float64{1, 2, 3}, []float64{4, 5}
 	switch {
@@ -316,14 +271,14 @@ func TestSnapshotHasTheColumnsAndRowsTheStreamHas(t *testing.T) {
 	case version >= 150000:
 		pub, wantCols, wantReads, wantCreates = pub+` (id, a) WHERE (a > 10)`, []string{"a", "id"}, []float64{2, 3}, []float64{5}
 	}
-	e.exec(pub)
-	cfg := e.config("pubcols")
-	r := start(t, cfg)
-	e.exec(`INSERT INTO pc VALUES (4, 7, 's4'), (5, 70, 's5')`)
-	e.exec(`SELECT pg_logical_emit_message(true, 'end', '')`)
-	consume(t, e.kafka, 1, "pubcols.message")
-	evs := consume(t, e.kafka, len(wantReads)+len(wantCreates), "pubcols.public.pc")
-	if err := r.stop(t); err != nil {
+	e.Exec(pub)
+	cfg := e.Config("pubcols")
+	r := ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO pc VALUES (4, 7, 's4'), (5, 70, 's5')`)
+	e.Exec(`SELECT pg_logical_emit_message(true, 'end', '')`)
+	ittest.Consume(t, e.Kafka, 1, "pubcols.message")
+	evs := ittest.Consume(t, e.Kafka, len(wantReads)+len(wantCreates), "pubcols.public.pc")
+	if err := r.Stop(t); err != nil {
 		t.Fatalf("clean stop: %v", err)
 	}
 	var reads, creates []float64

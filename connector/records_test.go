@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
@@ -18,17 +20,17 @@ import (
 // brokers' default message.max.bytes (1048588) whatever
 // kafka.max_record_bytes is at its default.
 func TestFullBatchesFitTheBrokersDefaultLimit(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.burst (id int PRIMARY KEY, v text)`)
-	cfg := e.config("burst", "public.burst")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.burst (id int PRIMARY KEY, v text)`)
+	cfg := e.Config("burst", "public.burst")
 	cfg.Snapshot.Mode = config.SnapshotNever
-	r := startStreaming(t, cfg)
+	r := ittest.StartStreaming(t, cfg)
 	const rows = 30000
-	e.exec(`INSERT INTO burst SELECT i, repeat(md5(i::text), 6) FROM generate_series(1, $1) i`, rows)
-	if evs := consume(t, e.kafka, rows, "burst.public.burst"); len(evs) < rows {
+	e.Exec(`INSERT INTO burst SELECT i, repeat(md5(i::text), 6) FROM generate_series(1, $1) i`, rows)
+	if evs := ittest.Consume(t, e.Kafka, rows, "burst.public.burst"); len(evs) < rows {
 		t.Fatalf("%d records, want %d", len(evs), rows)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 }
@@ -37,14 +39,14 @@ func TestFullBatchesFitTheBrokersDefaultLimit(t *testing.T) {
 // mooncdc.lsn, mooncdc.commit_lsn and mooncdc.tx_seq, with which an
 // at-least-once consumer drops repeats.
 func TestEveryRecordCarriesDedupeHeaders(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.h (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO h VALUES (1), (2)`)
-	r := start(t, e.config("hdr", "public.h"))
-	e.exec(`BEGIN; INSERT INTO h VALUES (3); INSERT INTO h VALUES (4); DELETE FROM h WHERE id = 1; COMMIT`)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.h (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO h VALUES (1), (2)`)
+	r := ittest.Start(t, e.Config("hdr", "public.h"))
+	e.Exec(`BEGIN; INSERT INTO h VALUES (3); INSERT INTO h VALUES (4); DELETE FROM h WHERE id = 1; COMMIT`)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, e.kafka, 6, "hdr.public.h") // 2 rows, 2 inserts, delete, tombstone
+	recs := kafkatest.ReadAll(ctx, t, e.Kafka, 6, "hdr.public.h") // 2 rows, 2 inserts, delete, tombstone
 	if len(recs) != 6 {
 		t.Fatalf("%d records", len(recs))
 	}
@@ -79,7 +81,7 @@ func TestEveryRecordCarriesDedupeHeaders(t *testing.T) {
 	if commits[0] != commits[3] {
 		t.Errorf("one transaction's records have commit LSNs %v", commits)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }

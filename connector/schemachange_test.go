@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
@@ -45,15 +47,15 @@ type scEvent struct {
 func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
-			e.exec(`CREATE SCHEMA other; CREATE TABLE other.ignored (id int PRIMARY KEY)`)
-			cfg := e.config("ddl", "public.*")
+			e := ittest.NewPrivateEnv(t) // its records name the database postgres
+			e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+			e.Exec(`CREATE SCHEMA other; CREATE TABLE other.ignored (id int PRIMARY KEY)`)
+			cfg := e.Config("ddl", "public.*")
 			cfg.Kafka.Delivery = mode
 			if mode == config.DeliveryExactlyOnce {
 				cfg.DDL.Capture = true // run installs the trigger
 			} else { // as mooncdc setup-ddl does
-				conn, err := e.pg.Connect(context.Background(), "postgres")
+				conn, err := e.PG.Connect(context.Background(), "postgres")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -62,21 +64,21 @@ func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 				}
 				conn.Close(context.Background())
 			}
-			r := start(t, cfg)
+			r := ittest.Start(t, cfg)
 
 			// A streamed row first: the ALTER's new Relation then differs from
 			// a known one, and the trigger's record must not be written twice.
-			e.exec(`INSERT INTO orders VALUES (1, 'a')`)
-			consume(t, e.kafka, 1, "ddl.public.orders")
+			e.Exec(`INSERT INTO orders VALUES (1, 'a')`)
+			ittest.Consume(t, e.Kafka, 1, "ddl.public.orders")
 			alter := `ALTER TABLE orders ADD COLUMN note varchar(40) DEFAULT 'x', ADD COLUMN amount numeric(10,2) NOT NULL DEFAULT 0`
-			e.exec(`BEGIN; ` + alter + `; INSERT INTO orders (id, v) VALUES (2, 'b'); COMMIT`)
-			e.exec(`ALTER TABLE other.ignored ADD COLUMN n int`)
-			e.exec(`CREATE TABLE public.added (k bigint PRIMARY KEY, t timestamptz)`)
-			e.exec(`DROP TABLE public.added`)
+			e.Exec(`BEGIN; ` + alter + `; INSERT INTO orders (id, v) VALUES (2, 'b'); COMMIT`)
+			e.Exec(`ALTER TABLE other.ignored ADD COLUMN n int`)
+			e.Exec(`CREATE TABLE public.added (k bigint PRIMARY KEY, t timestamptz)`)
+			e.Exec(`DROP TABLE public.added`)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			recs := kafkatest.ReadAll(ctx, t, e.kafka, 3, "ddl.schema-changes")
+			recs := kafkatest.ReadAll(ctx, t, e.Kafka, 3, "ddl.schema-changes")
 			if len(recs) != 3 {
 				t.Fatalf("%d schema-change records, want 3 (ALTER, CREATE, DROP)", len(recs))
 			}
@@ -106,7 +108,7 @@ func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 			if tab == nil || !reflect.DeepEqual(tab.PrimaryKey, []string{"id"}) || !reflect.DeepEqual(tab.Columns, wantCols) {
 				t.Errorf("ALTER columns %+v, want %+v", tab, wantCols)
 			}
-			rows := consume(t, e.kafka, 2, "ddl.public.orders")
+			rows := ittest.Consume(t, e.Kafka, 2, "ddl.public.orders")
 			// A logical message's LSN is the end of its WAL record
 			// (decode.c queues it at buf->endptr), where the INSERT's begins.
 			if row := rows[1]; row.Source.TxID == nil || *row.Source.TxID != a.Source.TxID || row.Source.LSN < a.Source.LSN {
@@ -120,15 +122,15 @@ func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 			if d := evs[2]; d.TableChanges[0].Type != "DROP" || d.TableChanges[0].Table != nil || d.DDL != `DROP TABLE public.added` {
 				t.Errorf("DROP event %+v", d)
 			}
-			e.exec(`INSERT INTO orders (id, v) VALUES (3, 'c')`)
-			consume(t, e.kafka, 3, "ddl.public.orders")
-			if all := kafkatest.ReadAll(ctx, t, e.kafka, -1, "ddl.schema-changes"); len(all) != 3 {
+			e.Exec(`INSERT INTO orders (id, v) VALUES (3, 'c')`)
+			ittest.Consume(t, e.Kafka, 3, "ddl.public.orders")
+			if all := kafkatest.ReadAll(ctx, t, e.Kafka, -1, "ddl.schema-changes"); len(all) != 3 {
 				for _, rec := range all {
 					t.Logf("%s", rec.Value)
 				}
 				t.Errorf("%d schema-change records, want 3: the ALTER's new Relation is announced by its trigger record only", len(all))
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -141,18 +143,18 @@ func TestDDLCaptureWritesSchemaChangeRecords(t *testing.T) {
 // ddl and the columns pgoutput and the catalog give, before the first row
 // of the new shape; the same shape again (a restart) gives none.
 func TestSchemaChangeDerivedFromRelationsWithoutTheTrigger(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
-	cfg := e.config("rel", "public.orders")
-	r := start(t, cfg)
-	e.exec(`INSERT INTO orders VALUES (1, 'a')`)
-	e.exec(`INSERT INTO orders VALUES (2, 'b')`)
-	consume(t, e.kafka, 2, "rel.public.orders")
-	e.exec(`ALTER TABLE orders ADD COLUMN qty numeric(8,3)`)
-	e.exec(`INSERT INTO orders VALUES (3, 'c', 1.5)`)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+	cfg := e.Config("rel", "public.orders")
+	r := ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO orders VALUES (1, 'a')`)
+	e.Exec(`INSERT INTO orders VALUES (2, 'b')`)
+	ittest.Consume(t, e.Kafka, 2, "rel.public.orders")
+	e.Exec(`ALTER TABLE orders ADD COLUMN qty numeric(8,3)`)
+	e.Exec(`INSERT INTO orders VALUES (3, 'c', 1.5)`)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, e.kafka, 1, "rel.schema-changes")
+	recs := kafkatest.ReadAll(ctx, t, e.Kafka, 1, "rel.schema-changes")
 	if len(recs) != 1 {
 		t.Fatalf("%d schema-change records, want 1", len(recs))
 	}
@@ -172,30 +174,30 @@ func TestSchemaChangeDerivedFromRelationsWithoutTheTrigger(t *testing.T) {
 		!reflect.DeepEqual(ev.TableChanges[0].Table.Columns, wantCols) || !reflect.DeepEqual(ev.TableChanges[0].Table.PrimaryKey, []string{"id"}) {
 		t.Errorf("derived event %+v\nwant columns %v", ev, wantCols)
 	}
-	rows := consume(t, e.kafka, 3, "rel.public.orders")
+	rows := ittest.Consume(t, e.Kafka, 3, "rel.public.orders")
 	if rows[2].Source.LSN < ev.Source.LSN {
 		t.Errorf("the row of the new shape (lsn %d) precedes its schema change (lsn %d)", rows[2].Source.LSN, ev.Source.LSN)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	// A restart sees the same shape again: no record.
-	r = start(t, cfg)
-	e.exec(`INSERT INTO orders VALUES (4, 'd', 2)`)
-	consume(t, e.kafka, 4, "rel.public.orders")
-	if n := len(kafkatest.ReadAll(ctx, t, e.kafka, -1, "rel.schema-changes")); n != 1 {
+	r = ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO orders VALUES (4, 'd', 2)`)
+	ittest.Consume(t, e.Kafka, 4, "rel.public.orders")
+	if n := len(kafkatest.ReadAll(ctx, t, e.Kafka, -1, "rel.schema-changes")); n != 1 {
 		t.Errorf("%d schema-change records after a restart, want 1", n)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	// A change made while mooncdc is stopped: the next run compares the
 	// first Relation message with the shape the last run stored.
-	e.exec(`ALTER TABLE orders DROP COLUMN v`)
-	e.exec(`INSERT INTO orders VALUES (5, 2.5)`)
-	r = start(t, cfg)
-	rows = consume(t, e.kafka, 5, "rel.public.orders")
-	recs = kafkatest.ReadAll(ctx, t, e.kafka, 2, "rel.schema-changes")
+	e.Exec(`ALTER TABLE orders DROP COLUMN v`)
+	e.Exec(`INSERT INTO orders VALUES (5, 2.5)`)
+	r = ittest.Start(t, cfg)
+	rows = ittest.Consume(t, e.Kafka, 5, "rel.public.orders")
+	recs = kafkatest.ReadAll(ctx, t, e.Kafka, 2, "rel.schema-changes")
 	if len(recs) != 2 {
 		t.Fatalf("%d schema-change records after a change while stopped, want 2", len(recs))
 	}
@@ -212,7 +214,7 @@ func TestSchemaChangeDerivedFromRelationsWithoutTheTrigger(t *testing.T) {
 	if rows[4].Source.LSN < ev.Source.LSN {
 		t.Errorf("the row of the new shape (lsn %d) precedes its schema change (lsn %d)", rows[4].Source.LSN, ev.Source.LSN)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }

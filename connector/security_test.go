@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -51,24 +53,24 @@ func tlsPostgres(t *testing.T, pg *pgtest.Cluster, ca *tlstest.CA) {
 // did not sign the server's certificate stops the pipeline at once, saying
 // so, instead of retrying for ever.
 func TestPostgresTLSVerifyFullWithATestCA(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewPrivateEnv(t) // TLS is the server's setting
 	ca := tlstest.NewCA(t)
-	tlsPostgres(t, e.pg, ca)
-	e.exec(`CREATE TABLE public.secret (id int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO public.secret VALUES (1, 'copied')`)
+	tlsPostgres(t, e.PG.Cluster, ca)
+	e.Exec(`CREATE TABLE public.secret (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO public.secret VALUES (1, 'copied')`)
 	dir := t.TempDir()
 	caFile := ca.WriteCA(t, dir)
-	secure := strings.Replace(e.pg.URL("postgres"), "sslmode=disable", "sslmode=verify-full&sslrootcert="+caFile, 1)
+	secure := strings.Replace(e.PG.URL("postgres"), "sslmode=disable", "sslmode=verify-full&sslrootcert="+caFile, 1)
 
-	cfg := e.config("tls", "public.secret")
+	cfg := e.Config("tls", "public.secret")
 	cfg.Postgres.URL = secure
-	r := start(t, cfg)
-	e.exec(`INSERT INTO public.secret VALUES (2, 'streamed')`)
-	evs := consume(t, e.kafka, 2, "tls.public.secret")
+	r := ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO public.secret VALUES (2, 'streamed')`)
+	evs := ittest.Consume(t, e.Kafka, 2, "tls.public.secret")
 	if evs[0].After["v"] != "copied" || evs[1].After["v"] != "streamed" {
 		t.Fatalf("records: %+v", evs)
 	}
-	conn, err := e.pg.Connect(context.Background(), "postgres")
+	conn, err := e.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,16 +84,16 @@ func TestPostgresTLSVerifyFullWithATestCA(t *testing.T) {
 	if walsenders == 0 || encrypted != walsenders {
 		t.Fatalf("%d of %d walsender connections use TLS; want all", encrypted, walsenders)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 
 	// A CA that did not sign the server certificate.
 	other := tlstest.NewCA(t)
 	otherFile := other.WriteCA(t, t.TempDir())
-	cfg.Postgres.URL = strings.Replace(e.pg.URL("postgres"), "sslmode=disable", "sslmode=verify-full&sslrootcert="+otherFile, 1)
+	cfg.Postgres.URL = strings.Replace(e.PG.URL("postgres"), "sslmode=disable", "sslmode=verify-full&sslrootcert="+otherFile, 1)
 	begin := time.Now()
-	err = runToEnd(t, cfg)
+	err = ittest.RunToEnd(t, cfg)
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("want an error about the certificate, got %v", err)
 	}
@@ -113,7 +115,7 @@ func TestKafkaSASLSCRAMAgainstUsers(t *testing.T) {
 	if err := pg.Exec(context.Background(), "postgres", `CREATE TABLE public.t (id int PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, pg: pg, kafka: broker.Addr()}
+	e := ittest.EnvOn(t, pg, broker.Addr())
 	pwFile := filepath.Join(t.TempDir(), "kafka-password")
 	if err := os.WriteFile(pwFile, []byte("s3cret-512\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -126,9 +128,9 @@ func TestKafkaSASLSCRAMAgainstUsers(t *testing.T) {
 	} {
 		t.Run(u.mech, func(t *testing.T) {
 			name := []string{"sasl256", "sasl512"}[i]
-			cfg := e.config(name, "public.t")
+			cfg := e.Config(name, "public.t")
 			cfg.Kafka.SASL = config.KafkaSASLConfig{Mechanism: u.mech, Username: u.user, Password: u.pass, PasswordFile: u.file}
-			r := start(t, cfg)
+			r := ittest.Start(t, cfg)
 			if err := pg.Exec(context.Background(), "postgres", `INSERT INTO public.t VALUES ($1)`, 100+i); err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +145,7 @@ func TestKafkaSASLSCRAMAgainstUsers(t *testing.T) {
 			if want := fmt.Sprintf(`{"id":%d}`, 100+i); len(got) != i+1 || got[i] != want {
 				t.Fatalf("records over SASL: keys %q, want the last %s", got, want)
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -153,23 +155,23 @@ func TestKafkaSASLSCRAMAgainstUsers(t *testing.T) {
 	// instead of answering SASL_AUTHENTICATION_FAILED (which stops mooncdc
 	// at once: TestClassify). The warning then points at the credentials,
 	// and never quotes the password.
-	cfg := e.config("wrongpw", "public.t")
+	cfg := e.Config("wrongpw", "public.t")
 	cfg.Kafka.SASL = config.KafkaSASLConfig{Mechanism: "SCRAM-SHA-256", Username: "cdc256", Password: "not-it"}
 	core, logs := observer.New(zap.DebugLevel)
 	p, err := connector.New(cfg, zap.New(core))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
+	r := ittest.RunPipeline(t, p)
 	eventually.Succeeds(t, 20*time.Second, 50*time.Millisecond, func() error {
 		if logs.FilterMessageSnippet("check kafka.sasl.username and the password").Len() == 0 {
 			return fmt.Errorf("no warning pointing at the SASL credentials within 20s; logs: %v", logs.All())
 		}
 		return nil
 	})
-	r.cancel()
-	<-r.done
-	r.done <- nil
+	r.Cancel()
+	<-r.Done
+	r.Done <- nil
 	for _, l := range logs.All() {
 		if strings.Contains(fmt.Sprint(l.Message, l.Context), "not-it") {
 			t.Fatalf("a log line quotes the password: %v %v", l.Message, l.Context)
@@ -188,12 +190,12 @@ func TestKafkaTLSWithPlainSASL(t *testing.T) {
 	if err := pg.Exec(context.Background(), "postgres", `CREATE TABLE public.t (id int PRIMARY KEY); INSERT INTO public.t VALUES (7)`); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, pg: pg, kafka: broker.Addr()}
+	e := ittest.EnvOn(t, pg, broker.Addr())
 	caFile := ca.WriteCA(t, t.TempDir())
-	cfg := e.config("tlskafka", "public.t")
+	cfg := e.Config("tlskafka", "public.t")
 	cfg.Kafka.TLS = config.KafkaTLSConfig{Enabled: true, CAFile: caFile}
 	cfg.Kafka.SASL = config.KafkaSASLConfig{Mechanism: "PLAIN", Username: "cdc", Password: "plain-pass"}
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 	opts, err := cfg.KafkaOpts(cfg.Kafka.Brokers)
 	if err != nil {
 		t.Fatal(err)
@@ -212,13 +214,13 @@ func TestKafkaTLSWithPlainSASL(t *testing.T) {
 	if len(keys) != 1 || keys[0] != `{"id":7}` {
 		t.Fatalf("records over TLS: %q", keys)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 
 	cfg.Kafka.TLS.CAFile = "" // the system's CAs: the test CA is not among them
 	begin := time.Now()
-	err = runToEnd(t, cfg)
+	err = ittest.RunToEnd(t, cfg)
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("want an error about the broker's certificate, got %v", err)
 	}

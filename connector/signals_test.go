@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -35,34 +37,34 @@ func sendSignal(t *testing.T, addr, topic, key, value string) {
 // filter is tombstoned. pause-snapshot holds a requested copy until
 // resume-snapshot; a signal keyed for another connector is ignored.
 func TestSignalsExecuteAFilteredRecopy(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO orders SELECT g, 'a' FROM generate_series(1, 10) g`)
-	cfg := e.config("sg", "public.orders")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO orders SELECT g, 'a' FROM generate_series(1, 10) g`)
+	cfg := e.Config("sg", "public.orders")
 	cfg.Signals.KafkaTopic = "sg.signals"
-	r := start(t, cfg)
-	consume(t, e.kafka, 10, "sg.public.orders")
+	r := ittest.Start(t, cfg)
+	ittest.Consume(t, e.Kafka, 10, "sg.public.orders")
 	time.Sleep(time.Second) // the signal consumer starts at the topic's end
 
-	sendSignal(t, e.kafka, "sg.signals", "other", `{"type":"execute-snapshot","data":{"data-collections":["public.orders"]}}`)
-	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s1","type":"execute-snapshot","data":{"data-collections":["public\\.ord.*"],"type":"INCREMENTAL",`+
+	sendSignal(t, e.Kafka, "sg.signals", "other", `{"type":"execute-snapshot","data":{"data-collections":["public.orders"]}}`)
+	sendSignal(t, e.Kafka, "sg.signals", "sg", `{"id":"s1","type":"execute-snapshot","data":{"data-collections":["public\\.ord.*"],"type":"INCREMENTAL",`+
 		`"additional-conditions":[{"data-collection":"public.orders","filter":"id > 7"}]}}`)
-	evs := consume(t, e.kafka, 13, "sg.public.orders")
+	evs := ittest.Consume(t, e.Kafka, 13, "sg.public.orders")
 	wantRecopied(t, evs[10:], 8, 9, 10)
 
-	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s2","type":"pause-snapshot","data":{}}`)
+	sendSignal(t, e.Kafka, "sg.signals", "sg", `{"id":"s2","type":"pause-snapshot","data":{}}`)
 	time.Sleep(time.Second)
-	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s3","type":"execute-snapshot","data":{"data-collections":["public.orders"],"additional-conditions":[{"data-collection":"public.orders","filter":"id = 1"}]}}`)
+	sendSignal(t, e.Kafka, "sg.signals", "sg", `{"id":"s3","type":"execute-snapshot","data":{"data-collections":["public.orders"],"additional-conditions":[{"data-collection":"public.orders","filter":"id = 1"}]}}`)
 	time.Sleep(2 * time.Second)
-	if n := len(consume(t, e.kafka, -1, "sg.public.orders")); n != 13 {
+	if n := len(ittest.Consume(t, e.Kafka, -1, "sg.public.orders")); n != 13 {
 		t.Errorf("%d records while paused, want 13 (no copy)", n)
 	}
-	sendSignal(t, e.kafka, "sg.signals", "sg", `{"id":"s4","type":"resume-snapshot","data":{}}`)
-	evs = consume(t, e.kafka, 14, "sg.public.orders")
+	sendSignal(t, e.Kafka, "sg.signals", "sg", `{"id":"s4","type":"resume-snapshot","data":{}}`)
+	evs = ittest.Consume(t, e.Kafka, 14, "sg.public.orders")
 	if ev := evs[13]; ev.Op != "r" || ev.After["id"].(float64) != 1 {
 		t.Errorf("after resume: %+v, want the read of id 1", ev)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -76,43 +78,43 @@ func TestSignalsExecuteAFilteredRecopy(t *testing.T) {
 // (EventDispatcher.java:313-330: the signal is processed, then the record
 // emitted). A row that is no signal is ignored and the stream goes on.
 func TestSignalTableExecutesAFilteredRecopy(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
-	e.exec(`INSERT INTO orders SELECT g, 'a' FROM generate_series(1, 10) g`)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO orders SELECT g, 'a' FROM generate_series(1, 10) g`)
 	// Debezium's documented signal table (signalling.adoc).
-	e.exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
-	cfg := e.config("st", "public.orders")
+	e.Exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
+	cfg := e.Config("st", "public.orders")
 	cfg.Signals.Table = "public.debezium_signal"
-	r := start(t, cfg)
-	consume(t, e.kafka, 10, "st.public.orders")
+	r := ittest.Start(t, cfg)
+	ittest.Consume(t, e.Kafka, 10, "st.public.orders")
 
-	e.exec(`INSERT INTO debezium_signal VALUES ('b1', 'drop-everything', '{}')`)
-	e.exec(`INSERT INTO debezium_signal VALUES ('s1', 'execute-snapshot', ` +
+	e.Exec(`INSERT INTO debezium_signal VALUES ('b1', 'drop-everything', '{}')`)
+	e.Exec(`INSERT INTO debezium_signal VALUES ('s1', 'execute-snapshot', ` +
 		`'{"data-collections":["public.orders"],"type":"incremental","additional-conditions":[{"data-collection":"public.orders","filter":"id > 7"}]}')`)
-	evs := consume(t, e.kafka, 13, "st.public.orders")
+	evs := ittest.Consume(t, e.Kafka, 13, "st.public.orders")
 	wantRecopied(t, evs[10:], 8, 9, 10)
 	// Handed over, the filter is forgotten: a later copy of the table
 	// (after a crash, a slot-loss repair) copies every row.
-	r.waitHandedOver(t)
-	if f := r.p.TablePhases()["public.orders"].ResnapshotFilter; f != "" {
+	r.WaitHandedOver(t)
+	if f := r.P.TablePhases()["public.orders"].ResnapshotFilter; f != "" {
 		t.Errorf("filter %q kept after the filtered re-copy was handed over", f)
 	}
 
-	e.exec(`INSERT INTO debezium_signal VALUES ('s2', 'pause-snapshot', NULL)`)
-	e.exec(`INSERT INTO debezium_signal VALUES ('s3', 'execute-snapshot', '{"data-collections":["public.orders"],"additional-conditions":[{"data-collection":"public.orders","filter":"id = 1"}]}')`)
+	e.Exec(`INSERT INTO debezium_signal VALUES ('s2', 'pause-snapshot', NULL)`)
+	e.Exec(`INSERT INTO debezium_signal VALUES ('s3', 'execute-snapshot', '{"data-collections":["public.orders"],"additional-conditions":[{"data-collection":"public.orders","filter":"id = 1"}]}')`)
 	time.Sleep(2 * time.Second)
-	if n := len(consume(t, e.kafka, -1, "st.public.orders")); n != 13 {
+	if n := len(ittest.Consume(t, e.Kafka, -1, "st.public.orders")); n != 13 {
 		t.Errorf("%d records while paused, want 13 (no copy)", n)
 	}
-	e.exec(`INSERT INTO debezium_signal VALUES ('s4', 'resume-snapshot', NULL)`)
-	evs = consume(t, e.kafka, 14, "st.public.orders")
+	e.Exec(`INSERT INTO debezium_signal VALUES ('s4', 'resume-snapshot', NULL)`)
+	evs = ittest.Consume(t, e.Kafka, 14, "st.public.orders")
 	if ev := evs[13]; ev.Op != "r" || ev.After["id"].(float64) != 1 {
 		t.Errorf("after resume: %+v, want the read of id 1", ev)
 	}
 
 	// The signal table's own changes, the ignored row included.
 	var ids []string
-	for _, ev := range consume(t, e.kafka, 5, "st.public.debezium_signal") {
+	for _, ev := range ittest.Consume(t, e.Kafka, 5, "st.public.debezium_signal") {
 		if ev.Op != "c" {
 			t.Errorf("signal table record %+v, want a create", ev)
 			continue
@@ -122,14 +124,14 @@ func TestSignalTableExecutesAFilteredRecopy(t *testing.T) {
 	if !slices.Equal(ids, []string{"b1", "s1", "s2", "s3", "s4"}) {
 		t.Errorf("signal table records %v", ids)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // wantRecopied checks that evs are a filtered re-copy's snapshot reads of
 // exactly the rows ids, and no tombstone.
-func wantRecopied(t *testing.T, evs []event, ids ...int) {
+func wantRecopied(t *testing.T, evs []ittest.Event, ids ...int) {
 	t.Helper()
 	var again []int
 	for _, ev := range evs {

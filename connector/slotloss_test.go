@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/eventually"
@@ -18,49 +20,12 @@ import (
 
 // newSmallWALEnv is an env whose cluster invalidates a slot that holds
 // more than 1 MB of WAL back (max_slot_wal_keep_size).
-func newSmallWALEnv(t *testing.T) *env {
+func newSmallWALEnv(t *testing.T) *ittest.Env {
 	t.Helper()
 	pg := pgtest.New(t, func(o *pgtest.Options) {
 		o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
 	})
-	return &env{t: t, pg: pg, kafka: kafkatest.New(t).Addr()}
-}
-
-// invalidate writes WAL past max_slot_wal_keep_size and checkpoints until
-// Postgres marks slot lost.
-func (e *env) invalidate(slot string) {
-	e.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for i := 0; ; i++ {
-		e.exec(`INSERT INTO filler SELECT g FROM generate_series(1, 2000) g`)
-		e.exec(`SELECT pg_switch_wal()`)
-		if i%3 == 2 {
-			e.exec(`CHECKPOINT`)
-			if e.walStatus(slot) == "lost" {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("slot %s not lost after 60s (wal_status %q)", slot, e.walStatus(slot))
-		}
-	}
-}
-
-func (e *env) walStatus(slot string) string {
-	e.t.Helper()
-	conn, err := e.pg.Connect(context.Background(), "postgres")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var s *string
-	if err := conn.QueryRow(context.Background(), `SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&s); err != nil {
-		e.t.Fatal(err)
-	}
-	if s == nil {
-		return ""
-	}
-	return *s
+	return ittest.EnvOn(t, pg, kafkatest.New(t).Addr())
 }
 
 // wantSlotLost checks that err is the lost-slot unsafe resume: exit 3 and
@@ -84,14 +49,14 @@ func wantSlotLost(t *testing.T, err error) {
 // slot" that a supervisor would restart forever.
 func TestInvalidatedSlotAtStartIsAnUnsafeResume(t *testing.T) {
 	e := newSmallWALEnv(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	e.exec(`CREATE TABLE public.filler (n int)`)
-	cfg := e.config("lost", "public.t")
-	r := start(t, cfg)
-	if err := r.stop(t); err != nil {
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	e.Exec(`CREATE TABLE public.filler (n int)`)
+	cfg := e.Config("lost", "public.t")
+	r := ittest.Start(t, cfg)
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
-	e.invalidate("mooncdc_lost")
+	e.Invalidate("mooncdc_lost")
 
 	p, err := connector.New(cfg, nil)
 	if err != nil {
@@ -112,22 +77,22 @@ func TestInvalidatedSlotWhileStreamingIsAnUnsafeResume(t *testing.T) {
 		o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
 	})
 	broker := kafkatest.New(t)
-	e := &env{t: t, pg: pg, kafka: broker.Addr()}
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	e.exec(`CREATE TABLE public.filler (n int)`)
-	cfg := e.config("lost", "public.t")
+	e := ittest.EnvOn(t, pg, broker.Addr())
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	e.Exec(`CREATE TABLE public.filler (n int)`)
+	cfg := e.Config("lost", "public.t")
 	cfg.Heartbeat.Interval = 0
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 
 	holdProduce(t, broker, "lost.public.t")
-	e.exec(`INSERT INTO t VALUES (1)`) // held by Kafka: the slot is confirmed no further
+	e.Exec(`INSERT INTO t VALUES (1)`) // held by Kafka: the slot is confirmed no further
 	time.Sleep(500 * time.Millisecond)
-	e.invalidate("mooncdc_lost")
+	e.Invalidate("mooncdc_lost")
 
 	var err error
 	select {
-	case err = <-r.done:
-		r.done <- err
+	case err = <-r.Done:
+		r.Done <- err
 	case <-time.After(90 * time.Second):
 		t.Fatal("run did not stop within 90s of the slot's invalidation")
 	}
@@ -145,51 +110,51 @@ func TestInvalidatedSlotWhileStreamingIsAnUnsafeResume(t *testing.T) {
 func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 	t.Run("at start", func(t *testing.T) {
 		e := newSmallWALEnv(t)
-		e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
-		e.exec(`CREATE TABLE public.filler (n int)`)
-		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 10) g`)
-		cfg := e.config("lost", "public.t")
+		e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.Exec(`CREATE TABLE public.filler (n int)`)
+		e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 10) g`)
+		cfg := e.Config("lost", "public.t")
 		cfg.OnSlotLoss = config.SlotLossResnapshot
-		r := start(t, cfg)
-		if err := r.stop(t); err != nil {
+		r := ittest.Start(t, cfg)
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
-		e.invalidate("mooncdc_lost")
+		e.Invalidate("mooncdc_lost")
 		// The gap: changes no slot keeps.
-		e.exec(`DELETE FROM t WHERE id <= 3; UPDATE t SET v = 'b' WHERE id = 4; INSERT INTO t VALUES (11, 'c')`)
+		e.Exec(`DELETE FROM t WHERE id <= 3; UPDATE t SET v = 'b' WHERE id = 4; INSERT INTO t VALUES (11, 'c')`)
 
-		r = start(t, cfg)
-		if got := testCounter(r.p.Metrics().SlotLossResnapshots); got != 1 {
+		r = ittest.Start(t, cfg)
+		if got := ittest.Counter(r.P.Metrics().SlotLossResnapshots); got != 1 {
 			t.Errorf("mooncdc_slot_loss_resnapshots_total = %v, want 1", got)
 		}
-		e.exec(`INSERT INTO t VALUES (12, 'd')`) // streamed from the new slot
+		e.Exec(`INSERT INTO t VALUES (12, 'd')`) // streamed from the new slot
 		checkCompacted(t, e, "lost.public.t", map[string]string{"4": "b", "5": "a", "6": "a", "7": "a", "8": "a", "9": "a", "10": "a", "11": "c", "12": "d"})
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("slot dropped while stopped", func(t *testing.T) {
-		e := newEnv(t)
-		e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
-		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
-		cfg := e.config("lost", "public.t")
+		e := ittest.NewEnv(t)
+		e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
+		cfg := e.Config("lost", "public.t")
 		cfg.OnSlotLoss = config.SlotLossResnapshot
-		r := start(t, cfg)
-		if err := r.stop(t); err != nil {
+		r := ittest.Start(t, cfg)
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
-		e.exec(`SELECT pg_drop_replication_slot('mooncdc_lost')`)
-		e.exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c')`)
-		r = start(t, cfg)
-		if got := testCounter(r.p.Metrics().SlotLossResnapshots); got != 1 {
+		e.Exec(`SELECT pg_drop_replication_slot('mooncdc_lost')`)
+		e.Exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c')`)
+		r = ittest.Start(t, cfg)
+		if got := ittest.Counter(r.P.Metrics().SlotLossResnapshots); got != 1 {
 			t.Errorf("mooncdc_slot_loss_resnapshots_total = %v, want 1", got)
 		}
-		e.exec(`INSERT INTO t VALUES (6, 'd')`)
+		e.Exec(`INSERT INTO t VALUES (6, 'd')`)
 		checkCompacted(t, e, "lost.public.t", map[string]string{"2": "b", "3": "a", "4": "a", "5": "c", "6": "d"})
-		if n := e.count(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'mooncdc_lost'`); n != 1 {
+		if n := e.Count(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'mooncdc_lost'`); n != 1 {
 			t.Errorf("%d slots named mooncdc_lost, want the new one", n)
 		}
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -198,33 +163,33 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 			o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
 		})
 		broker := kafkatest.New(t)
-		e := &env{t: t, pg: pg, kafka: broker.Addr()}
-		e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
-		e.exec(`CREATE TABLE public.filler (n int)`)
-		e.exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 5) g`)
-		cfg := e.config("lost", "public.t")
+		e := ittest.EnvOn(t, pg, broker.Addr())
+		e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.Exec(`CREATE TABLE public.filler (n int)`)
+		e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 5) g`)
+		cfg := e.Config("lost", "public.t")
 		cfg.OnSlotLoss = config.SlotLossResnapshot
 		cfg.Heartbeat.Interval = 0
-		r := start(t, cfg)
+		r := ittest.Start(t, cfg)
 		release := holdProduce(t, broker, "lost.public.t")
-		e.exec(`DELETE FROM t WHERE id = 1`) // held by Kafka: the slot is confirmed no further
+		e.Exec(`DELETE FROM t WHERE id = 1`) // held by Kafka: the slot is confirmed no further
 		time.Sleep(500 * time.Millisecond)
-		e.invalidate("mooncdc_lost")
-		e.exec(`DELETE FROM t WHERE id = 2`)
+		e.Invalidate("mooncdc_lost")
+		e.Exec(`DELETE FROM t WHERE id = 2`)
 		release()
 		eventually.True(t, 90*time.Second, 100*time.Millisecond, "no repair within 90s of the slot's invalidation", func() bool {
-			if testCounter(r.p.Metrics().SlotLossResnapshots) >= 1 {
+			if ittest.Counter(r.P.Metrics().SlotLossResnapshots) >= 1 {
 				return true
 			}
-			if stopped, err := r.stopped(); stopped {
+			if stopped, err := r.Stopped(); stopped {
 				t.Fatalf("run stopped instead of repairing: %v", err)
 			}
 			return false
 		})
-		r.waitHandedOver(t)
-		e.exec(`INSERT INTO t VALUES (6, 'e')`)
+		r.WaitHandedOver(t)
+		e.Exec(`INSERT INTO t VALUES (6, 'e')`)
 		checkCompacted(t, e, "lost.public.t", map[string]string{"3": "a", "4": "a", "5": "a", "6": "e"})
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -232,11 +197,11 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 
 // checkCompacted reads topic until the last record of each key (a
 // tombstone removes it) gives want (id → v), or fails after 90 s.
-func checkCompacted(t *testing.T, e *env, topic string, want map[string]string) {
+func checkCompacted(t *testing.T, e *ittest.Env, topic string, want map[string]string) {
 	t.Helper()
 	eventually.Succeeds(t, 90*time.Second, 200*time.Millisecond, func() error {
 		got := map[string]string{}
-		for _, ev := range consume(t, e.kafka, -1, topic) {
+		for _, ev := range ittest.Consume(t, e.Kafka, -1, topic) {
 			id := fmt.Sprint(ev.Key["id"])
 			switch {
 			case ev.Tombstone || ev.Op == "d":

@@ -1,7 +1,6 @@
 package connector_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector"
-	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -33,10 +33,10 @@ type markerEvent struct {
 	TsNs int64 `json:"ts_ns"`
 }
 
-func readMarkers(t *testing.T, e *env, n int, topic string) []markerEvent {
+func readMarkers(t *testing.T, e *ittest.Env, n int, topic string) []markerEvent {
 	t.Helper()
 	var out []markerEvent
-	for _, r := range consumeRaw(t, e, n, topic) {
+	for _, r := range ittest.ConsumeRaw(t, e, n, topic) {
 		var ev markerEvent
 		if err := json.Unmarshal(r, &ev); err != nil {
 			t.Fatalf("%s: %v", r, err)
@@ -44,25 +44,6 @@ func readMarkers(t *testing.T, e *env, n int, topic string) []markerEvent {
 		out = append(out, ev)
 	}
 	slices.SortFunc(out, func(a, b markerEvent) int { return a.After.ID - b.After.ID })
-	return out
-}
-
-// consumeRaw returns the values (payloads) of topic's first n records,
-// tombstones left out.
-func consumeRaw(t *testing.T, e *env, n int, topic string) [][]byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	recs := kafkatest.ReadAll(ctx, t, e.kafka, n, topic)
-	if n >= 0 && len(recs) < n {
-		t.Fatalf("consumed %d records of %d expected from %s", len(recs), n, topic)
-	}
-	var out [][]byte
-	for _, r := range recs {
-		if r = unwrapConnect(t, r); r.Value != nil {
-			out = append(out, r.Value)
-		}
-	}
 	return out
 }
 
@@ -79,16 +60,16 @@ func consumeRaw(t *testing.T, e *env, n int, topic string) [][]byte {
 // the snapshot's time, the envelope's the processing time, each in ms, µs
 // and ns (AbstractSourceInfoStructMaker.java:48-51, Envelope.java:257-267).
 func TestSnapshotMarkersAsDebeziumOverTablesCopiedInParallel(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	sizes := map[string]int{"a": 3, "b": 4, "c": 1}
 	for tb, n := range sizes {
-		e.exec(`CREATE TABLE ` + tb + ` (id int PRIMARY KEY)`)
-		e.exec(fmt.Sprintf(`INSERT INTO %s SELECT generate_series(1, %d)`, tb, n))
+		e.Exec(`CREATE TABLE ` + tb + ` (id int PRIMARY KEY)`)
+		e.Exec(fmt.Sprintf(`INSERT INTO %s SELECT generate_series(1, %d)`, tb, n))
 	}
 	before := time.Now()
-	cfg := e.config("mk", "public.*")
+	cfg := e.Config("mk", "public.*")
 	cfg.Snapshot.DiscoveryInterval = time.Second
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 
 	firsts, lasts := 0, 0
 	for tb, n := range sizes {
@@ -130,31 +111,31 @@ func TestSnapshotMarkersAsDebeziumOverTablesCopiedInParallel(t *testing.T) {
 	}
 
 	// A table created later is copied as a snapshot of its own.
-	e.exec(`CREATE TABLE d (id int PRIMARY KEY)`)
-	e.exec(`INSERT INTO d SELECT generate_series(1, 3)`)
+	e.Exec(`CREATE TABLE d (id int PRIMARY KEY)`)
+	e.Exec(`INSERT INTO d SELECT generate_series(1, 3)`)
 	late := readMarkers(t, e, 3, "mk.public.d")
 	if got := []string{late[0].Source.Snapshot, late[1].Source.Snapshot, late[2].Source.Snapshot}; !slices.Equal(got,
 		[]string{schema.SnapshotFirst, schema.SnapshotTrue, schema.SnapshotLast}) {
 		t.Errorf("a table added later: snapshot markers %v, want [first true last]", got)
 	}
-	r.waitHandedOver(t)
+	r.WaitHandedOver(t)
 
-	e.exec(`INSERT INTO a VALUES (100)`)
+	e.Exec(`INSERT INTO a VALUES (100)`)
 	evs := readMarkers(t, e, 4, "mk.public.a")
 	if s := evs[3].Source.Snapshot; evs[3].Op != "c" || s != schema.SnapshotFalse {
 		t.Errorf("a streamed insert: op %q snapshot %q, want c and false", evs[3].Op, s)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // markersInOrder returns topic's first n snapshot markers in the order
 // the records were written.
-func markersInOrder(t *testing.T, e *env, n int, topic string) []markerEvent {
+func markersInOrder(t *testing.T, e *ittest.Env, n int, topic string) []markerEvent {
 	t.Helper()
 	var out []markerEvent
-	for _, r := range consumeRaw(t, e, n, topic) {
+	for _, r := range ittest.ConsumeRaw(t, e, n, topic) {
 		var ev markerEvent
 		if err := json.Unmarshal(r, &ev); err != nil {
 			t.Fatalf("%s: %v", r, err)
@@ -234,16 +215,16 @@ func btoi(b bool) int {
 // says "incremental". JSON with schemas, so that Kafka Connect's
 // JsonConverter checks the marker against the schema's allowed values.
 func TestRecopyMarkersFollowTheSnapshotType(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	sizes := map[string]int{"a": 3, "b": 2}
 	for tb, n := range sizes {
-		e.exec(`CREATE TABLE ` + tb + ` (id int PRIMARY KEY)`)
-		e.exec(fmt.Sprintf(`INSERT INTO %s SELECT generate_series(1, %d)`, tb, n))
+		e.Exec(`CREATE TABLE ` + tb + ` (id int PRIMARY KEY)`)
+		e.Exec(fmt.Sprintf(`INSERT INTO %s SELECT generate_series(1, %d)`, tb, n))
 	}
-	cfg := e.config("rm", "public.a", "public.b")
+	cfg := e.Config("rm", "public.a", "public.b")
 	cfg.Format.JSONSchemas = true
 	cfg.Signals.KafkaTopic = "rm.signals"
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 	// copies returns each table's rows of the k-th copy (0: the initial
 	// snapshot), in topic order.
 	copies := func(k int, tables ...string) map[string][]markerEvent {
@@ -257,49 +238,49 @@ func TestRecopyMarkersFollowTheSnapshotType(t *testing.T) {
 	wantRunMarkers(t, "initial snapshot", copies(0, "a", "b"))
 	time.Sleep(time.Second) // the signal consumer starts at the topic's end
 
-	sendSignal(t, e.kafka, "rm.signals", "rm", `{"id":"i1","type":"execute-snapshot","data":{"data-collections":["public\\.(a|b)"]}}`)
+	sendSignal(t, e.Kafka, "rm.signals", "rm", `{"id":"i1","type":"execute-snapshot","data":{"data-collections":["public\\.(a|b)"]}}`)
 	for tb, evs := range copies(1, "a", "b") {
 		wantIncremental(t, "execute-snapshot without a type, "+tb, evs)
 	}
-	r.waitHandedOver(t)
+	r.WaitHandedOver(t)
 
-	sendSignal(t, e.kafka, "rm.signals", "rm", `{"id":"b1","type":"execute-snapshot","data":{"data-collections":["public.a","public.b"],"type":"BLOCKING"}}`)
+	sendSignal(t, e.Kafka, "rm.signals", "rm", `{"id":"b1","type":"execute-snapshot","data":{"data-collections":["public.a","public.b"],"type":"BLOCKING"}}`)
 	wantRunMarkers(t, "blocking execute-snapshot", copies(2, "a", "b"))
-	r.waitHandedOver(t)
+	r.WaitHandedOver(t)
 
-	resnapshot(t, "rm", e, r, "public.a")
+	ittest.Resnapshot(t, "rm", e, r, "public.a")
 	wantIncremental(t, "mooncdc resnapshot", copies(3, "a")["a"])
-	r.waitHandedOver(t)
+	r.WaitHandedOver(t)
 
 	// An incremental re-copy of b crashes once its rows are in Kafka,
 	// before its handover: the restart copies b again, still incremental.
 	var crashed atomic.Bool
-	r.p.Hooks().Set(func(point, table string) {
+	r.P.Hooks().Set(func(point, table string) {
 		if point == connector.HookCopied && table == "public.b" && crashed.CompareAndSwap(false, true) {
-			r.p.Abort()
+			r.P.Abort()
 			time.Sleep(300 * time.Millisecond) // let the abort reach the copy before it hands over
 		}
 	})
-	sendSignal(t, e.kafka, "rm.signals", "rm", `{"id":"i2","type":"execute-snapshot","data":{"data-collections":["public.b"],"type":"incremental"}}`)
+	sendSignal(t, e.Kafka, "rm.signals", "rm", `{"id":"i2","type":"execute-snapshot","data":{"data-collections":["public.b"],"type":"incremental"}}`)
 	select {
-	case err := <-r.done:
-		r.done <- err // for the cleanup
+	case err := <-r.Done:
+		r.Done <- err // for the cleanup
 	case <-time.After(60 * time.Second):
 		t.Fatal("no crash during the re-copy")
 	}
 	if !crashed.Load() {
 		t.Fatal("the pipeline stopped before the re-copy crashed")
 	}
-	if ph := r.p.TablePhases()["public.b"]; ph.Phase != "copying" || ph.ResnapshotType != offsets.ResnapshotIncremental {
+	if ph := r.P.TablePhases()["public.b"]; ph.Phase != "copying" || ph.ResnapshotType != offsets.ResnapshotIncremental {
 		t.Fatalf("crashed re-copy of b: phase %q resnapshot_type %q, want copying and incremental", ph.Phase, ph.ResnapshotType)
 	}
-	r = start(t, cfg)
+	r = ittest.Start(t, cfg)
 	wantIncremental(t, "the crashed incremental re-copy", copies(3, "b")["b"])
 	wantIncremental(t, "the incremental re-copy again after the restart", copies(4, "b")["b"])
-	if ph := r.p.TablePhases()["public.b"]; ph.ResnapshotType != "" {
+	if ph := r.P.TablePhases()["public.b"]; ph.ResnapshotType != "" {
 		t.Errorf("resnapshot_type %q kept after the re-copy was handed over", ph.ResnapshotType)
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -312,37 +293,37 @@ func TestRecopyMarkersFollowTheSnapshotType(t *testing.T) {
 // :194, 222-223). The signal comes from a signal table both pipelines
 // capture, so one row re-copies for both.
 func TestIncrementalMarkerInAvroAndTheFlatEnvelope(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
-	e.exec(`INSERT INTO items VALUES (1, 'a'), (2, 'b')`)
-	e.exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
-	av := avroConfig(e, reg, "incav", "public.items")
+	e.Exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
+	e.Exec(`INSERT INTO items VALUES (1, 'a'), (2, 'b')`)
+	e.Exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
+	av := ittest.AvroConfig(e, reg, "incav", "public.items")
 	av.Signals.Table = "public.debezium_signal"
-	fl := flatConfig(e, "incfl", "rewrite")
+	fl := ittest.FlatConfig(e, "incfl", "rewrite")
 	fl.Format.Flat.AddFields = append(fl.Format.Flat.AddFields, "snapshot")
 	fl.Format.Flat.AddHeaders = []string{"source.snapshot:snap"}
 	fl.Signals.Table = "public.debezium_signal"
-	ra, rf := start(t, av), start(t, fl)
-	readRaw(t, e.kafka, 2, "incav.public.items")
-	readRaw(t, e.kafka, 2, "incfl.public.items")
-	e.exec(`INSERT INTO debezium_signal VALUES ('i1', 'execute-snapshot', '{"data-collections":["public.items"]}')`)
+	ra, rf := ittest.Start(t, av), ittest.Start(t, fl)
+	ittest.ReadRaw(t, e.Kafka, 2, "incav.public.items")
+	ittest.ReadRaw(t, e.Kafka, 2, "incfl.public.items")
+	e.Exec(`INSERT INTO debezium_signal VALUES ('i1', 'execute-snapshot', '{"data-collections":["public.items"]}')`)
 
-	for i, rec := range readAvro(t, reg, e.kafka, 4, "incav.public.items")[2:4] {
-		src, _ := rec.value["source"].(map[string]any)
-		if rec.value["op"] != "r" || src["snapshot"] != schema.SnapshotIncremental {
-			t.Errorf("avro re-copy row %d: op %v source.snapshot %v, want r and incremental", i+1, rec.value["op"], src["snapshot"])
+	for i, rec := range ittest.ReadAvro(t, reg, e.Kafka, 4, "incav.public.items")[2:4] {
+		src, _ := rec.Value["source"].(map[string]any)
+		if rec.Value["op"] != "r" || src["snapshot"] != schema.SnapshotIncremental {
+			t.Errorf("avro re-copy row %d: op %v source.snapshot %v, want r and incremental", i+1, rec.Value["op"], src["snapshot"])
 		}
 	}
-	for i, rec := range readRaw(t, e.kafka, 4, "incfl.public.items")[2:4] {
-		m := flatRow(t, rec)
-		h, _ := header(rec, "__snap")
+	for i, rec := range ittest.ReadRaw(t, e.Kafka, 4, "incfl.public.items")[2:4] {
+		m := ittest.FlatRow(t, rec)
+		h, _ := ittest.Header(rec, "__snap")
 		if m["__snapshot"] != schema.SnapshotIncremental || h != schema.SnapshotIncremental {
 			t.Errorf("flat re-copy row %d: __snapshot %v, header __snap %q, want incremental", i+1, m["__snapshot"], h)
 		}
 	}
-	for _, r := range []*running{ra, rf} {
-		if err := r.stop(t); err != nil {
+	for _, r := range []*ittest.Running{ra, rf} {
+		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
 	}

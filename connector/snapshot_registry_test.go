@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -43,9 +45,9 @@ func (r *registrations) counts(subject string) (sent, ok int) {
 
 // manyTables creates schema many with n tables t01… of (id int primary
 // key, v text) and a row each.
-func manyTables(e *env, n int) {
-	e.exec(`CREATE SCHEMA many`)
-	e.exec(fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP
+func manyTables(e *ittest.Env, n int) {
+	e.Exec(`CREATE SCHEMA many`)
+	e.Exec(fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP
 		EXECUTE format('CREATE TABLE many.t%%s (id int PRIMARY KEY, v text)', lpad(i::text, 2, '0'));
 		EXECUTE format('INSERT INTO many.t%%s VALUES (1, ''x'')', lpad(i::text, 2, '0'));
 	END LOOP; END $$`, n))
@@ -61,7 +63,7 @@ func manyTables(e *env, n int) {
 // gets no version of ours) and the other tables are handed over.
 func TestSnapshotRunRegistersEachSubjectOnceAheadOfItsCopies(t *testing.T) {
 	const tables, workers = 50, 2
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	regs := &registrations{sent: map[string]int{}, ok: map[string]int{}}
 	reg := srtest.New(t, srtest.WithLatency(50*time.Millisecond), srtest.WithLogf(regs.logf))
 	manyTables(e, tables)
@@ -70,14 +72,14 @@ func TestSnapshotRunRegistersEachSubjectOnceAheadOfItsCopies(t *testing.T) {
 	if _, err := reg.Register(refused, `"string"`); err != nil {
 		t.Fatal(err)
 	}
-	cfg := avroConfig(e, reg, "pf", "many.*")
+	cfg := ittest.AvroConfig(e, reg, "pf", "many.*")
 	cfg.Snapshot.Workers = workers
 	cfg.Snapshot.MaxRetries = 0
-	r := startStreaming(t, cfg)
+	r := ittest.StartStreaming(t, cfg)
 
 	eventually.Succeeds(t, 120*time.Second, 50*time.Millisecond, func() error {
 		waiting := 0
-		for name, ph := range r.p.TablePhases() {
+		for name, ph := range r.P.TablePhases() {
 			switch {
 			case name == "many.t07":
 				if ph.Phase != "errored" || ph.Retry != "resnapshot" {
@@ -126,24 +128,24 @@ func TestSnapshotRunRegistersEachSubjectOnceAheadOfItsCopies(t *testing.T) {
 // every table is copied and each subject has one version.
 func TestSnapshotRunWaitsOutARegistryOutageAndStopsCleanly(t *testing.T) {
 	const tables = 10
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
 	manyTables(e, tables)
 	reg.FailNextOn(srtest.EndpointRegister, 1<<30, 503)
-	cfg := avroConfig(e, reg, "pfdown", "many.*")
+	cfg := ittest.AvroConfig(e, reg, "pfdown", "many.*")
 	cfg.Heartbeat.Interval = 0 // its schemas would be registered at start
-	core, logs := observerLogger()
+	core, logs := ittest.ObserverLogger()
 	p, err := connector.New(cfg, core)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
-	r.waitReady(t)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
 	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the copies never waited for the registry", func() bool {
 		return logs.FilterMessageSnippet("Schema Registry unavailable").Len() != 0
 	})
 	time.Sleep(500 * time.Millisecond) // a few retries
-	if took, err := stopWithin(t, r, 10*time.Second); err != nil {
+	if took, err := ittest.StopWithin(t, r, 10*time.Second); err != nil {
 		t.Fatalf("stop while the registry is retried: %v after %s, want nil", err, took)
 	}
 	for name, ph := range p.TablePhases() {
@@ -156,7 +158,7 @@ func TestSnapshotRunWaitsOutARegistryOutageAndStopsCleanly(t *testing.T) {
 	}
 
 	reg.FailNextOn(srtest.EndpointRegister, 0, 0)
-	start(t, cfg)
+	ittest.Start(t, cfg)
 	for i := 1; i <= tables; i++ {
 		for _, role := range []string{"key", "value"} {
 			subject := fmt.Sprintf("pfdown.many.t%02d-%s", i, role)

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -19,22 +20,6 @@ import (
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
-
-// stopWithin cancels r and returns Run's error, failing unless it returned
-// within limit.
-func stopWithin(t *testing.T, r *running, limit time.Duration) (took time.Duration, err error) {
-	t.Helper()
-	start := time.Now()
-	r.cancel()
-	select {
-	case err = <-r.done:
-		r.done <- err
-		return time.Since(start), err
-	case <-time.After(limit):
-		t.Fatalf("Run did not return within %s of the stop", limit)
-		return 0, nil
-	}
-}
 
 // TestStopWithKafkaDownEndsAfterShutdownTimeout: with records Kafka never
 // acknowledges, a stop gives up after shutdown_timeout (it used to wait
@@ -46,21 +31,21 @@ func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			pg := pgtest.New(t)
 			broker := kafkatest.New(t)
-			e := &env{t: t, pg: pg, kafka: broker.Addr()}
-			e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-			cfg := e.config("stop", "public.t")
+			e := ittest.EnvOn(t, pg, broker.Addr())
+			e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+			cfg := e.Config("stop", "public.t")
 			cfg.Kafka.Delivery = mode
 			cfg.ShutdownTimeout = 2 * time.Second
 			cfg.Heartbeat.Interval = 0
-			r := start(t, cfg)
+			r := ittest.Start(t, cfg)
 
 			free := holdProduce(t, broker, "stop.public.t") // made by the copy of the empty table
-			before := e.lsn(`SELECT pg_current_wal_lsn()`)
-			e.exec(`INSERT INTO t SELECT generate_series(1, 100)`)
+			before := e.LSN(`SELECT pg_current_wal_lsn()`)
+			e.Exec(`INSERT INTO t SELECT generate_series(1, 100)`)
 			eventually.Within(30*time.Second, 20*time.Millisecond, func() bool {
-				return testCounter(r.p.Metrics().ChangesReceived) >= 100
+				return ittest.Counter(r.P.Metrics().ChangesReceived) >= 100
 			})
-			took, err := stopWithin(t, r, 20*time.Second)
+			took, err := ittest.StopWithin(t, r, 20*time.Second)
 			var ste *connector.ShutdownTimeoutError
 			if !errors.As(err, &ste) || connector.ExitCode(err) != connector.ExitRuntime {
 				t.Fatalf("stop with Kafka down: %v (exit %d), want a ShutdownTimeoutError, exit 1", err, connector.ExitCode(err))
@@ -72,16 +57,16 @@ func TestStopWithKafkaDownEndsAfterShutdownTimeout(t *testing.T) {
 				!strings.Contains(err.Error(), "the next start sends them again") {
 				t.Errorf("the error does not name the unacknowledged records: %v", err)
 			}
-			if after := e.lsn(`SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_stop'`); after > before {
+			if after := e.LSN(`SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_stop'`); after > before {
 				t.Errorf("the slot was confirmed to %X, past the insert at %X, though Kafka acknowledged nothing", after, before)
 			}
 
 			// Kafka back: the next start sends every row.
 			free()
-			start(t, cfg)
-			if evs := consume(t, e.kafka, -1, "stop.public.t"); len(countByCreate(evs)) < 100 {
+			ittest.Start(t, cfg)
+			if evs := ittest.Consume(t, e.Kafka, -1, "stop.public.t"); len(countByCreate(evs)) < 100 {
 				eventually.Within(30*time.Second, 200*time.Millisecond, func() bool {
-					evs = consume(t, e.kafka, -1, "stop.public.t")
+					evs = ittest.Consume(t, e.Kafka, -1, "stop.public.t")
 					return len(countByCreate(evs)) >= 100
 				})
 				if n := len(countByCreate(evs)); n < 100 {
@@ -117,7 +102,7 @@ func holdProduce(t *testing.T, broker *kafkatest.Broker, topic string) (release 
 }
 
 // countByCreate counts the create records of each id.
-func countByCreate(evs []event) map[float64]int {
+func countByCreate(evs []ittest.Event) map[float64]int {
 	n := map[float64]int{}
 	for _, ev := range evs {
 		if ev.Op == "c" {
@@ -130,14 +115,14 @@ func countByCreate(evs []event) map[float64]int {
 // TestStopWhilePostgresIsDownIsClean: Postgres stops while mooncdc streams;
 // a stop during the reconnect backoff is a clean stop (nil: exit 0), fast.
 func TestStopWhilePostgresIsDownIsClean(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	r := start(t, e.config("pgdown", "public.t"))
-	if err := e.pg.Stop("fast"); err != nil {
+	e := ittest.NewPrivateEnv(t) // it stops the server
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	r := ittest.Start(t, e.Config("pgdown", "public.t"))
+	if err := e.PG.Stop("fast"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Second) // the stream notices and backs off
-	if took, err := stopWithin(t, r, 15*time.Second); err != nil {
+	if took, err := ittest.StopWithin(t, r, 15*time.Second); err != nil {
 		t.Errorf("stop while Postgres is down: %v after %s, want a clean stop (nil)", err, took)
 	}
 }
@@ -156,9 +141,9 @@ func TestStopWhileStartingIsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
+	r := ittest.RunPipeline(t, p)
 	time.Sleep(1500 * time.Millisecond)
-	if took, err := stopWithin(t, r, 10*time.Second); err != nil {
+	if took, err := ittest.StopWithin(t, r, 10*time.Second); err != nil {
 		t.Errorf("stop while Postgres is unreachable at start: %v after %s, want nil", err, took)
 	}
 }
@@ -167,53 +152,48 @@ func TestStopWhileStartingIsClean(t *testing.T) {
 // unreachable schema registry; a stop ends the wait and is clean (nil),
 // and the change is sent at the next start (nothing was confirmed).
 func TestStopWhileTheRegistryIsRetriedIsClean(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
-	cfg := e.config("noreg", "public.t")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	cfg := e.Config("noreg", "public.t")
 	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 	cfg.Format.SchemaRegistry.URL = "http://127.0.0.1:1"
 	cfg.Heartbeat.Interval = 0 // its schemas would be registered at start
-	core, logs := observerLogger()
+	core, logs := ittest.ObserverLogger()
 	p, err := connector.New(cfg, core)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
-	r.waitReady(t)
-	e.exec(`INSERT INTO t VALUES (1)`)
-	inserted := e.lsn(`SELECT pg_current_wal_lsn()`)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	e.Exec(`INSERT INTO t VALUES (1)`)
+	inserted := e.LSN(`SELECT pg_current_wal_lsn()`)
 	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the stream never waited for the registry", func() bool {
 		return logs.FilterMessageSnippet("Schema Registry unavailable").Len() != 0
 	})
-	if took, err := stopWithin(t, r, 10*time.Second); err != nil {
+	if took, err := ittest.StopWithin(t, r, 10*time.Second); err != nil {
 		t.Errorf("stop while the registry is retried: %v after %s, want nil", err, took)
 	}
-	if after := e.lsn(`SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_noreg'`); after >= inserted {
+	if after := e.LSN(`SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = 'mooncdc_noreg'`); after >= inserted {
 		t.Errorf("the slot was confirmed past the insert that was never written (%X ≥ %X)", after, inserted)
 	}
-}
-
-func observerLogger() (*zap.Logger, *observer.ObservedLogs) {
-	core, logs := observer.New(zap.InfoLevel)
-	return zap.New(core), logs
 }
 
 // TestBrokerThatIsNotKafkaIsAConfigError: kafka.brokers pointing at
 // Postgres' port gives "not a Kafka broker" and exit 2, not franz-go's
 // "invalid large response size 1157627904".
 func TestBrokerThatIsNotKafkaIsAConfigError(t *testing.T) {
-	e := newEnv(t)
-	cfg := e.config("notkafka", "public.t")
-	cfg.Kafka.Brokers = []string{fmt.Sprintf("127.0.0.1:%d", e.pg.Port())}
+	e := ittest.NewEnv(t)
+	cfg := e.Config("notkafka", "public.t")
+	cfg.Kafka.Brokers = []string{fmt.Sprintf("127.0.0.1:%d", e.PG.Port())}
 	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runPipeline(t, p)
+	r := ittest.RunPipeline(t, p)
 	select {
-	case err = <-r.done:
-		r.done <- err
+	case err = <-r.Done:
+		r.Done <- err
 	case <-time.After(60 * time.Second):
 		t.Fatal("run did not stop within 60s")
 	}

@@ -8,53 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 )
-
-// walMessage is one pgoutput message as the slot's walsender positions it.
-type walMessage struct {
-	lsn  uint64
-	kind byte // 'B', 'I', 'C', …
-}
-
-// peekSlot returns the pgoutput messages the slot would send next, with the
-// LSN the stream gives each (a change's own LSN, a commit's end), without
-// consuming them.
-func (e *env) peekSlot(slot, pub string) []walMessage {
-	e.t.Helper()
-	conn, err := e.pg.Connect(context.Background(), "postgres")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(context.Background(), `SELECT lsn::text, data FROM pg_logical_slot_peek_binary_changes($1, NULL, NULL,
-		'proto_version', '1', 'publication_names', $2)`, slot, pub)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []walMessage
-	for rows.Next() {
-		var s string
-		var data []byte
-		if err := rows.Scan(&s, &data); err != nil {
-			e.t.Fatal(err)
-		}
-		var hi, lo uint64
-		if _, err := fmt.Sscanf(s, "%X/%X", &hi, &lo); err != nil {
-			e.t.Fatal(err)
-		}
-		out = append(out, walMessage{lsn: hi<<32 | lo, kind: data[0]})
-	}
-	if err := rows.Err(); err != nil {
-		e.t.Fatal(err)
-	}
-	return out
-}
 
 // writeConnectOffsets writes records to a Kafka Connect offsets topic of
 // three partitions, keyed as Connect keys a source partition (the default
@@ -95,40 +56,40 @@ func writeConnectOffsets(t *testing.T, addr, topic string, kvs ...string) {
 func TestTakeoverFromDebeziumWithoutASnapshot(t *testing.T) {
 	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(mode), func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
-			e.exec(`CREATE PUBLICATION dbz_publication FOR TABLE orders`)
-			e.exec(`SELECT pg_create_logical_replication_slot('debezium', 'pgoutput')`)
-			e.exec(`INSERT INTO orders VALUES (1, 'a'), (2, 'a')`)           // sent whole by Debezium
-			e.exec(`INSERT INTO orders VALUES (3, 'b'), (4, 'b'), (5, 'b')`) // sent up to id 4
+			e := ittest.NewPrivateEnv(t) // both modes make the slot debezium
+			e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, v text)`)
+			e.Exec(`CREATE PUBLICATION dbz_publication FOR TABLE orders`)
+			e.Exec(`SELECT pg_create_logical_replication_slot('debezium', 'pgoutput')`)
+			e.Exec(`INSERT INTO orders VALUES (1, 'a'), (2, 'a')`)           // sent whole by Debezium
+			e.Exec(`INSERT INTO orders VALUES (3, 'b'), (4, 'b'), (5, 'b')`) // sent up to id 4
 			var commits, inserts []uint64
-			for _, m := range e.peekSlot("debezium", "dbz_publication") {
-				switch m.kind {
+			for _, m := range e.PeekSlot("debezium", "dbz_publication") {
+				switch m.Kind {
 				case 'C':
-					commits = append(commits, m.lsn)
+					commits = append(commits, m.LSN)
 				case 'I':
-					inserts = append(inserts, m.lsn)
+					inserts = append(inserts, m.LSN)
 				}
 			}
 			if len(commits) != 2 || len(inserts) != 5 {
 				t.Fatalf("slot holds commits %v, inserts %v", commits, inserts)
 			}
 			key := `["dbz-orders",{"server":"tk"}]`
-			writeConnectOffsets(t, e.kafka, "connect-offsets",
+			writeConnectOffsets(t, e.Kafka, "connect-offsets",
 				key, `{"lsn":1,"lsn_commit":1,"txId":1}`, // superseded
 				`["other",{"server":"tk"}]`, `{"lsn":99999999999,"lsn_commit":99999999999}`,
 				key, fmt.Sprintf(`{"transaction_id":null,"lsn_proc":%d,"messageType":"INSERT","lsn_commit":%d,"lsn":%d,"txId":751,"ts_usec":1764806400000000}`,
 					inserts[3], commits[0], inserts[3]))
-			e.exec(`INSERT INTO orders VALUES (6, 'c')`) // after the switch, before mooncdc
+			e.Exec(`INSERT INTO orders VALUES (6, 'c')`) // after the switch, before mooncdc
 
-			cfg := e.config("tk", "public.orders")
+			cfg := e.Config("tk", "public.orders")
 			cfg.Postgres.Slot, cfg.Postgres.Publication = "debezium", "dbz_publication"
 			cfg.MigrateFrom.Debezium = config.DebeziumMigration{OffsetsTopic: "connect-offsets", ConnectorName: "dbz-orders"}
 			cfg.Kafka.Delivery = mode
-			r := start(t, cfg)
-			e.exec(`INSERT INTO orders VALUES (7, 'd')`)
+			r := ittest.Start(t, cfg)
+			e.Exec(`INSERT INTO orders VALUES (7, 'd')`)
 			want := []float64{5, 6, 7}
-			check := func(evs []event) {
+			check := func(evs []ittest.Event) {
 				t.Helper()
 				if len(evs) != len(want) {
 					t.Fatalf("%d records, want %d: %+v", len(evs), len(want), evs)
@@ -139,19 +100,19 @@ func TestTakeoverFromDebeziumWithoutASnapshot(t *testing.T) {
 					}
 				}
 			}
-			check(consume(t, e.kafka, 3, "tk.public.orders"))
-			if err := r.stop(t); err != nil {
+			check(ittest.Consume(t, e.Kafka, 3, "tk.public.orders"))
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 
 			// The next start resumes from mooncdc's own offsets.
-			r = start(t, cfg)
-			e.exec(`INSERT INTO orders VALUES (8, 'e')`)
+			r = ittest.Start(t, cfg)
+			e.Exec(`INSERT INTO orders VALUES (8, 'e')`)
 			want = append(want, 8)
-			check(consume(t, e.kafka, 4, "tk.public.orders"))
+			check(ittest.Consume(t, e.Kafka, 4, "tk.public.orders"))
 			time.Sleep(time.Second)
-			check(consume(t, e.kafka, -1, "tk.public.orders"))
-			if err := r.stop(t); err != nil {
+			check(ittest.Consume(t, e.Kafka, -1, "tk.public.orders"))
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -162,15 +123,15 @@ func TestTakeoverFromDebeziumWithoutASnapshot(t *testing.T) {
 // takeover would lose or invent changes is an unsafe resume (exit 3) that
 // names the cause and the fix, and writes nothing.
 func TestTakeoverFromDebeziumRefusesUnsafeStates(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
-	e.exec(`CREATE PUBLICATION dbz_publication FOR TABLE orders`)
-	e.exec(`SELECT pg_create_logical_replication_slot('behind', 'pgoutput')`)
-	before := e.lsn(`pg_current_wal_lsn()`)
-	e.exec(`INSERT INTO orders VALUES (1)`)
-	e.exec(`SELECT pg_create_logical_replication_slot('ahead', 'pgoutput')`)
+	e := ittest.NewPrivateEnv(t) // it counts every slot of the server
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY)`)
+	e.Exec(`CREATE PUBLICATION dbz_publication FOR TABLE orders`)
+	e.Exec(`SELECT pg_create_logical_replication_slot('behind', 'pgoutput')`)
+	before := e.LSN(`pg_current_wal_lsn()`)
+	e.Exec(`INSERT INTO orders VALUES (1)`)
+	e.Exec(`SELECT pg_create_logical_replication_slot('ahead', 'pgoutput')`)
 	offset := fmt.Sprintf(`{"lsn":%d,"lsn_commit":%d,"txId":1,"messageType":"COMMIT"}`, before, before)
-	writeConnectOffsets(t, e.kafka, "connect-offsets",
+	writeConnectOffsets(t, e.Kafka, "connect-offsets",
 		`["dbz",{"server":"u1"}]`, offset,
 		`["dbz",{"server":"u2"}]`, offset,
 		`["dbz",{"server":"u3"}]`, offset,
@@ -187,20 +148,20 @@ func TestTakeoverFromDebeziumRefusesUnsafeStates(t *testing.T) {
 		{"u6", "never", "behind", "dbz_publication", `holds no offset of connector "never"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := e.config(tc.name, "public.orders")
+			cfg := e.Config(tc.name, "public.orders")
 			cfg.Postgres.Slot, cfg.Postgres.Publication = tc.slot, tc.pub
 			cfg.MigrateFrom.Debezium = config.DebeziumMigration{OffsetsTopic: "connect-offsets", ConnectorName: tc.connector}
-			err := runToEnd(t, cfg)
+			err := ittest.RunToEnd(t, cfg)
 			var ue *connector.UnsafeResumeError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "migrate_from") {
 				t.Fatalf("got %v, want an unsafe resume saying %q", err, tc.want)
 			}
 		})
 	}
-	if n := e.count(`SELECT count(*) FROM pg_replication_slots`); n != 2 {
+	if n := e.Count(`SELECT count(*) FROM pg_replication_slots`); n != 2 {
 		t.Errorf("%d slots, want the 2 the test made (a refused takeover creates none)", n)
 	}
-	if n := e.count(`SELECT count(*) FROM pg_publication`); n != 1 {
+	if n := e.Count(`SELECT count(*) FROM pg_publication`); n != 1 {
 		t.Errorf("%d publications, want 1", n)
 	}
 }

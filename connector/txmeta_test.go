@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/srtest"
@@ -41,13 +43,13 @@ type txChange struct {
 	} `json:"transaction"`
 }
 
-func readTx(t *testing.T, e *env, n int, topic string) []txRecord {
+func readTx(t *testing.T, e *ittest.Env, n int, topic string) []txRecord {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out []txRecord
-	for _, r := range kafkatest.ReadAll(ctx, t, e.kafka, n, topic) {
-		r = unwrapConnect(t, r)
+	for _, r := range kafkatest.ReadAll(ctx, t, e.Kafka, n, topic) {
+		r = ittest.UnwrapConnect(t, r)
 		var v txRecord
 		if err := json.Unmarshal(r.Value, &v); err != nil {
 			t.Fatalf("%s: %v", r.Value, err)
@@ -64,9 +66,9 @@ func readTx(t *testing.T, e *env, n int, topic string) []txRecord {
 	return out
 }
 
-func readTxChange(t *testing.T, e *env, topic string) txChange {
+func readTxChange(t *testing.T, e *ittest.Env, topic string) txChange {
 	t.Helper()
-	raw := consumeRaw(t, e, 1, topic)
+	raw := ittest.ConsumeRaw(t, e, 1, topic)
 	var c txChange
 	if err := json.Unmarshal(raw[0], &c); err != nil {
 		t.Fatal(err)
@@ -91,20 +93,20 @@ func TestTransactionMetadataBeginChangesEndInOneUnit(t *testing.T) {
 	for _, mode := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		for _, schemas := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/json_schemas=%v", mode, schemas), func(t *testing.T) {
-				e := newEnv(t)
-				e.exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
-				e.exec(`CREATE TABLE b (pk serial PRIMARY KEY, aa int)`)
-				cfg := e.config("tm", "public.a", "public.b")
+				e := ittest.NewEnv(t)
+				e.Exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
+				e.Exec(`CREATE TABLE b (pk serial PRIMARY KEY, aa int)`)
+				cfg := e.Config("tm", "public.a", "public.b")
 				cfg.Kafka.Delivery = mode
 				cfg.Format.JSONSchemas = schemas
 				cfg.Format.ProvideTransactionMetadata = true
 				cfg.Snapshot.Mode = config.SnapshotNever
-				r := startStreaming(t, cfg)
-				e.exec(`INSERT INTO a (aa) VALUES (1); INSERT INTO b (aa) VALUES (1);`)
+				r := ittest.StartStreaming(t, cfg)
+				e.Exec(`INSERT INTO a (aa) VALUES (1); INSERT INTO b (aa) VALUES (1);`)
 
 				recs := readTx(t, e, 2, "tm.transaction")
 				ca, cb := readTxChange(t, e, "tm.public.a"), readTxChange(t, e, "tm.public.b")
-				if err := r.stop(t); err != nil {
+				if err := r.Stop(t); err != nil {
 					t.Fatal(err)
 				}
 				begin, end := recs[0], recs[1]
@@ -147,14 +149,14 @@ func TestTransactionMetadataBeginChangesEndInOneUnit(t *testing.T) {
 // metadata unless asked (TransactionMonitor.java:75-78): the block is null
 // and nothing is written to <prefix>.transaction.
 func TestTransactionBlockNullByDefault(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
-	cfg := e.config("nm", "public.a")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
+	cfg := e.Config("nm", "public.a")
 	cfg.Snapshot.Mode = config.SnapshotNever
-	r := startStreaming(t, cfg)
-	e.exec(`INSERT INTO a (aa) VALUES (1)`)
+	r := ittest.StartStreaming(t, cfg)
+	e.Exec(`INSERT INTO a (aa) VALUES (1)`)
 	c := readTxChange(t, e, "nm.public.a")
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	if c.Transaction != nil {
@@ -181,25 +183,25 @@ func TestTruncateSkippedByDefaultAsDebezium(t *testing.T) {
 		{"deletes", []string{"d"}, []string{"c", "u", "t", "c"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.exec(`CREATE TABLE a (pk int PRIMARY KEY, aa int)`)
-			cfg := e.config("sk", "public.a")
+			e := ittest.NewEnv(t)
+			e.Exec(`CREATE TABLE a (pk int PRIMARY KEY, aa int)`)
+			cfg := e.Config("sk", "public.a")
 			cfg.Snapshot.Mode = config.SnapshotNever
 			if tt.skipped != nil {
 				cfg.Format.SkippedOperations = tt.skipped
 			}
-			r := startStreaming(t, cfg)
-			e.exec(`INSERT INTO a VALUES (1, 1)`)
-			e.exec(`UPDATE a SET aa = 2`)
-			e.exec(`DELETE FROM a`)
-			e.exec(`TRUNCATE a`)
-			e.exec(`INSERT INTO a VALUES (2, 1)`)
-			consume(t, e.kafka, len(tt.want), "sk.public.a")
+			r := ittest.StartStreaming(t, cfg)
+			e.Exec(`INSERT INTO a VALUES (1, 1)`)
+			e.Exec(`UPDATE a SET aa = 2`)
+			e.Exec(`DELETE FROM a`)
+			e.Exec(`TRUNCATE a`)
+			e.Exec(`INSERT INTO a VALUES (2, 1)`)
+			ittest.Consume(t, e.Kafka, len(tt.want), "sk.public.a")
 			// The last insert is in: nothing else comes after it.
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
-			evs := consume(t, e.kafka, -1, "sk.public.a")
+			evs := ittest.Consume(t, e.Kafka, -1, "sk.public.a")
 			var got []string
 			for _, ev := range evs {
 				if ev.Tombstone {
@@ -221,36 +223,36 @@ func TestTruncateSkippedByDefaultAsDebezium(t *testing.T) {
 // decode to the same fields; the change's transaction block is the
 // event.block record.
 func TestTransactionMetadataInAvro(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
-	cfg := avroConfig(e, reg, "tav", "public.a")
+	e.Exec(`CREATE TABLE a (pk serial PRIMARY KEY, aa int)`)
+	cfg := ittest.AvroConfig(e, reg, "tav", "public.a")
 	cfg.Format.ProvideTransactionMetadata = true
 	cfg.Snapshot.Mode = config.SnapshotNever
-	r := startStreaming(t, cfg)
-	e.exec(`INSERT INTO a (aa) VALUES (1)`)
-	recs := readAvro(t, reg, e.kafka, 2, "tav.transaction")
-	changes := readAvro(t, reg, e.kafka, 1, "tav.public.a")
-	if err := r.stop(t); err != nil {
+	r := ittest.StartStreaming(t, cfg)
+	e.Exec(`INSERT INTO a (aa) VALUES (1)`)
+	recs := ittest.ReadAvro(t, reg, e.Kafka, 2, "tav.transaction")
+	changes := ittest.ReadAvro(t, reg, e.Kafka, 1, "tav.public.a")
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 	begin, end := recs[0], recs[1]
-	if begin.value["status"] != "BEGIN" || begin.value["event_count"] != nil || begin.key["id"] != begin.value["id"] {
-		t.Errorf("BEGIN key %v value %v", begin.key, begin.value)
+	if begin.Value["status"] != "BEGIN" || begin.Value["event_count"] != nil || begin.Key["id"] != begin.Value["id"] {
+		t.Errorf("BEGIN key %v value %v", begin.Key, begin.Value)
 	}
-	if end.value["status"] != "END" || end.value["event_count"] != int64(1) || end.key["id"] != end.value["id"] {
-		t.Errorf("END key %v value %v", end.key, end.value)
+	if end.Value["status"] != "END" || end.Value["event_count"] != int64(1) || end.Key["id"] != end.Value["id"] {
+		t.Errorf("END key %v value %v", end.Key, end.Value)
 	}
-	tx, _ := changes[0].value["transaction"].(map[string]any)
+	tx, _ := changes[0].Value["transaction"].(map[string]any)
 	if tx == nil || tx["total_order"] != int64(1) || tx["data_collection_order"] != int64(1) {
-		t.Errorf("change transaction block %v", changes[0].value["transaction"])
+		t.Errorf("change transaction block %v", changes[0].Value["transaction"])
 	}
 	for _, subject := range []string{"tav.transaction-key", "tav.transaction-value"} {
 		if len(reg.Versions(subject)) != 1 {
 			t.Errorf("subject %s: %d versions, want 1", subject, len(reg.Versions(subject)))
 		}
 	}
-	text, _ := reg.SchemaByID(end.valueID)
+	text, _ := reg.SchemaByID(end.ValueID)
 	if !strings.Contains(text, `"name":"TransactionMetadataValue","namespace":"io.debezium.connector.common"`) {
 		t.Errorf("value schema: %s", text)
 	}
