@@ -23,6 +23,7 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		// pipeline (test-only packages) and their helpers drive connector's
 		// API, and ittest starts kfake brokers (internal/kafkatest).
 		"connector/internal/it/ittest": nil,
+		"connector/internal/it/ddl":    nil,
 		"connector/config":             {},
 		"connector/stream":             {},
 		"connector/internal/phases":    {},
