@@ -25,6 +25,7 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/internal/it/ittest":     nil,
 		"connector/internal/it/copyfaults": nil,
 		"connector/internal/it/ddl":        nil,
+		"connector/internal/it/pipeline":   nil,
 		"connector/internal/it/records":    nil,
 		"connector/internal/it/snapshot":   nil,
 		"connector/config":                 {},
