@@ -28,8 +28,8 @@ type Env struct {
 // the calls that name a database take "postgres" (and "") to mean the
 // test's own, which on the package's shared cluster is a database made for
 // the test (t_<n>) and on a private cluster is postgres itself. Stopping,
-// restarting or reconfiguring a shared cluster fails: a test that needs it
-// uses NewPrivateEnv.
+// restarting, closing or reconfiguring a shared cluster, or starting a
+// standby of it, fails: a test that needs it uses NewPrivateEnv.
 type Cluster struct {
 	*pgtest.Cluster
 	db     string
@@ -111,6 +111,24 @@ func (c *Cluster) EnableTLS(ctx context.Context, certPEM, keyPEM []byte) error {
 		return errShared
 	}
 	return c.Cluster.EnableTLS(ctx, certPEM, keyPEM)
+}
+
+// Close closes a private cluster; on the shared one it fails (Main closes
+// it after the package's last test).
+func (c *Cluster) Close() error {
+	if c.shared {
+		return errShared
+	}
+	return c.Cluster.Close()
+}
+
+// StartStandby starts a standby of a private cluster; on the shared one it
+// fails: the standby's slot and settings would be every test's.
+func (c *Cluster) StartStandby(ctx context.Context, slot string, settings map[string]string) (*pgtest.Cluster, error) {
+	if c.shared {
+		return nil, errShared
+	}
+	return c.Cluster.StartStandby(ctx, slot, settings)
 }
 
 // sharedSettings size the package's cluster for the tests that run on it
