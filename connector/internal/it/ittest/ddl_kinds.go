@@ -51,7 +51,7 @@ func (e *Env) RowsJSON(table string) map[string]map[string]any {
 		if err := rows.Scan(&id, &js); err != nil {
 			e.T.Fatal(err)
 		}
-		out[id] = JsonObject(e.T, []byte(js))
+		out[id] = JSONObject(e.T, []byte(js))
 	}
 	if err := rows.Err(); err != nil {
 		e.T.Fatal(err)
@@ -59,8 +59,8 @@ func (e *Env) RowsJSON(table string) map[string]map[string]any {
 	return out
 }
 
-// JsonObject decodes the JSON object b.
-func JsonObject(t *testing.T, b []byte) map[string]any {
+// JSONObject decodes the JSON object b.
+func JSONObject(t *testing.T, b []byte) map[string]any {
 	var v map[string]any
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("%s: %v", b, err)
