@@ -217,6 +217,13 @@ func TestCaptureFromAPhysicalStandby(t *testing.T) {
 		}
 	}()
 	sb := ittest.EnvOn(t, standby, e.Kafka)
+	// The standby has the table once it has replayed the publication, made
+	// last; under load its replay is not instantaneous.
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the standby did not replay the publication within 30s", func() bool {
+		var n int
+		sb.Scan(`SELECT count(*) FROM pg_publication WHERE pubname = 'mooncdc_sb'`, &n)
+		return n == 1
+	})
 	cfg := sb.Config("sb", "public.orders")
 	cfg.Heartbeat.Interval = 100 * time.Millisecond
 	r := ittest.Start(t, cfg)
