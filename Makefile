@@ -51,7 +51,7 @@ VERSION_TESTS ?= TestStreamRoundTripInsertUpdateDeleteTruncate|TestEveryType|Tes
 test-versions:
 	@set -e; for v in $(PG_VERSIONS); do \
 		echo "== PostgreSQL $$v"; \
-		PGTEST_VERSION=$$v $(GO) test -count=1 -timeout 10m -run '$(VERSION_TESTS)' ./connector/; \
+		PGTEST_VERSION=$$v $(GO) test -count=1 -timeout 10m -run '$(VERSION_TESTS)' ./connector/...; \
 	done
 
 # Regenerates the generated parts of docs/ (the configuration and metrics

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
@@ -31,12 +33,12 @@ import (
 // logical decoding messages, the transaction metadata topic and the
 // schema change topic are held the same way.
 func TestAvroSchemasAreWhatAvroConverterWrites(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	createDebeziumTables(e)
 	// Column defaults of every kind the schemas carry (none of Debezium's
 	// tables has a float, bytes, temporal or decimal default): AvroData
 	// converts each for connect.default and the field's default.
-	e.exec(`CREATE TYPE avrodata_mood AS ENUM ('sad', 'ok');
+	e.Exec(`CREATE TYPE avrodata_mood AS ENUM ('sad', 'ok');
 CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn smallint NOT NULL DEFAULT -3,
     i int DEFAULT 42, bi bigint DEFAULT 10000000000, r real DEFAULT 1.1, r_nn real NOT NULL DEFAULT 2.5, d double precision DEFAULT 0.1,
     b boolean DEFAULT true, t text DEFAULT 'x"y', vc varchar(10) DEFAULT 'v', ba bytea DEFAULT '\x00ff80'::bytea,
@@ -45,9 +47,9 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
     ts timestamp DEFAULT '2020-01-02 03:04:05.678', tstz timestamptz DEFAULT '2020-01-02 03:04:05+00',
     iv interval DEFAULT '1 day', u uuid DEFAULT '1b4e28ba-2fa1-11d2-883f-0016d3cca427', j jsonb DEFAULT '{}',
     mood avrodata_mood DEFAULT 'ok', bits bit(3) DEFAULT B'101', ia int[] DEFAULT '{1,2}')`)
-	e.exec(`CREATE PUBLICATION avrodata_all FOR ALL TABLES`)
+	e.Exec(`CREATE PUBLICATION avrodata_all FOR ALL TABLES`)
 	ctx := context.Background()
-	conn, err := e.pg.Connect(ctx, "postgres")
+	conn, err := e.PG.Connect(ctx, "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +91,7 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 		for i, tb := range p.tables {
 			qualified[i] = dbzQualified(tb)
 		}
-		cfg := e.config(p.name, qualified...)
+		cfg := e.Config(p.name, qualified...)
 		cfg.Format.JSONSchemas = true
 		p.mod(&cfg)
 		pipe, err := connector.New(cfg, zap.NewNop())
@@ -151,10 +153,10 @@ CREATE TABLE avrodata_defaults (id int PRIMARY KEY, si smallint DEFAULT 7, si_nn
 // with each character Avro does not allow, in each dotted part of a name
 // and in a field name, replaced by '_' (docs/types.md "Differences from
 // Debezium"); otherwise it is AvroData's.
-func checkAdjustedNames(t *testing.T, e *env, conn *pgx.Conn) {
+func checkAdjustedNames(t *testing.T, e *ittest.Env, conn *pgx.Conn) {
 	t.Helper()
-	e.exec(`CREATE TABLE "Odd-Name" (id int PRIMARY KEY, "my col" int, "1st" text)`)
-	cfg := e.config("dzodd", `public."Odd-Name"`)
+	e.Exec(`CREATE TABLE "Odd-Name" (id int PRIMARY KEY, "my col" int, "1st" text)`)
+	cfg := e.Config("dzodd", `public."Odd-Name"`)
 	cfg.Format.JSONSchemas = true
 	pipe, err := connector.New(cfg, zap.NewNop())
 	if err != nil {

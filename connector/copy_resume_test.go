@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -22,8 +24,8 @@ import (
 // them, and a pad that fills the pages), copied by a pipeline that
 // checkpoints at every chunk's end.
 type resumeEnv struct {
-	*env
-	m    *mutator
+	*ittest.Env
+	m    *ittest.Mutator
 	cfg  config.Config
 	name string
 	rows int
@@ -31,13 +33,13 @@ type resumeEnv struct {
 
 func newResumeEnv(t *testing.T, name string, mode config.Delivery) *resumeEnv {
 	t.Cleanup(connector.SetCopyCheckpointEveryForTest(0))
-	e := newSerialEnv(t) // the checkpoint interval is the package's
-	e.exec(`CREATE TABLE rt (id int PRIMARY KEY, n bigint, pad text NOT NULL DEFAULT repeat('x', 200))`)
+	e := ittest.NewSerialEnv(t) // the checkpoint interval is the package's
+	e.Exec(`CREATE TABLE rt (id int PRIMARY KEY, n bigint, pad text NOT NULL DEFAULT repeat('x', 200))`)
 	const rows = 20000
-	m := newMutator(t, e, rows+2000, "rt")
-	m.seed("rt", rows)
-	e.exec(`ANALYZE rt`)
-	cfg := e.config(name, "public.rt")
+	m := ittest.NewMutator(t, e, rows+2000, "rt")
+	m.Seed("rt", rows)
+	e.Exec(`ANALYZE rt`)
+	cfg := e.Config(name, "public.rt")
 	cfg.Kafka.Delivery = mode
 	cfg.Snapshot.ChunkRows = rows / 20
 	cfg.Snapshot.ConnectionsPerTable = 2
@@ -46,7 +48,7 @@ func newResumeEnv(t *testing.T, name string, mode config.Delivery) *resumeEnv {
 	// encode with the table's one schema plan, hash state and all, and a
 	// state shared between them is a data race under -race.
 	cfg.Format.ColumnHash = []config.ColumnHashRule{{Columns: []string{"public.rt.pad"}, Algorithm: "SHA-256", Salt: "s", Version: 2}}
-	return &resumeEnv{env: e, m: m, cfg: cfg, name: name, rows: rows}
+	return &resumeEnv{Env: e, m: m, cfg: cfg, name: name, rows: rows}
 }
 
 // crashMidCopy runs the pipeline until its copy of rt stored its progress
@@ -56,12 +58,12 @@ func newResumeEnv(t *testing.T, name string, mode config.Delivery) *resumeEnv {
 // stored in the offsets topic.
 func (re *resumeEnv) crashMidCopy(t *testing.T, checkpoints int32) *offsets.CopyProgress {
 	t.Helper()
-	p := newPipeline(t, re.cfg)
+	p := ittest.NewPipeline(t, re.cfg)
 	var n atomic.Int32
 	p.Hooks().Set(func(point, table string) {
 		switch point {
 		case connector.HookSnapshotCreated:
-			re.m.run(context.Background(), 20) // after the snapshot: streamed by the resume
+			re.m.Run(context.Background(), 20) // after the snapshot: streamed by the resume
 		case connector.HookChunkCopied:
 			time.Sleep(20 * time.Millisecond) // the chunk's acks come before the next chunk's end
 		case connector.HookCopyCheckpoint:
@@ -71,11 +73,11 @@ func (re *resumeEnv) crashMidCopy(t *testing.T, checkpoints int32) *offsets.Copy
 			}
 		}
 	})
-	r := runPipeline(t, p)
-	r.waitReady(t)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
 	select {
-	case <-r.done:
-		r.done <- connector.ErrAborted
+	case <-r.Done:
+		r.Done <- connector.ErrAborted
 	case <-time.After(60 * time.Second):
 		t.Fatal("the copy did not checkpoint")
 	}
@@ -95,7 +97,7 @@ func (re *resumeEnv) crashMidCopy(t *testing.T, checkpoints int32) *offsets.Copy
 // storedProgress reads rt's progress from the offsets topic.
 func (re *resumeEnv) storedProgress(t *testing.T) *offsets.CopyProgress {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(re.kafka))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(re.Kafka))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,14 +114,14 @@ func (re *resumeEnv) storedProgress(t *testing.T) *offsets.CopyProgress {
 func (re *resumeEnv) slotExists(t *testing.T, slot string) bool {
 	t.Helper()
 	var n int
-	re.scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, slot), &n)
+	re.Scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, slot), &n)
 	return n == 1
 }
 
 // idsOnPages returns up to limit ids of rows on heap pages [from, to).
 func (re *resumeEnv) idsOnPages(t *testing.T, from, to int64, limit int) []int {
 	t.Helper()
-	conn, err := re.pg.Connect(context.Background(), "postgres")
+	conn, err := re.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +142,7 @@ func (re *resumeEnv) idsOnPages(t *testing.T, from, to int64, limit int) []int {
 func (re *resumeEnv) page(t *testing.T, id int) int64 {
 	t.Helper()
 	var pg float64
-	re.scan(fmt.Sprintf(`SELECT (ctid::text::point)[0] FROM rt WHERE id = %d`, id), &pg)
+	re.Scan(fmt.Sprintf(`SELECT (ctid::text::point)[0] FROM rt WHERE id = %d`, id), &pg)
 	return int64(pg)
 }
 
@@ -150,7 +152,7 @@ func (re *resumeEnv) page(t *testing.T, id int) int64 {
 func (re *resumeEnv) write(t *testing.T, set, del []int) {
 	t.Helper()
 	m := re.m
-	conn, err := re.pg.Connect(context.Background(), "postgres")
+	conn, err := re.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,11 +164,11 @@ func (re *resumeEnv) write(t *testing.T, set, del []int) {
 	var evs []ev
 	err = pgx.BeginFunc(context.Background(), conn, func(tx pgx.Tx) error {
 		for _, id := range set {
-			m.n++
-			if _, err := tx.Exec(context.Background(), `INSERT INTO rt (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, id, m.n); err != nil {
+			m.N++
+			if _, err := tx.Exec(context.Background(), `INSERT INTO rt (id, n) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n`, id, m.N); err != nil {
 				return err
 			}
-			evs = append(evs, ev{id, m.n})
+			evs = append(evs, ev{id, m.N})
 		}
 		for _, id := range del {
 			if _, err := tx.Exec(context.Background(), `DELETE FROM rt WHERE id = $1`, id); err != nil {
@@ -180,8 +182,8 @@ func (re *resumeEnv) write(t *testing.T, set, del []int) {
 		t.Fatal(err)
 	}
 	for _, v := range evs {
-		m.events["rt"][v.key] = append(m.events["rt"][v.key], v.n)
-		m.exists["rt"][v.key] = v.n >= 0
+		m.Events["rt"][v.key] = append(m.Events["rt"][v.key], v.n)
+		m.Exists["rt"][v.key] = v.n >= 0
 	}
 }
 
@@ -202,7 +204,7 @@ func chunkPages(p *offsets.CopyProgress, i int) (int64, int64) {
 // after a resume).
 func (re *resumeEnv) seedTopic(t *testing.T, ids []int) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(re.kafka), kgo.DefaultProduceTopic(re.name+".public.rt"))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(re.Kafka), kgo.DefaultProduceTopic(re.name+".public.rt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +258,7 @@ func TestResumedCopyLosesNothing(t *testing.T) {
 			d0, _ := chunkPages(prog, done[0])
 			freed := re.idsOnPages(t, d0, d0+1, 1000)
 			re.write(t, nil, freed)
-			re.exec(`VACUUM rt`)
+			re.Exec(`VACUUM rt`)
 			// Rows of a chunk not done: updated into the freed page (of a
 			// done chunk), and deleted.
 			q0, q1 := chunkPages(prog, pending[0])
@@ -287,32 +289,32 @@ func TestResumedCopyLosesNothing(t *testing.T) {
 				inserts = append(inserts, id)
 			}
 			re.write(t, inserts, nil)
-			total := len(re.tableRows("rt"))
+			total := len(re.TableRows("rt"))
 
-			p := newPipeline(t, re.cfg)
+			p := ittest.NewPipeline(t, re.cfg)
 			p.Hooks().Set(func(point, table string) {
 				if point == connector.HookSnapshotCreated {
-					re.m.run(context.Background(), 15) // after the resume's snapshot: the catch-up's
+					re.m.Run(context.Background(), 15) // after the resume's snapshot: the catch-up's
 				}
 			})
-			r := runPipeline(t, p)
-			r.waitReady(t)
-			r.waitHandedOver(t)
-			resumed := testCounter(p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt"))
-			copied := testCounter(p.Metrics().TableCopyRows.WithLabelValues("public.rt"))
+			r := ittest.RunPipeline(t, p)
+			r.WaitReady(t)
+			r.WaitHandedOver(t)
+			resumed := ittest.Counter(p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt"))
+			copied := ittest.Counter(p.Metrics().TableCopyRows.WithLabelValues("public.rt"))
 			t.Logf("resumed: %v rows of done chunks not copied again, %v rows copied, of %d", resumed, copied, total)
 			if resumed != float64(prog.Rows) || copied >= float64(total) {
 				t.Fatalf("the copy did not resume from its chunks: %v rows copied of %d (%v resumed; the progress held %d)", copied, total, resumed, prog.Rows)
 			}
-			re.m.run(context.Background(), 20)
-			v := converge(t, re.env, re.name, "rt")
-			checkNoChangeRepeats(t, "rt", v)
-			checkResumedCopy(t, "rt", v, re.m.events["rt"])
-			waitSlotGone(t, re.env, prog.Slot)
+			re.m.Run(context.Background(), 20)
+			v := ittest.Converge(t, re.Env, re.name, "rt")
+			ittest.CheckNoChangeRepeats(t, "rt", v)
+			checkResumedCopy(t, "rt", v, re.m.Events["rt"])
+			waitSlotGone(t, re.Env, prog.Slot)
 			if got := p.TablePhases()["public.rt"].Copy; got != nil {
 				t.Fatalf("the handover kept the copy's progress: %+v", got)
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -325,16 +327,16 @@ func TestResumedCopyLosesNothing(t *testing.T) {
 // are as of B, the others' as of the resume's snapshot); a key without one
 // (deleted, or inserted into a done chunk's pages, after B) has every
 // write after the seed as a change record, in order, once.
-func checkResumedCopy(t *testing.T, table string, v tableView, events map[int][]int64) {
+func checkResumedCopy(t *testing.T, table string, v ittest.TableView, events map[int][]int64) {
 	t.Helper()
 	withRow := map[int][]int64{}
 	for key, writes := range events {
-		recs := v.records[key]
+		recs := v.Records[key]
 		hasRow := false
 		var changes []int64
 		for _, r := range recs {
-			hasRow = hasRow || r.op == "r" || r.op == "x"
-			changes = append(changes, r.n)
+			hasRow = hasRow || r.Op == "r" || r.Op == "x"
+			changes = append(changes, r.N)
 		}
 		if hasRow {
 			withRow[key] = writes
@@ -348,15 +350,15 @@ func checkResumedCopy(t *testing.T, table string, v tableView, events map[int][]
 			t.Fatalf("%s key %d (in no snapshot): change records %v, want every write after the base %v (all writes %v)", table, key, changes, after, writes)
 		}
 	}
-	checkAfterLastSnapshot(t, table, v, withRow)
+	ittest.CheckAfterLastSnapshot(t, table, v, withRow)
 }
 
-func waitSlotGone(t *testing.T, e *env, slot string) {
+func waitSlotGone(t *testing.T, e *ittest.Env, slot string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var n int
-		e.scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, slot), &n)
+		e.Scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, slot), &n)
 		if n == 0 {
 			return
 		}
@@ -375,23 +377,23 @@ func TestResumedCopyStartsOverAfterARewrite(t *testing.T) {
 	re := newResumeEnv(t, "rewrite", config.DeliveryAtLeastOnce)
 	prog := re.crashMidCopy(t, 4)
 	re.write(t, []int{1, 2, 3, re.rows + 1}, []int{4, 5})
-	re.exec(`VACUUM FULL rt`)
-	total := len(re.tableRows("rt"))
-	p := newPipeline(t, re.cfg)
-	r := runPipeline(t, p)
-	r.waitReady(t)
-	r.waitHandedOver(t)
-	resumed := testCounter(p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt"))
-	copied := testCounter(p.Metrics().TableCopyRows.WithLabelValues("public.rt"))
+	re.Exec(`VACUUM FULL rt`)
+	total := len(re.TableRows("rt"))
+	p := ittest.NewPipeline(t, re.cfg)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
+	resumed := ittest.Counter(p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt"))
+	copied := ittest.Counter(p.Metrics().TableCopyRows.WithLabelValues("public.rt"))
 	if resumed != 0 || copied != float64(total) {
 		t.Fatalf("a rewritten table must be copied from the start: %v rows copied of %d, %v resumed", copied, total, resumed)
 	}
-	re.m.run(context.Background(), 20)
-	v := converge(t, re.env, "rewrite", "rt")
-	checkNoChangeRepeats(t, "rt", v)
-	checkAfterLastSnapshot(t, "rt", v, re.m.events["rt"])
-	waitSlotGone(t, re.env, prog.Slot)
-	if err := r.stop(t); err != nil {
+	re.m.Run(context.Background(), 20)
+	v := ittest.Converge(t, re.Env, "rewrite", "rt")
+	ittest.CheckNoChangeRepeats(t, "rt", v)
+	ittest.CheckAfterLastSnapshot(t, "rt", v, re.m.Events["rt"])
+	waitSlotGone(t, re.Env, prog.Slot)
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -402,24 +404,24 @@ func TestResumedCopyStartsOverAfterARewrite(t *testing.T) {
 // retain WAL forever; slots of other names are left alone, even one that
 // looks like a copy slot without its tag (another pipeline's slot).
 func TestUnusedCopySlotsAreDropped(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE small_t (id int PRIMARY KEY, n bigint)`)
-	cfg := e.config("sweep", "public.small_t")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE small_t (id int PRIMARY KEY, n bigint)`)
+	cfg := e.Config("sweep", "public.small_t")
 	orphan := pgsource.CopySlotName("mooncdc_sweep", 424242) // the pipeline's slot is mooncdc_<name>
 	others := []string{orphan + "_x", "mooncdc_sweep_copy_424242", "mooncdc_sweep_copyx", "another_pipeline"}
 	for _, s := range append([]string{orphan}, others...) {
-		e.exec(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, s)
+		e.Exec(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, s)
 	}
-	r := start(t, cfg)
+	r := ittest.Start(t, cfg)
 	waitSlotGone(t, e, orphan)
 	for _, s := range others {
 		var n int
-		e.scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, s), &n)
+		e.Scan(fmt.Sprintf(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = '%s'`, s), &n)
 		if n != 1 {
 			t.Errorf("slot %s is not a copy slot of this pipeline, but was dropped", s)
 		}
 	}
-	if err := r.stop(t); err != nil {
+	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -434,9 +436,9 @@ func TestResumeCrashedInItsStreamResumesFromItsNewBase(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			re := newResumeEnv(t, "restream"+strings.ReplaceAll(string(mode), "-", ""), mode)
 			first := re.crashMidCopy(t, 3)
-			re.m.run(context.Background(), 40) // while down: the next resume streams them
+			re.m.Run(context.Background(), 40) // while down: the next resume streams them
 
-			p := newPipeline(t, re.cfg)
+			p := ittest.NewPipeline(t, re.cfg)
 			var n atomic.Int32
 			p.Hooks().Set(func(point, table string) {
 				if point == connector.HookCopyCheckpoint && n.Add(1) == 5 { // a checkpoint of the stream (one per transaction here)
@@ -444,11 +446,11 @@ func TestResumeCrashedInItsStreamResumesFromItsNewBase(t *testing.T) {
 					time.Sleep(300 * time.Millisecond)
 				}
 			})
-			r := runPipeline(t, p)
-			r.waitReady(t)
+			r := ittest.RunPipeline(t, p)
+			r.WaitReady(t)
 			select {
-			case err := <-r.done:
-				r.done <- err // for the cleanup
+			case err := <-r.Done:
+				r.Done <- err // for the cleanup
 			case <-time.After(60 * time.Second):
 				t.Fatal("the resume did not checkpoint")
 			}
@@ -457,18 +459,18 @@ func TestResumeCrashedInItsStreamResumesFromItsNewBase(t *testing.T) {
 				t.Fatalf("want the base moved within the stream, chunks as before (%d done, base %d); got %+v", first.DoneCount(), first.BaseLSN, second)
 			}
 
-			r = startStreaming(t, re.cfg)
-			r.waitHandedOver(t)
-			if got := testCounter(r.p.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt")); got != float64(first.Rows) {
+			r = ittest.StartStreaming(t, re.cfg)
+			r.WaitHandedOver(t)
+			if got := ittest.Counter(r.P.Metrics().TableCopyRowsResumed.WithLabelValues("public.rt")); got != float64(first.Rows) {
 				t.Fatalf("resumed %v rows, want the %d of the first run's chunks", got, first.Rows)
 			}
-			re.m.run(context.Background(), 10)
-			v := converge(t, re.env, re.name, "rt")
+			re.m.Run(context.Background(), 10)
+			v := ittest.Converge(t, re.Env, re.name, "rt")
 			if mode == config.DeliveryExactlyOnce {
-				checkNoChangeRepeats(t, "rt", v)
-				checkResumedCopy(t, "rt", v, re.m.events["rt"])
+				ittest.CheckNoChangeRepeats(t, "rt", v)
+				checkResumedCopy(t, "rt", v, re.m.Events["rt"])
 			}
-			if err := r.stop(t); err != nil {
+			if err := r.Stop(t); err != nil {
 				t.Fatal(err)
 			}
 		})

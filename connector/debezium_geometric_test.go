@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector/config"
 )
 
@@ -117,24 +119,24 @@ func dbzAliasColumns(t *testing.T) [][2]string {
 }
 
 func TestGeometricColumnsAsDebeziumInStreamedDomainsAndKeyOnlyDeletes(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE alias_table (pk SERIAL, PRIMARY KEY (pk))`) // RecordsStreamProducerIT.java:3109
-	e.exec(dbzNotNullTableDDL)
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE alias_table (pk SERIAL, PRIMARY KEY (pk))`) // RecordsStreamProducerIT.java:3109
+	e.Exec(dbzNotNullTableDDL)
 	// testProcessNotNullColumns (RecordsStreamProducerIT.java:461-466):
 	// include.unknown.datatypes, the default modes.
-	nn := e.config("dznotnull", "public.not_null_table")
+	nn := e.Config("dznotnull", "public.not_null_table")
 	nn.Snapshot.Mode = config.SnapshotNever
 	nn.Format.IncludeUnknownDatatypes = true
 	nn.Format.JSONSchemas = true
-	rn := startStreaming(t, nn)
-	rn.waitHandedOver(t)
-	cfg := e.config("dzgeo", "public.alias_table")
+	rn := ittest.StartStreaming(t, nn)
+	rn.WaitHandedOver(t)
+	cfg := e.Config("dzgeo", "public.alias_table")
 	cfg.Snapshot.Mode = config.SnapshotNever  // :3113
 	cfg.Format.DecimalHandlingMode = "double" // :3111
 	cfg.Format.IncludeUnknownDatatypes = true // :3112
 	cfg.Format.JSONSchemas = true
-	r := startStreaming(t, cfg)
-	r.waitHandedOver(t)
+	r := ittest.StartStreaming(t, cfg)
+	r.WaitHandedOver(t)
 
 	var domains []string
 	for _, l := range strings.Split(dbzExtraDDL, "\n") {
@@ -142,26 +144,26 @@ func TestGeometricColumnsAsDebeziumInStreamedDomainsAndKeyOnlyDeletes(t *testing
 			domains = append(domains, l)
 		}
 	}
-	e.exec(strings.Join(domains, "\n")) // :3120-3151
+	e.Exec(strings.Join(domains, "\n")) // :3120-3151
 	var add []string
 	for _, c := range dbzAliasColumns(t) {
 		add = append(add, "ADD COLUMN "+c[0]+" "+c[1]+" NOT NULL")
 	}
-	e.exec("ALTER TABLE alias_table " + strings.Join(add, ", ")) // :3153-3185
-	e.exec(dbzExtraStatements[0].sql)                            // :3187-3250 (the same row)
-	e.exec(`DELETE FROM alias_table WHERE pk = 1`)
+	e.Exec("ALTER TABLE alias_table " + strings.Join(add, ", ")) // :3153-3185
+	e.Exec(dbzExtraStatements[0].sql)                            // :3187-3250 (the same row)
+	e.Exec(`DELETE FROM alias_table WHERE pk = 1`)
 
 	// RecordsStreamProducerIT.java:470-475, :480, then the delete.
-	e.exec(`INSERT INTO not_null_table VALUES (default, 30, '2019-02-10 11:34:58', '2019-02-10 11:35:00', ` +
+	e.Exec(`INSERT INTO not_null_table VALUES (default, 30, '2019-02-10 11:34:58', '2019-02-10 11:35:00', ` +
 		`'10:20:11', '10:20:12', '2019-02-01', '$20', B'101', 32766, 2147483646, 9223372036854775806, 3.14, ` +
 		`true, 3.14768, 1234.56, 'Test', '(0,0),(1,1)', '<(0,0),1>', '01:02:03', '{0,1,2}', '((0,0),(1,1))', ` +
 		`'((0,0),(0,1),(0,2))', '(1,1)', '((0,0),(0,1),(1,1))', 'a', 'hello world', '{"key": 123}', ` +
 		`'<doc><item>abc</item></doc>', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', B'101', '192.168.1.100', ` +
 		`'192.168.1', '08:00:2b:01:02:03');`)
-	e.exec(`UPDATE not_null_table SET val=40`)
-	e.exec(`DELETE FROM not_null_table WHERE pk = 1`)
-	nrecs := tyReadExactly(t, e.kafka, "dznotnull.public.not_null_table", 4) // insert, update, delete, tombstone
-	if err := rn.stop(t); err != nil {
+	e.Exec(`UPDATE not_null_table SET val=40`)
+	e.Exec(`DELETE FROM not_null_table WHERE pk = 1`)
+	nrecs := tyReadExactly(t, e.Kafka, "dznotnull.public.not_null_table", 4) // insert, update, delete, tombstone
+	if err := rn.Stop(t); err != nil {
 		t.Fatalf("clean stop: %v", err)
 	}
 	_, ndeleted := dbzDecode(t, "dznotnull", "not_null_table", nrecs)
@@ -171,8 +173,8 @@ func TestGeometricColumnsAsDebeziumInStreamedDomainsAndKeyOnlyDeletes(t *testing
 		dbzCheck(t, "dznotnull key-only delete before "+w.field+" ("+w.cite+")", ndeleted[1], w)
 	}
 
-	recs := tyReadExactly(t, e.kafka, "dzgeo.public.alias_table", 3) // insert, delete, tombstone
-	if err := r.stop(t); err != nil {
+	recs := tyReadExactly(t, e.Kafka, "dzgeo.public.alias_table", 3) // insert, delete, tombstone
+	if err := r.Stop(t); err != nil {
 		t.Fatalf("clean stop: %v", err)
 	}
 	rows, deleted := dbzDecode(t, "dzgeo", "alias_table", recs)

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/mooncdc/mooncdc/connector/config"
 )
 
@@ -136,12 +138,12 @@ func md5Hex(s string) string {
 }
 
 func TestUnchangedToastedValuesAreDebeziumsPlaceholders(t *testing.T) {
-	e := newEnv(t)
-	e.exec("CREATE EXTENSION IF NOT EXISTS hstore;")
+	e := ittest.NewEnv(t)
+	e.Exec("CREATE EXTENSION IF NOT EXISTS hstore;")
 	cases := dzToastCases()
 	tables := map[string][]string{}
 	for _, c := range cases {
-		e.exec(c.ddl)
+		e.Exec(c.ddl)
 		tables[c.pipe] = append(tables[c.pipe], "public."+c.table)
 	}
 	mods := map[string]func(*config.Config){
@@ -149,22 +151,22 @@ func TestUnchangedToastedValuesAreDebeziumsPlaceholders(t *testing.T) {
 		"dztoasthex": func(c *config.Config) { c.Format.BinaryHandlingMode = "hex" },
 		"dztoastmap": func(c *config.Config) { c.Format.HstoreHandlingMode = "map" },
 	}
-	var runs []*running
+	var runs []*ittest.Running
 	for name, mod := range mods {
-		cfg := e.config(name, tables[name]...)
+		cfg := e.Config(name, tables[name]...)
 		cfg.Snapshot.Mode = config.SnapshotNever
 		cfg.Format.JSONSchemas = true
 		cfg.Kafka.MaxRecordBytes = 8 << 20 // the REPLICA IDENTITY FULL date[]: 1.2 MB
 
 		mod(&cfg)
-		runs = append(runs, startStreaming(t, cfg))
+		runs = append(runs, ittest.StartStreaming(t, cfg))
 	}
 	for _, c := range cases {
-		e.exec(c.insert)
-		e.exec(c.update)
+		e.Exec(c.insert)
+		e.Exec(c.update)
 	}
 	for _, c := range cases {
-		recs := tyReadExactly(t, e.kafka, c.pipe+".public."+c.table, 2)
+		recs := tyReadExactly(t, e.Kafka, c.pipe+".public."+c.table, 2)
 		rows, _ := dbzDecode(t, c.pipe, c.table, recs)
 		row := rows[2] // no "pk" column: by position, the insert then the update
 		w := dbzWant{field: c.column, value: c.want, cite: "RecordsStreamProducerIT.java" + c.cite}
@@ -182,7 +184,7 @@ func TestUnchangedToastedValuesAreDebeziumsPlaceholders(t *testing.T) {
 		}
 	}
 	for _, r := range runs {
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatalf("clean stop: %v", err)
 		}
 	}

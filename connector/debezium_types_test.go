@@ -41,6 +41,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -213,46 +215,46 @@ func dbzTables() []string {
 
 // createDebeziumTables creates the tables of Debezium's tests that
 // dbzStatements fill.
-func createDebeziumTables(e *env) {
+func createDebeziumTables(e *ittest.Env) {
 	for _, ddl := range []string{dbzDDL, dbzExtraDDL, dbzTemporalDDL, dbzMoneyDDL, dbzDomainArrayDDL, dbzConverterDDL, dbzLimitsDDL} {
-		e.exec(ddl)
+		e.Exec(ddl)
 	}
 }
 
 func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	createDebeziumTables(e)
 	for _, s := range dbzStatements {
-		e.exec(s.sql)
+		e.Exec(s.sql)
 	}
 	pipes := dbzPipes()
-	var runs []*running
+	var runs []*ittest.Running
 	for _, p := range pipes {
 		qualified := make([]string, len(p.tables))
 		for i, tb := range p.tables {
 			qualified[i] = dbzQualified(tb)
 		}
-		cfg := e.config(p.name, qualified...)
+		cfg := e.Config(p.name, qualified...)
 		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Format.JSONSchemas = true
 		p.mod(&cfg)
-		runs = append(runs, startStreaming(t, cfg))
+		runs = append(runs, ittest.StartStreaming(t, cfg))
 	}
 	for _, r := range runs {
-		r.waitHandedOver(t)
+		r.WaitHandedOver(t)
 	}
 	for _, s := range dbzStatements {
 		if s.again != "" {
-			e.exec(s.again)
+			e.Exec(s.again)
 		} else {
-			e.exec(s.sql)
+			e.Exec(s.sql)
 		}
 	}
 	// The old row image of a delete, under REPLICA IDENTITY FULL
 	// (shouldReceiveDeletesWithInfinityDate, RecordsStreamProducerIT.java:
 	// 228-239): a third path through the decoders.
 	for _, d := range dbzDeletes {
-		e.exec(d.sql)
+		e.Exec(d.sql)
 	}
 	perTable := map[string]int{}
 	for _, s := range dbzStatements {
@@ -268,11 +270,11 @@ func TestTypesMatchDebeziumsOwnTests(t *testing.T) {
 					n += 2 // the delete and its tombstone
 				}
 			}
-			read[p.name][tb] = tyReadExactly(t, e.kafka, p.name+"."+dbzQualified(tb), n)
+			read[p.name][tb] = tyReadExactly(t, e.Kafka, p.name+"."+dbzQualified(tb), n)
 		}
 	}
 	for _, r := range runs {
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatalf("clean stop: %v", err)
 		}
 	}

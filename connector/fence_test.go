@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -15,15 +17,15 @@ import (
 
 // startSeated runs cfg's pipeline as a standby seat runs it (ha.enabled:
 // connector.SeatForTest) and waits until it streams.
-func startSeated(t *testing.T, cfg config.Config, label string) *running {
+func startSeated(t *testing.T, cfg config.Config, label string) *ittest.Running {
 	t.Helper()
 	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Named(label))
 	if err != nil {
 		t.Fatalf("new pipeline: %v", err)
 	}
 	connector.SeatForTest(p)
-	r := runPipeline(t, p)
-	r.waitReady(t)
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
 	return r
 }
 
@@ -32,7 +34,7 @@ func startSeated(t *testing.T, cfg config.Config, label string) *running {
 func lastN(t *testing.T, addr, topic string, id float64) float64 {
 	t.Helper()
 	n := -1.0
-	for _, ev := range consume(t, addr, -1, topic) {
+	for _, ev := range ittest.Consume(t, addr, -1, topic) {
 		if ev.After != nil && ev.After["id"] == id {
 			n = ev.After["n"].(float64)
 		}
@@ -52,23 +54,23 @@ func lastN(t *testing.T, addr, topic string, id float64) float64 {
 // a plain idempotent producer, A's stale n = 2 would land after B's n = 3
 // (the compacted topic would end stale, as issue 27 saw).
 func TestPausedActiveCannotWriteAfterItsSuccessor(t *testing.T) {
-	e := newEnv(t)
-	e.exec(`CREATE TABLE public.t (id int PRIMARY KEY, n int NOT NULL)`)
-	e.exec(`INSERT INTO t VALUES (1, 0)`)
-	cfg := e.config("pause", "public.t")
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, n int NOT NULL)`)
+	e.Exec(`INSERT INTO t VALUES (1, 0)`)
+	cfg := e.Config("pause", "public.t")
 	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.ApplyDefaults() // the slot's name
 	const topic = "pause.public.t"
 	a := startSeated(t, cfg, "A")
-	e.exec(`UPDATE t SET n = 1 WHERE id = 1`)
+	e.Exec(`UPDATE t SET n = 1 WHERE id = 1`)
 	eventually.True(t, 60*time.Second, 100*time.Millisecond, "A's first update is not in Kafka", func() bool {
-		return lastN(t, e.kafka, topic, 1) == 1
+		return lastN(t, e.Kafka, topic, 1) == 1
 	})
 
 	// A pauses on its next transaction, after its sink began the unit.
 	paused, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	a.p.Hooks().Set(func(point, _ string) {
+	a.P.Hooks().Set(func(point, _ string) {
 		if point == connector.HookMainBegin {
 			once.Do(func() {
 				close(paused)
@@ -76,30 +78,30 @@ func TestPausedActiveCannotWriteAfterItsSuccessor(t *testing.T) {
 			})
 		}
 	})
-	e.exec(`UPDATE t SET n = 2 WHERE id = 1`)
+	e.Exec(`UPDATE t SET n = 2 WHERE id = 1`)
 	select {
 	case <-paused:
 	case <-time.After(60 * time.Second):
 		t.Fatal("A did not begin the update's transaction")
 	}
 	// B takes over, as a standby does once A's session expired.
-	e.exec(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`, cfg.Postgres.Slot)
+	e.Exec(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`, cfg.Postgres.Slot)
 	eventually.True(t, 30*time.Second, 50*time.Millisecond, "A's walsender still holds the slot", func() bool {
 		var active bool
-		e.scan(`SELECT active FROM pg_replication_slots WHERE slot_name = '`+cfg.Postgres.Slot+`'`, &active)
+		e.Scan(`SELECT active FROM pg_replication_slots WHERE slot_name = '`+cfg.Postgres.Slot+`'`, &active)
 		return !active
 	})
 	b := startSeated(t, cfg, "B")
-	e.exec(`UPDATE t SET n = 3 WHERE id = 1`)
+	e.Exec(`UPDATE t SET n = 3 WHERE id = 1`)
 	eventually.True(t, 60*time.Second, 100*time.Millisecond, "B's update is not in Kafka", func() bool {
-		return lastN(t, e.kafka, topic, 1) == 3
+		return lastN(t, e.Kafka, topic, 1) == 3
 	})
 
 	// A resumes: its records of n = 2 go to the broker now.
 	close(release)
 	select {
-	case err := <-a.done:
-		a.done <- err
+	case err := <-a.Done:
+		a.Done <- err
 		if code := connector.ExitCode(err); code != connector.ExitFenced {
 			t.Errorf("A ended with exit code %d (%v), want %d (fenced)", code, err, connector.ExitFenced)
 		}
@@ -108,10 +110,10 @@ func TestPausedActiveCannotWriteAfterItsSuccessor(t *testing.T) {
 	}
 	// Give a late write every chance to land, then read the key's last value.
 	time.Sleep(2 * time.Second)
-	if n := lastN(t, e.kafka, topic, 1); n != 3 {
+	if n := lastN(t, e.Kafka, topic, 1); n != 3 {
 		t.Fatalf("key 1's last value in Kafka is n = %v, want 3 (B's): the paused instance wrote after its successor", n)
 	}
-	if stopped, err := b.stopped(); stopped {
+	if stopped, err := b.Stopped(); stopped {
 		t.Fatalf("B stopped: %v", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -112,16 +114,16 @@ var pgvectorFieldSchemas = map[string]string{
 // pgvector must be installed for the cluster's server, or
 // MOONCDC_PGVECTOR_STANDIN=1 set (pgtest.Pgvector).
 func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(`CREATE SCHEMA pgvector`) // init_pgvector.ddl:5-7
-	e.pg.Pgvector(t, "postgres", "pgvector")
-	e.exec(pgvectorSetup)
+	e.Exec(`CREATE SCHEMA pgvector`) // init_pgvector.ddl:5-7
+	e.PG.Pgvector(t, "postgres", "pgvector")
+	e.Exec(pgvectorSetup)
 	// Types named like pgvector's in another schema (Debezium knows them
 	// by name, TypeRegistry.java:202-210), holding any text: a value real
 	// pgvector would refuse reaches the encoders.
-	e.exec(`CREATE SCHEMA badvec`)
-	conn, err := e.pg.Connect(context.Background(), "postgres")
+	e.Exec(`CREATE SCHEMA badvec`)
+	conn, err := e.PG.Connect(context.Background(), "postgres")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,16 +131,16 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close(context.Background())
-	e.exec(`CREATE TABLE badvec.t (pk int PRIMARY KEY, v badvec.vector)`)
-	e.exec(`INSERT INTO badvec.t VALUES (1, '[1,2]')`)
+	e.Exec(`CREATE TABLE badvec.t (pk int PRIMARY KEY, v badvec.vector)`)
+	e.Exec(`INSERT INTO badvec.t VALUES (1, '[1,2]')`)
 	for _, s := range pgvectorRows[0] {
-		e.exec(s)
+		e.Exec(s)
 	}
 
 	pipes := []string{"pgvjson", "pgvschemas", "pgvavro"}
-	var runs []*running
+	var runs []*ittest.Running
 	for _, name := range pipes {
-		cfg := e.config(name, "pgvector.*", "badvec.*")
+		cfg := e.Config(name, "pgvector.*", "badvec.*")
 		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Snapshot.DiscoveryInterval = time.Second
 		switch name {
@@ -148,23 +150,23 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 			cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 			cfg.Format.SchemaRegistry.URL = reg.URL()
 		}
-		runs = append(runs, startStreaming(t, cfg))
+		runs = append(runs, ittest.StartStreaming(t, cfg))
 	}
 	for _, r := range runs {
-		r.waitHandedOver(t)
+		r.WaitHandedOver(t)
 	}
 	for _, s := range pgvectorRows[1] {
-		e.exec(s)
+		e.Exec(s)
 	}
-	e.exec(`DELETE FROM pgvector.table_vector_arrays WHERE pk = 1`)
-	e.exec(`INSERT INTO badvec.t VALUES (2, '[1,NaN]')`)
-	e.exec(`INSERT INTO badvec.t VALUES (3, '[3]')`)
+	e.Exec(`DELETE FROM pgvector.table_vector_arrays WHERE pk = 1`)
+	e.Exec(`INSERT INTO badvec.t VALUES (2, '[1,NaN]')`)
+	e.Exec(`INSERT INTO badvec.t VALUES (3, '[3]')`)
 	// VectorDatabaseIT.java:93-96: a table created while streaming.
-	e.exec(`CREATE TABLE pgvector.table_vector_str (pk SERIAL, f_vector pgvector.vector(3), f_halfvec pgvector.halfvec(3), f_sparsevec pgvector.sparsevec(3000), PRIMARY KEY(pk))`)
+	e.Exec(`CREATE TABLE pgvector.table_vector_str (pk SERIAL, f_vector pgvector.vector(3), f_halfvec pgvector.halfvec(3), f_sparsevec pgvector.sparsevec(3000), PRIMARY KEY(pk))`)
 	for _, r := range runs {
-		r.waitTable(t, "pgvector.table_vector_str")
+		r.WaitTable(t, "pgvector.table_vector_str")
 	}
-	e.exec(`INSERT INTO pgvector.table_vector_str (f_vector, f_halfvec, f_sparsevec) VALUES ('[1,2,3]', '[101,102,103]', '{1: 201, 9: 209}/3000')`)
+	e.Exec(`INSERT INTO pgvector.table_vector_str (f_vector, f_halfvec, f_sparsevec) VALUES ('[1,2,3]', '[101,102,103]', '{1: 201, 9: 209}/3000')`)
 
 	connectSchemas := map[string]json.RawMessage{} // table → the value's Connect schema
 	for i, name := range pipes {
@@ -173,7 +175,7 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 			if table == "table_vector_arrays" {
 				n += 2 // the delete and its tombstone
 			}
-			recs := tyReadExactly(t, e.kafka, name+".pgvector."+table, n)
+			recs := tyReadExactly(t, e.Kafka, name+".pgvector."+table, n)
 			for j, rec := range recs {
 				pk := j + 1
 				image, want := "after", rows[pk]
@@ -213,17 +215,17 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 		}
 		// The bad value parks badvec.t only: its snapshot row is there,
 		// nothing after it.
-		ph := waitPhase(t, runs[i], "badvec.t", func(p offsets.Table) bool { return p.Phase == "errored" })
+		ph := ittest.WaitPhase(t, runs[i], "badvec.t", func(p offsets.Table) bool { return p.Phase == "errored" })
 		if !strings.Contains(ph.LastError, `"v"`) || !strings.Contains(ph.LastError, "(type vector,") ||
 			!strings.Contains(ph.LastError, "not a finite decimal number") {
 			t.Errorf("%s: badvec.t parked with %q, want the column and the cause", name, ph.LastError)
 		}
-		if recs := tyReadExactly(t, e.kafka, name+".badvec.t", 1); len(recs) != 1 {
+		if recs := tyReadExactly(t, e.Kafka, name+".badvec.t", 1); len(recs) != 1 {
 			t.Errorf("%s: badvec.t has %d records, want its snapshot row only", name, len(recs))
 		}
 	}
 	for _, r := range runs {
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatalf("clean stop: %v", err)
 		}
 	}
@@ -233,7 +235,7 @@ func TestPgvectorColumnsAreDebeziumVectors(t *testing.T) {
 func recordOp(t *testing.T, reg *srtest.Registry, pipe string, rec *kgo.Record) string {
 	t.Helper()
 	if pipe == "pgvavro" {
-		_, v := decodeAvro(t, reg, rec.Value)
+		_, v := ittest.DecodeAvro(t, reg, rec.Value)
 		return fmt.Sprint(v["op"])
 	}
 	var v struct {
@@ -325,7 +327,7 @@ func checkVectorSchemas(t *testing.T, what string, rec *kgo.Record, image, want 
 // floats for FloatVector, the map as MapEntry {key, value} records.
 func checkVectorAvro(t *testing.T, reg *srtest.Registry, what string, rec *kgo.Record, image, want string) {
 	t.Helper()
-	_, value := decodeAvro(t, reg, rec.Value)
+	_, value := ittest.DecodeAvro(t, reg, rec.Value)
 	if op := value["op"]; op != "r" && op != "c" && (op != "d" || image != "before") {
 		t.Errorf("%s: op %v", what, op)
 	}

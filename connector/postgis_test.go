@@ -33,6 +33,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector/config"
@@ -170,20 +172,20 @@ func gisRowSchemas(table string) tyRowSchemas {
 }
 
 func TestPostGISColumnsAsDebezium(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewPrivateEnv(t) // it makes a database of its own
 	reg := srtest.New(t)
 	ctx := context.Background()
 	// PostGIS in its own schema (init_postgis.ddl) in "postgres", in
 	// public (PublicGeometryIT.java:50) in "pubgis".
-	pgtest.RequireExtension(t, e.pg, "postgres", "postgis", "postgis")
-	if err := e.pg.CreateDatabase(ctx, "pubgis"); err != nil {
+	pgtest.RequireExtension(t, e.PG.Cluster, "postgres", "postgis", "postgis")
+	if err := e.PG.CreateDatabase(ctx, "pubgis"); err != nil {
 		t.Fatal(err)
 	}
-	pgtest.RequireExtension(t, e.pg, "pubgis", "postgis", "")
+	pgtest.RequireExtension(t, e.PG.Cluster, "pubgis", "postgis", "")
 	dbs := []struct{ db, q string }{{"postgres", "postgis."}, {"pubgis", ""}}
 	execIn := func(db, sql string) {
 		t.Helper()
-		if err := e.pg.Exec(ctx, db, sql); err != nil {
+		if err := e.PG.Exec(ctx, db, sql); err != nil {
 			t.Fatalf("%s: %s: %v", db, sql, err)
 		}
 	}
@@ -208,10 +210,10 @@ CREATE TABLE public.postgis_typdelim (pk SERIAL PRIMARY KEY, a semi[])`)
 		{"gisjson", "postgres", "postgis.", "json"}, {"gisschemas", "postgres", "postgis.", "schemas"}, {"gisavro", "postgres", "postgis.", "avro"},
 		{"gispub", "pubgis", "", "schemas"},
 	}
-	var runs []*running
+	var runs []*ittest.Running
 	for _, p := range pipes {
-		cfg := e.config(p.name, "public.postgis_*")
-		cfg.Postgres.URL = e.pg.URL(p.db)
+		cfg := e.Config(p.name, "public.postgis_*")
+		cfg.Postgres.URL = e.PG.URL(p.db)
 		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Snapshot.DiscoveryInterval = time.Second
 		switch p.format {
@@ -221,10 +223,10 @@ CREATE TABLE public.postgis_typdelim (pk SERIAL PRIMARY KEY, a semi[])`)
 			cfg.Format.Key, cfg.Format.Value = config.FormatAvro, config.FormatAvro
 			cfg.Format.SchemaRegistry.URL = reg.URL()
 		}
-		runs = append(runs, startStreaming(t, cfg))
+		runs = append(runs, ittest.StartStreaming(t, cfg))
 	}
 	for _, r := range runs {
-		r.waitHandedOver(t)
+		r.WaitHandedOver(t)
 	}
 	execIn("postgres", semiInsert)
 	for _, d := range dbs {
@@ -238,7 +240,7 @@ CREATE TABLE public.postgis_typdelim (pk SERIAL PRIMARY KEY, a semi[])`)
 			"CREATE TABLE public.postgis_late (pk SERIAL PRIMARY KEY, g Q.GEOMETRY, ga Q.GEOMETRY[])"))
 	}
 	for _, r := range runs {
-		r.waitTable(t, "public.postgis_late")
+		r.WaitTable(t, "public.postgis_late")
 	}
 	for _, d := range dbs {
 		execIn(d.db, "INSERT INTO public.postgis_late (g, ga) VALUES ("+gisPointWKT+"::"+d.q+"geometry, ARRAY["+gisPolyWKT+"::"+d.q+"geometry, NULL])")
@@ -256,13 +258,13 @@ CREATE TABLE public.postgis_typdelim (pk SERIAL PRIMARY KEY, a semi[])`)
 			if tb == "postgis_nn" {
 				n += 4 // two deletes and their tombstones
 			}
-			read[p.name][tb] = tyReadExactly(t, e.kafka, p.name+".public."+tb, n)
+			read[p.name][tb] = tyReadExactly(t, e.Kafka, p.name+".public."+tb, n)
 		}
-		read[p.name]["postgis_late"] = tyReadExactly(t, e.kafka, p.name+".public.postgis_late", 1)
+		read[p.name]["postgis_late"] = tyReadExactly(t, e.Kafka, p.name+".public.postgis_late", 1)
 	}
-	semiRecs := tyReadExactly(t, e.kafka, "gisjson.public.postgis_typdelim", 2)
+	semiRecs := tyReadExactly(t, e.Kafka, "gisjson.public.postgis_typdelim", 2)
 	for _, r := range runs {
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatalf("clean stop: %v", err)
 		}
 	}

@@ -146,6 +146,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -357,14 +359,14 @@ type typesFormat struct {
 }
 
 func TestEveryType(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(typesSetup)
+	e.Exec(typesSetup)
 	rows := typeRows()
 	for i, r := range rows {
-		e.exec(insertTypeRow(i+1, r))
+		e.Exec(insertTypeRow(i+1, r))
 	}
-	e.exec(`INSERT INTO toast_full VALUES (1, 'before', ` + tyMd5ChainSQL(tyFullChunks) + `)`)
+	e.Exec(`INSERT INTO toast_full VALUES (1, 'before', ` + tyMd5ChainSQL(tyFullChunks) + `)`)
 
 	formats := []typesFormat{
 		{"tjson", nil},
@@ -374,39 +376,39 @@ func TestEveryType(t *testing.T) {
 			c.Format.SchemaRegistry.URL = reg.URL()
 		}},
 	}
-	var runs []*running
+	var runs []*ittest.Running
 	for _, f := range formats {
-		cfg := e.config(f.name, "public.every_type", "public.toast_full")
+		cfg := e.Config(f.name, "public.every_type", "public.toast_full")
 		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Kafka.MaxRecordBytes = 8 << 20
 		if f.mod != nil {
 			f.mod(&cfg)
 		}
-		runs = append(runs, startStreaming(t, cfg))
+		runs = append(runs, ittest.StartStreaming(t, cfg))
 	}
 	for _, r := range runs {
-		r.waitHandedOver(t)
+		r.WaitHandedOver(t)
 	}
 
 	// The same rows again, streamed; then updates that leave the TOASTed
 	// columns alone.
 	for i, r := range rows {
-		e.exec(insertTypeRow(101+i, r))
+		e.Exec(insertTypeRow(101+i, r))
 	}
 	bigID := len(rows) // the snapshot's big row
-	e.exec(fmt.Sprintf(`UPDATE every_type SET vc10 = 'updated' WHERE id = %d`, bigID))
-	e.exec(`UPDATE toast_full SET note = 'after' WHERE id = 1`)
+	e.Exec(fmt.Sprintf(`UPDATE every_type SET vc10 = 'updated' WHERE id = %d`, bigID))
+	e.Exec(`UPDATE toast_full SET note = 'after' WHERE id = 1`)
 
 	nMain := 2*len(rows) + 1
 	read := map[string]map[string][]*kgo.Record{} // format -> table -> records
 	for _, f := range formats {
 		read[f.name] = map[string][]*kgo.Record{
-			"every_type": tyReadExactly(t, e.kafka, f.name+".public.every_type", nMain),
-			"toast_full": tyReadExactly(t, e.kafka, f.name+".public.toast_full", 2),
+			"every_type": tyReadExactly(t, e.Kafka, f.name+".public.every_type", nMain),
+			"toast_full": tyReadExactly(t, e.Kafka, f.name+".public.toast_full", 2),
 		}
 	}
 	for _, r := range runs {
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatalf("clean stop: %v", err)
 		}
 	}
@@ -1139,11 +1141,11 @@ var issue12Inserts = []string{
 //     with include_unknown_datatypes, BYTES holding pgjdbc's text, e.g.
 //     "<(10.0,20.0),10.0>" (AbstractRecordsProducerTest.java:463, :1007-1013).
 func TestIssue12TypesAsDebezium361(t *testing.T) {
-	e := newEnv(t)
+	e := ittest.NewEnv(t)
 	reg := srtest.New(t)
-	e.exec(issue12Setup)
+	e.Exec(issue12Setup)
 	for _, s := range issue12Inserts {
-		e.exec(s)
+		e.Exec(s)
 	}
 	tables := []string{"salary", "hstore_table_mul", "circle_table", "alias_table"}
 	qualified := make([]string, len(tables))
@@ -1169,9 +1171,9 @@ func TestIssue12TypesAsDebezium361(t *testing.T) {
 				c.Format.SchemaRegistry.URL = reg.URL()
 			}})
 	}
-	var runs []*running
+	var runs []*ittest.Running
 	for _, p := range pipes {
-		cfg := e.config(p.name, qualified...)
+		cfg := e.Config(p.name, qualified...)
 		cfg.Snapshot.Mode = config.SnapshotInitial
 		cfg.Format.MoneyFractionDigits = 1             // RecordsStreamProducerIT.java:3826
 		cfg.Format.HstoreHandlingMode = "map"          // RecordsStreamProducerIT.java:1231-1236 (map mode)
@@ -1179,23 +1181,23 @@ func TestIssue12TypesAsDebezium361(t *testing.T) {
 		if p.mod != nil {
 			p.mod(&cfg)
 		}
-		runs = append(runs, startStreaming(t, cfg))
+		runs = append(runs, ittest.StartStreaming(t, cfg))
 	}
 	for _, r := range runs {
-		r.waitHandedOver(t)
+		r.WaitHandedOver(t)
 	}
 	for _, s := range issue12Inserts {
-		e.exec(s)
+		e.Exec(s)
 	}
 	read := map[string]map[string][]*kgo.Record{}
 	for _, p := range pipes {
 		read[p.name] = map[string][]*kgo.Record{}
 		for _, tb := range tables {
-			read[p.name][tb] = tyReadExactly(t, e.kafka, p.name+".public."+tb, 2)
+			read[p.name][tb] = tyReadExactly(t, e.Kafka, p.name+".public."+tb, 2)
 		}
 	}
 	for _, r := range runs {
-		if err := r.stop(t); err != nil {
+		if err := r.Stop(t); err != nil {
 			t.Fatalf("clean stop: %v", err)
 		}
 	}

@@ -255,3 +255,7 @@ func (c *Cluster) Close() error {
 	}
 	return nil
 }
+
+// LogTail returns the last few kilobytes of the server's output and of
+// initdb's and pg_ctl's, for a failed test's log; New logs it itself.
+func (c *Cluster) LogTail() string { return c.logTail() }

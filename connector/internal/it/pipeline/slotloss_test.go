@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/internal/eventually"
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+	"github.com/mooncdc/mooncdc/internal/pgtest"
+)
+
+// newSmallWALEnv is an env whose cluster invalidates a slot that holds
+// more than 1 MB of WAL back (max_slot_wal_keep_size).
+func newSmallWALEnv(t *testing.T) *ittest.Env {
+	t.Helper()
+	pg := pgtest.New(t, func(o *pgtest.Options) {
+		o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
+	})
+	return ittest.EnvOn(t, pg, kafkatest.New(t).Addr())
+}
+
+// wantSlotLost checks that err is the lost-slot unsafe resume: exit 3 and
+// a message that says what is gone and names mooncdc reset.
+func wantSlotLost(t *testing.T, err error) {
+	t.Helper()
+	if code := connector.ExitCode(err); code != connector.ExitUnsafeResume {
+		t.Fatalf("exit code %d (%v), want %d", code, err, connector.ExitUnsafeResume)
+	}
+	for _, want := range []string{`replication slot "mooncdc_lost" was invalidated (wal_status lost)`, "max_slot_wal_keep_size",
+		"mooncdc reset --config <your config> --drop-slot"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
+
+// TestInvalidatedSlotAtStartIsAnUnsafeResume: a slot that Postgres
+// invalidated while mooncdc was stopped ends run with exit 3 and the
+// advice, not exit 1 and a bare "cannot read from logical replication
+// slot" that a supervisor would restart forever.
+func TestInvalidatedSlotAtStartIsAnUnsafeResume(t *testing.T) {
+	e := newSmallWALEnv(t)
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	e.Exec(`CREATE TABLE public.filler (n int)`)
+	cfg := e.Config("lost", "public.t")
+	r := ittest.Start(t, cfg)
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+	e.Invalidate("mooncdc_lost")
+
+	p, err := connector.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	wantSlotLost(t, p.Run(ctx))
+}
+
+// TestInvalidatedSlotWhileStreamingIsAnUnsafeResume: Kafka holds every
+// record, so nothing is confirmed and the slot keeps its WAL; Postgres
+// invalidates it (ending the walsender), and run ends with exit 3 and the
+// advice instead of reconnecting forever.
+func TestInvalidatedSlotWhileStreamingIsAnUnsafeResume(t *testing.T) {
+	t.Parallel() // its own cluster and broker, no package-level setting
+	pg := pgtest.New(t, func(o *pgtest.Options) {
+		o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
+	})
+	broker := kafkatest.New(t)
+	e := ittest.EnvOn(t, pg, broker.Addr())
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY)`)
+	e.Exec(`CREATE TABLE public.filler (n int)`)
+	cfg := e.Config("lost", "public.t")
+	cfg.Heartbeat.Interval = 0
+	r := ittest.Start(t, cfg)
+
+	holdProduce(t, broker, "lost.public.t")
+	e.Exec(`INSERT INTO t VALUES (1)`) // held by Kafka: the slot is confirmed no further
+	time.Sleep(500 * time.Millisecond)
+	e.Invalidate("mooncdc_lost")
+
+	var err error
+	select {
+	case err = <-r.Done:
+		r.Done <- err
+	case <-time.After(90 * time.Second):
+		t.Fatal("run did not stop within 90s of the slot's invalidation")
+	}
+	wantSlotLost(t, err)
+	if errors.Is(err, connector.ErrAborted) {
+		t.Fatal("aborted, not stopped")
+	}
+}
+
+// TestSlotLossResnapshotRepairsTheGap: with on_slot_loss: resnapshot, a
+// slot invalidated while mooncdc was stopped (and one invalidated while it
+// streams) is replaced: a new slot, every table copied again, the keys
+// deleted in the gap tombstoned, a metric and a loud log line. A consumer
+// that compacts the topic ends with exactly the table's rows.
+func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
+	t.Run("at start", func(t *testing.T) {
+		e := newSmallWALEnv(t)
+		e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.Exec(`CREATE TABLE public.filler (n int)`)
+		e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 10) g`)
+		cfg := e.Config("lost", "public.t")
+		cfg.OnSlotLoss = config.SlotLossResnapshot
+		r := ittest.Start(t, cfg)
+		if err := r.Stop(t); err != nil {
+			t.Fatal(err)
+		}
+		e.Invalidate("mooncdc_lost")
+		// The gap: changes no slot keeps.
+		e.Exec(`DELETE FROM t WHERE id <= 3; UPDATE t SET v = 'b' WHERE id = 4; INSERT INTO t VALUES (11, 'c')`)
+
+		r = ittest.Start(t, cfg)
+		if got := ittest.Counter(r.P.Metrics().SlotLossResnapshots); got != 1 {
+			t.Errorf("mooncdc_slot_loss_resnapshots_total = %v, want 1", got)
+		}
+		e.Exec(`INSERT INTO t VALUES (12, 'd')`) // streamed from the new slot
+		checkCompacted(t, e, "lost.public.t", map[string]string{"4": "b", "5": "a", "6": "a", "7": "a", "8": "a", "9": "a", "10": "a", "11": "c", "12": "d"})
+		if err := r.Stop(t); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("slot dropped while stopped", func(t *testing.T) {
+		e := ittest.NewEnv(t)
+		e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
+		cfg := e.Config("lost", "public.t")
+		cfg.OnSlotLoss = config.SlotLossResnapshot
+		r := ittest.Start(t, cfg)
+		if err := r.Stop(t); err != nil {
+			t.Fatal(err)
+		}
+		e.Exec(`SELECT pg_drop_replication_slot('mooncdc_lost')`)
+		e.Exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c')`)
+		r = ittest.Start(t, cfg)
+		if got := ittest.Counter(r.P.Metrics().SlotLossResnapshots); got != 1 {
+			t.Errorf("mooncdc_slot_loss_resnapshots_total = %v, want 1", got)
+		}
+		e.Exec(`INSERT INTO t VALUES (6, 'd')`)
+		checkCompacted(t, e, "lost.public.t", map[string]string{"2": "b", "3": "a", "4": "a", "5": "c", "6": "d"})
+		if n := e.Count(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'mooncdc_lost'`); n != 1 {
+			t.Errorf("%d slots named mooncdc_lost, want the new one", n)
+		}
+		if err := r.Stop(t); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("while streaming", func(t *testing.T) {
+		pg := pgtest.New(t, func(o *pgtest.Options) {
+			o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
+		})
+		broker := kafkatest.New(t)
+		e := ittest.EnvOn(t, pg, broker.Addr())
+		e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+		e.Exec(`CREATE TABLE public.filler (n int)`)
+		e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 5) g`)
+		cfg := e.Config("lost", "public.t")
+		cfg.OnSlotLoss = config.SlotLossResnapshot
+		cfg.Heartbeat.Interval = 0
+		r := ittest.Start(t, cfg)
+		release := holdProduce(t, broker, "lost.public.t")
+		e.Exec(`DELETE FROM t WHERE id = 1`) // held by Kafka: the slot is confirmed no further
+		time.Sleep(500 * time.Millisecond)
+		e.Invalidate("mooncdc_lost")
+		e.Exec(`DELETE FROM t WHERE id = 2`)
+		release()
+		eventually.True(t, 90*time.Second, 100*time.Millisecond, "no repair within 90s of the slot's invalidation", func() bool {
+			if ittest.Counter(r.P.Metrics().SlotLossResnapshots) >= 1 {
+				return true
+			}
+			if stopped, err := r.Stopped(); stopped {
+				t.Fatalf("run stopped instead of repairing: %v", err)
+			}
+			return false
+		})
+		r.WaitHandedOver(t)
+		e.Exec(`INSERT INTO t VALUES (6, 'e')`)
+		checkCompacted(t, e, "lost.public.t", map[string]string{"3": "a", "4": "a", "5": "a", "6": "e"})
+		if err := r.Stop(t); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// checkCompacted reads topic until the last record of each key (a
+// tombstone removes it) gives want (id → v), or fails after 90 s.
+func checkCompacted(t *testing.T, e *ittest.Env, topic string, want map[string]string) {
+	t.Helper()
+	eventually.Succeeds(t, 90*time.Second, 200*time.Millisecond, func() error {
+		got := map[string]string{}
+		for _, ev := range ittest.Consume(t, e.Kafka, -1, topic) {
+			id := fmt.Sprint(ev.Key["id"])
+			switch {
+			case ev.Tombstone || ev.Op == "d":
+				delete(got, id)
+			default:
+				got[id] = fmt.Sprint(ev.After["v"])
+			}
+		}
+		if !maps.Equal(got, want) {
+			return fmt.Errorf("topic %s compacts to %v, want %v", topic, got, want)
+		}
+		return nil
+	})
+}
