@@ -94,7 +94,7 @@ type resetPlan struct {
 	dropSlot bool     // --drop-slot and the slot exists
 	slotNote string   // why the slot is kept, if it is
 	// copySlots are the persistent slots of table copies that can resume
-	// (connector.IsCopySlot): the offsets that name them go, so they go too.
+	// (pgsource.IsCopySlot): the offsets that name them go, so they go too.
 	copySlots []string
 }
 
