@@ -3,6 +3,7 @@ package connectformat
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/big"
 	"reflect"
 	"strings"
@@ -165,7 +166,12 @@ func TestJavaFloatsAndHashOrder(t *testing.T) {
 		v    float64
 		bits int
 		want string
-	}{{1, 64, "1.0"}, {12.2, 64, "12.2"}, {1e7, 64, "1.0E7"}, {1.5e-4, 64, "1.5E-4"}, {0.001, 64, "0.001"}, {float64(float32(0.1)), 32, "0.1"}} {
+	}{{1, 64, "1.0"}, {12.2, 64, "12.2"}, {1e7, 64, "1.0E7"}, {1.5e-4, 64, "1.5E-4"}, {0.001, 64, "0.001"}, {float64(float32(0.1)), 32, "0.1"},
+		// Double.MIN_VALUE's Javadoc: 4.9E-324 (Java 19+ picks the closest
+		// of the short decimals that round to a subnormal, not 5.0E-324);
+		// the same rule as Cast's (transform.JavaDouble).
+		{math.SmallestNonzeroFloat64, 64, "4.9E-324"},
+		{math.NaN(), 64, `"NaN"`}, {math.Inf(-1), 64, `"-Infinity"`}, {math.Copysign(0, -1), 64, "-0.0"}} {
 		if got := string(appendJavaFloat(nil, c.v, c.bits)); got != c.want {
 			t.Errorf("%v: %s, want %s", c.v, got, c.want)
 		}

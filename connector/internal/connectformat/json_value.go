@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/internal/transform"
@@ -269,41 +268,14 @@ func appendBase64(dst []byte, b []byte) []byte {
 }
 
 // appendJavaFloat writes a float as Jackson does: Java's Double.toString
-// (Float.toString for bits 32), Java 19+'s shortest digits; NaN and the
+// (Float.toString for bits 32, transform.JavaDouble); NaN and the
 // infinities as the strings "NaN", "Infinity", "-Infinity" (Jackson's
 // WRITE_NAN_AS_STRINGS, on by default).
 func appendJavaFloat(dst []byte, v float64, bits int) []byte {
-	switch {
-	case math.IsNaN(v):
-		return append(dst, `"NaN"`...)
-	case math.IsInf(v, 1):
-		return append(dst, `"Infinity"`...)
-	case math.IsInf(v, -1):
-		return append(dst, `"-Infinity"`...)
-	case v == 0:
-		if math.Signbit(v) {
-			return append(dst, "-0.0"...)
-		}
-		return append(dst, "0.0"...)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		dst = append(dst, '"')
+		dst = append(dst, transform.JavaDouble(v, bits)...)
+		return append(dst, '"')
 	}
-	abs := math.Abs(v)
-	if abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(v, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return append(dst, s...)
-	}
-	s := strconv.FormatFloat(v, 'e', -1, bits)
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	exp = strings.TrimPrefix(exp, "+")
-	neg := strings.HasPrefix(exp, "-")
-	exp = strings.TrimLeft(strings.TrimPrefix(exp, "-"), "0")
-	if neg {
-		exp = "-" + exp
-	}
-	return append(dst, mant+"E"+exp...)
+	return append(dst, transform.JavaDouble(v, bits)...)
 }

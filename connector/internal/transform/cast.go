@@ -420,9 +420,9 @@ func javaString(v any) (any, bool) {
 	case int64:
 		return strconv.FormatInt(x, 10), true
 	case float32:
-		return javaDouble(float64(x), 32), true
+		return JavaDouble(float64(x), 32), true
 	case float64:
-		return javaDouble(x, 64), true
+		return JavaDouble(x, 64), true
 	case bool:
 		return strconv.FormatBool(x), true
 	case string:

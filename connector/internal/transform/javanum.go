@@ -12,10 +12,11 @@ import (
 // string target is Object.toString, its number targets Number.xxxValue
 // and Byte.parseByte …
 
-// javaDouble is Double.toString (and Float.toString with bits 32) as Java
-// 19+ writes it: the shortest digits that round-trip; plain decimal with at
+// JavaDouble is Double.toString (and Float.toString with bits 32) as Java
+// 19+ writes it (Cast's string target here; connectformat's JSON numbers,
+// as Jackson writes them, use it too): the shortest digits that round-trip; plain decimal with at
 // least one fractional digit for 1e-3 ≤ |v| < 1e7, else d.dddE±n.
-func javaDouble(v float64, bits int) string {
+func JavaDouble(v float64, bits int) string {
 	switch {
 	case math.IsNaN(v):
 		return "NaN"
