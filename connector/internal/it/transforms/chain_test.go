@@ -3,6 +3,7 @@ package transforms
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -295,4 +296,76 @@ func normalize(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// TestTheChainSeesTheSnapshotMarkersBeforeItRuns: Debezium marks a
+// snapshot's rows before the chain sees them: the first row "first", the
+// last "last", the others "true" (RelationalSnapshotChangeEventSource.java:1274-1291
+// at v3.6.1.Final; TestSnapshotMarkersAsDebeziumOverTablesCopiedInParallel
+// holds the plain path to it). A Filter that drops the last row leaves no
+// record marked "last": the row before it stays "true" (the marker is not
+// moved to the last record written). InsertField still runs on the rows
+// kept.
+func TestTheChainSeesTheSnapshotMarkersBeforeItRuns(t *testing.T) {
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 3)`)
+	cfg := e.Config("tm", "public.t")
+	cfg.Heartbeat.Records = false
+	cfg.Transforms = map[string]string{
+		"transforms":                        "dropLast,addRegion",
+		"transforms.dropLast.type":          "io.debezium.transforms.Filter",
+		"transforms.dropLast.language":      "cel",
+		"transforms.dropLast.condition":     "value.op != 'r' || value.after.id != 3",
+		"transforms.addRegion.type":         "org.apache.kafka.connect.transforms.InsertField$Value",
+		"transforms.addRegion.static.field": "region",
+		"transforms.addRegion.static.value": "EU",
+	}
+	r := ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO t VALUES (4)`)
+	recs := ittest.ReadRaw(t, e.Kafka, 3, "tm.public.t")
+	var got []string
+	for _, rec := range recs {
+		got = append(got, marker(t, rec.Value))
+	}
+	if want := []string{"1 first EU", "2 true EU", "4 false EU"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("records (id, source.snapshot, region): %q, want %q", got, want)
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	// Kept, the last row is made again with "last" through the chain.
+	e.Exec(`CREATE TABLE u (id int PRIMARY KEY); INSERT INTO u SELECT generate_series(1, 3)`)
+	cfg = e.Config("tn", "public.u")
+	cfg.Heartbeat.Records = false
+	cfg.Transforms = map[string]string{"transforms": "addRegion",
+		"transforms.addRegion.type":         "org.apache.kafka.connect.transforms.InsertField$Value",
+		"transforms.addRegion.static.field": "region", "transforms.addRegion.static.value": "EU"}
+	r = ittest.Start(t, cfg)
+	got = nil
+	for _, rec := range ittest.ReadRaw(t, e.Kafka, 3, "tn.public.u") {
+		got = append(got, marker(t, rec.Value))
+	}
+	if want := []string{"1 first EU", "2 true EU", "3 last EU"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("records (id, source.snapshot, region): %q, want %q", got, want)
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// marker is a record value's after.id, source.snapshot and region.
+func marker(t *testing.T, value []byte) string {
+	t.Helper()
+	var v struct {
+		After  struct{ ID int } `json:"after"`
+		Source struct {
+			Snapshot string `json:"snapshot"`
+		} `json:"source"`
+		Region string `json:"region"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join([]string{strconv.Itoa(v.After.ID), v.Source.Snapshot, v.Region}, " ")
 }
