@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,43 @@ func TestAChainThatChangesNothingWritesThePlainBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameRecord(t, "END", got, want)
+
+			sc := &schema.SchemaChange{Type: schema.SchemaChangeAlter, DDL: "ALTER TABLE numeric_table ADD c int",
+				Table: schema.DDLTable{Schema: "public", Table: "numeric_table"}, Xid: 9, LSN: 0x3000, CommitTime: now, Now: now}
+			if err := plain.Codec.PrepareSchemaChange(context.Background(), "shop.schema_changes"); err != nil {
+				t.Fatal(err)
+			}
+			if want, err = plain.SchemaChange(unit, "shop.schema_changes", sc, 0x3008, 0); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = chained.SchemaChange(unit, "shop.schema_changes", sc, 0x3008, 0); err != nil {
+				t.Fatal(err)
+			}
+			sameRecord(t, "schema change", got, want)
+
+			// A heartbeat's ts_ms is the time it is made: compared with
+			// it blanked (JSON), or by its schema id (Avro).
+			hcfg := config.DefaultConfig()
+			hcfg.Kafka.TopicPrefix, hcfg.Heartbeat.Topic = "shop", "__debezium-heartbeat.shop"
+			hcfg.Format.Key, hcfg.Format.Value, hcfg.Format.JSONSchemas = c.format, c.format, c.schemas
+			hf, err := NewHeartbeatFormat(context.Background(), hcfg, plain.Codec.reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			beat := &schema.Change{Op: schema.OpMessage, LSN: 0x4000}
+			if want, err = plain.Heartbeat(unit, hcfg.Heartbeat.Topic, hf, beat); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = chained.Heartbeat(unit, hcfg.Heartbeat.Topic, hf, beat); err != nil {
+				t.Fatal(err)
+			}
+			if c.format == config.FormatAvro {
+				got.Value, want.Value = got.Value[:5], want.Value[:5]
+			} else {
+				ts := regexp.MustCompile(`"ts_ms":[0-9]+`)
+				got.Value, want.Value = ts.ReplaceAll(got.Value, []byte(`"ts_ms":0`)), ts.ReplaceAll(want.Value, []byte(`"ts_ms":0`))
+			}
+			sameRecord(t, "heartbeat", got, want)
 		})
 	}
 }
