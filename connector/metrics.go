@@ -90,7 +90,7 @@ var (
 	mLastServerMessage = MetricDefinition{"mooncdc_last_server_message_seconds", "gauge",
 		"Seconds the main replication connection has been silent: since its last message from Postgres (data or keepalive), not counting time it waited for Kafka; above postgres.replication_timeout the connection is ended and /readyz answers 503.", nil}
 	mFormatErrors = MetricDefinition{"mooncdc_format_errors_total", "counter",
-		"Records a transform chain (`transforms`) failed on (stage transform) or whose transformed key, value or headers the converter could not write (stage key, value, headers); each parks its table.",
+		"Records a transform chain (`transforms`) failed on (stage transform), routed to a topic it may not write (stage topic), or whose transformed key, value or headers the converter could not write (stage key, value, headers); each parks its table.",
 		[]string{"stage"}}
 	mKafkaStalled = MetricDefinition{"mooncdc_kafka_stalled_seconds", "gauge",
 		"Seconds since Kafka last acknowledged a record while records were in flight (0 while none are); above postgres.replication_timeout /readyz answers 503.", nil}

@@ -47,7 +47,7 @@ func (p *Pipeline) setTransforms(formats *record.Formats, topics *delivery.Topic
 		return &config.ConfigError{Err: fmt.Errorf("transforms: %w", err)}
 	}
 	formats.SetTransforms(&record.Transforms{Chain: chain, Context: record.ContextHeaders(p.cfg.Kafka.TopicPrefix, runID()),
-		Ensure: topics.Ensure, Errors: p.metrics.FormatErrors})
+		Ensure: topics.Ensure, Errors: p.metrics.FormatErrors, Reserved: []string{p.cfg.Kafka.OffsetsTopic}})
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,8 +49,11 @@ type Transforms struct {
 	// pipeline creates its other topics (nil: none are created).
 	Ensure func(topic string) error
 	// Errors counts the records the chain or a converter failed on, by
-	// stage (transform, key, value, headers); nil: not counted.
+	// stage (transform, topic, key, value, headers); nil: not counted.
 	Errors *prometheus.CounterVec
+	// Reserved are topics no record may be routed to (mooncdc's offsets
+	// topic): a record the chain sends there parks its table.
+	Reserved []string
 }
 
 // SetTransforms makes the codecs made afterwards run t's chain on every
@@ -147,11 +151,16 @@ func (ch *chained) count(stage string) {
 // topic (created when new), key, value and headers. maxRecord is
 // kafka.max_record_bytes.
 func (ch *chained) encode(rec *kgo.Record, r *transform.Record, lsn schema.LSN, now time.Time, maxRecord int) error {
-	if r.Topic == "" {
-		return &RecordError{Topic: r.Topic, LSN: lsn, Err: &FormatError{Stage: "topic", Err: errors.New("the transformed record has an empty topic")}}
-	}
-	if err := ch.ensure(r.Topic); err != nil {
-		return err
+	if !ch.topics[r.Topic] {
+		if err := config.CheckTopicName(r.Topic); err != nil {
+			return ch.failed(r.Topic, lsn, "topic", fmt.Errorf("the transformed record's topic %q %w", r.Topic, err))
+		}
+		if slices.Contains(ch.t.Reserved, r.Topic) {
+			return ch.failed(r.Topic, lsn, "topic", fmt.Errorf("the transformed record's topic %q is mooncdc's own (kafka.offsets_topic); route it elsewhere", r.Topic))
+		}
+		if err := ch.ensure(r.Topic); err != nil {
+			return err
+		}
 	}
 	key, keyOK, err := ch.appendSide(rec.Key[:0], r.Topic, r.KeySchema, r.Key, true, ch.key)
 	if err != nil {
@@ -217,9 +226,6 @@ func (e *registryError) Unwrap() error { return e.err }
 
 // ensure creates topic the first time a record goes to it.
 func (ch *chained) ensure(topic string) error {
-	if ch.topics[topic] {
-		return nil
-	}
 	if ch.t.Ensure != nil {
 		if err := ch.t.Ensure(topic); err != nil {
 			return err

@@ -292,3 +292,49 @@ func TestChainedRecordsTransformFilterAndPark(t *testing.T) {
 		t.Errorf("the error does not name the transform: %v", err)
 	}
 }
+
+// TestARouterNamesTheTopicCreatedOrRefused: Debezium's ContentBasedRouter
+// sends a record to the topic its expression gives (Debezium's
+// ContentBasedRouter, debezium-scripting at v3.6.1.Final); the writer
+// creates that topic once (Transforms.Ensure) and writes the record there.
+// A topic Kafka would refuse, or mooncdc's offsets topic, is the record's
+// table's fault (parked), counted under stage topic, never a write.
+func TestARouterNamesTheTopicCreatedOrRefused(t *testing.T) {
+	for _, c := range []struct {
+		expr, want, refused string
+	}{
+		{`'shop.routed.' + value.op`, "shop.routed.c", ""},
+		{`'bad topic!'`, "", "may contain only letters"},
+		{`'mooncdc_offsets'`, "", "is mooncdc's own"},
+	} {
+		errs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "e"}, []string{"stage"})
+		f := chainTestFormats(t, config.FormatJSON, false, nil, map[string]string{
+			"transforms": "route", "transforms.route.type": "io.debezium.transforms.ContentBasedRouter",
+			"transforms.route.language": "cel", "transforms.route.topic.expression": c.expr,
+		}, nil)
+		var ensured []string
+		f.transforms.Ensure = func(topic string) error { ensured = append(ensured, topic); return nil }
+		f.transforms.Errors, f.transforms.Reserved = errs, []string{"mooncdc_offsets"}
+		w, tracker := testWriter(f)
+		ch := viewChanges()[0]
+		sp := schema.NewPlan(f.SchemaConfig(), ch.Relation)
+		for range 2 {
+			rec, _, err := w.Change(tracker.Begin(), "shop.public.numeric_table", sp, ch, time.Now(), true, false)
+			if c.refused == "" {
+				if err != nil || rec.Topic != c.want {
+					t.Fatalf("%s: %v, topic %q, want %q", c.expr, err, rec.Topic, c.want)
+				}
+				continue
+			}
+			if err == nil || !strings.Contains(err.Error(), c.refused) || !fault.TableFault(err) {
+				t.Fatalf("%s: %v, want the table's own error saying %q", c.expr, err, c.refused)
+			}
+		}
+		if c.refused == "" && (len(ensured) != 1 || ensured[0] != c.want) {
+			t.Errorf("%s: topics ensured %v, want %s once", c.expr, ensured, c.want)
+		}
+		if c.refused != "" && (len(ensured) != 0 || testutil.ToFloat64(errs.WithLabelValues("topic")) != 2) {
+			t.Errorf("%s: ensured %v, stage topic counted %v; want none, 2", c.expr, ensured, testutil.ToFloat64(errs.WithLabelValues("topic")))
+		}
+	}
+}
