@@ -338,3 +338,40 @@ func TestARouterNamesTheTopicCreatedOrRefused(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChainedChange is a change's cost through a three-transform
+// chain (the bench's: Filter with CEL, InsertField, ReplaceField), from
+// its Connect view to its JSON record, beside the plain path.
+func BenchmarkChainedChange(b *testing.B) {
+	props := map[string]string{
+		"transforms":                        "keep,addRegion,dropTimes",
+		"transforms.keep.type":              "io.debezium.transforms.Filter",
+		"transforms.keep.language":          "cel",
+		"transforms.keep.condition":         "value.op != 'd'",
+		"transforms.addRegion.type":         "org.apache.kafka.connect.transforms.InsertField$Value",
+		"transforms.addRegion.static.field": "region",
+		"transforms.addRegion.static.value": "EU",
+		"transforms.dropTimes.type":         "org.apache.kafka.connect.transforms.ReplaceField$Value",
+		"transforms.dropTimes.exclude":      "ts_us,ts_ns",
+	}
+	ch := viewChanges()[0]
+	for _, c := range []struct {
+		name  string
+		props map[string]string
+	}{{"plain", nil}, {"chain", props}} {
+		b.Run(c.name, func(b *testing.B) {
+			f := chainTestFormats(b, config.FormatJSON, false, nil, c.props, nil)
+			w, tracker := testWriter(f)
+			sp := schema.NewPlan(f.SchemaConfig(), ch.Relation)
+			unit, now := tracker.Begin(), time.Now()
+			b.ReportAllocs()
+			for range b.N {
+				rec, _, err := w.Change(unit, "shop.public.numeric_table", sp, ch, now, true, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				w.drop(rec)
+			}
+		})
+	}
+}
