@@ -150,8 +150,8 @@ func payload(t *testing.T, b []byte, schemas bool) (schemaJSON json.RawMessage, 
 // across an added column. With schemas, the schemas are the ones the SMTs
 // build: the value keeps the row's name (SchemaUtil.copySchemaBasics,
 // SchemaUtil.java:36-45), qty and placed become required strings
-// (Cast.java:180-200 keeps optionality; TimestampConverter's string
-// target, TimestampConverter.java:138-145), region an optional string;
+// (Cast.java:204-218 keeps optionality; TimestampConverter's string
+// target, TimestampConverter.java:152-154), region an optional string;
 // the key is the unnamed struct ValueToKey builds. The records of the
 // other table pass unchanged: its qty 0 rows are kept (onlyStock's
 // predicate), no region (addRegion's negated predicate).
