@@ -441,10 +441,10 @@ func (r *jsonReader) value(s *schema.Schema) (any, error) {
 			return nil, fmt.Errorf("%s is not an object", r.describe())
 		}
 		m := &Map{}
-		err := r.object(func(k string) error {
+		err := r.object(func(k []byte) error {
 			v, err := r.value(s.Values)
 			if err == nil {
-				m.Put(k, v)
+				m.Put(string(k), v)
 			}
 			return err
 		})
@@ -455,12 +455,17 @@ func (r *jsonReader) value(s *schema.Schema) (any, error) {
 		}
 		st := NewStruct(s)
 		next := 0 // the field expected next: the writer's order is the schema's
-		err := r.object(func(k string) error {
+		err := r.object(func(k []byte) error {
 			i := -1
-			if next < len(s.Fields) && s.Fields[next].Name == k {
+			if next < len(s.Fields) && s.Fields[next].Name == string(k) {
 				i = next
 			} else {
-				i = index(s, k)
+				for j := range s.Fields {
+					if s.Fields[j].Name == string(k) {
+						i = j
+						break
+					}
+				}
 			}
 			if i < 0 {
 				return r.skip() // JsonConverter reads the schema's fields only
@@ -478,9 +483,31 @@ func (r *jsonReader) value(s *schema.Schema) (any, error) {
 	return nil, fmt.Errorf("unknown schema type %q", s.Type)
 }
 
+// key reads an object's key: its bytes in the input when it has no
+// escape and is valid UTF-8 (no allocation: a struct's keys are only
+// compared with its fields' names), else as str decodes it.
+func (r *jsonReader) key() ([]byte, error) {
+	start := r.i + 1
+	for j := start; j < len(r.b); j++ {
+		c := r.b[j]
+		if c == '"' {
+			if seg := r.b[start:j]; utf8.Valid(seg) {
+				r.i = j + 1
+				return seg, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	k, err := r.str()
+	return []byte(k), err
+}
+
 // object reads an object (r.b[r.i] is its '{'), calling member for each
 // key with r at its value, which member reads.
-func (r *jsonReader) object(member func(k string) error) error {
+func (r *jsonReader) object(member func(k []byte) error) error {
 	r.i++
 	if r.peek() == '}' {
 		r.i++
@@ -490,7 +517,7 @@ func (r *jsonReader) object(member func(k string) error) error {
 		if r.peek() != '"' {
 			return r.syntax()
 		}
-		k, err := r.str()
+		k, err := r.key()
 		if err != nil {
 			return err
 		}
