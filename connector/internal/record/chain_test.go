@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -28,9 +29,20 @@ import (
 // configure; errs counts its failures.
 func chainTestFormats(t testing.TB, format string, schemas bool, reg *srtest.Registry, props map[string]string, errs *prometheus.CounterVec) *Formats {
 	t.Helper()
+	return chainTestFormatsWith(t, format, schemas, reg, props, errs, nil)
+}
+
+// chainTestFormatsWith is chainTestFormats with the config as edit leaves
+// it.
+func chainTestFormatsWith(t testing.TB, format string, schemas bool, reg *srtest.Registry, props map[string]string, errs *prometheus.CounterVec,
+	edit func(*config.Config)) *Formats {
+	t.Helper()
 	cfg := config.DefaultConfig()
 	cfg.Name = "shop"
 	cfg.Format.Key, cfg.Format.Value, cfg.Format.JSONSchemas = format, format, schemas
+	if edit != nil {
+		edit(&cfg)
+	}
 	if reg != nil {
 		cfg.Format.SchemaRegistry.URL = reg.URL()
 	}
@@ -143,6 +155,39 @@ func TestAChainThatChangesNothingWritesThePlainBytes(t *testing.T) {
 					sameRecord(t, "tombstone", gotTS, wantTS)
 				}
 			}
+			// A NULL in a column with a default: the default, or with
+			// format.replace_null_with_default false null, as the plain path
+			// writes it (the converters' replace.null.with.default and
+			// ignore.default.for.nullables follow the setting).
+			for _, replace := range []bool{true, false} {
+				edit := func(c *config.Config) { c.Format.ReplaceNullWithDefault = replace }
+				pf := chainTestFormatsWith(t, c.format, c.schemas, reg, nil, nil, edit)
+				cf := chainTestFormatsWith(t, c.format, c.schemas, reg, neverApplied, nil, edit)
+				pw, _ := testWriter(pf)
+				cw, _ := testWriter(cf)
+				rel := &schema.Relation{OID: 16500, Schema: "public", Table: "defaults", ReplicaIdentity: 'd', KeyIndexes: []int{0},
+					Columns: []schema.Column{{Name: "id", TypeOID: 23, TypeMod: -1, Key: true, NotNull: true},
+						{Name: "n", TypeOID: 23, TypeMod: -1, Default: "5", HasDefault: true}}}
+				ch := &schema.Change{Op: schema.OpCreate, Relation: rel, Tx: &schema.Tx{Xid: 9, CommitLSN: 0x10}, LSN: 0x8,
+					After: schema.Tuple{{Kind: schema.ValueText, Data: []byte("1")}, {}}}
+				sp := schema.NewPlan(pf.SchemaConfig(), rel)
+				if err := pw.Codec.Prepare(context.Background(), "shop.public.defaults", sp); err != nil {
+					t.Fatal(err)
+				}
+				want, _, err := pw.Change(unit, "shop.public.defaults", sp, ch, now, true, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := cw.Change(unit, "shop.public.defaults", sp, ch, now, true, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameRecord(t, fmt.Sprintf("a NULL with a default, replace %v", replace), got, want)
+				if wantN := map[bool]string{true: `"n":5`, false: `"n":null`}[replace]; c.format == config.FormatJSON && !bytes.Contains(got.Value, []byte(wantN)) {
+					t.Errorf("replace %v: %s, want %s", replace, got.Value, wantN)
+				}
+			}
+
 			ev := &schema.TxEvent{Status: schema.TxEnd, Xid: 771, LSN: 0x2008, CommitTime: time.UnixMilli(1767323045000),
 				EventCount: 5, Collections: []schema.CollectionCount{{Name: "public.numeric_table", Count: 5}}}
 			tx := &schema.Tx{Xid: 771, CommitLSN: 0x2000}
