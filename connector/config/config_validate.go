@@ -317,9 +317,6 @@ func (c Config) Validate() error {
 				bad("transforms: %v", e)
 			}
 		}
-		if c.Format.Envelope == EnvelopeOutbox {
-			bad("transforms: not supported with format.envelope outbox yet; remove one of them")
-		}
 	}
 
 	// metrics, log

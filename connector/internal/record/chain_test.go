@@ -420,3 +420,90 @@ func BenchmarkChainedChange(b *testing.B) {
 		})
 	}
 }
+
+// TestAnOutboxEventThroughAChainThatChangesNothing: with format.envelope
+// outbox the chain runs on the EventRouter's record (the order Debezium's
+// chain has with the router first): a chain that changes nothing writes
+// the event's topic, key, value, timestamp and placed partition as the
+// plain path does, in plain JSON, JSON with schemas and Avro (the same
+// registry ids); its headers are mooncdc's, the change's context headers,
+// then `id` and the header-placed fields, as the EventRouter adds them to
+// the record's own (EventRouterDelegate.java:159-160, 203-208 at
+// v3.6.1.Final).
+func TestAnOutboxEventThroughAChainThatChangesNothing(t *testing.T) {
+	msg := []byte(`{"id":"m1","aggregatetype":"Customer","aggregateid":"c2","type":"CustomerMoved","payload":{"city":"Bern","n":3}}`)
+	for _, c := range []struct {
+		name    string
+		format  string
+		schemas bool
+	}{{"json", config.FormatJSON, false}, {"json-schemas", config.FormatJSON, true}, {"avro", config.FormatAvro, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			var reg *srtest.Registry
+			if c.format == config.FormatAvro {
+				reg = srtest.New(t)
+			}
+			edit := func(cfg *config.Config) {
+				cfg.Format.Envelope = config.EnvelopeOutbox
+				cfg.Format.Outbox.Table = "public.outbox"
+				cfg.Format.Outbox.MessagePrefix = "outbox"
+				cfg.Format.Outbox.TableExpandJSONPayload = true
+				cfg.Format.Outbox.TableFieldsAdditionalPlacement = []string{"type:header", "type:envelope:eventType"}
+			}
+			plain, tracker := testWriter(chainTestFormatsWith(t, c.format, c.schemas, reg, nil, nil, edit))
+			chained, _ := testWriter(chainTestFormatsWith(t, c.format, c.schemas, reg, neverApplied, nil, edit))
+			ch := &schema.Change{LSN: 256, Seq: 2, Tx: &schema.Tx{CommitLSN: 384}}
+			now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			unit := tracker.Begin()
+			ev, err := plain.Codec.Outbox().Message(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := plain.Outbox(context.Background(), unit, ch, ev, now, 384, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := chained.Outbox(context.Background(), unit, ch, ev, now, 384, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Topic != want.Topic || !bytes.Equal(got.Key, want.Key) || !bytes.Equal(got.Value, want.Value) ||
+				!got.Timestamp.Equal(want.Timestamp) || got.Partition != want.Partition {
+				t.Fatalf("\n got %s key %q value %q ts %v partition %d\nwant %s key %q value %q ts %v partition %d",
+					got.Topic, got.Key, got.Value, got.Timestamp, got.Partition, want.Topic, want.Key, want.Value, want.Timestamp, want.Partition)
+			}
+			var gh, wh []string
+			for _, h := range got.Headers {
+				if !strings.HasPrefix(h.Key, "__debezium.context.") {
+					gh = append(gh, h.Key+"="+string(h.Value))
+				}
+			}
+			for _, h := range want.Headers {
+				wh = append(wh, h.Key+"="+string(h.Value))
+			}
+			if strings.Join(gh, " ") != strings.Join(wh, " ") || len(got.Headers) != len(want.Headers)+4 {
+				t.Errorf("headers %v (and 4 context headers), want %v", gh, wh)
+			}
+
+			// A chain that changes it: InsertField appends to the
+			// envelope struct (payload, eventType); HeaderFrom copies
+			// eventType to a header.
+			shaped, _ := testWriter(chainTestFormatsWith(t, c.format, c.schemas, reg, map[string]string{
+				"transforms":                        "addRegion,hdr",
+				"transforms.addRegion.type":         "org.apache.kafka.connect.transforms.InsertField$Value",
+				"transforms.addRegion.static.field": "region", "transforms.addRegion.static.value": "EU",
+				"transforms.hdr.type":   "org.apache.kafka.connect.transforms.HeaderFrom$Value",
+				"transforms.hdr.fields": "eventType", "transforms.hdr.headers": "event", "transforms.hdr.operation": "copy",
+			}, nil, edit))
+			rec, err := shaped.Outbox(context.Background(), unit, ch, ev, now, 384, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last := rec.Headers[len(rec.Headers)-1]; last.Key != "event" || string(last.Value) != "CustomerMoved" {
+				t.Errorf("last header %s=%s, want event=CustomerMoved", last.Key, last.Value)
+			}
+			if c.format == config.FormatJSON && !bytes.Contains(rec.Value, []byte(`"eventType":"CustomerMoved","region":"EU"}`)) {
+				t.Errorf("value %s: want region appended after eventType", rec.Value)
+			}
+		})
+	}
+}

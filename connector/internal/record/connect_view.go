@@ -193,3 +193,55 @@ func (v *ConnectView) read(s *schema.Schema, part string) (any, error) {
 	}
 	return x, nil
 }
+
+// Outbox returns the record of ev, an outbox event (format.envelope
+// outbox, cfg its settings), made at now, as Debezium's EventRouter
+// returns it (EventRouterDelegate.java at v3.6.1.Final, ERD below): on
+// the routed topic, keyed by the key part (:232), its value the payload
+// or the envelope of cfg.Value (none: a tombstone, :214-222), its
+// timestamp the event's or the change's ts_ms, now (:253-256), its
+// partition the placed one (:190-211, 233-241), and after the change's
+// headers (the context headers) `id` and the fields placed in headers
+// (:159-160, 203-208), each with its schema.
+func (v *ConnectView) Outbox(ev *schema.OutboxEvent, cfg *schema.OutboxConfig, now time.Time) (transform.Record, error) {
+	r := transform.Record{Topic: ev.Topic, KeySchema: ev.Key.Schema}
+	var err error
+	if r.Key, err = transform.FromJSON(ev.Key.Schema, ev.Key.JSON); err != nil {
+		return transform.Record{}, fmt.Errorf("internal: the outbox key does not read back under its schema: %w", err)
+	}
+	if val, ok := cfg.Value(ev); ok {
+		if r.Value, err = transform.FromJSON(val.Schema, val.JSON); err != nil {
+			return transform.Record{}, fmt.Errorf("internal: the outbox value does not read back under its schema: %w", err)
+		}
+		r.ValueSchema = val.Schema
+	}
+	ms := now.UnixMilli()
+	if ev.HasTime {
+		ms = ev.Millis
+	}
+	r.Timestamp = &ms
+	if ev.Placed {
+		p := ev.Partition
+		r.Partition = &p
+	}
+	r.Headers = append(make([]transform.Header, 0, len(v.context)+1+len(cfg.Fields)), v.context...)
+	add := func(key string, p schema.OutboxPart) error {
+		x, err := transform.FromJSON(p.Schema, p.JSON)
+		if err != nil {
+			return fmt.Errorf("internal: the outbox header %q does not read back under its schema: %w", key, err)
+		}
+		r.Headers = append(r.Headers, transform.Header{Key: key, Schema: p.Schema, Value: x})
+		return nil
+	}
+	if err := add(schema.OutboxIDHeader, ev.ID); err != nil {
+		return transform.Record{}, err
+	}
+	for i, f := range cfg.Fields {
+		if f.Placement == schema.PlaceHeader && ev.Fields[i].Schema != nil {
+			if err := add(f.Alias, ev.Fields[i]); err != nil {
+				return transform.Record{}, err
+			}
+		}
+	}
+	return r, nil
+}

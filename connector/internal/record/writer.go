@@ -225,6 +225,9 @@ func (w *Writer) Heartbeat(a *delivery.TxAck, topic string, f *HeartbeatFormat, 
 // unreachable (Avro).
 func (w *Writer) Outbox(ctx context.Context, a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent, now time.Time,
 	commit schema.LSN, seq int64) (*kgo.Record, error) {
+	if w.Codec.chain != nil {
+		return w.outboxChained(a, ch, ev, now, commit, seq)
+	}
 	rec := w.acks.pool.get()
 	rec.Context = a
 	SetHeaders(rec, ch.LSN, commit, seq)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/transform"
@@ -94,4 +95,41 @@ func (w *Writer) schemaChangeChained(a *delivery.TxAck, topic string, sc *schema
 func (w *Writer) heartbeatChained(a *delivery.TxAck, topic string, f *HeartbeatFormat, ch *schema.Change) (*kgo.Record, error) {
 	now := time.Now()
 	return w.chained(a, Heartbeat(topic, f.prefix, now.UnixMilli()), ch.LSN, now, func(rec *kgo.Record) { changeHeaders(rec, ch) })
+}
+
+// outboxChained is Outbox with the chain. The event's placed partition is
+// kept while the chain leaves the topic and partition as they were (the
+// caller checked the topic has it: TopicMaker.EnsureEvent); a record the
+// chain sends elsewhere is partitioned by the producer.
+func (w *Writer) outboxChained(a *delivery.TxAck, ch *schema.Change, ev *schema.OutboxEvent, now time.Time, commit schema.LSN, seq int64) (*kgo.Record, error) {
+	c := w.Codec.chain
+	if ev.ExpandErr != nil {
+		w.Codec.outbox.log.Warn("outbox payload not expanded: it is sent as the string it is (as Debezium's EventRouter does)",
+			zap.String("topic", ev.Topic), zap.Error(ev.ExpandErr))
+	}
+	if err := CheckRoutedTopic(ev.Topic); err != nil {
+		return nil, &RecordError{Topic: ev.Topic, LSN: ch.LSN, Err: err}
+	}
+	r, err := c.view.Outbox(ev, w.Codec.outbox.cfg, now)
+	if err != nil {
+		return nil, &RecordError{Topic: ev.Topic, LSN: ch.LSN, Err: err}
+	}
+	out, keep, err := c.apply(r, ch.LSN)
+	if err != nil {
+		return nil, err
+	}
+	rec := w.acks.pool.get()
+	rec.Context = a
+	if !keep {
+		return rec, nil // no topic: dropped
+	}
+	SetHeaders(rec, ch.LSN, commit, seq)
+	if err := c.encode(rec, &out, ch.LSN, now, w.Codec.maxRecord); err != nil {
+		w.acks.pool.put(rec)
+		return nil, err
+	}
+	if out.Partition != nil && ev.Placed && out.Topic == ev.Topic && *out.Partition == ev.Partition {
+		delivery.PlacePartition(rec, ev.Partition)
+	}
+	return rec, nil
 }

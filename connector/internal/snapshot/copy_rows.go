@@ -393,7 +393,7 @@ func (w *chunkWriter) row(line []byte) error {
 	// row gets a marker of its own, and only the end tells which it is.
 	prev, ends := w.held, w.heldEnds
 	w.held, w.heldMarker, w.heldEnds = rec, w.ch.Snapshot, nil
-	if w.w.Codec.Chained() {
+	if w.w.Codec.Chained() && !w.out.outbox { // an outbox event has no marker
 		w.heldRow = keepRow(&w.ch, w.plan, w.now)
 	}
 	if prev != nil {
@@ -439,7 +439,7 @@ func (o *snapshotOut) finish() error {
 	w := o.writer()
 	to := o.run.finish(o.table, o.lastMarker)
 	if o.last != nil {
-		if to != o.lastMarker && o.lastRow != nil {
+		if to != o.lastMarker && o.lastRow != nil && !o.outbox {
 			// With a transform chain: made again with its marker.
 			row := o.lastRow
 			row.ch.Snapshot = to
