@@ -100,6 +100,12 @@
 //     with the header content-type: application/cloudevents+json, which
 //     Debezium does not write; with it, the record parses.
 //
+// Also (converter.go, for the transform chain's records): the
+// JsonConverter (AppendJSONConverter, schemas on and off,
+// replace.null.with.default as an option), Confluent's AvroConverter's
+// payload (AppendAvro, under schema.RenderAvro's schema) and the
+// SimpleHeaderConverter (AppendHeaderValue).
+//
 // What remains (the wiring, later): the `format:` keys (protobuf,
 // jsonschema, cloudevents) and the per-relation cache of the built
 // schemas (they are built per schema, not per record); registering Text

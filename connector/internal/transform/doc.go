@@ -68,33 +68,19 @@
 //     by Schema.equals in an LRU of 16: two equal schemas built apart get
 //     two equal derived schemas.
 //
-// What remains (the wiring, later):
-//   - The pipeline builds a Record only when a chain is configured: the
-//     plain path (schema.Change → per-relation plan → JSON/Avro bytes)
-//     stays as it is. With a chain, the record plan gets a second encoder
-//     step: schema.Change → Record (key and value Structs of the plan's
-//     Connect schemas, which schema builds per relation already) →
-//     Chain.Apply → the encoders.
-//   - The encoders take a Record: JSON (with and without schemas) and Avro
-//     render the Record's schemas and values; a schema a transform
-//     changed is registered under the topic's subjects as Connect would
-//     (transforms cache derived schemas per input schema pointer, so a
-//     relation's records share one derived schema and one registration).
-//   - A *Error parks the record's table with the record's position in
-//     `status`; a dropped record (Filter) still advances the position.
-//   - Record.Partition and Record.Timestamp stay nil: Debezium creates
-//     its change records with a null partition and a null timestamp
-//     (debezium-connector-common/src/main/java/io/debezium/pipeline/EventDispatcher.java:535-542
-//     at v3.6.1.Final), so in a Connect deployment InsertField's
-//     partition.field and timestamp.field insert null (a required one
-//     fails). Setting the commit time there would insert a value Connect
-//     never does. Record.Headers are the ones Debezium has on a change
-//     record before the transforms: with extended.headers.enabled (default
-//     true) its four context headers, strings (DebeziumHeaderProducer.java:61-68:
-//     the connector's logical name, task id, plugin name, run id), which
-//     HasHeaderKey and `headers` see.
-//   - connector/config gets the `transforms` keys; import-debezium maps
-//     Debezium's Groovy/JavaScript conditions to CEL where mechanical.
-//   - `make bench` runs a three-transform chain; the per-record cost of a
-//     condition is BenchmarkCondition here.
+// Wired (issue 30, the wiring): connector/config's `transforms` key is
+// Parse'd at Validate; connector/internal/record's ConnectView makes each
+// record's Record (Partition and Timestamp nil as Debezium's
+// EventDispatcher.java:535-542 at v3.6.1.Final leaves them, so
+// InsertField's partition.field and timestamp.field insert null; the four
+// context headers of DebeziumHeaderProducer.java:61-68 on change records),
+// the codec runs the Chain on it and writes what it returns with
+// connectformat's converters; a *Error parks the record's table
+// (TableLocal) with its LSN in `status`, a dropped record still moves the
+// position. FromJSON reads in one pass under the schema (jsonread.go),
+// held to an encoding/json reference by a test and a fuzz target.
+//
+// What remains: import-debezium's mapping of Groovy/JavaScript
+// conditions to CEL; a view built without the JSON round trip (it costs
+// an encode and a read per record: BenchmarkConnectView in record).
 package transform

@@ -1,10 +1,8 @@
 package transform
 
 import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"sync"
@@ -167,147 +165,19 @@ func defaultOf(s *schema.Schema) (any, error) {
 // integer and float types and for Timestamp (ms), Date (days) and Time
 // (ms), base64 for bytes and for Decimal's unscaled two's complement.
 func FromJSON(s *schema.Schema, raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
+	r := jsonReader{b: raw}
+	v, err := r.value(s)
+	if err != nil {
 		return nil, err
 	}
-	return fromJSONValue(s, x)
+	if r.peek() != 0 || r.i < len(raw) {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
+	return v, nil
 }
 
-func fromJSONValue(s *schema.Schema, x any) (any, error) {
-	if x == nil {
-		return nil, nil
-	}
-	num := func() (json.Number, error) {
-		n, ok := x.(json.Number)
-		if !ok {
-			return "", fmt.Errorf("%v is not a number", x)
-		}
-		return n, nil
-	}
-	integer := func(bits int) (int64, error) {
-		n, err := num()
-		if err != nil {
-			return 0, err
-		}
-		i, err := n.Int64()
-		if err != nil || i < -(1<<(bits-1)) || i > 1<<(bits-1)-1 {
-			return 0, fmt.Errorf("%s is not an int%d", n, bits)
-		}
-		return i, nil
-	}
-	switch logicalKind(s) {
-	case TimestampName:
-		i, err := integer(64)
-		return fromMillis(i), err
-	case DateName:
-		i, err := integer(32)
-		return fromMillis(i * epochDay), err
-	case TimeName:
-		i, err := integer(32)
-		return fromMillis(i), err
-	case DecimalName:
-		b, err := fromBase64(x)
-		if err != nil {
-			return nil, err
-		}
-		scale, err := decimalScale(s)
-		return Decimal{Unscaled: signedBig(b), Scale: scale}, err
-	}
-	switch s.Type {
-	case schema.TypeInt8:
-		i, err := integer(8)
-		return int8(i), err
-	case schema.TypeInt16:
-		i, err := integer(16)
-		return int16(i), err
-	case schema.TypeInt32:
-		i, err := integer(32)
-		return int32(i), err
-	case schema.TypeInt64:
-		return integer(64)
-	case schema.TypeFloat32, schema.TypeFloat64:
-		n, err := num()
-		if err != nil {
-			return nil, err
-		}
-		f, err := n.Float64()
-		if s.Type == schema.TypeFloat32 {
-			return float32(f), err
-		}
-		return f, err
-	case schema.TypeBoolean:
-		b, ok := x.(bool)
-		if !ok {
-			return nil, fmt.Errorf("%v is not a boolean", x)
-		}
-		return b, nil
-	case schema.TypeString:
-		str, ok := x.(string)
-		if !ok {
-			return nil, fmt.Errorf("%v is not a string", x)
-		}
-		return str, nil
-	case schema.TypeBytes:
-		return fromBase64(x)
-	case schema.TypeArray:
-		a, ok := x.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%v is not an array", x)
-		}
-		out := make([]any, len(a))
-		for i, e := range a {
-			v, err := fromJSONValue(s.Items, e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return out, nil
-	case schema.TypeMap:
-		if s.Keys.Type != schema.TypeString {
-			return nil, fmt.Errorf("a map default with %s keys is not supported", s.Keys.Type)
-		}
-		o, ok := x.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%v is not an object", x)
-		}
-		m := &Map{}
-		for k, e := range o {
-			v, err := fromJSONValue(s.Values, e)
-			if err != nil {
-				return nil, err
-			}
-			m.Put(k, v)
-		}
-		return m, nil
-	case schema.TypeStruct:
-		o, ok := x.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%v is not an object", x)
-		}
-		st := NewStruct(s)
-		for i, f := range s.Fields {
-			v, err := fromJSONValue(f.Schema, o[f.Name])
-			if err != nil {
-				return nil, fmt.Errorf("field %q: %w", f.Name, err)
-			}
-			st.Values[i] = v
-		}
-		return st, nil
-	}
-	return nil, fmt.Errorf("unknown schema type %q", s.Type)
-}
-
-func fromBase64(x any) ([]byte, error) {
-	str, ok := x.(string)
-	if !ok {
-		return nil, fmt.Errorf("%v is not a base64 string", x)
-	}
-	return base64.StdEncoding.DecodeString(str)
-}
+// nonFinite are the non-finite doubles by the strings Jackson writes.
+var nonFinite = map[string]float64{"NaN": math.NaN(), "Infinity": math.Inf(1), "-Infinity": math.Inf(-1)}
 
 // decimalScale returns the scale parameter of a Decimal schema.
 func decimalScale(s *schema.Schema) (int32, error) {
