@@ -93,8 +93,11 @@
 //     true) its four context headers, strings (DebeziumHeaderProducer.java:61-68:
 //     the connector's logical name, task id, plugin name, run id), which
 //     HasHeaderKey and `headers` see.
-//   - connector/config gets the `transforms` keys; import-debezium maps
-//     Debezium's Groovy/JavaScript conditions to CEL where mechanical.
+//   - connector/config gets the `transforms` keys.
+//
+// TranslateScript (scripttranslate.go) turns Debezium's Groovy and
+// JavaScript conditions into CEL where the translation is mechanical, for
+// import-debezium; what it cannot translate exactly it refuses.
 //   - `make bench` runs a three-transform chain; the per-record cost of a
 //     condition is BenchmarkCondition here.
 package transform
