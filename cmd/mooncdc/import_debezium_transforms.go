@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/mooncdc/mooncdc/connector"
 )
 
 // This file maps Kafka Connect's converters and the transforms (SMTs) of a
@@ -96,7 +99,9 @@ type route struct {
 	KeyFieldReplacement string `yaml:"key_field_replacement,omitempty"`
 }
 
-// transforms maps the transforms chain, in order.
+// transforms maps the transforms chain, in order: the envelope and
+// routing transforms to format.envelope and kafka.routes, Kafka Connect's
+// and Debezium's generic ones to the transforms chain (import_debezium_chain.go).
 func (im *importer) transforms() {
 	chain, ok := im.get("transforms")
 	if !ok {
@@ -104,9 +109,20 @@ func (im *importer) transforms() {
 	}
 	envelope := "debezium"
 	var routes []route
-	for _, alias := range splitList(chain) {
+	var natives, generics []chainStep
+	for i, alias := range splitList(chain) {
 		pfx := "transforms." + alias + "."
 		class, _ := im.get(pfx + "type")
+		if slices.Contains(connector.TransformTypes(), class) {
+			generics = append(generics, chainStep{alias: alias, class: class, pos: i})
+			continue
+		}
+		switch class {
+		case unwrapSMT, outboxSMT:
+			natives = append(natives, chainStep{alias: alias, class: class, pos: i, envelope: true})
+		case logicalTableSMT, regexRouterSMT:
+			natives = append(natives, chainStep{alias: alias, class: class, pos: i})
+		}
 		opt := func(name, def string) string {
 			if v, ok := im.get(pfx + name); ok {
 				return v
@@ -155,7 +171,7 @@ func (im *importer) transforms() {
 				routes = append(routes, r)
 			}
 		default:
-			im.unmapped(pfx+"type", fmt.Sprintf("transform %q has no mooncdc equivalent; apply it downstream", class))
+			im.unmapped(pfx+"type", fmt.Sprintf("transform %q has no mooncdc equivalent (mooncdc runs ExtractNewRecordState, EventRouter, ByLogicalTableRouter, RegexRouter and %s); apply it downstream", class, strings.Join(connector.TransformTypes(), ", ")))
 		}
 		for _, k := range sortedKeys(im.props) {
 			if strings.HasPrefix(k, pfx) && !im.used[k] {
@@ -169,6 +185,7 @@ func (im *importer) transforms() {
 	if len(routes) > 0 {
 		im.out.set("kafka.routes", routes, "")
 	}
+	im.chain(generics, natives)
 }
 
 // checkRegex reports a topic regex Go's regexp cannot compile (Java-only
