@@ -9,79 +9,9 @@ import (
 	"github.com/mooncdc/mooncdc/connector"
 )
 
-// This file maps Kafka Connect's converters and the transforms (SMTs) of a
-// Debezium connector config to mooncdc's format, envelope and routing keys.
-
-// The converter classes import-debezium maps.
-const (
-	jsonConverter = "org.apache.kafka.connect.json.JsonConverter"
-	avroConverter = "io.confluent.connect.avro.AvroConverter"
-)
-
-// converters maps key.converter and value.converter with their options.
-// JsonConverter's schemas.enable defaults to true (Kafka's
-// JsonConverterConfig.SCHEMAS_ENABLE_DEFAULT).
-func (im *importer) converters() {
-	var jsonSchemas []bool
-	for _, side := range []string{"key", "value"} {
-		prop := side + ".converter"
-		class, ok := im.get(prop)
-		if !ok {
-			im.findings = append(im.findings, finding{Property: prop,
-				Reason: "not in the connector config, so the Connect worker's applies (the worker configs Kafka ships: JsonConverter, schemas.enable=true): set format." + side + " and format.json_schemas to match it; mooncdc's default is JSON without schemas"})
-			continue
-		}
-		switch class {
-		case jsonConverter:
-			im.out.set("format."+side, "json", "")
-			enabled := true
-			if v, ok := im.get(prop + ".schemas.enable"); ok {
-				enabled = strings.EqualFold(v, "true")
-			}
-			jsonSchemas = append(jsonSchemas, enabled)
-		case avroConverter:
-			im.out.set("format."+side, "avro", "")
-			im.registry(prop)
-		default:
-			im.unmapped(prop, fmt.Sprintf("%q: mooncdc writes JsonConverter's or Confluent AvroConverter's format only", class))
-		}
-		for _, k := range sortedKeys(im.props) {
-			if strings.HasPrefix(k, prop+".") && !im.used[k] {
-				im.unmapped(k, "a converter option mooncdc has no key for")
-			}
-		}
-	}
-	switch {
-	case len(jsonSchemas) == 2 && jsonSchemas[0] != jsonSchemas[1]:
-		im.out.set("format.json_schemas", jsonSchemas[1], "")
-		im.note("key.converter.schemas.enable", "differs from value.converter.schemas.enable: mooncdc has one format.json_schemas for both; the value's is used")
-	case len(jsonSchemas) > 0:
-		im.out.set("format.json_schemas", jsonSchemas[0], "")
-	}
-}
-
-// registry maps an AvroConverter's Schema Registry options.
-func (im *importer) registry(prop string) {
-	if v, ok := im.get(prop + ".schema.registry.url"); ok {
-		urls := splitList(v)
-		if len(urls) > 0 {
-			im.out.set("format.schema_registry.url", urls[0], "")
-		}
-		if len(urls) > 1 {
-			im.note(prop+".schema.registry.url", "several URLs: mooncdc takes one, the first")
-		}
-	}
-	if v, ok := im.get(prop + ".auto.register.schemas"); ok {
-		im.out.set("format.schema_registry.auto_register", strings.EqualFold(v, "true"), "")
-	}
-	im.get(prop + ".basic.auth.credentials.source")
-	if v, ok := im.get(prop + ".basic.auth.user.info"); ok {
-		if user, _, found := strings.Cut(v, ":"); found && !strings.HasPrefix(v, "${") {
-			im.out.set("format.schema_registry.username", user, "")
-		}
-		im.unmapped(prop+".basic.auth.user.info", "holds the password: not copied; set format.schema_registry.password_file or MOONCDC_FORMAT_SCHEMA_REGISTRY_PASSWORD")
-	}
-}
+// This file maps the transforms (SMTs) of a Debezium connector config to
+// mooncdc's envelope and routing keys (the generic ones:
+// import_debezium_chain.go; the converters: import_debezium_converters.go).
 
 // Debezium's transform classes.
 const (
