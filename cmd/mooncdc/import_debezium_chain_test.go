@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -258,5 +260,32 @@ func TestImportDebeziumRefusesWhatTheChainCannotKeep(t *testing.T) {
 				t.Errorf("%s: %+v, want it refused with %q\nall: %+v", c.key, f, c.reason, findings)
 			}
 		})
+	}
+}
+
+// TestDocsTransformsExampleParses: the example chain of docs/transforms.md
+// is one the transforms chain accepts.
+func TestDocsTransformsExampleParses(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(docsRoot, "docs", "transforms.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	start := strings.Index(text, "```yaml\n")
+	end := strings.Index(text[start+8:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("docs/transforms.md has no ```yaml example")
+	}
+	var doc struct {
+		Transforms map[string]string `yaml:"transforms"`
+	}
+	if err := yaml.Unmarshal([]byte(text[start+8:start+8+end]), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Transforms) == 0 {
+		t.Fatal("the example has no transforms")
+	}
+	if err := connector.ValidateTransforms(doc.Transforms); err != nil {
+		t.Errorf("the example chain of docs/transforms.md: %v", err)
 	}
 }
