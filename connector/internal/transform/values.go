@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"sync"
@@ -169,11 +170,71 @@ func defaultOf(s *schema.Schema) (any, error) {
 func FromJSON(s *schema.Schema, raw []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
+	x, err := decodeOrdered(dec)
+	if err != nil {
 		return nil, err
 	}
+	if dec.More() {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
 	return fromJSONValue(s, x)
+}
+
+// jsonObject is a JSON object with its keys in the order written (a map
+// keeps them in that order: the order its writer gave, not Go's random
+// map order); a repeated key keeps its last value, as Jackson and
+// encoding/json do.
+type jsonObject struct {
+	keys []string
+	vals []any
+}
+
+func (o *jsonObject) get(k string) any {
+	for i := len(o.keys) - 1; i >= 0; i-- {
+		if o.keys[i] == k {
+			return o.vals[i]
+		}
+	}
+	return nil
+}
+
+// decodeOrdered reads one JSON value: objects as *jsonObject, arrays as
+// []any, numbers as json.Number, and strings, booleans and null as
+// encoding/json does.
+func decodeOrdered(dec *json.Decoder) (any, error) {
+	t, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t {
+	case json.Delim('{'):
+		o := &jsonObject{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeOrdered(dec)
+			if err != nil {
+				return nil, err
+			}
+			o.keys, o.vals = append(o.keys, k.(string)), append(o.vals, v)
+		}
+		_, err := dec.Token() // }
+		return o, err
+	case json.Delim('['):
+		a := []any{}
+		for dec.More() {
+			v, err := decodeOrdered(dec)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := dec.Token() // ]
+		return a, err
+	}
+	return t, nil
 }
 
 func fromJSONValue(s *schema.Schema, x any) (any, error) {
@@ -229,6 +290,20 @@ func fromJSONValue(s *schema.Schema, x any) (any, error) {
 	case schema.TypeInt64:
 		return integer(64)
 	case schema.TypeFloat32, schema.TypeFloat64:
+		if str, ok := x.(string); ok {
+			// mooncdc's encoders write a non-finite double as Jackson does
+			// with QUOTE_NON_NUMERIC_NUMBERS (its default): the strings
+			// "NaN", "Infinity" and "-Infinity" (schema/json_values.go);
+			// the record's Connect value is the double itself.
+			f, ok := nonFinite[str]
+			if !ok {
+				return nil, fmt.Errorf("%q is not a number", str)
+			}
+			if s.Type == schema.TypeFloat32 {
+				return float32(f), nil
+			}
+			return f, nil
+		}
 		n, err := num()
 		if err != nil {
 			return nil, err
@@ -270,13 +345,13 @@ func fromJSONValue(s *schema.Schema, x any) (any, error) {
 		if s.Keys.Type != schema.TypeString {
 			return nil, fmt.Errorf("a map default with %s keys is not supported", s.Keys.Type)
 		}
-		o, ok := x.(map[string]any)
+		o, ok := x.(*jsonObject)
 		if !ok {
 			return nil, fmt.Errorf("%v is not an object", x)
 		}
 		m := &Map{}
-		for k, e := range o {
-			v, err := fromJSONValue(s.Values, e)
+		for i, k := range o.keys {
+			v, err := fromJSONValue(s.Values, o.vals[i])
 			if err != nil {
 				return nil, err
 			}
@@ -284,13 +359,13 @@ func fromJSONValue(s *schema.Schema, x any) (any, error) {
 		}
 		return m, nil
 	case schema.TypeStruct:
-		o, ok := x.(map[string]any)
+		o, ok := x.(*jsonObject)
 		if !ok {
 			return nil, fmt.Errorf("%v is not an object", x)
 		}
 		st := NewStruct(s)
 		for i, f := range s.Fields {
-			v, err := fromJSONValue(f.Schema, o[f.Name])
+			v, err := fromJSONValue(f.Schema, o.get(f.Name))
 			if err != nil {
 				return nil, fmt.Errorf("field %q: %w", f.Name, err)
 			}
@@ -300,6 +375,9 @@ func fromJSONValue(s *schema.Schema, x any) (any, error) {
 	}
 	return nil, fmt.Errorf("unknown schema type %q", s.Type)
 }
+
+// nonFinite are the non-finite doubles by the strings Jackson writes.
+var nonFinite = map[string]float64{"NaN": math.NaN(), "Infinity": math.Inf(1), "-Infinity": math.Inf(-1)}
 
 func fromBase64(x any) ([]byte, error) {
 	str, ok := x.(string)
