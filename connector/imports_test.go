@@ -41,9 +41,9 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/pgsource":                       {"connector/config", "connector/internal/fault", "connector/stream"},
 		"connector/internal/delivery":              {"connector/config", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
 		"connector/internal/delivery/deliverytest": {},
-		"connector/internal/record":                {"connector/config", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
-		"connector/internal/emit":                  {"connector/config", "connector/pgsource", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/stream"},
-		"connector/internal/snapshot":              {"connector/config", "connector/pgsource", "connector/stream", "connector/internal/delivery", "connector/internal/emit", "connector/internal/fault", "connector/internal/phases", "connector/internal/record"},
+		"connector/internal/record":                {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
+		"connector/internal/emit":                  {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/stream"},
+		"connector/internal/snapshot":              {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/stream", "connector/internal/delivery", "connector/internal/emit", "connector/internal/fault", "connector/internal/phases", "connector/internal/record"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"connector/...").CombinedOutput()
 	if err != nil {

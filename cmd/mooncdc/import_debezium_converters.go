@@ -25,11 +25,10 @@ const (
 
 // The format values of the converters whose writers exist
 // (connector/internal/connectformat) but which the pipeline does not
-// write yet.
+// write yet (CloudEvents it does: config.FormatCloudEvents).
 const (
-	formatProtobuf    = "protobuf"
-	formatJSONSchema  = "json_schema"
-	formatCloudEvents = "cloudevents"
+	formatProtobuf   = "protobuf"
+	formatJSONSchema = "json_schema"
 )
 
 // wiredFormats are the format.key and format.value values this mooncdc
@@ -37,7 +36,7 @@ const (
 // keeps the list true). Another value is written marked notSupported,
 // with a finding, so that 'mooncdc run' refuses the file rather than
 // write another format than the connector's.
-var wiredFormats = []string{config.FormatJSON, config.FormatAvro}
+var wiredFormats = []string{config.FormatJSON, config.FormatAvro, config.FormatCloudEvents}
 
 // harmless is a converter option with no mooncdc key, and the value at
 // which it changes nothing.
@@ -140,7 +139,7 @@ func (im *importer) converters() {
 				im.unmapped(prop, "CloudEventsConverter writes record values; mooncdc writes keys as json, avro, protobuf or json_schema")
 				continue
 			}
-			im.setFormat(prop, side, formatCloudEvents)
+			im.setFormat(prop, side, config.FormatCloudEvents)
 			im.harmless(prop, cloudEventsDefaults)
 			schemasEnable(prop + ".json.schemas.enable")
 		default:

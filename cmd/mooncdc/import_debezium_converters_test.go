@@ -79,6 +79,11 @@ func TestImportDebeziumMapsTheConverters(t *testing.T) {
 			want: map[string]any{"format.value": "cloudevents"},
 			refused: []string{"value.converter.serializer.type", "value.converter.data.serializer.type", "value.converter.avro.schema.registry.url",
 				"value.converter.extension.attributes.enable", "value.converter.opentelemetry.tracing.attributes.enable", "value.converter.metadata.source"}},
+		{name: "CloudEvents after ExtractNewRecordState, which Debezium writes as null values",
+			props: `"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+				"value.converter": "io.debezium.converters.CloudEventsConverter",
+				"transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState"`,
+			want: map[string]any{"format.value": "cloudevents", "format.envelope": "flat"}, refused: []string{"value.converter"}},
 		{name: "CloudEvents as the key converter",
 			props: `"key.converter": "io.debezium.converters.CloudEventsConverter",
 				"value.converter": "org.apache.kafka.connect.json.JsonConverter"`,
@@ -133,7 +138,7 @@ func TestImportDebeziumMapsTheConverters(t *testing.T) {
 func TestImportDebeziumWiredFormatsAreTheLoaders(t *testing.T) {
 	_, out, _ := convertForTest(t, convBase+`, "value.converter": "io.confluent.connect.avro.AvroConverter",
 		"value.converter.schema.registry.url": "http://sr:8081"}`, importOptions{Brokers: []string{"k:9092"}})
-	for _, f := range []string{config.FormatJSON, config.FormatAvro, formatProtobuf, formatJSONSchema, formatCloudEvents} {
+	for _, f := range []string{config.FormatJSON, config.FormatAvro, formatProtobuf, formatJSONSchema, config.FormatCloudEvents} {
 		var doc yaml.Node
 		if err := yaml.Unmarshal(out, &doc); err != nil {
 			t.Fatal(err)

@@ -111,6 +111,12 @@ func (im *importer) transforms() {
 	}
 	if envelope != "debezium" {
 		im.out.set("format.envelope", envelope, "")
+		if v, _ := im.peek("value.converter"); v == cloudEventsConverter {
+			// Envelope.isEnvelopeSchema is false for the flattened row or
+			// the outbox event: CloudEventsConverter.java:268-272 writes null.
+			im.findings = append(im.findings, finding{Property: "value.converter",
+				Reason: fmt.Sprintf("CloudEventsConverter after the %s envelope transform writes every value null in Debezium (it converts change envelopes only), and mooncdc refuses format.value cloudevents with format.envelope %s: remove the transform or choose another converter", envelope, envelope)})
+		}
 	}
 	if len(routes) > 0 {
 		im.out.set("kafka.routes", routes, "")

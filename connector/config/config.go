@@ -310,7 +310,9 @@ var SnapshotModes = []SnapshotMode{SnapshotInitial, SnapshotNever, SnapshotIniti
 // same names as Debezium's, with '_' for '.').
 type FormatConfig struct {
 	// Key and Value are "json" (Kafka Connect's JsonConverter) or "avro"
-	// (Confluent's AvroConverter with the Schema Registry).
+	// (Confluent's AvroConverter with the Schema Registry); Value also
+	// "cloudevents" (Debezium's CloudEventsConverter, structured JSON mode,
+	// JSON data with JSONSchemas saying whether it carries its schema).
 	Key   string `yaml:"key"`
 	Value string `yaml:"value"`
 	// JSONSchemas wraps JSON keys and values in {"schema":…,"payload":…}
@@ -423,6 +425,9 @@ var SkippableOperations = []string{"c", "u", "d", "t", "none"}
 const (
 	FormatJSON = "json"
 	FormatAvro = "avro"
+	// FormatCloudEvents (format.value only) is Debezium's
+	// CloudEventsConverter in its structured JSON mode with JSON data.
+	FormatCloudEvents = "cloudevents"
 )
 
 // SchemaRegistryConfig is the Confluent Schema Registry that Avro schemas

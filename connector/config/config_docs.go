@@ -69,8 +69,8 @@ var configDocs = map[string]keyDoc{
 	"snapshot.max_retries":           {doc: "Retries of a failed copy; then the table waits for `mooncdc resnapshot`. 0 never retries."},
 
 	"format.key":                                      {doc: "The key format: `json` (Kafka Connect's JsonConverter) or `avro` (Confluent's AvroConverter with the Schema Registry)."},
-	"format.value":                                    {doc: "The value format: `json` or `avro`."},
-	"format.json_schemas":                             {doc: "JSON keys and values as `{\"schema\":…,\"payload\":…}` (JsonConverter's `schemas.enable=true`)."},
+	"format.value":                                    {doc: "The value format: `json`, `avro` or `cloudevents` (Debezium's CloudEventsConverter, structured JSON mode, with `format.envelope: debezium`; see [Formats](transforms.md#formats))."},
+	"format.json_schemas":                             {doc: "JSON keys and values as `{\"schema\":…,\"payload\":…}` (JsonConverter's `schemas.enable=true`); with `cloudevents`, the event's `data` so (the converter's `json.schemas.enable`)."},
 	"format.schema_registry.url":                      {doc: "Required for Avro: the Schema Registry, e.g. `http://localhost:8081` (`https://` for TLS); subjects `<topic>-key` and `<topic>-value`."},
 	"format.schema_registry.username":                 {doc: "Basic auth user."},
 	"format.schema_registry.password":                 {doc: "Basic auth password (masked when printed); or `password_file`."},

@@ -223,9 +223,19 @@ func (c Config) Validate() error {
 		case FormatJSON:
 		case FormatAvro:
 			avro = true
+		case FormatCloudEvents:
+			if f.key == "format.key" {
+				bad("format.key: cloudevents is a value format (Debezium's CloudEventsConverter writes record values); use json or avro for the key")
+			}
 		default:
-			bad("%s: %q is not one of json, avro", f.key, f.v)
+			bad("%s: %q is not one of json, avro, cloudevents (value only)", f.key, f.v)
 		}
+	}
+	if fm.Value == FormatCloudEvents && fm.Envelope != "" && fm.Envelope != EnvelopeDebezium {
+		// Envelope.isEnvelopeSchema (Envelope.java:393-403) is false for a
+		// flattened row or an outbox event: CloudEventsConverter.java:268-272
+		// writes null for each.
+		bad("format.value: cloudevents writes Debezium's change envelope as a CloudEvent; with format.envelope %s every value would be null (as Debezium's converter writes it): use format.envelope debezium", fm.Envelope)
 	}
 	sc := schema.Config{UnavailableValue: fm.UnavailableValuePlaceholder, DecimalMode: fm.DecimalHandlingMode,
 		BinaryMode: fm.BinaryHandlingMode, TimePrecisionMode: fm.TimePrecisionMode, IntervalMode: fm.IntervalHandlingMode,

@@ -100,8 +100,12 @@
 //     with the header content-type: application/cloudevents+json, which
 //     Debezium does not write; with it, the record parses.
 //
+// Wired: format.value cloudevents (connector/internal/record's
+// cloudevents.go), read end to end from Postgres by the CloudEvents SDK
+// (connector/internal/it/records).
+//
 // What remains (the wiring, later): the `format:` keys (protobuf,
-// jsonschema, cloudevents) and the per-relation cache of the built
+// jsonschema) and the per-relation cache of the built
 // schemas (they are built per schema, not per record); registering Text
 // and Document under TopicNameStrategy subjects (<topic>-key,
 // <topic>-value) with pkg/sr, and the registry pre-check at a DDL that
@@ -109,5 +113,6 @@
 // the table and counts in a metric; options for the remedies above
 // (references for the imports, Protobuf text without field_meta, the
 // CloudEvents content-type header); the outside-client tests end to end
-// from Postgres; `make bench` lines from BenchmarkEncode.
+// from Postgres for Protobuf and JSON Schema; `make bench` lines from
+// BenchmarkEncode.
 package connectformat
