@@ -97,7 +97,7 @@ var (
 // converters maps key.converter and value.converter with their options.
 // JsonConverter's schemas.enable defaults to true (Kafka's
 // JsonConverterConfig.SCHEMAS_ENABLE_DEFAULT), for the CloudEvents data
-// too (CloudEventsConverter.java:217).
+// too (CloudEventsConverter.java:219).
 func (im *importer) converters() {
 	var jsonSchemas []bool
 	schemasEnable := func(key string) {
@@ -135,8 +135,9 @@ func (im *importer) converters() {
 			im.harmless(prop, jsonSchemaDefaults)
 		case cloudEventsConverter:
 			if side == "key" {
-				// CloudEventsConverter.java:187: it configures itself as a value converter.
-				im.unmapped(prop, "CloudEventsConverter writes record values; mooncdc writes keys as json, avro, protobuf or json_schema")
+				// A key is no change envelope: CloudEventsConverter.java:268-272
+				// writes it null (and :186 configures itself as a value converter).
+				im.unmapped(prop, "CloudEventsConverter converts change envelopes, so as the key converter it writes every key null; mooncdc writes keys as json or avro")
 				continue
 			}
 			im.setFormat(prop, side, config.FormatCloudEvents)

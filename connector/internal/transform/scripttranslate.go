@@ -379,13 +379,23 @@ func (p *scriptParser) unary() scriptNode {
 var celReserved = []string{"true", "false", "null", "in", "as", "break", "const", "continue", "else",
 	"for", "function", "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
 
+// groovyProperties are the property names Groovy resolves on every object
+// before a generic get(String) such as Struct.get (getClass,
+// getMetaClass, and DefaultGroovyMethods' getProperties and
+// getMetaPropertyValues): value.class is the Java class there, not a
+// field.
+var groovyProperties = []string{"class", "metaClass", "properties", "metaPropertyValues"}
+
 func (p *scriptParser) fieldName(t token) bool {
-	if t.kind != tokIdent {
+	switch {
+	case t.kind != tokIdent:
 		p.fail(t.pos, fmt.Sprintf("expected a field name, found %q", t.text))
 		return false
-	}
-	if slices.Contains(celReserved, t.text) {
+	case slices.Contains(celReserved, t.text):
 		p.fail(t.pos, fmt.Sprintf("the field name %q is a word CEL reserves", t.text))
+		return false
+	case !p.js && slices.Contains(groovyProperties, t.text):
+		p.fail(t.pos, fmt.Sprintf(".%s is a property of every Groovy object, not the field of that name", t.text))
 		return false
 	}
 	return true

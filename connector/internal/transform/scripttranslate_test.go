@@ -125,6 +125,8 @@ func TestTranslateScriptAsDebezium(t *testing.T) {
 			want: `"deleted_" + value.before.name`, outcomes: []outcome{{rec: del(1), keep: true, topic: "deleted_myRecord"}}},
 		{where: "escapes", lang: LangGroovy, src: `value.before.name != 'it\'s \u00e9'`, want: `value.before.name != "it's é"`,
 			outcomes: []outcome{{rec: del(1), keep: true}}},
+		{where: "a JavaScript proxy's member named class is the field (GraalJsEngine.java:90-99)", lang: LangJS, src: "value.before.class == null",
+			want: `value.before.class == null`, outcomes: []outcome{{rec: del(1), err: true}}},
 		{where: "a double-quoted JavaScript string keeps its $", lang: LangJS, src: `topic != "$x"`, want: `topic != "$x"`,
 			outcomes: []outcome{{rec: del(1), keep: true}}},
 	} {
@@ -207,6 +209,7 @@ func TestTranslateScriptRefuses(t *testing.T) {
 		{LangGroovy, "value.op == 'd' // deletes", false, "a comment"},
 		{LangGroovy, "value.after.name.toUpperCase() == 'X'", false, "toUpperCase"},
 		{LangGroovy, "value.after.in == 1", false, "a word CEL reserves"},
+		{LangGroovy, "value.after.class == 'A'", false, "a property of every Groovy object"},
 		{LangGroovy, "header.idh.schema == null", false, "only a header's value"},
 		{LangGroovy, "value.op === 'd'", false, "identity comparison"},
 		{LangJS, "'op' in value", false, "JavaScript's in"},
