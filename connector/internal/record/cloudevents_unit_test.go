@@ -1,6 +1,13 @@
 package record
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/schema"
+)
 
 // TestCloudEventsMarkSnapshotRewritesTheAttribute: a copy's last event
 // gets its snapshot marker in the iodebeziumsnapshot attribute, which
@@ -15,5 +22,91 @@ func TestCloudEventsMarkSnapshotRewritesTheAttribute(t *testing.T) {
 	}
 	if _, ok := c.MarkSnapshot([]byte(`{"iodebeziumsnapshot":"false"}`), "true", "last"); ok {
 		t.Fatal("rewrote an event without the marker")
+	}
+}
+
+// ceFormats are the formats of format.value cloudevents.
+func ceFormats(t testing.TB, schemas bool) *Formats {
+	return viewTestFormats(t, func(c *config.Config) {
+		c.Format.Value, c.Format.JSONSchemas = config.FormatCloudEvents, schemas
+	})
+}
+
+// TestCodecCloudEventsWritesChangesAndNullsTheRest: a table change is one
+// CloudEvent whose data is the row; a logical message, a transaction
+// record and a schema change are null, as CloudEventsConverter writes
+// every value that is no change envelope (CloudEventsConverter.java:264-272
+// at Debezium v3.6.1.Final).
+func TestCodecCloudEventsWritesChangesAndNullsTheRest(t *testing.T) {
+	for _, schemas := range []bool{false, true} {
+		c := ceFormats(t, schemas).Codec()
+		rel := numericTable()
+		sp := schema.NewPlan(ceFormats(t, schemas).SchemaConfig(), rel)
+		ch := &schema.Change{Op: schema.OpCreate, Relation: rel, Tx: &schema.Tx{Xid: 771, CommitLSN: 0x2000}, LSN: 0x1F00,
+			After: textTuple("7", "1", "123456", "1234567890123", "3.3", "4.44", "t", "NaN", "Infinity", "1.10")}
+		v, err := c.AppendValue(nil, sp, ch, time.UnixMilli(1_700_000_000_000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev struct {
+			Type, Source, IodebeziumOp string
+			Data                       json.RawMessage
+		}
+		if err := json.Unmarshal(v, &ev); err != nil {
+			t.Fatalf("%v: %s", err, v)
+		}
+		var data struct {
+			After   map[string]any `json:"after"`
+			Payload *struct {
+				After map[string]any `json:"after"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(ev.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		after := data.After
+		if schemas {
+			after = data.Payload.After
+		}
+		if ev.Type != "io.debezium.connector.postgresql.DataChangeEvent" || ev.Source != "/debezium/postgresql/shop" || ev.IodebeziumOp != "c" ||
+			after["pk"] != 7.0 || after["bi"] != 1234567890123.0 || after["r_nan"] != "NaN" {
+			t.Errorf("schemas %v: %s", schemas, v)
+		}
+		msg := &schema.Change{Op: schema.OpMessage, Message: &schema.Message{Prefix: "p", Content: []byte("x")}, Tx: &schema.Tx{Xid: 771}, LSN: 0x1F00}
+		if v, err := c.AppendValue([]byte("old"), nil, msg, time.Now()); err != nil || v != nil {
+			t.Errorf("a logical message: %q, %v; want null", v, err)
+		}
+		if v, err := c.AppendTxValue([]byte("old"), &schema.TxEvent{Status: schema.TxBegin, Xid: 771}); err != nil || v != nil {
+			t.Errorf("a transaction record: %q, %v; want null", v, err)
+		}
+		if v, err := c.AppendSchemaChangeValue([]byte("old"), &schema.SchemaChange{}); err != nil || v != nil {
+			t.Errorf("a schema change: %q, %v; want null", v, err)
+		}
+	}
+}
+
+// BenchmarkCloudEventsValue is a change's CloudEvent (the JSON encode, its
+// read-back as Connect data, the event) beside the plain JSON value.
+func BenchmarkCloudEventsValue(b *testing.B) {
+	rel := numericTable()
+	ch := &schema.Change{Op: schema.OpCreate, Relation: rel, Tx: &schema.Tx{Xid: 771, CommitLSN: 0x2000}, LSN: 0x1F00,
+		After: textTuple("7", "1", "123456", "1234567890123", "3.3", "4.44", "t", "NaN", "Infinity", "1.10")}
+	now := time.Now()
+	for _, bc := range []struct {
+		name string
+		f    *Formats
+	}{{"cloudevents", ceFormats(b, false)}, {"plain-json", viewTestFormats(b, nil)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := bc.f.Codec()
+			sp := schema.NewPlan(bc.f.SchemaConfig(), rel)
+			var buf []byte
+			b.ReportAllocs()
+			for range b.N {
+				var err error
+				if buf, err = c.AppendValue(buf[:0], sp, ch, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
