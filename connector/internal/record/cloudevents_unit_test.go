@@ -110,3 +110,22 @@ func BenchmarkCloudEventsValue(b *testing.B) {
 		})
 	}
 }
+
+// TestHeartbeatUnderCloudEventsIsNull: a heartbeat's value is no change
+// envelope either: null under format.value cloudevents, its key as the
+// key format writes it.
+func TestHeartbeatUnderCloudEventsIsNull(t *testing.T) {
+	cfg := config.DefaultConfig()
+	cfg.Name, cfg.Format.Value = "shop", config.FormatCloudEvents
+	cfg.ApplyDefaults()
+	f, err := NewHeartbeatFormat(t.Context(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := f.appendValue([]byte("old"), 1); err != nil || v != nil {
+		t.Errorf("value %q, %v; want null", v, err)
+	}
+	if k, err := f.appendKey(nil); err != nil || string(k) != `{"serverName":"shop"}` {
+		t.Errorf("key %s, %v", k, err)
+	}
+}
