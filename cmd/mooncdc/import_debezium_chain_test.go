@@ -238,6 +238,8 @@ func TestImportDebeziumRefusesWhatTheChainCannotKeep(t *testing.T) {
 		{"a WebAssembly filter",
 			"transforms=f\ntransforms.f.type=io.debezium.transforms.Filter\ntransforms.f.language=wasm.chicory\ntransforms.f.condition=file://filter.wasm\n",
 			"transforms.f.condition", `language "wasm.chicory": the translation reads jsr223.groovy and jsr223.graal.js`, ""},
+		{"an alias without a type",
+			"transforms=x,keep\n" + keep, "transforms.x.type", "missing: Kafka Connect refuses", "keep"},
 		{"a Filter without language",
 			"transforms=f\ntransforms.f.type=io.debezium.transforms.Filter\ntransforms.f.condition=value.op == 'd'\n",
 			"transforms.f.language", "Debezium requires it", ""},

@@ -100,6 +100,8 @@ func (im *importer) transforms() {
 			if im.checkRegex(pfx+"regex", r.Regex) {
 				routes = append(routes, r)
 			}
+		case "":
+			im.unmapped(pfx+"type", "missing: Kafka Connect refuses a transform alias without a type")
 		default:
 			im.unmapped(pfx+"type", fmt.Sprintf("transform %q has no mooncdc equivalent (mooncdc runs ExtractNewRecordState, EventRouter, ByLogicalTableRouter, RegexRouter and %s); apply it downstream", class, strings.Join(connector.TransformTypes(), ", ")))
 		}
