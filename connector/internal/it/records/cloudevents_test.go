@@ -30,13 +30,21 @@ func TestCloudEventsValuesReadByTheSDKAcrossASchemaChange(t *testing.T) {
 	e := ittest.NewEnv(t)
 	e.Exec(`CREATE TABLE public.items (id int PRIMARY KEY, name text)`)
 	e.Exec(`INSERT INTO items VALUES (1, 'snap1'), (2, 'snap2')`)
-	cfg := e.Config("ce", "public.items")
-	cfg.Heartbeat.Records = false
-	cfg.Format.Value = config.FormatCloudEvents
-	cfg.Format.JSONSchemas = true
-	cfg.Format.ProvideTransactionMetadata = true
-	r := ittest.StartStreaming(t, cfg)
-	r.WaitHandedOver(t)
+	// Two pipelines: data with its schema (as CECT configures the
+	// converter) and without (json.schemas.enable=false).
+	names := map[bool]string{true: "ce", false: "ceplain"}
+	var runs []*ittest.Running
+	for _, schemas := range []bool{true, false} {
+		cfg := e.Config(names[schemas], "public.items")
+		cfg.Heartbeat.Records = false
+		cfg.Format.Value = config.FormatCloudEvents
+		cfg.Format.JSONSchemas = schemas
+		cfg.Format.ProvideTransactionMetadata = true
+		runs = append(runs, ittest.StartStreaming(t, cfg))
+	}
+	for _, r := range runs {
+		r.WaitHandedOver(t)
+	}
 	e.Exec(`INSERT INTO items VALUES (3, 'new')`)
 	e.Exec(`UPDATE items SET name = 'changed' WHERE id = 3`)
 	e.Exec(`ALTER TABLE items ADD COLUMN note text`)
@@ -57,137 +65,173 @@ func TestCloudEventsValuesReadByTheSDKAcrossASchemaChange(t *testing.T) {
 		{"c", "false", 4, map[string]any{"id": 4.0, "name": "after", "note": "noted"}, true},
 		{"d", "false", 4, nil, true},
 	}
-	const topic = "ce.public.items"
 	n := len(wants) + 1 // and the delete's tombstone
-	raw := ittest.ReadRaw(t, e.Kafka, n, topic)
-	if raw[n-1].Value != nil || !strings.HasSuffix(string(raw[n-1].Key), `"payload":{"id":4}}`) {
-		t.Errorf("the last record is not the delete's tombstone: key %s, value %q", raw[n-1].Key, raw[n-1].Value)
-	}
-	// Four transactions with changes, a BEGIN and an END each.
-	for _, rec := range ittest.ReadRaw(t, e.Kafka, 8, "ce.transaction") {
-		if rec.Value != nil {
-			t.Errorf("a transaction record's value %s: CloudEventsConverter writes null for it", rec.Value)
+	var topics []jsclients.Topic
+	for _, schemas := range []bool{true, false} {
+		name := names[schemas]
+		raw := ittest.ReadRaw(t, e.Kafka, n, name+".public.items")
+		if raw[n-1].Value != nil || !strings.HasSuffix(string(raw[n-1].Key), `{"id":4}`) && !strings.HasSuffix(string(raw[n-1].Key), `"payload":{"id":4}}`) {
+			t.Errorf("%s: the last record is not the delete's tombstone: key %s, value %q", name, raw[n-1].Key, raw[n-1].Value)
 		}
+		// Four transactions with changes, a BEGIN and an END each.
+		for _, rec := range ittest.ReadRaw(t, e.Kafka, 8, name+".transaction") {
+			if rec.Value != nil {
+				t.Errorf("%s: a transaction record's value %s: CloudEventsConverter writes null for it", name, rec.Value)
+			}
+		}
+		topics = append(topics, jsclients.Topic{Name: name + ".public.items", Count: n, Value: jsclients.CloudEvent})
 	}
 
-	read := jsclients.ReadT(t, jsclients.Request{Broker: e.Kafka, Topics: []jsclients.Topic{{Name: topic, Count: n, Value: jsclients.CloudEvent}}})
-	if len(read) != n {
-		t.Fatalf("the client read %d records, want %d", len(read), n)
+	byTopic := map[string][]jsclients.Record{}
+	for _, r := range jsclients.ReadT(t, jsclients.Request{Broker: e.Kafka, Topics: topics}) {
+		byTopic[r.Topic] = append(byTopic[r.Topic], r)
 	}
-	if !read[n-1].Value.Null {
-		t.Errorf("the tombstone reads as %s", read[n-1].Value.Decoded)
+	for _, schemas := range []bool{true, false} {
+		name := names[schemas]
+		read := byTopic[name+".public.items"]
+		if len(read) != n {
+			t.Fatalf("%s: the client read %d records, want %d", name, len(read), n)
+		}
+		if !read[n-1].Value.Null {
+			t.Errorf("%s: the tombstone reads as %s", name, read[n-1].Value.Decoded)
+		}
+		// PCM.java:41-46; a row mooncdc copies has a null source.txId.
+		idRE := regexp.MustCompile(`^name:` + name + `;lsn:[0-9]+;txId:([0-9]+|null);sequence:\[.*\]$`)
+		for i, w := range wants {
+			d := read[i].Value
+			t.Run(fmt.Sprintf("%s %d %s", name, i, w.op), func(t *testing.T) {
+				checkCloudEvent(t, d, name, schemas, idRE, i, w.op, w.snapshot, w.after, w.tx)
+			})
+		}
 	}
-	// PCM.java:41-46; a row mooncdc copies has a null source.txId.
-	idRE := regexp.MustCompile(`^name:ce;lsn:[0-9]+;txId:([0-9]+|null);sequence:\[.*\]$`)
-	for i, w := range wants {
-		d := read[i].Value
-		t.Run(fmt.Sprintf("%d %s", i, w.op), func(t *testing.T) {
-			// The SDK: every check passes but the extension name Debezium
-			// keeps in upper case (CEC.java:685-705), iodebeziumtxId; no
-			// content-type header, as Debezium writes none, so the Kafka
-			// binding finds no event (connectformat's findings 6 and 7).
-			if d.RestError != nil {
-				t.Errorf("the SDK refuses the event: %s", *d.RestError)
-			}
-			if strings.Join(d.Refused, ",") != "iodebeziumtxId" {
-				t.Errorf("the SDK refuses the attributes %v, want [iodebeziumtxId]", d.Refused)
-			}
-			if d.BindingError == nil || !strings.Contains(*d.BindingError, "No CloudEvent detected") {
-				t.Errorf("Kafka binding: %v", d.BindingError)
-			}
-			var ev map[string]json.RawMessage
-			if err := json.Unmarshal(d.Decoded, &ev); err != nil {
-				t.Fatalf("%v: %s", err, d.Decoded)
-			}
-			str := func(name string) string {
-				var s string
-				_ = json.Unmarshal(ev[name], &s)
-				return s
-			}
-			// CECT.java:104-117.
-			for _, name := range []string{"id", "source", "specversion", "type", "datacontenttype", "time", "data", "iodebeziumop", "iodebeziumtsms"} {
-				if len(ev[name]) == 0 || string(ev[name]) == "null" {
-					t.Errorf("%s is missing", name)
-				}
-			}
-			for _, name := range []string{"dataschema", "traceparent"} {
-				if _, ok := ev[name]; ok {
-					t.Errorf("%s = %s, want none", name, ev[name])
-				}
-			}
-			if typ := str("type"); typ != "io.debezium.connector.postgresql.DataChangeEvent" {
-				t.Errorf("type %q", typ)
-			}
-			if src := str("source"); src != "/debezium/postgresql/ce" {
-				t.Errorf("source %q", src)
-			}
-			if id := str("id"); !idRE.MatchString(id) {
-				t.Errorf("id %q, want name:ce;lsn:…;txId:…;sequence:[…]", id)
-			}
-			if w.tx && strings.Contains(str("id"), "txId:null") {
-				t.Errorf("id %q: a streamed change has its transaction id", str("id"))
-			}
-			if str("specversion") != "1.0" || str("datacontenttype") != "application/json" || str("iodebeziumop") != w.op ||
-				str("iodebeziumsnapshot") != w.snapshot || str("iodebeziumtable") != "items" {
-				t.Errorf("attributes: specversion %s, datacontenttype %s, op %s (want %s), snapshot %s (want %s), table %s",
-					ev["specversion"], ev["datacontenttype"], ev["iodebeziumop"], w.op, ev["iodebeziumsnapshot"], w.snapshot, ev["iodebeziumtable"])
-			}
-			// CECT.java:118-123: with transaction metadata, the three tx attributes.
-			for _, name := range []string{"iodebeziumtxid", "iodebeziumtxtotalorder", "iodebeziumtxdatacollectionorder"} {
-				if set := len(ev[name]) > 0 && string(ev[name]) != "null"; set != w.tx {
-					t.Errorf("%s = %s, want set %v", name, ev[name], w.tx)
-				}
-			}
-			// CECT.java:124-131: data is {schema, payload}, the schema
-			// named io.debezium.connector.*.Data.
-			var data struct {
-				Schema struct {
-					Name   string `json:"name"`
-					Fields []struct {
-						Field  string `json:"field"`
-						Fields []struct {
-							Field string `json:"field"`
-						} `json:"fields"`
-					} `json:"fields"`
-				} `json:"schema"`
-				Payload struct {
-					Before map[string]any `json:"before"`
-					After  map[string]any `json:"after"`
-				} `json:"payload"`
-			}
-			if err := json.Unmarshal(ev["data"], &data); err != nil {
-				t.Fatalf("data: %v: %s", err, ev["data"])
-			}
-			if data.Schema.Name != "io.debezium.connector.postgresql.Data" {
-				t.Errorf("data schema name %q", data.Schema.Name)
-			}
-			if !equalJSON(data.Payload.After, w.after) {
-				t.Errorf("data.payload.after %v, want %v", data.Payload.After, w.after)
-			}
-			if w.op == "d" && (data.Payload.Before == nil || data.Payload.Before["id"] != 4.0) {
-				t.Errorf("the delete's before %v, want the row", data.Payload.Before)
-			}
-			// The schema change: the rows after it carry the new column
-			// in data's schema, those before it do not.
-			var cols []string
-			for _, f := range data.Schema.Fields {
-				if f.Field == "after" {
-					for _, c := range f.Fields {
-						cols = append(cols, c.Field)
-					}
-				}
-			}
-			wantCols := "id,name"
-			if i >= 4 {
-				wantCols = "id,name,note"
-			}
-			if strings.Join(cols, ",") != wantCols {
-				t.Errorf("data schema's after has %v, want %s", cols, wantCols)
-			}
-		})
+	for _, r := range runs {
+		if err := r.Stop(t); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := r.Stop(t); err != nil {
-		t.Fatal(err)
+}
+
+// checkCloudEvent checks one event as the SDK read it: record i of
+// pipeline name, op, snapshot marker, after (nil for a delete) and
+// whether it carries the transaction attributes.
+func checkCloudEvent(t *testing.T, d jsclients.Decoded, name string, schemas bool, idRE *regexp.Regexp,
+	i int, op, snapshot string, after map[string]any, tx bool) {
+	// The SDK: every check passes but the extension name Debezium keeps
+	// in upper case (CEC.java:685-705), iodebeziumtxId; no content-type
+	// header, as Debezium writes none, so the Kafka binding finds no
+	// event (connectformat's findings 6 and 7).
+	if d.RestError != nil {
+		t.Errorf("the SDK refuses the event: %s", *d.RestError)
+	}
+	if strings.Join(d.Refused, ",") != "iodebeziumtxId" {
+		t.Errorf("the SDK refuses the attributes %v, want [iodebeziumtxId]", d.Refused)
+	}
+	if d.BindingError == nil || !strings.Contains(*d.BindingError, "No CloudEvent detected") {
+		t.Errorf("Kafka binding: %v", d.BindingError)
+	}
+	var ev map[string]json.RawMessage
+	if err := json.Unmarshal(d.Decoded, &ev); err != nil {
+		t.Fatalf("%v: %s", err, d.Decoded)
+	}
+	str := func(name string) string {
+		var s string
+		_ = json.Unmarshal(ev[name], &s)
+		return s
+	}
+	// CECT.java:104-117.
+	for _, attr := range []string{"id", "source", "specversion", "type", "datacontenttype", "time", "data", "iodebeziumop", "iodebeziumtsms"} {
+		if len(ev[attr]) == 0 || string(ev[attr]) == "null" {
+			t.Errorf("%s is missing", attr)
+		}
+	}
+	for _, attr := range []string{"dataschema", "traceparent"} {
+		if _, ok := ev[attr]; ok {
+			t.Errorf("%s = %s, want none", attr, ev[attr])
+		}
+	}
+	if typ := str("type"); typ != "io.debezium.connector.postgresql.DataChangeEvent" {
+		t.Errorf("type %q", typ)
+	}
+	if src := str("source"); src != "/debezium/postgresql/"+name {
+		t.Errorf("source %q", src)
+	}
+	if id := str("id"); !idRE.MatchString(id) || tx && strings.Contains(id, "txId:null") {
+		t.Errorf("id %q, want name:%s;lsn:…;txId:…;sequence:[…] (a streamed change with its transaction id)", id, name)
+	}
+	if str("specversion") != "1.0" || str("datacontenttype") != "application/json" || str("iodebeziumop") != op ||
+		str("iodebeziumsnapshot") != snapshot || str("iodebeziumtable") != "items" {
+		t.Errorf("attributes: specversion %s, datacontenttype %s, op %s (want %s), snapshot %s (want %s), table %s",
+			ev["specversion"], ev["datacontenttype"], ev["iodebeziumop"], op, ev["iodebeziumsnapshot"], snapshot, ev["iodebeziumtable"])
+	}
+	// CECT.java:118-123: with transaction metadata, the three tx attributes.
+	for _, attr := range []string{"iodebeziumtxid", "iodebeziumtxtotalorder", "iodebeziumtxdatacollectionorder"} {
+		if set := len(ev[attr]) > 0 && string(ev[attr]) != "null"; set != tx {
+			t.Errorf("%s = %s, want set %v", attr, ev[attr], tx)
+		}
+	}
+	// CECT.java:124-131: with schemas, data is {schema, payload}, the
+	// schema named io.debezium.connector.*.Data; without, data is the
+	// payload itself (CEC.java:299-322).
+	type payload struct {
+		Before map[string]any `json:"before"`
+		After  map[string]any `json:"after"`
+	}
+	var data struct {
+		Schema *struct {
+			Name   string `json:"name"`
+			Fields []struct {
+				Field  string `json:"field"`
+				Fields []struct {
+					Field string `json:"field"`
+				} `json:"fields"`
+			} `json:"fields"`
+		} `json:"schema"`
+		Payload *payload `json:"payload"`
+	}
+	if err := json.Unmarshal(ev["data"], &data); err != nil {
+		t.Fatalf("data: %v: %s", err, ev["data"])
+	}
+	var p payload
+	switch {
+	case schemas && (data.Schema == nil || data.Payload == nil):
+		t.Fatalf("data without schema or payload: %s", ev["data"])
+	case schemas:
+		p = *data.Payload
+	case data.Schema != nil || data.Payload != nil:
+		t.Fatalf("data with a schema, json_schemas off: %s", ev["data"])
+	default:
+		if err := json.Unmarshal(ev["data"], &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !equalJSON(p.After, after) {
+		t.Errorf("data after %v, want %v", p.After, after)
+	}
+	if op == "d" && (p.Before == nil || p.Before["id"] != 4.0) {
+		t.Errorf("the delete's before %v, want the row", p.Before)
+	}
+	if !schemas {
+		return
+	}
+	if data.Schema.Name != "io.debezium.connector.postgresql.Data" {
+		t.Errorf("data schema name %q", data.Schema.Name)
+	}
+	// The schema change: the rows after it carry the new column in
+	// data's schema, those before it do not.
+	var cols []string
+	for _, f := range data.Schema.Fields {
+		if f.Field == "after" {
+			for _, c := range f.Fields {
+				cols = append(cols, c.Field)
+			}
+		}
+	}
+	wantCols := "id,name"
+	if i >= 4 {
+		wantCols = "id,name,note"
+	}
+	if strings.Join(cols, ",") != wantCols {
+		t.Errorf("data schema's after has %v, want %s", cols, wantCols)
 	}
 }
 
