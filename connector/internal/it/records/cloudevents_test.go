@@ -19,8 +19,8 @@ import (
 // PCM = debezium-connector-postgres/src/main/java/io/debezium/connector/postgresql/converters/PostgresCloudEventsMaker.java.
 
 // TestCloudEventsValuesReadByTheSDKAcrossASchemaChange: with
-// format.value cloudevents (and json_schemas, as CECT.java:53-57
-// configures the converter) two snapshot rows, an insert, an update, a
+// format.value cloudevents, with json_schemas (as CECT.java:53-57
+// configures the converter) and without, two snapshot rows, an insert, an update, a
 // column added, an insert with it and a delete are each one structured
 // JSON CloudEvent that the CloudEvents JS SDK (9.0.0, internal/jsclients)
 // parses and validates, with what CECT.java:103-131 asserts of every
