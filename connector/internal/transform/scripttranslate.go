@@ -321,6 +321,9 @@ func (p *scriptParser) relational() scriptNode {
 			}
 		}
 		p.numberNote(l, r)
+		if l.kind == kindStr || r.kind == kindStr {
+			p.note("strings order by UTF-16 unit in Groovy and JavaScript and by code point in CEL: " + t.text + " differs between characters above U+FFFF and those from U+E000 to U+FFFF")
+		}
 		l = scriptNode{cel: wrap(l, precRel, false) + " " + t.text + " " + wrap(r, precRel, true), kind: kindBool, prec: precRel}
 	}
 	return l

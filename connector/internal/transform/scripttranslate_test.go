@@ -252,6 +252,10 @@ func TestTranslateScriptNotes(t *testing.T) {
 	if strings.Join(tr.Reads, ",") != "value" {
 		t.Errorf("reads %v, want [value]", tr.Reads)
 	}
+	tr, err = TranslateScript(LangGroovy, "value.after.name >= 'M'", false)
+	if err != nil || len(tr.Notes) != 1 || !strings.Contains(tr.Notes[0], "UTF-16") {
+		t.Errorf("a string ordering: %v, notes %q", err, tr.Notes)
+	}
 	tr, err = TranslateScript(LangGroovy, "value.op == 'd' && header.h.value == 'x' && topic != 'y'", false)
 	if err != nil {
 		t.Fatal(err)
