@@ -100,6 +100,15 @@ var (
 // too (CloudEventsConverter.java:219).
 func (im *importer) converters() {
 	var jsonSchemas []bool
+	// JsonConverter's replace.null.with.default (default true), also the
+	// CloudEvents data's (json.*): format.replace_null_with_default.
+	var replaceNull []string
+	replaceNullWithDefault := func(key string) {
+		if v, ok := im.get(key); ok {
+			replaceNull = append(replaceNull, key)
+			im.out.set("format.replace_null_with_default", javaBool(v), "")
+		}
+	}
 	schemasEnable := func(key string) {
 		enabled := true
 		if v, ok := im.get(key); ok {
@@ -119,6 +128,7 @@ func (im *importer) converters() {
 		case jsonConverter:
 			im.setFormat(prop, side, config.FormatJSON)
 			schemasEnable(prop + ".schemas.enable")
+			replaceNullWithDefault(prop + ".replace.null.with.default")
 		case avroConverter:
 			im.setFormat(prop, side, config.FormatAvro)
 			im.registry(prop)
@@ -143,6 +153,7 @@ func (im *importer) converters() {
 			im.setFormat(prop, side, config.FormatCloudEvents)
 			im.harmless(prop, cloudEventsDefaults)
 			schemasEnable(prop + ".json.schemas.enable")
+			replaceNullWithDefault(prop + ".json.replace.null.with.default")
 		default:
 			im.unmapped(prop, fmt.Sprintf("%q: mooncdc writes the formats of JsonConverter, Confluent's AvroConverter, ProtobufConverter and JsonSchemaConverter, and Debezium's CloudEventsConverter only", class))
 		}
@@ -151,6 +162,9 @@ func (im *importer) converters() {
 				im.unmapped(k, "a converter option mooncdc has no key for")
 			}
 		}
+	}
+	if len(replaceNull) == 2 && javaBool(im.props[replaceNull[0]]) != javaBool(im.props[replaceNull[1]]) {
+		im.note(replaceNull[0], "differs from the value converter's: mooncdc has one format.replace_null_with_default for both; the value's is used")
 	}
 	switch {
 	case len(jsonSchemas) == 2 && jsonSchemas[0] != jsonSchemas[1]:

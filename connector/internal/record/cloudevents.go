@@ -15,7 +15,8 @@ import (
 // with its defaults (serializer.type and data.serializer.type json,
 // extension attributes on, metadata from the value, id and type
 // generated; CloudEventsConverterConfig.java:27-83 at v3.6.1.Final) and
-// json.schemas.enable as format.json_schemas. A change's value is read
+// json.schemas.enable as format.json_schemas, json.replace.null.with.default
+// as format.replace_null_with_default. A change's value is read
 // as Kafka Connect holds it (its plain JSON read back under its Connect
 // schema, as the Connect view does) and written by
 // connectformat.AppendCloudEvent. A value that is not a change envelope
@@ -33,7 +34,10 @@ type cloudEventsValue struct {
 }
 
 func newCloudEventsValue(cfg schema.Config, schemas bool) *cloudEventsValue {
-	return &cloudEventsValue{json: schema.NewJSONEncoder(cfg), opts: connectformat.CloudEventsOptions{DataSchemas: schemas}}
+	// The data's JsonConverter takes format.replace_null_with_default as
+	// json.replace.null.with.default (KeepNulls is its negation).
+	return &cloudEventsValue{json: schema.NewJSONEncoder(cfg),
+		opts: connectformat.CloudEventsOptions{DataSchemas: schemas, KeepNulls: cfg.KeepNulls}}
 }
 
 // AppendValue appends the CloudEvent of ch, a change of the relation of

@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,5 +128,34 @@ func TestHeartbeatUnderCloudEventsIsNull(t *testing.T) {
 	}
 	if k, err := f.appendKey(nil); err != nil || string(k) != `{"serverName":"shop"}` {
 		t.Errorf("key %s, %v", k, err)
+	}
+}
+
+// TestCloudEventsDataFollowsReplaceNullWithDefault: a NULL in a column
+// with a default is the default in the event's data under
+// format.replace_null_with_default (true, JsonConverter's default) and
+// stays null under false, as the data's JsonConverter does with
+// json.replace.null.with.default.
+func TestCloudEventsDataFollowsReplaceNullWithDefault(t *testing.T) {
+	rel := &schema.Relation{OID: 16500, Schema: "public", Table: "items", ReplicaIdentity: 'd',
+		Columns: []schema.Column{
+			{Name: "id", TypeOID: 23, TypeMod: -1, Key: true, NotNull: true},
+			{Name: "qty", TypeOID: 23, TypeMod: -1, Default: "5", HasDefault: true},
+		}, KeyIndexes: []int{0}}
+	ch := &schema.Change{Op: schema.OpCreate, Relation: rel, Tx: &schema.Tx{Xid: 771, CommitLSN: 0x2000}, LSN: 0x1F00,
+		After: schema.Tuple{{Kind: schema.ValueText, Data: []byte("1")}, {Kind: schema.ValueNull}}}
+	for _, replace := range []bool{true, false} {
+		f := viewTestFormats(t, func(c *config.Config) {
+			c.Format.Value, c.Format.ReplaceNullWithDefault = config.FormatCloudEvents, replace
+		})
+		sp := schema.NewPlan(f.SchemaConfig(), rel)
+		v, err := f.Codec().AppendValue(nil, sp, ch, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{true: `"after":{"id":1,"qty":5}`, false: `"after":{"id":1,"qty":null}`}[replace]
+		if !strings.Contains(string(v), want) {
+			t.Errorf("replace_null_with_default %v: no %s in %s", replace, want, v)
+		}
 	}
 }
