@@ -31,15 +31,16 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/internal/it/pipeline":           nil,
 		"connector/internal/it/records":            nil,
 		"connector/internal/it/snapshot":           nil,
-		"connector/config":                         {},
+		"connector/internal/it/transforms":         nil,
+		"connector/config":                         {"connector/internal/transform"}, // the transforms key is parsed into its chain at Validate
 		"connector/stream":                         {},
 		"connector/internal/phases":                {},
 		"connector/internal/transform":             {},                               // pure: the record model, SMTs and CEL over schema only
 		"connector/internal/connectformat":         {"connector/internal/transform"}, // pure: Protobuf, JSON Schema and CloudEvents of Connect data
 		"connector/internal/watermark":             {},                               // pure: stdlib and pglogrepl only
-		"connector/internal/fault":                 {"connector/config", "connector/stream"},
-		"connector/pgsource":                       {"connector/config", "connector/internal/fault", "connector/stream"},
-		"connector/internal/delivery":              {"connector/config", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
+		"connector/internal/fault":                 {"connector/config", "connector/internal/transform", "connector/stream"},
+		"connector/pgsource":                       {"connector/config", "connector/internal/transform", "connector/internal/fault", "connector/stream"},
+		"connector/internal/delivery":              {"connector/config", "connector/internal/transform", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
 		"connector/internal/delivery/deliverytest": {},
 		"connector/internal/record":                {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
 		"connector/internal/emit":                  {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/stream"},

@@ -33,6 +33,7 @@ type Metrics struct {
 	SlotLossResnapshots  prometheus.Counter
 	LastServerMessage    prometheus.Gauge
 	KafkaStalled         prometheus.Gauge
+	FormatErrors         *prometheus.CounterVec
 }
 
 // MetricDefinition is one metric family mooncdc exports.
@@ -88,6 +89,9 @@ var (
 		"Times a lost or missing slot was replaced and every table copied again (on_slot_loss: resnapshot).", nil}
 	mLastServerMessage = MetricDefinition{"mooncdc_last_server_message_seconds", "gauge",
 		"Seconds the main replication connection has been silent: since its last message from Postgres (data or keepalive), not counting time it waited for Kafka; above postgres.replication_timeout the connection is ended and /readyz answers 503.", nil}
+	mFormatErrors = MetricDefinition{"mooncdc_format_errors_total", "counter",
+		"Records a transform chain (`transforms`) failed on (stage transform) or whose transformed key, value or headers the converter could not write (stage key, value, headers); each parks its table.",
+		[]string{"stage"}}
 	mKafkaStalled = MetricDefinition{"mooncdc_kafka_stalled_seconds", "gauge",
 		"Seconds since Kafka last acknowledged a record while records were in flight (0 while none are); above postgres.replication_timeout /readyz answers 503.", nil}
 )
@@ -96,7 +100,7 @@ var metricDefs = []*MetricDefinition{
 	&mTransactionsReceived, &mChangesReceived, &mChangesWritten, &mTransactionsDurable, &mPayloadBytes,
 	&mDurableLSN, &mLagBytes, &mInflightBytes, &mWorkerErrors, &mTableCopyRows, &mTableCopyRowsResumed,
 	&mTableCopyDuration, &mStreaming, &mActive, &mKafkaTransactions, &mSlotLossResnapshots,
-	&mLastServerMessage, &mKafkaStalled,
+	&mLastServerMessage, &mKafkaStalled, &mFormatErrors,
 }
 
 // MetricDefinitions returns every metric family of a pipeline, in the order
@@ -146,10 +150,11 @@ func newMetricsIn(reg prometheus.Registerer, inflight func() float64) *Metrics {
 		SlotLossResnapshots:  counter(mSlotLossResnapshots),
 		LastServerMessage:    gauge(mLastServerMessage),
 		KafkaStalled:         gauge(mKafkaStalled),
+		FormatErrors:         counterVec(mFormatErrors),
 	}
 	reg.MustRegister(m.TransactionsReceived, m.ChangesReceived, m.ChangesWritten, m.TransactionsDurable,
 		m.PayloadBytes, m.DurableLSN, m.LagBytes, m.InflightBytes, m.WorkerErrors, m.Streaming, m.Active, m.TableCopyRows, m.TableCopyDuration, m.KafkaTransactions,
-		m.SlotLossResnapshots, m.TableCopyRowsResumed, m.LastServerMessage, m.KafkaStalled)
+		m.SlotLossResnapshots, m.TableCopyRowsResumed, m.LastServerMessage, m.KafkaStalled, m.FormatErrors)
 	m.WorkerErrors.WithLabelValues("main", "transient")
 	return m
 }

@@ -324,6 +324,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	formats := p.formats()
 	plans := record.NewPlanner(cfg, p.naming, formats.SchemaConfig())
 	topics := delivery.NewTopicMaker(adm, int32(cfg.Kafka.TopicPartitions), int16(cfg.Kafka.TopicReplicationFactor), cfg.Kafka.MaxRecordBytes)
+	if err := p.setTransforms(formats, topics); err != nil {
+		return err
+	}
 	var hbFormat *record.HeartbeatFormat
 	if cfg.Heartbeat.Interval > 0 && cfg.Heartbeat.Records {
 		// Created now, so that a topic the brokers refuse is a clear start

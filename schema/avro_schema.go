@@ -33,6 +33,7 @@ import (
 type avroRenderer struct {
 	defined map[string]bool
 	space   string // the enclosing record's namespace, "" for none
+	unnamed int    // the unnamed structs named so far (ConnectDefault…)
 }
 
 // renderAvro returns the Avro schema JSON of s (the schema of a record key
@@ -147,6 +148,17 @@ func (r *avroRenderer) props(dst []byte, s *Schema) []byte {
 // never from the Connect doc, which goes in connect.doc (AvroData.java:982-986).
 func (r *avroRenderer) record(dst []byte, s *Schema) []byte {
 	full := AvroName(s.Name)
+	if s.Name == "" {
+		// A struct without a name (a transform's: ValueToKey's key) is
+		// io.confluent.connect.avro.ConnectDefault, then ConnectDefault2 …
+		// (AvroData.getNameOrDefault, AvroData.java:1124-1132); it has no
+		// connect.name.
+		r.unnamed++
+		full = "io.confluent.connect.avro.ConnectDefault"
+		if r.unnamed > 1 {
+			full += strconv.Itoa(r.unnamed)
+		}
+	}
 	ns, name := "", full
 	if i := strings.LastIndexByte(full, '.'); i >= 0 {
 		ns, name = full[:i], full[i+1:]
@@ -325,6 +337,17 @@ func avroFieldName(s string) string {
 
 func avroNameChar(c byte, first bool) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9'
+}
+
+// RenderAvro returns the Avro schema Confluent's AvroConverter registers
+// for the Connect schema s (a record key's or value's, a transform's
+// derived schema among them), or an error when it is not valid Avro.
+func RenderAvro(s *Schema) (string, error) {
+	text := renderAvro(s)
+	if err := checkAvro(s.Name, text); err != nil {
+		return "", err
+	}
+	return text, nil
 }
 
 // checkAvro parses an Avro schema with hamba/avro, so that a schema that

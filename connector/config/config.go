@@ -61,6 +61,12 @@ type Config struct {
 	// that a file of the directory still works alone (status, check,
 	// resnapshot, reset --config DIR/FILE).
 	WorkerGroup string `yaml:"worker_group"`
+	// Transforms is a Kafka Connect connector config's transform and
+	// predicate properties, verbatim (transforms, transforms.<alias>.type,
+	// predicates, …): the chain every record runs through after mooncdc's
+	// own envelope and routing, before it is encoded
+	// (connector/internal/transform). Empty: no chain.
+	Transforms map[string]string `yaml:"transforms"`
 }
 
 // DDLConfig says whether run installs the DDL event trigger.

@@ -142,6 +142,7 @@ var configDocs = map[string]keyDoc{
 	"ha.enabled":         {doc: "Run as one of several instances with the same config: the member of the Kafka group `mooncdc-<name>` holding the offsets topic's partition is active, the others wait as standbys (see [High availability](high-availability.md)). Needs `kafka.brokers`."},
 	"ha.session_timeout": {doc: "How long after an active instance stops heartbeating the group gives its turn to a standby (within the brokers' `group.min/max.session.timeout.ms`)."},
 
+	"transforms":   {doc: "A Kafka Connect connector config's transform and predicate properties, verbatim (`transforms: addRegion`, `transforms.addRegion.type: org.apache.kafka.connect.transforms.InsertField$Value`, …, `predicates`, …): Kafka Connect's `InsertField`, `ReplaceField`, `Cast`, `TimestampConverter`, `HeaderFrom`, `ValueToKey`, Debezium's `Filter` and `ContentBasedRouter` with CEL conditions, the predicates `TopicNameMatches`, `RecordIsTombstone`, `HasHeaderKey`. Every record runs through the chain after `format.envelope` and `kafka.routes`, before it is encoded; a transform failing on a record parks its table."},
 	"worker_group": {doc: "`run --config DIR`: the worker group (the consumer group `mooncdc-workers-<worker_group>`); every file of the directory must agree; a one-file run ignores it.", def: "`default`"},
 }
 
@@ -184,6 +185,8 @@ func envForm(t reflect.Type) string {
 		return "comma-separated"
 	case t.Kind() == reflect.Slice:
 		return "YAML flow, e.g. `[{…}]`"
+	case t == reflect.TypeFor[map[string]string]():
+		return "a JSON object of strings"
 	case t.Kind() == reflect.Map:
 		return "Debezium's form, `public.events:tenant_id,event_id;public.logs:id`"
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -167,6 +168,18 @@ func setFromString(fv reflect.Value, value string) error {
 		}
 		fv.Set(s)
 	case reflect.Map:
+		if fv.Type() == reflect.TypeFor[map[string]string]() {
+			// Properties (transforms): a JSON object of strings.
+			var m map[string]string
+			if err := json.Unmarshal([]byte(value), &m); err != nil {
+				return fmt.Errorf("%q is not a JSON object of strings, e.g. {\"transforms\":\"addRegion\",\"transforms.addRegion.type\":\"…\"}: %v", value, err)
+			}
+			if m == nil {
+				m = map[string]string{}
+			}
+			fv.Set(reflect.ValueOf(m))
+			return nil
+		}
 		if fv.Type() != reflect.TypeFor[map[string][]string]() {
 			panic("connector: unsupported config map type " + fv.Type().String())
 		}

@@ -470,7 +470,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"heartbeat.interval", "heartbeat.records", "heartbeat.topic", "signals.kafka_topic", "signals.table",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout", "on_slot_loss",
 		"migrate_from.debezium.offsets_topic", "migrate_from.debezium.connector_name", "ddl.capture",
-		"ha.enabled", "ha.session_timeout", "worker_group",
+		"ha.enabled", "ha.session_timeout", "worker_group", "transforms",
 	}
 	if got := ConfigKeys(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ConfigKeys() = %q\nwant %q (keys are a public contract: extend, never rename)", got, want)
@@ -505,6 +505,10 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 		if k.typ == durationType {
 			val = "7ns"
 		}
+		props := k.typ == reflect.TypeFor[map[string]string]() // transforms: a JSON object
+		if props {
+			val = `{"transforms":"a"}`
+		}
 		if !ok {
 			t.Fatalf("no sample for %s (%s): add one", k.path, k.typ)
 		}
@@ -527,6 +531,9 @@ func TestEveryKeySettableFromEnv(t *testing.T) {
 			}
 		case reflect.Map:
 			want = map[string][]string{"public.t": {"a", "b"}}
+			if props {
+				want = map[string]string{"transforms": "a"}
+			}
 		case reflect.String:
 			want = "v"
 		case reflect.Bool:
@@ -758,5 +765,62 @@ func TestDefaultConnectionsPerTableIsHalfTheCPUs(t *testing.T) {
 	}
 	if got, want := DefaultConfig().Snapshot.ConnectionsPerTable, connectionsForCPUs(runtime.GOMAXPROCS(0)); got != want {
 		t.Errorf("DefaultConfig: %d connections per table, want %d for GOMAXPROCS %d", got, want, runtime.GOMAXPROCS(0))
+	}
+}
+
+// TestTransformsFromFileAndEnvAreCheckedAtValidate: the transforms key
+// holds a Kafka Connect config's properties verbatim, from the file (YAML
+// scalars of any kind read as their text, as a .properties file has
+// them) and from MOONCDC_TRANSFORMS (a JSON object); Validate builds the
+// chain, so a bad key or expression is a ConfigError naming the key, and
+// a CEL error its line and column.
+func TestTransformsFromFileAndEnvAreCheckedAtValidate(t *testing.T) {
+	path := writeFile(t, `
+name: shop
+postgres:
+  url: postgres://file@host/db
+transforms:
+  transforms: dropDeletes,addRegion
+  transforms.dropDeletes.type: io.debezium.transforms.Filter
+  transforms.dropDeletes.language: cel
+  transforms.dropDeletes.condition: value.op != 'd'
+  transforms.addRegion.type: org.apache.kafka.connect.transforms.InsertField$Value
+  transforms.addRegion.static.field: region
+  transforms.addRegion.static.value: 5
+  transforms.addRegion.predicate: isTombstone
+  transforms.addRegion.negate: true
+  predicates: isTombstone
+  predicates.isTombstone.type: org.apache.kafka.connect.transforms.predicates.RecordIsTombstone
+`)
+	cfg, err := LoadConfig(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Transforms; len(got) != 11 || got["transforms.addRegion.static.value"] != "5" || got["transforms.addRegion.negate"] != "true" ||
+		got["transforms.dropDeletes.condition"] != "value.op != 'd'" {
+		t.Fatalf("transforms from the file = %q", got)
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("a valid chain refused: %v", err)
+	}
+
+	cfg, err = LoadConfig("", []string{`MOONCDC_TRANSFORMS={"transforms":"f","transforms.f.type":"io.debezium.transforms.Filter","transforms.f.language":"cel","transforms.f.condition":"value.op ==\n  'd' &&"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := validConfig()
+	c.Transforms = cfg.Transforms
+	err = c.Validate()
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "transforms: transforms.f.condition") || !strings.Contains(err.Error(), "line 2, column") {
+		t.Errorf("a CEL syntax error on line 2: %v; want a ConfigError naming transforms.f.condition and line 2", err)
+	}
+	c.Transforms = map[string]string{"transforms": "x", "transforms.x.type": "org.apache.kafka.connect.transforms.Nope"}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "transforms.x.type") {
+		t.Errorf("an unknown transform type: %v; want an error naming transforms.x.type", err)
+	}
+	if _, err := LoadConfig("", []string{"MOONCDC_TRANSFORMS=transforms=a"}); err == nil || !strings.Contains(err.Error(), "MOONCDC_TRANSFORMS") || !strings.Contains(err.Error(), "JSON object") {
+		t.Errorf("MOONCDC_TRANSFORMS not JSON: %v; want an error naming the variable and the form", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/mooncdc/mooncdc/connector/internal/transform"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -314,6 +315,20 @@ func (c Config) Validate() error {
 	if c.Heartbeat.Topic != "" {
 		if err := CheckTopicName(c.Heartbeat.Topic); err != nil {
 			bad("heartbeat.topic: %q %v (default __debezium-heartbeat.<prefix>)", c.Heartbeat.Topic, err)
+		}
+	}
+
+	// transforms: the chain is built here once, so that a bad key or
+	// expression stops the start, naming the key (and, for an
+	// expression, its line and column)
+	if len(c.Transforms) > 0 {
+		if _, err := transform.Parse(c.Transforms); err != nil {
+			for _, e := range unjoin(err) {
+				bad("transforms: %v", e)
+			}
+		}
+		if c.Format.Envelope == EnvelopeOutbox {
+			bad("transforms: not supported with format.envelope outbox yet; remove one of them")
 		}
 	}
 

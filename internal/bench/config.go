@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +40,24 @@ var compression = "none"
 // configYAML renders the keys pipelineConfig and snapshotConfig set, for
 // mooncdc run --config.
 func configYAML(cfg config.Config) string {
+	return baseYAML(cfg) + transformsYAML(cfg.Transforms)
+}
+
+// transformsYAML renders the transforms key (the properties sorted), or
+// nothing.
+func transformsYAML(props map[string]string) string {
+	if len(props) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("transforms:\n")
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		fmt.Fprintf(&b, "  %s: %s\n", strconv.Quote(k), strconv.Quote(props[k]))
+	}
+	return b.String()
+}
+
+func baseYAML(cfg config.Config) string {
 	q := strconv.Quote
 	return fmt.Sprintf(`name: %s
 postgres:

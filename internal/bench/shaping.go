@@ -29,6 +29,24 @@ var shapings = map[string]string{
 	"truncate": `  column_truncate: [{columns: ["` + snapQualified + `.payload"], length: 16}]`,
 	// the ExtractNewRecordState SMT
 	"flat": `  envelope: flat`,
+	// a three-transform chain (transformsChain), set in the config, not
+	// under format
+	"transforms": "",
+}
+
+// transformsChain is the -shapings transforms variant's chain: Debezium's
+// Filter with a CEL condition, Kafka's InsertField$Value and
+// ReplaceField$Value, on every record of the copy (none is dropped).
+var transformsChain = map[string]string{
+	"transforms":                        "keep,addRegion,dropTimes",
+	"transforms.keep.type":              "io.debezium.transforms.Filter",
+	"transforms.keep.language":          "cel",
+	"transforms.keep.condition":         "value.op != 'd'",
+	"transforms.addRegion.type":         "org.apache.kafka.connect.transforms.InsertField$Value",
+	"transforms.addRegion.static.field": "region",
+	"transforms.addRegion.static.value": "EU",
+	"transforms.dropTimes.type":         "org.apache.kafka.connect.transforms.ReplaceField$Value",
+	"transforms.dropTimes.exclude":      "ts_us,ts_ns",
 }
 
 // shapingResult is one variant's run.
@@ -48,7 +66,7 @@ func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		}
 		keys, ok := shapings[name]
 		if !ok {
-			return fmt.Errorf("-shapings: %q is none of mask, hash, truncate, flat", name)
+			return fmt.Errorf("-shapings: %q is none of mask, hash, truncate, flat, transforms", name)
 		}
 		r, err := shapingRun(ctx, o, src, kfakeBin, tmp, name, keys)
 		if err != nil {
@@ -68,7 +86,12 @@ func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 func shapingRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, keys string) (shapingResult, error) {
 	out := shapingResult{name: name}
 	v, err := runSnapshotVariant(ctx, o, src, kfakeBin, tmp, "shaping "+name, name,
-		func(cfg *config.Config) { cfg.Kafka.Compression = "none" }, keys)
+		func(cfg *config.Config) {
+			cfg.Kafka.Compression = "none"
+			if name == "transforms" {
+				cfg.Transforms = transformsChain
+			}
+		}, keys)
 	if err != nil {
 		return out, err
 	}
@@ -84,7 +107,9 @@ func shapingRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name
 // option makes of the table's md5(id) || md5(id + 1).
 func checkShaped(name string, value []byte) error {
 	var v struct {
-		After struct {
+		Region string       `json:"region"`
+		TsUs   *json.Number `json:"ts_us"`
+		After  struct {
 			ID      int64  `json:"id"`
 			Payload string `json:"payload"`
 		} `json:"after"`
@@ -109,6 +134,8 @@ func checkShaped(name string, value []byte) error {
 		ok = p == plain[:16]
 	case "flat":
 		ok = p == plain
+	case "transforms": // the chain ran: region added, ts_us gone
+		ok = p == plain && v.Region == "EU" && v.TsUs == nil
 	}
 	if !ok {
 		return fmt.Errorf("the first record's payload %q is not what %s makes of %q", p, name, plain)

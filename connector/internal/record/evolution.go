@@ -116,6 +116,12 @@ func (c *Codec) Registers() bool { return c.reg != nil }
 // refuses; other errors (stopping, credentials, the registry unreachable)
 // as they are. It blocks while the registry is unreachable.
 func (c *Codec) Evolve(ctx context.Context, name, topic string, sp *schema.Plan, ddl string) error {
+	if c.chain != nil {
+		// The schemas written are the chain's, known only from a record
+		// (chain.go): the first record after the DDL registers them, and
+		// a refusal parks the table there.
+		return nil
+	}
 	reg := c.reg
 	for _, role := range []struct {
 		enc   *schema.AvroEncoder

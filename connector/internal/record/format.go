@@ -44,6 +44,8 @@ type Codec struct {
 	meta *schema.MetaWriter
 	// outbox is format.envelope outbox (nil otherwise): outbox.go.
 	outbox *OutboxCodec
+	// chain is the transforms chain (nil without one): chain.go.
+	chain *chained
 }
 
 // Formats makes the codecs of the pipeline's workers (each its own:
@@ -57,6 +59,8 @@ type Formats struct {
 	Naming    config.TopicNaming
 	MaxRecord int // kafka.max_record_bytes
 	log       *zap.Logger
+	// transforms is the chain every codec runs (nil: none; chain.go).
+	transforms *Transforms
 }
 
 // EncoderConfig is the schema.Config of cfg's formats for the records of
@@ -141,6 +145,9 @@ func (f *Formats) Codec() *Codec {
 		o.key, o.value = c.keyJSON, c.valueJSON
 		c.outbox = o
 	}
+	if f.transforms != nil && f.transforms.Chain.Len() > 0 {
+		c.chain = newChained(f, cfg)
+	}
 	return c
 }
 
@@ -179,6 +186,12 @@ func (c *Codec) PrepareSchemaChange(ctx context.Context, topic string) error {
 // topic's subjects, and classifies the failure.
 func (c *Codec) register(ctx context.Context, topic string,
 	do func(enc *schema.AvroEncoder, key, value bool, register func(bool, string) (int, error)) error) error {
+	if c.chain != nil {
+		// With a transform chain, the schemas registered are the
+		// transformed records', under their topics, at their first record
+		// (chain.go): not the plan's, which no record is written with.
+		return nil
+	}
 	var regErr error
 	register := func(isKey bool, s string) (int, error) {
 		subject, err := c.reg.subject(ctx, topicSubject(topic, isKey))

@@ -94,6 +94,9 @@ func NewWriter(enc *Codec, s delivery.Sink, a *Acks) *Writer {
 // false) is the delete-to-tombstone of the flat envelope: the delete
 // itself with a null value.
 func (w *Writer) Change(a *delivery.TxAck, topic string, sp *schema.Plan, ch *schema.Change, now time.Time, withValue, tombstone bool) (rec, ts *kgo.Record, err error) {
+	if w.Codec.chain != nil {
+		return w.changeChained(a, topic, sp, ch, now, withValue, tombstone)
+	}
 	rec = w.acks.pool.get()
 	key, hasKey, err := w.Codec.AppendKey(rec.Key[:0], sp, ch)
 	if err != nil {
@@ -142,6 +145,9 @@ func (w *Writer) Change(a *delivery.TxAck, topic string, sp *schema.Plan, ch *sc
 // TxEvent encodes a transaction's BEGIN or END for topic in unit a; its
 // dedupe headers number BEGIN -1 and END after the transaction's records.
 func (w *Writer) TxEvent(a *delivery.TxAck, topic string, tx *schema.Tx, ev *schema.TxEvent) (*kgo.Record, error) {
+	if w.Codec.chain != nil {
+		return w.txEventChained(a, topic, tx, ev)
+	}
 	rec := w.acks.pool.get()
 	key, err := w.Codec.AppendTxKey(rec.Key[:0], ev)
 	if err != nil {
@@ -165,6 +171,9 @@ func (w *Writer) TxEvent(a *delivery.TxAck, topic string, tx *schema.Tx, ev *sch
 
 // SchemaChange encodes a schema-change record for topic in unit a.
 func (w *Writer) SchemaChange(a *delivery.TxAck, topic string, sc *schema.SchemaChange, commit schema.LSN, seq int64) (*kgo.Record, error) {
+	if w.Codec.chain != nil {
+		return w.schemaChangeChained(a, topic, sc, commit, seq)
+	}
 	rec := w.acks.pool.get()
 	key, err := w.Codec.AppendSchemaChangeKey(rec.Key[:0], sc)
 	if err != nil {
@@ -188,6 +197,9 @@ func (w *Writer) SchemaChange(a *delivery.TxAck, topic string, sc *schema.Schema
 // Heartbeat encodes a heartbeat record of the message ch for topic in
 // unit a.
 func (w *Writer) Heartbeat(a *delivery.TxAck, topic string, f *HeartbeatFormat, ch *schema.Change) (*kgo.Record, error) {
+	if w.Codec.chain != nil {
+		return w.heartbeatChained(a, topic, f, ch)
+	}
 	rec := w.acks.pool.get()
 	key, err := f.appendKey(rec.Key[:0])
 	if err != nil {
@@ -234,9 +246,17 @@ func (w *Writer) Record(a *delivery.TxAck) *kgo.Record {
 // drop recycles a record that will not be sent.
 func (w *Writer) drop(rec *kgo.Record) { w.acks.pool.put(rec) }
 
+// Discard recycles a record made and not sent (one made again instead).
+func (w *Writer) Discard(rec *kgo.Record) { w.drop(rec) }
+
 // Send counts rec in its unit (rec.Context) and hands it to the sink. It
-// does not block.
+// does not block. A record the transform chain dropped is recycled
+// unsent: its unit completes without it.
 func (w *Writer) Send(rec *kgo.Record) {
+	if dropped(rec) { // the transform chain dropped it (writer_chain.go)
+		w.drop(rec)
+		return
+	}
 	w.acks.tracker.Add(rec.Context.(*delivery.TxAck), delivery.RecordBytes(rec))
 	w.Sink.Send(rec, w.acks.promise)
 }
@@ -246,6 +266,10 @@ func (w *Writer) Send(rec *kgo.Record) {
 // through its session instead). It fails when ctx ends or a record
 // failed.
 func (w *Writer) SendWhenRoom(ctx context.Context, rec *kgo.Record) error {
+	if dropped(rec) {
+		w.drop(rec)
+		return nil
+	}
 	t := w.acks.tracker
 	for !t.HasRoom() && !t.WaitRoom(ctx, time.Now().Add(time.Second)) {
 		if err := ctx.Err(); err != nil {

@@ -235,6 +235,29 @@ type snapshotOut struct {
 	last       *kgo.Record // the last row of a finished chunk, held back to become the table's last
 	lastMarker string      // the marker last was encoded with
 	lastEnds   *chunkUnit  // the unit that ends when last is sent (chunkWriter.heldEnds)
+	lastRow    *heldRow    // with a transform chain, the row last was made of
+}
+
+// heldRow is a held record's row, kept with a transform chain: its last
+// marker is known only at the end, and a chain's output cannot be
+// rewritten in place (MarkSnapshot), so the table's last record is made
+// again from its row with that marker, through the chain (which may now
+// drop it, or route it elsewhere, as Debezium's chain sees the marked
+// record).
+type heldRow struct {
+	ch  schema.Change
+	sp  *schema.Plan
+	now time.Time
+}
+
+// keepRow copies ch (its tuple's bytes are the COPY buffer's, reused).
+func keepRow(ch *schema.Change, sp *schema.Plan, now time.Time) *heldRow {
+	h := &heldRow{ch: *ch, sp: sp, now: now}
+	h.ch.After = make(schema.Tuple, len(ch.After))
+	for i, v := range ch.After {
+		h.ch.After[i] = schema.Value{Kind: v.Kind, Data: append([]byte(nil), v.Data...)}
+	}
+	return h
 }
 
 // chunkWriter turns COPY rows of one connection into records.
@@ -247,6 +270,8 @@ type chunkWriter struct {
 	tuple schema.Tuple
 	buf   []byte
 	held  *kgo.Record // this worker's newest record, produced when the next row arrives
+	// heldRow is held's row, with a transform chain (heldRow).
+	heldRow *heldRow
 	// heldMarker is the source.snapshot held was encoded with.
 	heldMarker string
 	err        error
@@ -368,6 +393,9 @@ func (w *chunkWriter) row(line []byte) error {
 	// row gets a marker of its own, and only the end tells which it is.
 	prev, ends := w.held, w.heldEnds
 	w.held, w.heldMarker, w.heldEnds = rec, w.ch.Snapshot, nil
+	if w.w.Codec.Chained() {
+		w.heldRow = keepRow(&w.ch, w.plan, w.now)
+	}
 	if prev != nil {
 		err := w.produce(prev)
 		w.out.cp.end(ends)
@@ -393,9 +421,9 @@ func (w *chunkWriter) finish() error {
 	o := w.out
 	o.mu.Lock()
 	prev, ends := o.last, o.lastEnds
-	o.last, o.lastMarker, o.lastEnds = w.held, w.heldMarker, w.heldEnds
+	o.last, o.lastMarker, o.lastEnds, o.lastRow = w.held, w.heldMarker, w.heldEnds, w.heldRow
 	o.mu.Unlock()
-	w.held, w.heldEnds = nil, nil
+	w.held, w.heldEnds, w.heldRow = nil, nil, nil
 	if prev != nil {
 		err := w.produce(prev)
 		o.cp.end(ends)
@@ -411,7 +439,18 @@ func (o *snapshotOut) finish() error {
 	w := o.writer()
 	to := o.run.finish(o.table, o.lastMarker)
 	if o.last != nil {
-		if to != o.lastMarker && !o.outbox {
+		if to != o.lastMarker && o.lastRow != nil {
+			// With a transform chain: made again with its marker.
+			row := o.lastRow
+			row.ch.Snapshot = to
+			rec, _, err := w.Change(nil, o.topic, row.sp, &row.ch, row.now, true, false)
+			if err != nil {
+				return &CopyError{permanent: true, Err: err}
+			}
+			rec.Context = o.last.Context
+			w.Discard(o.last)
+			o.last = rec
+		} else if to != o.lastMarker && !o.outbox {
 			var ok bool
 			if o.last.Value, ok = w.Codec.MarkSnapshot(o.last.Value, o.lastMarker, to); !ok {
 				return fmt.Errorf("internal: the last snapshot record of %s has no source.snapshot %q", o.table, o.lastMarker)

@@ -53,6 +53,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// TableLocal marks the failure as its record's table's own: the pipeline
+// parks that table, the others go on (connector/internal/fault.TableFault).
+func (e *Error) TableLocal() {}
+
 // Apply runs the chain on r: each stage whose predicate allows it, in
 // order, as TransformationStage.apply decides
 // (connect/runtime/src/main/java/org/apache/kafka/connect/runtime/TransformationStage.java:55-60:

@@ -1,9 +1,6 @@
 package transform
 
 import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -168,224 +165,19 @@ func defaultOf(s *schema.Schema) (any, error) {
 // integer and float types and for Timestamp (ms), Date (days) and Time
 // (ms), base64 for bytes and for Decimal's unscaled two's complement.
 func FromJSON(s *schema.Schema, raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	x, err := decodeOrdered(dec)
+	r := jsonReader{b: raw}
+	v, err := r.value(s)
 	if err != nil {
 		return nil, err
 	}
-	if dec.More() {
+	if r.peek() != 0 || r.i < len(raw) {
 		return nil, fmt.Errorf("more than one JSON value")
 	}
-	return fromJSONValue(s, x)
-}
-
-// jsonObject is a JSON object with its keys in the order written (a map
-// keeps them in that order: the order its writer gave, not Go's random
-// map order); a repeated key keeps its last value, as Jackson and
-// encoding/json do.
-type jsonObject struct {
-	keys []string
-	vals []any
-}
-
-func (o *jsonObject) get(k string) any {
-	for i := len(o.keys) - 1; i >= 0; i-- {
-		if o.keys[i] == k {
-			return o.vals[i]
-		}
-	}
-	return nil
-}
-
-// decodeOrdered reads one JSON value: objects as *jsonObject, arrays as
-// []any, numbers as json.Number, and strings, booleans and null as
-// encoding/json does.
-func decodeOrdered(dec *json.Decoder) (any, error) {
-	t, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t {
-	case json.Delim('{'):
-		o := &jsonObject{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			v, err := decodeOrdered(dec)
-			if err != nil {
-				return nil, err
-			}
-			o.keys, o.vals = append(o.keys, k.(string)), append(o.vals, v)
-		}
-		_, err := dec.Token() // }
-		return o, err
-	case json.Delim('['):
-		a := []any{}
-		for dec.More() {
-			v, err := decodeOrdered(dec)
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, v)
-		}
-		_, err := dec.Token() // ]
-		return a, err
-	}
-	return t, nil
-}
-
-func fromJSONValue(s *schema.Schema, x any) (any, error) {
-	if x == nil {
-		return nil, nil
-	}
-	num := func() (json.Number, error) {
-		n, ok := x.(json.Number)
-		if !ok {
-			return "", fmt.Errorf("%v is not a number", x)
-		}
-		return n, nil
-	}
-	integer := func(bits int) (int64, error) {
-		n, err := num()
-		if err != nil {
-			return 0, err
-		}
-		i, err := n.Int64()
-		if err != nil || i < -(1<<(bits-1)) || i > 1<<(bits-1)-1 {
-			return 0, fmt.Errorf("%s is not an int%d", n, bits)
-		}
-		return i, nil
-	}
-	switch logicalKind(s) {
-	case TimestampName:
-		i, err := integer(64)
-		return fromMillis(i), err
-	case DateName:
-		i, err := integer(32)
-		return fromMillis(i * epochDay), err
-	case TimeName:
-		i, err := integer(32)
-		return fromMillis(i), err
-	case DecimalName:
-		b, err := fromBase64(x)
-		if err != nil {
-			return nil, err
-		}
-		scale, err := decimalScale(s)
-		return Decimal{Unscaled: signedBig(b), Scale: scale}, err
-	}
-	switch s.Type {
-	case schema.TypeInt8:
-		i, err := integer(8)
-		return int8(i), err
-	case schema.TypeInt16:
-		i, err := integer(16)
-		return int16(i), err
-	case schema.TypeInt32:
-		i, err := integer(32)
-		return int32(i), err
-	case schema.TypeInt64:
-		return integer(64)
-	case schema.TypeFloat32, schema.TypeFloat64:
-		if str, ok := x.(string); ok {
-			// mooncdc's encoders write a non-finite double as Jackson does
-			// with QUOTE_NON_NUMERIC_NUMBERS (its default): the strings
-			// "NaN", "Infinity" and "-Infinity" (schema/json_values.go);
-			// the record's Connect value is the double itself.
-			f, ok := nonFinite[str]
-			if !ok {
-				return nil, fmt.Errorf("%q is not a number", str)
-			}
-			if s.Type == schema.TypeFloat32 {
-				return float32(f), nil
-			}
-			return f, nil
-		}
-		n, err := num()
-		if err != nil {
-			return nil, err
-		}
-		f, err := n.Float64()
-		if s.Type == schema.TypeFloat32 {
-			return float32(f), err
-		}
-		return f, err
-	case schema.TypeBoolean:
-		b, ok := x.(bool)
-		if !ok {
-			return nil, fmt.Errorf("%v is not a boolean", x)
-		}
-		return b, nil
-	case schema.TypeString:
-		str, ok := x.(string)
-		if !ok {
-			return nil, fmt.Errorf("%v is not a string", x)
-		}
-		return str, nil
-	case schema.TypeBytes:
-		return fromBase64(x)
-	case schema.TypeArray:
-		a, ok := x.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%v is not an array", x)
-		}
-		out := make([]any, len(a))
-		for i, e := range a {
-			v, err := fromJSONValue(s.Items, e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return out, nil
-	case schema.TypeMap:
-		if s.Keys.Type != schema.TypeString {
-			return nil, fmt.Errorf("a map default with %s keys is not supported", s.Keys.Type)
-		}
-		o, ok := x.(*jsonObject)
-		if !ok {
-			return nil, fmt.Errorf("%v is not an object", x)
-		}
-		m := &Map{}
-		for i, k := range o.keys {
-			v, err := fromJSONValue(s.Values, o.vals[i])
-			if err != nil {
-				return nil, err
-			}
-			m.Put(k, v)
-		}
-		return m, nil
-	case schema.TypeStruct:
-		o, ok := x.(*jsonObject)
-		if !ok {
-			return nil, fmt.Errorf("%v is not an object", x)
-		}
-		st := NewStruct(s)
-		for i, f := range s.Fields {
-			v, err := fromJSONValue(f.Schema, o.get(f.Name))
-			if err != nil {
-				return nil, fmt.Errorf("field %q: %w", f.Name, err)
-			}
-			st.Values[i] = v
-		}
-		return st, nil
-	}
-	return nil, fmt.Errorf("unknown schema type %q", s.Type)
+	return v, nil
 }
 
 // nonFinite are the non-finite doubles by the strings Jackson writes.
 var nonFinite = map[string]float64{"NaN": math.NaN(), "Infinity": math.Inf(1), "-Infinity": math.Inf(-1)}
-
-func fromBase64(x any) ([]byte, error) {
-	str, ok := x.(string)
-	if !ok {
-		return nil, fmt.Errorf("%v is not a base64 string", x)
-	}
-	return base64.StdEncoding.DecodeString(str)
-}
 
 // decimalScale returns the scale parameter of a Decimal schema.
 func decimalScale(s *schema.Schema) (int32, error) {
