@@ -190,7 +190,7 @@ func checkOffsetsTopic(ctx context.Context, adm *kadm.Client, topic string) chec
 // is avro; nothing otherwise.
 func checkRegistry(ctx context.Context, cfg config.Config) checkLines {
 	var out checkLines
-	if cfg.Format.Key != config.FormatAvro && cfg.Format.Value != config.FormatAvro {
+	if !cfg.Format.UsesRegistry() {
 		return out
 	}
 	what := "Schema Registry " + config.RedactURL(cfg.Format.SchemaRegistry.URL)

@@ -23,20 +23,12 @@ const (
 	cloudEventsConverter = "io.debezium.converters.CloudEventsConverter"
 )
 
-// The format values of the converters whose writers exist
-// (connector/internal/connectformat) but which the pipeline does not
-// write yet (CloudEvents it does: config.FormatCloudEvents).
-const (
-	formatProtobuf   = "protobuf"
-	formatJSONSchema = "json_schema"
-)
-
 // wiredFormats are the format.key and format.value values this mooncdc
 // version's config accepts (TestImportDebeziumWiredFormatsAreTheLoaders
 // keeps the list true). Another value is written marked notSupported,
 // with a finding, so that 'mooncdc run' refuses the file rather than
 // write another format than the connector's.
-var wiredFormats = []string{config.FormatJSON, config.FormatAvro, config.FormatCloudEvents}
+var wiredFormats = []string{config.FormatJSON, config.FormatAvro, config.FormatProtobuf, config.FormatJSONSchema, config.FormatCloudEvents}
 
 // harmless is a converter option with no mooncdc key, and the value at
 // which it changes nothing.
@@ -66,7 +58,6 @@ var (
 		{"generate.struct.for.nulls", "false", "mooncdc's Protobuf schemas are ProtobufData's defaults"},
 		{"generate.index.for.unions", "true", "mooncdc's Protobuf schemas are ProtobufData's defaults"},
 		{"flatten.unions", "false", "mooncdc's Protobuf schemas are ProtobufData's defaults"},
-		{"skip.known.types", "true", "mooncdc registers no references for the well-known types, as with the default"},
 		{"reference.lookup.only", "false", "mooncdc's Protobuf schemas are ProtobufData's defaults"},
 	}
 	// JsonSchemaDataConfig.java:34-61; KafkaJsonSchemaSerializerConfig.java:30-75.
@@ -134,12 +125,19 @@ func (im *importer) converters() {
 			im.registry(prop)
 			im.harmless(prop, registryDefaults)
 		case protobufConverter:
-			im.setFormat(prop, side, formatProtobuf)
+			im.setFormat(prop, side, config.FormatProtobuf)
 			im.registry(prop)
 			im.harmless(prop, registryDefaults)
 			im.harmless(prop, protobufDefaults)
+			if v, ok := im.get(prop + ".skip.known.types"); !ok || strings.EqualFold(v, "true") {
+				// KafkaProtobufSerializerConfig.java:60-62 (default true):
+				// no references for the imports. mooncdc registers them
+				// (connector/internal/record: registered_formats.go).
+				im.note(prop+".skip.known.types", "mooncdc registers the imported well-known types (decimal, date, time of day, timestamp) as references under subjects named by their path, "+
+					"as skip.known.types=false does, so that readers resolving every import through the registry (kafkajs) load the schema; a schema with an import gets other references than the Java converter's")
+			}
 		case jsonSchemaConverter:
-			im.setFormat(prop, side, formatJSONSchema)
+			im.setFormat(prop, side, config.FormatJSONSchema)
 			im.registry(prop)
 			im.harmless(prop, registryDefaults)
 			im.harmless(prop, jsonSchemaDefaults)
@@ -147,7 +145,7 @@ func (im *importer) converters() {
 			if side == "key" {
 				// A key is no change envelope: CloudEventsConverter.java:268-272
 				// writes it null (and :186 configures itself as a value converter).
-				im.unmapped(prop, "CloudEventsConverter converts change envelopes, so as the key converter it writes every key null; mooncdc writes keys as json or avro")
+				im.unmapped(prop, "CloudEventsConverter converts change envelopes, so as the key converter it writes every key null; mooncdc writes keys as json, avro, protobuf or json_schema")
 				continue
 			}
 			im.setFormat(prop, side, config.FormatCloudEvents)

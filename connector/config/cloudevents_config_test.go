@@ -28,7 +28,7 @@ func TestCloudEventsFormatIsAValueFormatOfTheEnvelope(t *testing.T) {
 	}{
 		{"key", func(c *Config) { c.Format.Key = FormatCloudEvents }, "format.key: cloudevents is a value format"},
 		{"flat", func(c *Config) { c.Format.Value, c.Format.Envelope = FormatCloudEvents, EnvelopeFlat }, "with format.envelope flat every value would be null"},
-		{"unknown", func(c *Config) { c.Format.Value = "protobuf" }, `format.value: "protobuf" is not one of json, avro, cloudevents (value only)`},
+		{"unknown", func(c *Config) { c.Format.Value = "thrift" }, `format.value: "thrift" is not one of json, avro, protobuf, json_schema, cloudevents (value only)`},
 	} {
 		c := validConfig()
 		tt.set(&c)

@@ -315,8 +315,10 @@ var SnapshotModes = []SnapshotMode{SnapshotInitial, SnapshotNever, SnapshotIniti
 // the Schema Registry for Avro, and Debezium's value-mapping options (the
 // same names as Debezium's, with '_' for '.').
 type FormatConfig struct {
-	// Key and Value are "json" (Kafka Connect's JsonConverter) or "avro"
-	// (Confluent's AvroConverter with the Schema Registry); Value also
+	// Key and Value are "json" (Kafka Connect's JsonConverter), "avro"
+	// (Confluent's AvroConverter with the Schema Registry), "protobuf" or
+	// "json_schema" (Confluent's ProtobufConverter and
+	// JsonSchemaConverter, with the registry); Value also
 	// "cloudevents" (Debezium's CloudEventsConverter, structured JSON mode,
 	// JSON data with JSONSchemas saying whether it carries its schema).
 	Key   string `yaml:"key"`
@@ -434,7 +436,24 @@ const (
 	// FormatCloudEvents (format.value only) is Debezium's
 	// CloudEventsConverter in its structured JSON mode with JSON data.
 	FormatCloudEvents = "cloudevents"
+	// FormatProtobuf is Confluent's ProtobufConverter and FormatJSONSchema
+	// its JsonSchemaConverter, each with the Schema Registry
+	// (connector/internal/record: registered_formats.go).
+	FormatProtobuf   = "protobuf"
+	FormatJSONSchema = "json_schema"
 )
+
+// UsesRegistry reports whether format.key or format.value registers its
+// schemas with the Schema Registry (avro, protobuf, json_schema).
+func (f FormatConfig) UsesRegistry() bool {
+	for _, v := range []string{f.Key, f.Value} {
+		switch v {
+		case FormatAvro, FormatProtobuf, FormatJSONSchema:
+			return true
+		}
+	}
+	return false
+}
 
 // SchemaRegistryConfig is the Confluent Schema Registry that Avro schemas
 // are registered with (subjects <topic>-key and <topic>-value).

@@ -68,10 +68,10 @@ var configDocs = map[string]keyDoc{
 	"snapshot.retry_delay":           {doc: "The first retry of a failed copy; later ones double, with jitter, up to 5m."},
 	"snapshot.max_retries":           {doc: "Retries of a failed copy; then the table waits for `mooncdc resnapshot`. 0 never retries."},
 
-	"format.key":                                      {doc: "The key format: `json` (Kafka Connect's JsonConverter) or `avro` (Confluent's AvroConverter with the Schema Registry)."},
-	"format.value":                                    {doc: "The value format: `json`, `avro` or `cloudevents` (Debezium's CloudEventsConverter, structured JSON mode, with `format.envelope: debezium`; see [Formats](transforms.md#formats))."},
+	"format.key":                                      {doc: "The key format: `json` (Kafka Connect's JsonConverter), `avro` (Confluent's AvroConverter with the Schema Registry), `protobuf` or `json_schema` (Confluent's ProtobufConverter and JsonSchemaConverter, with the registry; see [Formats](transforms.md#formats))."},
+	"format.value":                                    {doc: "The value format: `json`, `avro`, `protobuf`, `json_schema` or `cloudevents` (Debezium's CloudEventsConverter, structured JSON mode, with `format.envelope: debezium`; see [Formats](transforms.md#formats))."},
 	"format.json_schemas":                             {doc: "JSON keys and values as `{\"schema\":…,\"payload\":…}` (JsonConverter's `schemas.enable=true`); with `cloudevents`, the event's `data` so (the converter's `json.schemas.enable`)."},
-	"format.schema_registry.url":                      {doc: "Required for Avro: the Schema Registry, e.g. `http://localhost:8081` (`https://` for TLS); subjects `<topic>-key` and `<topic>-value`."},
+	"format.schema_registry.url":                      {doc: "Required for Avro, Protobuf and JSON Schema: the Schema Registry, e.g. `http://localhost:8081` (`https://` for TLS); subjects `<topic>-key` and `<topic>-value`."},
 	"format.schema_registry.username":                 {doc: "Basic auth user."},
 	"format.schema_registry.password":                 {doc: "Basic auth password (masked when printed); or `password_file`."},
 	"format.schema_registry.password_file":            {doc: "A file whose first line is the registry password."},

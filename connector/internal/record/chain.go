@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/connectformat"
@@ -95,6 +96,9 @@ type chained struct {
 	texts map[*schema.Schema]string
 	// topics are the topics ensured (or known to exist) already.
 	topics map[string]bool
+	// schemas are the Protobuf and JSON Schema schemas rendered
+	// (registered_formats.go); their ids are in avro too, by the same key.
+	schemas schemas
 }
 
 type avroSubject struct {
@@ -103,8 +107,11 @@ type avroSubject struct {
 	key   bool
 }
 
-func newChained(f *Formats, cfg schema.Config) *chained {
+func newChained(f *Formats, t *Transforms, cfg schema.Config) *chained {
 	side := func(format string) int {
+		if side, ok := registeredSide(format); ok {
+			return side
+		}
 		switch {
 		case format == config.FormatAvro:
 			return sideAvro
@@ -113,9 +120,11 @@ func newChained(f *Formats, cfg schema.Config) *chained {
 		}
 		return sideJSON
 	}
-	return &chained{t: f.transforms, view: NewConnectView(cfg, f.transforms.Context),
+	return &chained{t: t, view: NewConnectView(cfg, t.Context),
 		key: side(f.cfg.Key), value: side(f.cfg.Value), opts: connectformat.ConverterOptions{KeepNulls: cfg.KeepNulls},
-		reg: f.Registry, avro: map[avroSubject]int{}, texts: map[*schema.Schema]string{}, topics: map[string]bool{}}
+		reg: f.Registry, avro: map[avroSubject]int{}, texts: map[*schema.Schema]string{}, topics: map[string]bool{},
+		schemas: schemas{pb: map[*schema.Schema]*connectformat.Protobuf{}, js: map[*schema.Schema]*connectformat.JSONSchema{},
+			refs: map[string]sr.SchemaReference{}}}
 }
 
 // Chained reports whether the codec runs a transform chain.
@@ -235,6 +244,8 @@ func (ch *chained) appendSide(dst []byte, topic string, s *schema.Schema, v any,
 	switch side {
 	case sideJSON, sideJSONSchemas:
 		return connectformat.AppendJSONConverter(dst, s, v, side == sideJSONSchemas, ch.opts)
+	case sideProtobuf, sideJSONSchema:
+		return ch.appendRegistered(dst, topic, s, v, isKey, side)
 	}
 	// AvroConverter.fromConnectData: a null value is no bytes, whatever
 	// its schema (the serializer returns null for null).

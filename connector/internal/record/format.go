@@ -145,8 +145,14 @@ func (f *Formats) Codec() *Codec {
 		o.key, o.value = c.keyJSON, c.valueJSON
 		c.outbox = o
 	}
-	if f.transforms != nil && f.transforms.Chain.Len() > 0 {
-		c.chain = newChained(f, cfg)
+	view := viewFormat(f.cfg.Key) || viewFormat(f.cfg.Value)
+	switch t := f.transforms; {
+	case t != nil && (t.Chain.Len() > 0 || view):
+		c.chain = newChained(f, t, cfg)
+	case view:
+		// Protobuf and JSON Schema convert Connect data: the chained path
+		// with no transform (registered_formats.go).
+		c.chain = newChained(f, noChain(), cfg)
 	}
 	return c
 }

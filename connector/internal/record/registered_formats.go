@@ -1,0 +1,227 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/connectformat"
+	"github.com/mooncdc/mooncdc/connector/internal/transform"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file is format.key and format.value protobuf and json_schema:
+// Confluent's ProtobufConverter and JsonSchemaConverter with the Schema
+// Registry. Both convert Kafka Connect data, so every record is made
+// through its Connect view, as a transforms chain makes it (chain.go):
+// the codec runs the chained path with the configured chain, or with an
+// empty one when there is none (Formats.Codec decides once). Each side's
+// schema is rendered by connectformat from the record's Connect schema
+// (built once per schema pointer, which the plans and the transforms'
+// caches keep stable), registered under the record's topic's
+// TopicNameStrategy subject (<topic>-key, <topic>-value), and its id kept
+// per schema and subject; the bytes are connectformat's, in Confluent's
+// framing (magic byte 0, the schema id, for Protobuf the message indexes
+// [0]).
+//
+// A null key or value (a tombstone, a truncate's key) is no bytes, as both
+// converters write it (ProtobufConverter.java:121-126,
+// JsonSchemaConverter.java:123-125 at schema-registry 794611bd86d).
+//
+// Protobuf references: the .proto files a schema imports (Confluent's
+// decimal, Google's date, time of day and timestamp) are registered under
+// subjects named by their path and referenced by the schema, as
+// Confluent's serializer does with skip.known.types=false
+// (AbstractKafkaProtobufSerializer.java:404-426). With its default (true)
+// it registers no reference and the registry resolves the imports itself;
+// a reader that resolves every import through the registry, as kafkajs's
+// @kafkajs/confluent-schema-registry does, then cannot load the schema
+// (connectformat's doc.go, finding 2). The references make both read.
+
+// The converters a side is written with, besides chain.go's.
+const (
+	sideProtobuf = iota + sideAvro + 1
+	sideJSONSchema
+)
+
+// viewFormat reports whether format is written through the Connect view
+// whether or not a chain is configured.
+func viewFormat(format string) bool {
+	return format == config.FormatProtobuf || format == config.FormatJSONSchema
+}
+
+// registeredSide is the side of a registered format other than Avro;
+// false for the others.
+func registeredSide(format string) (int, bool) {
+	switch format {
+	case config.FormatProtobuf:
+		return sideProtobuf, true
+	case config.FormatJSONSchema:
+		return sideJSONSchema, true
+	}
+	return 0, false
+}
+
+// noChain is the transforms of a codec whose format needs the Connect
+// view when no chain is configured: an empty chain, no context headers
+// (the plain path writes none), no topics to create.
+func noChain() *Transforms { return &Transforms{Chain: &transform.Chain{}} }
+
+// schemas is a chained codec's rendered Protobuf and JSON Schema schemas,
+// by Connect schema pointer, and the references it registered, by path.
+type schemas struct {
+	pb   map[*schema.Schema]*connectformat.Protobuf
+	js   map[*schema.Schema]*connectformat.JSONSchema
+	refs map[string]sr.SchemaReference
+}
+
+// appendRegistered writes one side of a record as Protobuf or JSON Schema
+// (side); ok is false for a null, which is no bytes.
+func (ch *chained) appendRegistered(dst []byte, topic string, s *schema.Schema, v any, isKey bool, side int) ([]byte, bool, error) {
+	if v == nil {
+		return dst, false, nil
+	}
+	if s == nil {
+		return dst, false, fmt.Errorf("a schemaless %T cannot be written with a schema", v)
+	}
+	var (
+		out []byte
+		err error
+	)
+	if side == sideProtobuf {
+		p, perr := ch.protobuf(s)
+		if perr != nil {
+			return dst, false, perr
+		}
+		refs, rerr := ch.references(p.Imports)
+		if rerr != nil {
+			return dst, false, rerr
+		}
+		id, ierr := ch.registeredID(topic, s, isKey, sr.Schema{Type: sr.TypeProtobuf, Schema: p.Text, References: refs})
+		if ierr != nil {
+			return dst, false, ierr
+		}
+		out, err = p.AppendEncode(dst, id, v)
+	} else {
+		j, jerr := ch.jsonSchema(s)
+		if jerr != nil {
+			return dst, false, jerr
+		}
+		id, ierr := ch.registeredID(topic, s, isKey, sr.Schema{Type: sr.TypeJSON, Schema: string(j.Document)})
+		if ierr != nil {
+			return dst, false, ierr
+		}
+		out, err = j.AppendEncode(dst, id, v)
+	}
+	if err != nil {
+		return dst, false, err
+	}
+	return out, true, nil
+}
+
+// protobuf is the Protobuf schema of s, built at its first use; a schema
+// that has none is a *TableSchemaError.
+func (ch *chained) protobuf(s *schema.Schema) (*connectformat.Protobuf, error) {
+	if p, ok := ch.schemas.pb[s]; ok {
+		return p, nil
+	}
+	p, err := connectformat.NewProtobuf(s)
+	if err != nil {
+		return nil, &TableSchemaError{Err: err}
+	}
+	ch.schemas.pb[s] = p
+	return p, nil
+}
+
+// jsonSchema is the JSON Schema of s, built at its first use.
+func (ch *chained) jsonSchema(s *schema.Schema) (*connectformat.JSONSchema, error) {
+	if j, ok := ch.schemas.js[s]; ok {
+		return j, nil
+	}
+	j, err := connectformat.NewJSONSchema(s)
+	if err != nil {
+		return nil, &TableSchemaError{Err: err}
+	}
+	ch.schemas.js[s] = j
+	return j, nil
+}
+
+// references registers each import under the subject of its path and
+// returns the references to them, in the text's import order.
+func (ch *chained) references(imports []string) ([]sr.SchemaReference, error) {
+	if len(imports) == 0 {
+		return nil, nil
+	}
+	refs := make([]sr.SchemaReference, 0, len(imports))
+	for _, path := range imports {
+		ref, ok := ch.schemas.refs[path]
+		if !ok {
+			text, known := connectformat.ImportText(path)
+			if !known {
+				return nil, &TableSchemaError{Err: fmt.Errorf("protobuf: the schema imports %s, which mooncdc cannot register", path)}
+			}
+			var err error
+			if ref, err = ch.reg.reference(ch.ctx(), path, text); err != nil {
+				return nil, ch.classify(err)
+			}
+			ch.schemas.refs[path] = ref
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
+}
+
+func (ch *chained) ctx() context.Context {
+	if ch.reg.Stopping != nil {
+		return ch.reg.Stopping
+	}
+	return context.Background()
+}
+
+// registeredID is the registry id of rendered, the schema of s, under
+// topic's key or value subject, registered at its first use.
+func (ch *chained) registeredID(topic string, s *schema.Schema, isKey bool, rendered sr.Schema) (int, error) {
+	k := avroSubject{s, topic, isKey}
+	if id, ok := ch.avro[k]; ok {
+		return id, nil
+	}
+	ctx := ch.ctx()
+	subject, err := ch.reg.subject(ctx, topicSubject(topic, isKey))
+	if err != nil {
+		return 0, &registryError{err}
+	}
+	id, err := ch.reg.idOf(ctx, subject, rendered)
+	if err != nil {
+		return 0, ch.classify(err)
+	}
+	ch.avro[k] = id
+	return id, nil
+}
+
+// classify makes a registry failure the table's (*TableSchemaError: a
+// refusal) or the pipeline's (*registryError: unreachable, stopping,
+// credentials), as avroID does.
+func (ch *chained) classify(err error) error {
+	if ch.ctx().Err() != nil || errors.As(err, new(*config.ConfigError)) || registryRetryable(err) {
+		return &registryError{err}
+	}
+	return &TableSchemaError{Err: err}
+}
+
+// reference registers text, the .proto file path, under the subject path
+// (Confluent's DefaultReferenceSubjectNameStrategy: the reference name is
+// the subject) and returns the reference to the version it is.
+func (r *Registry) reference(ctx context.Context, path, text string) (sr.SchemaReference, error) {
+	s := sr.Schema{Type: sr.TypeProtobuf, Schema: text}
+	if _, err := r.idOf(ctx, path, s); err != nil {
+		return sr.SchemaReference{}, err
+	}
+	ss, err := r.cl.LookupSchema(ctx, path, s)
+	if err != nil {
+		return sr.SchemaReference{}, wrapRegistryErr(path, err)
+	}
+	return sr.SchemaReference{Name: path, Subject: path, Version: ss.Version}, nil
+}

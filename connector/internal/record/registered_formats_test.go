@@ -1,0 +1,184 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/connectformat"
+	"github.com/mooncdc/mooncdc/internal/srtest"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// TestProtobufAndJSONSchemaRecordsAreFramedAndRegisteredPerTopicSubject:
+// with format.key and format.value protobuf or json_schema and no
+// transforms, the codec runs the Connect view (chosen when it is made);
+// a change's key and value are registered under <topic>-key and
+// <topic>-value as connectformat renders the record's Connect schemas
+// (Protobuf with its imports registered as references under subjects
+// named by their path: confluent/type/decimal.proto for the numeric
+// column), once per schema (the second change asks nothing), framed as
+// Confluent's serializers frame them (magic byte, the id, for Protobuf the
+// message index [0]), and the payload reads back as the row's values; a
+// tombstone is no bytes (ProtobufConverter.java:121-126,
+// JsonSchemaConverter.java:123-125 at schema-registry 794611bd86d); a
+// transaction record goes under shop.transaction's subjects.
+func TestProtobufAndJSONSchemaRecordsAreFramedAndRegisteredPerTopicSubject(t *testing.T) {
+	for _, format := range []string{config.FormatProtobuf, config.FormatJSONSchema} {
+		t.Run(format, func(t *testing.T) {
+			reg := srtest.New(t)
+			f := chainTestFormats(t, format, false, reg, nil, nil)
+			w, tracker := testWriter(f)
+			if !w.Codec.Chained() {
+				t.Fatal("the Connect view is not chosen when the codec is made")
+			}
+			cl, err := sr.NewClient(sr.URLs(reg.URL()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			topic := "shop.public.numeric_table"
+			unit := tracker.Begin()
+			chs := viewChanges()
+			sp := schema.NewPlan(f.SchemaConfig(), chs[0].Relation)
+			now := time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)
+			rec, _, err := w.Change(unit, topic, sp, chs[0], now, true, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Topic != topic {
+				t.Fatalf("topic %q", rec.Topic)
+			}
+			ks, vs := sp.ConnectSchemas(chs[0])
+			for _, side := range []struct {
+				subject string
+				s       *schema.Schema
+				b       []byte
+			}{{topic + "-key", ks, rec.Key}, {topic + "-value", vs, rec.Value}} {
+				id, payload := decodeFrame(t, format, side.b)
+				got, err := cl.SchemaByID(context.Background(), id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if vers := reg.Versions(side.subject); len(vers) != 1 {
+					t.Fatalf("%s: versions %v, want 1", side.subject, vers)
+				}
+				ss, err := cl.SchemaByVersion(context.Background(), side.subject, 1)
+				if err != nil || ss.ID != id {
+					t.Fatalf("%s version 1: id %d (%v), the record's %d", side.subject, ss.ID, err, id)
+				}
+				switch format {
+				case config.FormatProtobuf:
+					p, err := connectformat.NewProtobuf(side.s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Type != sr.TypeProtobuf || got.Schema != p.Text {
+						t.Fatalf("%s: registered %s\n%s\nwant the Connect schema's\n%s", side.subject, got.Type, got.Schema, p.Text)
+					}
+					var refs []string
+					for _, r := range got.References {
+						refs = append(refs, r.Name+"="+r.Subject)
+						if len(reg.Versions(r.Subject)) != 1 {
+							t.Errorf("reference %s: subject not registered", r.Subject)
+						}
+					}
+					var want []string
+					for _, imp := range p.Imports {
+						want = append(want, imp+"="+imp)
+					}
+					if side.s == vs && len(want) == 0 {
+						t.Fatal("the value schema imports nothing: the numeric column should import confluent/type/decimal.proto")
+					}
+					if strings.Join(refs, ",") != strings.Join(want, ",") {
+						t.Errorf("%s: references %v, want each import under its own subject %v", side.subject, refs, want)
+					}
+					m := dynamicpb.NewMessage(p.Message)
+					if err := proto.Unmarshal(payload, m); err != nil {
+						t.Fatal(err)
+					}
+					if side.s == vs {
+						after := m.Get(p.Message.Fields().ByName("after")).Message()
+						if i := after.Get(after.Descriptor().Fields().ByName("i")).Int(); i != 123456 {
+							t.Errorf("after.i = %d, want 123456", i)
+						}
+						if op := m.Get(p.Message.Fields().ByName("op")).String(); op != "c" {
+							t.Errorf("op = %q", op)
+						}
+					} else if pk := m.Get(p.Message.Fields().ByName("pk")).Int(); pk != 7 {
+						t.Errorf("key pk = %d, want 7", pk)
+					}
+				case config.FormatJSONSchema:
+					j, err := connectformat.NewJSONSchema(side.s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got.Type != sr.TypeJSON || got.Schema != string(j.Document) || len(got.References) != 0 {
+						t.Fatalf("%s: registered %s %v\n%s\nwant the Connect schema's\n%s", side.subject, got.Type, got.References, got.Schema, j.Document)
+					}
+					var v struct {
+						PK    int64 `json:"pk"`
+						Op    string
+						After struct{ I int64 }
+					}
+					if err := json.Unmarshal(payload, &v); err != nil {
+						t.Fatal(err)
+					}
+					if side.s == vs && (v.Op != "c" || v.After.I != 123456) || side.s == ks && v.PK != 7 {
+						t.Errorf("%s payload %s", side.subject, payload)
+					}
+				}
+			}
+			before := reg.TotalRequests()
+			upd, _, err := w.Change(unit, topic, sp, chs[2], now, true, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := reg.TotalRequests() - before; n != 0 {
+				t.Errorf("the second change of the same schemas asked the registry %d times", n)
+			}
+			if id1, _ := decodeFrame(t, format, rec.Value); func() int { id2, _ := decodeFrame(t, format, upd.Value); return id2 }() != id1 {
+				t.Error("the update carries another value schema id")
+			}
+			del, ts, err := w.Change(unit, topic, sp, chs[3], now, true, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if del.Value == nil || ts == nil || ts.Value != nil || ts.Key == nil {
+				t.Fatalf("delete %v, tombstone %+v: want a value, then a key with no value", del.Value, ts)
+			}
+			ev := &schema.TxEvent{Status: schema.TxEnd, Xid: 771, LSN: 0x2008, CommitTime: time.UnixMilli(1767323045000),
+				EventCount: 5, Collections: []schema.CollectionCount{{Name: "public.numeric_table", Count: 5}}}
+			end, err := w.TxEvent(unit, "shop.transaction", &schema.Tx{Xid: 771, CommitLSN: 0x2000}, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, _ := decodeFrame(t, format, end.Value)
+			if ss, err := cl.SchemaByVersion(context.Background(), "shop.transaction-value", 1); err != nil || ss.ID != id {
+				t.Errorf("shop.transaction-value: %v %v, the END record's id %d", ss, err, id)
+			}
+		})
+	}
+}
+
+func decodeFrame(t *testing.T, format string, b []byte) (int, []byte) {
+	t.Helper()
+	if format == config.FormatProtobuf {
+		id, index, payload, err := connectformat.DecodeProtobufFrame(b)
+		if err != nil || len(index) != 1 || index[0] != 0 {
+			t.Fatalf("frame %x: index %v, %v", b, index, err)
+		}
+		return id, payload
+	}
+	id, payload, err := connectformat.DecodeJSONFrame(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, payload
+}
