@@ -87,34 +87,22 @@ func (ch *chained) appendRegistered(dst []byte, topic string, s *schema.Schema, 
 	if s == nil {
 		return dst, false, fmt.Errorf("a schemaless %T cannot be written with a schema", v)
 	}
-	var (
-		out []byte
-		err error
-	)
+	id, ok := ch.avro[avroSubject{s, topic, isKey}]
+	if !ok { // the first record of this schema on this subject
+		rendered, err := ch.render(s, side)
+		if err != nil {
+			return dst, false, err
+		}
+		if id, err = ch.registeredID(topic, s, isKey, rendered); err != nil {
+			return dst, false, err
+		}
+	}
+	var out []byte
+	var err error
 	if side == sideProtobuf {
-		p, perr := ch.protobuf(s)
-		if perr != nil {
-			return dst, false, perr
-		}
-		refs, rerr := ch.references(p.Imports)
-		if rerr != nil {
-			return dst, false, rerr
-		}
-		id, ierr := ch.registeredID(topic, s, isKey, sr.Schema{Type: sr.TypeProtobuf, Schema: p.Text, References: refs})
-		if ierr != nil {
-			return dst, false, ierr
-		}
-		out, err = p.AppendEncode(dst, id, v)
+		out, err = ch.schemas.pb[s].AppendEncode(dst, id, v)
 	} else {
-		j, jerr := ch.jsonSchema(s)
-		if jerr != nil {
-			return dst, false, jerr
-		}
-		id, ierr := ch.registeredID(topic, s, isKey, sr.Schema{Type: sr.TypeJSON, Schema: string(j.Document)})
-		if ierr != nil {
-			return dst, false, ierr
-		}
-		out, err = j.AppendEncode(dst, id, v)
+		out, err = ch.schemas.js[s].AppendEncode(dst, id, v)
 	}
 	if err != nil {
 		return dst, false, err

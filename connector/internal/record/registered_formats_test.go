@@ -3,16 +3,19 @@ package record
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/sr"
+	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/connectformat"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -163,6 +166,27 @@ func TestProtobufAndJSONSchemaRecordsAreFramedAndRegisteredPerTopicSubject(t *te
 			if ss, err := cl.SchemaByVersion(context.Background(), "shop.transaction-value", 1); err != nil || ss.ID != id {
 				t.Errorf("shop.transaction-value: %v %v, the END record's id %d", ss, err, id)
 			}
+			// A schema change and a heartbeat: written with their Connect
+			// schemas as the changes are (the Avro path registers theirs too).
+			commit := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			sc, err := w.SchemaChange(unit, "shop", &schema.SchemaChange{Type: schema.SchemaChangeAlter, DDL: "ALTER TABLE a ADD c int",
+				Table: schema.DDLTable{Schema: "public", Table: "a"}, Xid: 9, LSN: 0x3000, CommitTime: commit, Now: commit}, 0x3000, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hb, err := w.Heartbeat(unit, "__debezium-heartbeat.shop", &HeartbeatFormat{prefix: "shop"}, &schema.Change{Op: schema.OpMessage, LSN: 0x3100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range []struct {
+				subject string
+				b       []byte
+			}{{"shop-key", sc.Key}, {"shop-value", sc.Value}, {"__debezium-heartbeat.shop-key", hb.Key}, {"__debezium-heartbeat.shop-value", hb.Value}} {
+				id, _ := decodeFrame(t, format, r.b)
+				if ss, err := cl.SchemaByVersion(context.Background(), r.subject, 1); err != nil || ss.ID != id {
+					t.Errorf("%s: %v %v, the record's id %d", r.subject, ss.ID, err, id)
+				}
+			}
 		})
 	}
 }
@@ -181,4 +205,92 @@ func decodeFrame(t *testing.T, format string, b []byte) (int, []byte) {
 		t.Fatal(err)
 	}
 	return id, payload
+}
+
+// TestProtobufAndJSONSchemaEvolveFollowsThePolicy: at a DDL, the new
+// shape's Protobuf or JSON Schema schema is put to the registry's check
+// (evolution_view.go) as Avro's is: the column added is refused (srtest
+// judges no PROTOBUF or JSON change under BACKWARD), and park returns the
+// *SchemaEvolutionError naming the subject and the DDL; new_subject
+// registers the new schema, of its type, under <topic>-value-v2; force
+// registers it as the subject's second version and puts BACKWARD back.
+func TestProtobufAndJSONSchemaEvolveFollowsThePolicy(t *testing.T) {
+	for _, format := range []string{config.FormatProtobuf, config.FormatJSONSchema} {
+		for _, policy := range []string{config.EvolutionPark, config.EvolutionNewSubject, config.EvolutionForce} {
+			t.Run(format+"/"+policy, func(t *testing.T) {
+				reg := srtest.New(t)
+				cfg := config.DefaultConfig()
+				cfg.Name = "shop"
+				cfg.Format.Key, cfg.Format.Value = format, format
+				cfg.Format.SchemaRegistry.URL = reg.URL()
+				cfg.Format.SchemaRegistry.SchemaEvolution = policy
+				cfg.ApplyDefaults()
+				cfg.Kafka.TopicPrefix = "shop"
+				naming, err := cfg.TopicNaming()
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := NewRegistry(cfg.Format.SchemaRegistry, zap.NewNop())
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := NewFormats(cfg.Format, EncoderConfig(&cfg, "inventory", naming, nil, nil), r, naming, 1<<20, zap.NewNop())
+				w, tracker := testWriter(f)
+				topic := "shop.public.numeric_table"
+				ch := viewChanges()[0]
+				sp := schema.NewPlan(f.SchemaConfig(), ch.Relation)
+				if _, _, err := w.Change(tracker.Begin(), topic, sp, ch, time.Now(), true, false); err != nil {
+					t.Fatal(err)
+				}
+				rel := *ch.Relation
+				rel.Columns = append(append([]schema.Column(nil), rel.Columns...), schema.Column{Name: "note", TypeOID: 25, TypeMod: -1})
+				next := schema.NewPlan(f.SchemaConfig(), &rel)
+				ddl := "ALTER TABLE numeric_table ADD COLUMN note text"
+				err = w.Codec.Evolve(context.Background(), "public.numeric_table", topic, next, ddl)
+				wantType := map[string]sr.SchemaType{config.FormatProtobuf: sr.TypeProtobuf, config.FormatJSONSchema: sr.TypeJSON}[format]
+				cl, cerr := sr.NewClient(sr.URLs(reg.URL()))
+				if cerr != nil {
+					t.Fatal(cerr)
+				}
+				latest := func(subject string) sr.SubjectSchema {
+					t.Helper()
+					ss, err := cl.SchemaByVersion(context.Background(), subject, -1)
+					if err != nil {
+						t.Fatalf("%s: %v", subject, err)
+					}
+					return ss
+				}
+				switch policy {
+				case config.EvolutionPark:
+					var se *SchemaEvolutionError
+					if !errors.As(err, &se) || se.Subject != topic+"-value" || se.DDL != ddl || !strings.Contains(se.Message, "NONE") {
+						t.Fatalf("Evolve = %v, want the *SchemaEvolutionError of %s-value with the registry's reason", err, topic)
+					}
+					if !fault.TableFault(err) {
+						t.Errorf("%v does not park only the table", err)
+					}
+					if v := reg.Versions(topic + "-key"); len(v) != 1 {
+						t.Errorf("the key (unchanged) has versions %v", v)
+					}
+				case config.EvolutionNewSubject:
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ss := latest(topic + "-value-v2"); ss.Type != wantType || !strings.Contains(ss.Schema.Schema, "note") {
+						t.Errorf("%s-value-v2: %s %s", topic, ss.Type, ss.Schema.Schema)
+					}
+				case config.EvolutionForce:
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ss := latest(topic + "-value"); ss.Version != 2 || ss.Type != wantType || !strings.Contains(ss.Schema.Schema, "note") {
+						t.Errorf("%s-value latest: version %d %s %s", topic, ss.Version, ss.Type, ss.Schema.Schema)
+					}
+					if l := reg.Compatibility(topic + "-value"); l != srtest.Backward {
+						t.Errorf("the level after force: %s", l)
+					}
+				}
+			})
+		}
+	}
 }
