@@ -455,8 +455,9 @@ func (f FormatConfig) UsesRegistry() bool {
 	return false
 }
 
-// SchemaRegistryConfig is the Confluent Schema Registry that Avro schemas
-// are registered with (subjects <topic>-key and <topic>-value).
+// SchemaRegistryConfig is the Confluent Schema Registry that Avro,
+// Protobuf and JSON Schema schemas are registered with (subjects
+// <topic>-key and <topic>-value).
 type SchemaRegistryConfig struct {
 	// URL, e.g. http://localhost:8081; https:// for TLS.
 	URL      string `yaml:"url" secret:"url"`
