@@ -183,10 +183,39 @@ func (ch *chained) registeredID(topic string, s *schema.Schema, isKey bool, rend
 	}
 	id, err := ch.reg.idOf(ctx, subject, rendered)
 	if err != nil {
-		return 0, ch.classify(err)
+		if id, err = ch.evolveRefused(ctx, topic, isKey, subject, rendered, err); err != nil {
+			return 0, ch.classify(err)
+		}
 	}
 	ch.avro[k] = id
 	return id, nil
+}
+
+// evolveRefused applies schema_evolution to a registration the registry
+// refused as incompatible (err) with no check at a DDL before it (a copy's
+// catch-up over the change, a shape changed while mooncdc was stopped),
+// as Codec.evolveRefused does for Avro: under park err stands;
+// new_subject registers rendered under the next generation of the
+// subject, force under the subject with NONE for the one registration;
+// then the id is the one registered.
+func (ch *chained) evolveRefused(ctx context.Context, topic string, isKey bool, subject string, rendered sr.Schema, err error) (int, error) {
+	reg := ch.reg
+	var inc *SchemaIncompatibleError
+	if reg.evolution == config.EvolutionPark || !errors.As(err, &inc) {
+		return 0, err
+	}
+	base := topicSubject(topic, isKey)
+	if reg.evolution == config.EvolutionNewSubject {
+		if err := reg.newSubjectOf(ctx, base, rendered); err != nil {
+			return 0, err
+		}
+		if subject, err = reg.subject(ctx, base); err != nil {
+			return 0, err
+		}
+	} else if err := reg.forceOf(ctx, subject, rendered); err != nil {
+		return 0, err
+	}
+	return reg.idOf(ctx, subject, rendered) // registered just now: cached
 }
 
 // classify makes a registry failure the table's (*TableSchemaError: a

@@ -326,3 +326,62 @@ func BenchmarkRegisteredFormats(b *testing.B) {
 		})
 	}
 }
+
+// TestProtobufRegistrationRefusedWithoutADDLCheckFollowsThePolicy: a
+// registration the registry refuses as incompatible (409) where no DDL
+// was checked before it (a shape changed while mooncdc was stopped) parks
+// the table under park, and under new_subject and force is registered as
+// the policy says, the record written with that id (as
+// Codec.evolveRefused does for Avro). The key is Protobuf (no imports, so
+// its registration is the first request), the value JSON.
+func TestProtobufRegistrationRefusedWithoutADDLCheckFollowsThePolicy(t *testing.T) {
+	for _, policy := range []string{config.EvolutionPark, config.EvolutionNewSubject, config.EvolutionForce} {
+		t.Run(policy, func(t *testing.T) {
+			reg := srtest.New(t)
+			cfg := config.DefaultConfig()
+			cfg.Name = "shop"
+			cfg.Format.Key = config.FormatProtobuf
+			cfg.Format.SchemaRegistry.URL = reg.URL()
+			cfg.Format.SchemaRegistry.SchemaEvolution = policy
+			cfg.ApplyDefaults()
+			cfg.Kafka.TopicPrefix = "shop"
+			naming, err := cfg.TopicNaming()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := NewRegistry(cfg.Format.SchemaRegistry, zap.NewNop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := NewFormats(cfg.Format, EncoderConfig(&cfg, "inventory", naming, nil, nil), r, naming, 1<<20, zap.NewNop())
+			w, tracker := testWriter(f)
+			topic := "shop.public.numeric_table"
+			ch := viewChanges()[0]
+			sp := schema.NewPlan(f.SchemaConfig(), ch.Relation)
+			reg.FailNextOn(srtest.EndpointRegister, 1, 409)
+			rec, _, err := w.Change(tracker.Begin(), topic, sp, ch, time.Now(), true, false)
+			if policy == config.EvolutionPark {
+				var inc *SchemaIncompatibleError
+				if !errors.As(err, &inc) || !fault.TableFault(err) {
+					t.Fatalf("Change = %v, want the table parked on the refusal", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, _ := decodeFrame(t, config.FormatProtobuf, rec.Key)
+			subject := map[string]string{config.EvolutionNewSubject: topic + "-key-v2", config.EvolutionForce: topic + "-key"}[policy]
+			if v := reg.Versions(subject); len(v) != 1 {
+				t.Fatalf("%s: versions %v (subjects %v)", subject, v, reg.Subjects())
+			}
+			cl, err := sr.NewClient(sr.URLs(reg.URL()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ss, err := cl.SchemaByVersion(context.Background(), subject, 1); err != nil || ss.ID != id {
+				t.Errorf("%s version 1: %v %v, the record's id %d", subject, ss.ID, err, id)
+			}
+		})
+	}
+}
