@@ -385,3 +385,37 @@ func TestProtobufRegistrationRefusedWithoutADDLCheckFollowsThePolicy(t *testing.
 		})
 	}
 }
+
+// TestProtobufNameThatIsNoIdentifierParksTheTable: a topic prefix with
+// '-' makes schema names (my-shop.public.numeric_table.Value) that are no
+// Protobuf package: the record's table parks, naming the cause, as
+// ProtobufData fails with scrub.invalid.names=false (its default); nothing
+// is registered or written.
+func TestProtobufNameThatIsNoIdentifierParksTheTable(t *testing.T) {
+	reg := srtest.New(t)
+	cfg := config.DefaultConfig()
+	cfg.Name = "shop"
+	cfg.Format.Value = config.FormatProtobuf
+	cfg.Format.SchemaRegistry.URL = reg.URL()
+	cfg.ApplyDefaults()
+	cfg.Kafka.TopicPrefix = "my-shop"
+	naming, err := cfg.TopicNaming()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRegistry(cfg.Format.SchemaRegistry, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFormats(cfg.Format, EncoderConfig(&cfg, "inventory", naming, nil, nil), r, naming, 1<<20, zap.NewNop())
+	w, tracker := testWriter(f)
+	ch := viewChanges()[0]
+	sp := schema.NewPlan(f.SchemaConfig(), ch.Relation)
+	_, _, err = w.Change(tracker.Begin(), "my-shop.public.numeric_table", sp, ch, time.Now(), true, false)
+	if err == nil || !fault.TableFault(err) || !strings.Contains(err.Error(), "not a valid Protobuf schema") {
+		t.Fatalf("Change = %v, want the table parked on the invalid name", err)
+	}
+	if s := reg.Subjects(); len(s) != 0 {
+		t.Errorf("registered %v", s)
+	}
+}
