@@ -62,7 +62,6 @@ var (
 	}
 	// JsonSchemaDataConfig.java:34-61; KafkaJsonSchemaSerializerConfig.java:30-75.
 	jsonSchemaDefaults = []harmless{
-		{"object.additional.properties", "true", "the JSON Schema writer has it (closed objects) but mooncdc has no key for it yet"},
 		{"use.optional.for.nonrequired", "false", "mooncdc's JSON Schema documents are JsonSchemaData's defaults"},
 		{"ignore.modern.dialects", "false", "mooncdc's JSON Schema documents are JsonSchemaData's defaults"},
 		{"decimal.format", "BASE64", "mooncdc writes decimals as base64 bytes, the default"},
@@ -141,6 +140,10 @@ func (im *importer) converters() {
 			im.registry(prop)
 			im.harmless(prop, registryDefaults)
 			im.harmless(prop, jsonSchemaDefaults)
+			if v, ok := im.get(prop + ".object.additional.properties"); ok {
+				// JsonSchemaDataConfig.java:35 (default true).
+				im.out.set("format.json_schema_additional_properties", javaBool(v), "")
+			}
 		case cloudEventsConverter:
 			if side == "key" {
 				// A key is no change envelope: CloudEventsConverter.java:268-272

@@ -325,8 +325,14 @@ type FormatConfig struct {
 	Value string `yaml:"value"`
 	// JSONSchemas wraps JSON keys and values in {"schema":…,"payload":…}
 	// (JsonConverter's schemas.enable=true).
-	JSONSchemas    bool                 `yaml:"json_schemas"`
-	SchemaRegistry SchemaRegistryConfig `yaml:"schema_registry"`
+	JSONSchemas bool `yaml:"json_schemas"`
+	// JSONSchemaAdditionalProperties is JsonSchemaConverter's
+	// object.additional.properties (default true): with json_schema, every
+	// struct's object allows additional properties; false writes
+	// "additionalProperties": false, which a registry's BACKWARD check
+	// needs to accept a column added.
+	JSONSchemaAdditionalProperties bool                 `yaml:"json_schema_additional_properties"`
+	SchemaRegistry                 SchemaRegistryConfig `yaml:"schema_registry"`
 	// DecimalHandlingMode: precise (Connect Decimal), double or string.
 	DecimalHandlingMode string `yaml:"decimal_handling_mode"`
 	// BinaryHandlingMode: bytes, base64, base64-url-safe or hex.

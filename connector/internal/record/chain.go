@@ -99,6 +99,9 @@ type chained struct {
 	// schemas are the Protobuf and JSON Schema schemas rendered
 	// (registered_formats.go); their ids are in avro too, by the same key.
 	schemas schemas
+	// jsonSchemaOpts are the JSON Schema converter's settings
+	// (format.json_schema_additional_properties).
+	jsonSchemaOpts connectformat.JSONSchemaOptions
 }
 
 type avroSubject struct {
@@ -124,7 +127,8 @@ func newChained(f *Formats, t *Transforms, cfg schema.Config) *chained {
 		key: side(f.cfg.Key), value: side(f.cfg.Value), opts: connectformat.ConverterOptions{KeepNulls: cfg.KeepNulls},
 		reg: f.Registry, avro: map[avroSubject]int{}, texts: map[*schema.Schema]string{}, topics: map[string]bool{},
 		schemas: schemas{pb: map[*schema.Schema]*connectformat.Protobuf{}, js: map[*schema.Schema]*connectformat.JSONSchema{},
-			refs: map[string]sr.SchemaReference{}}}
+			refs: map[string]sr.SchemaReference{}},
+		jsonSchemaOpts: connectformat.JSONSchemaOptions{ClosedObjects: !f.cfg.JSONSchemaAdditionalProperties}}
 }
 
 // Chained reports whether the codec runs a transform chain.

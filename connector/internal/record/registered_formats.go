@@ -129,7 +129,7 @@ func (ch *chained) jsonSchema(s *schema.Schema) (*connectformat.JSONSchema, erro
 	if j, ok := ch.schemas.js[s]; ok {
 		return j, nil
 	}
-	j, err := connectformat.NewJSONSchema(s)
+	j, err := connectformat.NewJSONSchemaOptions(s, ch.jsonSchemaOpts)
 	if err != nil {
 		return nil, &TableSchemaError{Err: err}
 	}

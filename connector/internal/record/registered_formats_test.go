@@ -419,3 +419,49 @@ func TestProtobufNameThatIsNoIdentifierParksTheTable(t *testing.T) {
 		t.Errorf("registered %v", s)
 	}
 }
+
+// TestJSONSchemaAdditionalPropertiesFalseClosesTheObjects:
+// format.json_schema_additional_properties false is JsonSchemaConverter's
+// object.additional.properties=false: the registered document is
+// JsonSchemaData's with "additionalProperties": false on every struct
+// (JsonSchemaData.java:920-922 at schema-registry 794611bd86d), the one a
+// registry's BACKWARD check accepts a column added to; the default keeps
+// them open, as the converter's.
+func TestJSONSchemaAdditionalPropertiesFalseClosesTheObjects(t *testing.T) {
+	for _, open := range []bool{true, false} {
+		reg := srtest.New(t)
+		cfg := config.DefaultConfig()
+		cfg.Name = "shop"
+		cfg.Format.Value = config.FormatJSONSchema
+		cfg.Format.JSONSchemaAdditionalProperties = open
+		cfg.Format.SchemaRegistry.URL = reg.URL()
+		cfg.ApplyDefaults()
+		cfg.Kafka.TopicPrefix = "shop"
+		naming, err := cfg.TopicNaming()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewRegistry(cfg.Format.SchemaRegistry, zap.NewNop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := NewFormats(cfg.Format, EncoderConfig(&cfg, "inventory", naming, nil, nil), r, naming, 1<<20, zap.NewNop())
+		w, tracker := testWriter(f)
+		ch := viewChanges()[0]
+		sp := schema.NewPlan(f.SchemaConfig(), ch.Relation)
+		rec, _, err := w.Change(tracker.Begin(), "shop.public.numeric_table", sp, ch, time.Now(), true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := decodeFrame(t, config.FormatJSONSchema, rec.Value)
+		doc, _ := reg.SchemaByID(id)
+		_, vs := sp.ConnectSchemas(ch)
+		want, err := connectformat.NewJSONSchemaOptions(vs, connectformat.JSONSchemaOptions{ClosedObjects: !open})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc != string(want.Document) || strings.Contains(doc, `"additionalProperties":false`) == open {
+			t.Errorf("additional properties %v: registered\n%s", open, doc)
+		}
+	}
+}
