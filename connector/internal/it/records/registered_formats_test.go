@@ -170,3 +170,69 @@ func TestProtobufAndJSONSchemaReadByKafkajsAcrossASchemaChange(t *testing.T) {
 		}
 	}
 }
+
+// TestProtobufWellKnownImportsReadByKafkajs: with time.precision.mode
+// connect a date is Connect's Date and a timestamp Connect's Timestamp
+// (Debezium's shouldProcessNotNullColumnsConnectDateTypes,
+// debezium-connector-postgres/src/test/java/io/debezium/connector/postgresql/RecordsStreamProducerIT.java:368-380
+// at v3.6.1.Final: java.util.Date values, milliseconds), which ProtobufData
+// writes as google.type.Date and google.protobuf.Timestamp, imported by
+// the value's .proto text. mooncdc registers each import as a reference
+// under the subject of its path, so kafkajs's registry client, which
+// resolves every import through the registry, loads the schema and reads
+// a copied and a streamed row: 2016-11-04 and 2016-11-04 13:51:30.123456
+// (ARPT:106-108 inserts them; ARPT:660 expects the date, ARPT:657 and :693
+// the Connect Timestamp's milliseconds) as year/month/day and as seconds
+// and nanoseconds of the millisecond timestamp.
+func TestProtobufWellKnownImportsReadByKafkajs(t *testing.T) {
+	e := ittest.NewEnv(t)
+	reg := srtest.New(t)
+	e.Exec(`CREATE TABLE public.times (id int PRIMARY KEY, d date, ts timestamp)`)
+	e.Exec(`INSERT INTO times VALUES (1, '2016-11-04', '2016-11-04 13:51:30.123456')`)
+	cfg := e.Config("pbt", "public.times")
+	cfg.Heartbeat.Records = false
+	cfg.Format.Key, cfg.Format.Value = config.FormatJSON, config.FormatProtobuf
+	cfg.Format.TimePrecisionMode = "connect"
+	cfg.Format.SchemaRegistry.URL = reg.URL()
+	r := ittest.StartStreaming(t, cfg)
+	r.WaitHandedOver(t)
+	e.Exec(`INSERT INTO times VALUES (2, '2016-11-04', '2016-11-04 13:51:30.123456')`)
+
+	read := jsclients.ReadT(t, jsclients.Request{Broker: e.Kafka, Registry: reg.URL(),
+		Topics: []jsclients.Topic{{Name: "pbt.public.times", Count: 2, Value: jsclients.Registry}}})
+	for _, subject := range []string{"google/type/date.proto", "google/protobuf/timestamp.proto"} {
+		if v := reg.Versions(subject); len(v) != 1 {
+			t.Errorf("reference subject %s: versions %v", subject, v)
+		}
+	}
+	if len(read) != 2 {
+		t.Fatalf("read %d records", len(read))
+	}
+	for i, rec := range read {
+		if rec.Value.Error != "" {
+			t.Fatalf("record %d: the client could not decode: %s", i, rec.Value.Error)
+		}
+		var v struct {
+			After struct {
+				ID int
+				D  struct{ Year, Month, Day int }
+				TS struct {
+					Seconds string
+					Nanos   int
+				}
+			}
+		}
+		if err := json.Unmarshal(rec.Value.Decoded, &v); err != nil {
+			t.Fatal(err)
+		}
+		a := v.After
+		// 2016-11-04T13:51:30.123Z is 1478267490 s and 123 ms: Connect's
+		// Timestamp keeps milliseconds.
+		if a.ID != i+1 || a.D.Year != 2016 || a.D.Month != 11 || a.D.Day != 4 || a.TS.Seconds != "1478267490" || a.TS.Nanos != 123000000 {
+			t.Errorf("record %d: %s", i, rec.Value.Decoded)
+		}
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
