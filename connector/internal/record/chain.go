@@ -79,6 +79,10 @@ const (
 	sideJSON = iota
 	sideJSONSchemas
 	sideAvro
+	// sideCloudEvents is format.value cloudevents: Debezium's
+	// CloudEventsConverter on the record the chain returns (the event of
+	// an envelope, null for any other value: connectformat.AppendCloudEvent).
+	sideCloudEvents = sideJSONSchema + 1
 )
 
 // chained is a codec's chain: its view, the converters, and what it
@@ -102,6 +106,8 @@ type chained struct {
 	// jsonSchemaOpts are the JSON Schema converter's settings
 	// (format.json_schema_additional_properties).
 	jsonSchemaOpts connectformat.JSONSchemaOptions
+	// ceOpts are format.value cloudevents' (cloudevents.go).
+	ceOpts connectformat.CloudEventsOptions
 }
 
 type avroSubject struct {
@@ -114,6 +120,9 @@ func newChained(f *Formats, t *Transforms, cfg schema.Config) *chained {
 	side := func(format string) int {
 		if side, ok := registeredSide(format); ok {
 			return side
+		}
+		if format == config.FormatCloudEvents {
+			return sideCloudEvents
 		}
 		switch {
 		case format == config.FormatAvro:
@@ -128,7 +137,8 @@ func newChained(f *Formats, t *Transforms, cfg schema.Config) *chained {
 		reg: f.Registry, avro: map[avroSubject]int{}, texts: map[*schema.Schema]string{}, topics: map[string]bool{},
 		schemas: schemas{pb: map[*schema.Schema]*connectformat.Protobuf{}, js: map[*schema.Schema]*connectformat.JSONSchema{},
 			refs: map[string]sr.SchemaReference{}},
-		jsonSchemaOpts: connectformat.JSONSchemaOptions{ClosedObjects: !f.cfg.JSONSchemaAdditionalProperties}}
+		jsonSchemaOpts: connectformat.JSONSchemaOptions{ClosedObjects: !f.cfg.JSONSchemaAdditionalProperties},
+		ceOpts:         connectformat.CloudEventsOptions{DataSchemas: f.cfg.JSONSchemas, KeepNulls: cfg.KeepNulls}}
 }
 
 // Chained reports whether the codec runs a transform chain.
@@ -250,6 +260,8 @@ func (ch *chained) appendSide(dst []byte, topic string, s *schema.Schema, v any,
 		return connectformat.AppendJSONConverter(dst, s, v, side == sideJSONSchemas, ch.opts)
 	case sideProtobuf, sideJSONSchema:
 		return ch.appendRegistered(dst, topic, s, v, isKey, side)
+	case sideCloudEvents:
+		return connectformat.AppendCloudEvent(dst, s, v, ch.ceOpts)
 	}
 	// AvroConverter.fromConnectData: a null value is no bytes, whatever
 	// its schema (the serializer returns null for null).

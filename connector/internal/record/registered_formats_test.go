@@ -1,9 +1,11 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/connectformat"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/transform"
 	"github.com/mooncdc/mooncdc/internal/srtest"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -462,6 +465,77 @@ func TestJSONSchemaAdditionalPropertiesFalseClosesTheObjects(t *testing.T) {
 		}
 		if doc != string(want.Document) || strings.Contains(doc, `"additionalProperties":false`) == open {
 			t.Errorf("additional properties %v: registered\n%s", open, doc)
+		}
+	}
+}
+
+// TestCloudEventsThroughTheConnectViewAreThePlainEvents: format.value
+// cloudevents on the chained path — with a transforms chain, or with a
+// protobuf key, which needs the Connect view — writes each value with
+// Debezium's CloudEventsConverter as the plain path does (the same bytes
+// for a change, with and without data schemas; null for a transaction
+// record), not as JsonConverter: the converter runs on the record the
+// chain returns (AbstractWorkerSourceTask.convertTransformedRecord).
+func TestCloudEventsThroughTheConnectViewAreThePlainEvents(t *testing.T) {
+	for _, schemas := range []bool{false, true} {
+		for _, via := range []string{"chain", "protobuf key"} {
+			t.Run(fmt.Sprintf("%s/schemas=%v", via, schemas), func(t *testing.T) {
+				reg := srtest.New(t)
+				set := func(c *config.Config) {
+					c.Format.Value, c.Format.JSONSchemas = config.FormatCloudEvents, schemas
+					c.Format.SchemaRegistry.URL = reg.URL()
+				}
+				plainF := viewTestFormats(t, set)
+				viaF := viewTestFormats(t, func(c *config.Config) {
+					set(c)
+					if via == "protobuf key" {
+						c.Format.Key = config.FormatProtobuf
+					}
+				})
+				if via == "chain" {
+					chain, err := transform.Parse(neverApplied)
+					if err != nil {
+						t.Fatal(err)
+					}
+					viaF.SetTransforms(&Transforms{Chain: chain})
+				} else {
+					r, err := NewRegistry(config.SchemaRegistryConfig{URL: reg.URL(), AutoRegister: true, SchemaEvolution: config.EvolutionPark}, zap.NewNop())
+					if err != nil {
+						t.Fatal(err)
+					}
+					viaF.Registry = r
+				}
+				plain, tracker := testWriter(plainF)
+				chained, _ := testWriter(viaF)
+				if !chained.Codec.Chained() {
+					t.Fatal("not on the chained path")
+				}
+				unit := tracker.Begin()
+				topic := "shop.public.numeric_table"
+				ch := viewChanges()[0]
+				sp := schema.NewPlan(plainF.SchemaConfig(), ch.Relation)
+				now := time.UnixMilli(1_700_000_000_000)
+				want, _, err := plain.Change(unit, topic, sp, ch, now, true, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := chained.Change(unit, topic, sp, ch, now, true, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(want.Value, []byte(`"specversion":"1.0"`)) || !bytes.Equal(got.Value, want.Value) {
+					t.Fatalf("value through the view:\n%s\nplain:\n%s", got.Value, want.Value)
+				}
+				ev := &schema.TxEvent{Status: schema.TxEnd, Xid: 771, LSN: 0x2008, CommitTime: now,
+					EventCount: 1, Collections: []schema.CollectionCount{{Name: "public.numeric_table", Count: 1}}}
+				end, err := chained.TxEvent(unit, "shop.transaction", &schema.Tx{Xid: 771, CommitLSN: 0x2000}, ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if end.Value != nil {
+					t.Errorf("a transaction record's value %s, want null (CloudEventsConverter.java:264-272)", end.Value)
+				}
+			})
 		}
 	}
 }
