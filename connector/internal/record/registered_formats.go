@@ -27,6 +27,14 @@ import (
 // framing (magic byte 0, the schema id, for Protobuf the message indexes
 // [0]).
 //
+// Which records: every one the writer makes, as the Avro path registers
+// and writes them (changes, tombstones, transaction BEGIN/END, schema
+// changes, heartbeats): Kafka Connect runs the configured converter on
+// each record a source task returns, whatever its schema
+// (AbstractWorkerSourceTask.convertTransformedRecord, apache/kafka
+// connect/runtime/src/main/java/org/apache/kafka/connect/runtime/AbstractWorkerSourceTask.java:479-497
+// at 1eb7644349c), so each of those gets its own subjects under its topic.
+//
 // A null key or value (a tombstone, a truncate's key) is no bytes, as both
 // converters write it (ProtobufConverter.java:121-126,
 // JsonSchemaConverter.java:123-125 at schema-registry 794611bd86d).
