@@ -234,7 +234,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Format.Key == config.FormatAvro || cfg.Format.Value == config.FormatAvro {
+	if cfg.Format.UsesRegistry() {
 		if p.registry, err = record.NewRegistry(cfg.Format.SchemaRegistry, log.Named("registry")); err != nil {
 			return err
 		}

@@ -40,6 +40,11 @@ func (p *Pipeline) unknownType(table, column, typ string) {
 // headers, with a run id new at each start as Debezium's is.
 func (p *Pipeline) setTransforms(formats *record.Formats, topics *delivery.TopicMaker) error {
 	if len(p.cfg.Transforms) == 0 {
+		// No chain: the codecs run the Connect view only for a format
+		// that needs it (record: registered_formats.go), whose converter
+		// failures count in mooncdc_format_errors_total too; no context
+		// headers, as the plain path writes none.
+		formats.SetTransforms(&record.Transforms{Chain: &transform.Chain{}, Errors: p.metrics.FormatErrors})
 		return nil
 	}
 	chain, err := transform.Parse(p.cfg.Transforms)

@@ -187,10 +187,10 @@ func checkOffsetsTopic(ctx context.Context, adm *kadm.Client, topic string) chec
 // ---- Schema Registry ----
 
 // checkRegistry asks the Schema Registry for its schema types when a format
-// is avro; nothing otherwise.
+// registers schemas (avro, protobuf, json_schema); nothing otherwise.
 func checkRegistry(ctx context.Context, cfg config.Config) checkLines {
 	var out checkLines
-	if cfg.Format.Key != config.FormatAvro && cfg.Format.Value != config.FormatAvro {
+	if !cfg.Format.UsesRegistry() {
 		return out
 	}
 	what := "Schema Registry " + config.RedactURL(cfg.Format.SchemaRegistry.URL)
@@ -209,10 +209,26 @@ func checkRegistry(ctx context.Context, cfg config.Config) checkLines {
 			"check format.schema_registry.username and format.schema_registry.password (or password_file)")
 	case err != nil:
 		out.fail(what, config.RedactURL(err.Error()), "check format.schema_registry.url and that this host reaches it (and ca_file for https)")
-	case !slices.Contains(types, sr.TypeAvro):
-		out.fail(what, fmt.Sprintf("supports %v, not AVRO", types), "point format.schema_registry.url at a registry with Avro, or use format json")
 	default:
-		out.pass(what, "reachable, supports AVRO")
+		// The schema types format.key and format.value register.
+		var need []sr.SchemaType
+		for _, f := range []string{cfg.Format.Key, cfg.Format.Value} {
+			t, ok := map[string]sr.SchemaType{config.FormatAvro: sr.TypeAvro, config.FormatProtobuf: sr.TypeProtobuf, config.FormatJSONSchema: sr.TypeJSON}[f]
+			if ok && !slices.Contains(need, t) {
+				need = append(need, t)
+			}
+		}
+		for _, t := range need {
+			if !slices.Contains(types, t) {
+				out.fail(what, fmt.Sprintf("supports %v, not %v", types, t), "point format.schema_registry.url at a registry with "+t.String()+", or use format json")
+				return out
+			}
+		}
+		names := make([]string, len(need))
+		for i, t := range need {
+			names[i] = t.String()
+		}
+		out.pass(what, "reachable, supports "+strings.Join(names, ", "))
 	}
 	return out
 }

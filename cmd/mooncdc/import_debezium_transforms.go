@@ -3,82 +3,15 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/mooncdc/mooncdc/connector"
 )
 
-// This file maps Kafka Connect's converters and the transforms (SMTs) of a
-// Debezium connector config to mooncdc's format, envelope and routing keys.
-
-// The converter classes import-debezium maps.
-const (
-	jsonConverter = "org.apache.kafka.connect.json.JsonConverter"
-	avroConverter = "io.confluent.connect.avro.AvroConverter"
-)
-
-// converters maps key.converter and value.converter with their options.
-// JsonConverter's schemas.enable defaults to true (Kafka's
-// JsonConverterConfig.SCHEMAS_ENABLE_DEFAULT).
-func (im *importer) converters() {
-	var jsonSchemas []bool
-	for _, side := range []string{"key", "value"} {
-		prop := side + ".converter"
-		class, ok := im.get(prop)
-		if !ok {
-			im.findings = append(im.findings, finding{Property: prop,
-				Reason: "not in the connector config, so the Connect worker's applies (the worker configs Kafka ships: JsonConverter, schemas.enable=true): set format." + side + " and format.json_schemas to match it; mooncdc's default is JSON without schemas"})
-			continue
-		}
-		switch class {
-		case jsonConverter:
-			im.out.set("format."+side, "json", "")
-			enabled := true
-			if v, ok := im.get(prop + ".schemas.enable"); ok {
-				enabled = strings.EqualFold(v, "true")
-			}
-			jsonSchemas = append(jsonSchemas, enabled)
-		case avroConverter:
-			im.out.set("format."+side, "avro", "")
-			im.registry(prop)
-		default:
-			im.unmapped(prop, fmt.Sprintf("%q: mooncdc writes JsonConverter's or Confluent AvroConverter's format only", class))
-		}
-		for _, k := range sortedKeys(im.props) {
-			if strings.HasPrefix(k, prop+".") && !im.used[k] {
-				im.unmapped(k, "a converter option mooncdc has no key for")
-			}
-		}
-	}
-	switch {
-	case len(jsonSchemas) == 2 && jsonSchemas[0] != jsonSchemas[1]:
-		im.out.set("format.json_schemas", jsonSchemas[1], "")
-		im.note("key.converter.schemas.enable", "differs from value.converter.schemas.enable: mooncdc has one format.json_schemas for both; the value's is used")
-	case len(jsonSchemas) > 0:
-		im.out.set("format.json_schemas", jsonSchemas[0], "")
-	}
-}
-
-// registry maps an AvroConverter's Schema Registry options.
-func (im *importer) registry(prop string) {
-	if v, ok := im.get(prop + ".schema.registry.url"); ok {
-		urls := splitList(v)
-		if len(urls) > 0 {
-			im.out.set("format.schema_registry.url", urls[0], "")
-		}
-		if len(urls) > 1 {
-			im.note(prop+".schema.registry.url", "several URLs: mooncdc takes one, the first")
-		}
-	}
-	if v, ok := im.get(prop + ".auto.register.schemas"); ok {
-		im.out.set("format.schema_registry.auto_register", strings.EqualFold(v, "true"), "")
-	}
-	im.get(prop + ".basic.auth.credentials.source")
-	if v, ok := im.get(prop + ".basic.auth.user.info"); ok {
-		if user, _, found := strings.Cut(v, ":"); found && !strings.HasPrefix(v, "${") {
-			im.out.set("format.schema_registry.username", user, "")
-		}
-		im.unmapped(prop+".basic.auth.user.info", "holds the password: not copied; set format.schema_registry.password_file or MOONCDC_FORMAT_SCHEMA_REGISTRY_PASSWORD")
-	}
-}
+// This file maps the transforms (SMTs) of a Debezium connector config to
+// mooncdc's envelope and routing keys (the generic ones:
+// import_debezium_chain.go; the converters: import_debezium_converters.go).
 
 // Debezium's transform classes.
 const (
@@ -96,7 +29,9 @@ type route struct {
 	KeyFieldReplacement string `yaml:"key_field_replacement,omitempty"`
 }
 
-// transforms maps the transforms chain, in order.
+// transforms maps the transforms chain, in order: the envelope and
+// routing transforms to format.envelope and kafka.routes, Kafka Connect's
+// and Debezium's generic ones to the transforms chain (import_debezium_chain.go).
 func (im *importer) transforms() {
 	chain, ok := im.get("transforms")
 	if !ok {
@@ -104,9 +39,20 @@ func (im *importer) transforms() {
 	}
 	envelope := "debezium"
 	var routes []route
-	for _, alias := range splitList(chain) {
+	var natives, generics []chainStep
+	for i, alias := range splitList(chain) {
 		pfx := "transforms." + alias + "."
 		class, _ := im.get(pfx + "type")
+		if slices.Contains(connector.TransformTypes(), class) {
+			generics = append(generics, chainStep{alias: alias, class: class, pos: i})
+			continue
+		}
+		switch class {
+		case unwrapSMT, outboxSMT:
+			natives = append(natives, chainStep{alias: alias, class: class, pos: i, envelope: true})
+		case logicalTableSMT, regexRouterSMT:
+			natives = append(natives, chainStep{alias: alias, class: class, pos: i})
+		}
 		opt := func(name, def string) string {
 			if v, ok := im.get(pfx + name); ok {
 				return v
@@ -154,8 +100,10 @@ func (im *importer) transforms() {
 			if im.checkRegex(pfx+"regex", r.Regex) {
 				routes = append(routes, r)
 			}
+		case "":
+			im.unmapped(pfx+"type", "missing: Kafka Connect refuses a transform alias without a type")
 		default:
-			im.unmapped(pfx+"type", fmt.Sprintf("transform %q has no mooncdc equivalent; apply it downstream", class))
+			im.unmapped(pfx+"type", fmt.Sprintf("transform %q has no mooncdc equivalent (mooncdc runs ExtractNewRecordState, EventRouter, ByLogicalTableRouter, RegexRouter and %s); apply it downstream", class, strings.Join(connector.TransformTypes(), ", ")))
 		}
 		for _, k := range sortedKeys(im.props) {
 			if strings.HasPrefix(k, pfx) && !im.used[k] {
@@ -165,10 +113,17 @@ func (im *importer) transforms() {
 	}
 	if envelope != "debezium" {
 		im.out.set("format.envelope", envelope, "")
+		if v, _ := im.peek("value.converter"); v == cloudEventsConverter {
+			// Envelope.isEnvelopeSchema is false for the flattened row or
+			// the outbox event: CloudEventsConverter.java:268-272 writes null.
+			im.findings = append(im.findings, finding{Property: "value.converter",
+				Reason: fmt.Sprintf("CloudEventsConverter after the %s envelope transform writes every value null in Debezium (it converts change envelopes only), and mooncdc refuses format.value cloudevents with format.envelope %s: remove the transform or choose another converter", envelope, envelope)})
+		}
 	}
 	if len(routes) > 0 {
 		im.out.set("kafka.routes", routes, "")
 	}
+	im.chain(generics, natives)
 }
 
 // checkRegex reports a topic regex Go's regexp cannot compile (Java-only

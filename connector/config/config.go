@@ -315,14 +315,24 @@ var SnapshotModes = []SnapshotMode{SnapshotInitial, SnapshotNever, SnapshotIniti
 // the Schema Registry for Avro, and Debezium's value-mapping options (the
 // same names as Debezium's, with '_' for '.').
 type FormatConfig struct {
-	// Key and Value are "json" (Kafka Connect's JsonConverter) or "avro"
-	// (Confluent's AvroConverter with the Schema Registry).
+	// Key and Value are "json" (Kafka Connect's JsonConverter), "avro"
+	// (Confluent's AvroConverter with the Schema Registry), "protobuf" or
+	// "json_schema" (Confluent's ProtobufConverter and
+	// JsonSchemaConverter, with the registry); Value also
+	// "cloudevents" (Debezium's CloudEventsConverter, structured JSON mode,
+	// JSON data with JSONSchemas saying whether it carries its schema).
 	Key   string `yaml:"key"`
 	Value string `yaml:"value"`
 	// JSONSchemas wraps JSON keys and values in {"schema":…,"payload":…}
 	// (JsonConverter's schemas.enable=true).
-	JSONSchemas    bool                 `yaml:"json_schemas"`
-	SchemaRegistry SchemaRegistryConfig `yaml:"schema_registry"`
+	JSONSchemas bool `yaml:"json_schemas"`
+	// JSONSchemaAdditionalProperties is JsonSchemaConverter's
+	// object.additional.properties (default true): with json_schema, every
+	// struct's object allows additional properties; false writes
+	// "additionalProperties": false, which a registry's BACKWARD check
+	// needs to accept a column added.
+	JSONSchemaAdditionalProperties bool                 `yaml:"json_schema_additional_properties"`
+	SchemaRegistry                 SchemaRegistryConfig `yaml:"schema_registry"`
 	// DecimalHandlingMode: precise (Connect Decimal), double or string.
 	DecimalHandlingMode string `yaml:"decimal_handling_mode"`
 	// BinaryHandlingMode: bytes, base64, base64-url-safe or hex.
@@ -429,10 +439,31 @@ var SkippableOperations = []string{"c", "u", "d", "t", "none"}
 const (
 	FormatJSON = "json"
 	FormatAvro = "avro"
+	// FormatCloudEvents (format.value only) is Debezium's
+	// CloudEventsConverter in its structured JSON mode with JSON data.
+	FormatCloudEvents = "cloudevents"
+	// FormatProtobuf is Confluent's ProtobufConverter and FormatJSONSchema
+	// its JsonSchemaConverter, each with the Schema Registry
+	// (connector/internal/record: registered_formats.go).
+	FormatProtobuf   = "protobuf"
+	FormatJSONSchema = "json_schema"
 )
 
-// SchemaRegistryConfig is the Confluent Schema Registry that Avro schemas
-// are registered with (subjects <topic>-key and <topic>-value).
+// UsesRegistry reports whether format.key or format.value registers its
+// schemas with the Schema Registry (avro, protobuf, json_schema).
+func (f FormatConfig) UsesRegistry() bool {
+	for _, v := range []string{f.Key, f.Value} {
+		switch v {
+		case FormatAvro, FormatProtobuf, FormatJSONSchema:
+			return true
+		}
+	}
+	return false
+}
+
+// SchemaRegistryConfig is the Confluent Schema Registry that Avro,
+// Protobuf and JSON Schema schemas are registered with (subjects
+// <topic>-key and <topic>-value).
 type SchemaRegistryConfig struct {
 	// URL, e.g. http://localhost:8081; https:// for TLS.
 	URL      string `yaml:"url" secret:"url"`

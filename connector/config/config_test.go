@@ -78,8 +78,10 @@ func TestDefaultConfig(t *testing.T) {
 			// JsonConverter's replace.null.with.default default
 			// (apache/kafka JsonConverterConfig.java:49-50).
 			ReplaceNullWithDefault: true,
-			TombstonesOnDelete:     true, // CommonConnectorConfig.java:676-682
-			Envelope:               "debezium",
+			// JsonSchemaDataConfig.java:35 at schema-registry 794611bd86d.
+			JSONSchemaAdditionalProperties: true,
+			TombstonesOnDelete:             true, // CommonConnectorConfig.java:676-682
+			Envelope:                       "debezium",
 			// ExtractNewRecordStateConfigDefinition.java:77, 99, 118.
 			Flat: FlatConfig{DeleteHandling: "tombstone", AddFieldsPrefix: "__", AddHeadersPrefix: "__"},
 			Outbox: OutboxConfig{RouteBy: "aggregatetype", Topic: "outbox.event.${routedByValue}", RouteTopicRegex: "(?<routedByValue>.*)",
@@ -451,7 +453,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"kafka.sasl.mechanism", "kafka.sasl.username", "kafka.sasl.password", "kafka.sasl.password_file",
 		"snapshot.mode", "snapshot.workers", "snapshot.chunk_rows", "snapshot.connections_per_table",
 		"snapshot.discovery_interval", "snapshot.retry_delay", "snapshot.max_retries",
-		"format.key", "format.value", "format.json_schemas",
+		"format.key", "format.value", "format.json_schemas", "format.json_schema_additional_properties",
 		"format.schema_registry.url", "format.schema_registry.username", "format.schema_registry.password",
 		"format.schema_registry.password_file", "format.schema_registry.ca_file", "format.schema_registry.cert_file", "format.schema_registry.key_file",
 		"format.schema_registry.insecure_skip_verify", "format.schema_registry.auto_register", "format.schema_registry.schema_evolution",

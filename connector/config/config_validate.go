@@ -218,15 +218,34 @@ func (c Config) Validate() error {
 
 	// format
 	fm := c.Format
-	avro := false
+	registered := false
 	for _, f := range []struct{ key, v string }{{"format.key", fm.Key}, {"format.value", fm.Value}} {
 		switch f.v {
 		case FormatJSON:
-		case FormatAvro:
-			avro = true
+		case FormatAvro, FormatProtobuf, FormatJSONSchema:
+			registered = true
+		case FormatCloudEvents:
+			if f.key == "format.key" {
+				bad("format.key: cloudevents is a value format (Debezium's CloudEventsConverter writes record values); use json, avro, protobuf or json_schema for the key")
+			}
 		default:
-			bad("%s: %q is not one of json, avro", f.key, f.v)
+			bad("%s: %q is not one of json, avro, protobuf, json_schema, cloudevents (value only)", f.key, f.v)
 		}
+	}
+	if fm.Envelope == EnvelopeOutbox {
+		for _, f := range []struct{ key, v string }{{"format.key", fm.Key}, {"format.value", fm.Value}} {
+			if f.v == FormatProtobuf || f.v == FormatJSONSchema {
+				// Both are written through the Connect view, as a transforms
+				// chain is, which the outbox envelope does not have yet.
+				bad("%s: %s is not supported with format.envelope outbox yet; use json or avro", f.key, f.v)
+			}
+		}
+	}
+	if fm.Value == FormatCloudEvents && fm.Envelope != "" && fm.Envelope != EnvelopeDebezium {
+		// Envelope.isEnvelopeSchema (Envelope.java:393-403) is false for a
+		// flattened row or an outbox event: CloudEventsConverter.java:268-272
+		// writes null for each.
+		bad("format.value: cloudevents writes Debezium's change envelope as a CloudEvent; with format.envelope %s every value would be null (as Debezium's converter writes it): use format.envelope debezium", fm.Envelope)
 	}
 	sc := schema.Config{UnavailableValue: fm.UnavailableValuePlaceholder, DecimalMode: fm.DecimalHandlingMode,
 		BinaryMode: fm.BinaryHandlingMode, TimePrecisionMode: fm.TimePrecisionMode, IntervalMode: fm.IntervalHandlingMode,
@@ -275,8 +294,8 @@ func (c Config) Validate() error {
 		if (reg.CertFile == "") != (reg.KeyFile == "") {
 			bad("format.schema_registry.cert_file and key_file: set both (a client certificate and its key) or neither")
 		}
-	} else if avro {
-		bad("format.schema_registry.url: required when format.key or format.value is avro, e.g. http://localhost:8081")
+	} else if registered {
+		bad("format.schema_registry.url: required when format.key or format.value is avro, protobuf or json_schema, e.g. http://localhost:8081")
 	}
 	switch ev := fm.SchemaRegistry.SchemaEvolution; ev {
 	case EvolutionPark, EvolutionNewSubject, EvolutionForce:

@@ -38,7 +38,9 @@
 //     Compatibility is checked between AVRO schemas only: a new version
 //     of a subject holding or getting a PROTOBUF or JSON schema under any
 //     level but NONE is refused with 422/42201 naming NONE as the fix,
-//     rather than accepted unchecked. Avro schemas take no references
+//     rather than accepted unchecked; the compatibility check of such a
+//     version answers is_compatible false with the same message (what
+//     registering it would do), and true for a schema the subject holds. Avro schemas take no references
 //     (422/42201). Each Avro schema is parsed
 //     by github.com/hamba/avro/v2 with a fresh name cache, so record names
 //     never collide across subjects; a parse error is 422/42201.

@@ -331,11 +331,13 @@ func (r *Registry) compatibility(version string) func(*http.Request, string) (an
 		if s := r.subjects[subject]; s != nil {
 			live = s.live(false, false)
 		}
-		if aerr := unchecked(level, p.schemaType, live); aerr != nil {
-			return nil, aerr
-		}
 		var msgs []string
-		switch {
+		switch aerr := unchecked(level, p.schemaType, live); {
+		case aerr != nil && !registered(p, live):
+			// What registering it would do: refused, naming the fix (a
+			// schema the subject holds already registers as it is).
+			msgs = []string{aerr.msg}
+		case aerr != nil:
 		case version == "" || (ver == -1 && len(live) == 0):
 			msgs = incompatibilities(level, p.parsed, live)
 		default:
@@ -351,4 +353,14 @@ func (r *Registry) compatibility(version string) func(*http.Request, string) (an
 		}
 		return out, nil
 	}
+}
+
+// registered reports whether one of the live versions is p's schema.
+func registered(p prepared, live []*versionRec) bool {
+	for _, v := range live {
+		if v.rec.key == p.key {
+			return true
+		}
+	}
+	return false
 }

@@ -266,7 +266,8 @@ func TestInvalidSchema(t *testing.T) {
 // come back in every answer a client reads them from (get by id, get a
 // subject version, look up), a reference must name a live subject
 // version, and a new PROTOBUF version under a checked compatibility is
-// refused naming the fix, since srtest cannot judge it.
+// refused naming the fix, since srtest cannot judge it (its compatibility
+// check answers so too).
 func TestProtobufAndJSONWithReferences(t *testing.T) {
 	ctx := context.Background()
 	reg := New(t)
@@ -307,6 +308,15 @@ func TestProtobufAndJSONWithReferences(t *testing.T) {
 	_, err = cl.CreateSchema(ctx, "orders-value", sr.Schema{Schema: strings.Replace(text, "at = 1", "at = 2", 1), Type: sr.TypeProtobuf, References: []sr.SchemaReference{ref}})
 	if re := wantCode(t, err, 422, 42201); !strings.Contains(re.Message, "NONE") {
 		t.Fatalf("message = %s", re.Message)
+	}
+	// The compatibility check says what the registration does.
+	res, err := cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), "orders-value", -1,
+		sr.Schema{Schema: strings.Replace(text, "at = 1", "at = 2", 1), Type: sr.TypeProtobuf, References: []sr.SchemaReference{ref}})
+	if err != nil || res.Is || len(res.Messages) != 1 || !strings.Contains(res.Messages[0], "NONE") {
+		t.Fatalf("CheckCompatibility of an unchecked PROTOBUF version = %+v, %v", res, err)
+	}
+	if res, err := cl.CheckCompatibility(ctx, "orders-value", -1, sr.Schema{Schema: text, Type: sr.TypeProtobuf, References: []sr.SchemaReference{ref}}); err != nil || !res.Is {
+		t.Fatalf("CheckCompatibility of the PROTOBUF version the subject holds = %+v, %v", res, err)
 	}
 	reg.SetCompatibility("orders-value", None)
 	if _, err := cl.CreateSchema(ctx, "orders-value", sr.Schema{Schema: strings.Replace(text, "at = 1", "at = 2", 1), Type: sr.TypeProtobuf, References: []sr.SchemaReference{ref}}); err != nil {

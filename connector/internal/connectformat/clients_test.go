@@ -45,12 +45,7 @@ func withoutFieldMeta(text string) string { return fieldMetaOption.ReplaceAllStr
 // at 056f131448d, SKIP_KNOWN_TYPES_CONFIG and
 // REFERENCE_SUBJECT_NAME_STRATEGY_CONFIG).
 // Field numbers from the published files (protobuf_deps.go).
-var wellKnown = map[string]string{
-	decimalFile:   depSources[decimalFile],
-	dateFile:      depSources[dateFile],
-	timeFile:      depSources[timeFile],
-	timestampFile: "syntax = \"proto3\";\npackage google.protobuf;\nmessage Timestamp {\n  int64 seconds = 1;\n  int32 nanos = 2;\n}\n",
-}
+var wellKnown = importTexts
 
 // registerWellKnown registers the imports of p as subjects and returns
 // the references to them.

@@ -25,6 +25,10 @@ type CloudEventsOptions struct {
 	// DataSchemas is json.schemas.enable for the data: true (JsonConverter's
 	// default, CEC:215) writes "data" as {"schema": …, "payload": …}.
 	DataSchemas bool
+	// KeepNulls is json.replace.null.with.default=false for the data: a
+	// null column stays null where its schema has a default (JsonConverter
+	// replaces it by default).
+	KeepNulls bool
 }
 
 // extensionPrefix and txPrefix name the extension attributes (CEC:92-93).
@@ -176,7 +180,11 @@ func AppendCloudEvent(dst []byte, s *schema.Schema, v any, opts CloudEventsOptio
 		b = schema.AppendConnectSchemaJSON(b, data)
 		b = append(b, `,"payload":`...)
 	}
-	if b, _, err = appendJSONValue(b, data, dv, converterRules); err != nil {
+	rules := converterRules
+	if opts.KeepNulls {
+		rules = converterKeepNulls
+	}
+	if b, _, err = appendJSONValue(b, data, dv, rules); err != nil {
 		return dst, false, fmt.Errorf("cloudevents: data: %w", err)
 	}
 	if opts.DataSchemas {

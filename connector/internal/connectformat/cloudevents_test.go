@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mooncdc/mooncdc/schema"
 )
 
 // CET = debezium-connect-plugins/src/test/java/io/debezium/converters/CloudEventsConverterTest.java
@@ -146,5 +148,31 @@ func TestCloudEventsDataMapsAreJsonConverters(t *testing.T) {
 	}
 	if want := `"scores":[{"key":7,"value":"seven"},{"key":-7,"value":""}]`; !strings.Contains(string(b), want) {
 		t.Errorf("JSON Schema: no %s in\n%s", want, b)
+	}
+}
+
+// TestCloudEventsDataKeepsNullsWhenAsked: JsonConverter writes a null
+// column whose schema has a default as the default, unless
+// replace.null.with.default is false (apache/kafka
+// connect/json/.../JsonConverter.java:586-592 at 1eb7644349c);
+// CloudEventsConverter passes json.* to its data converter
+// (CloudEventsConverter.java:184, 218-220 at Debezium v3.6.1.Final).
+func TestCloudEventsDataKeepsNullsWhenAsked(t *testing.T) {
+	name := &schema.Schema{Type: schema.TypeString, Optional: true, Default: []byte(`"anon"`), HasDefault: true}
+	row := structOf("dbserver1.public.customers.Value", "id", sInt32, "name", name)
+	env := structOf("dbserver1.public.customers.Envelope",
+		"before", opt(row), "after", opt(row), "source", pgSource, "transaction", pgBlock,
+		"op", sString, "ts_ms", sOptInt64, "ts_us", sOptInt64, "ts_ns", sOptInt64)
+	src, _ := pgChange(t).Get("source")
+	ch := newStruct(t, env, "after", newStruct(t, row, "id", int32(1)), "source", src, "op", "c")
+	for _, keep := range []bool{false, true} {
+		b, ok, err := AppendCloudEvent(nil, env, ch, CloudEventsOptions{KeepNulls: keep})
+		if err != nil || !ok {
+			t.Fatalf("AppendCloudEvent: %v %v", ok, err)
+		}
+		want := map[bool]string{false: `"after":{"id":1,"name":"anon"}`, true: `"after":{"id":1,"name":null}`}[keep]
+		if !strings.Contains(string(b), want) {
+			t.Errorf("keep nulls %v: no %s in\n%s", keep, want, b)
+		}
 	}
 }

@@ -100,20 +100,23 @@
 //     with the header content-type: application/cloudevents+json, which
 //     Debezium does not write; with it, the record parses.
 //
-// Also (converter.go, for the transform chain's records): the
+// Also (converter.go, for the records of the Connect view): the
 // JsonConverter (AppendJSONConverter, schemas on and off,
 // replace.null.with.default as an option), Confluent's AvroConverter's
 // payload (AppendAvro, under schema.RenderAvro's schema) and the
 // SimpleHeaderConverter (AppendHeaderValue).
 //
-// What remains (the wiring, later): the `format:` keys (protobuf,
-// jsonschema, cloudevents) and the per-relation cache of the built
-// schemas (they are built per schema, not per record); registering Text
-// and Document under TopicNameStrategy subjects (<topic>-key,
-// <topic>-value) with pkg/sr, and the registry pre-check at a DDL that
-// Avro has (with CheckProtobufEvolution before it); a failed encode parks
-// the table and counts in a metric; options for the remedies above
-// (references for the imports, Protobuf text without field_meta, the
-// CloudEvents content-type header); the outside-client tests end to end
-// from Postgres; `make bench` lines from BenchmarkEncode.
+// Wired: format.value cloudevents (connector/internal/record's
+// cloudevents.go), read end to end from Postgres by the CloudEvents SDK
+// (connector/internal/it/records); format.key and format.value protobuf
+// and json_schema (record's registered_formats.go: each schema built once
+// per Connect schema, registered under <topic>-key/<topic>-value, the
+// Protobuf imports as references with ImportText, finding 2's remedy; the
+// registry pre-check at a DDL, evolution_view.go), read end to end from
+// Postgres by kafkajs (connector/internal/it/records).
+//
+// What remains: CheckProtobufEvolution is not run at a DDL (the
+// registry's check is); options for the other remedies (Protobuf text
+// without field_meta, finding 1; the CloudEvents content-type header,
+// finding 7); `make bench` lines from BenchmarkEncode.
 package connectformat

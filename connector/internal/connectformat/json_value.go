@@ -39,11 +39,14 @@ const (
 	// is a string, else an array of [key, value] tuples (apache/kafka
 	// connect/json/.../JsonConverter.java:644-676 at 1eb7644349c).
 	converterRules
-	// converterKeepNulls are converterRules with the converter's
-	// replace.null.with.default false: a null stays null where the
-	// schema has a default (JsonConverter.java:584-591 at 1eb7644349c).
+	// converterKeepNulls are JsonConverter's with
+	// replace.null.with.default=false: a null stays null where its schema
+	// has a default (JsonConverter.java:586-592 at 1eb7644349c).
 	converterKeepNulls
 )
+
+// converter reports JsonConverter's rules, whatever its null setting.
+func (m jsonRules) converter() bool { return m == converterRules || m == converterKeepNulls }
 
 // appendJSONValue appends v of schema s; ok is false when nothing is
 // written (a required null under schemaDataRules).
@@ -60,7 +63,7 @@ func appendJSONValue(dst []byte, s *schema.Schema, v any, mode jsonRules) (out [
 			if s.Optional {
 				return append(dst, "null"...), true, nil
 			}
-			if mode >= converterRules {
+			if mode.converter() {
 				return dst, false, fmt.Errorf("null value for a required %s without a default", s.Type)
 			}
 			return dst, false, nil
@@ -205,8 +208,8 @@ func appendJSONMap(dst []byte, s *schema.Schema, v any, mode jsonRules) ([]byte,
 	if !ok {
 		return dst, false, fmt.Errorf("invalid type for map: %T", v)
 	}
-	object := s.Keys.Type == schema.TypeString && (!s.Keys.Optional || mode >= converterRules)
-	tuples := mode >= converterRules
+	object := s.Keys.Type == schema.TypeString && (!s.Keys.Optional || mode.converter())
+	tuples := mode.converter()
 	if object {
 		dst = append(dst, '{')
 	} else {

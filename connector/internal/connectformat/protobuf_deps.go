@@ -134,3 +134,28 @@ func metaProto() *descriptorpb.FileDescriptorProto {
 	f.Extension = []*descriptorpb.FieldDescriptorProto{ext}
 	return f
 }
+
+// importTexts are the files a schema ProtobufData writes may import, as
+// .proto text with their field names and numbers only (the published
+// files' options and comments left out): what is registered under a
+// subject named by the path when a schema's imports are registered as
+// references (Confluent's serializer with skip.known.types=false,
+// AbstractKafkaProtobufSerializer.java:404-426 at schema-registry
+// 794611bd86d), which a reader that resolves every import through the
+// registry (kafkajs's @kafkajs/confluent-schema-registry) needs.
+// confluent/meta.proto is not among them: the text never imports it
+// (ProtobufSchema leaves the field_meta option's import implicit).
+var importTexts = map[string]string{
+	decimalFile:   "syntax = \"proto3\";\npackage confluent.type;\nmessage Decimal {\n  bytes value = 1;\n  uint32 precision = 2;\n  int32 scale = 3;\n}\n",
+	dateFile:      "syntax = \"proto3\";\npackage google.type;\nmessage Date {\n  int32 year = 1;\n  int32 month = 2;\n  int32 day = 3;\n}\n",
+	timeFile:      "syntax = \"proto3\";\npackage google.type;\nmessage TimeOfDay {\n  int32 hours = 1;\n  int32 minutes = 2;\n  int32 seconds = 3;\n  int32 nanos = 4;\n}\n",
+	timestampFile: "syntax = \"proto3\";\npackage google.protobuf;\nmessage Timestamp {\n  int64 seconds = 1;\n  int32 nanos = 2;\n}\n",
+}
+
+// ImportText is the .proto text of path, a file in a Protobuf's Imports,
+// to register as the reference of that name; false for a path no schema
+// of this package imports.
+func ImportText(path string) (string, bool) {
+	t, ok := importTexts[path]
+	return t, ok
+}

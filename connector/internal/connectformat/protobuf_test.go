@@ -449,6 +449,11 @@ var depSources = map[string]string{
 // TestProtobufDependenciesMatchTheirProtoText compares the hand-built
 // dependency descriptors with the same files compiled from .proto text.
 func TestProtobufDependenciesMatchTheirProtoText(t *testing.T) {
+	for path, text := range importTexts {
+		if src, ok := depSources[path]; ok && src != text {
+			t.Errorf("ImportText(%s) differs from the source the descriptors are checked against:\n%s\n%s", path, text, src)
+		}
+	}
 	for path := range depSources {
 		c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
 			Accessor: protocompile.SourceAccessorFromMap(depSources)})}

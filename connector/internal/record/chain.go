@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/connectformat"
@@ -82,6 +83,10 @@ const (
 	sideJSON = iota
 	sideJSONSchemas
 	sideAvro
+	// sideCloudEvents is format.value cloudevents: Debezium's
+	// CloudEventsConverter on the record the chain returns (the event of
+	// an envelope, null for any other value: connectformat.AppendCloudEvent).
+	sideCloudEvents = sideJSONSchema + 1
 )
 
 // chained is a codec's chain: its view, the converters, and what it
@@ -99,6 +104,14 @@ type chained struct {
 	texts map[*schema.Schema]string
 	// topics are the topics ensured (or known to exist) already.
 	topics map[string]bool
+	// schemas are the Protobuf and JSON Schema schemas rendered
+	// (registered_formats.go); their ids are in avro too, by the same key.
+	schemas schemas
+	// jsonSchemaOpts are the JSON Schema converter's settings
+	// (format.json_schema_additional_properties).
+	jsonSchemaOpts connectformat.JSONSchemaOptions
+	// ceOpts are format.value cloudevents' (cloudevents.go).
+	ceOpts connectformat.CloudEventsOptions
 }
 
 type avroSubject struct {
@@ -107,8 +120,14 @@ type avroSubject struct {
 	key   bool
 }
 
-func newChained(f *Formats, cfg schema.Config) *chained {
+func newChained(f *Formats, t *Transforms, cfg schema.Config) *chained {
 	side := func(format string) int {
+		if side, ok := registeredSide(format); ok {
+			return side
+		}
+		if format == config.FormatCloudEvents {
+			return sideCloudEvents
+		}
 		switch {
 		case format == config.FormatAvro:
 			return sideAvro
@@ -117,9 +136,13 @@ func newChained(f *Formats, cfg schema.Config) *chained {
 		}
 		return sideJSON
 	}
-	return &chained{t: f.transforms, view: NewConnectView(cfg, f.transforms.Context),
+	return &chained{t: t, view: NewConnectView(cfg, t.Context),
 		key: side(f.cfg.Key), value: side(f.cfg.Value), opts: connectformat.ConverterOptions{KeepNulls: cfg.KeepNulls},
-		reg: f.Registry, avro: map[avroSubject]int{}, texts: map[*schema.Schema]string{}, topics: map[string]bool{}}
+		reg: f.Registry, avro: map[avroSubject]int{}, texts: map[*schema.Schema]string{}, topics: map[string]bool{},
+		schemas: schemas{pb: map[*schema.Schema]*connectformat.Protobuf{}, js: map[*schema.Schema]*connectformat.JSONSchema{},
+			refs: map[string]sr.SchemaReference{}},
+		jsonSchemaOpts: connectformat.JSONSchemaOptions{ClosedObjects: !f.cfg.JSONSchemaAdditionalProperties},
+		ceOpts:         connectformat.CloudEventsOptions{DataSchemas: f.cfg.JSONSchemas, KeepNulls: cfg.KeepNulls}}
 }
 
 // Chained reports whether the codec runs a transform chain.
@@ -241,6 +264,10 @@ func (ch *chained) appendSide(dst []byte, topic string, s *schema.Schema, v any,
 	switch side {
 	case sideJSON, sideJSONSchemas:
 		return connectformat.AppendJSONConverter(dst, s, v, side == sideJSONSchemas, ch.opts)
+	case sideProtobuf, sideJSONSchema:
+		return ch.appendRegistered(dst, topic, s, v, isKey, side)
+	case sideCloudEvents:
+		return connectformat.AppendCloudEvent(dst, s, v, ch.ceOpts)
 	}
 	// AvroConverter.fromConnectData: a null value is no bytes, whatever
 	// its schema (the serializer returns null for null).

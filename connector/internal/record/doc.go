@@ -4,7 +4,8 @@
 // changes per record or per phase), the
 // key rule as a pure function of the catalog's answer (KeyColumns), the
 // codecs of format.key and format.value (JSON, JSON with schemas, Avro in
-// Confluent's wire format), the Schema Registry client with its shared
+// Confluent's wire format; CloudEvents; Protobuf and JSON Schema through
+// the Connect view, registered_formats.go), the Schema Registry client with its shared
 // requests and the schema-evolution policy, the record headers (the
 // mooncdc.* dedupe headers and the flat envelope's), the heartbeat and
 // transaction-metadata records, the outbox envelope's events, and the one

@@ -117,12 +117,16 @@ func (c *Codec) Registers() bool { return c.reg != nil }
 // as they are. It blocks while the registry is unreachable.
 func (c *Codec) Evolve(ctx context.Context, name, topic string, sp *schema.Plan, ddl string) error {
 	if c.chain != nil {
+		if c.chain.t.Chain.Len() == 0 {
+			// Protobuf or JSON Schema without a chain: the schemas
+			// written are the plan's Connect schemas (evolution_view.go).
+			return c.evolveView(ctx, name, topic, sp, ddl)
+		}
 		// The schemas written are the chain's, known only from a record
 		// (chain.go): the first record after the DDL registers them, and
 		// a refusal parks the table there.
 		return nil
 	}
-	reg := c.reg
 	for _, role := range []struct {
 		enc   *schema.AvroEncoder
 		isKey bool
@@ -138,36 +142,49 @@ func (c *Codec) Evolve(ctx context.Context, name, topic string, sp *schema.Plan,
 		if loose == text {
 			loose = "" // no NOT NULL column to relax: one question is enough
 		}
-		var msg string
-		subject, err := reg.subject(ctx, topicSubject(topic, role.isKey))
-		if err == nil {
-			msg, err = reg.incompatible(ctx, subject, text, loose)
+		if err := c.evolveSubject(ctx, name, topic, ddl, role.isKey,
+			sr.Schema{Schema: text, Type: sr.TypeAvro}, sr.Schema{Schema: loose, Type: sr.TypeAvro}); err != nil {
+			return err
 		}
-		switch {
-		case err == nil:
-		case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
-			return err // stopping, or bad credentials (every table alike)
-		default:
-			// The registry refuses the question itself (a 4xx): the
-			// first row's registration decides, as without the policy.
-			reg.log.Warn("the Schema Registry did not answer the compatibility check; the first row of the new shape decides",
-				zap.String("table", name), zap.String("subject", subject), zap.Error(err))
-			continue
-		}
-		if msg == "" {
-			continue // the registry accepts it: the first row registers it
-		}
-		switch reg.evolution {
-		case config.EvolutionNewSubject:
-			err = reg.newSubject(ctx, topicSubject(topic, role.isKey), text)
-		case config.EvolutionForce:
-			err = reg.force(ctx, subject, text)
-		default:
-			return &TableSchemaError{Err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}}
-		}
-		if err != nil {
-			return refusal(ctx, err)
-		}
+	}
+	return nil
+}
+
+// evolveSubject asks the registry whether s (or loose, when it has a
+// text) may follow the latest version of topic's key or value subject,
+// and applies the policy when neither may: nil to go on, else the error
+// Evolve returns.
+func (c *Codec) evolveSubject(ctx context.Context, name, topic, ddl string, isKey bool, s, loose sr.Schema) error {
+	reg := c.reg
+	var msg string
+	subject, err := reg.subject(ctx, topicSubject(topic, isKey))
+	if err == nil {
+		msg, err = reg.incompatibleOf(ctx, subject, s, loose)
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil, errors.As(err, new(*config.ConfigError)), registryRetryable(err):
+		return err // stopping, or bad credentials (every table alike)
+	default:
+		// The registry refuses the question itself (a 4xx): the
+		// first row's registration decides, as without the policy.
+		reg.log.Warn("the Schema Registry did not answer the compatibility check; the first row of the new shape decides",
+			zap.String("table", name), zap.String("subject", subject), zap.Error(err))
+		return nil
+	}
+	if msg == "" {
+		return nil // the registry accepts it: the first row registers it
+	}
+	switch reg.evolution {
+	case config.EvolutionNewSubject:
+		err = reg.newSubjectOf(ctx, topicSubject(topic, isKey), s)
+	case config.EvolutionForce:
+		err = reg.forceOf(ctx, subject, s)
+	default:
+		return &TableSchemaError{Err: &SchemaEvolutionError{Table: name, DDL: ddl, Subject: subject, Message: msg}}
+	}
+	if err != nil {
+		return refusal(ctx, err)
 	}
 	return nil
 }
@@ -236,20 +253,21 @@ func generation(base string, gen int) string {
 	return base + "-v" + strconv.Itoa(gen)
 }
 
-// incompatible returns the registry's reason why neither schema nor loose
-// (schema with every field optional, what the first row falls back to:
-// nullable.go) may follow the latest version of subject; "" when one may,
-// or the subject has no version yet.
-func (r *Registry) incompatible(ctx context.Context, subject, schema, loose string) (string, error) {
+// incompatibleOf returns the registry's reason why none of schemas may
+// follow the latest version of subject (for Avro: the schema and the
+// schema with every field optional, what the first row falls back to:
+// nullable.go); "" when one may, or the subject has no version yet. A
+// schema without text is skipped.
+func (r *Registry) incompatibleOf(ctx context.Context, subject string, schemas ...sr.Schema) (string, error) {
 	var reason string
-	for _, s := range []string{schema, loose} {
-		if s == "" {
+	for _, s := range schemas {
+		if s.Schema == "" {
 			continue
 		}
 		var res sr.CheckCompatibilityResult
 		err := r.retrying(ctx, subject, func() error {
 			var err error
-			res, err = r.cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), subject, -1, sr.Schema{Schema: s, Type: sr.TypeAvro})
+			res, err = r.cl.CheckCompatibility(sr.WithParams(ctx, sr.Verbose), subject, -1, s)
 			var re *sr.ResponseError
 			if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
 				res, err = sr.CheckCompatibilityResult{Is: true}, nil // no subject or version: nothing to follow
@@ -271,6 +289,11 @@ func (r *Registry) incompatible(ctx context.Context, subject, schema, loose stri
 
 // newSubject registers schema under the next generation of base.
 func (r *Registry) newSubject(ctx context.Context, base, schema string) error {
+	return r.newSubjectOf(ctx, base, sr.Schema{Schema: schema, Type: sr.TypeAvro})
+}
+
+// newSubjectOf is newSubject for a schema of any type.
+func (r *Registry) newSubjectOf(ctx context.Context, base string, schema sr.Schema) error {
 	cur, err := r.subject(ctx, base)
 	if err != nil {
 		return err
@@ -279,7 +302,7 @@ func (r *Registry) newSubject(ctx context.Context, base, schema string) error {
 	gen := max(r.gens[base], 1) + 1
 	r.mu.Unlock()
 	next := generation(base, gen)
-	if _, err := r.id(ctx, next, schema); err != nil {
+	if _, err := r.idOf(ctx, next, schema); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -295,6 +318,11 @@ func (r *Registry) newSubject(ctx context.Context, base, schema string) error {
 // applies again). A registration by someone else in between is not
 // checked either.
 func (r *Registry) force(ctx context.Context, subject, schema string) error {
+	return r.forceOf(ctx, subject, sr.Schema{Schema: schema, Type: sr.TypeAvro})
+}
+
+// forceOf is force for a schema of any type.
+func (r *Registry) forceOf(ctx context.Context, subject string, schema sr.Schema) error {
 	var own *sr.CompatibilityLevel
 	err := r.retrying(ctx, subject, func() error {
 		res := r.cl.Compatibility(ctx, subject)[0]
@@ -315,7 +343,7 @@ func (r *Registry) force(ctx context.Context, subject, schema string) error {
 	if err := r.setLevel(ctx, subject, ptr(sr.CompatNone)); err != nil {
 		return err
 	}
-	_, regErr := r.id(ctx, subject, schema)
+	_, regErr := r.idOf(ctx, subject, schema)
 	// Put the level back even when the registration failed or ctx ended.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

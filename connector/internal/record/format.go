@@ -34,7 +34,8 @@ type Codec struct {
 	key, value         recordEncoder
 	keyJSON, valueJSON *schema.JSONEncoder // the JSON formats (nil for Avro)
 	keyAvro, valueAvro *schema.AvroEncoder
-	ids                avroIDs // the registry ids of the plans Prepare registered
+	valueCE            *cloudEventsValue // format.value cloudevents (cloudevents.go)
+	ids                avroIDs           // the registry ids of the plans Prepare registered
 	reg                *Registry
 	maxRecord          int // kafka.max_record_bytes
 	// flat is format.envelope flat (nil for debezium); meta gives its
@@ -130,7 +131,12 @@ func (f *Formats) Codec() *Codec {
 		c.flat, c.meta = cfg.Flat, schema.NewMetaWriter(cfg)
 	}
 	c.key, c.keyAvro = pick(f.cfg.Key)
-	c.value, c.valueAvro = pick(f.cfg.Value)
+	if f.cfg.Value == config.FormatCloudEvents {
+		c.valueCE = newCloudEventsValue(cfg, f.cfg.JSONSchemas)
+		c.value = c.valueCE
+	} else {
+		c.value, c.valueAvro = pick(f.cfg.Value)
+	}
 	c.keyJSON, _ = c.key.(*schema.JSONEncoder)
 	c.valueJSON, _ = c.value.(*schema.JSONEncoder)
 	if ob, _ := f.cfg.SchemaOutbox(); ob != nil { // refused by Validate when it fails
@@ -139,8 +145,14 @@ func (f *Formats) Codec() *Codec {
 		o.key, o.value = c.keyJSON, c.valueJSON
 		c.outbox = o
 	}
-	if f.transforms != nil && f.transforms.Chain.Len() > 0 {
-		c.chain = newChained(f, cfg)
+	view := viewFormat(f.cfg.Key) || viewFormat(f.cfg.Value)
+	switch t := f.transforms; {
+	case t != nil && (t.Chain.Len() > 0 || view):
+		c.chain = newChained(f, t, cfg)
+	case view:
+		// Protobuf and JSON Schema convert Connect data: the chained path
+		// with no transform (registered_formats.go).
+		c.chain = newChained(f, noChain(), cfg)
 	}
 	return c
 }
@@ -250,8 +262,11 @@ func (c *Codec) AppendKey(dst []byte, p *schema.Plan, ch *schema.Change) ([]byte
 }
 
 func (c *Codec) AppendValue(dst []byte, p *schema.Plan, ch *schema.Change, now time.Time) ([]byte, error) {
-	if c.valueAvro != nil {
+	switch {
+	case c.valueAvro != nil:
 		return c.valueAvro.AppendValue(dst, p, c.ids.get(p), ch, now)
+	case c.valueCE != nil:
+		return c.valueCE.AppendValue(dst, p, ch, now)
 	}
 	return c.valueJSON.AppendValue(dst, p, ch, now)
 }

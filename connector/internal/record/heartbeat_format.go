@@ -101,6 +101,10 @@ func (f *HeartbeatFormat) appendKey(dst []byte) ([]byte, error) {
 
 func (f *HeartbeatFormat) appendValue(dst []byte, tsMs int64) ([]byte, error) {
 	switch {
+	case f.valueFmt == config.FormatCloudEvents:
+		// Not a change envelope: CloudEventsConverter writes null
+		// (CloudEventsConverter.java:268-272 at Debezium v3.6.1.Final).
+		return nil, nil
 	case f.valueFmt == config.FormatAvro:
 		return appendConfluent(dst, f.valueID, f.valSchema, heartbeatValue{TsMs: tsMs})
 	case f.schemas:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -134,7 +135,20 @@ func registryTLS(cfg config.SchemaRegistryConfig) (*tls.Config, error) {
 // (then retries on its own backoff), unless that request ended only
 // because its caller stopped: then it asks itself, at once.
 func (r *Registry) id(ctx context.Context, subject, schema string) (int, error) {
+	return r.idOf(ctx, subject, sr.Schema{Schema: schema, Type: sr.TypeAvro})
+}
+
+// idOf is id for a schema of any type, with its references
+// (registered_formats.go).
+func (r *Registry) idOf(ctx context.Context, subject string, s sr.Schema) (int, error) {
+	schema := s.Schema
 	k := subject + "\x00" + schema
+	if s.Type != sr.TypeAvro {
+		k = subject + "\x00" + s.Type.String() + "\x00" + schema
+		for _, ref := range s.References {
+			k += "\x00" + ref.Name + "\x00" + ref.Subject + "\x00" + strconv.Itoa(ref.Version)
+		}
+	}
 	r.mu.Lock()
 	id, ok := r.ids[k]
 	r.mu.Unlock()
@@ -143,7 +157,7 @@ func (r *Registry) id(ctx context.Context, subject, schema string) (int, error) 
 	}
 	b := fault.NewBackoff(100*time.Millisecond, 10*time.Second)
 	for attempt := 0; ; {
-		id, err := r.shared(ctx, k, func() (int, error) { return r.call(ctx, subject, schema) })
+		id, err := r.shared(ctx, k, func() (int, error) { return r.call(ctx, subject, s) })
 		switch {
 		case errors.Is(err, errOtherStopped):
 			continue // ask again, ourselves
@@ -233,8 +247,7 @@ func (r *Registry) sleep(ctx context.Context, d time.Duration) bool {
 	return fault.Sleep(ctx, d)
 }
 
-func (r *Registry) call(ctx context.Context, subject, schema string) (int, error) {
-	s := sr.Schema{Schema: schema, Type: sr.TypeAvro}
+func (r *Registry) call(ctx context.Context, subject string, s sr.Schema) (int, error) {
 	var re *sr.ResponseError
 	if r.autoRegister {
 		id, err := r.cl.RegisterSchema(ctx, subject, s, -1, -1)

@@ -80,7 +80,11 @@
 // position. FromJSON reads in one pass under the schema (jsonread.go),
 // held to an encoding/json reference by a test and a fuzz target.
 //
-// What remains: import-debezium's mapping of Groovy/JavaScript
-// conditions to CEL; a view built without the JSON round trip (it costs
-// an encode and a read per record: BenchmarkConnectView in record).
+// TranslateScript (scripttranslate.go) turns Debezium's Groovy and
+// JavaScript conditions into CEL where the translation is mechanical, for
+// import-debezium; what it cannot translate exactly it refuses.
+//
+// What remains: a view built without the JSON round trip (it costs an
+// encode and a read per record: BenchmarkConnectView in record); the
+// per-record cost of a condition is BenchmarkCondition here.
 package transform
