@@ -91,7 +91,7 @@ func main() {
 	flag.StringVar(&o.tablesCPUProfile, "tables-cpuprofile", "", "write the CPU profile of the thousands-of-tables benchmark's first mooncdc run (run --cpuprofile) to this file")
 	flag.BoolVar(&o.tablesAvro, "tables-avro", false, "run the thousands-of-tables benchmark again with format avro (key and value) against an in-process Schema Registry stand-in")
 	flag.DurationVar(&o.registryLatency, "registry-latency", 0, "run the thousands-of-tables benchmark once more with format avro and the registry stand-in delaying every request by this much, as a remote registry would (e.g. 20ms; 0 skips)")
-	flag.StringVar(&o.shapings, "shapings", "mask,hash,truncate,flat,transforms", "after the snapshot benchmark, run it again with each of these record-shaping options (mask, hash, truncate on the table's payload; flat, the envelope; transforms, a three-transform chain: Filter with CEL, InsertField, ReplaceField; \"\" skips)")
+	flag.StringVar(&o.shapings, "shapings", "mask,hash,truncate,flat,transforms,cloudevents,protobuf,json_schema", "after the snapshot benchmark, run it again with each of these record-shaping options (mask, hash, truncate on the table's payload; flat, the envelope; transforms, a three-transform chain: Filter with CEL, InsertField, ReplaceField) or value formats (cloudevents; protobuf and json_schema with a Schema Registry stand-in); \"\" skips")
 	flag.StringVar(&o.compressions, "compressions", "lz4,zstd", "after the snapshot benchmark, run it and its Kafka limit again with each of these kafka.compression values (\"\" skips)")
 	flag.Parse()
 	if err := run(o); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/internal/srtest"
 )
 
 // The shaping benchmark (issue 14's cost of Debezium's options): the
@@ -32,6 +33,27 @@ var shapings = map[string]string{
 	// a three-transform chain (transformsChain), set in the config, not
 	// under format
 	"transforms": "",
+	// the value formats a Kafka Connect deployment picks as its converter
+	// besides JSON and Avro (issue 30): Debezium's CloudEventsConverter,
+	// Confluent's ProtobufConverter and JsonSchemaConverter (these two with
+	// the Schema Registry stand-in, srtest), set in the config (formatOf)
+	"cloudevents": "",
+	"protobuf":    "",
+	"json_schema": "",
+}
+
+// formatOf is the format.value of a -shapings format variant ("" for the
+// others, which keep the snapshot benchmark's JSON).
+func formatOf(name string) string {
+	switch name {
+	case "cloudevents":
+		return config.FormatCloudEvents
+	case "protobuf":
+		return config.FormatProtobuf
+	case "json_schema":
+		return config.FormatJSONSchema
+	}
+	return ""
 }
 
 // transformsChain is the -shapings transforms variant's chain: Debezium's
@@ -66,7 +88,7 @@ func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		}
 		keys, ok := shapings[name]
 		if !ok {
-			return fmt.Errorf("-shapings: %q is none of mask, hash, truncate, flat, transforms", name)
+			return fmt.Errorf("-shapings: %q is none of mask, hash, truncate, flat, transforms, cloudevents, protobuf, json_schema", name)
 		}
 		r, err := shapingRun(ctx, o, src, kfakeBin, tmp, name, keys)
 		if err != nil {
@@ -75,7 +97,7 @@ func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 		results = append(results, r)
 	}
 	fmt.Println()
-	fmt.Printf("record shaping: the snapshot of %d rows (mooncdc, start → exit) with one option on %s.payload, each on a fresh kfake\n", n, snapQualified)
+	fmt.Printf("record shaping: the snapshot of %d rows (mooncdc, start → exit) with one option on %s.payload or one value format, each on a fresh kfake\n", n, snapQualified)
 	fmt.Printf("  %-10s %12s %12s %14s\n", "option", "mooncdc r/s", "CPU µs/row", "vs none µs/row")
 	for _, r := range results {
 		fmt.Printf("  %-10s %12s %12.2f %+14.2f\n", r.name, rate(n, r.elapsed), perRow(r.cpu, n), perRow(r.cpu, n)-perRow(base.cpu, n))
@@ -85,11 +107,26 @@ func runShapings(ctx context.Context, o options, src *source, kfakeBin, tmp stri
 
 func shapingRun(ctx context.Context, o options, src *source, kfakeBin, tmp, name, keys string) (shapingResult, error) {
 	out := shapingResult{name: name}
+	format := formatOf(name)
+	var reg *srtest.Registry
+	if format == config.FormatProtobuf || format == config.FormatJSONSchema {
+		var err error
+		if reg, err = srtest.Start(); err != nil {
+			return out, err
+		}
+		defer reg.Close()
+	}
 	v, err := runSnapshotVariant(ctx, o, src, kfakeBin, tmp, "shaping "+name, name,
 		func(cfg *config.Config) {
 			cfg.Kafka.Compression = "none"
 			if name == "transforms" {
 				cfg.Transforms = transformsChain
+			}
+			if format != "" {
+				cfg.Format.Value = format
+			}
+			if reg != nil {
+				cfg.Format.SchemaRegistry.URL = reg.URL()
 			}
 		}, keys)
 	if err != nil {
@@ -114,12 +151,37 @@ func checkShaped(name string, value []byte) error {
 			Payload string `json:"payload"`
 		} `json:"after"`
 	}
-	if name == "flat" { // the row itself is the value
+	var event struct {
+		Data json.RawMessage `json:"data"`
+	}
+	switch name {
+	case "flat": // the row itself is the value
 		if err := json.Unmarshal(value, &v.After); err != nil {
 			return fmt.Errorf("the first record: %w", err)
 		}
-	} else if err := json.Unmarshal(value, &v); err != nil {
-		return fmt.Errorf("the first record: %w", err)
+	case "cloudevents": // the envelope is the event's data
+		if err := json.Unmarshal(value, &event); err != nil {
+			return fmt.Errorf("the first record: %w", err)
+		}
+		if err := json.Unmarshal(event.Data, &v); err != nil {
+			return fmt.Errorf("the first record's data: %w", err)
+		}
+	case "json_schema": // Confluent's frame: magic byte 0, a 4-byte schema id
+		if len(value) < 5 || value[0] != 0 {
+			return fmt.Errorf("the first record is not in Confluent's wire format: % x", value[:min(len(value), 5)])
+		}
+		if err := json.Unmarshal(value[5:], &v); err != nil {
+			return fmt.Errorf("the first record's payload: %w", err)
+		}
+	case "protobuf": // framed; a string field's bytes are written as they are
+		if len(value) < 6 || value[0] != 0 {
+			return fmt.Errorf("the first record is not in Confluent's wire format: % x", value[:min(len(value), 6)])
+		}
+		return checkProtobuf(value[5:])
+	default:
+		if err := json.Unmarshal(value, &v); err != nil {
+			return fmt.Errorf("the first record: %w", err)
+		}
 	}
 	a, b := md5.Sum([]byte(strconv.FormatInt(v.After.ID, 10))), md5.Sum([]byte(strconv.FormatInt(v.After.ID+1, 10)))
 	plain := hex.EncodeToString(a[:]) + hex.EncodeToString(b[:])
@@ -132,7 +194,7 @@ func checkShaped(name string, value []byte) error {
 		ok = len(p) == 64 && p != plain
 	case "truncate":
 		ok = p == plain[:16]
-	case "flat":
+	case "flat", "cloudevents", "json_schema":
 		ok = p == plain
 	case "transforms": // the chain ran: region added, ts_us gone
 		ok = p == plain && v.Region == "EU" && v.TsUs == nil
@@ -141,4 +203,38 @@ func checkShaped(name string, value []byte) error {
 		return fmt.Errorf("the first record's payload %q is not what %s makes of %q", p, name, plain)
 	}
 	return nil
+}
+
+// checkProtobuf checks a Protobuf snapshot record (after its schema id):
+// a string field is its bytes as they are, so the row's payload,
+// md5(id) || md5(id + 1) of one of the bench table's ids, appears whole in
+// it. The id is found from the payload's first half.
+func checkProtobuf(b []byte) error {
+	for i := 0; i+64 <= len(b); i++ {
+		h := b[i : i+64]
+		if !isHex(h) {
+			continue
+		}
+		for id := int64(1); id <= 1<<22; id++ {
+			a := md5.Sum([]byte(strconv.FormatInt(id, 10)))
+			if hex.EncodeToString(a[:]) != string(h[:32]) {
+				continue
+			}
+			c := md5.Sum([]byte(strconv.FormatInt(id+1, 10)))
+			if hex.EncodeToString(c[:]) == string(h[32:]) {
+				return nil
+			}
+			return fmt.Errorf("the first record's payload %q is not the row's (id %d)", h, id)
+		}
+	}
+	return fmt.Errorf("the first record holds no payload of the bench table: % x", b[:min(len(b), 64)])
+}
+
+func isHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
