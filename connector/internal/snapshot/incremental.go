@@ -55,6 +55,10 @@ type incrementalTable struct {
 	info   tableInfo
 	plan   record.Plan
 	filter string // the chunk query's WHERE beyond the ctid range: the publication's row filter and additional-conditions
+	// reqMs is the request's ResnapshotMs, carried into the table's
+	// record so that a restart, which reads the offsets topic's requests
+	// again, does not take it for a new one.
+	reqMs int64
 
 	mu   sync.Mutex
 	prog watermark.Progress
@@ -170,7 +174,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 	if err := s.eligible(ctx, conn, name, info, plan); err != nil {
 		return err
 	}
-	it := &incrementalTable{s: s, c: c, q: q, shared: s.incShared, name: name, oid: info.rel.OID, log: log, info: info, plan: plan}
+	it := &incrementalTable{s: s, c: c, q: q, shared: s.incShared, name: name, oid: info.rel.OID, log: log, info: info, plan: plan, reqMs: req.ResnapshotMs}
 	prog, resumed := it.stored(ts.Incremental)
 	filter := req.ResnapshotFilter
 	if resumed {
@@ -308,7 +312,10 @@ func (it *incrementalTable) store(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, wait := it.s.phases.Update(it.name, func(ts *phases.State, _ schema.LSN) { ts.Incremental = offsets.RawJSON(raw) })
+	_, wait := it.s.phases.Update(it.name, func(ts *phases.State, _ schema.LSN) {
+		ts.Incremental = offsets.RawJSON(raw)
+		ts.ResnapshotMs = max(ts.ResnapshotMs, it.reqMs)
+	})
 	return wait(ctx)
 }
 

@@ -157,7 +157,7 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("read a chunk's snapshot and high watermark: %w", err)
 	}
-	rows, size, cerr := r.copy(ctx, ch, snapText, highText, readAt)
+	rows, size, cerr := r.copy(ctx, ch, readAt)
 	var filenode uint32
 	if cerr == nil {
 		cerr = r.conn.QueryRow(ctx, "SELECT coalesce(pg_relation_filenode($1::oid), 0)::oid", it.oid).Scan(&filenode)
@@ -198,13 +198,11 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 
 // copy reads ch's rows with COPY of a TID range scan, and encodes each as
 // the blocking copy does: an `r` record, source.snapshot "incremental",
-// its source.lsn the high watermark.
-func (r *incReader) copy(ctx context.Context, ch watermark.Chunk, _, highText string, readAt time.Time) ([]emit.Row, int64, error) {
-	high, err := pglogrepl.ParseLSN(highText)
-	if err != nil {
-		return nil, 0, err
-	}
-	cw := &incCopy{r: r, ch: schema.Change{Op: schema.OpRead, Relation: r.rel, LSN: schema.LSN(high), Snapshot: schema.SnapshotIncremental, SourceTime: readAt},
+// without source.txId, lsn or xmin, as Debezium writes an incremental
+// snapshot's rows (PostgresSourceInfoStructMaker.java:48-58 at
+// v3.6.1.Final: they are put only when the snapshot is not INCREMENTAL).
+func (r *incReader) copy(ctx context.Context, ch watermark.Chunk, readAt time.Time) ([]emit.Row, int64, error) {
+	cw := &incCopy{r: r, ch: schema.Change{Op: schema.OpRead, Relation: r.rel, Snapshot: schema.SnapshotIncremental, SourceTime: readAt},
 		now: time.Now()}
 	rng := "ctid >= '(" + strconv.FormatUint(uint64(ch.First), 10) + ",0)'::tid AND ctid < '(" + strconv.FormatUint(uint64(ch.End), 10) + ",0)'::tid"
 	if _, err := r.conn.PgConn().CopyTo(ctx, cw, fmt.Sprintf(r.query, rng)); err != nil {
