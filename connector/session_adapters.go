@@ -49,6 +49,10 @@ func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 // is acknowledged (in exactly-once mode, committed with the offsets).
 func (pr *progress) Drain(ctx context.Context) error { return pr.sink.Flush(ctx) }
 
+// WantPosition implements stream.Positioner: an incremental snapshot's
+// window waits for the stream to pass its high watermark.
+func (pr *progress) WantPosition() bool { return pr.em != nil && pr.em.WantPosition() }
+
 // Tick implements stream.Ticker: the sink may end a Kafka transaction
 // between Postgres transactions.
 func (pr *progress) Tick() error {

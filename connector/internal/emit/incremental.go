@@ -62,6 +62,10 @@ type Incremental struct {
 	mu      sync.Mutex
 	queue   []*incRequest
 	pending atomic.Bool
+	// wake interrupts the session's wait for the server, so that a
+	// request is served at once rather than at the loop's next tick
+	// (SetWake: the session's Wake; nil: none).
+	wake atomic.Pointer[func()]
 
 	// DisableDrops, a test hook, writes every row of a window whatever
 	// the stream changed meanwhile: the integration test checks that its
@@ -135,12 +139,25 @@ type incReply struct {
 // (entries plus keys): about 64 MB at worst (docs, open questions).
 const trackerLimit = 1 << 20
 
-// enqueue hands r to the stream goroutine.
+// SetWake sets what wakes the stream goroutine when a request is queued
+// (a replication session's Wake; nil for none). Safe for concurrent use.
+func (q *Incremental) SetWake(wake func()) {
+	if wake == nil {
+		q.wake.Store(nil)
+		return
+	}
+	q.wake.Store(&wake)
+}
+
+// enqueue hands r to the stream goroutine and wakes it.
 func (q *Incremental) enqueue(r *incRequest) {
 	q.mu.Lock()
 	q.queue = append(q.queue, r)
 	q.mu.Unlock()
 	q.pending.Store(true)
+	if w := q.wake.Load(); w != nil {
+		(*w)()
+	}
 }
 
 func (q *Incremental) call(ctx context.Context, r *incRequest) (incReply, error) {
@@ -247,10 +264,12 @@ func (q *Incremental) StrikeFrom(ctx context.Context, topic string) (schema.LSN,
 // Tombstones has the main worker write a tombstone to topic for each of
 // keys that it did not write since StrikeFrom, at the next unit of
 // durability, and stop striking topic; it returns how many it wrote, once
-// they are handed to the sink. With nil keys it only stops striking.
-func (q *Incremental) Tombstones(ctx context.Context, topic string, keys [][]byte) (int, error) {
+// they are handed to the sink, and the position the durable LSN must
+// pass for them to be durable (WindowResult.After). With nil keys it
+// only stops striking.
+func (q *Incremental) Tombstones(ctx context.Context, topic string, keys [][]byte) (int, schema.LSN, error) {
 	rep, err := q.call(ctx, &incRequest{kind: incTombstones, topic: topic, keys: keys})
-	return rep.n, err
+	return rep.n, rep.pos, err
 }
 
 // WrittenRows is the number of rows windows have written so far.
@@ -348,8 +367,10 @@ func (q *Incremental) strike(topic string, key []byte) {
 	}
 }
 
-// writeTombstones writes the queued tombstones in e.cur.
-func (e *Emitter) writeTombstones(at schema.LSN) {
+// writeTombstones writes the queued tombstones in e.cur, with the headers
+// of position at; they are durable once the durable LSN is past after
+// (as a window's rows, WindowResult.After).
+func (e *Emitter) writeTombstones(at, after schema.LSN) {
 	q := e.Incremental
 	for _, r := range q.tombs {
 		set := q.strikes[r.topic]
@@ -365,7 +386,7 @@ func (e *Emitter) writeTombstones(at schema.LSN) {
 			n++
 		}
 		q.endStrike(r.topic)
-		r.done <- incReply{n: n}
+		r.done <- incReply{n: n, pos: after}
 	}
 	clear(q.tombs)
 	q.tombs = q.tombs[:0]
@@ -399,7 +420,7 @@ func (e *Emitter) incBegin(tx *schema.Tx) error {
 	}
 	q.serve()
 	if len(q.tombs) > 0 {
-		e.writeTombstones(tx.CommitLSN)
+		e.writeTombstones(tx.CommitLSN, tx.CommitLSN)
 	}
 	if q.t == nil {
 		return nil
@@ -424,7 +445,7 @@ func (e *Emitter) incEnd(tx *schema.Tx) error {
 	q.t.End()
 	q.serve()
 	if len(q.tombs) > 0 {
-		e.writeTombstones(tx.EndLSN)
+		e.writeTombstones(tx.EndLSN, tx.CommitLSN)
 	}
 	if q.t == nil {
 		return nil
@@ -456,13 +477,23 @@ func (e *Emitter) Idle(walEnd schema.LSN) error {
 		e.cur = a
 		defer func() { e.cur = saved }()
 		if len(q.tombs) > 0 {
-			e.writeTombstones(at)
+			e.writeTombstones(at, prev)
 		}
 		if closes {
 			return e.incAdvance(at, at, prev)
 		}
 		return nil
 	})
+}
+
+// WantPosition reports whether a window waits for the stream, or a
+// reader's request for the stream goroutine (stream goroutine only): the
+// session then looks again within 100 ms and asks the server for its WAL
+// end (stream.Positioner), so that requests are served and windows close
+// on an idle server too.
+func (e *Emitter) WantPosition() bool {
+	q := e.Incremental
+	return q != nil && (q.pending.Load() || len(q.tombs) > 0 || q.t != nil && q.t.OpenWindows() > 0)
 }
 
 // closable reports whether some window would close at pos (so that an

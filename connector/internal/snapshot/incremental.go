@@ -188,6 +188,13 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 			it.filter = filter
 		}
 	}
+	if plan.OwnTopic() {
+		// The windows' rows go to it before any change of the table may
+		// have made it (snapshot.mode never, a quiet table).
+		if err := c.topics.Ensure(plan.Topic); err != nil {
+			return err
+		}
+	}
 	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed
 	if !resumed && tombstones {
 		// The stale keys' mark, read before the watch: a key with a record
@@ -389,6 +396,31 @@ func (it *incrementalTable) settle(ctx context.Context) error {
 	}
 }
 
+// settleTombstones waits until the tombstones' unit is durable (the
+// closed entry tombstone added, which marks no chunk).
+func (it *incrementalTable) settleTombstones(ctx context.Context) error {
+	for {
+		main := it.c.main
+		durable, settled := main.Durable(), main.Inflight() == 0
+		it.mu.Lock()
+		n := len(it.closed)
+		last := it.closed[n-1]
+		done := last.after < durable || last.after == durable && settled
+		if done {
+			it.closed = it.closed[:n-1]
+		}
+		it.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // tombstone writes, through the main worker, tombstones for the keys the
 // topic holds that the table no longer has: those whose every record
 // precedes the mark (read before the watch), the last not a tombstone.
@@ -422,15 +454,22 @@ func (it *incrementalTable) tombstone(ctx context.Context, mark map[string]int64
 	}
 	stale, _, err := liveKeys(ctx, it.c.cfg.kafka, topic, before)
 	if err != nil {
-		_, _ = it.q.Tombstones(ctx, topic, nil)
+		_, _, _ = it.q.Tombstones(ctx, topic, nil)
 		return err
 	}
 	keys := make([][]byte, 0, len(stale.keys))
 	for k := range stale.keys {
 		keys = append(keys, []byte(k))
 	}
-	n, err := it.q.Tombstones(ctx, topic, keys)
+	n, after, err := it.q.Tombstones(ctx, topic, keys)
 	if err != nil {
+		return err
+	}
+	// The snapshot ends (its progress removed) once they are durable.
+	it.mu.Lock()
+	it.closed = append(it.closed, closedChunk{after: after})
+	it.mu.Unlock()
+	if err := it.settleTombstones(ctx); err != nil {
 		return err
 	}
 	it.log.Info("stale keys tombstoned", zap.Int("keys", n))

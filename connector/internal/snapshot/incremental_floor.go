@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
 )
@@ -64,6 +65,18 @@ var incrementalChunkPages uint32
 func SetIncrementalChunkPages(n uint32) uint32 {
 	prev := incrementalChunkPages
 	incrementalChunkPages = n
+	return prev
+}
+
+// incrementalReadDelay is a pause before each chunk's read (tests: a
+// snapshot slow enough to be stopped midway); 0 in production.
+var incrementalReadDelay time.Duration
+
+// SetIncrementalReadDelay sets a pause before each chunk an incremental
+// snapshot reads and returns the previous one. For tests.
+func SetIncrementalReadDelay(d time.Duration) time.Duration {
+	prev := incrementalReadDelay
+	incrementalReadDelay = d
 	return prev
 }
 

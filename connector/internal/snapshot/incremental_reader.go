@@ -125,6 +125,13 @@ func (r *incReader) chunk(ctx context.Context, ch watermark.Chunk) error {
 // it was).
 func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error) {
 	it := r.it
+	if d := incrementalReadDelay; d > 0 {
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(d):
+		}
+	}
 	budget := it.shared.budget
 	held := int64(ch.Pages()) * r.perPage
 	if err := budget.take(ctx, held); err != nil {

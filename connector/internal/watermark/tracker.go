@@ -365,6 +365,9 @@ func (t *Tracker[R]) isOpen(w *Window[R]) bool {
 	return false
 }
 
+// OpenWindows is the number of open windows (Windows without the copy).
+func (t *Tracker[R]) OpenWindows() int { return len(t.windows) }
+
 // Windows returns the open windows, in the order they were opened.
 func (t *Tracker[R]) Windows() []*Window[R] { return append([]*Window[R](nil), t.windows...) }
 
