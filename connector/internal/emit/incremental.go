@@ -39,13 +39,13 @@ type Row = watermark.Row[*kgo.Record]
 // Window is an open watermark window.
 type Window = watermark.Window[*kgo.Record]
 
-// WindowResult is how a window ended: its rows written (durable once the
-// durable LSN is past After: every unit of durability before theirs ends
-// at or before After, theirs after it, and durable LSNs are units' ends),
-// or Void with the reason (read the chunk again).
+// WindowResult is how a window ended: its rows written in Unit (they are
+// in Kafka once the main tracker says Unit is durable:
+// delivery.Tracker.UnitState), or Void with the reason (read the chunk
+// again).
 type WindowResult struct {
 	Rows, Dropped int
-	After         schema.LSN
+	Unit          *delivery.TxAck
 	Void          string
 }
 
@@ -129,10 +129,11 @@ type incRequest struct {
 }
 
 type incReply struct {
-	w   *Window
-	pos schema.LSN
-	n   int
-	err error
+	w    *Window
+	pos  schema.LSN
+	unit *delivery.TxAck
+	n    int
+	err  error
 }
 
 // trackerLimit bounds the Tracker's log and each window's dropped keys
@@ -264,12 +265,11 @@ func (q *Incremental) StrikeFrom(ctx context.Context, topic string) (schema.LSN,
 // Tombstones has the main worker write a tombstone to topic for each of
 // keys that it did not write since StrikeFrom, at the next unit of
 // durability, and stop striking topic; it returns how many it wrote, once
-// they are handed to the sink, and the position the durable LSN must
-// pass for them to be durable (WindowResult.After). With nil keys it
-// only stops striking.
-func (q *Incremental) Tombstones(ctx context.Context, topic string, keys [][]byte) (int, schema.LSN, error) {
+// they are handed to the sink, and their unit (WindowResult.Unit). With
+// nil keys it only stops striking.
+func (q *Incremental) Tombstones(ctx context.Context, topic string, keys [][]byte) (int, *delivery.TxAck, error) {
 	rep, err := q.call(ctx, &incRequest{kind: incTombstones, topic: topic, keys: keys})
-	return rep.n, rep.pos, err
+	return rep.n, rep.unit, err
 }
 
 // WrittenRows is the number of rows windows have written so far.
@@ -368,9 +368,8 @@ func (q *Incremental) strike(topic string, key []byte) {
 }
 
 // writeTombstones writes the queued tombstones in e.cur, with the headers
-// of position at; they are durable once the durable LSN is past after
-// (as a window's rows, WindowResult.After).
-func (e *Emitter) writeTombstones(at, after schema.LSN) {
+// of position at.
+func (e *Emitter) writeTombstones(at schema.LSN) {
 	q := e.Incremental
 	for _, r := range q.tombs {
 		set := q.strikes[r.topic]
@@ -386,7 +385,7 @@ func (e *Emitter) writeTombstones(at, after schema.LSN) {
 			n++
 		}
 		q.endStrike(r.topic)
-		r.done <- incReply{n: n, pos: after}
+		r.done <- incReply{n: n, unit: e.cur}
 	}
 	clear(q.tombs)
 	q.tombs = q.tombs[:0]
@@ -420,12 +419,12 @@ func (e *Emitter) incBegin(tx *schema.Tx) error {
 	}
 	q.serve()
 	if len(q.tombs) > 0 {
-		e.writeTombstones(tx.CommitLSN, tx.CommitLSN)
+		e.writeTombstones(tx.CommitLSN)
 	}
 	if q.t == nil {
 		return nil
 	}
-	if err := e.incAdvance(tx.CommitLSN, tx.CommitLSN, tx.CommitLSN); err != nil {
+	if err := e.incAdvance(tx.CommitLSN, tx.CommitLSN); err != nil {
 		return err
 	}
 	return q.t.Begin(tx.Xid)
@@ -445,12 +444,12 @@ func (e *Emitter) incEnd(tx *schema.Tx) error {
 	q.t.End()
 	q.serve()
 	if len(q.tombs) > 0 {
-		e.writeTombstones(tx.EndLSN, tx.CommitLSN)
+		e.writeTombstones(tx.EndLSN)
 	}
 	if q.t == nil {
 		return nil
 	}
-	return e.incAdvance(tx.EndLSN, tx.EndLSN, tx.CommitLSN)
+	return e.incAdvance(tx.EndLSN, tx.EndLSN)
 }
 
 // Idle is the stream between transactions at walEnd (a keepalive) or at
@@ -463,7 +462,6 @@ func (e *Emitter) Idle(walEnd schema.LSN) error {
 		return nil
 	}
 	q.serve()
-	prev := q.pos
 	if walEnd > q.pos {
 		q.pos = walEnd
 	}
@@ -477,10 +475,10 @@ func (e *Emitter) Idle(walEnd schema.LSN) error {
 		e.cur = a
 		defer func() { e.cur = saved }()
 		if len(q.tombs) > 0 {
-			e.writeTombstones(at, prev)
+			e.writeTombstones(at)
 		}
 		if closes {
-			return e.incAdvance(at, at, prev)
+			return e.incAdvance(at, at)
 		}
 		return nil
 	})
@@ -508,13 +506,11 @@ func (q *Incremental) closable(pos schema.LSN) bool {
 }
 
 // incAdvance closes the windows that end at pos and writes their rows in
-// e.cur with the headers of position at. after is a position every unit
-// before e.cur ends at or before, and e.cur after: the rows are durable
-// once the durable LSN is past it (WindowResult.After).
-func (e *Emitter) incAdvance(pos, at, after schema.LSN) error {
+// e.cur with the headers of position at.
+func (e *Emitter) incAdvance(pos, at schema.LSN) error {
 	q := e.Incremental
 	for _, c := range q.t.Advance(pglogrepl.LSN(pos)) {
-		res := WindowResult{Void: c.Void, Dropped: c.Dropped, After: after}
+		res := WindowResult{Void: c.Void, Dropped: c.Dropped, Unit: e.cur}
 		for _, r := range c.Rows {
 			rec := r.Value
 			rec.Context = e.cur

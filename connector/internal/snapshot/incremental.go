@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
@@ -70,8 +71,14 @@ type incrementalTable struct {
 type closedChunk struct {
 	chunk watermark.Chunk
 	rows  int
-	after schema.LSN // emit.WindowResult.After
+	unit  *delivery.TxAck // emit.WindowResult.Unit
 }
+
+// errWindowLost: the unit of durability that held a window's rows was
+// lost (its session ended before its commit, or its Kafka transaction was
+// aborted): the snapshot starts again from its stored progress, which
+// does not count that chunk as done.
+var errWindowLost = errors.New("a window's rows were written in a unit of durability that was lost (the session ended, or its Kafka transaction was aborted): resuming from the stored progress")
 
 // errIncrementalStopped ends a snapshot whose table left the ready phase
 // (parked, errored, dropped, or copied again).
@@ -95,6 +102,13 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 	go func() {
 		defer s.incWG.Done()
 		err := s.runIncremental(tctx, t)
+		for errors.Is(err, errWindowLost) && tctx.Err() == nil {
+			s.log.Warn("incremental snapshot: "+err.Error(), zap.String("table", name))
+			if ts := s.phases.Get(name); ts != nil {
+				t.Incremental = ts.Incremental
+			}
+			err = s.runIncremental(tctx, t)
+		}
 		s.incMu.Lock()
 		delete(s.incRunning, name)
 		delete(s.incStop, name)
@@ -326,20 +340,20 @@ func (it *incrementalTable) store(ctx context.Context) error {
 	return wait(ctx)
 }
 
-// markDone moves the closed chunks whose rows are durable into the
-// progress (the durable LSN past their unit's predecessors; or at it with
-// nothing in flight, on a server whose WAL stands still); it reports
-// whether any moved.
+// markDone moves the closed chunks whose rows are durable (their unit:
+// delivery.Tracker.UnitState) into the progress; it reports whether any
+// moved, and errWindowLost for a unit that was lost.
 func (it *incrementalTable) markDone() (bool, error) {
-	main := it.c.main
-	durable := main.Durable()
-	settled := main.Inflight() == 0
 	it.mu.Lock()
 	defer it.mu.Unlock()
 	kept := it.closed[:0]
 	moved := false
 	for _, cc := range it.closed {
-		if cc.after > durable || cc.after == durable && !settled {
+		durable, lost := it.c.main.UnitState(cc.unit)
+		if lost {
+			return moved, errWindowLost
+		}
+		if !durable {
 			kept = append(kept, cc)
 			continue
 		}
@@ -396,21 +410,14 @@ func (it *incrementalTable) settle(ctx context.Context) error {
 	}
 }
 
-// settleTombstones waits until the tombstones' unit is durable (the
-// closed entry tombstone added, which marks no chunk).
-func (it *incrementalTable) settleTombstones(ctx context.Context) error {
+// settleUnit waits until unit is durable.
+func (it *incrementalTable) settleUnit(ctx context.Context, unit *delivery.TxAck) error {
 	for {
-		main := it.c.main
-		durable, settled := main.Durable(), main.Inflight() == 0
-		it.mu.Lock()
-		n := len(it.closed)
-		last := it.closed[n-1]
-		done := last.after < durable || last.after == durable && settled
-		if done {
-			it.closed = it.closed[:n-1]
-		}
-		it.mu.Unlock()
-		if done {
+		durable, lost := it.c.main.UnitState(unit)
+		switch {
+		case lost:
+			return errWindowLost
+		case durable:
 			return nil
 		}
 		select {
@@ -461,15 +468,12 @@ func (it *incrementalTable) tombstone(ctx context.Context, mark map[string]int64
 	for k := range stale.keys {
 		keys = append(keys, []byte(k))
 	}
-	n, after, err := it.q.Tombstones(ctx, topic, keys)
+	n, unit, err := it.q.Tombstones(ctx, topic, keys)
 	if err != nil {
 		return err
 	}
 	// The snapshot ends (its progress removed) once they are durable.
-	it.mu.Lock()
-	it.closed = append(it.closed, closedChunk{after: after})
-	it.mu.Unlock()
-	if err := it.settleTombstones(ctx); err != nil {
+	if err := it.settleUnit(ctx, unit); err != nil {
 		return err
 	}
 	it.log.Info("stale keys tombstoned", zap.Int("keys", n))

@@ -197,7 +197,7 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 		return res.Void, nil
 	}
 	it.mu.Lock()
-	it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, after: res.After})
+	it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, unit: res.Unit})
 	it.mu.Unlock()
 	it.c.counts.Rows.WithLabelValues(it.name).Add(float64(res.Rows))
 	return "", nil

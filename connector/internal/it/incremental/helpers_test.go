@@ -31,6 +31,9 @@ func start(t *testing.T, cfg config.Config) *ittest.Running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if m := os.Getenv("MOONCDC_TEST_INCREMENTAL_DELIVERY"); m != "" {
+		cfg.Kafka.Delivery = config.Delivery(m)
+	}
 	if os.Getenv("MOONCDC_TEST_INCREMENTAL_NO_DROPS") == "1" {
 		p.DisableIncrementalDrops()
 	}
