@@ -150,6 +150,18 @@ func TestIncrementalSnapshotNeverHoldsTheStream(t *testing.T) {
 // not done are read again (the `r` records of the second run are exactly
 // the rows on the pages not done), and the rebuilt topic is the table.
 func TestIncrementalSnapshotResumesByChunkAfterACrash(t *testing.T) {
+	testResume(t, config.DeliveryAtLeastOnce)
+}
+
+// TestIncrementalSnapshotResumesByChunkAfterACrashExactlyOnce: the same in
+// exactly-once mode, where a chunk is done only once the Kafka
+// transaction holding its rows is committed (the crash aborts the open
+// one: its rows are read again, none is lost).
+func TestIncrementalSnapshotResumesByChunkAfterACrashExactlyOnce(t *testing.T) {
+	testResume(t, config.DeliveryExactlyOnce)
+}
+
+func testResume(t *testing.T, mode config.Delivery) {
 	e := ittest.NewSerialEnv(t)
 	smallChunks(t, 1)
 	// 109 chunks of 25 ms at least: the crash finds some done, not all.
@@ -163,6 +175,7 @@ func TestIncrementalSnapshotResumesByChunkAfterACrash(t *testing.T) {
 	e.Exec(`CREATE TABLE ticks (id int PRIMARY KEY, n bigint)`)
 	e.Exec(`INSERT INTO ticks VALUES (1, 0)`)
 	cfg := e.Config("res", "public.orders", "public.ticks")
+	cfg.Kafka.Delivery = mode
 	cfg.Snapshot.ConnectionsPerTable = 1
 	cfg.Snapshot.Mode = config.SnapshotNever
 	topic := "res.public.orders"
