@@ -1,8 +1,15 @@
 package emit
 
 import (
+	"context"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/connector/internal/watermark"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -54,5 +61,88 @@ func TestWindowRowsNumberBelowTheStreamsRecords(t *testing.T) {
 	}
 	if got := q.nextSeq(200); got != -2 {
 		t.Fatalf("first record at 200: seq %d, want -2", got)
+	}
+}
+
+// drive runs f (a reader's call, which blocks until the stream goroutine
+// serves it) while the test, as the stream goroutine, ticks the emitter.
+func drive(t *testing.T, fx *emitterFixture, f func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+		if err := fx.em.Idle(0); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestWindowRowsAreWrittenAtTheCloseLessTheKeysTheStreamChanged: the main
+// worker's side of a window (docs/incremental-snapshots.md, "The
+// algorithm"). A window of snapshot 800:800: (it does not see
+// transaction 800) with high watermark 850 reads keys 1 and 2; the stream
+// then carries transaction 800, which updates key 1. At the next BEGIN
+// whose commit LSN is past 850 the window closes: its row of key 2 is
+// written there, before that transaction's changes and after 800's, and
+// its row of key 1, older than the update the consumer has, is not; the
+// unit that holds it is durable once acknowledged.
+func TestWindowRowsAreWrittenAtTheCloseLessTheKeysTheStreamChanged(t *testing.T) {
+	fx := newEmitterFixture(t, 1_000_000, nil)
+	q := NewIncremental()
+	fx.em.Incremental = q
+	rel := testRelation(1, "t")
+	keyed, _ := firstColumnKeyer{}.Keyed(rel)
+	ctx := context.Background()
+	drive(t, fx, func() error { return q.Watch(ctx, 1) })
+	drive(t, fx, func() error { return q.SetFloor(ctx, 700) })
+	snap, err := watermark.ParseSnapshot("800:800:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := q.Open(1, watermark.Chunk{First: 0, End: 1}, snap, 850)
+	var w *Window
+	drive(t, fx, func() error { w, err = tk.Wait(ctx); return err })
+
+	fx.tx(t, 800, &schema.Change{Op: schema.OpUpdate, Relation: rel, After: row("1", "new")})
+
+	var rows []Row
+	for _, id := range []string{"1", "2"} {
+		k, _ := AppendTupleKey(nil, keyed, row(id, "old"))
+		rows = append(rows, Row{Key: watermark.Key(k), Value: &kgo.Record{Topic: "shop.public.t", Key: []byte(`{"id":` + id + `}`), Value: []byte(`{"op":"r"}`)}})
+	}
+	res := make(chan WindowResult, 1)
+	go func() {
+		r, err := tk.Complete(ctx, w, rows)
+		if err != nil {
+			t.Error(err)
+		}
+		res <- r
+	}()
+	for !q.pending.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	if err := fx.em.Idle(0); err != nil { // served; 810 is before the high watermark: nothing closes
+		t.Fatal(err)
+	}
+	fx.tx(t, 900, &schema.Change{Op: schema.OpCreate, Relation: rel, After: row("3", "c")})
+	got := <-res
+	if got.Rows != 1 || got.Dropped != 1 || got.Void != "" || got.Unit == nil {
+		t.Fatalf("window result %+v, want 1 row written, 1 dropped, in a unit", got)
+	}
+	want := []string{`shop.public.t {"id":1} u`, `shop.public.t {"id":2} r`, `shop.public.t {"id":3} c`}
+	if s := fx.summary(t); !slices.Equal(s, want) {
+		t.Fatalf("records:\n%s\nwant:\n%s", strings.Join(s, "\n"), strings.Join(want, "\n"))
+	}
+	if durable, lost := fx.tracker.UnitState(got.Unit); !durable || lost {
+		t.Fatalf("the rows' unit: durable %v lost %v, want durable once transaction 900 is acknowledged", durable, lost)
 	}
 }
