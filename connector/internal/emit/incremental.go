@@ -514,7 +514,7 @@ func (e *Emitter) incAdvance(pos, at schema.LSN) error {
 		for _, r := range c.Rows {
 			rec := r.Value
 			rec.Context = e.cur
-			record.SetHeaders(rec, at, at, q.nextSeq(at))
+			record.SetPosition(rec, at, at, q.nextSeq(at))
 			e.w.Send(rec)
 		}
 		res.Rows = len(c.Rows)

@@ -211,6 +211,8 @@ func (p *Rules) Request(t offsets.Table) {
 		next.Table = t
 	}
 	next.ResnapshotMs, next.ResnapshotFilter, next.ResnapshotType = t.ResnapshotMs, t.ResnapshotFilter, t.ResnapshotType
+	// A copy from scratch makes any incremental snapshot of the table moot.
+	next.Incremental = ""
 	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
 		next.SettleAt = p.mainPos
 	}

@@ -80,6 +80,11 @@ func (s *Snapshotter) request(t offsets.Table) {
 		t.Incremental = ""
 		s.log.Info("incremental snapshot requested for a table that is not streamed: it is copied with the blocking copy", zap.String("table", name))
 	}
+	// A blocking copy replaces a running incremental snapshot of the
+	// table: its windows are discarded before the copy starts.
+	if n := s.stopIncremental(func(n string) bool { return n == name }); n > 0 {
+		s.log.Info("a running incremental snapshot gives way to the blocking copy requested", zap.String("table", name))
+	}
 	if s.busy[name] {
 		s.log.Info("resnapshot requested while the table is being copied; it is copied again afterwards", zap.String("table", name))
 		s.pending[name] = t

@@ -178,7 +178,7 @@ func InitialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) ma
 		ts.Table.Table = name
 		switch {
 		case mode == config.SnapshotAlways:
-			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType, ts.Copy = offsets.PhaseInit, 0, "", "", nil
+			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType, ts.Copy, ts.Incremental = offsets.PhaseInit, 0, "", "", nil, ""
 		case ts.Phase == offsets.PhaseCopying:
 			// The snapshot died with the process: copy again, from the
 			// chunks Kafka holds when the copy has progress (copy_resume.go).

@@ -322,3 +322,49 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIncrementalSnapshotStopsAtStopSnapshot: a stop-snapshot signal ends a
+// running incremental snapshot (Debezium's StopSnapshot.java: the
+// data-collections named, or all): its progress leaves the table's record,
+// no `r` record follows, and the table, never held, streams on.
+func TestIncrementalSnapshotStopsAtStopSnapshot(t *testing.T) {
+	e := ittest.NewSerialEnv(t)
+	smallChunks(t, 1)
+	prevDelay := snapshot.SetIncrementalReadDelay(150 * time.Millisecond)
+	t.Cleanup(func() { snapshot.SetIncrementalReadDelay(prevDelay) })
+	const rows = 3000
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
+	e.Exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
+	cfg := e.Config("stp", "public.orders")
+	cfg.Signals.Table = "public.debezium_signal"
+	cfg.Snapshot.Mode = config.SnapshotNever
+	topic := "stp.public.orders"
+	r := start(t, cfg)
+	e.Exec(`INSERT INTO debezium_signal VALUES ('i1', 'execute-snapshot', '{"data-collections":["public.orders"],"type":"incremental"}')`)
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the incremental snapshot wrote no row", func() bool {
+		return len(readAll(t, e.Kafka, topic, -1)) > 0
+	})
+	e.Exec(`INSERT INTO debezium_signal VALUES ('s1', 'stop-snapshot', '{"data-collections":["public\\.orders"],"type":"incremental"}')`)
+	eventually.True(t, 30*time.Second, 10*time.Millisecond, "the incremental snapshot did not stop", func() bool {
+		return r.P.TablePhases()["public.orders"].Incremental == ""
+	})
+	time.Sleep(time.Second) // a reader that went on would write by now
+	e.Exec(`UPDATE orders SET v = -1 WHERE id = 1`)
+	var evs []ittest.Event
+	eventually.True(t, 30*time.Second, 50*time.Millisecond, "the table's change after the stop did not arrive", func() bool {
+		evs = ittest.Decode(t, readAll(t, e.Kafka, topic, -1))
+		last := evs[len(evs)-1]
+		return last.Op == "u" && last.After["v"].(float64) == -1
+	})
+	n := countIncremental(t, evs)
+	if n == 0 || n >= rows {
+		t.Fatalf("%d `r` records: want some, not all %d (stopped midway)", n, rows)
+	}
+	if ph := r.P.TablePhases()["public.orders"]; ph.Phase != "ready" {
+		t.Fatalf("after the stop the table is %s, want ready", ph.Phase)
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
