@@ -265,18 +265,24 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 	}
 	log.Info("incremental snapshot", zap.Bool("resumed", resumed), zap.Uint32("pages", prog.Pages), zap.Int("chunks", len(chunks)),
 		zap.Uint32("chunk_pages", prog.ChunkPages), zap.Int("readers", readers), zap.String("filter", filter))
+	readStart := time.Now()
 	if err := it.read(ctx, chunks, readers, filenode); err != nil {
 		return err
 	}
 	if err := it.settle(ctx); err != nil {
 		return err
 	}
+	read := time.Since(readStart)
 	if tombstones {
 		if err := it.tombstone(ctx, prog.StaleMark); err != nil {
 			return err
 		}
 	}
-	log.Info("incremental snapshot done", zap.Int64("rows", it.prog.Rows), zap.Duration("took", time.Since(time.UnixMilli(it.prog.StartedMs))))
+	// read: the chunks of this run, from the first read to the last
+	// window durable (rows_per_s is of them); took: since the snapshot
+	// began (a resumed one's earlier runs, the stale keys' read included).
+	log.Info("incremental snapshot done", zap.Int64("rows", it.prog.Rows), zap.Duration("read", read),
+		zap.Float64("rows_per_s", float64(it.prog.Rows)/read.Seconds()), zap.Duration("took", time.Since(time.UnixMilli(it.prog.StartedMs))))
 	s.clearIncremental(ctx, name)
 	return nil
 }

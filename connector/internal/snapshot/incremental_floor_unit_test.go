@@ -68,8 +68,8 @@ func TestByteBudgetHoldsReadersBackUntilThereIsRoom(t *testing.T) {
 
 func TestChunkPagesFitTheReadersInTheBudget(t *testing.T) {
 	// 32 MiB (half of the default 64 MiB) for 4 readers of pages holding
-	// 100 rows: (3*8192 + 100*400) bytes a page.
-	if got, want := chunkPagesFor(32<<20, 100, 4), uint32((32<<20)/4/(3*8192+100*400)); got != want {
+	// 100 rows: (2*8192 + 100*1024) bytes a page.
+	if got, want := chunkPagesFor(32<<20, 100, 4), uint32((32<<20)/4/(2*8192+100*1024)); got != want {
 		t.Fatalf("chunkPagesFor = %d, want %d", got, want)
 	}
 	if got := chunkPagesFor(1<<40, 1, 1); got != maxChunkPages {

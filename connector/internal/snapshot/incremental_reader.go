@@ -75,7 +75,7 @@ func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*in
 		rowsPerPage = float64(it.info.reltuples) / float64(it.info.relpages)
 	}
 	return &incReader{it: it, conn: conn, w: w, sp: sp, rel: rel, filenode: filenode, query: q,
-		perPage: int64(3*8192 + rowsPerPage*400)}, nil
+		perPage: pageBytes(rowsPerPage)}, nil
 }
 
 func (r *incReader) close() { r.conn.Close(context.Background()) }
