@@ -109,6 +109,7 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			}
 			err = s.runIncremental(tctx, t)
 		}
+		stopped := ctx.Err() == nil && tctx.Err() != nil // stop-snapshot, not the pipeline's stop
 		s.incMu.Lock()
 		delete(s.incRunning, name)
 		delete(s.incStop, name)
@@ -116,7 +117,7 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		stop()
 		switch {
 		case err == nil:
-		case ctx.Err() == nil && tctx.Err() != nil:
+		case stopped:
 			s.log.Info("incremental snapshot stopped (stop-snapshot): its progress is removed, the rows written stay", zap.String("table", name))
 			s.clearIncremental(context.Background(), name)
 		case ctx.Err() != nil:

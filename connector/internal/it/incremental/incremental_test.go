@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
 	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
@@ -363,6 +366,68 @@ func TestIncrementalSnapshotStopsAtStopSnapshot(t *testing.T) {
 	}
 	if ph := r.P.TablePhases()["public.orders"]; ph.Phase != "ready" {
 		t.Fatalf("after the stop the table is %s, want ready", ph.Phase)
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIncrementalSnapshotRefusesATableWithoutAKey: a table whose records
+// have no key (no primary key, REPLICA IDENTITY FULL, no
+// format.message_key_columns) cannot be snapshotted incrementally (an `r`
+// record adds a row rather than overwriting one: Debezium skips it too,
+// NO_PRIMARY_KEY, AbstractIncrementalSnapshotChangeEventSource.java:392 at
+// v3.6.1.Final). The request is refused with an error naming the table
+// and the fix, no row is read, and the table streams on.
+func TestIncrementalSnapshotRefusesATableWithoutAKey(t *testing.T) {
+	e := ittest.NewSerialEnv(t)
+	e.Exec(`CREATE TABLE nokey (id bigint, v bigint)`)
+	e.Exec(`ALTER TABLE nokey REPLICA IDENTITY FULL`)
+	e.Exec(`INSERT INTO nokey SELECT g, g FROM generate_series(1, 10) g`)
+	e.Exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
+	cfg := e.Config("nok", "public.nokey")
+	cfg.Signals.Table = "public.debezium_signal"
+	cfg.Snapshot.Mode = config.SnapshotNever
+	core, logs := observer.New(zap.InfoLevel)
+	p, err := connector.New(cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
+	e.Exec(`INSERT INTO debezium_signal VALUES ('i1', 'execute-snapshot', '{"data-collections":["public.nokey"]}')`)
+	var msg string
+	defer func() {
+		if t.Failed() {
+			for _, en := range logs.All() {
+				t.Logf("%s %s %v", en.LoggerName, en.Message, en.ContextMap())
+			}
+		}
+	}()
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, "no error for the refused incremental snapshot", func() bool {
+		for _, en := range logs.FilterMessageSnippet("incremental snapshot failed").All() {
+			for _, f := range en.Context {
+				if f.Key == "error" {
+					msg = f.Interface.(error).Error()
+					return true
+				}
+			}
+		}
+		return false
+	})
+	for _, want := range []string{"public.nokey", "no primary key", "format.message_key_columns", "blocking"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal %q does not say %q", msg, want)
+		}
+	}
+	e.Exec(`INSERT INTO nokey VALUES (11, 11)`)
+	evs := ittest.Decode(t, readAll(t, e.Kafka, "nok.public.nokey", 1))
+	if len(evs) != 1 || evs[0].Op != "c" {
+		t.Fatalf("records %+v, want only the insert streamed after the refusal (no `r` record)", evs)
+	}
+	if ph := r.P.TablePhases()["public.nokey"]; ph.Phase != "ready" || ph.Incremental != "" {
+		t.Fatalf("after the refusal the table is %s with progress %q, want ready and none", ph.Phase, ph.Incremental)
 	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
