@@ -28,6 +28,7 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/internal/it/ittest":             nil,
 		"connector/internal/it/copyfaults":         nil,
 		"connector/internal/it/ddl":                nil,
+		"connector/internal/it/incremental":        nil,
 		"connector/internal/it/pipeline":           nil,
 		"connector/internal/it/records":            nil,
 		"connector/internal/it/snapshot":           nil,
@@ -43,8 +44,8 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/internal/delivery":              {"connector/config", "connector/internal/transform", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
 		"connector/internal/delivery/deliverytest": {},
 		"connector/internal/record":                {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
-		"connector/internal/emit":                  {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/stream"},
-		"connector/internal/snapshot":              {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/stream", "connector/internal/delivery", "connector/internal/emit", "connector/internal/fault", "connector/internal/phases", "connector/internal/record"},
+		"connector/internal/emit":                  {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/internal/watermark", "connector/stream"},
+		"connector/internal/snapshot":              {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/stream", "connector/internal/delivery", "connector/internal/emit", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/internal/watermark"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"connector/...").CombinedOutput()
 	if err != nil {

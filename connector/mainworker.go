@@ -33,7 +33,15 @@ func (p *Pipeline) stream(hard, soft context.Context, pgcfg *pgconn.Config,
 			ConnConfig: pgcfg, Slot: p.cfg.Postgres.Slot, Publication: p.cfg.Postgres.Publication,
 			StartLSN: start, Timeout: p.cfg.Postgres.ReplicationTimeout, Log: log, Progress: prog, Observer: obs,
 		})
+		if em.Incremental != nil {
+			// A chunk reader's request wakes the session's wait for the
+			// server (emit: Incremental).
+			em.Incremental.SetWake(sess.Wake)
+		}
 		err := sess.Run(hard, soft, em)
+		if em.Incremental != nil {
+			em.Incremental.SetWake(nil)
+		}
 		if errors.As(err, new(*stream.SilenceError)) {
 			silentPID = sess.BackendPID()
 		}

@@ -28,3 +28,13 @@ func RequestResnapshot(ctx context.Context, cl *kgo.Client, cfg *config.Config, 
 	r := delivery.Records{Name: cfg.Name, Topic: cfg.Kafka.OffsetsTopic}
 	return delivery.WriteSync(ctx, cl, r.Requests(tables, known, now))
 }
+
+// RequestIncrementalSnapshot writes, for each of tables, a request for an
+// incremental snapshot (docs/incremental-snapshots.md): a ready table
+// keeps streaming while its rows are read again in chunks; a table that
+// is not ready is set back to init, as RequestResnapshot does. It blocks
+// until Kafka acknowledged the records.
+func RequestIncrementalSnapshot(ctx context.Context, cl *kgo.Client, cfg *config.Config, tables []string, known map[string]offsets.Table, now time.Time) error {
+	r := delivery.Records{Name: cfg.Name, Topic: cfg.Kafka.OffsetsTopic}
+	return delivery.WriteSync(ctx, cl, r.IncrementalRequests(tables, known, now))
+}

@@ -65,7 +65,15 @@ type Pipeline struct {
 	keyless      pgsource.KeylessTables
 	activity     atomic.Uint64
 	unknownTypes sync.Map // "table\x00column" of columns warned about
+	// noIncDrops: DisableIncrementalDrops, a test hook.
+	noIncDrops bool
 }
+
+// DisableIncrementalDrops is a test hook: incremental snapshots' windows
+// write every row they read, whatever the stream changed meanwhile (the
+// drop rule off), so that a test can show its checks catch the
+// difference. Call it before Run.
+func (p *Pipeline) DisableIncrementalDrops() { p.noIncDrops = true }
 
 // Hooks returns the pipeline's test hooks.
 func (p *Pipeline) Hooks() *Hooks { return &p.hooks }
@@ -357,7 +365,11 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	ph := phases.New(schema.LSN(src.DurableLSN), snapshot.InitialPhases(mode, state.Tables))
 	ph.Store = states.Enqueue
 	p.phasesAt.Store(ph)
-	snap := snapshot.New(snapshot.Config{Config: &cfg, Tables: p.tables, Naming: p.naming, Kafka: p.kafka, Keys: p.keys,
+	// The main worker's queue for incremental snapshots: one per run,
+	// beside its emitter.
+	inc := emit.NewIncremental()
+	inc.DisableDrops = p.noIncDrops
+	snap := snapshot.New(snapshot.Config{Incremental: inc, Config: &cfg, Tables: p.tables, Naming: p.naming, Kafka: p.kafka, Keys: p.keys,
 		PgConfig: pgcfg, Delivery: del, Formats: formats, Plans: plans, Topics: topics, Phases: ph, Source: src, Main: tracker,
 		Progress: &p.copies, WorkerErrors: p.metrics.WorkerErrors, Counts: p.copyCounts(), Hook: p.hooks.call,
 		Ready: p.Ready, Keyless: &p.keyless, Adopt: dbz != nil, CheckpointEvery: copyCheckpointEvery, Log: log})
@@ -392,6 +404,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		Gate: ph, Hook: p.hooks.call, OnPromote: p.logPromoted, StoresShapes: true, Activity: &p.activity,
 		OnTableError: func(table string, lsn schema.LSN, err error) { snap.Parked(gctx, table, lsn, err) },
 		HeartbeatOf:  pgsource.HeartbeatContentPrefix(cfg.Name), SkipThrough: schema.LSN(src.PendingSkip()),
+		Incremental: inc,
 	}
 	if hbFormat != nil {
 		emCfg.HeartbeatTopic, emCfg.HeartbeatFmt = cfg.Heartbeat.Topic, hbFormat
@@ -402,7 +415,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		emCfg.OnSignal, emCfg.SignalTable = func(ch *schema.Change) { snap.TableSignal(snapCtx, ch) }, t
 	}
 	em := emit.New(emCfg)
-	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx}
+	progress := &progress{Tracker: tracker, sink: mainOut, phases: ph, onPromote: p.logPromoted, ctx: gctx, em: em}
 	obs := &observer{ready: &p.ready, metrics: p.metrics, serverEnd: &lastServerEnd, tracker: tracker, links: &p.linkWatch}
 	g.Go(func() error { return p.watchLinks(snapCtx, tracker) }) // ends with a stop, as the snapshotter
 

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -23,12 +24,20 @@ type progress struct {
 	phases    *phases.Rules
 	onPromote func([]*phases.State)
 	ctx       context.Context
+	// em closes incremental snapshots' windows between transactions
+	// (emit: Incremental); incErr is the error of one closed at a
+	// keepalive, returned by the next Tick.
+	em     *emit.Emitter
+	incErr error
 }
 
 // AdvanceIdle moves the durable LSN when nothing is in flight, and the main
 // worker's position for the handover: it has decided everything before
 // walEnd.
 func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
+	if pr.em != nil && pr.incErr == nil {
+		pr.incErr = pr.em.Idle(walEnd)
+	}
 	pr.Tracker.AdvanceIdle(walEnd)
 	pr.sink.Idle(walEnd)
 	if moved := pr.phases.Advance(walEnd); moved != nil {
@@ -40,9 +49,23 @@ func (pr *progress) AdvanceIdle(walEnd schema.LSN) {
 // is acknowledged (in exactly-once mode, committed with the offsets).
 func (pr *progress) Drain(ctx context.Context) error { return pr.sink.Flush(ctx) }
 
+// WantPosition implements stream.Positioner: an incremental snapshot's
+// window waits for the stream to pass its high watermark.
+func (pr *progress) WantPosition() bool { return pr.em != nil && pr.em.WantPosition() }
+
 // Tick implements stream.Ticker: the sink may end a Kafka transaction
 // between Postgres transactions.
-func (pr *progress) Tick() error { return pr.sink.Tick(pr.ctx) }
+func (pr *progress) Tick() error {
+	if pr.incErr != nil {
+		return pr.incErr
+	}
+	if pr.em != nil {
+		if err := pr.em.Idle(0); err != nil {
+			return err
+		}
+	}
+	return pr.sink.Tick(pr.ctx)
+}
 
 // logPromoted logs tables that moved from catchup to ready (phases stored
 // them). The write is not waited for: catchup(L) and ready(L) mean the

@@ -107,6 +107,40 @@ type Table struct {
 	// copying, or errored with a retry), nil for none: a copy that
 	// crashed resumes from it (CopyProgress).
 	Copy *CopyProgress `json:"copy,omitempty"`
+	// Incremental is the progress of an incremental snapshot of the table
+	// (docs/incremental-snapshots.md: the chunks' page ranges whose
+	// windows are durable), or a request for one not planned yet
+	// ({"chunk_pages":0}); nil for none. The table stays ready meanwhile.
+	// Kept as raw JSON: its form is the snapshot's (watermark.Progress).
+	Incremental RawJSON `json:"incremental,omitempty"`
+}
+
+// IncrementalRequested is Table.Incremental of an incremental snapshot
+// asked for and not planned yet (`mooncdc resnapshot --incremental`, an
+// execute-snapshot signal of type incremental).
+const IncrementalRequested RawJSON = `{"chunk_pages":0}`
+
+// RawJSON is a JSON value kept as its text: a field whose form another
+// package owns. Unlike json.RawMessage it is comparable, so Table stays
+// comparable; "" is absent (omitted, or null).
+type RawJSON string
+
+// MarshalJSON writes the text as it is (null for "").
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("null"), nil
+	}
+	return []byte(r), nil
+}
+
+// UnmarshalJSON keeps the value's text.
+func (r *RawJSON) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*r = ""
+		return nil
+	}
+	*r = RawJSON(b)
+	return nil
 }
 
 // The values of Table.ResnapshotType, as Debezium spells an

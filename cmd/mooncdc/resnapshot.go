@@ -26,6 +26,7 @@ var resnapshotTimeout = time.Minute
 // request time, so that the running pipeline (or the next start) copies
 // them again. It writes nothing unless every TABLE names known tables.
 func resnapshotCommand(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) int {
+	args, incremental := cutIncrementalFlag(args)
 	cf, err := parseConfigFlags("resnapshot", args, true)
 	if code, stop := configFailed(err, resnapshotUsage(), stdout, stderr); stop {
 		return code
@@ -62,7 +63,7 @@ func resnapshotCommand(ctx context.Context, args []string, environ []string, std
 
 	ctx, cancel := context.WithTimeout(ctx, resnapshotTimeout)
 	defer cancel()
-	lines, err := resnapshot(ctx, cfg, patterns, time.Now())
+	lines, err := resnapshot(ctx, cfg, patterns, time.Now(), incremental)
 	if err != nil {
 		fmt.Fprintf(stderr, "mooncdc resnapshot: %v\n", err)
 		return connector.ExitRuntime
@@ -89,7 +90,7 @@ func validateForResnapshot(cfg config.Config) error {
 // ResnapshotMs from now (kept strictly above any earlier request). It
 // returns the lines to print, one per table. Nothing is written if a
 // pattern matches no known table.
-func resnapshot(ctx context.Context, cfg config.Config, patterns []config.TablePattern, now time.Time) ([]string, error) {
+func resnapshot(ctx context.Context, cfg config.Config, patterns []config.TablePattern, now time.Time, incremental bool) ([]string, error) {
 	base, err := cfg.KafkaOpts(cfg.Kafka.Brokers)
 	if err != nil {
 		return nil, err
@@ -118,13 +119,49 @@ func resnapshot(ctx context.Context, cfg config.Config, patterns []config.TableP
 
 	var lines []string
 	for _, name := range tables {
+		if incremental && st.Tables[name].Phase == offsets.PhaseReady {
+			lines = append(lines, name+": incremental snapshot requested (the table streams on while its rows are read again; a running pipeline starts it at once, or the next start does)")
+			continue
+		}
 		lines = append(lines, name+": init (re-copy requested; a running pipeline picks it up at once, or the next start does)")
 	}
-	// The requests' records: phases.ResnapshotRequest (connector).
-	if err := connector.RequestResnapshot(ctx, cl, &cfg, tables, st.Tables, now); err != nil {
+	// The requests' records: phases.ResnapshotRequest and
+	// phases.IncrementalRequest (connector).
+	request := connector.RequestResnapshot
+	if incremental {
+		request = connector.RequestIncrementalSnapshot
+	}
+	if err := request(ctx, cl, &cfg, tables, st.Tables, now); err != nil {
 		return nil, fmt.Errorf("write to offsets topic %q: %w (nothing may have been written; run the command again)", topic, err)
 	}
 	return lines, nil
+}
+
+// cutIncrementalFlag removes --incremental (-incremental, =true/=false)
+// from args, before "--", and reports whether it was set.
+func cutIncrementalFlag(args []string) ([]string, bool) {
+	var out []string
+	on := false
+	for i, a := range args {
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		switch strings.TrimLeft(a, "-") {
+		case "incremental", "incremental=true":
+			if strings.HasPrefix(a, "-") {
+				on = true
+				continue
+			}
+		case "incremental=false":
+			if strings.HasPrefix(a, "-") {
+				on = false
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out, on
 }
 
 // matchKnownTables returns the known tables (keys of known, "schema.table")
@@ -194,6 +231,12 @@ pipeline (it tails the offsets topic) picks the request up at once and copies
 the table again while the other tables keep streaming; if none is running,
 the next 'mooncdc run' does. Use it for a table that is errored after its
 retries (once the cause is fixed) or whose Kafka topic must be rebuilt.
+
+With --incremental, a table that streams (phase ready) is snapshotted
+incrementally instead: it keeps streaming while its rows are read again in
+chunks between watermarks, and resumes by chunk after a restart
+(docs/incremental-snapshots.md). A table that is not ready is copied as
+without the flag.
 
 TABLE is schema.table (public.orders; unquoted names fold to lower case,
 "My Schema"."Orders" keeps case), and wildcards (public.*, *.*) select among

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +245,25 @@ func TestParseConfigFlagsDoubleDash(t *testing.T) {
 	}
 	if _, err := parseConfigFlags("run", []string{"--name", "shop", "x"}, false); err == nil || !strings.Contains(err.Error(), `unexpected argument "x"`) {
 		t.Errorf("run accepted a positional argument: %v", err)
+	}
+}
+
+func TestCutIncrementalFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		rest []string
+		on   bool
+	}{
+		{[]string{"public.t"}, []string{"public.t"}, false},
+		{[]string{"--incremental", "public.t"}, []string{"public.t"}, true},
+		{[]string{"public.t", "-incremental=true", "--brokers", "x"}, []string{"public.t", "--brokers", "x"}, true},
+		{[]string{"--incremental", "--incremental=false", "public.t"}, []string{"public.t"}, false},
+		{[]string{"--", "--incremental"}, []string{"--", "--incremental"}, false},
+		{[]string{"incremental"}, []string{"incremental"}, false},
+	} {
+		rest, on := cutIncrementalFlag(tc.args)
+		if on != tc.on || !slices.Equal(rest, tc.rest) {
+			t.Errorf("cutIncrementalFlag(%q) = %q, %v; want %q, %v", tc.args, rest, on, tc.rest, tc.on)
+		}
 	}
 }

@@ -373,7 +373,8 @@ func statusUsage() string {
 
 Shows where the connector is, from the offsets topic, Postgres and, while
 'mooncdc run' runs, its /status endpoint (http://<metrics.listen>/status):
-each table's phase, handover LSN, copy progress, attempts and last error;
+each table's phase, handover LSN, copy progress (or a running incremental
+snapshot's: pages done of the plan, rows, rate, ETA), attempts and last error;
 the durable LSN (what Kafka has acknowledged); the replication slot's
 confirmed_flush_lsn and restart_lsn, the WAL it retains, and the lag. It only
 reads, and works whether run is running or not. It reads the config like run

@@ -91,6 +91,9 @@ type tableReport struct {
 	UpdatedAt     *time.Time  `json:"updated_at,omitempty"`
 	EstimatedRows *int64      `json:"estimated_rows"`
 	Copy          *copyReport `json:"copy"`
+	// Incremental is a running incremental snapshot's progress
+	// (status_incremental.go).
+	Incremental *incrementalReport `json:"incremental,omitempty"`
 }
 
 type copyReport struct {
@@ -227,6 +230,7 @@ func tableReports(in statusInputs) []tableReport {
 		if c, ok := copies[name]; ok {
 			tr.Copy = copyProgress(c, in.live.Time)
 		}
+		tr.Incremental = incrementalProgress(t.Incremental, in.now)
 		out = append(out, tr)
 	}
 	for _, t := range in.pg.keyless {
@@ -374,6 +378,9 @@ func writeStatus(w io.Writer, r statusReport) {
 
 // tableProgress says how far the copy of t is.
 func tableProgress(t tableReport, running string) string {
+	if t.Incremental != nil && t.Copy == nil {
+		return incrementalText(t.Incremental)
+	}
 	if c := t.Copy; c != nil && c.Stage == connector.CopyStageStarting {
 		return "copy starting (snapshot taken)"
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -45,6 +46,18 @@ type Progress interface {
 // session.
 type Ticker interface {
 	Tick() error
+}
+
+// Positioner is an optional part of a Progress: WantPosition, asked on the
+// session goroutine between transactions, reports that something waits
+// for the stream to pass a WAL position (an incremental snapshot's window
+// waits for its high watermark). The session then asks the server for a
+// reply (a keepalive with its WAL end, which reaches AdvanceIdle) at most
+// every 100 ms, so that a wait on an idle server ends in a fraction of a
+// second rather than at the next status the silence timeout asks a reply
+// for.
+type Positioner interface {
+	WantPosition() bool
 }
 
 // Observer receives the session's measurements (metrics). Called from the
@@ -104,6 +117,19 @@ type Session struct {
 	timeout time.Duration // the silence timeout in force (silence.go)
 	heardAt time.Time     // when the last message arrived (or streaming began)
 	toldAt  time.Time     // when Observer.Heard was last called
+
+	// reading is the connection while the loop reads from it, for Wake.
+	reading atomic.Pointer[net.Conn]
+}
+
+// Wake makes a receive the session's loop is blocked in return at once,
+// so that the loop asks its Progress again (an incremental snapshot's
+// reader has a request for the stream goroutine). Safe for concurrent
+// use; a no-op while the loop is not streaming.
+func (s *Session) Wake() {
+	if c := s.reading.Load(); c != nil {
+		_ = (*c).SetReadDeadline(time.Now())
+	}
 }
 
 const earlyStatus = 100 * time.Millisecond
@@ -217,6 +243,8 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 	// the socket wakes the loop for status updates instead, and a stop
 	// interrupts a blocked read by moving the deadline to now.
 	netConn := s.conn.Conn()
+	s.reading.Store(&netConn)
+	defer s.reading.Store(nil)
 	interrupt := func() { _ = netConn.SetReadDeadline(time.Now()) }
 	defer context.AfterFunc(hard, interrupt)()
 	defer context.AfterFunc(soft, interrupt)()
@@ -225,6 +253,7 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 	next := time.Now().Add(cfg.StatusInterval)
 	var armed time.Time
 	ticker, _ := cfg.Progress.(Ticker)
+	positioner, _ := cfg.Progress.(Positioner)
 	heard := false // the last read returned a message
 	for {
 		now := time.Now()
@@ -245,8 +274,9 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 		// A status goes out every interval, and early (at most every
 		// 100 ms) once the durable LSN moved, so the slot trails Kafka by
 		// little.
-		if !now.Before(next) || (s.sentDurable != cfg.Progress.Durable() && now.After(s.sentAt.Add(earlyStatus))) {
-			if err := s.sendStatus(s.wantReply(now)); err != nil {
+		wantPos := positioner != nil && !s.dec.InTx() && positioner.WantPosition()
+		if !now.Before(next) || ((wantPos || s.sentDurable != cfg.Progress.Durable()) && now.After(s.sentAt.Add(earlyStatus))) {
+			if err := s.sendStatus(s.wantReply(now) || wantPos); err != nil {
 				return err
 			}
 			next = now.Add(cfg.StatusInterval)
@@ -273,7 +303,7 @@ func (s *Session) loop(hard, soft context.Context, h Handler) error {
 			continue
 		}
 		wake := next
-		if s.dec.LastEnd() > s.sentDurable {
+		if wantPos || s.dec.LastEnd() > s.sentDurable {
 			// Transactions wait for Kafka: look again soon, to confirm
 			// them without waiting for the next message or interval.
 			if early := now.Add(earlyStatus); early.Before(wake) {

@@ -32,6 +32,13 @@ type rec struct {
 	snapshot  string // source.snapshot
 }
 
+// window reports whether r is a row of an incremental snapshot's window
+// (docs/incremental-snapshots.md): its tx_seq is -2, -3, … (a streamed
+// change's is 0 on, a copy's row's 0 on). Such rows are no snapshot of the
+// table at one LSN: each is its key's state where the stream wrote it
+// (checkWindows), and they count in the rebuild.
+func (r rec) window() bool { return r.op == "r" && r.seq <= -2 }
+
 func (r rec) String() string {
 	if r.tombstone {
 		return fmt.Sprintf("tombstone@%d", r.offset)
@@ -211,7 +218,7 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64, f
 	snapLSN := make([]uint64, len(recs))
 	for ti, rs := range recs {
 		for _, r := range rs {
-			if r.op == "r" {
+			if r.op == "r" && !r.window() {
 				snapLSN[ti] = r.commit
 			}
 		}
@@ -233,7 +240,7 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64, f
 		}
 		snaps := map[uint64]bool{F: true}
 		for _, r := range recs[ti] {
-			if r.op == "r" && r.commit >= F {
+			if r.op == "r" && !r.window() && r.commit >= F {
 				snaps[r.commit] = true
 			}
 		}
@@ -242,7 +249,7 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64, f
 		for at := range snaps {
 			b := bound{0, math.MaxInt64}
 			for _, r := range recs[ti] {
-				if r.op == "r" && r.commit == at {
+				if r.op == "r" && !r.window() && r.commit == at {
 					b.lo = max(b.lo, r.v)
 				}
 			}
@@ -273,7 +280,7 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64, f
 		}
 		rowAt := map[idAt]rec{}
 		for _, r := range recs[ti] {
-			if r.op == "r" && snaps[r.commit] {
+			if r.op == "r" && !r.window() && snaps[r.commit] {
 				if prev, dup := rowAt[idAt{r.id, r.commit}]; dup {
 					c.anomalies++
 					c.example("anomaly", "id %d: two rows in the same snapshot: %v and %v", r.id, prev, r)
@@ -381,6 +388,8 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64, f
 			}
 		}
 
+		checkWindows(c, recs[ti])
+
 		// Rebuild: key → last value; deletes and tombstones remove.
 		rows := map[int64]int64{}
 		for _, r := range recs[ti] {
@@ -409,6 +418,39 @@ func check(raw map[string][]*kgo.Record, gen *generator, pg []map[int64]int64, f
 		v.anomalies += c.anomalies
 	}
 	return v
+}
+
+// checkWindows checks every incremental snapshot window's row against the
+// records of its key before it in the topic (Claim 1 of
+// docs/incremental-snapshots.md: a window's row is its key's state where
+// it is written): after a delete or tombstone of its key it brings back a
+// deleted row, and with a v below the key's last change it puts back an
+// older state (the load's v grows with every write). Each is counted as
+// reordered, once per key.
+func checkWindows(c *tableCheck, rs []rec) {
+	type state struct {
+		v       int64
+		deleted bool
+		seen    bool
+	}
+	last := map[int64]state{}
+	bad := map[int64]bool{}
+	for _, r := range rs {
+		st := last[r.id]
+		switch {
+		case r.tombstone || r.op == "d":
+			last[r.id] = state{v: st.v, deleted: true, seen: true}
+		case r.window():
+			if st.seen && !bad[r.id] && (st.deleted || r.v < st.v) {
+				bad[r.id] = true
+				c.reordered++
+				c.example("reordered", "id %d: the incremental snapshot's row %v comes after the key's newer record (v %d, deleted %v)", r.id, r, st.v, st.deleted)
+			}
+			last[r.id] = state{v: r.v, seen: true}
+		default:
+			last[r.id] = state{v: r.v, seen: true}
+		}
+	}
 }
 
 // explainDiff adds, for the first few rows that differ, the key's whole

@@ -8,7 +8,10 @@
 // takeover timed, and the active one partitioned away: its links to Postgres
 // and the broker black-holed by a proxy of the suite, then healed; and, in the resume
 // scenario, a big table whose copy is killed again and again and must resume by chunk each
-// time), and checks what reached Kafka against what was written:
+// time; in the incremental scenario, an incremental snapshot of the big table asked for
+// with `mooncdc resnapshot --incremental` under the load, mooncdc killed three times during
+// it, each restart resuming it by chunk), and checks what reached Kafka against what was
+// written:
 // nothing lost, nothing reordered per key, and, in exactly-once mode,
 // nothing duplicated; the tables rebuilt from their topics equal Postgres.
 //

@@ -117,6 +117,7 @@ var scenarios = []scenario{
 	{name: "resume", run: runResume, verify: verifyResume, bigRows: resumeRows},
 	{name: "halfopen", run: runHalfOpen, postgres: "  replication_timeout: " + halfOpenTimeout.String() + "\n"},
 	{name: "pause", run: runPause, ha: true, verify: verifyPause, bigRows: func(*testing.T) int { return pauseKeys }, updateKeys: pauseKeys},
+	{name: "incremental", run: runIncrementalKill9},
 }
 
 // TestFaults runs every scenario in every mode, each on a fresh Postgres

@@ -32,10 +32,20 @@ func (r Records) Deletes(pipeline bool, tables []string) []*kgo.Record {
 // request (phases.ResnapshotRequest) of each of tables, whose states are
 // in known, at now.
 func (r Records) Requests(tables []string, known map[string]offsets.Table, now time.Time) []*kgo.Record {
+	return r.requests(tables, known, now, phases.ResnapshotRequest)
+}
+
+// IncrementalRequests is Requests for incremental snapshots
+// (phases.IncrementalRequest).
+func (r Records) IncrementalRequests(tables []string, known map[string]offsets.Table, now time.Time) []*kgo.Record {
+	return r.requests(tables, known, now, phases.IncrementalRequest)
+}
+
+func (r Records) requests(tables []string, known map[string]offsets.Table, now time.Time, req func(string, offsets.Table, int64) offsets.Table) []*kgo.Record {
 	nowMs := now.UnixMilli()
 	recs := make([]*kgo.Record, 0, len(tables))
 	for _, name := range tables {
-		recs = append(recs, offsets.TableRecord(r.Topic, r.Name, phases.ResnapshotRequest(name, known[name], nowMs)))
+		recs = append(recs, offsets.TableRecord(r.Topic, r.Name, req(name, known[name], nowMs)))
 	}
 	return recs
 }

@@ -25,6 +25,10 @@ type TxAck struct {
 	pending atomic.Int64
 	closed  atomic.Bool
 	gen     uint64 // the tracker generation it was opened in (Restart)
+	// ceilings is the tracker's count of SetCeiling calls when it was
+	// committed: in exactly-once mode a later call means a Kafka
+	// transaction committed its records (UnitState).
+	ceilings uint64
 }
 
 // Tracker turns out-of-order acks into one contiguous durable LSN: the end
@@ -62,6 +66,10 @@ type Tracker struct {
 	ceiling schema.LSN
 	acked   schema.LSN
 	gen     uint64
+	// ceilings counts SetCeiling calls: each follows a Kafka commit of
+	// every record handed over before it, or an idle moment with no Kafka
+	// transaction open (UnitState).
+	ceilings uint64
 }
 
 // Restart forgets every open transaction and any failure, after an
@@ -94,6 +102,7 @@ func (t *Tracker) Gate() {
 // transaction covering everything before l is committed.
 func (t *Tracker) SetCeiling(l schema.LSN) {
 	t.mu.Lock()
+	t.ceilings++
 	if l > t.ceiling {
 		t.ceiling = l
 		if d := min(t.acked, t.ceiling); d > t.Durable() {
@@ -139,6 +148,32 @@ func (t *Tracker) Settled(acks []*TxAck, skip func(i int) bool) []int {
 		}
 	}
 	return out
+}
+
+// UnitState says what became of unit a: durable (closed, every record
+// acknowledged and, in exactly-once mode, committed with a Kafka
+// transaction), lost (abandoned with its session, or aborted with its
+// Kafka transaction, or a record failed: its records may not be in
+// Kafka), or neither yet. An incremental snapshot marks a chunk done once
+// the unit that holds its rows is durable (snapshot: incremental.go).
+func (t *Tracker) UnitState(a *TxAck) (durable, lost bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.failed != nil || a.gen != t.gen:
+		return false, true
+	case !a.closed.Load():
+		return false, t.open != a // Abandon dropped it
+	case a.pending.Load() > 0:
+		return false, false
+	case t.gated:
+		// Committed: a SetCeiling after its own commit (its records were
+		// in a Kafka transaction committed since), up to its end. The end
+		// alone would not do: a unit of the windows' rows can end where
+		// an earlier, committed one did.
+		return a.end <= t.ceiling && t.ceilings > a.ceilings, false
+	}
+	return true, false
 }
 
 // Begin opens a transaction.
@@ -224,6 +259,7 @@ func (t *Tracker) Ack(a *TxAck, n int, err error) {
 func (t *Tracker) Commit(a *TxAck, end schema.LSN) {
 	t.mu.Lock()
 	a.end = end
+	a.ceilings = t.ceilings
 	a.closed.Store(true)
 	if t.open == a {
 		t.open = nil

@@ -269,3 +269,76 @@ func TestTrackerLockFreeAcksNeverMissTheLastOne(t *testing.T) {
 		}
 	}
 }
+
+// UnitState tells an incremental snapshot when the unit holding a
+// window's rows is durable: closed and acknowledged, and in exactly-once
+// mode committed (the ceiling past its end); abandoned with its session,
+// aborted (Restart) or after a failure it is lost.
+func TestTrackerUnitStateIsDurableOnlyOnceAcknowledgedAndCommitted(t *testing.T) {
+	state := func(tr *Tracker, a *TxAck) string {
+		d, l := tr.UnitState(a)
+		switch {
+		case d && l:
+			return "both"
+		case d:
+			return "durable"
+		case l:
+			return "lost"
+		}
+		return "pending"
+	}
+	tr := NewTracker(100, 1<<20, nil)
+	a := tr.Begin()
+	tr.Add(a, 10)
+	if got := state(tr, a); got != "pending" {
+		t.Fatalf("open unit: %s", got)
+	}
+	tr.Commit(a, 200)
+	if got := state(tr, a); got != "pending" {
+		t.Fatalf("closed with a record in flight: %s", got)
+	}
+	tr.Ack(a, 10, nil)
+	if got := state(tr, a); got != "durable" {
+		t.Fatalf("closed and acknowledged: %s", got)
+	}
+	b := tr.Begin()
+	tr.Add(b, 10)
+	tr.Ack(b, 10, nil) // acknowledged, but its session ended before its commit
+	tr.Abandon()
+	if got := state(tr, b); got != "lost" {
+		t.Fatalf("abandoned: %s", got)
+	}
+
+	eos := NewTracker(100, 1<<20, nil)
+	eos.Gate()
+	c := eos.Begin()
+	eos.Add(c, 10)
+	eos.Commit(c, 300)
+	eos.Ack(c, 10, nil)
+	if got := state(eos, c); got != "pending" {
+		t.Fatalf("exactly-once, acknowledged, not committed: %s", got)
+	}
+	eos.SetCeiling(300)
+	if got := state(eos, c); got != "durable" {
+		t.Fatalf("exactly-once, committed: %s", got)
+	}
+	// A unit that ends where the committed one did is not committed with it.
+	same := eos.Begin()
+	eos.Add(same, 10)
+	eos.Commit(same, 300)
+	eos.Ack(same, 10, nil)
+	if got := state(eos, same); got != "pending" {
+		t.Fatalf("exactly-once, a unit at the committed end, not committed itself: %s", got)
+	}
+	eos.SetCeiling(300)
+	if got := state(eos, same); got != "durable" {
+		t.Fatalf("exactly-once, a unit at the committed end, committed: %s", got)
+	}
+	d := eos.Begin()
+	eos.Add(d, 10)
+	eos.Commit(d, 400)
+	eos.Restart() // its Kafka transaction aborted
+	if got := state(eos, d); got != "lost" {
+		t.Fatalf("exactly-once, aborted: %s", got)
+	}
+}

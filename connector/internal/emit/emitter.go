@@ -113,6 +113,10 @@ type Config struct {
 	// are in Kafka already, sent by the Debezium connector mooncdc took
 	// over from mid-transaction (takeover.go); 0: none.
 	SkipThrough schema.LSN
+
+	// Incremental is the queue of the incremental snapshots' chunk
+	// readers (incremental.go; main worker only, nil otherwise).
+	Incremental *Incremental
 }
 
 // Counts are the counters an emitter adds to: the pipeline's
@@ -134,6 +138,9 @@ func (e *Emitter) Begin(tx *schema.Tx) error {
 	}
 	e.cur = e.Tracker.Begin()
 	clear(e.failed)
+	if err := e.incBegin(tx); err != nil {
+		return err
+	}
 	if e.Opts.TxTopic != "" {
 		// BEGIN is written at the transaction's Begin, in its unit of
 		// durability (and Kafka transaction), as Debezium does on the
@@ -164,6 +171,9 @@ func (e *Emitter) Commit(tx *schema.Tx) error {
 		if err := e.produceTx(tx, e.meta.EndEvent(tx)); err != nil {
 			return err
 		}
+	}
+	if err := e.incEnd(tx); err != nil {
+		return err
 	}
 	e.Tracker.Commit(e.cur, tx.EndLSN)
 	e.cur = nil
@@ -217,6 +227,9 @@ func (e *Emitter) Change(ch *schema.Change) error {
 		return e.produce(e.cur, topic, nil, ch, false)
 	}
 	r, err := e.route(ch)
+	if err == nil && e.Incremental.active() {
+		err = e.incChange(r, ch)
+	}
 	if err != nil || r.Skip {
 		return err
 	}
@@ -395,6 +408,9 @@ func (e *Emitter) produce(a *delivery.TxAck, topic string, sp *schema.Plan, ch *
 	if err != nil {
 		return err
 	}
+	if q := e.Incremental; q != nil && q.strikes != nil && rec.Key != nil {
+		q.strike(topic, rec.Key)
+	}
 	e.w.Send(rec)
 	if ts != nil {
 		e.w.Send(ts)
@@ -447,5 +463,6 @@ func (e *Emitter) Reset() {
 	e.messagesReady = false
 	e.txReady = false
 	e.cur = nil
+	e.Incremental.incReset()
 	e.Keys.Close()
 }

@@ -267,34 +267,48 @@ func TestEmitterAllocatesNothingPerRowOnAWarmPlan(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race; make test runs this test again without it")
 	}
-	fx := newEmitterFixture(t, 1_000_000, nil)
-	fx.em.Sink = testMainSink(t, ackingProducer{}, fx.tracker)
-	fx.em.w.Sink = fx.em.Sink
-	rel := testRelation(1, "t")
-	changes := make([]*schema.Change, 64)
-	for i := range changes {
-		changes[i] = &schema.Change{Op: schema.OpUpdate, Relation: rel, After: row("1", "some value")}
-	}
-	tx := &schema.Tx{Xid: 1, CommitLSN: 100, EndLSN: 110, CommitTime: time.Unix(1700000000, 0)}
-	run := func(n int) {
-		if err := fx.em.Begin(tx); err != nil {
-			t.Fatal(err)
+	measure := func(inc *Incremental) (one, perRow float64) {
+		fx := newEmitterFixture(t, 1_000_000, nil)
+		fx.em.Sink = testMainSink(t, ackingProducer{}, fx.tracker)
+		fx.em.w.Sink = fx.em.Sink
+		fx.em.Incremental = inc
+		rel := testRelation(1, "t")
+		changes := make([]*schema.Change, 64)
+		for i := range changes {
+			changes[i] = &schema.Change{Op: schema.OpUpdate, Relation: rel, After: row("1", "some value")}
 		}
-		for _, ch := range changes[:n] {
-			ch.Tx, ch.LSN = tx, 90
-			if err := fx.em.Change(ch); err != nil {
+		tx := &schema.Tx{Xid: 1, CommitLSN: 100, EndLSN: 110, CommitTime: time.Unix(1700000000, 0)}
+		run := func(n int) {
+			if err := fx.em.Begin(tx); err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range changes[:n] {
+				ch.Tx, ch.LSN = tx, 90
+				if err := fx.em.Change(ch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := fx.em.Commit(tx); err != nil {
+				t.Fatal(err)
+			}
+			if err := fx.em.Idle(0); err != nil { // the session loop's tick
 				t.Fatal(err)
 			}
 		}
-		if err := fx.em.Commit(tx); err != nil {
-			t.Fatal(err)
-		}
+		run(64) // warm: the plan, the pool
+		one = testing.AllocsPerRun(50, func() { run(1) })
+		many := testing.AllocsPerRun(50, func() { run(64) })
+		return one, (many - one) / 63
 	}
-	run(64) // warm: the plan, the pool
-	one := testing.AllocsPerRun(50, func() { run(1) })
-	many := testing.AllocsPerRun(50, func() { run(64) })
-	if perRow := (many - one) / 63; perRow > 0.05 {
-		t.Fatalf("%.2f allocations per row (%.0f for a transaction of one change, %.0f of 64)", perRow, one, many)
+	one, perRow := measure(nil)
+	if perRow > 0.05 {
+		t.Fatalf("%.2f allocations per row (%.0f for a transaction of one change)", perRow, one)
+	}
+	// The main worker's incremental snapshot queue, idle (no table
+	// watched): nothing more per transaction, nothing per row.
+	oneInc, perRowInc := measure(NewIncremental())
+	if perRowInc > 0.05 || oneInc > one {
+		t.Fatalf("with an idle incremental snapshot queue: %.2f allocations per row, %.0f per transaction (%.0f without)", perRowInc, oneInc, one)
 	}
 }
 

@@ -177,6 +177,26 @@ func ResnapshotRequest(name string, old offsets.Table, nowMs int64) offsets.Tabl
 	}
 }
 
+// IncrementalRequest is the state `mooncdc resnapshot --incremental`
+// stores for table name to ask for an incremental snapshot of it at nowMs:
+// its phase as it is (a ready table streams on meanwhile), stamped newer
+// than any earlier request, with an unplanned progress
+// (offsets.IncrementalRequested). A table that is not ready gets
+// ResnapshotRequest's init instead: it has no stream to keep, and is
+// copied as today.
+func IncrementalRequest(name string, old offsets.Table, nowMs int64) offsets.Table {
+	if old.Phase != offsets.PhaseReady {
+		return ResnapshotRequest(name, old, nowMs)
+	}
+	t := old
+	t.Table = name
+	t.UpdatedMs = nowMs
+	t.ResnapshotMs = max(nowMs, old.ResnapshotMs+1)
+	t.ResnapshotType = offsets.ResnapshotIncremental
+	t.Incremental = offsets.IncrementalRequested
+	return t
+}
+
 // Request puts table back to init for a resnapshot request t, without
 // storing it (the request is in the offsets topic already), keeping the
 // Request's time so that later records carry it forward. A table that was
@@ -191,6 +211,8 @@ func (p *Rules) Request(t offsets.Table) {
 		next.Table = t
 	}
 	next.ResnapshotMs, next.ResnapshotFilter, next.ResnapshotType = t.ResnapshotMs, t.ResnapshotFilter, t.ResnapshotType
+	// A copy from scratch makes any incremental snapshot of the table moot.
+	next.Incremental = ""
 	if next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup {
 		next.SettleAt = p.mainPos
 	}

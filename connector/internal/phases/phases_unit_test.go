@@ -290,3 +290,22 @@ func TestResnapshotRequestIsNewerThanTheLastAndIncremental(t *testing.T) {
 		}
 	}
 }
+
+// TestIncrementalRequestKeepsAReadyTableStreaming: `mooncdc resnapshot
+// --incremental` leaves a ready table ready (its stream is never held),
+// stamps the request newer than the last one, and marks it unplanned; a
+// table that is not ready is set back to init as a plain resnapshot.
+func TestIncrementalRequestKeepsAReadyTableStreaming(t *testing.T) {
+	ready := offsets.Table{OID: 7, Phase: offsets.PhaseReady, LSN: 99, ResnapshotMs: 5000, Shape: "s"}
+	got := IncrementalRequest("public.t", ready, 1000)
+	want := ready
+	want.Table, want.UpdatedMs, want.ResnapshotMs = "public.t", 1000, 5001
+	want.ResnapshotType, want.Incremental = offsets.ResnapshotIncremental, offsets.IncrementalRequested
+	if got != want {
+		t.Fatalf("IncrementalRequest of a ready table = %+v, want %+v", got, want)
+	}
+	errored := offsets.Table{OID: 7, Phase: offsets.PhaseErrored}
+	if got, want := IncrementalRequest("public.t", errored, 1000), ResnapshotRequest("public.t", errored, 1000); got != want {
+		t.Fatalf("IncrementalRequest of an errored table = %+v, want the plain request %+v", got, want)
+	}
+}

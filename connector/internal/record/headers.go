@@ -33,6 +33,24 @@ func SetHeaders(rec *kgo.Record, lsn, commit schema.LSN, seq int64) {
 	rec.Headers = h
 }
 
+// SetPosition rewrites the three mooncdc.* headers of a record Writer.Change
+// made (they come first), keeping the headers after them (the flat
+// envelope's): an incremental snapshot's row, encoded when its chunk was
+// read, gets its window's close position when it is written.
+func SetPosition(rec *kgo.Record, lsn, commit schema.LSN, seq int64) {
+	h := rec.Headers
+	if len(h) < 3 || h[0].Key != HeaderLSN || h[1].Key != HeaderCommitLSN || h[2].Key != HeaderTxSeq {
+		rest := append([]kgo.RecordHeader(nil), h...)
+		rec.Headers = nil
+		SetHeaders(rec, lsn, commit, seq)
+		rec.Headers = append(rec.Headers[:3:3], rest...)
+		return
+	}
+	h[0].Value = strconv.AppendUint(h[0].Value[:0], uint64(lsn), 10)
+	h[1].Value = strconv.AppendUint(h[1].Value[:0], uint64(commit), 10)
+	h[2].Value = strconv.AppendInt(h[2].Value[:0], seq, 10)
+}
+
 // headerValueLen is the longest header value: an int64 in decimal.
 const headerValueLen = 20
 

@@ -60,6 +60,31 @@ func (s *Snapshotter) request(t offsets.Table) {
 		return
 	}
 	s.seen[name] = t.ResnapshotMs
+	if t.Incremental != "" {
+		// An incremental snapshot (an execute-snapshot signal of type
+		// incremental, `mooncdc resnapshot --incremental`) runs on a
+		// ready table, whose stream it never holds; a table with no
+		// stream to keep (init, copying, catchup, errored) is copied as
+		// today.
+		if ts := s.phases.Get(name); s.inc != nil && ts != nil && ts.Phase == offsets.PhaseReady && !s.busy[name] {
+			if s.paused {
+				s.incMu.Lock()
+				s.incHeld = append(s.incHeld, t)
+				s.incMu.Unlock()
+				s.log.Info("incremental snapshot requested while snapshots are paused: it starts at resume-snapshot", zap.String("table", name))
+				return
+			}
+			s.startIncremental(s.runCtx, t)
+			return
+		}
+		t.Incremental = ""
+		s.log.Info("incremental snapshot requested for a table that is not streamed: it is copied with the blocking copy", zap.String("table", name))
+	}
+	// A blocking copy replaces a running incremental snapshot of the
+	// table: its windows are discarded before the copy starts.
+	if n := s.stopIncremental(func(n string) bool { return n == name }); n > 0 {
+		s.log.Info("a running incremental snapshot gives way to the blocking copy requested", zap.String("table", name))
+	}
 	if s.busy[name] {
 		s.log.Info("resnapshot requested while the table is being copied; it is copied again afterwards", zap.String("table", name))
 		s.pending[name] = t

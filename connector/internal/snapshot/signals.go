@@ -30,10 +30,13 @@ import (
 //   - execute-snapshot: copy the tables data-collections names again
 //     (regular expressions matched against schema.table), each restricted by
 //     its additional-conditions filter, if any. A filtered re-copy sends the
-//     matching rows only and tombstones nothing. Debezium's incremental and
-//     blocking types both become mooncdc's re-copy, which streams on
-//     meanwhile (copy worker, private catch-up, handover); the type
-//     decides the rows' source.snapshot markers (snapshotrun.go).
+//     matching rows only and tombstones nothing. Type incremental
+//     (Debezium's default) on a ready table is an incremental snapshot
+//     (incremental.go): chunks read between watermarks while the table's
+//     changes stream on. Type blocking, or any type on a table that is not
+//     ready, is the blocking copy (copy worker, private catch-up,
+//     handover), whose rows' source.snapshot markers the type decides
+//     (snapshotrun.go).
 //   - stop-snapshot: drop the re-copies requested and not started yet.
 //   - pause-snapshot, resume-snapshot: start no new copy until resumed;
 //     copies in progress finish.
@@ -219,11 +222,25 @@ func (s *Snapshotter) signal(sg signal) {
 		log.Info("signal: " + sg.Data.Message)
 	case signalPauseSnapshot:
 		s.paused = true
-		log.Info("snapshots paused: no new copy starts until resume-snapshot; copies in progress finish")
+		s.incPaused.Store(true)
+		log.Info("snapshots paused: no new copy starts until resume-snapshot; copies in progress finish; incremental snapshots open no new window")
 	case signalResumeSnapshot:
 		s.paused = false
+		s.incPaused.Store(false)
+		s.incMu.Lock()
+		held := s.incHeld
+		s.incHeld = nil
+		s.incMu.Unlock()
+		for _, t := range held {
+			s.startIncremental(s.runCtx, t)
+		}
 		log.Info("snapshots resumed")
 	case signalStopSnapshot:
+		if n := s.stopIncremental(func(name string) bool {
+			return len(sg.Data.DataCollections) == 0 || slices.ContainsFunc(sg.Data.DataCollections, func(dc string) bool { return matches(dc, name) })
+		}); n > 0 {
+			log.Info("incremental snapshots stopped", zap.Int("tables", n))
+		}
 		for name := range s.pending {
 			if len(sg.Data.DataCollections) == 0 || slices.ContainsFunc(sg.Data.DataCollections, func(dc string) bool { return matches(dc, name) }) {
 				delete(s.pending, name)
@@ -238,6 +255,9 @@ func (s *Snapshotter) signal(sg signal) {
 				continue
 			}
 			t := offsets.Table{Table: name, ResnapshotMs: now, ResnapshotType: sg.Data.Type}
+			if sg.Data.Type == offsets.ResnapshotIncremental {
+				t.Incremental = offsets.IncrementalRequested
+			}
 			for _, ac := range sg.Data.AdditionalConditions {
 				if matches(ac.DataCollection, name) || ac.DataCollection == name {
 					t.ResnapshotFilter = ac.Filter

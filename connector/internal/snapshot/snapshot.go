@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
@@ -70,6 +73,22 @@ type Snapshotter struct {
 	// prefetch registers a run's Avro schemas ahead of its copies
 	// (prefetch.go); nil without a registry.
 	prefetch *schemaPrefetch
+
+	// inc is the main worker's queue for incremental snapshots (nil: none
+	// can run); incShared what they share; incRunning the tables whose
+	// incremental snapshot runs, on goroutines incWG counts.
+	inc        *emit.Incremental
+	incShared  *incrementalShared
+	incMu      sync.Mutex
+	incRunning map[string]bool
+	incWG      sync.WaitGroup
+	runCtx     context.Context // Run's, for the snapshots the loop starts
+	// incStop ends a table's running incremental snapshot (stop-snapshot);
+	// incPaused holds its readers before their next window
+	// (pause-snapshot); incHeld are the requests that came while paused.
+	incStop   map[string]context.CancelFunc
+	incPaused atomic.Bool
+	incHeld   []offsets.Table
 }
 
 // Config is what New builds the snapshotter and its
@@ -103,6 +122,10 @@ type Config struct {
 	// progress (0: at every chunk's end).
 	CheckpointEvery time.Duration
 	Log             *zap.Logger
+	// Incremental is the main worker's queue for incremental snapshots'
+	// readers (emit: Incremental); nil runs every re-copy as the blocking
+	// copy.
+	Incremental *emit.Incremental
 }
 
 // New makes the snapshotter and its copier; it starts nothing
@@ -114,6 +137,7 @@ func New(o Config) *Snapshotter {
 		naming: o.Naming, kafka: o.Kafka},
 		workerErrors: o.WorkerErrors, ready: o.Ready, keyless: o.Keyless,
 		phases: o.Phases, log: o.Log.Named("snapshot"), signals: make(chan signal, 16), adopt: o.Adopt,
+		inc: o.Incremental, incShared: &incrementalShared{budget: newByteBudget(max(cfg.Kafka.MaxInflightBytes/2, 1))}, incRunning: map[string]bool{}, incStop: map[string]context.CancelFunc{},
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
 			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
 			keys: o.Keys, kafka: o.Kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: record.OptionsOf(cfg),
@@ -154,7 +178,7 @@ func InitialPhases(mode config.SnapshotMode, stored map[string]offsets.Table) ma
 		ts.Table.Table = name
 		switch {
 		case mode == config.SnapshotAlways:
-			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType, ts.Copy = offsets.PhaseInit, 0, "", "", nil
+			ts.Phase, ts.LSN, ts.ResnapshotFilter, ts.ResnapshotType, ts.Copy, ts.Incremental = offsets.PhaseInit, 0, "", "", nil, ""
 		case ts.Phase == offsets.PhaseCopying:
 			// The snapshot died with the process: copy again, from the
 			// chunks Kafka holds when the copy has progress (copy_resume.go).
@@ -188,6 +212,7 @@ func (s *Snapshotter) Run(ctx context.Context) error {
 		}
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	s.runCtx = gctx
 	s.prefetch = newSchemaPrefetch(s.c, s.log.Named("prefetch"))
 	g.Go(func() error { return s.prefetch.run(gctx) })
 	for i := 0; i < cfg.Workers; i++ {
@@ -201,7 +226,18 @@ func (s *Snapshotter) Run(ctx context.Context) error {
 	if s.cfg.signals.KafkaTopic != "" {
 		g.Go(func() error { return s.watchSignals(gctx) })
 	}
-	return g.Wait()
+	// Incremental snapshots the last run left unfinished resume (their
+	// tables are ready, with progress in their records).
+	for name, ts := range s.phases.All() {
+		if ts.Phase == offsets.PhaseReady && ts.Incremental != "" && s.inc != nil {
+			t := ts.Table
+			t.Table = name
+			s.startIncremental(gctx, t)
+		}
+	}
+	err := g.Wait()
+	s.incWG.Wait()
+	return err
 }
 
 func (s *Snapshotter) worker(ctx context.Context, n int) error {

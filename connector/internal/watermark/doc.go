@@ -1,5 +1,7 @@
 // Package watermark is the pure core of mooncdc's incremental snapshots
-// (work in progress, not yet wired: docs/incremental-snapshots.md): a
+// (docs/incremental-snapshots.md; the main worker's side is
+// connector/internal/emit's Incremental, the chunk readers
+// connector/internal/snapshot's): a
 // table's rows are read in chunks of heap pages, each under its own
 // transaction snapshot, while the table's changes keep streaming; each
 // chunk's rows are written as `r` records inside a watermark window, less
@@ -35,7 +37,7 @@
 //   - A change that may touch any key (TRUNCATE, an unknown key) voids the
 //     windows that do not see it: their chunks are read again.
 //
-// Place in the pipeline: it will sit beside the main worker, which owns
+// Place in the pipeline: it sits beside the main worker, which owns
 // a Tracker and is the one emitter of the table (the phases' exactly-one-
 // emitter rule is unchanged: chunk readers hand rows to the Tracker, they
 // write nothing). It does no I/O, imports only the standard library and

@@ -265,6 +265,22 @@ func (t *Tracker[R]) Prune(s Snapshot) {
 // a snapshot that does not see all of them.
 func (t *Tracker[R]) SetFloor(e Snapshot) { t.floor = &e }
 
+// RaiseFloor sets the floor to e unless the floor already sees all e
+// sees: of two floors, the one that demands more stays. The wiring sets
+// one per watched table, each the snapshot that sees every id assigned
+// before the table was watched.
+func (t *Tracker[R]) RaiseFloor(e Snapshot) {
+	if t.floor == nil || !t.floor.SeesAll(e) {
+		t.SetFloor(e)
+	}
+}
+
+// Watched reports whether table is watched.
+func (t *Tracker[R]) Watched(table uint32) bool { return t.watched[table] }
+
+// Watching reports whether any table is watched.
+func (t *Tracker[R]) Watching() bool { return len(t.watched) > 0 }
+
 // Open starts a window for a chunk of table read under snapshot s, with
 // high the WAL position read after s was taken (pg_current_wal_insert_lsn(),
 // or pg_last_wal_replay_lsn() on a standby). It prunes the log by s
@@ -348,6 +364,9 @@ func (t *Tracker[R]) isOpen(w *Window[R]) bool {
 	}
 	return false
 }
+
+// OpenWindows is the number of open windows (Windows without the copy).
+func (t *Tracker[R]) OpenWindows() int { return len(t.windows) }
 
 // Windows returns the open windows, in the order they were opened.
 func (t *Tracker[R]) Windows() []*Window[R] { return append([]*Window[R](nil), t.windows...) }

@@ -514,3 +514,63 @@ func TestAdvanceInsideATransactionClosesNothing(t *testing.T) {
 	x.advance(301)
 	x.want("T99 a,b", "r a=2", "r b=2")
 }
+
+// The wiring sets a floor per watched table (emit: Incremental.SetFloor):
+// the floor that demands more must stay, whatever the order they come in.
+func TestRaiseFloorKeepsTheFloorThatDemandsMore(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		floors []string
+		snap   string
+		opens  bool
+	}{
+		{"one floor seen", []string{"800:800:"}, "800:801:", true},
+		{"one floor not seen: a running id below it", []string{"800:800:"}, "799:801:799", false},
+		{"a lower floor after a higher one keeps the higher", []string{"900:900:", "800:800:"}, "850:850:", false},
+		{"a higher floor after a lower one raises it", []string{"800:800:", "900:900:"}, "850:850:", false},
+		{"both seen", []string{"800:800:", "900:900:"}, "900:905:901", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker[string](100)
+			tr.Watch(tbl)
+			if !tr.Watched(tbl) || !tr.Watching() || tr.Watched(tbl+1) {
+				t.Fatal("Watched/Watching do not say what Watch did")
+			}
+			for _, f := range tc.floors {
+				tr.RaiseFloor(snap(t, f))
+			}
+			_, err := tr.Open(tbl, Chunk{0, 1}, snap(t, tc.snap), 10)
+			if got := err == nil; got != tc.opens {
+				t.Fatalf("Open under %s with floors %v: err %v, want opens=%v", tc.snap, tc.floors, err, tc.opens)
+			}
+			if err != nil && !errors.Is(err, ErrUnproven) {
+				t.Fatalf("refused with %v, want ErrUnproven", err)
+			}
+			tr.Unwatch(tbl)
+			if tr.Watching() {
+				t.Fatal("Watching after the last Unwatch")
+			}
+		})
+	}
+}
+
+func TestClosableSaysWhatAdvanceReturns(t *testing.T) {
+	tr := NewTracker[string](100)
+	tr.Watch(tbl)
+	w, err := tr.Open(tbl, Chunk{0, 1}, snap(t, "800:800:"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Closable(200) {
+		t.Fatal("closable before its chunk is read")
+	}
+	if err := tr.Complete(w, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.Closable(99) || !w.Closable(100) {
+		t.Fatal("closable must follow the high watermark")
+	}
+	if len(tr.Advance(99)) != 0 || len(tr.Advance(100)) != 1 {
+		t.Fatal("Advance disagrees with Closable")
+	}
+}

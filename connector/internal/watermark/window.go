@@ -60,6 +60,13 @@ func (w *Window[R]) Snapshot() Snapshot { return w.snap }
 // reflect is still to come.
 func (w *Window[R]) High() pglogrepl.LSN { return w.high }
 
+// Closable reports whether Advance(pos) would return w: its chunk is
+// read (or abandoned) and pos is at or past its high watermark (or it is
+// void).
+func (w *Window[R]) Closable(pos pglogrepl.LSN) bool {
+	return w.complete && (w.void != "" || pos >= w.high)
+}
+
 // Bytes is the size of the rows the window holds.
 func (w *Window[R]) Bytes() int { return w.bytes }
 

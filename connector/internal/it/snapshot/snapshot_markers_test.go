@@ -211,9 +211,12 @@ func btoi(b bool) int {
 // ChangeEventSourceCoordinator.java:256-270, CommonOffsetContext.java:73-78):
 // first … last over the signal's tables, as the initial snapshot, whose
 // markers do not change. The type is stored with the request: a re-copy
-// that crashes after its rows and is copied again at the restart still
-// says "incremental". JSON with schemas, so that Kafka Connect's
-// JsonConverter checks the marker against the schema's allowed values.
+// (`mooncdc resnapshot`: the blocking copy, marked incremental) that
+// crashes after its rows and is copied again at the restart still says
+// "incremental". The execute-snapshot without a type runs mooncdc's
+// incremental snapshot (docs/incremental-snapshots.md), whose rows say it
+// too. JSON with schemas, so that Kafka Connect's JsonConverter checks the
+// marker against the schema's allowed values.
 func TestRecopyMarkersFollowTheSnapshotType(t *testing.T) {
 	e := ittest.NewEnv(t)
 	sizes := map[string]int{"a": 3, "b": 2}
@@ -252,8 +255,9 @@ func TestRecopyMarkersFollowTheSnapshotType(t *testing.T) {
 	wantIncremental(t, "mooncdc resnapshot", copies(3, "a")["a"])
 	r.WaitHandedOver(t)
 
-	// An incremental re-copy of b crashes once its rows are in Kafka,
-	// before its handover: the restart copies b again, still incremental.
+	// A re-copy of b marked incremental (`mooncdc resnapshot`) crashes once
+	// its rows are in Kafka, before its handover: the restart copies b
+	// again, still incremental.
 	var crashed atomic.Bool
 	r.P.Hooks().Set(func(point, table string) {
 		if point == connector.HookCopied && table == "public.b" && crashed.CompareAndSwap(false, true) {
@@ -261,7 +265,7 @@ func TestRecopyMarkersFollowTheSnapshotType(t *testing.T) {
 			time.Sleep(300 * time.Millisecond) // let the abort reach the copy before it hands over
 		}
 	})
-	sendSignal(t, e.Kafka, "rm.signals", "rm", `{"id":"i2","type":"execute-snapshot","data":{"data-collections":["public.b"],"type":"incremental"}}`)
+	ittest.Resnapshot(t, "rm", e, r, "public.b")
 	select {
 	case err := <-r.Done:
 		r.Done <- err // for the cleanup

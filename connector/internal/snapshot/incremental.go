@@ -1,0 +1,545 @@
+package snapshot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
+	"github.com/mooncdc/mooncdc/connector/internal/watermark"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file runs incremental snapshots (docs/incremental-snapshots.md): a
+// `ready` table's rows read again in chunks of heap pages, each under its
+// own snapshot, on snapshot.connections_per_table connections, while the
+// table's changes keep streaming. Readers write nothing: they hand their
+// rows to the main worker (emit: Incremental), the table's one emitter,
+// which writes each window's rows when the stream passes its high
+// watermark, less the keys the stream changed meanwhile. Progress (the
+// page ranges whose windows are durable) lives in the table's offsets
+// record, so that a snapshot resumes by chunk after a restart.
+
+// incrementalShared is what every table's incremental snapshot of the
+// pipeline shares: the lock under which readers take their snapshots and
+// hand them over (the Tracker must get them in the order taken), and the
+// windows' byte budget.
+type incrementalShared struct {
+	snapMu sync.Mutex
+	budget *byteBudget
+}
+
+// incrementalTable is one table's running incremental snapshot.
+type incrementalTable struct {
+	s      *Snapshotter
+	c      *copier
+	q      *emit.Incremental
+	shared *incrementalShared
+	name   string
+	oid    uint32
+	log    *zap.Logger
+	info   tableInfo
+	plan   record.Plan
+	filter string // the chunk query's WHERE beyond the ctid range: the publication's row filter and additional-conditions
+	// reqMs is the request's ResnapshotMs, carried into the table's
+	// record so that a restart, which reads the offsets topic's requests
+	// again, does not take it for a new one.
+	reqMs int64
+
+	mu   sync.Mutex
+	prog watermark.Progress
+	// closed are the chunks whose windows were written, with the end of
+	// the unit that holds their rows: done once that is durable.
+	closed []closedChunk
+}
+
+type closedChunk struct {
+	chunk watermark.Chunk
+	rows  int
+	unit  *delivery.TxAck // emit.WindowResult.Unit
+}
+
+// errWindowLost: the unit of durability that held a window's rows was
+// lost (its session ended before its commit, or its Kafka transaction was
+// aborted): the snapshot starts again from its stored progress, which
+// does not count that chunk as done.
+var errWindowLost = errors.New("a window's rows were written in a unit of durability that was lost (the session ended, or its Kafka transaction was aborted): resuming from the stored progress")
+
+// errIncrementalStopped ends a snapshot whose table left the ready phase
+// (parked, errored, dropped, or copied again).
+var errIncrementalStopped = errors.New("the table is no longer streamed (parked, dropped or copied again): the incremental snapshot stops")
+
+// startIncremental starts an incremental snapshot of table t (ready), or
+// resumes the one its record holds. It runs on its own goroutine, owned
+// by Run; a second request for a table whose snapshot runs is ignored.
+func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
+	name := t.Table
+	s.incMu.Lock()
+	defer s.incMu.Unlock()
+	if s.incRunning[name] {
+		s.log.Info("incremental snapshot requested while one of the table runs; it goes on", zap.String("table", name))
+		return
+	}
+	s.incRunning[name] = true
+	tctx, stop := context.WithCancel(ctx)
+	s.incStop[name] = stop
+	s.incWG.Add(1)
+	go func() {
+		defer s.incWG.Done()
+		err := s.runIncremental(tctx, t)
+		for errors.Is(err, errWindowLost) && tctx.Err() == nil {
+			s.log.Warn("incremental snapshot: "+err.Error(), zap.String("table", name))
+			if ts := s.phases.Get(name); ts != nil {
+				t.Incremental = ts.Incremental
+			}
+			err = s.runIncremental(tctx, t)
+		}
+		stopped := ctx.Err() == nil && tctx.Err() != nil // stop-snapshot, not the pipeline's stop
+		s.incMu.Lock()
+		delete(s.incRunning, name)
+		delete(s.incStop, name)
+		s.incMu.Unlock()
+		stop()
+		switch {
+		case err == nil:
+		case stopped:
+			s.log.Info("incremental snapshot stopped (stop-snapshot): its progress is removed, the rows written stay", zap.String("table", name))
+			s.clearIncremental(context.Background(), name)
+		case ctx.Err() != nil:
+			s.log.Info("incremental snapshot stopped with the pipeline; it resumes at the next start", zap.String("table", name))
+		default:
+			s.log.Error("incremental snapshot failed; the table streams on, ask for it again (or for a blocking one) once the cause is fixed",
+				zap.String("table", name), zap.Error(err))
+			s.clearIncremental(context.Background(), name)
+		}
+	}()
+}
+
+// stopIncremental ends the running incremental snapshots of the tables
+// match selects (stop-snapshot); it reports how many.
+func (s *Snapshotter) stopIncremental(match func(string) bool) int {
+	s.incMu.Lock()
+	defer s.incMu.Unlock()
+	n := 0
+	for name, stop := range s.incStop {
+		if match(name) {
+			stop()
+			n++
+		}
+	}
+	kept := s.incHeld[:0]
+	for _, t := range s.incHeld {
+		if match(t.Table) {
+			n++
+			continue
+		}
+		kept = append(kept, t)
+	}
+	s.incHeld = kept
+	return n
+}
+
+// clearIncremental removes the table's incremental progress from its
+// record.
+func (s *Snapshotter) clearIncremental(ctx context.Context, name string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if ts := s.phases.Get(name); ts == nil || ts.Incremental == "" {
+		return
+	}
+	s.setPhase(ctx, name, func(ts *phases.State) { ts.Incremental = "" })
+}
+
+// runIncremental is one table's incremental snapshot, from the request to
+// the last window and the stale keys' tombstones.
+func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) error {
+	c, q := s.c, s.inc
+	name := req.Table
+	ts := s.phases.Get(name)
+	if ts == nil || ts.Phase != offsets.PhaseReady {
+		return fmt.Errorf("incremental snapshot of %s: the table is not streamed (phase %v)", name, phaseOf(ts))
+	}
+	log := s.log.With(zap.String("table", name))
+	conn, err := pgsource.Dial(ctx, c.pgcfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	info, err := describeTable(ctx, conn, name, ts.OID, c.cfg.publication, c.cfg.keys)
+	if err != nil {
+		return err
+	}
+	plan := c.plans.Plan(info.rel, true)
+	plan.WithKey(info.rel, nil)
+	if err := s.eligible(ctx, conn, name, info, plan); err != nil {
+		return err
+	}
+	it := &incrementalTable{s: s, c: c, q: q, shared: s.incShared, name: name, oid: info.rel.OID, log: log, info: info, plan: plan, reqMs: req.ResnapshotMs}
+	prog, resumed := it.stored(ts.Incremental)
+	filter := req.ResnapshotFilter
+	if resumed {
+		filter = prog.Filter
+	}
+	it.filter = info.rowFilter
+	if filter != "" {
+		if it.filter != "" {
+			it.filter = "(" + it.filter + ") AND (" + filter + ")"
+		} else {
+			it.filter = filter
+		}
+	}
+	if plan.OwnTopic() {
+		// The windows' rows go to it before any change of the table may
+		// have made it (snapshot.mode never, a quiet table).
+		if err := c.topics.Ensure(plan.Topic); err != nil {
+			return err
+		}
+	}
+	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed
+	if !resumed && tombstones {
+		// The stale keys' mark, read before the watch: a key with a record
+		// at or past it is the stream's or a window's, never stale.
+		if prog.StaleMark, err = endOffsets(ctx, c.cfg.kafka, plan.Topic); err != nil {
+			return err
+		}
+	}
+	if err := q.Watch(ctx, it.oid); err != nil {
+		return err
+	}
+	defer q.Unwatch(it.oid)
+	var snapText string
+	var inRecovery bool
+	var running, prepared []string
+	if err := conn.QueryRow(ctx, floorSQL).Scan(&snapText, &inRecovery, &running, &prepared); err != nil {
+		return fmt.Errorf("read the incremental snapshot's floor: %w", err)
+	}
+	z, err := floorOf(snapText, inRecovery, append(running, prepared...))
+	if err != nil {
+		return err
+	}
+	if err := q.SetFloor(ctx, z); err != nil {
+		return err
+	}
+	// N is read after the watch (docs: Claim 2 needs this order).
+	var pages int64
+	var filenode uint32
+	if err := conn.QueryRow(ctx, `SELECT pg_relation_size($1::oid) / current_setting('block_size')::bigint, coalesce(pg_relation_filenode($1::oid), 0)::oid`,
+		it.oid).Scan(&pages, &filenode); err != nil {
+		return fmt.Errorf("read the size of %s: %w", name, err)
+	}
+	if resumed && prog.Relfilenode != filenode {
+		log.Info("the table was rewritten since its incremental snapshot began: planning again from page 0")
+		resumed = false
+	}
+	readers := max(1, c.cfg.snapshot.ConnectionsPerTable)
+	if !resumed {
+		rowsPerPage := 0.0
+		if info.relpages > 0 {
+			rowsPerPage = float64(info.reltuples) / float64(info.relpages)
+		}
+		mark := prog.StaleMark
+		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: chunkPagesFor(s.incShared.budget.limit, rowsPerPage, readers),
+			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark}
+	}
+	it.prog = prog
+	chunks, err := prog.Remaining()
+	if err != nil {
+		return err
+	}
+	if err := it.store(ctx); err != nil {
+		return err
+	}
+	log.Info("incremental snapshot", zap.Bool("resumed", resumed), zap.Uint32("pages", prog.Pages), zap.Int("chunks", len(chunks)),
+		zap.Uint32("chunk_pages", prog.ChunkPages), zap.Int("readers", readers), zap.String("filter", filter))
+	readStart := time.Now()
+	if err := it.read(ctx, chunks, readers, filenode); err != nil {
+		return err
+	}
+	if err := it.settle(ctx); err != nil {
+		return err
+	}
+	read := time.Since(readStart)
+	if tombstones {
+		if err := it.tombstone(ctx, prog.StaleMark); err != nil {
+			return err
+		}
+	}
+	// read: the chunks of this run, from the first read to the last
+	// window durable (rows_per_s is of them); took: since the snapshot
+	// began (a resumed one's earlier runs, the stale keys' read included).
+	log.Info("incremental snapshot done", zap.Int64("rows", it.prog.Rows), zap.Duration("read", read),
+		zap.Float64("rows_per_s", float64(it.prog.Rows)/read.Seconds()), zap.Duration("took", time.Since(time.UnixMilli(it.prog.StartedMs))))
+	s.clearIncremental(ctx, name)
+	return nil
+}
+
+func phaseOf(ts *phases.State) string {
+	if ts == nil {
+		return "none"
+	}
+	return ts.Phase
+}
+
+// stored returns the progress the table's record holds, and whether it is
+// a snapshot to resume (planned already).
+func (it *incrementalTable) stored(raw offsets.RawJSON) (watermark.Progress, bool) {
+	if len(raw) == 0 {
+		return watermark.Progress{}, false
+	}
+	p, err := watermark.ParseProgress([]byte(raw))
+	if err != nil {
+		// A request not planned yet (`mooncdc resnapshot --incremental`
+		// writes {"chunk_pages":0}), or unreadable: from page 0.
+		it.log.Debug("no incremental progress to resume; starting from page 0", zap.Error(err))
+		return watermark.Progress{}, false
+	}
+	return p, true
+}
+
+// eligible refuses a table an incremental snapshot cannot take
+// (watermark.Eligible), naming it and the fix.
+func (s *Snapshotter) eligible(ctx context.Context, conn *pgx.Conn, name string, info tableInfo, plan record.Plan) error {
+	t := watermark.Table{Name: name, Outbox: plan.Outbox}
+	if len(info.rel.KeyIndexes) > 0 {
+		t.Key = watermark.KeyPrimary
+	}
+	var kind string
+	if err := conn.QueryRow(ctx, `SELECT relkind::text FROM pg_class WHERE oid = $1`, info.rel.OID).Scan(&kind); err != nil {
+		return fmt.Errorf("read the kind of %s: %w", name, err)
+	}
+	t.PartitionedRoot = kind == "p"
+	p := &t.Publishes
+	if err := conn.QueryRow(ctx, `SELECT pubinsert, pubupdate, pubdelete, pubtruncate FROM pg_publication WHERE pubname = $1`,
+		s.c.cfg.publication).Scan(&p.Insert, &p.Update, &p.Delete, &p.Truncate); err != nil {
+		return fmt.Errorf("read what publication %s publishes: %w", s.c.cfg.publication, err)
+	}
+	return watermark.Eligible(t)
+}
+
+// store writes the table's progress into its offsets record and waits
+// for it.
+func (it *incrementalTable) store(ctx context.Context) error {
+	it.mu.Lock()
+	raw, err := json.Marshal(it.prog)
+	it.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	_, wait := it.s.phases.Update(it.name, func(ts *phases.State, _ schema.LSN) {
+		ts.Incremental = offsets.RawJSON(raw)
+		ts.ResnapshotMs = max(ts.ResnapshotMs, it.reqMs)
+	})
+	return wait(ctx)
+}
+
+// markDone moves the closed chunks whose rows are durable (their unit:
+// delivery.Tracker.UnitState) into the progress; it reports whether any
+// moved, and errWindowLost for a unit that was lost.
+func (it *incrementalTable) markDone() (bool, error) {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	kept := it.closed[:0]
+	moved := false
+	for _, cc := range it.closed {
+		durable, lost := it.c.main.UnitState(cc.unit)
+		if lost {
+			return moved, errWindowLost
+		}
+		if !durable {
+			kept = append(kept, cc)
+			continue
+		}
+		if err := it.prog.MarkDone(cc.chunk, cc.rows); err != nil {
+			return moved, err
+		}
+		moved = true
+	}
+	it.closed = kept
+	return moved, nil
+}
+
+// checkpoints stores the progress once a second while chunks become
+// durable, until ctx ends.
+func (it *incrementalTable) checkpoints(ctx context.Context) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		moved, err := it.markDone()
+		if err != nil {
+			return err
+		}
+		if moved {
+			if err := it.store(ctx); err != nil && ctx.Err() == nil {
+				return err
+			}
+		}
+	}
+}
+
+// settle waits until every window's rows are durable and stores the
+// progress.
+func (it *incrementalTable) settle(ctx context.Context) error {
+	for {
+		if _, err := it.markDone(); err != nil {
+			return err
+		}
+		it.mu.Lock()
+		left := len(it.closed)
+		it.mu.Unlock()
+		if left == 0 {
+			return it.store(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// settleUnit waits until unit is durable.
+func (it *incrementalTable) settleUnit(ctx context.Context, unit *delivery.TxAck) error {
+	for {
+		durable, lost := it.c.main.UnitState(unit)
+		switch {
+		case lost:
+			return errWindowLost
+		case durable:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// tombstone writes, through the main worker, tombstones for the keys the
+// topic holds that the table no longer has: those whose every record
+// precedes the mark (read before the watch), the last not a tombstone.
+// A key present at the end was either unchanged since the watch (a
+// window wrote it: a record past the mark) or changed (the stream wrote
+// it: likewise), so a tombstone never hides a row; a key the stream
+// writes while the topic is read is struck by the main worker before it
+// writes the tombstones (emit: Incremental.Tombstones).
+func (it *incrementalTable) tombstone(ctx context.Context, mark map[string]int64) error {
+	topic := it.plan.Topic
+	pos, err := it.q.StrikeFrom(ctx, topic)
+	if err != nil {
+		return err
+	}
+	// Every record the main worker wrote before the strikes began is in
+	// the topic once durable: the read below sees it.
+	for it.c.main.Durable() < pos {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	before := map[int32]int64{}
+	for p, o := range mark {
+		n, err := strconv.ParseInt(p, 10, 32)
+		if err != nil {
+			return fmt.Errorf("stale mark partition %q: %w", p, err)
+		}
+		before[int32(n)] = o
+	}
+	stale, _, err := liveKeys(ctx, it.c.cfg.kafka, topic, before)
+	if err != nil {
+		_, _, _ = it.q.Tombstones(ctx, topic, nil)
+		return err
+	}
+	keys := make([][]byte, 0, len(stale.keys))
+	for k := range stale.keys {
+		keys = append(keys, []byte(k))
+	}
+	n, unit, err := it.q.Tombstones(ctx, topic, keys)
+	if err != nil {
+		return err
+	}
+	// The snapshot ends (its progress removed) once they are durable.
+	if err := it.settleUnit(ctx, unit); err != nil {
+		return err
+	}
+	it.log.Info("stale keys tombstoned", zap.Int("keys", n))
+	return nil
+}
+
+// endOffsets reads topic's end offsets, by partition (as text: the
+// progress is JSON).
+func endOffsets(ctx context.Context, kafka []kgo.Opt, topic string) (map[string]int64, error) {
+	cl, err := kgo.NewClient(kafka...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+	}
+	out := map[string]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			out[strconv.Itoa(int(o.Partition))] = o.Offset
+		}
+	})
+	return out, nil
+}
+
+// read reads chunks on readers connections at once; a chunk whose window
+// is refused (ErrUnproven) or void is read again under a new snapshot.
+func (it *incrementalTable) read(ctx context.Context, chunks []watermark.Chunk, readers int, filenode uint32) error {
+	jobs := make(chan watermark.Chunk, len(chunks))
+	for _, ch := range chunks {
+		jobs <- ch
+	}
+	close(jobs)
+	g, gctx := errgroup.WithContext(ctx)
+	cpCtx, stopCP := context.WithCancel(gctx)
+	defer stopCP()
+	cp := make(chan error, 1)
+	go func() { cp <- it.checkpoints(cpCtx) }()
+	for i := 0; i < min(readers, max(1, len(chunks))); i++ {
+		g.Go(func() error {
+			r, err := it.newReader(gctx, filenode)
+			if err != nil {
+				return err
+			}
+			defer r.close()
+			for ch := range jobs {
+				if err := r.chunk(gctx, ch); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	stopCP()
+	if cerr := <-cp; err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,280 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/record"
+	"github.com/mooncdc/mooncdc/connector/internal/watermark"
+	"github.com/mooncdc/mooncdc/connector/pgsource"
+	"github.com/mooncdc/mooncdc/offsets"
+	"github.com/mooncdc/mooncdc/schema"
+)
+
+// This file is an incremental snapshot's chunk reader: one connection,
+// one chunk at a time, each in its own REPEATABLE READ READ ONLY
+// transaction whose first statement takes the snapshot and the high
+// watermark.
+
+// incReader reads chunks of one table on its own connection.
+type incReader struct {
+	it       *incrementalTable
+	conn     *pgx.Conn
+	w        *record.Writer
+	sp       *schema.Plan
+	rel      *schema.Relation
+	filenode uint32
+	query    string // COPY (SELECT … WHERE <filter>) with %s for the ctid range
+	// perPage is the bytes a page's rows are estimated to take once
+	// encoded: what a reader asks of the budget before it reads.
+	perPage int64
+}
+
+// newReader opens a reader's connection and its record writer (a codec
+// is not safe for concurrent use: one per reader, as the blocking copy's
+// chunk writers have), with the table's schema plan prepared as the
+// blocking copy prepares it.
+func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*incReader, error) {
+	conn, err := pgsource.Dial(ctx, it.c.pgcfg)
+	if err != nil {
+		return nil, err
+	}
+	w := record.NewWriter(it.c.formats.Codec(), nil, record.NewAcks(it.c.main, new(record.Pool), nil))
+	// A snapshot row meets today's NOT NULL; only the registry may hold
+	// those columns as optional (record: nullable.go).
+	sp, err := w.Codec.PrepareRelaxing(ctx, it.plan.Topic, it.plan.SchemaPlan)
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("prepare the schemas of %s: %w", it.name, err)
+	}
+	rel := sp.Relation()
+	cols := make([]string, len(rel.Columns))
+	for i, c := range rel.Columns {
+		cols[i] = config.QuoteIdent(c.Name)
+	}
+	where := "%s"
+	if it.filter != "" {
+		where = "%s AND (" + strings.ReplaceAll(it.filter, "%", "%%") + ")"
+	}
+	q := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + config.QualifiedName(rel.Schema, rel.Table) + " WHERE " + where + ") TO STDOUT"
+	rowsPerPage := 1.0
+	if it.info.relpages > 0 && it.info.reltuples > 0 {
+		rowsPerPage = float64(it.info.reltuples) / float64(it.info.relpages)
+	}
+	return &incReader{it: it, conn: conn, w: w, sp: sp, rel: rel, filenode: filenode, query: q,
+		perPage: pageBytes(rowsPerPage)}, nil
+}
+
+func (r *incReader) close() { r.conn.Close(context.Background()) }
+
+// errRewritten: the table's file is not the plan's any more.
+var errRewritten = errors.New("the table was rewritten during its incremental snapshot (VACUUM FULL, CLUSTER, ALTER TABLE … TYPE, TRUNCATE): its rows moved without change records")
+
+// chunk reads ch until its window is written: a window refused
+// (watermark.ErrUnproven: a transaction the stream carried is not visible
+// to the snapshot yet) or void (a TRUNCATE, a change of unknown key, the
+// table's relation changed) is read again under a new snapshot.
+func (r *incReader) chunk(ctx context.Context, ch watermark.Chunk) error {
+	wait := 10 * time.Millisecond
+	since := time.Now()
+	warned := false
+	for {
+		if ts := r.it.s.phases.Get(r.it.name); ts == nil || ts.Phase != offsets.PhaseReady {
+			return errIncrementalStopped
+		}
+		// pause-snapshot: no new window until resume-snapshot.
+		for r.it.s.incPaused.Load() {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		why, err := r.try(ctx, ch)
+		if err != nil || why == "" {
+			return err
+		}
+		if !warned && time.Since(since) > 30*time.Second {
+			r.it.log.Warn("a chunk of the incremental snapshot is read again and again; a long-running transaction older than the snapshot's start holds it back",
+				zap.Stringer("chunk", ch), zap.String("why", why))
+			warned = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
+// try reads ch once; it returns why the window was not written ("" when
+// it was).
+func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error) {
+	it := r.it
+	if d := incrementalReadDelay; d > 0 {
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(d):
+		}
+	}
+	budget := it.shared.budget
+	held := int64(ch.Pages()) * r.perPage
+	if err := budget.take(ctx, held); err != nil {
+		return "", err
+	}
+	defer func() { budget.adjust(-held) }()
+
+	if _, err := r.conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
+		return "", fmt.Errorf("begin a chunk's transaction: %w", err)
+	}
+	defer func() { _, _ = r.conn.Exec(context.Background(), "ROLLBACK") }()
+	// The transaction's first statement: its snapshot, and the high
+	// watermark read after it exists (docs: step 1). Under the shared
+	// lock, so that snapshots reach the Tracker in the order taken.
+	var snapText, highText string
+	var readAt time.Time
+	it.shared.snapMu.Lock()
+	err := r.conn.QueryRow(ctx, "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, CURRENT_TIMESTAMP").Scan(&snapText, &highText, &readAt)
+	var tk *emit.Ticket
+	if err == nil {
+		var snap watermark.Snapshot
+		var high pglogrepl.LSN
+		if snap, err = watermark.ParseSnapshot(snapText); err == nil {
+			if high, err = pglogrepl.ParseLSN(highText); err == nil {
+				tk = it.q.Open(it.oid, ch, snap, schema.LSN(high))
+			}
+		}
+	}
+	it.shared.snapMu.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("read a chunk's snapshot and high watermark: %w", err)
+	}
+	rows, size, cerr := r.copy(ctx, ch, readAt)
+	var filenode uint32
+	if cerr == nil {
+		cerr = r.conn.QueryRow(ctx, "SELECT coalesce(pg_relation_filenode($1::oid), 0)::oid", it.oid).Scan(&filenode)
+	}
+	w, err := tk.Wait(ctx)
+	if errors.Is(err, watermark.ErrUnproven) {
+		return err.Error(), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if cerr == nil && filenode != r.filenode {
+		cerr = errRewritten
+	}
+	if cerr != nil {
+		_ = tk.Abandon(ctx, w, cerr.Error())
+		return "", cerr
+	}
+	if _, err := r.conn.Exec(ctx, "COMMIT"); err != nil {
+		_ = tk.Abandon(ctx, w, err.Error())
+		return "", fmt.Errorf("end a chunk's transaction: %w", err)
+	}
+	budget.adjust(size - held)
+	held = size
+	res, err := tk.Complete(ctx, w, rows)
+	if err != nil {
+		return "", err
+	}
+	if res.Void != "" {
+		return res.Void, nil
+	}
+	it.mu.Lock()
+	it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, unit: res.Unit})
+	it.mu.Unlock()
+	it.c.counts.Rows.WithLabelValues(it.name).Add(float64(res.Rows))
+	return "", nil
+}
+
+// copy reads ch's rows with COPY of a TID range scan, and encodes each as
+// the blocking copy does: an `r` record, source.snapshot "incremental",
+// without source.txId, lsn or xmin, as Debezium writes an incremental
+// snapshot's rows (PostgresSourceInfoStructMaker.java:48-58 at
+// v3.6.1.Final: they are put only when the snapshot is not INCREMENTAL).
+func (r *incReader) copy(ctx context.Context, ch watermark.Chunk, readAt time.Time) ([]emit.Row, int64, error) {
+	cw := &incCopy{r: r, ch: schema.Change{Op: schema.OpRead, Relation: r.rel, Snapshot: schema.SnapshotIncremental, SourceTime: readAt},
+		now: time.Now()}
+	rng := "ctid >= '(" + strconv.FormatUint(uint64(ch.First), 10) + ",0)'::tid AND ctid < '(" + strconv.FormatUint(uint64(ch.End), 10) + ",0)'::tid"
+	if _, err := r.conn.PgConn().CopyTo(ctx, cw, fmt.Sprintf(r.query, rng)); err != nil {
+		if cw.err != nil {
+			return nil, 0, cw.err
+		}
+		return nil, 0, fmt.Errorf("read %s of %s: %w", ch, r.it.name, err)
+	}
+	return cw.rows, cw.size, cw.err
+}
+
+// recordOverhead is what a record holds beyond its key and value buffers
+// (delivery's recordCost): the window's rows count it against the budget.
+const recordOverhead = 320
+
+// incCopy turns COPY rows into window rows.
+type incCopy struct {
+	r     *incReader
+	ch    schema.Change
+	tuple schema.Tuple
+	buf   []byte
+	now   time.Time
+	rows  []emit.Row
+	size  int64
+	err   error
+}
+
+// Write receives COPY data: whole rows (Postgres sends one row per
+// CopyData message).
+func (c *incCopy) Write(data []byte) (int, error) {
+	n := len(data)
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if err := c.row(line); err != nil {
+			c.err = err
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+func (c *incCopy) row(line []byte) error {
+	rel := c.r.rel
+	var err error
+	c.tuple, c.buf, err = schema.ParseCopyRow(line, len(rel.Columns), c.tuple[:0], c.buf[:0])
+	if err != nil {
+		return fmt.Errorf("parse COPY row of %s: %w", rel.QualifiedName(), err)
+	}
+	key, ok := emit.AppendTupleKey(nil, rel, c.tuple)
+	if !ok {
+		return fmt.Errorf("a row of %s has no key to compare with the stream's", rel.QualifiedName())
+	}
+	c.ch.After = c.tuple
+	var rec *kgo.Record
+	rec, _, err = c.r.w.Change(nil, c.r.it.plan.Topic, c.r.sp, &c.ch, c.now, true, false)
+	if err != nil {
+		return err
+	}
+	sz := delivery.RecordBytes(rec) + recordOverhead
+	c.rows = append(c.rows, emit.Row{Key: watermark.Key(key), Value: rec, Size: sz})
+	c.size += int64(sz)
+	return nil
+}
