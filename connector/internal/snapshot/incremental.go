@@ -209,7 +209,12 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 			return err
 		}
 	}
-	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed
+	// The stale-key rule rests on "a key changed since the watch has a
+	// record past the mark, the stream's": an update skipped
+	// (format.skipped_operations: u) that moves a row past the plan, or to
+	// a chunk read before, leaves its key with neither a window's row nor
+	// a stream record, and would tombstone a live row.
+	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed && !c.cfg.opts.Skip.Has(schema.OpUpdate)
 	if !resumed && tombstones {
 		// The stale keys' mark, read before the watch: a key with a record
 		// at or past it is the stream's or a window's, never stale.
