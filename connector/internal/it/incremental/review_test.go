@@ -1,9 +1,13 @@
 package incremental
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
 	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/internal/eventually"
@@ -80,6 +84,76 @@ func TestIncrementalSnapshotSkippingUpdatesTombstonesNoLiveRow(t *testing.T) {
 	// Skipped updates leave v as it was (it is not changed here): the
 	// rebuilt topic must hold every row of the table.
 	sameRows(t, rebuild(t, evs), tableRows(t, e, "orders"))
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIncrementalSnapshotReadsColumnsAddedWhileItRuns: a column added
+// while an incremental snapshot runs (ALTER TABLE … ADD COLUMN with a
+// default, no rewrite) is in every `r` record of a chunk read after the
+// ALTER committed, with the table's value: docs/incremental-snapshots.md
+// ("With the phases": windows whose snapshot sees the DDL read the new
+// columns). A reader that keeps the columns it described at the start
+// writes those rows without the column, silently: a consumer rebuilding
+// the table has no w where the table has 5.
+func TestIncrementalSnapshotReadsColumnsAddedWhileItRuns(t *testing.T) {
+	e := ittest.NewSerialEnv(t)
+	smallChunks(t, 1)
+	slowChunks(t, 150*time.Millisecond)
+	const rows = 2000
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
+	cfg := e.Config("addcol", "public.orders")
+	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Snapshot.ConnectionsPerTable = 1
+	topic := "addcol.public.orders"
+	r := start(t, cfg)
+
+	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	waitPlanned(t, r, "public.orders")
+	time.Sleep(400 * time.Millisecond) // a few chunks read without the column
+	e.Exec(`ALTER TABLE orders ADD COLUMN w int NOT NULL DEFAULT 5`)
+	var alterMs int64
+	e.Scan(`SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`, &alterMs)
+	waitIncremental(t, r, "public.orders", 60*time.Second)
+	e.Exec(`INSERT INTO orders (id, v) VALUES (0, -7)`)
+	var recs []*kgo.Record
+	eventually.True(t, 60*time.Second, 100*time.Millisecond, "the last change did not reach the topic", func() bool {
+		recs = readAll(t, e.Kafka, topic, -1)
+		evs := ittest.Decode(t, recs[len(recs)-1:])
+		return evs[0].After != nil && evs[0].After["v"].(float64) == -7
+	})
+	evs := ittest.Decode(t, recs)
+	var before, after int
+	for i, ev := range evs {
+		if ev.Op != "r" {
+			continue
+		}
+		var v struct {
+			Source struct {
+				TsMs int64 `json:"ts_ms"`
+			} `json:"source"`
+		}
+		if err := json.Unmarshal(ittest.UnwrapConnect(t, recs[i]).Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Source.TsMs <= alterMs {
+			before++
+			continue
+		}
+		// Its chunk's transaction began after the ALTER committed: its
+		// snapshot sees the column.
+		after++
+		if w, ok := ev.After["w"]; !ok || w != float64(5) {
+			t.Fatalf("an `r` record of id %v read %d ms after the ALTER committed has w = %v (present: %v), want 5 as the table has it",
+				ev.Key["id"], v.Source.TsMs-alterMs, w, ok)
+		}
+	}
+	t.Logf("%d `r` records read before the ALTER, %d after", before, after)
+	if before == 0 || after == 0 {
+		t.Fatalf("%d `r` records read before the ALTER, %d after: want both (the scenario did not happen)", before, after)
+	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
