@@ -2,11 +2,18 @@ package incremental
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
 	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
@@ -154,6 +161,53 @@ func TestIncrementalSnapshotReadsColumnsAddedWhileItRuns(t *testing.T) {
 	if before == 0 || after == 0 {
 		t.Fatalf("%d `r` records read before the ALTER, %d after: want both (the scenario did not happen)", before, after)
 	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIncrementalSnapshotThatFailsSaysWhy: an incremental snapshot of a
+// table it cannot take (no key: watermark.Eligible) fails with an error
+// in the log naming the table, the reason and the fix
+// (docs/incremental-snapshots.md, "Refused tables"), not as a
+// stop-snapshot, and the table streams on.
+func TestIncrementalSnapshotThatFailsSaysWhy(t *testing.T) {
+	e := ittest.NewSerialEnv(t)
+	e.Exec(`CREATE TABLE nokey (a int, b int)`)
+	e.Exec(`ALTER TABLE nokey REPLICA IDENTITY FULL`)
+	e.Exec(`INSERT INTO nokey SELECT g, g FROM generate_series(1, 10) g`)
+	cfg := e.Config("fails", "public.nokey")
+	cfg.Snapshot.Mode = config.SnapshotNever
+	core, logs := observer.New(zap.InfoLevel)
+	p, err := connector.New(cfg, zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
+
+	ittest.RequestIncremental(t, e, cfg, "public.nokey")
+	var failed []observer.LoggedEntry
+	eventually.True(t, 30*time.Second, 10*time.Millisecond, "no log line ends the incremental snapshot", func() bool {
+		failed = logs.FilterMessageSnippet("incremental snapshot").FilterField(zap.String("table", "public.nokey")).
+			Filter(func(le observer.LoggedEntry) bool {
+				return le.Level == zap.ErrorLevel || strings.Contains(le.Message, "stopped")
+			}).All()
+		return len(failed) > 0
+	})
+	le := failed[0]
+	msg := fmt.Sprint(le.ContextMap()["error"])
+	if le.Level != zap.ErrorLevel || !strings.Contains(msg, "no primary key") || !strings.Contains(msg, "format.message_key_columns") {
+		t.Fatalf("the snapshot ended with %s %q %v: want an error naming the reason (no key) and the fix", le.Level, le.Message, le.ContextMap())
+	}
+	// The table streams on.
+	e.Exec(`INSERT INTO nokey VALUES (-7, -7)`)
+	eventually.True(t, 30*time.Second, 50*time.Millisecond, "the table's change did not reach the topic", func() bool {
+		recs := readAll(t, e.Kafka, "fails.public.nokey", -1)
+		evs := ittest.Decode(t, recs[len(recs)-1:])
+		return evs[0].After != nil && evs[0].After["a"].(float64) == -7
+	})
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
