@@ -113,10 +113,13 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		delete(s.incRunning, name)
 		delete(s.incStop, name)
 		s.incMu.Unlock()
+		// Told before stop(), which would make every failure look like a
+		// stop-snapshot and hide its error.
+		stopped := ctx.Err() == nil && tctx.Err() != nil
 		stop()
 		switch {
 		case err == nil:
-		case ctx.Err() == nil && tctx.Err() != nil:
+		case stopped:
 			s.log.Info("incremental snapshot stopped (stop-snapshot): its progress is removed, the rows written stay", zap.String("table", name))
 			s.clearIncremental(context.Background(), name)
 		case ctx.Err() != nil:

@@ -205,6 +205,9 @@ func TestIncrementalSnapshotThatFailsSaysWhy(t *testing.T) {
 	e.Exec(`INSERT INTO nokey VALUES (-7, -7)`)
 	eventually.True(t, 30*time.Second, 50*time.Millisecond, "the table's change did not reach the topic", func() bool {
 		recs := readAll(t, e.Kafka, "fails.public.nokey", -1)
+		if len(recs) == 0 {
+			return false
+		}
 		evs := ittest.Decode(t, recs[len(recs)-1:])
 		return evs[0].After != nil && evs[0].After["a"].(float64) == -7
 	})
