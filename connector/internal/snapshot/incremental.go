@@ -102,7 +102,9 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 	go func() {
 		defer s.incWG.Done()
 		err := s.runIncremental(tctx, t)
-		for errors.Is(err, errWindowLost) && tctx.Err() == nil {
+		// A lost window resumes from the stored progress; a rewrite plans
+		// again from page 0 (runIncremental sees the new relfilenode).
+		for (errors.Is(err, errWindowLost) || errors.Is(err, errRewritten)) && tctx.Err() == nil {
 			s.log.Warn("incremental snapshot: "+err.Error(), zap.String("table", name))
 			if ts := s.phases.Get(name); ts != nil {
 				t.Incremental = ts.Incremental
