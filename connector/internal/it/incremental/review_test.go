@@ -252,3 +252,33 @@ func TestIncrementalSnapshotOutlivesARewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIncrementalSnapshotStopsWithThePipeline: a graceful stop while an
+// incremental snapshot's chunks are read ends in bounded time, and keeps
+// the snapshot's progress in the offsets topic, so the next start resumes
+// it (a stop is not a stop-snapshot).
+func TestIncrementalSnapshotStopsWithThePipeline(t *testing.T) {
+	e := ittest.NewSerialEnv(t)
+	smallChunks(t, 1)
+	slowChunks(t, 200*time.Millisecond)
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, 3000) g`)
+	cfg := e.Config("stops", "public.orders")
+	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Snapshot.ConnectionsPerTable = 2
+	r := start(t, cfg)
+	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	waitPlanned(t, r, "public.orders")
+	time.Sleep(500 * time.Millisecond)
+	began := time.Now()
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Fatalf("the stop took %v with an incremental snapshot running", took)
+	}
+	raw := ittest.LoadOffsets(t, e, cfg).Tables["public.orders"].Incremental
+	if raw == "" || parseProgress(t, string(raw)).Pages == 0 {
+		t.Fatalf("after a stop the table's incremental progress is %q: want the planned snapshot, to resume at the next start", raw)
+	}
+}
