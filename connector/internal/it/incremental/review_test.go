@@ -282,3 +282,33 @@ func TestIncrementalSnapshotStopsWithThePipeline(t *testing.T) {
 		t.Fatalf("after a stop the table's incremental progress is %q: want the planned snapshot, to resume at the next start", raw)
 	}
 }
+
+// TestIncrementalSnapshotEndsEachChunksTransactionOnce: a chunk's
+// transaction is committed once, and not rolled back after: Postgres logs
+// "WARNING: there is no transaction in progress" for a ROLLBACK outside a
+// transaction, a line per chunk in the server's log (thousands for a
+// large table).
+func TestIncrementalSnapshotEndsEachChunksTransactionOnce(t *testing.T) {
+	e := ittest.NewSerialEnv(t)
+	smallChunks(t, 2)
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, 1000) g`)
+	cfg := e.Config("once", "public.orders")
+	cfg.Snapshot.Mode = config.SnapshotNever
+	r := start(t, cfg)
+	marker := fmt.Sprintf("mooncdc-test-marker-%d", time.Now().UnixNano())
+	e.Exec(`DO $$ BEGIN RAISE LOG '` + marker + `'; END $$`)
+	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	waitIncremental(t, r, "public.orders", 30*time.Second)
+	tail := e.PG.LogTail()
+	i := strings.LastIndex(tail, marker)
+	if i < 0 {
+		t.Fatalf("the marker is not in the server log's tail:\n%s", tail)
+	}
+	if n := strings.Count(tail[i:], "there is no transaction in progress"); n > 0 {
+		t.Fatalf("%d warnings \"there is no transaction in progress\" in the server log during the snapshot:\n%s", n, tail[i:])
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
