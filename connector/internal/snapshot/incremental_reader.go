@@ -187,7 +187,12 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	if _, err := r.conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
 		return "", fmt.Errorf("begin a chunk's transaction: %w", err)
 	}
-	defer func() { _, _ = r.conn.Exec(context.Background(), "ROLLBACK") }()
+	committed := false
+	defer func() {
+		if !committed {
+			_, _ = r.conn.Exec(context.Background(), "ROLLBACK")
+		}
+	}()
 	// The transaction's first statement: its snapshot, and the high
 	// watermark read after it exists (docs: step 1). Under the shared
 	// lock, so that snapshots reach the Tracker in the order taken.
@@ -247,6 +252,7 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 		_ = tk.Abandon(ctx, w, err.Error())
 		return "", fmt.Errorf("end a chunk's transaction: %w", err)
 	}
+	committed = true
 	budget.adjust(size - held)
 	held = size
 	res, err := tk.Complete(ctx, w, rows)
