@@ -312,3 +312,67 @@ func TestIncrementalSnapshotEndsEachChunksTransactionOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIncrementalSnapshotKeysRowsAsTheTableIsKeyedWhenRead: the primary
+// key changed while an incremental snapshot runs (no rewrite): every `r`
+// record of a chunk read after the change is keyed by the new key, as the
+// stream keys the table's changes from then on. A reader that keeps the
+// key it described at the start writes records under the old key, whose
+// window keys the stream's changes never match (the drop rule compares
+// keys of different columns).
+func TestIncrementalSnapshotKeysRowsAsTheTableIsKeyedWhenRead(t *testing.T) {
+	e := ittest.NewSerialEnv(t)
+	smallChunks(t, 1)
+	slowChunks(t, 150*time.Millisecond)
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`INSERT INTO orders SELECT g, -g FROM generate_series(1, 2000) g`)
+	cfg := e.Config("rekey", "public.orders")
+	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Snapshot.ConnectionsPerTable = 1
+	topic := "rekey.public.orders"
+	r := start(t, cfg)
+
+	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	waitPlanned(t, r, "public.orders")
+	time.Sleep(400 * time.Millisecond)
+	e.Exec(`ALTER TABLE orders DROP CONSTRAINT orders_pkey, ADD PRIMARY KEY (v)`)
+	var alterMs int64
+	e.Scan(`SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`, &alterMs)
+	waitIncremental(t, r, "public.orders", 60*time.Second)
+	recs := readAll(t, e.Kafka, topic, -1)
+	var before, after int
+	for _, rec := range recs {
+		rec = ittest.UnwrapConnect(t, rec)
+		var v struct {
+			Op     string `json:"op"`
+			Source struct {
+				TsMs int64 `json:"ts_ms"`
+			} `json:"source"`
+		}
+		if err := json.Unmarshal(rec.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Op != "r" {
+			continue
+		}
+		if v.Source.TsMs <= alterMs {
+			before++
+			continue
+		}
+		after++
+		var key map[string]any
+		if err := json.Unmarshal(rec.Key, &key); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := key["v"]; !ok || len(key) != 1 {
+			t.Fatalf("an `r` record read %d ms after the key became (v) has key %s, want {\"v\":…}", v.Source.TsMs-alterMs, rec.Key)
+		}
+	}
+	t.Logf("%d `r` records read before the key changed, %d after", before, after)
+	if before == 0 || after == 0 {
+		t.Fatalf("%d `r` records read before the key changed, %d after: want both (the scenario did not happen)", before, after)
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
