@@ -66,11 +66,15 @@ func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*in
 	return r, nil
 }
 
-// columnsSQL is a table's attributes, to tell whether a chunk's snapshot
-// sees the columns the reader described (read in the chunk's transaction,
-// it sees the catalog as the snapshot does).
-const columnsSQL = `SELECT coalesce(string_agg(attname || ':' || atttypid || ':' || atttypmod || ':' || attgenerated::text, ',' ORDER BY attnum), '')
-	FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped`
+// columnsSQL is a table's attributes, replica identity and key indexes,
+// to tell whether a chunk's snapshot sees the columns and key the reader
+// described (read in the chunk's transaction, it sees the catalog as the
+// snapshot does).
+const columnsSQL = `SELECT coalesce((SELECT string_agg(attname || ':' || atttypid || ':' || atttypmod || ':' || attgenerated::text, ',' ORDER BY attnum)
+		FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped), '')
+	|| '|' || coalesce((SELECT relreplident::text FROM pg_class WHERE oid = $1::oid), '')
+	|| '|' || coalesce((SELECT string_agg(indkey::text || ':' || indisprimary::text || ':' || indisreplident::text, ',' ORDER BY indexrelid)
+		FROM pg_index WHERE indrelid = $1::oid AND (indisprimary OR indisreplident)), '')`
 
 // describe describes the table (as the blocking copy does: describeTable)
 // and its attributes in one snapshot, and prepares the reader's schema
@@ -234,11 +238,11 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 		cerr = errRewritten
 	}
 	if cerr == nil && columns != r.columns {
-		// The snapshot sees columns the reader did not describe: its rows
-		// lack them (or the COPY would have failed). Read the chunk again
-		// once described anew.
+		// The snapshot sees columns or a key the reader did not describe:
+		// its rows lack them, or are keyed by other columns than the
+		// stream's. Read the chunk again once described anew.
 		r.stale = true
-		why := "the table's columns changed (" + r.columns + " → " + columns + "): described again"
+		why := "the table's columns or key changed (" + r.columns + " → " + columns + "): described again"
 		if err := tk.Abandon(ctx, w, why); err != nil {
 			return "", err
 		}
