@@ -38,9 +38,10 @@ type incReader struct {
 	rel      *schema.Relation
 	filenode uint32
 	query    string // COPY (SELECT … WHERE <filter>) with %s for the ctid range
-	// columns is the table's attributes (columnsSQL) as the snapshot the
-	// reader described it under saw them; stale asks for a new
-	// description before the next chunk (a chunk's snapshot saw others).
+	// columns is the table's attributes and key (columnsSQL) as the
+	// snapshot the reader described it under saw them; stale asks for a
+	// new description before the next chunk (a chunk's snapshot saw
+	// others).
 	columns string
 	stale   bool
 	// perPage is the bytes a page's rows are estimated to take once
@@ -79,8 +80,8 @@ const columnsSQL = `SELECT coalesce((SELECT string_agg(attname || ':' || atttypi
 // describe describes the table (as the blocking copy does: describeTable)
 // and its attributes in one snapshot, and prepares the reader's schema
 // plan and chunk query from it: at the start, and again once a chunk's
-// snapshot sees other columns (ALTER TABLE … ADD COLUMN while the
-// snapshot runs: the rows read after it carry the new column).
+// snapshot sees other columns or another key (ALTER TABLE … ADD COLUMN
+// while the snapshot runs: the rows read after it carry the new column).
 func (r *incReader) describe(ctx context.Context) error {
 	it := r.it
 	if _, err := r.conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
