@@ -56,8 +56,9 @@ func (pr *progress) WantPosition() bool { return pr.em != nil && pr.em.WantPosit
 // Tick implements stream.Ticker: the sink may end a Kafka transaction
 // between Postgres transactions.
 func (pr *progress) Tick() error {
-	if pr.incErr != nil {
-		return pr.incErr
+	if err := pr.incErr; err != nil {
+		pr.incErr = nil // it ends this session; the next starts clean
+		return err
 	}
 	if pr.em != nil {
 		if err := pr.em.Idle(0); err != nil {

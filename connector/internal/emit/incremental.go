@@ -76,10 +76,15 @@ type Incremental struct {
 	results map[uint64]chan WindowResult
 	keyBuf  []byte
 	rels    map[uint32]*schema.Relation // each watched table's last relation
-	// pos is the stream's last position between transactions (an end
-	// LSN, a keepalive's WAL end): every record made before is in a unit
-	// that ends at or before it.
-	pos schema.LSN
+	// pos is the stream's last position between transactions in this
+	// session (an end LSN, a keepalive's WAL end; 0 until the session
+	// passes one): windows close there. A new session streams again from
+	// the durable LSN, so pos starts again from 0 (incReset): a unit at the
+	// last session's position would end ahead of the transactions the new
+	// one has not streamed again, and move the durable LSN past them.
+	// maxPos is the largest position of every session: every record made
+	// before is in a unit that ends at or before it (StrikeFrom).
+	pos, maxPos schema.LSN
 	// strikes holds, per topic whose stale keys are being read, the keys
 	// the stream wrote since (StrikeFrom); tombs the tombstones to write
 	// at the next unit.
@@ -336,7 +341,7 @@ func (q *Incremental) serve() {
 				q.strikes = map[string]map[string]struct{}{}
 			}
 			q.strikes[r.topic] = map[string]struct{}{}
-			rep.pos = q.pos
+			rep.pos = q.maxPos
 		case incTombstones:
 			if r.keys == nil {
 				q.endStrike(r.topic)
@@ -437,6 +442,7 @@ func (e *Emitter) incEnd(tx *schema.Tx) error {
 		return nil
 	}
 	q.pos = tx.EndLSN
+	q.maxPos = max(q.maxPos, q.pos)
 	if q.t == nil {
 		return nil
 	}
@@ -463,6 +469,7 @@ func (e *Emitter) Idle(walEnd schema.LSN) error {
 	q.serve()
 	if walEnd > q.pos {
 		q.pos = walEnd
+		q.maxPos = max(q.maxPos, q.pos)
 	}
 	at := q.pos
 	closes := q.t != nil && at != 0 && q.closable(at)
@@ -530,6 +537,10 @@ func (e *Emitter) incAdvance(pos, at schema.LSN) error {
 // streamed again by the next session; what it showed the Tracker only
 // drops keys, which is safe).
 func (q *Incremental) incReset() {
+	if q == nil {
+		return
+	}
+	q.pos = 0 // the next session has passed nothing yet
 	if q.active() {
 		q.t.End()
 	}

@@ -146,3 +146,86 @@ func TestWindowRowsAreWrittenAtTheCloseLessTheKeysTheStreamChanged(t *testing.T)
 		t.Fatalf("the rows' unit: durable %v lost %v, want durable once transaction 900 is acknowledged", durable, lost)
 	}
 }
+
+// serving runs call (a reader's request) on another goroutine and serves
+// the queue as the stream goroutine does between transactions (Idle at
+// no new position) until call returns.
+func serving(t *testing.T, fx *emitterFixture, call func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	for {
+		if err := fx.em.Idle(0); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// TestWindowsWaitForTheNewSessionsStream: a session ends while a window
+// waits for its chunk, its high watermark (105) already passed by the
+// stream (110). The next session streams again from the durable LSN; until
+// it has passed 105 again, no window closes: its rows would otherwise go
+// in a unit of durability that ends at the last session's position (110),
+// ahead of the transactions the new session has not streamed again, and
+// the durable LSN (in exactly-once mode the Kafka transaction's offsets)
+// would jump past them: a crash then would skip them for good.
+func TestWindowsWaitForTheNewSessionsStream(t *testing.T) {
+	fx := newEmitterFixture(t, 1_000_000, nil)
+	q := NewIncremental()
+	fx.em.Incremental = q
+	ctx := context.Background()
+	serving(t, fx, func() error { return q.Watch(ctx, 1) })
+	serving(t, fx, func() error { return q.SetFloor(ctx, 1) })
+	rel := testRelation(1, "t")
+	fx.tx(t, 100, &schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "a")}) // ends at 110
+	snap, err := watermark.ParseSnapshot("50:50:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := q.Open(1, watermark.Chunk{First: 0, End: 1}, snap, 105)
+	if err := fx.em.Idle(0); err != nil {
+		t.Fatal(err)
+	}
+	w, err := tk.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed := len(fx.f.Records())
+
+	fx.em.Reset() // the session ends; the next streams again from 100
+	rows := []Row{{Key: watermark.Key("k7"), Value: &kgo.Record{Topic: "shop.public.t", Key: []byte(`{"id":7}`), Value: []byte(`{"op":"r"}`)}, Size: 10}}
+	res := make(chan WindowResult, 1)
+	go func() {
+		r, err := tk.Complete(ctx, w, rows)
+		if err != nil {
+			t.Error(err)
+		}
+		res <- r
+	}()
+	for i := 0; i < 50; i++ { // the new session's loop ticks before its first message
+		if err := fx.em.Idle(0); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := len(fx.f.Records()) - streamed; n != 0 {
+		t.Fatalf("%d records written before the new session streamed anything: the window closed at the last session's position", n)
+	}
+	fx.tx(t, 100, &schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "a")}) // streamed again
+	select {
+	case r := <-res:
+		if r.Rows != 1 {
+			t.Fatalf("window wrote %d rows, want 1", r.Rows)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the window did not close once the new session passed its high watermark")
+	}
+}

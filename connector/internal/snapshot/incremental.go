@@ -102,13 +102,17 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 	go func() {
 		defer s.incWG.Done()
 		err := s.runIncremental(tctx, t)
-		for errors.Is(err, errWindowLost) && tctx.Err() == nil {
+		// A lost window resumes from the stored progress; a rewrite plans
+		// again from page 0 (runIncremental sees the new relfilenode).
+		for (errors.Is(err, errWindowLost) || errors.Is(err, errRewritten)) && tctx.Err() == nil {
 			s.log.Warn("incremental snapshot: "+err.Error(), zap.String("table", name))
 			if ts := s.phases.Get(name); ts != nil {
 				t.Incremental = ts.Incremental
 			}
 			err = s.runIncremental(tctx, t)
 		}
+		// Told before stop(), which would make every failure look like a
+		// stop-snapshot and hide its error.
 		stopped := ctx.Err() == nil && tctx.Err() != nil // stop-snapshot, not the pipeline's stop
 		s.incMu.Lock()
 		delete(s.incRunning, name)
@@ -210,7 +214,12 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 			return err
 		}
 	}
-	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed
+	// The stale-key rule rests on "a key changed since the watch has a
+	// record past the mark, the stream's": an update skipped
+	// (format.skipped_operations: u) that moves a row past the plan, or to
+	// a chunk read before, leaves its key with neither a window's row nor
+	// a stream record, and would tombstone a live row.
+	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed && !c.cfg.opts.Skip.Has(schema.OpUpdate)
 	if !resumed && tombstones {
 		// The stale keys' mark, read before the watch: a key with a record
 		// at or past it is the stream's or a window's, never stale.

@@ -38,6 +38,12 @@ type incReader struct {
 	rel      *schema.Relation
 	filenode uint32
 	query    string // COPY (SELECT … WHERE <filter>) with %s for the ctid range
+	// columns is the table's attributes and key (columnsSQL) as the
+	// snapshot the reader described it under saw them; stale asks for a
+	// new description before the next chunk (a chunk's snapshot saw
+	// others).
+	columns string
+	stale   bool
 	// perPage is the bytes a page's rows are estimated to take once
 	// encoded: what a reader asks of the budget before it reads.
 	perPage int64
@@ -52,13 +58,51 @@ func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*in
 	if err != nil {
 		return nil, err
 	}
-	w := record.NewWriter(it.c.formats.Codec(), nil, record.NewAcks(it.c.main, new(record.Pool), nil))
+	r := &incReader{it: it, conn: conn, filenode: filenode,
+		w: record.NewWriter(it.c.formats.Codec(), nil, record.NewAcks(it.c.main, new(record.Pool), nil))}
+	if err := r.describe(ctx); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return r, nil
+}
+
+// columnsSQL is a table's attributes, replica identity and key indexes,
+// to tell whether a chunk's snapshot sees the columns and key the reader
+// described (read in the chunk's transaction, it sees the catalog as the
+// snapshot does).
+const columnsSQL = `SELECT coalesce((SELECT string_agg(attname || ':' || atttypid || ':' || atttypmod || ':' || attgenerated::text, ',' ORDER BY attnum)
+		FROM pg_attribute WHERE attrelid = $1::oid AND attnum > 0 AND NOT attisdropped), '')
+	|| '|' || coalesce((SELECT relreplident::text FROM pg_class WHERE oid = $1::oid), '')
+	|| '|' || coalesce((SELECT string_agg(indkey::text || ':' || indisprimary::text || ':' || indisreplident::text, ',' ORDER BY indexrelid)
+		FROM pg_index WHERE indrelid = $1::oid AND (indisprimary OR indisreplident)), '')`
+
+// describe describes the table (as the blocking copy does: describeTable)
+// and its attributes in one snapshot, and prepares the reader's schema
+// plan and chunk query from it: at the start, and again once a chunk's
+// snapshot sees other columns or another key (ALTER TABLE … ADD COLUMN
+// while the snapshot runs: the rows read after it carry the new column).
+func (r *incReader) describe(ctx context.Context) error {
+	it := r.it
+	if _, err := r.conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
+		return fmt.Errorf("describe %s: %w", it.name, err)
+	}
+	defer func() { _, _ = r.conn.Exec(context.Background(), "ROLLBACK") }()
+	var columns string
+	if err := r.conn.QueryRow(ctx, columnsSQL, it.oid).Scan(&columns); err != nil {
+		return fmt.Errorf("describe %s: %w", it.name, err)
+	}
+	info, err := describeTable(ctx, r.conn, it.name, it.oid, it.c.cfg.publication, it.c.cfg.keys)
+	if err != nil {
+		return err
+	}
+	plan := it.c.plans.Plan(info.rel, true)
+	plan.WithKey(info.rel, nil)
 	// A snapshot row meets today's NOT NULL; only the registry may hold
 	// those columns as optional (record: nullable.go).
-	sp, err := w.Codec.PrepareRelaxing(ctx, it.plan.Topic, it.plan.SchemaPlan)
+	sp, err := r.w.Codec.PrepareRelaxing(ctx, it.plan.Topic, plan.SchemaPlan)
 	if err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("prepare the schemas of %s: %w", it.name, err)
+		return fmt.Errorf("prepare the schemas of %s: %w", it.name, err)
 	}
 	rel := sp.Relation()
 	cols := make([]string, len(rel.Columns))
@@ -74,8 +118,9 @@ func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*in
 	if it.info.relpages > 0 && it.info.reltuples > 0 {
 		rowsPerPage = float64(it.info.reltuples) / float64(it.info.relpages)
 	}
-	return &incReader{it: it, conn: conn, w: w, sp: sp, rel: rel, filenode: filenode, query: q,
-		perPage: pageBytes(rowsPerPage)}, nil
+	r.sp, r.rel, r.query, r.columns, r.stale = sp, rel, q, columns, false
+	r.perPage = pageBytes(rowsPerPage)
+	return nil
 }
 
 func (r *incReader) close() { r.conn.Close(context.Background()) }
@@ -125,6 +170,11 @@ func (r *incReader) chunk(ctx context.Context, ch watermark.Chunk) error {
 // it was).
 func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error) {
 	it := r.it
+	if r.stale {
+		if err := r.describe(ctx); err != nil {
+			return "", err
+		}
+	}
 	if d := incrementalReadDelay; d > 0 {
 		select {
 		case <-ctx.Done():
@@ -142,7 +192,12 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	if _, err := r.conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
 		return "", fmt.Errorf("begin a chunk's transaction: %w", err)
 	}
-	defer func() { _, _ = r.conn.Exec(context.Background(), "ROLLBACK") }()
+	committed := false
+	defer func() {
+		if !committed {
+			_, _ = r.conn.Exec(context.Background(), "ROLLBACK")
+		}
+	}()
 	// The transaction's first statement: its snapshot, and the high
 	// watermark read after it exists (docs: step 1). Under the shared
 	// lock, so that snapshots reach the Tracker in the order taken.
@@ -166,8 +221,12 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	}
 	rows, size, cerr := r.copy(ctx, ch, readAt)
 	var filenode uint32
+	var columns string
 	if cerr == nil {
 		cerr = r.conn.QueryRow(ctx, "SELECT coalesce(pg_relation_filenode($1::oid), 0)::oid", it.oid).Scan(&filenode)
+	}
+	if cerr == nil {
+		cerr = r.conn.QueryRow(ctx, columnsSQL, it.oid).Scan(&columns)
 	}
 	w, err := tk.Wait(ctx)
 	if errors.Is(err, watermark.ErrUnproven) {
@@ -179,6 +238,17 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	if cerr == nil && filenode != r.filenode {
 		cerr = errRewritten
 	}
+	if cerr == nil && columns != r.columns {
+		// The snapshot sees columns or a key the reader did not describe:
+		// its rows lack them, or are keyed by other columns than the
+		// stream's. Read the chunk again once described anew.
+		r.stale = true
+		why := "the table's columns or key changed (" + r.columns + " → " + columns + "): described again"
+		if err := tk.Abandon(ctx, w, why); err != nil {
+			return "", err
+		}
+		return why, nil
+	}
 	if cerr != nil {
 		_ = tk.Abandon(ctx, w, cerr.Error())
 		return "", cerr
@@ -187,6 +257,7 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 		_ = tk.Abandon(ctx, w, err.Error())
 		return "", fmt.Errorf("end a chunk's transaction: %w", err)
 	}
+	committed = true
 	budget.adjust(size - held)
 	held = size
 	res, err := tk.Complete(ctx, w, rows)
