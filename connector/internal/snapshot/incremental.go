@@ -17,6 +17,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/notify"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
@@ -101,13 +102,27 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 	s.incWG.Add(1)
 	go func() {
 		defer s.incWG.Done()
-		err := s.runIncremental(tctx, t)
+		if freshRequest(t) {
+			s.note(func(src notify.Source, now int64) notify.Notification { return src.StartedOf([]string{name}, now) })
+		}
+		// scanned: TABLE_SCAN_COMPLETED is written once the chunks are
+		// durable, before the stale keys' tombstones (once per request).
+		scanned := false
+		onScanned := func(rows int64) {
+			if !scanned {
+				scanned = true
+				s.note(func(src notify.Source, now int64) notify.Notification {
+					return src.ScanCompletedOf([]string{name}, name, rows, scanStatus(nil, rows), now)
+				})
+			}
+		}
+		err := s.runIncremental(tctx, t, onScanned)
 		for errors.Is(err, errWindowLost) && tctx.Err() == nil {
 			s.log.Warn("incremental snapshot: "+err.Error(), zap.String("table", name))
 			if ts := s.phases.Get(name); ts != nil {
 				t.Incremental = ts.Incremental
 			}
-			err = s.runIncremental(tctx, t)
+			err = s.runIncremental(tctx, t, onScanned)
 		}
 		stopped := ctx.Err() == nil && tctx.Err() != nil // stop-snapshot, not the pipeline's stop
 		s.incMu.Lock()
@@ -117,14 +132,22 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		stop()
 		switch {
 		case err == nil:
+			s.note(func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
 		case stopped:
 			s.log.Info("incremental snapshot stopped (stop-snapshot): its progress is removed, the rows written stay", zap.String("table", name))
+			s.note(func(src notify.Source, now int64) notify.Notification { return src.AbortedOf([]string{name}, now) })
 			s.clearIncremental(context.Background(), name)
 		case ctx.Err() != nil:
 			s.log.Info("incremental snapshot stopped with the pipeline; it resumes at the next start", zap.String("table", name))
 		default:
 			s.log.Error("incremental snapshot failed; the table streams on, ask for it again (or for a blocking one) once the cause is fixed",
 				zap.String("table", name), zap.Error(err))
+			if !scanned {
+				s.note(func(src notify.Source, now int64) notify.Notification {
+					return src.ScanCompletedOf([]string{name}, name, 0, scanStatus(err, 0), now)
+				})
+			}
+			s.note(func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
 			s.clearIncremental(context.Background(), name)
 		}
 	}()
@@ -166,8 +189,9 @@ func (s *Snapshotter) clearIncremental(ctx context.Context, name string) {
 }
 
 // runIncremental is one table's incremental snapshot, from the request to
-// the last window and the stale keys' tombstones.
-func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) error {
+// the last window and the stale keys' tombstones; onScanned is called
+// once every chunk's rows are durable, with the rows written.
+func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onScanned func(rows int64)) error {
 	c, q := s.c, s.inc
 	name := req.Table
 	ts := s.phases.Get(name)
@@ -274,6 +298,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 		return err
 	}
 	read := time.Since(readStart)
+	onScanned(it.prog.Rows) // settled: every chunk is in it.prog
 	if tombstones {
 		if err := it.tombstone(ctx, prog.StaleMark); err != nil {
 			return err
