@@ -283,6 +283,7 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
 	cfg := e.Config("idle", "public.orders")
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Notifications.KafkaTopic = "idle.notifications"
 	topic := "idle.public.orders"
 	r := start(t, cfg)
 	// A row inserted and deleted: its topic exists.
@@ -325,6 +326,22 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 		t.Fatalf("%d incremental `r` records, want %d", n, rows)
 	}
 	sameRows(t, rebuild(t, evs), tableRows(t, e, "orders"))
+
+	// The notifications (notifications.kafka_topic), in the order Debezium
+	// writes them (AbstractIncrementalSnapshotChangeEventSource.java:509
+	// STARTED, :330 IN_PROGRESS per chunk, :322 TABLE_SCAN_COMPLETED, :471
+	// COMPLETED) with its fields (IncrementalSnapshotNotificationService.java:61-149).
+	ns := notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "COMPLETED", false)
+	if got := types(ns); got != "STARTED IN_PROGRESS… TABLE_SCAN_COMPLETED COMPLETED" {
+		t.Fatalf("notifications %s", got)
+	}
+	checkCommon(t, ns, "idle", began)
+	checkData(t, ns[0], map[string]string{"data_collections": "public.orders"})
+	chunks := checkInProgress(t, ns, "public.orders", 2)
+	checkData(t, ns[len(ns)-2], map[string]string{"data_collections": "public.orders", "scanned_collection": "public.orders",
+		"total_rows_scanned": strconv.Itoa(rows), "status": "SUCCEEDED"})
+	checkData(t, ns[len(ns)-1], map[string]string{})
+	t.Logf("notifications: STARTED, %d IN_PROGRESS, TABLE_SCAN_COMPLETED, COMPLETED", chunks)
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -346,12 +363,20 @@ func TestIncrementalSnapshotStopsAtStopSnapshot(t *testing.T) {
 	cfg := e.Config("stp", "public.orders")
 	cfg.Signals.Table = "public.debezium_signal"
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Notifications.KafkaTopic = "stp.notifications"
 	topic := "stp.public.orders"
 	r := start(t, cfg)
+	began := time.Now()
 	e.Exec(`INSERT INTO debezium_signal VALUES ('i1', 'execute-snapshot', '{"data-collections":["public.orders"],"type":"incremental"}')`)
 	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the incremental snapshot wrote no row", func() bool {
 		return len(readAll(t, e.Kafka, topic, -1)) > 0
 	})
+	// Paused and resumed on the way (pause-snapshot, resume-snapshot):
+	// PAUSED and RESUMED notifications.
+	e.Exec(`INSERT INTO debezium_signal VALUES ('p1', 'pause-snapshot', '{}')`)
+	notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "PAUSED", true)
+	e.Exec(`INSERT INTO debezium_signal VALUES ('r1', 'resume-snapshot', '{}')`)
+	notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "RESUMED", true)
 	e.Exec(`INSERT INTO debezium_signal VALUES ('s1', 'stop-snapshot', '{"data-collections":["public\\.orders"],"type":"incremental"}')`)
 	eventually.True(t, 30*time.Second, 10*time.Millisecond, "the incremental snapshot did not stop", func() bool {
 		return r.P.TablePhases()["public.orders"].Incremental == ""
@@ -370,6 +395,26 @@ func TestIncrementalSnapshotStopsAtStopSnapshot(t *testing.T) {
 	}
 	if ph := r.P.TablePhases()["public.orders"]; ph.Phase != "ready" {
 		t.Fatalf("after the stop the table is %s, want ready", ph.Phase)
+	}
+	// The notifications: STARTED, IN_PROGRESS per chunk written, PAUSED
+	// and RESUMED (AbstractIncrementalSnapshotChangeEventSource.java:127,
+	// 137; windows open at the pause still close and are written), and
+	// ABORTED with the stopped collection (:622,
+	// IncrementalSnapshotNotificationService.java:99-105): no
+	// TABLE_SCAN_COMPLETED, no COMPLETED.
+	ns := notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "ABORTED", false)
+	got := types(ns)
+	if !strings.HasPrefix(got, "STARTED IN_PROGRESS… PAUSED ") || !strings.HasSuffix(got, " RESUMED IN_PROGRESS… ABORTED") ||
+		strings.Count(got, "PAUSED") != 1 || strings.Count(got, "RESUMED") != 1 || strings.Contains(got, "COMPLETED") {
+		t.Fatalf("notifications %s", got)
+	}
+	checkCommon(t, ns, "stp", began)
+	t.Logf("notifications: %s", got)
+	for _, x := range ns {
+		switch x.Type {
+		case "STARTED", "PAUSED", "RESUMED", "ABORTED":
+			checkData(t, x, map[string]string{"data_collections": "public.orders"})
+		}
 	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
@@ -392,6 +437,7 @@ func TestIncrementalSnapshotRefusesATableWithoutAKey(t *testing.T) {
 	cfg := e.Config("nok", "public.nokey")
 	cfg.Signals.Table = "public.debezium_signal"
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Notifications.KafkaTopic = "nok.notifications"
 	core, logs := observer.New(zap.InfoLevel)
 	p, err := connector.New(cfg, zap.New(core))
 	if err != nil {
@@ -433,6 +479,15 @@ func TestIncrementalSnapshotRefusesATableWithoutAKey(t *testing.T) {
 	if ph := r.P.TablePhases()["public.nokey"]; ph.Phase != "ready" || ph.Incremental != "" {
 		t.Fatalf("after the refusal the table is %s with progress %q, want ready and none", ph.Phase, ph.Incremental)
 	}
+	// STARTED, then TABLE_SCAN_COMPLETED with status NO_PRIMARY_KEY and
+	// COMPLETED, as Debezium's warnAndSkip
+	// (AbstractIncrementalSnapshotChangeEventSource.java:392, 399-409).
+	ns := notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "COMPLETED", false)
+	if got := types(ns); got != "STARTED TABLE_SCAN_COMPLETED COMPLETED" {
+		t.Fatalf("notifications %s", got)
+	}
+	checkData(t, ns[1], map[string]string{"data_collections": "public.nokey", "scanned_collection": "public.nokey",
+		"total_rows_scanned": "0", "status": "NO_PRIMARY_KEY"})
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
