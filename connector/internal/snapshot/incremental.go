@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,18 +93,19 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 	name := t.Table
 	s.incMu.Lock()
 	defer s.incMu.Unlock()
-	if s.incRunning[name] {
+	if _, running := s.incRunning[name]; running {
 		s.log.Info("incremental snapshot requested while one of the table runs; it goes on", zap.String("table", name))
 		return
 	}
-	s.incRunning[name] = true
+	fresh, id := requestOf(t)
+	s.incRunning[name] = id
 	tctx, stop := context.WithCancel(ctx)
 	s.incStop[name] = stop
 	s.incWG.Add(1)
 	go func() {
 		defer s.incWG.Done()
-		if freshRequest(t) {
-			s.note(func(src notify.Source, now int64) notify.Notification { return src.StartedOf([]string{name}, now) })
+		if fresh {
+			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.StartedOf([]string{name}, now) })
 		}
 		// scanned: TABLE_SCAN_COMPLETED is written once the chunks are
 		// durable, before the stale keys' tombstones (once per request).
@@ -111,7 +113,7 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		onScanned := func(rows int64) {
 			if !scanned {
 				scanned = true
-				s.note(func(src notify.Source, now int64) notify.Notification {
+				s.note(id, func(src notify.Source, now int64) notify.Notification {
 					return src.ScanCompletedOf([]string{name}, name, rows, scanStatus(nil, rows), now)
 				})
 			}
@@ -132,10 +134,10 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		stop()
 		switch {
 		case err == nil:
-			s.note(func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
+			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
 		case stopped:
 			s.log.Info("incremental snapshot stopped (stop-snapshot): its progress is removed, the rows written stay", zap.String("table", name))
-			s.note(func(src notify.Source, now int64) notify.Notification { return src.AbortedOf([]string{name}, now) })
+			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.AbortedOf([]string{name}, now) })
 			s.clearIncremental(context.Background(), name)
 		case ctx.Err() != nil:
 			s.log.Info("incremental snapshot stopped with the pipeline; it resumes at the next start", zap.String("table", name))
@@ -143,11 +145,11 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			s.log.Error("incremental snapshot failed; the table streams on, ask for it again (or for a blocking one) once the cause is fixed",
 				zap.String("table", name), zap.Error(err))
 			if !scanned {
-				s.note(func(src notify.Source, now int64) notify.Notification {
+				s.note(id, func(src notify.Source, now int64) notify.Notification {
 					return src.ScanCompletedOf([]string{name}, name, 0, scanStatus(err, 0), now)
 				})
 			}
-			s.note(func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
+			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
 			s.clearIncremental(context.Background(), name)
 		}
 	}()
@@ -278,7 +280,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		}
 		mark := prog.StaleMark
 		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: chunkPagesFor(s.incShared.budget.limit, rowsPerPage, readers),
-			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark}
+			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID)}
 	}
 	it.prog = prog
 	chunks, err := prog.Remaining()

@@ -24,27 +24,31 @@ import (
 // notifying reports whether notifications are written.
 func (s *Snapshotter) notifying() bool { return s.inc != nil && s.cfg.notifications }
 
-// note hands n to the main worker, when notifications are written.
-func (s *Snapshotter) note(n func(notify.Source, int64) notify.Notification) {
+// note hands n to the main worker, when notifications are written, with
+// id as its id: Debezium's correlation id, the execute-snapshot signal's
+// id, or "" for a random UUID per notification, as Debezium without one
+// (IncrementalSnapshotNotificationService.java:158).
+func (s *Snapshotter) note(id string, n func(notify.Source, int64) notify.Notification) {
 	if !s.notifying() {
 		return
 	}
-	// The id: Debezium's is the execute-snapshot signal's id, or a random
-	// UUID per notification without one (IncrementalSnapshotNotificationService.java:158);
-	// mooncdc does not carry the signal's id to the run yet: the latter.
-	s.inc.Notify(n(notify.Source{Connector: s.cfg.prefix}, time.Now().UnixMilli()))
+	s.inc.Notify(n(notify.Source{Connector: s.cfg.prefix, ID: id}, time.Now().UnixMilli()))
 }
 
-// freshRequest reports whether t asks for a new snapshot (no progress
-// planned yet), not one to resume: only a new one is STARTED, as Debezium
-// notifies STARTED when it adds the collections, not when it resumes
-// from its offsets.
-func freshRequest(t offsets.Table) bool {
+// requestOf reports whether t asks for a new snapshot (no progress
+// planned yet), not one to resume, and its correlation id: the signal's
+// for a new one, the one its progress kept for one to resume. Only a new
+// one is STARTED, as Debezium notifies STARTED when it adds the
+// collections, not when it resumes from its offsets.
+func requestOf(t offsets.Table) (fresh bool, id string) {
 	if len(t.Incremental) == 0 {
-		return true
+		return true, t.SignalID
 	}
-	_, err := watermark.ParseProgress([]byte(t.Incremental))
-	return err != nil
+	p, err := watermark.ParseProgress([]byte(t.Incremental))
+	if err != nil {
+		return true, t.SignalID
+	}
+	return false, p.CorrelationID
 }
 
 // scanStatus is the TABLE_SCAN_COMPLETED status of a run that ended with
@@ -70,17 +74,28 @@ func scanStatus(err error, rows int64) notify.ScanStatus {
 }
 
 // runningIncremental lists the tables whose incremental snapshot runs or
-// waits for resume-snapshot, sorted.
-func (s *Snapshotter) runningIncremental() []string {
+// waits for resume-snapshot, sorted, and their correlation id when they
+// share one ("" otherwise: a random id per notification).
+func (s *Snapshotter) runningIncremental() ([]string, string) {
 	s.incMu.Lock()
 	defer s.incMu.Unlock()
 	names := make([]string, 0, len(s.incRunning)+len(s.incHeld))
-	for name := range s.incRunning {
+	ids := map[string]bool{}
+	for name, id := range s.incRunning {
 		names = append(names, name)
+		ids[id] = true
 	}
 	for _, t := range s.incHeld {
 		names = append(names, t.Table)
+		_, id := requestOf(t)
+		ids[id] = true
 	}
 	slices.Sort(names)
-	return slices.Compact(names)
+	shared := ""
+	if len(ids) == 1 {
+		for id := range ids {
+			shared = id
+		}
+	}
+	return slices.Compact(names), shared
 }

@@ -199,9 +199,9 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	}
 	it.mu.Lock()
 	it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, unit: res.Unit})
-	pages := it.prog.Pages
+	pages, id := it.prog.Pages, it.prog.CorrelationID
 	it.mu.Unlock()
-	it.s.note(func(src notify.Source, now int64) notify.Notification {
+	it.s.note(id, func(src notify.Source, now int64) notify.Notification {
 		return src.InProgressOf([]string{it.name}, it.name, pages, ch.End, now)
 	})
 	it.c.counts.Rows.WithLabelValues(it.name).Add(float64(res.Rows))
