@@ -186,6 +186,7 @@ func testResume(t *testing.T, mode config.Delivery) {
 	cfg.Kafka.Delivery = mode
 	cfg.Snapshot.ConnectionsPerTable = 1
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Notifications.KafkaTopic = "res.notifications"
 	topic := "res.public.orders"
 	r := start(t, cfg)
 
@@ -239,6 +240,16 @@ func testResume(t *testing.T, mode config.Delivery) {
 		t.Fatalf("the resumed snapshot wrote %d rows, want %d: the rows of the chunks not done, and no others", again, remaining)
 	}
 	sameRows(t, rebuild(t, evs), tableRows(t, e, "orders"))
+	// The notifications across the crash: STARTED once (the resumed run is
+	// no new request), IN_PROGRESS for chunks of both runs, and at the end
+	// TABLE_SCAN_COMPLETED with every row of the table counted once (the
+	// progress counts a chunk when its rows are durable) and COMPLETED.
+	ns := notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "COMPLETED", false)
+	if got := types(ns); got != "STARTED IN_PROGRESS… TABLE_SCAN_COMPLETED COMPLETED" {
+		t.Fatalf("notifications %s", got)
+	}
+	checkData(t, ns[len(ns)-2], map[string]string{"data_collections": "public.orders", "scanned_collection": "public.orders",
+		"total_rows_scanned": strconv.Itoa(rows), "status": "SUCCEEDED"})
 	if err := r2.Stop(t); err != nil {
 		t.Fatal(err)
 	}
