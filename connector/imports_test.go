@@ -39,13 +39,14 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/internal/transform":             {},                               // pure: the record model, SMTs and CEL over schema only
 		"connector/internal/connectformat":         {"connector/internal/transform"}, // pure: Protobuf, JSON Schema and CloudEvents of Connect data
 		"connector/internal/watermark":             {},                               // pure: stdlib and pglogrepl only
+		"connector/internal/notify":                {},                               // pure: Debezium's notifications, stdlib only
 		"connector/internal/fault":                 {"connector/config", "connector/internal/transform", "connector/stream"},
 		"connector/pgsource":                       {"connector/config", "connector/internal/transform", "connector/internal/fault", "connector/stream"},
 		"connector/internal/delivery":              {"connector/config", "connector/internal/transform", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
 		"connector/internal/delivery/deliverytest": {},
-		"connector/internal/record":                {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
-		"connector/internal/emit":                  {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/internal/watermark", "connector/stream"},
-		"connector/internal/snapshot":              {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/stream", "connector/internal/delivery", "connector/internal/emit", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/internal/watermark"},
+		"connector/internal/record":                {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/notify", "connector/stream"},
+		"connector/internal/emit":                  {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/internal/watermark", "connector/internal/notify", "connector/stream"},
+		"connector/internal/snapshot":              {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/stream", "connector/internal/delivery", "connector/internal/emit", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/internal/watermark", "connector/internal/notify"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"connector/...").CombinedOutput()
 	if err != nil {

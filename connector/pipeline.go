@@ -356,6 +356,21 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		}
 	}
 
+	var notifyFormat *record.NotificationFormat
+	if t := cfg.Notifications.KafkaTopic; t != "" {
+		// Made now, as the heartbeat topic: a topic the brokers refuse is a
+		// start failure, not a lost notification mid-snapshot.
+		if err := fault.Retry(soft, log, "create the notifications topic", func() error { return topics.Ensure(t) }); err != nil {
+			if soft.Err() != nil {
+				return err
+			}
+			return &config.ConfigError{Err: fmt.Errorf("notifications.kafka_topic: %w; give mooncdc's Kafka user CREATE and WRITE on it, set another topic, or none", err)}
+		}
+		if notifyFormat, err = record.NewNotificationFormat(soft, cfg, t, p.registry); err != nil {
+			return fmt.Errorf("notifications.kafka_topic: %w", err)
+		}
+	}
+
 	// Table phases: the main worker emits a table's changes only once its
 	// copy is handed over (snapshot: handover.go).
 	mode := cfg.Snapshot.Mode
@@ -408,6 +423,9 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	}
 	if hbFormat != nil {
 		emCfg.HeartbeatTopic, emCfg.HeartbeatFmt = cfg.Heartbeat.Topic, hbFormat
+	}
+	if notifyFormat != nil {
+		emCfg.NotifyTopic, emCfg.NotifyFmt = cfg.Notifications.KafkaTopic, notifyFormat
 	}
 	if t, ok := cfg.SignalTable(); ok {
 		// The stream waits for the snapshotter's loop to take a signal,

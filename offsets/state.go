@@ -93,6 +93,10 @@ type Table struct {
 	// copy, so that a retry after a crash or a failure keeps it, and is
 	// cleared with the filter at the handover.
 	ResnapshotType string `json:"resnapshot_type,omitempty"`
+	// SignalID is the id of the execute-snapshot signal that asked for
+	// the copy, in memory only (never stored here): an incremental
+	// snapshot keeps it in its progress, as its notifications' id.
+	SignalID string `json:"-"`
 	// Shape is the fingerprint of the table's last Relation message the
 	// main worker saw (schema.ShapeFingerprint), so that a change made
 	// while mooncdc was stopped still gives a derived schema change at the

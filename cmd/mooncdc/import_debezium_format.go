@@ -269,3 +269,35 @@ func (im *importer) migrateFrom() {
 	im.out.set("migrate_from.debezium.offsets_topic", topic, comment)
 	im.out.set("migrate_from.debezium.connector_name", name, "")
 }
+
+// notifications maps notification.enabled.channels (no default:
+// CommonConnectorConfig.java:995-1000) with its sink channel and
+// notification.sink.topic.name (SinkNotificationChannel.java:37-62, which
+// refuses the sink channel without a topic) to notifications.kafka_topic.
+// mooncdc writes only the incremental snapshots' notifications
+// (docs/incremental-snapshots.md, "The surface"); the log and jmx channels
+// have no counterpart.
+func (im *importer) notifications() {
+	channels, _ := im.get("notification.enabled.channels")
+	sink := false
+	for _, ch := range strings.Split(channels, ",") {
+		switch ch = strings.TrimSpace(ch); ch {
+		case "sink":
+			sink = true
+		case "":
+		default:
+			im.unmapped("notification.enabled.channels", fmt.Sprintf("the %q channel: mooncdc writes notifications to a Kafka topic only (the sink channel)", ch))
+		}
+	}
+	topic, hasTopic := im.get("notification.sink.topic.name")
+	switch {
+	case sink && hasTopic && topic != "":
+		im.out.set("notifications.kafka_topic", topic, "")
+		im.note("notification.enabled.channels", "mooncdc writes the incremental snapshots' notifications only, not the initial snapshot's")
+	case sink:
+		im.unmapped("notification.enabled.channels", "the sink channel without notification.sink.topic.name, which Debezium refuses too "+
+			"(\"Notification topic name must be provided when kafka notification channel is enabled\"): set notifications.kafka_topic")
+	case hasTopic:
+		im.unmapped("notification.sink.topic.name", "the sink channel is not in notification.enabled.channels, so Debezium writes nothing there either")
+	}
+}

@@ -102,7 +102,9 @@ func restReason(k string) string {
 		return "mooncdc copies each table whole with a private catch-up and has no such snapshot setting"
 	case strings.HasPrefix(k, "transforms.") || strings.HasPrefix(k, "predicates."):
 		return "belongs to a transform that is not mapped"
-	case strings.HasPrefix(k, "notification."), strings.HasPrefix(k, "openlineage."), strings.HasPrefix(k, "custom.metric"):
+	case strings.HasPrefix(k, "notification."):
+		return "mooncdc writes notifications to notifications.kafka_topic only (Debezium's sink channel) and has no such setting"
+	case strings.HasPrefix(k, "openlineage."), strings.HasPrefix(k, "custom.metric"):
 		return "mooncdc has no such feature; its metrics are on metrics.listen"
 	default:
 		return "unknown to import-debezium; mooncdc has no such setting"

@@ -75,6 +75,7 @@ func importDebezium(props map[string]string, opts importOptions, supported func(
 	im.transforms()
 	im.heartbeat()
 	im.signals()
+	im.notifications()
 	im.migrateFrom()
 	im.rest()
 	name, _ := im.peek("name")

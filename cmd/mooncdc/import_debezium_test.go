@@ -269,6 +269,33 @@ func TestImportDebeziumMapsOptions(t *testing.T) {
 			absent: []string{"format.outbox.table_field_event_type"},
 		},
 		{
+			// SinkNotificationChannel.java:37-62: notification.sink.topic.name
+			// is the sink channel's topic (CommonConnectorConfig.java:995-1000:
+			// notification.enabled.channels); log and jmx have no counterpart.
+			name: "notifications: the sink channel's topic",
+			input: `{"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+				"database.hostname": "h", "topic.prefix": "p", "plugin.name": "pgoutput",
+				"notification.enabled.channels": "sink,jmx", "notification.sink.topic.name": "io.debezium.notification"}`,
+			want:     map[string]any{"notifications.kafka_topic": "io.debezium.notification"},
+			unmapped: []string{"notification.enabled.channels"},
+		},
+		{
+			name: "notifications: a topic without the sink channel writes nothing, as Debezium",
+			input: `{"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+				"database.hostname": "h", "topic.prefix": "p", "plugin.name": "pgoutput",
+				"notification.sink.topic.name": "io.debezium.notification"}`,
+			unmapped: []string{"notification.sink.topic.name"},
+			absent:   []string{"notifications.kafka_topic"},
+		},
+		{
+			name: "notifications: the sink channel without a topic, refused by Debezium",
+			input: `{"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+				"database.hostname": "h", "topic.prefix": "p", "plugin.name": "pgoutput",
+				"notification.enabled.channels": "sink"}`,
+			unmapped: []string{"notification.enabled.channels"},
+			absent:   []string{"notifications.kafka_topic"},
+		},
+		{
 			name: "JsonConverter schemas.enable defaults to true, schema include list, regex router",
 			input: `{"config": {"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
 				"database.hostname": "h", "topic.prefix": "p", "plugin.name": "pgoutput",

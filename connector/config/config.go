@@ -33,8 +33,11 @@ type Config struct {
 	Heartbeat HeartbeatConfig `yaml:"heartbeat"`
 	// Signals are Debezium-format signals (snapshot: signals.go).
 	Signals SignalsConfig `yaml:"signals"`
-	Metrics MetricsConfig `yaml:"metrics"`
-	Log     LogConfig     `yaml:"log"`
+	// Notifications are Debezium-format notifications (emit:
+	// incremental_notify.go).
+	Notifications NotificationsConfig `yaml:"notifications"`
+	Metrics       MetricsConfig       `yaml:"metrics"`
+	Log           LogConfig           `yaml:"log"`
 	// ShutdownTimeout bounds a clean stop: past it, records Kafka has not
 	// acknowledged are given up (never confirmed to Postgres, so sent again
 	// at the next start) and run exits 1.

@@ -128,6 +128,8 @@ var configDocs = map[string]keyDoc{
 	"signals.kafka_topic": {doc: "A topic of Debezium-format signals (`execute-snapshot`, `stop-snapshot`, `pause-snapshot`, `resume-snapshot`, `log`), keyed by the topic prefix."},
 	"signals.table":       {doc: "A signal table (`id`, `type`, `data`) whose inserted rows are signals; captured without being listed."},
 
+	"notifications.kafka_topic": {doc: "A topic for the incremental snapshots' notifications (`STARTED`, `IN_PROGRESS`, `TABLE_SCAN_COMPLETED`, `PAUSED`, `RESUMED`, `ABORTED`, `COMPLETED`), as Debezium's sink channel writes them (`notification.sink.topic.name`); empty for none. See [Incremental snapshots](incremental-snapshots.md#the-surface)."},
+
 	"metrics.listen": {doc: "`host:port` of `/metrics`, `/healthz`, `/readyz` and `/status`; empty disables them. See [Metrics](metrics.md)."},
 	"log.level":      {doc: "`debug`, `info`, `warn` or `error`."},
 	"log.format":     {doc: "`json` or `console`."},

@@ -469,7 +469,7 @@ func TestEveryKeyHasAUniqueEnvVar(t *testing.T) {
 		"format.outbox.table_fields_additional_placement", "format.outbox.table_expand_json_payload",
 		"format.outbox.route_tombstone_on_empty_payload", "format.outbox.table_op_invalid_behavior",
 		"format.outbox.table_json_payload_null_behavior", "format.outbox.table_field_additional_missing", "format.outbox.message_prefix",
-		"heartbeat.interval", "heartbeat.records", "heartbeat.topic", "signals.kafka_topic", "signals.table",
+		"heartbeat.interval", "heartbeat.records", "heartbeat.topic", "signals.kafka_topic", "signals.table", "notifications.kafka_topic",
 		"metrics.listen", "log.level", "log.format", "shutdown_timeout", "on_slot_loss",
 		"migrate_from.debezium.offsets_topic", "migrate_from.debezium.connector_name", "ddl.capture",
 		"ha.enabled", "ha.session_timeout", "worker_group", "transforms",

@@ -87,6 +87,13 @@ func (c Config) Validate() error {
 			bad("signals.kafka_topic: %v", err)
 		}
 	}
+	if t := c.Notifications.KafkaTopic; t != "" {
+		if err := CheckTopicName(t); err != nil {
+			bad("notifications.kafka_topic: %v", err)
+		} else if t == c.Signals.KafkaTopic {
+			bad("notifications.kafka_topic: %q is signals.kafka_topic too; give the notifications a topic of their own", t)
+		}
+	}
 	if _, err := c.TopicNaming(); err != nil {
 		for _, e := range strings.Split(err.Error(), "; ") {
 			bad("%s", e)

@@ -9,3 +9,11 @@ type SignalsConfig struct {
 	// like a postgres.tables entry.
 	Table string `yaml:"table"`
 }
+
+// NotificationsConfig is where notifications go.
+type NotificationsConfig struct {
+	// KafkaTopic receives the incremental snapshots' notifications, as
+	// Debezium's sink channel writes them (notification.enabled.channels
+	// sink, notification.sink.topic.name); "" for none.
+	KafkaTopic string `yaml:"kafka_topic"`
+}

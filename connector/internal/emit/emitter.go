@@ -117,6 +117,10 @@ type Config struct {
 	// Incremental is the queue of the incremental snapshots' chunk
 	// readers (incremental.go; main worker only, nil otherwise).
 	Incremental *Incremental
+	// NotifyTopic receives the incremental snapshots' notifications
+	// (Incremental.Notify) in NotifyFmt; nil NotifyFmt: none.
+	NotifyTopic string
+	NotifyFmt   *record.NotificationFormat
 }
 
 // Counts are the counters an emitter adds to: the pipeline's

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/notify"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
 	"github.com/mooncdc/mooncdc/schema"
@@ -90,6 +91,8 @@ type Incremental struct {
 	// at the next unit.
 	strikes map[string]map[string]struct{}
 	tombs   []*incRequest
+	// notes are the notifications to write at the next unit (Notify).
+	notes []notify.Notification
 	// seqAt and seqN number the records windows and tombstones write at
 	// one position (nextSeq).
 	seqAt schema.LSN
@@ -114,6 +117,7 @@ const (
 	incAbandon
 	incStrike
 	incTombstones
+	incNotify
 )
 
 type incRequest struct {
@@ -127,6 +131,7 @@ type incRequest struct {
 	why   string
 	topic string
 	keys  [][]byte
+	note  notify.Notification
 
 	done   chan incReply
 	result chan WindowResult // incOpen: where the window's end goes
@@ -349,6 +354,9 @@ func (q *Incremental) serve() {
 			}
 			q.tombs = append(q.tombs, r) // answered once written
 			continue
+		case incNotify:
+			q.notes = append(q.notes, r.note) // written at the next unit, unanswered
+			continue
 		}
 		r.done <- rep
 	}
@@ -422,8 +430,8 @@ func (e *Emitter) incBegin(tx *schema.Tx) error {
 		return nil
 	}
 	q.serve()
-	if len(q.tombs) > 0 {
-		e.writeTombstones(tx.CommitLSN)
+	if err := e.writeQueued(tx.CommitLSN); err != nil {
+		return err
 	}
 	if q.t == nil {
 		return nil
@@ -448,8 +456,8 @@ func (e *Emitter) incEnd(tx *schema.Tx) error {
 	}
 	q.t.End()
 	q.serve()
-	if len(q.tombs) > 0 {
-		e.writeTombstones(tx.EndLSN)
+	if err := e.writeQueued(tx.EndLSN); err != nil {
+		return err
 	}
 	if q.t == nil {
 		return nil
@@ -473,15 +481,15 @@ func (e *Emitter) Idle(walEnd schema.LSN) error {
 	}
 	at := q.pos
 	closes := q.t != nil && at != 0 && q.closable(at)
-	if !closes && (len(q.tombs) == 0 || at == 0) {
+	if !closes && (!q.queued() || at == 0) {
 		return nil
 	}
 	return e.ownUnit(at, func(a *delivery.TxAck) error {
 		saved := e.cur
 		e.cur = a
 		defer func() { e.cur = saved }()
-		if len(q.tombs) > 0 {
-			e.writeTombstones(at)
+		if err := e.writeQueued(at); err != nil {
+			return err
 		}
 		if closes {
 			return e.incAdvance(at, at)
@@ -497,7 +505,7 @@ func (e *Emitter) Idle(walEnd schema.LSN) error {
 // on an idle server too.
 func (e *Emitter) WantPosition() bool {
 	q := e.Incremental
-	return q != nil && (q.pending.Load() || len(q.tombs) > 0 || q.t != nil && q.t.OpenWindows() > 0)
+	return q != nil && (q.pending.Load() || q.queued() || q.t != nil && q.t.OpenWindows() > 0)
 }
 
 // closable reports whether some window would close at pos (so that an

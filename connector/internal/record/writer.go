@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
+	"github.com/mooncdc/mooncdc/connector/internal/notify"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -214,6 +215,28 @@ func (w *Writer) Heartbeat(a *delivery.TxAck, topic string, f *HeartbeatFormat, 
 	}
 	*rec = kgo.Record{Topic: topic, Key: key, Value: value, Context: a, Headers: rec.Headers[:0]}
 	changeHeaders(rec, ch)
+	return rec, nil
+}
+
+// Notification encodes the notification n for topic in unit a, with the
+// mooncdc.* headers of position at, numbered seq (as the rows of an
+// incremental snapshot's windows). Nothing is sent. The transforms chain
+// does not see it (docs/incremental-snapshots.md, "The surface").
+func (w *Writer) Notification(a *delivery.TxAck, topic string, f *NotificationFormat, n notify.Notification, at schema.LSN, seq int64) (*kgo.Record, error) {
+	rec := w.acks.pool.get()
+	key, err := f.AppendKey(rec.Key[:0], n)
+	if err != nil {
+		w.acks.pool.put(rec)
+		return nil, &RecordError{Topic: topic, LSN: at, Err: err}
+	}
+	value, err := f.AppendValue(rec.Value[:0], n)
+	if err != nil {
+		rec.Key = key[:0]
+		w.acks.pool.put(rec)
+		return nil, &RecordError{Topic: topic, LSN: at, Err: err}
+	}
+	*rec = kgo.Record{Topic: topic, Key: key, Value: value, Context: a, Headers: rec.Headers[:0]}
+	SetHeaders(rec, at, at, seq)
 	return rec, nil
 }
 

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/notify"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
@@ -91,17 +93,32 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 	name := t.Table
 	s.incMu.Lock()
 	defer s.incMu.Unlock()
-	if s.incRunning[name] {
+	if _, running := s.incRunning[name]; running {
 		s.log.Info("incremental snapshot requested while one of the table runs; it goes on", zap.String("table", name))
 		return
 	}
-	s.incRunning[name] = true
+	fresh, id := requestOf(t)
+	s.incRunning[name] = id
 	tctx, stop := context.WithCancel(ctx)
 	s.incStop[name] = stop
 	s.incWG.Add(1)
 	go func() {
 		defer s.incWG.Done()
-		err := s.runIncremental(tctx, t)
+		if fresh {
+			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.StartedOf([]string{name}, now) })
+		}
+		// scanned: TABLE_SCAN_COMPLETED is written once the chunks are
+		// durable, before the stale keys' tombstones (once per request).
+		scanned := false
+		onScanned := func(rows int64) {
+			if !scanned {
+				scanned = true
+				s.note(id, func(src notify.Source, now int64) notify.Notification {
+					return src.ScanCompletedOf([]string{name}, name, rows, scanStatus(nil, rows), now)
+				})
+			}
+		}
+		err := s.runIncremental(tctx, t, onScanned)
 		// A lost window resumes from the stored progress; a rewrite plans
 		// again from page 0 (runIncremental sees the new relfilenode).
 		for (errors.Is(err, errWindowLost) || errors.Is(err, errRewritten)) && tctx.Err() == nil {
@@ -109,7 +126,7 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			if ts := s.phases.Get(name); ts != nil {
 				t.Incremental = ts.Incremental
 			}
-			err = s.runIncremental(tctx, t)
+			err = s.runIncremental(tctx, t, onScanned)
 		}
 		// Told before stop(), which would make every failure look like a
 		// stop-snapshot and hide its error.
@@ -121,14 +138,22 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		stop()
 		switch {
 		case err == nil:
+			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
 		case stopped:
 			s.log.Info("incremental snapshot stopped (stop-snapshot): its progress is removed, the rows written stay", zap.String("table", name))
+			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.AbortedOf([]string{name}, now) })
 			s.clearIncremental(context.Background(), name)
 		case ctx.Err() != nil:
 			s.log.Info("incremental snapshot stopped with the pipeline; it resumes at the next start", zap.String("table", name))
 		default:
 			s.log.Error("incremental snapshot failed; the table streams on, ask for it again (or for a blocking one) once the cause is fixed",
 				zap.String("table", name), zap.Error(err))
+			if !scanned {
+				s.note(id, func(src notify.Source, now int64) notify.Notification {
+					return src.ScanCompletedOf([]string{name}, name, 0, scanStatus(err, 0), now)
+				})
+			}
+			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
 			s.clearIncremental(context.Background(), name)
 		}
 	}()
@@ -170,8 +195,9 @@ func (s *Snapshotter) clearIncremental(ctx context.Context, name string) {
 }
 
 // runIncremental is one table's incremental snapshot, from the request to
-// the last window and the stale keys' tombstones.
-func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) error {
+// the last window and the stale keys' tombstones; onScanned is called
+// once every chunk's rows are durable, with the rows written.
+func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onScanned func(rows int64)) error {
 	c, q := s.c, s.inc
 	name := req.Table
 	ts := s.phases.Get(name)
@@ -263,7 +289,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 		}
 		mark := prog.StaleMark
 		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: chunkPagesFor(s.incShared.budget.limit, rowsPerPage, readers),
-			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark}
+			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID)}
 	}
 	it.prog = prog
 	chunks, err := prog.Remaining()
@@ -283,6 +309,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 		return err
 	}
 	read := time.Since(readStart)
+	onScanned(it.prog.Rows) // settled: every chunk is in it.prog
 	if tombstones {
 		if err := it.tombstone(ctx, prog.StaleMark); err != nil {
 			return err

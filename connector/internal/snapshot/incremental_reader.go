@@ -17,6 +17,7 @@ import (
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/notify"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
 	"github.com/mooncdc/mooncdc/connector/pgsource"
@@ -269,7 +270,11 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	}
 	it.mu.Lock()
 	it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, unit: res.Unit})
+	pages, id := it.prog.Pages, it.prog.CorrelationID
 	it.mu.Unlock()
+	it.s.note(id, func(src notify.Source, now int64) notify.Notification {
+		return src.InProgressOf([]string{it.name}, it.name, pages, ch.End, now)
+	})
 	it.c.counts.Rows.WithLabelValues(it.name).Add(float64(res.Rows))
 	return "", nil
 }

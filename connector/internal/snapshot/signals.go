@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/notify"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -222,11 +223,22 @@ func (s *Snapshotter) signal(sg signal) {
 		log.Info("signal: " + sg.Data.Message)
 	case signalPauseSnapshot:
 		s.paused = true
-		s.incPaused.Store(true)
+		if !s.incPaused.Swap(true) {
+			// AbstractIncrementalSnapshotChangeEventSource.java:124-127: only
+			// a running snapshot that was not paused notifies.
+			if names, id := s.runningIncremental(); len(names) > 0 {
+				s.note(id, func(src notify.Source, now int64) notify.Notification { return src.PausedOf(names, now) })
+			}
+		}
 		log.Info("snapshots paused: no new copy starts until resume-snapshot; copies in progress finish; incremental snapshots open no new window")
 	case signalResumeSnapshot:
 		s.paused = false
-		s.incPaused.Store(false)
+		if s.incPaused.Swap(false) {
+			// :134-137: only a running, paused snapshot notifies.
+			if names, id := s.runningIncremental(); len(names) > 0 {
+				s.note(id, func(src notify.Source, now int64) notify.Notification { return src.ResumedOf(names, now) })
+			}
+		}
 		s.incMu.Lock()
 		held := s.incHeld
 		s.incHeld = nil
@@ -254,7 +266,7 @@ func (s *Snapshotter) signal(sg signal) {
 			if !slices.ContainsFunc(sg.Data.DataCollections, func(dc string) bool { return matches(dc, name) }) {
 				continue
 			}
-			t := offsets.Table{Table: name, ResnapshotMs: now, ResnapshotType: sg.Data.Type}
+			t := offsets.Table{Table: name, ResnapshotMs: now, ResnapshotType: sg.Data.Type, SignalID: sg.ID}
 			if sg.Data.Type == offsets.ResnapshotIncremental {
 				t.Incremental = offsets.IncrementalRequested
 			}

@@ -80,7 +80,7 @@ type Snapshotter struct {
 	inc        *emit.Incremental
 	incShared  *incrementalShared
 	incMu      sync.Mutex
-	incRunning map[string]bool
+	incRunning map[string]string // table → its notifications' correlation id
 	incWG      sync.WaitGroup
 	runCtx     context.Context // Run's, for the snapshots the loop starts
 	// incStop ends a table's running incremental snapshot (stop-snapshot);
@@ -134,10 +134,11 @@ func New(o Config) *Snapshotter {
 	cfg := o.Config
 	return &Snapshotter{cfg: snapshotterConfig{snapshot: cfg.Snapshot, postgres: cfg.Postgres, name: cfg.Name,
 		offsetsTopic: cfg.Kafka.OffsetsTopic, prefix: cfg.Kafka.TopicPrefix, signals: cfg.Signals, tables: o.Tables,
-		naming: o.Naming, kafka: o.Kafka},
+		notifications: cfg.Notifications.KafkaTopic != "",
+		naming:        o.Naming, kafka: o.Kafka},
 		workerErrors: o.WorkerErrors, ready: o.Ready, keyless: o.Keyless,
 		phases: o.Phases, log: o.Log.Named("snapshot"), signals: make(chan signal, 16), adopt: o.Adopt,
-		inc: o.Incremental, incShared: &incrementalShared{budget: newByteBudget(max(cfg.Kafka.MaxInflightBytes/2, 1))}, incRunning: map[string]bool{}, incStop: map[string]context.CancelFunc{},
+		inc: o.Incremental, incShared: &incrementalShared{budget: newByteBudget(max(cfg.Kafka.MaxInflightBytes/2, 1))}, incRunning: map[string]string{}, incStop: map[string]context.CancelFunc{},
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
 			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
 			keys: o.Keys, kafka: o.Kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: record.OptionsOf(cfg),
@@ -154,9 +155,11 @@ type snapshotterConfig struct {
 	offsetsTopic string
 	prefix       string // kafka.topic_prefix: the key of this connector's Kafka signals
 	signals      config.SignalsConfig
-	tables       config.TableSelection
-	naming       config.TopicNaming
-	kafka        []kgo.Opt // the base of the clients that read the offsets and signal topics
+	// notifications: incremental snapshots notify (notifications.kafka_topic).
+	notifications bool
+	tables        config.TableSelection
+	naming        config.TopicNaming
+	kafka         []kgo.Opt // the base of the clients that read the offsets and signal topics
 }
 
 // copyJob is a table to copy and the snapshot run it belongs to.

@@ -47,6 +47,9 @@ type Operations struct{ Insert, Update, Delete, Truncate bool }
 // "blocking") is always possible.
 type IneligibleError struct {
 	Table, Reason, Fix string
+	// NoKey: refused for want of a key (Debezium's NO_PRIMARY_KEY
+	// notification status; the others are SKIPPED).
+	NoKey bool
 }
 
 func (e *IneligibleError) Error() string {
@@ -57,7 +60,9 @@ func (e *IneligibleError) Error() string {
 // need a key the window can compare with the stream's changes, and the
 // stream must carry every change that can make a chunk's row stale.
 func Eligible(t Table) error {
-	fail := func(reason, fix string) error { return &IneligibleError{Table: t.Name, Reason: reason, Fix: fix} }
+	fail := func(reason, fix string) *IneligibleError {
+		return &IneligibleError{Table: t.Name, Reason: reason, Fix: fix}
+	}
 	switch t.Key {
 	case KeyPrimary, KeyIdentityIndex, KeyMessageColumns:
 	default:
@@ -65,8 +70,10 @@ func Eligible(t Table) error {
 		// NO_PRIMARY_KEY, AbstractIncrementalSnapshotChangeEventSource.java:392
 		// at v3.6.1.Final): a null-keyed `r` record overwrites nothing, it
 		// adds a row, so a window cannot keep it from duplicating one.
-		return fail("the table has no primary key, no replica identity index and no format.message_key_columns (its records have a null key)",
+		err := fail("the table has no primary key, no replica identity index and no format.message_key_columns (its records have a null key)",
 			"add a primary key, or set format.message_key_columns to columns of its replica identity (FULL has them all)")
+		err.NoKey = true
+		return err
 	}
 	p := t.Publishes
 	if !p.Insert || !p.Update || !p.Delete || !p.Truncate {

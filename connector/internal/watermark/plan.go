@@ -80,6 +80,11 @@ type Progress struct {
 	// by an earlier copy (docs/snapshots.md, the resumable copy's rule).
 	StaleMark map[string]int64 `json:"stale_mark,omitempty"`
 	Paused    bool             `json:"paused"`
+	// CorrelationID is the execute-snapshot signal's id ("" for another
+	// request): the notifications' id, kept for a resume as Debezium keeps
+	// its correlation id in its offsets (AbstractIncrementalSnapshotContext.java:295
+	// at v3.6.1.Final).
+	CorrelationID string `json:"correlation_id,omitempty"`
 }
 
 // MarkDone records that c's window was written with rows rows.

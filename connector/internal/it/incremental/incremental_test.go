@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"context"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,6 +186,7 @@ func testResume(t *testing.T, mode config.Delivery) {
 	cfg.Kafka.Delivery = mode
 	cfg.Snapshot.ConnectionsPerTable = 1
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Notifications.KafkaTopic = "res.notifications"
 	topic := "res.public.orders"
 	r := start(t, cfg)
 
@@ -238,6 +240,16 @@ func testResume(t *testing.T, mode config.Delivery) {
 		t.Fatalf("the resumed snapshot wrote %d rows, want %d: the rows of the chunks not done, and no others", again, remaining)
 	}
 	sameRows(t, rebuild(t, evs), tableRows(t, e, "orders"))
+	// The notifications across the crash: STARTED once (the resumed run is
+	// no new request), IN_PROGRESS for chunks of both runs, and at the end
+	// TABLE_SCAN_COMPLETED with every row of the table counted once (the
+	// progress counts a chunk when its rows are durable) and COMPLETED.
+	ns := notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "COMPLETED", false)
+	if got := types(ns); got != "STARTED IN_PROGRESS… TABLE_SCAN_COMPLETED COMPLETED" {
+		t.Fatalf("notifications %s", got)
+	}
+	checkData(t, ns[len(ns)-2], map[string]string{"data_collections": "public.orders", "scanned_collection": "public.orders",
+		"total_rows_scanned": strconv.Itoa(rows), "status": "SUCCEEDED"})
 	if err := r2.Stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +295,7 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
 	cfg := e.Config("idle", "public.orders")
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Notifications.KafkaTopic = "idle.notifications"
 	topic := "idle.public.orders"
 	r := start(t, cfg)
 	// A row inserted and deleted: its topic exists.
@@ -325,6 +338,31 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 		t.Fatalf("%d incremental `r` records, want %d", n, rows)
 	}
 	sameRows(t, rebuild(t, evs), tableRows(t, e, "orders"))
+
+	// The notifications (notifications.kafka_topic), in the order Debezium
+	// writes them (AbstractIncrementalSnapshotChangeEventSource.java:509
+	// STARTED, :330 IN_PROGRESS per chunk, :322 TABLE_SCAN_COMPLETED, :471
+	// COMPLETED) with its fields (IncrementalSnapshotNotificationService.java:61-149).
+	ns := notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "COMPLETED", false)
+	if got := types(ns); got != "STARTED IN_PROGRESS… TABLE_SCAN_COMPLETED COMPLETED" {
+		t.Fatalf("notifications %s", got)
+	}
+	checkCommon(t, ns, "idle", began)
+	checkData(t, ns[0], map[string]string{"data_collections": "public.orders"})
+	chunks := checkInProgress(t, ns, "public.orders", 2)
+	checkData(t, ns[len(ns)-2], map[string]string{"data_collections": "public.orders", "scanned_collection": "public.orders",
+		"total_rows_scanned": strconv.Itoa(rows), "status": "SUCCEEDED"})
+	checkData(t, ns[len(ns)-1], map[string]string{})
+	// A request without a signal (the CLI's) has no correlation id: a
+	// random UUID per notification (IncrementalSnapshotNotificationService.java:158).
+	ids := map[string]bool{}
+	for _, x := range ns {
+		ids[x.ID] = true
+	}
+	if len(ids) != len(ns) {
+		t.Errorf("%d notifications share %d ids, want one each", len(ns), len(ids))
+	}
+	t.Logf("notifications: STARTED, %d IN_PROGRESS, TABLE_SCAN_COMPLETED, COMPLETED", chunks)
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -346,12 +384,20 @@ func TestIncrementalSnapshotStopsAtStopSnapshot(t *testing.T) {
 	cfg := e.Config("stp", "public.orders")
 	cfg.Signals.Table = "public.debezium_signal"
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Notifications.KafkaTopic = "stp.notifications"
 	topic := "stp.public.orders"
 	r := start(t, cfg)
+	began := time.Now()
 	e.Exec(`INSERT INTO debezium_signal VALUES ('i1', 'execute-snapshot', '{"data-collections":["public.orders"],"type":"incremental"}')`)
 	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the incremental snapshot wrote no row", func() bool {
 		return len(readAll(t, e.Kafka, topic, -1)) > 0
 	})
+	// Paused and resumed on the way (pause-snapshot, resume-snapshot):
+	// PAUSED and RESUMED notifications.
+	e.Exec(`INSERT INTO debezium_signal VALUES ('p1', 'pause-snapshot', '{}')`)
+	notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "PAUSED", true)
+	e.Exec(`INSERT INTO debezium_signal VALUES ('r1', 'resume-snapshot', '{}')`)
+	notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "RESUMED", true)
 	e.Exec(`INSERT INTO debezium_signal VALUES ('s1', 'stop-snapshot', '{"data-collections":["public\\.orders"],"type":"incremental"}')`)
 	eventually.True(t, 30*time.Second, 10*time.Millisecond, "the incremental snapshot did not stop", func() bool {
 		return r.P.TablePhases()["public.orders"].Incremental == ""
@@ -370,6 +416,31 @@ func TestIncrementalSnapshotStopsAtStopSnapshot(t *testing.T) {
 	}
 	if ph := r.P.TablePhases()["public.orders"]; ph.Phase != "ready" {
 		t.Fatalf("after the stop the table is %s, want ready", ph.Phase)
+	}
+	// The notifications: STARTED, IN_PROGRESS per chunk written, PAUSED
+	// and RESUMED (AbstractIncrementalSnapshotChangeEventSource.java:127,
+	// 137; windows open at the pause still close and are written), and
+	// ABORTED with the stopped collection (:622,
+	// IncrementalSnapshotNotificationService.java:99-105): no
+	// TABLE_SCAN_COMPLETED, no COMPLETED.
+	ns := notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "ABORTED", false)
+	got := types(ns)
+	if !regexp.MustCompile(`^STARTED IN_PROGRESS… PAUSED( IN_PROGRESS…)? RESUMED( IN_PROGRESS…)? ABORTED$`).MatchString(got) {
+		t.Fatalf("notifications %s", got)
+	}
+	checkCommon(t, ns, "stp", began)
+	t.Logf("notifications: %s", got)
+	for _, x := range ns {
+		switch x.Type {
+		case "STARTED", "PAUSED", "RESUMED", "ABORTED":
+			checkData(t, x, map[string]string{"data_collections": "public.orders"})
+		}
+		// The id is the execute-snapshot signal's (Debezium's correlation
+		// id, AbstractIncrementalSnapshotChangeEventSource.java:483;
+		// IncrementalSnapshotNotificationService.java:158).
+		if x.ID != "i1" {
+			t.Errorf("%s: id %q, want the signal's, i1", x.Type, x.ID)
+		}
 	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
@@ -392,6 +463,7 @@ func TestIncrementalSnapshotRefusesATableWithoutAKey(t *testing.T) {
 	cfg := e.Config("nok", "public.nokey")
 	cfg.Signals.Table = "public.debezium_signal"
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Notifications.KafkaTopic = "nok.notifications"
 	core, logs := observer.New(zap.InfoLevel)
 	p, err := connector.New(cfg, zap.New(core))
 	if err != nil {
@@ -432,6 +504,20 @@ func TestIncrementalSnapshotRefusesATableWithoutAKey(t *testing.T) {
 	}
 	if ph := r.P.TablePhases()["public.nokey"]; ph.Phase != "ready" || ph.Incremental != "" {
 		t.Fatalf("after the refusal the table is %s with progress %q, want ready and none", ph.Phase, ph.Incremental)
+	}
+	// STARTED, then TABLE_SCAN_COMPLETED with status NO_PRIMARY_KEY and
+	// COMPLETED, as Debezium's warnAndSkip
+	// (AbstractIncrementalSnapshotChangeEventSource.java:392, 399-409).
+	ns := notificationsUntil(t, e.Kafka, cfg.Notifications.KafkaTopic, "COMPLETED", false)
+	if got := types(ns); got != "STARTED TABLE_SCAN_COMPLETED COMPLETED" {
+		t.Fatalf("notifications %s", got)
+	}
+	checkData(t, ns[1], map[string]string{"data_collections": "public.nokey", "scanned_collection": "public.nokey",
+		"total_rows_scanned": "0", "status": "NO_PRIMARY_KEY"})
+	for _, x := range ns {
+		if x.ID != "i1" || x.Key != "i1" {
+			t.Errorf("%s: id %q key %q, want the signal's, i1", x.Type, x.ID, x.Key)
+		}
 	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
