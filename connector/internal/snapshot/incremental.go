@@ -443,8 +443,26 @@ func (it *incrementalTable) settleUnit(ctx context.Context, unit *delivery.TxAck
 // it: likewise), so a tombstone never hides a row; a key the stream
 // writes while the topic is read is struck by the main worker before it
 // writes the tombstones (emit: Incremental.Tombstones).
+//
+// With a transform chain that routes the table's records to other topics
+// than its own, only its own topic's stale keys are tombstoned: the mark
+// is that topic's, so the keys of the others could not be told stale; an
+// error log names the table, the topics and the fix (a blocking
+// resnapshot reads them all: docs/snapshots.md, "Stale keys and
+// transforms"). Where they cannot be listed (a *transform.RouteError),
+// nothing is tombstoned.
 func (it *incrementalTable) tombstone(ctx context.Context, mark map[string]int64) error {
 	topic := it.plan.Topic
+	if topics, err := chainTopics(it.c.formats.Chain(), topic); err != nil || len(topics) > 1 {
+		const fix = "a blocking resnapshot (mooncdc resnapshot without --incremental) reads and tombstones them"
+		if err != nil {
+			it.log.Error("stale keys are not tombstoned: the transforms route the table's records where a re-copy cannot follow them, so keys the table no longer has may stay live there; make the router's topic.regex the table's topic (dots escaped) and its topic.expression give literal names or names built from `topic`",
+				zap.String("table", it.name), zap.Error(err))
+			return nil
+		}
+		it.log.Error("an incremental snapshot tombstones stale keys in the table's own topic only: keys the table no longer has may stay live in the topics the transforms route it to; "+fix,
+			zap.String("table", it.name), zap.Strings("not_read", topics[1:]))
+	}
 	pos, err := it.q.StrikeFrom(ctx, topic)
 	if err != nil {
 		return err
@@ -473,7 +491,7 @@ func (it *incrementalTable) tombstone(ctx context.Context, mark map[string]int64
 	}
 	keys := make([][]byte, 0, len(stale.keys))
 	for k := range stale.keys {
-		keys = append(keys, []byte(k))
+		keys = append(keys, []byte(k.key))
 	}
 	n, unit, err := it.q.Tombstones(ctx, topic, keys)
 	if err != nil {

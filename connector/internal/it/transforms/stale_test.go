@@ -1,0 +1,147 @@
+package transforms
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/mooncdc/mooncdc/connector"
+	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+	"github.com/mooncdc/mooncdc/internal/eventually"
+	"github.com/mooncdc/mooncdc/internal/kafkatest"
+)
+
+// routeAndKey routes public.orders' EU rows to a topic of their own and
+// keys every record by id and region: a RegexRouter-like
+// ContentBasedRouter limited to the table's topic by topic.regex, and
+// ValueToKey (skipping tombstones, which have no value to copy from:
+// ValueToKey.applySchemaless requires a map, ValueToKey.java:84-86 at
+// apache/kafka 1eb7644349c). Kafka Connect runs the chain on every record
+// of a source task, a delete's tombstone included
+// (AbstractWorkerSourceTask.sendRecords, AbstractWorkerSourceTask.java:396-405):
+// a row's records, and so the keys a re-copy must find, are where the
+// chain put them.
+func routeAndKey(router string) map[string]string {
+	return map[string]string{
+		"transforms":                       "toEU,key",
+		"transforms.toEU.type":             "io.debezium.transforms.ContentBasedRouter",
+		"transforms.toEU.language":         "cel",
+		"transforms.toEU.topic.regex":      `st\.public\.orders`,
+		"transforms.toEU.topic.expression": router,
+		"transforms.key.type":              "org.apache.kafka.connect.transforms.ValueToKey",
+		"transforms.key.fields":            "id,region",
+		"transforms.key.predicate":         "isTombstone",
+		"transforms.key.negate":            "true",
+		"predicates":                       "isTombstone",
+		"predicates.isTombstone.type":      "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
+	}
+}
+
+// compacted is what a consumer that compacts topic by key ends with: key
+// to value, as written.
+func compacted(t *testing.T, addr, topic string) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got := map[string]string{}
+	for _, r := range kafkatest.ReadAll(ctx, t, addr, -1, topic) {
+		if r.Value == nil {
+			delete(got, string(r.Key))
+		} else {
+			got[string(r.Key)] = string(r.Value)
+		}
+	}
+	return got
+}
+
+func keysOf(m map[string]string) []string {
+	var ks []string
+	for k := range maps.Keys(m) {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// staleEnv copies orders (1 EU, 2 US, 3 EU, 4 US) through the chain, stops,
+// loses the slot and deletes rows 1 and 2 while no slot keeps the
+// deletes: the restart re-copies the table (on_slot_loss: resnapshot),
+// logging to logs.
+func staleEnv(t *testing.T, router string) (e *ittest.Env, r *ittest.Running, logs *observer.ObservedLogs) {
+	e = ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, region text NOT NULL)`)
+	e.Exec(`INSERT INTO orders VALUES (1, 'EU'), (2, 'US'), (3, 'EU'), (4, 'US')`)
+	cfg := e.Config("st", "public.orders")
+	cfg.Heartbeat.Records = false
+	cfg.Format.Envelope = config.EnvelopeFlat
+	cfg.OnSlotLoss = config.SlotLossResnapshot
+	cfg.Transforms = routeAndKey(router)
+	r = ittest.Start(t, cfg)
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+	e.Exec(`SELECT pg_drop_replication_slot('mooncdc_st')`)
+	e.Exec(`DELETE FROM orders WHERE id IN (1, 2)`)
+	core, logs := observer.New(zapcore.InfoLevel)
+	p, err := connector.New(cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
+	return e, r, logs
+}
+
+// TestResnapshotTombstonesStaleKeysWhereTheChainPutThem: after a re-copy,
+// the compacted view of every topic the chain routes the table to holds
+// exactly the table's rows, keyed as the chain keys them: the deleted EU
+// row's key is tombstoned in the routed topic, the deleted US row's in
+// the table's own, each with the key bytes the chain wrote.
+func TestResnapshotTombstonesStaleKeysWhereTheChainPutThem(t *testing.T) {
+	e, r, _ := staleEnv(t, `value.region == "EU" ? "st_eu_orders" : dyn(null)`)
+	eventually.Succeeds(t, 30*time.Second, 200*time.Millisecond, func() error {
+		eu, own := compacted(t, e.Kafka, "st_eu_orders"), compacted(t, e.Kafka, "st.public.orders")
+		if ks := keysOf(eu); len(ks) != 1 || ks[0] != `{"id":3,"region":"EU"}` {
+			return fmt.Errorf("st_eu_orders compacts to keys %v, want only row 3's {\"id\":3,\"region\":\"EU\"}", ks)
+		}
+		if ks := keysOf(own); len(ks) != 1 || ks[0] != `{"id":4,"region":"US"}` {
+			return fmt.Errorf("st.public.orders compacts to keys %v, want only row 4's {\"id\":4,\"region\":\"US\"}", ks)
+		}
+		return nil
+	})
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResnapshotRefusesStaleKeysItCannotFollow: a router naming the topic
+// from the row's content sends the table's records to topics a re-copy
+// cannot list: nothing is tombstoned (a key read from such a topic could
+// be another table's), and an error log names the table, the transform
+// and the fix — never a silent miss.
+func TestResnapshotRefusesStaleKeysItCannotFollow(t *testing.T) {
+	e, r, logs := staleEnv(t, `"st_" + value.region`)
+	found := logs.FilterMessageSnippet("stale keys are not tombstoned").FilterField(zap.String("table", "public.orders")).All()
+	if len(found) == 0 {
+		t.Fatalf("no error log about the stale keys of public.orders; logs: %v", logs.All())
+	}
+	if l := found[0]; l.Level != zapcore.ErrorLevel || !strings.Contains(l.Message, "topic.regex") ||
+		!strings.Contains(fmt.Sprint(l.ContextMap()["error"]), `transform "toEU"`) {
+		t.Errorf("the log %q (%v, %v) must be an error naming the transform toEU and the fix", l.Message, l.Level, l.ContextMap())
+	}
+	// The documented refusal: row 1's key stays in st_EU.
+	if eu := compacted(t, e.Kafka, "st_EU"); eu[`{"id":1,"region":"EU"}`] == "" {
+		t.Errorf("st_EU compacts to %v: row 1's key was tombstoned though the topics are open", keysOf(eu))
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
