@@ -217,6 +217,14 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 		if prog.StaleMark, err = endOffsets(ctx, c.cfg.kafka, plan.Topic); err != nil {
 			return err
 		}
+		if topics, err := chainTopics(c.formats.Chain(), plan.Topic); err == nil && len(topics) > 1 {
+			prog.StaleMarks = map[string]map[string]int64{}
+			for _, t := range topics[1:] {
+				if prog.StaleMarks[t], err = endOffsets(ctx, c.cfg.kafka, t); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if err := q.Watch(ctx, it.oid); err != nil {
 		return err
@@ -252,9 +260,9 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 		if info.relpages > 0 {
 			rowsPerPage = float64(info.reltuples) / float64(info.relpages)
 		}
-		mark := prog.StaleMark
+		mark, marks := prog.StaleMark, prog.StaleMarks
 		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: chunkPagesFor(s.incShared.budget.limit, rowsPerPage, readers),
-			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark}
+			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, StaleMarks: marks}
 	}
 	it.prog = prog
 	chunks, err := prog.Remaining()
@@ -275,7 +283,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table) err
 	}
 	read := time.Since(readStart)
 	if tombstones {
-		if err := it.tombstone(ctx, prog.StaleMark); err != nil {
+		if err := it.tombstones(ctx, prog); err != nil {
 			return err
 		}
 	}
@@ -435,6 +443,39 @@ func (it *incrementalTable) settleUnit(ctx context.Context, unit *delivery.TxAck
 	}
 }
 
+// tombstones tombstones the stale keys of every topic the table's records
+// go to (its own, and those the transform chain routes them to, each
+// with its mark: tombstone), each where it was read.
+//
+// Where the chain's topics cannot be listed (a *transform.RouteError),
+// nothing is tombstoned and an error log names the table, the transform
+// and the fix; a routed topic without a mark (a snapshot begun before the
+// chain routed there) is left alone, with an error log naming it and the
+// fix (docs/snapshots.md, "Stale keys and transforms").
+func (it *incrementalTable) tombstones(ctx context.Context, prog watermark.Progress) error {
+	topics, err := chainTopics(it.c.formats.Chain(), it.plan.Topic)
+	if err != nil {
+		it.log.Error("stale keys are not tombstoned: the transforms route the table's records where a re-copy cannot follow them, so keys the table no longer has may stay live there; make the router's topic.regex the table's topic (dots escaped) and its topic.expression give literal names or names built from `topic`",
+			zap.String("table", it.name), zap.Error(err))
+		return nil
+	}
+	if err := it.tombstone(ctx, topics[0], prog.StaleMark); err != nil {
+		return err
+	}
+	for _, t := range topics[1:] {
+		mark, ok := prog.StaleMarks[t]
+		if !ok {
+			it.log.Error("stale keys are not tombstoned in a topic the transforms route the table to: the snapshot began before they did, so its keys cannot be told stale; run the snapshot again",
+				zap.String("table", it.name), zap.String("topic", t))
+			continue
+		}
+		if err := it.tombstone(ctx, t, mark); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // tombstone writes, through the main worker, tombstones for the keys the
 // topic holds that the table no longer has: those whose every record
 // precedes the mark (read before the watch), the last not a tombstone.
@@ -443,26 +484,7 @@ func (it *incrementalTable) settleUnit(ctx context.Context, unit *delivery.TxAck
 // it: likewise), so a tombstone never hides a row; a key the stream
 // writes while the topic is read is struck by the main worker before it
 // writes the tombstones (emit: Incremental.Tombstones).
-//
-// With a transform chain that routes the table's records to other topics
-// than its own, only its own topic's stale keys are tombstoned: the mark
-// is that topic's, so the keys of the others could not be told stale; an
-// error log names the table, the topics and the fix (a blocking
-// resnapshot reads them all: docs/snapshots.md, "Stale keys and
-// transforms"). Where they cannot be listed (a *transform.RouteError),
-// nothing is tombstoned.
-func (it *incrementalTable) tombstone(ctx context.Context, mark map[string]int64) error {
-	topic := it.plan.Topic
-	if topics, err := chainTopics(it.c.formats.Chain(), topic); err != nil || len(topics) > 1 {
-		const fix = "a blocking resnapshot (mooncdc resnapshot without --incremental) reads and tombstones them"
-		if err != nil {
-			it.log.Error("stale keys are not tombstoned: the transforms route the table's records where a re-copy cannot follow them, so keys the table no longer has may stay live there; make the router's topic.regex the table's topic (dots escaped) and its topic.expression give literal names or names built from `topic`",
-				zap.String("table", it.name), zap.Error(err))
-			return nil
-		}
-		it.log.Error("an incremental snapshot tombstones stale keys in the table's own topic only: keys the table no longer has may stay live in the topics the transforms route it to; "+fix,
-			zap.String("table", it.name), zap.Strings("not_read", topics[1:]))
-	}
+func (it *incrementalTable) tombstone(ctx context.Context, topic string, mark map[string]int64) error {
 	pos, err := it.q.StrikeFrom(ctx, topic)
 	if err != nil {
 		return err
@@ -501,7 +523,7 @@ func (it *incrementalTable) tombstone(ctx context.Context, mark map[string]int64
 	if err := it.settleUnit(ctx, unit); err != nil {
 		return err
 	}
-	it.log.Info("stale keys tombstoned", zap.Int("keys", n))
+	it.log.Info("stale keys tombstoned", zap.String("topic", topic), zap.Int("keys", n))
 	return nil
 }
 

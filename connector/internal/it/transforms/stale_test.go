@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -29,12 +31,12 @@ import (
 // (AbstractWorkerSourceTask.sendRecords, AbstractWorkerSourceTask.java:396-405):
 // a row's records, and so the keys a re-copy must find, are where the
 // chain put them.
-func routeAndKey(router string) map[string]string {
+func routeAndKey(name, router string) map[string]string {
 	return map[string]string{
 		"transforms":                       "toEU,key",
 		"transforms.toEU.type":             "io.debezium.transforms.ContentBasedRouter",
 		"transforms.toEU.language":         "cel",
-		"transforms.toEU.topic.regex":      `st\.public\.orders`,
+		"transforms.toEU.topic.regex":      name + `\.public\.orders`,
 		"transforms.toEU.topic.expression": router,
 		"transforms.key.type":              "org.apache.kafka.connect.transforms.ValueToKey",
 		"transforms.key.fields":            "id,region",
@@ -82,7 +84,7 @@ func staleEnv(t *testing.T, router string) (e *ittest.Env, r *ittest.Running, lo
 	cfg.Heartbeat.Records = false
 	cfg.Format.Envelope = config.EnvelopeFlat
 	cfg.OnSlotLoss = config.SlotLossResnapshot
-	cfg.Transforms = routeAndKey(router)
+	cfg.Transforms = routeAndKey("st", router)
 	r = ittest.Start(t, cfg)
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
@@ -141,6 +143,54 @@ func TestResnapshotRefusesStaleKeysItCannotFollow(t *testing.T) {
 	if eu := compacted(t, e.Kafka, "st_EU"); eu[`{"id":1,"region":"EU"}`] == "" {
 		t.Errorf("st_EU compacts to %v: row 1's key was tombstoned though the topics are open", keysOf(eu))
 	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIncrementalSnapshotTombstonesStaleKeysWhereTheChainPutThem: an
+// incremental re-snapshot reads, with a mark each, the table's own topic
+// and the topic the chain routes its EU rows to, and tombstones a key
+// either holds that the table does not have (left there by something
+// else than this table's stream), with the key as written; no key of the
+// table is tombstoned.
+func TestIncrementalSnapshotTombstonesStaleKeysWhereTheChainPutThem(t *testing.T) {
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, region text NOT NULL)`)
+	e.Exec(`INSERT INTO orders VALUES (1, 'EU'), (2, 'US'), (3, 'EU'), (4, 'US')`)
+	cfg := e.Config("si", "public.orders")
+	cfg.Heartbeat.Records = false
+	cfg.Format.Envelope = config.EnvelopeFlat
+	cfg.Transforms = routeAndKey("si", `value.region == "EU" ? "si_eu_orders" : dyn(null)`)
+	r := ittest.Start(t, cfg)
+	ittest.ReadRaw(t, e.Kafka, 2, "si_eu_orders")
+	ittest.ReadRaw(t, e.Kafka, 2, "si.public.orders")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Kafka))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []*kgo.Record{
+		{Topic: "si_eu_orders", Key: []byte(`{"id":99,"region":"EU"}`), Value: []byte(`{"id":99,"region":"EU"}`)},
+		{Topic: "si.public.orders", Key: []byte(`{"id":98,"region":"US"}`), Value: []byte(`{"id":98,"region":"US"}`)},
+	} {
+		if err := cl.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.Close()
+	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	eventually.Succeeds(t, 60*time.Second, 200*time.Millisecond, func() error {
+		eu, own := keysOf(compacted(t, e.Kafka, "si_eu_orders")), keysOf(compacted(t, e.Kafka, "si.public.orders"))
+		slices.Sort(eu)
+		slices.Sort(own)
+		if w := []string{`{"id":1,"region":"EU"}`, `{"id":3,"region":"EU"}`}; !slices.Equal(eu, w) {
+			return fmt.Errorf("si_eu_orders compacts to keys %v, want %v", eu, w)
+		}
+		if w := []string{`{"id":2,"region":"US"}`, `{"id":4,"region":"US"}`}; !slices.Equal(own, w) {
+			return fmt.Errorf("si.public.orders compacts to keys %v, want %v", own, w)
+		}
+		return nil
+	})
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
