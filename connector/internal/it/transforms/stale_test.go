@@ -25,7 +25,7 @@ import (
 // keys every record by id and region: a RegexRouter-like
 // ContentBasedRouter limited to the table's topic by topic.regex, and
 // ValueToKey (skipping tombstones, which have no value to copy from:
-// ValueToKey.applySchemaless requires a map, ValueToKey.java:84-86 at
+// ValueToKey.applySchemaless requires a map, ValueToKey.java:83-84 at
 // apache/kafka 1eb7644349c). Kafka Connect runs the chain on every record
 // of a source task, a delete's tombstone included
 // (AbstractWorkerSourceTask.sendRecords, AbstractWorkerSourceTask.java:396-405):
