@@ -119,6 +119,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	}
 	stale, err := newKeySet(), error(nil) // the outbox table's topic has no records to tombstone
 	topics, routeErr := c.staleTopics(topic)
+	skipped := "" // why stale keys are left untombstoned (status)
 	if plan.OwnTopic() {
 		var ends map[int32]int64
 		if ends, err = stale.add(ctx, c.cfg.kafka, topic, rs.staleMark()); err == nil {
@@ -128,6 +129,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 			// A resumed copy has a mark for the table's own topic only: the
 			// records earlier attempts routed elsewhere cannot be told from
 			// stale ones there.
+			skipped = "a resumed copy read the table's own topic only, not " + strings.Join(topics[1:], ", ") + " (the transforms route the table there): resnapshot the table again"
 			c.log.Warn("a resumed copy tombstones stale keys in the table's own topic only: keys the table no longer has may stay live in the topics the transforms route it to; resnapshot the table again (a copy from the start reads them all)",
 				zap.String("table", rel.QualifiedName()), zap.Strings("not_read", topics[1:]))
 			topics = topics[:1]
@@ -148,6 +150,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 		// in a topic not read. Nothing is tombstoned, loudly.
 		c.log.Error("stale keys are not tombstoned: the transforms route the table's records where a re-copy cannot follow them, so keys the table no longer has stay live in those topics; make the router's topic.regex the table's topic (dots escaped) and its topic.expression give literal names or names built from `topic`, or clear the routed topics before a resnapshot",
 			zap.String("table", rel.QualifiedName()), zap.String("topic", topic), zap.Error(routeErr))
+		skipped = routeErr.Error() + ": limit the router with topic.regex and name its topics from literals or `topic`, or clear the routed topics before a resnapshot"
 		stale = newKeySet()
 	case len(stale.keys) == 0:
 	case ts.ResnapshotFilter != "":
@@ -164,6 +167,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	if err != nil {
 		return 0, nil, err
 	}
+	c.progress.staleSkipped(name, skipped)
 	parts := rs.chunks(info, c.cfg.snapshot.ChunkRows)
 	log.Info("copying table", zap.Int64("estimated_rows", info.reltuples), zap.Int("chunks", len(parts)),
 		zap.Int("stale_keys", len(stale.keys)))

@@ -457,14 +457,17 @@ func (it *incrementalTable) tombstones(ctx context.Context, prog watermark.Progr
 	if err != nil {
 		it.log.Error("stale keys are not tombstoned: the transforms route the table's records where a re-copy cannot follow them, so keys the table no longer has may stay live there; make the router's topic.regex the table's topic (dots escaped) and its topic.expression give literal names or names built from `topic`",
 			zap.String("table", it.name), zap.Error(err))
+		it.c.progress.staleSkipped(it.name, err.Error()+": limit the router with topic.regex and name its topics from literals or `topic`, or clear the routed topics before a resnapshot")
 		return nil
 	}
 	if err := it.tombstone(ctx, topics[0], prog.StaleMark); err != nil {
 		return err
 	}
+	skipped := ""
 	for _, t := range topics[1:] {
 		mark, ok := prog.StaleMarks[t]
 		if !ok {
+			skipped = "the incremental snapshot began before the transforms routed the table to " + t + ", so its keys there were not read: run the snapshot again"
 			it.log.Error("stale keys are not tombstoned in a topic the transforms route the table to: the snapshot began before they did, so its keys cannot be told stale; run the snapshot again",
 				zap.String("table", it.name), zap.String("topic", t))
 			continue
@@ -473,6 +476,7 @@ func (it *incrementalTable) tombstones(ctx context.Context, prog watermark.Progr
 			return err
 		}
 	}
+	it.c.progress.staleSkipped(it.name, skipped)
 	return nil
 }
 

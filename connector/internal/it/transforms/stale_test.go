@@ -123,6 +123,9 @@ func TestResnapshotTombstonesStaleKeysWhereTheChainPutThem(t *testing.T) {
 		}
 		return nil
 	})
+	if why := r.P.Status().StaleKeys; why != nil {
+		t.Errorf("/status stale_keys_not_tombstoned is %v, want none", why)
+	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +134,8 @@ func TestResnapshotTombstonesStaleKeysWhereTheChainPutThem(t *testing.T) {
 // TestResnapshotRefusesStaleKeysItCannotFollow: a router naming the topic
 // from the row's content sends the table's records to topics a re-copy
 // cannot list: nothing is tombstoned (a key read from such a topic could
-// be another table's), and an error log names the table, the transform
-// and the fix — never a silent miss.
+// be another table's), and an error log and /status name the table, the
+// transform and the fix — never a silent miss.
 func TestResnapshotRefusesStaleKeysItCannotFollow(t *testing.T) {
 	e, r, logs := staleEnv(t, `"st_" + value.region`)
 	found := logs.FilterMessageSnippet("stale keys are not tombstoned").FilterField(zap.String("table", "public.orders")).All()
@@ -142,6 +145,11 @@ func TestResnapshotRefusesStaleKeysItCannotFollow(t *testing.T) {
 	if l := found[0]; l.Level != zapcore.ErrorLevel || !strings.Contains(l.Message, "topic.regex") ||
 		!strings.Contains(fmt.Sprint(l.ContextMap()["error"]), `transform "toEU"`) {
 		t.Errorf("the log %q (%v, %v) must be an error naming the transform toEU and the fix", l.Message, l.Level, l.ContextMap())
+	}
+	// And /status says so, by table (mooncdc status shows it beside the
+	// table's last error).
+	if why := r.P.Status().StaleKeys["public.orders"]; !strings.Contains(why, `transform "toEU"`) || !strings.Contains(why, "topic.regex") {
+		t.Errorf("/status stale_keys_not_tombstoned for public.orders is %q, want the transform toEU and the fix", why)
 	}
 	// The documented refusal: row 1's key stays in st_EU.
 	if eu := compacted(t, e.Kafka, "st_EU"); eu[`{"id":1,"region":"EU"}`] == "" {
