@@ -76,20 +76,21 @@ func keysOf(m map[string]string) []string {
 // loses the slot, deletes rows 1 and 2, moves row 3 to US and inserts 5
 // (EU) while no slot keeps the changes: the restart re-copies the table (on_slot_loss: resnapshot),
 // logging to logs.
-func staleEnv(t *testing.T, router string) (e *ittest.Env, r *ittest.Running, logs *observer.ObservedLogs) {
+func staleEnv(t *testing.T, name string, delivery config.Delivery, router string) (e *ittest.Env, r *ittest.Running, logs *observer.ObservedLogs) {
 	e = ittest.NewEnv(t)
 	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, region text NOT NULL)`)
 	e.Exec(`INSERT INTO orders VALUES (1, 'EU'), (2, 'US'), (3, 'EU'), (4, 'US')`)
-	cfg := e.Config("st", "public.orders")
+	cfg := e.Config(name, "public.orders")
 	cfg.Heartbeat.Records = false
+	cfg.Kafka.Delivery = delivery
 	cfg.Format.Envelope = config.EnvelopeFlat
 	cfg.OnSlotLoss = config.SlotLossResnapshot
-	cfg.Transforms = routeAndKey("st", router)
+	cfg.Transforms = routeAndKey(name, router)
 	r = ittest.Start(t, cfg)
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
-	e.Exec(`SELECT pg_drop_replication_slot('mooncdc_st')`)
+	e.Exec(`SELECT pg_drop_replication_slot('mooncdc_` + name + `')`)
 	e.Exec(`DELETE FROM orders WHERE id IN (1, 2); UPDATE orders SET region = 'US' WHERE id = 3; INSERT INTO orders VALUES (5, 'EU')`)
 	core, logs := observer.New(zapcore.InfoLevel)
 	p, err := connector.New(cfg, zap.New(core))
@@ -109,25 +110,30 @@ func staleEnv(t *testing.T, router string) (e *ittest.Env, r *ittest.Running, lo
 // the table's own, each with the key bytes the chain wrote; the row that
 // moved from EU to US (a new key, another topic) is gone from the EU topic.
 func TestResnapshotTombstonesStaleKeysWhereTheChainPutThem(t *testing.T) {
-	e, r, _ := staleEnv(t, `value.region == "EU" ? "st_eu_orders" : dyn(null)`)
-	eventually.Succeeds(t, 30*time.Second, 200*time.Millisecond, func() error {
-		eu, own := compacted(t, e.Kafka, "st_eu_orders"), compacted(t, e.Kafka, "st.public.orders")
-		euKeys, ownKeys := keysOf(eu), keysOf(own)
-		slices.Sort(euKeys)
-		slices.Sort(ownKeys)
-		if w := []string{`{"id":5,"region":"EU"}`}; !slices.Equal(euKeys, w) {
-			return fmt.Errorf("st_eu_orders compacts to keys %v, want %v", euKeys, w)
-		}
-		if w := []string{`{"id":3,"region":"US"}`, `{"id":4,"region":"US"}`}; !slices.Equal(ownKeys, w) {
-			return fmt.Errorf("st.public.orders compacts to keys %v, want %v", ownKeys, w)
-		}
-		return nil
-	})
-	if why := r.P.Status().StaleKeys; why != nil {
-		t.Errorf("/status stale_keys_not_tombstoned is %v, want none", why)
-	}
-	if err := r.Stop(t); err != nil {
-		t.Fatal(err)
+	for _, delivery := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
+		t.Run(string(delivery), func(t *testing.T) {
+			name := map[config.Delivery]string{config.DeliveryAtLeastOnce: "st", config.DeliveryExactlyOnce: "sx"}[delivery]
+			e, r, _ := staleEnv(t, name, delivery, `value.region == "EU" ? "`+name+`_eu_orders" : dyn(null)`)
+			eventually.Succeeds(t, 30*time.Second, 200*time.Millisecond, func() error {
+				euTopic, ownTopic := name+"_eu_orders", name+".public.orders"
+				euKeys, ownKeys := keysOf(compacted(t, e.Kafka, euTopic)), keysOf(compacted(t, e.Kafka, ownTopic))
+				slices.Sort(euKeys)
+				slices.Sort(ownKeys)
+				if w := []string{`{"id":5,"region":"EU"}`}; !slices.Equal(euKeys, w) {
+					return fmt.Errorf("%s compacts to keys %v, want %v", euTopic, euKeys, w)
+				}
+				if w := []string{`{"id":3,"region":"US"}`, `{"id":4,"region":"US"}`}; !slices.Equal(ownKeys, w) {
+					return fmt.Errorf("%s compacts to keys %v, want %v", ownTopic, ownKeys, w)
+				}
+				return nil
+			})
+			if why := r.P.Status().StaleKeys; why != nil {
+				t.Errorf("/status stale_keys_not_tombstoned is %v, want none", why)
+			}
+			if err := r.Stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
 
@@ -137,7 +143,7 @@ func TestResnapshotTombstonesStaleKeysWhereTheChainPutThem(t *testing.T) {
 // be another table's), and an error log and /status name the table, the
 // transform and the fix — never a silent miss.
 func TestResnapshotRefusesStaleKeysItCannotFollow(t *testing.T) {
-	e, r, logs := staleEnv(t, `"st_" + value.region`)
+	e, r, logs := staleEnv(t, "sr", config.DeliveryAtLeastOnce, `"sr_" + value.region`)
 	found := logs.FilterMessageSnippet("stale keys are not tombstoned").FilterField(zap.String("table", "public.orders")).All()
 	if len(found) == 0 {
 		t.Fatalf("no error log about the stale keys of public.orders; logs: %v", logs.All())
@@ -151,9 +157,9 @@ func TestResnapshotRefusesStaleKeysItCannotFollow(t *testing.T) {
 	if why := r.P.Status().StaleKeys["public.orders"]; !strings.Contains(why, `transform "toEU"`) || !strings.Contains(why, "topic.regex") {
 		t.Errorf("/status stale_keys_not_tombstoned for public.orders is %q, want the transform toEU and the fix", why)
 	}
-	// The documented refusal: row 1's key stays in st_EU.
-	if eu := compacted(t, e.Kafka, "st_EU"); eu[`{"id":1,"region":"EU"}`] == "" {
-		t.Errorf("st_EU compacts to %v: row 1's key was tombstoned though the topics are open", keysOf(eu))
+	// The documented refusal: row 1's key stays in sr_EU.
+	if eu := compacted(t, e.Kafka, "sr_EU"); eu[`{"id":1,"region":"EU"}`] == "" {
+		t.Errorf("sr_EU compacts to %v: row 1's key was tombstoned though the topics are open", keysOf(eu))
 	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
