@@ -213,3 +213,46 @@ func TestIncrementalSnapshotTombstonesStaleKeysWhereTheChainPutThem(t *testing.T
 		t.Fatal(err)
 	}
 }
+
+// TestIncrementalSnapshotRefusesStaleKeysItCannotFollow: an incremental
+// snapshot of a table whose router names topics from the row's content
+// tombstones nothing (the keys it would read may be other tables') and
+// says so: an error log naming the table and the transform, and /status.
+func TestIncrementalSnapshotRefusesStaleKeysItCannotFollow(t *testing.T) {
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE orders (id int PRIMARY KEY, region text NOT NULL)`)
+	e.Exec(`INSERT INTO orders VALUES (1, 'EU'), (2, 'US')`)
+	cfg := e.Config("so", "public.orders")
+	cfg.Heartbeat.Records = false
+	cfg.Format.Envelope = config.EnvelopeFlat
+	cfg.Transforms = routeAndKey("so", `"so_" + value.region`)
+	core, logs := observer.New(zapcore.InfoLevel)
+	p, err := connector.New(cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
+	ittest.ReadRaw(t, e.Kafka, 1, "so_EU")
+	// The first copy said so already (the same chain); the snapshot says
+	// it again, from its own path.
+	refusals := func() int {
+		return logs.FilterMessageSnippet("stale keys are not tombstoned").FilterField(zap.String("table", "public.orders")).
+			FilterLevelExact(zapcore.ErrorLevel).Len()
+	}
+	before := refusals()
+	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	eventually.Succeeds(t, 60*time.Second, 50*time.Millisecond, func() error {
+		if n := refusals(); n <= before {
+			return fmt.Errorf("%d error logs about the stale keys of public.orders, want more than the first copy's %d", n, before)
+		}
+		return nil
+	})
+	if why := r.P.Status().StaleKeys["public.orders"]; !strings.Contains(why, `transform "toEU"`) {
+		t.Errorf("/status stale_keys_not_tombstoned for public.orders is %q, want the transform toEU", why)
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
