@@ -188,7 +188,103 @@ func (c *Chain) Topics(topic string) ([]string, error) {
 		}
 		set = next
 	}
+	// Another table's records must not reach them: no router may give
+	// one of them from a topic that is not the table's.
+	for _, name := range set {
+		if err := c.sharedBy(name, set); err != nil {
+			return nil, err
+		}
+	}
 	return set, nil
+}
+
+// sharedBy returns a *RouteError when a router of the chain can give
+// name from a topic not in own (the topics of one table's records).
+func (c *Chain) sharedBy(name string, own []string) error {
+	for i := range c.Stages {
+		s := &c.Stages[i]
+		r, ok := s.Transform.(*ContentBasedRouter)
+		if !ok {
+			continue
+		}
+		takes := func(from string) bool { // whether s may route a record on topic from
+			if slices.Contains(own, from) {
+				return false // the table's own records
+			}
+			if r.topic != nil && !r.topic.MatchString(from) {
+				return false
+			}
+			if p, ok := s.Predicate.(*TopicNameMatches); ok && !s.Negate && !p.re.MatchString(from) {
+				return false
+			}
+			return true
+		}
+		for _, tg := range r.expr.targets {
+			if tg.null {
+				continue
+			}
+			if tg.fixed() {
+				lit, _ := tg.on("")
+				restricted := false
+				for _, re := range []*regexp.Regexp{r.topic, predicateRegexp(s)} {
+					if l := literalOf(re); l != "" && slices.Contains(own, l) {
+						restricted = true
+					}
+				}
+				if lit == name && !restricted {
+					return &RouteError{Alias: s.Alias, Type: s.Type, Why: fmt.Sprintf(
+						"routes to the fixed topic %q, which other tables' records may reach too: its topic.regex (or a TopicNameMatches predicate) is not the table's topic alone", name)}
+				}
+				continue
+			}
+			if from, ok := tg.from(name); ok && takes(from) {
+				return &RouteError{Alias: s.Alias, Type: s.Type, Why: fmt.Sprintf(
+					"can route the records of topic %q to %q, where the table's records go too", from, name)}
+			}
+		}
+	}
+	return nil
+}
+
+// predicateRegexp is the pattern of s's TopicNameMatches predicate when
+// s runs only where it matches, else nil.
+func predicateRegexp(s *Stage) *regexp.Regexp {
+	if p, ok := s.Predicate.(*TopicNameMatches); ok && !s.Negate {
+		return p.re
+	}
+	return nil
+}
+
+// from returns the topic t gives name for, when t names topics from the
+// record's topic and one gives name.
+func (t target) from(name string) (string, bool) {
+	k, lits := 0, 0
+	for _, p := range t.parts {
+		if p.topic {
+			k++
+		} else {
+			lits += len(p.lit)
+		}
+	}
+	if k == 0 || len(name) <= lits || (len(name)-lits)%k != 0 {
+		return "", false
+	}
+	n := (len(name) - lits) / k
+	at := 0
+	for _, p := range t.parts {
+		if p.topic {
+			break
+		}
+		at += len(p.lit)
+	}
+	if at+n > len(name) {
+		return "", false
+	}
+	from := name[at : at+n]
+	if got, _ := t.on(from); got != name {
+		return "", false
+	}
+	return from, true
 }
 
 // literalOf returns the one topic re (compiled as ^(?:pattern)$)

@@ -41,6 +41,24 @@ func TestChainTopicsListsWhereATablesRecordsGo(t *testing.T) {
 		}, []string{topic, "all_t"}, ""},
 		{"fixed topic for every table", router(`"everything"`), nil, "r"},
 		{"fixed topic, regex matching more", router(`"eu"`, "transforms.r.topic.regex", `p.public.t`), nil, "r"},
+		{"fixed topic two tables' routers share", map[string]string{
+			"transforms": "r,u", "transforms.r.type": dt + "ContentBasedRouter", "transforms.r.language": "cel",
+			"transforms.r.topic.expression": `"eu_orders"`, "transforms.r.topic.regex": `p\.public\.t`,
+			"transforms.u.type": dt + "ContentBasedRouter", "transforms.u.language": "cel",
+			"transforms.u.topic.expression": `"eu_orders"`, "transforms.u.topic.regex": `p\.public\.u`,
+		}, nil, "u"},
+		{"a name another topic's records can be given", map[string]string{
+			"transforms": "r,u", "transforms.r.type": dt + "ContentBasedRouter", "transforms.r.language": "cel",
+			"transforms.r.topic.expression": `"eu.orders"`, "transforms.r.topic.regex": `p\.public\.t`,
+			"transforms.u.type": dt + "ContentBasedRouter", "transforms.u.language": "cel",
+			"transforms.u.topic.expression": `"eu." + topic`, "transforms.u.topic.regex": `orders|other`,
+		}, nil, "u"},
+		{"a prefix router the table's topic is not reachable through", map[string]string{
+			"transforms": "r,u", "transforms.r.type": dt + "ContentBasedRouter", "transforms.r.language": "cel",
+			"transforms.r.topic.expression": `"eu.orders"`, "transforms.r.topic.regex": `p\.public\.t`,
+			"transforms.u.type": dt + "ContentBasedRouter", "transforms.u.language": "cel",
+			"transforms.u.topic.expression": `"eu." + topic`, "transforms.u.topic.regex": `p\.public\..*`,
+		}, []string{topic, "eu.orders", "eu." + topic}, ""},
 		{"topic from the value", router(`value.after.region + "." + topic`), nil, "r"},
 		{"topic from a header", router(`string(headers["h"])`), nil, "r"},
 	} {
