@@ -34,7 +34,12 @@ type LiveStatus struct {
 	LastServerMessageSeconds *float64                 `json:"last_server_message_seconds,omitempty"`
 	Copies                   []CopyProgress           `json:"copies"`
 	Tables                   map[string]offsets.Table `json:"tables,omitempty"`
-	Time                     time.Time                `json:"time"`
+	// StaleKeys says, by table, why its last re-copy left keys the table
+	// no longer has untombstoned in some topic: a transform chain that
+	// routes its records where the re-copy cannot follow them
+	// (docs/snapshots.md, "Stale keys and transforms").
+	StaleKeys map[string]string `json:"stale_keys_not_tombstoned,omitempty"`
+	Time      time.Time         `json:"time"`
 }
 
 // The roles of an instance with ha.enabled (LiveStatus.Role).
@@ -55,6 +60,7 @@ func (p *Pipeline) Status() LiveStatus {
 	} else {
 		st.Copies = p.Copies()
 	}
+	st.StaleKeys = p.copies.StaleKeysSkipped()
 	if t := p.tracker.Load(); t != nil {
 		st.DurableLSN = t.Durable().String()
 	}

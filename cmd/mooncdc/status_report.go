@@ -94,6 +94,9 @@ type tableReport struct {
 	// Incremental is a running incremental snapshot's progress
 	// (status_incremental.go).
 	Incremental *incrementalReport `json:"incremental,omitempty"`
+	// StaleKeys is why the table's last re-copy left keys it no longer
+	// has untombstoned (connector.LiveStatus.StaleKeys).
+	StaleKeys string `json:"stale_keys_not_tombstoned,omitempty"`
 }
 
 type copyReport struct {
@@ -231,6 +234,9 @@ func tableReports(in statusInputs) []tableReport {
 			tr.Copy = copyProgress(c, in.live.Time)
 		}
 		tr.Incremental = incrementalProgress(t.Incremental, in.now)
+		if in.live != nil {
+			tr.StaleKeys = in.live.StaleKeys[name]
+		}
 		out = append(out, tr)
 	}
 	for _, t := range in.pg.keyless {
@@ -370,6 +376,9 @@ func writeStatus(w io.Writer, r statusReport) {
 		lastErr := singleLine(t.LastError)
 		if t.Retry != "" {
 			lastErr += " (" + t.Retry + ")"
+		}
+		if t.StaleKeys != "" {
+			lastErr += "; stale keys not tombstoned: " + singleLine(t.StaleKeys)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", t.Table, t.Phase, orDash(t.LSN), tableProgress(t, r.Running), t.Attempts, orDash(strings.TrimSpace(lastErr)))
 	}

@@ -412,8 +412,10 @@ func (e *Emitter) produce(a *delivery.TxAck, topic string, sp *schema.Plan, ch *
 	if err != nil {
 		return err
 	}
-	if q := e.Incremental; q != nil && q.strikes != nil && rec.Key != nil {
-		q.strike(topic, rec.Key)
+	if q := e.Incremental; q != nil && q.strikes != nil && rec.Key != nil && rec.Topic != "" {
+		// The topic and key as written: a transform chain may have
+		// changed both (rec.Topic is "" when it dropped the record).
+		q.strike(rec.Topic, rec.Key)
 	}
 	e.w.Send(rec)
 	if ts != nil {

@@ -326,3 +326,11 @@ func (ch *chained) avroID(topic string, s *schema.Schema, isKey bool) (int, erro
 	ch.avro[k] = id
 	return id, nil
 }
+
+// Chain returns the transform chain the codecs run, nil without one.
+func (f *Formats) Chain() *transform.Chain {
+	if f.transforms == nil {
+		return nil
+	}
+	return f.transforms.Chain
+}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,39 @@ const (
 type Copies struct {
 	mu sync.Mutex
 	m  map[string]*runningCopy
+	// stale holds, by table, why its last re-copy left stale keys
+	// untombstoned (stale.go: a transform chain it cannot follow).
+	stale map[string]string
+}
+
+// staleSkipped records why the re-copy of table left its stale keys
+// untombstoned; "" clears it (a later re-copy tombstoned them). Nil-safe.
+func (c *Copies) staleSkipped(table, why string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if why == "" {
+		delete(c.stale, table)
+		return
+	}
+	if c.stale == nil {
+		c.stale = map[string]string{}
+	}
+	c.stale[table] = why
+}
+
+// StaleKeysSkipped returns, by table, why its last re-copy (blocking or
+// incremental) left keys the table no longer has untombstoned in some
+// topic; nil when none did.
+func (c *Copies) StaleKeysSkipped() map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.stale) == 0 {
+		return nil
+	}
+	return maps.Clone(c.stale)
 }
 
 // runningCopy is one copy's entry; its fields are guarded by copies.mu

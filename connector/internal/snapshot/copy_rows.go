@@ -117,29 +117,57 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 	if err := rs.beforeKeys(ctx, rel); err != nil {
 		return 0, nil, err
 	}
-	stale, err := &keySet{}, error(nil) // the outbox table's topic has no records to tombstone
+	stale, err := newKeySet(), error(nil) // the outbox table's topic has no records to tombstone
+	topics, routeErr := c.staleTopics(topic)
+	skipped := "" // why stale keys are left untombstoned (status)
 	if plan.OwnTopic() {
 		var ends map[int32]int64
-		if stale, ends, err = liveKeys(ctx, c.cfg.kafka, topic, rs.staleMark()); err == nil {
+		if ends, err = stale.add(ctx, c.cfg.kafka, topic, rs.staleMark()); err == nil {
 			err = rs.keysRead(ctx, ends)
+		}
+		if err == nil && len(topics) > 1 && rs.staleMark() != nil {
+			// A resumed copy has a mark for the table's own topic only: the
+			// records earlier attempts routed elsewhere cannot be told from
+			// stale ones there.
+			skipped = "a resumed copy read the table's own topic only, not " + strings.Join(topics[1:], ", ") + " (the transforms route the table there): resnapshot the table again"
+			c.log.Warn("a resumed copy tombstones stale keys in the table's own topic only: keys the table no longer has may stay live in the topics the transforms route it to; resnapshot the table again (a copy from the start reads them all)",
+				zap.String("table", rel.QualifiedName()), zap.Strings("not_read", topics[1:]))
+			topics = topics[:1]
+		}
+		for _, other := range topics[1:] {
+			if err != nil {
+				break
+			}
+			_, err = stale.add(ctx, c.cfg.kafka, other, nil)
 		}
 	}
 	switch {
-	case err != nil || len(stale.keys) == 0:
+	case err != nil:
+	case routeErr != nil && plan.OwnTopic():
+		// Where the chain sends the table's records cannot be listed (or
+		// other tables' records may be there): a key read from them may
+		// be another table's, and a key the table no longer has may be
+		// in a topic not read. Nothing is tombstoned, loudly.
+		c.log.Error("stale keys are not tombstoned: the transforms route the table's records where a re-copy cannot follow them, so keys the table no longer has stay live in those topics; make the router's topic.regex the table's topic (dots escaped) and its topic.expression give literal names or names built from `topic`, or clear the routed topics before a resnapshot",
+			zap.String("table", rel.QualifiedName()), zap.String("topic", topic), zap.Error(routeErr))
+		skipped = routeErr.Error() + ": limit the router with topic.regex and name its topics from literals or `topic`, or clear the routed topics before a resnapshot"
+		stale = newKeySet()
+	case len(stale.keys) == 0:
 	case ts.ResnapshotFilter != "":
 		// A filtered re-copy sees only the rows it selects: the keys
 		// outside the filter are alive.
-		stale = &keySet{keys: map[string]struct{}{}}
+		stale = newKeySet()
 	case plan.Routed:
 		// A routed topic may hold other tables' keys, which this copy
 		// must not tombstone.
 		c.log.Warn("the table's topic is set by kafka.routes and may hold other tables' keys: keys the copy no longer finds are not tombstoned",
 			zap.String("table", rel.QualifiedName()), zap.String("topic", topic))
-		stale = &keySet{keys: map[string]struct{}{}}
+		stale = newKeySet()
 	}
 	if err != nil {
 		return 0, nil, err
 	}
+	c.progress.staleSkipped(name, skipped)
 	parts := rs.chunks(info, c.cfg.snapshot.ChunkRows)
 	log.Info("copying table", zap.Int64("estimated_rows", info.reltuples), zap.Int("chunks", len(parts)),
 		zap.Int("stale_keys", len(stale.keys)))
@@ -465,8 +493,11 @@ func (o *snapshotOut) finish() error {
 	}
 	seq := o.count.Load() // stale-key tombstones number on after the rows
 	for k := range o.stale.keys {
+		// A tombstone goes to the topic and key it was read from, as
+		// written (docs/snapshots.md, "Stale keys and transforms"): the
+		// chain does not run on it.
 		ts := w.Record(o.ack)
-		ts.Topic, ts.Key, ts.Value = o.topic, append(ts.Key[:0], k...), nil // a null value: a tombstone
+		ts.Topic, ts.Key, ts.Value = k.topic, append(ts.Key[:0], k.key...), nil // a null value: a tombstone
 		record.SetHeaders(ts, o.lsn, o.lsn, seq)
 		seq++
 		if err := w.SendWhenRoom(o.ctx, ts); err != nil {
@@ -487,8 +518,8 @@ func (o *snapshotOut) encode(w *record.Writer, sp *schema.Plan, ch *schema.Chang
 	if err != nil {
 		return nil, &CopyError{permanent: true, Err: err}
 	}
-	if rec.Key != nil {
-		o.stale.remove(rec.Key)
+	if rec.Key != nil && rec.Topic != "" { // not dropped by the chain
+		o.stale.remove(rec.Topic, rec.Key)
 	}
 	return rec, nil
 }

@@ -252,6 +252,14 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		if prog.StaleMark, err = endOffsets(ctx, c.cfg.kafka, plan.Topic); err != nil {
 			return err
 		}
+		if topics, err := chainTopics(c.formats.Chain(), plan.Topic); err == nil && len(topics) > 1 {
+			prog.StaleMarks = map[string]map[string]int64{}
+			for _, t := range topics[1:] {
+				if prog.StaleMarks[t], err = endOffsets(ctx, c.cfg.kafka, t); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if err := q.Watch(ctx, it.oid); err != nil {
 		return err
@@ -287,9 +295,9 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		if info.relpages > 0 {
 			rowsPerPage = float64(info.reltuples) / float64(info.relpages)
 		}
-		mark := prog.StaleMark
+		mark, marks := prog.StaleMark, prog.StaleMarks
 		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: chunkPagesFor(s.incShared.budget.limit, rowsPerPage, readers),
-			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID)}
+			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, StaleMarks: marks, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID)}
 	}
 	it.prog = prog
 	chunks, err := prog.Remaining()
@@ -311,7 +319,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 	read := time.Since(readStart)
 	onScanned(it.prog.Rows) // settled: every chunk is in it.prog
 	if tombstones {
-		if err := it.tombstone(ctx, prog.StaleMark); err != nil {
+		if err := it.tombstones(ctx, prog); err != nil {
 			return err
 		}
 	}
@@ -469,58 +477,6 @@ func (it *incrementalTable) settleUnit(ctx context.Context, unit *delivery.TxAck
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// tombstone writes, through the main worker, tombstones for the keys the
-// topic holds that the table no longer has: those whose every record
-// precedes the mark (read before the watch), the last not a tombstone.
-// A key present at the end was either unchanged since the watch (a
-// window wrote it: a record past the mark) or changed (the stream wrote
-// it: likewise), so a tombstone never hides a row; a key the stream
-// writes while the topic is read is struck by the main worker before it
-// writes the tombstones (emit: Incremental.Tombstones).
-func (it *incrementalTable) tombstone(ctx context.Context, mark map[string]int64) error {
-	topic := it.plan.Topic
-	pos, err := it.q.StrikeFrom(ctx, topic)
-	if err != nil {
-		return err
-	}
-	// Every record the main worker wrote before the strikes began is in
-	// the topic once durable: the read below sees it.
-	for it.c.main.Durable() < pos {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	before := map[int32]int64{}
-	for p, o := range mark {
-		n, err := strconv.ParseInt(p, 10, 32)
-		if err != nil {
-			return fmt.Errorf("stale mark partition %q: %w", p, err)
-		}
-		before[int32(n)] = o
-	}
-	stale, _, err := liveKeys(ctx, it.c.cfg.kafka, topic, before)
-	if err != nil {
-		_, _, _ = it.q.Tombstones(ctx, topic, nil)
-		return err
-	}
-	keys := make([][]byte, 0, len(stale.keys))
-	for k := range stale.keys {
-		keys = append(keys, []byte(k))
-	}
-	n, unit, err := it.q.Tombstones(ctx, topic, keys)
-	if err != nil {
-		return err
-	}
-	// The snapshot ends (its progress removed) once they are durable.
-	if err := it.settleUnit(ctx, unit); err != nil {
-		return err
-	}
-	it.log.Info("stale keys tombstoned", zap.Int("keys", n))
-	return nil
 }
 
 // endOffsets reads topic's end offsets, by partition (as text: the

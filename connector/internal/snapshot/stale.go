@@ -12,26 +12,48 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mooncdc/mooncdc/connector/internal/transform"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
-// keySet holds the keys that are live in a table's topic before a copy: a
-// key the new snapshot does not have again gets a tombstone at the end of
-// the copy, so that compaction cannot keep a row the table no longer has
-// (Kafka cannot drop a table). Safe for concurrent use.
+// keySet holds the keys that are live in a table's topics before a copy
+// (its own, and those its transform chain routes its records to): a key
+// the new snapshot does not write again to the topic it was read from gets
+// a tombstone there at the end of the copy, so that compaction cannot keep
+// a row the table no longer has (Kafka cannot drop a table). Safe for
+// concurrent use.
 type keySet struct {
 	mu     sync.Mutex
-	keys   map[string]struct{}
+	keys   map[topicKey]struct{}
 	active bool // keys was not empty when the copy started; set before it
 }
 
-func (s *keySet) remove(key []byte) {
+// topicKey is a key as written (its bytes) in the topic it was read from:
+// a tombstone removes exactly that one under compaction.
+type topicKey struct{ topic, key string }
+
+func newKeySet() *keySet { return &keySet{keys: map[topicKey]struct{}{}} }
+
+func (s *keySet) remove(topic string, key []byte) {
 	if !s.active {
 		return
 	}
 	s.mu.Lock()
-	delete(s.keys, string(key))
+	delete(s.keys, topicKey{topic, string(key)})
 	s.mu.Unlock()
+}
+
+// add reads topic's live keys into s (liveKeys).
+func (s *keySet) add(ctx context.Context, kafka []kgo.Opt, topic string, before map[int32]int64) (map[int32]int64, error) {
+	more, ends, err := liveKeys(ctx, kafka, topic, before)
+	if err != nil {
+		return nil, err
+	}
+	for k := range more.keys {
+		s.keys[k] = struct{}{}
+	}
+	s.active = len(s.keys) > 0
+	return ends, nil
 }
 
 // liveKeys reads topic from the start to its end and returns the keys
@@ -43,7 +65,7 @@ func (s *keySet) remove(key []byte) {
 // record at or past before's offset for its partition (0 for a partition
 // it lacks) is not returned: the copy wrote it.
 func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string, before map[int32]int64) (*keySet, map[int32]int64, error) {
-	set := &keySet{keys: map[string]struct{}{}}
+	set := newKeySet()
 	cl, err := kgo.NewClient(append(slices.Clip(kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
 	if err != nil {
 		return nil, nil, err
@@ -94,13 +116,13 @@ func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string, before map[int
 			if before != nil && (!marked || r.Offset >= mark) {
 				// Written by the resumed copy (its rows or changes): not
 				// stale, whatever it says.
-				delete(set.keys, string(r.Key))
+				delete(set.keys, topicKey{topic, string(r.Key)})
 				return nil
 			}
 			if r.Value == nil {
-				delete(set.keys, string(r.Key))
+				delete(set.keys, topicKey{topic, string(r.Key)})
 			} else if r.Key != nil {
-				set.keys[string(r.Key)] = struct{}{}
+				set.keys[topicKey{topic, string(r.Key)}] = struct{}{}
 			}
 			return nil
 		})
@@ -110,4 +132,24 @@ func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string, before map[int
 	}
 	set.active = len(set.keys) > 0
 	return set, read, nil
+}
+
+// staleTopics returns the topics a table whose own topic is topic has its
+// records in, so its stale keys are read there: topic alone without a
+// transform chain, else every topic the chain can route its records to
+// (transform.Chain.Topics; topic first), or the *transform.RouteError
+// when they cannot be listed.
+func (c *copier) staleTopics(topic string) ([]string, error) {
+	return chainTopics(c.formats.Chain(), topic)
+}
+
+func chainTopics(ch *transform.Chain, topic string) ([]string, error) {
+	if ch == nil {
+		return []string{topic}, nil
+	}
+	topics, err := ch.Topics(topic)
+	if err != nil {
+		return []string{topic}, err
+	}
+	return topics, nil
 }

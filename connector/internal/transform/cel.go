@@ -63,9 +63,15 @@ const maxCost = 1_000_000
 
 // compile parses and checks src; want is the output types allowed.
 func compile(src string, want ...*cel.Type) (cel.Program, *cel.Type, error) {
+	prg, out, _, err := compileAST(src, want...)
+	return prg, out, err
+}
+
+// compileAST is compile, with the checked expression.
+func compileAST(src string, want ...*cel.Type) (cel.Program, *cel.Type, celast.Expr, error) {
 	e, err := celEnv()
 	if err != nil {
-		return nil, nil, fmt.Errorf("the CEL environment: %w", err)
+		return nil, nil, nil, fmt.Errorf("the CEL environment: %w", err)
 	}
 	ast, iss := e.Compile(src)
 	if iss != nil && iss.Err() != nil {
@@ -73,7 +79,7 @@ func compile(src string, want ...*cel.Type) (cel.Program, *cel.Type, error) {
 		// CEL's columns are 0-based; an error with no position (empty
 		// text) is put at the start.
 		line, col := max(first.Location.Line(), 1), max(first.Location.Column()+1, 1)
-		return nil, nil, &ExprError{Expr: src, Line: line, Column: col, Msg: first.Message}
+		return nil, nil, nil, &ExprError{Expr: src, Line: line, Column: col, Msg: first.Message}
 	}
 	out := ast.OutputType()
 	ok := false
@@ -81,7 +87,7 @@ func compile(src string, want ...*cel.Type) (cel.Program, *cel.Type, error) {
 		ok = ok || out.IsExactType(w)
 	}
 	if !ok {
-		return nil, nil, &ExprError{Expr: src, Line: 1, Column: 1, Msg: fmt.Sprintf("the expression is %s, it must be %v", out, want)}
+		return nil, nil, nil, &ExprError{Expr: src, Line: 1, Column: 1, Msg: fmt.Sprintf("the expression is %s, it must be %v", out, want)}
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 	if len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.ComprehensionKind))) > 0 {
@@ -89,9 +95,9 @@ func compile(src string, want ...*cel.Type) (cel.Program, *cel.Type, error) {
 	}
 	prg, err := e.Program(ast, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("plan %q: %w", src, err)
+		return nil, nil, nil, fmt.Errorf("plan %q: %w", src, err)
 	}
-	return prg, out, nil
+	return prg, out, ast.NativeRep().Expr(), nil
 }
 
 // activation binds the variables to one record. It is a value in a pool
@@ -166,16 +172,22 @@ func (c *Condition) String() string { return c.src }
 type TopicExpression struct {
 	src string
 	prg cel.Program
+	// targets are the topics it can give, as far as its form shows
+	// (topics.go); open when it can give others.
+	targets []target
+	open    string
 }
 
 // CompileTopicExpression compiles src, which must be a string, null or
 // dyn (a field of `value`, checked when evaluated).
 func CompileTopicExpression(src string) (*TopicExpression, error) {
-	prg, _, err := compile(src, cel.StringType, cel.DynType, cel.NullType, cel.NullableType(cel.StringType))
+	prg, _, expr, err := compileAST(src, cel.StringType, cel.DynType, cel.NullType, cel.NullableType(cel.StringType))
 	if err != nil {
 		return nil, err
 	}
-	return &TopicExpression{src: src, prg: prg}, nil
+	t := &TopicExpression{src: src, prg: prg}
+	t.targets, t.open = targetsOf(expr)
+	return t, nil
 }
 
 // errNotTopic is a topic expression that gave neither a string nor null.

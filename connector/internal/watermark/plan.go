@@ -79,7 +79,11 @@ type Progress struct {
 	// keys were first read: a key whose last record precedes it was left
 	// by an earlier copy (docs/snapshots.md, the resumable copy's rule).
 	StaleMark map[string]int64 `json:"stale_mark,omitempty"`
-	Paused    bool             `json:"paused"`
+	// StaleMarks are the same marks of the other topics the transform
+	// chain routes the table's records to, by topic (docs/snapshots.md,
+	// "Stale keys and transforms").
+	StaleMarks map[string]map[string]int64 `json:"stale_marks,omitempty"`
+	Paused     bool                        `json:"paused"`
 	// CorrelationID is the execute-snapshot signal's id ("" for another
 	// request): the notifications' id, kept for a resume as Debezium keeps
 	// its correlation id in its offsets (AbstractIncrementalSnapshotContext.java:295
