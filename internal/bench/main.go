@@ -57,6 +57,9 @@ type options struct {
 
 	resnapRows int
 	resnapLoad int
+	// resnapCPUProfile is -resnapshot-cpuprofile: the re-snapshot
+	// child's CPU profile (its whole life, both re-snapshots).
+	resnapCPUProfile string
 }
 
 func main() {
@@ -98,6 +101,7 @@ func main() {
 	flag.StringVar(&o.compressions, "compressions", "lz4,zstd", "after the snapshot benchmark, run it and its Kafka limit again with each of these kafka.compression values (\"\" skips)")
 	flag.IntVar(&o.resnapRows, "resnapshot-rows", 1_000_000, "rows of the re-snapshot benchmark's table, re-snapshotted blocking then incremental under a write load (0 skips it)")
 	flag.IntVar(&o.resnapLoad, "resnapshot-load", 1000, "the re-snapshot benchmark's write load on its table, changes/s (half updates, half inserts)")
+	flag.StringVar(&o.resnapCPUProfile, "resnapshot-cpuprofile", "", "write the CPU profile of the re-snapshot benchmark's mooncdc child (run --cpuprofile; its whole life, both re-snapshots) to this file")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -115,6 +119,8 @@ func run(o options) error {
 		return fmt.Errorf("every part is off (-stream, -snapshot, -latency, -membound, -huge-tx, -huge-table, -tables, -resnapshot-rows): nothing to run")
 	case o.resnapRows < 0 || o.resnapRows > 0 && o.resnapLoad <= 0:
 		return fmt.Errorf("-resnapshot-rows must not be negative, -resnapshot-load positive")
+	case o.resnapCPUProfile != "" && o.resnapRows == 0:
+		return fmt.Errorf("-resnapshot-cpuprofile profiles the re-snapshot benchmark, which -resnapshot-rows=0 skips")
 	case o.resnapRows > 0 && o.inprocess:
 		return fmt.Errorf("-resnapshot-rows runs the mooncdc binary (and its resnapshot command): add -resnapshot-rows=0 with -inprocess")
 	case o.memBound && o.inprocess:

@@ -123,11 +123,14 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	if o.snapConns > 0 {
 		cfg.Snapshot.ConnectionsPerTable = o.snapConns
 	}
+	// Info level, JSON: the copy's and the incremental snapshot's own
+	// times are read from the log (a few lines each).
+	cfg.Log.Level, cfg.Log.Format = "info", "json"
 	path := filepath.Join(tmp, "mooncdc-resnap.yaml")
 	if err := os.WriteFile(path, []byte(configYAML(cfg)), 0o600); err != nil {
 		return err
 	}
-	r := &childRunner{bin: o.mooncdc, config: path}
+	r := &childRunner{bin: o.mooncdc, config: path, cpuprofile: o.resnapCPUProfile}
 	step(fmt.Sprintf("re-snapshot: mooncdc run (%s), snapshot.mode never → Kafka (kfake %s)", o.mooncdc, brk.addr))
 	if err := r.start(); err != nil {
 		return err
@@ -230,6 +233,9 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	ratio := (float64(inc.rows) / inc.took.Seconds()) / (float64(blk.rows) / blk.took.Seconds())
 	fmt.Printf("  incremental/blocking rows/s: %.2f; p99 of the table's changes %s incremental vs %s blocking (the blocking copy holds them: about its length, %s)\n",
 		ratio, ms(inc.p99), ms(blk.p99), round(blk.took))
+	split := resnapLogTimes(r.output())
+	fmt.Printf("  from mooncdc's log: the blocking copy took %s (copy start → every row acked); the incremental one read its chunks in %s (%s rows/s), the rest of its %s is the stale-key pass (the topic read back) and the end\n",
+		round(split.copyTook), round(split.incRead), commas(int64(split.incRate)), round(inc.took))
 	fmt.Printf("  peak RSS: VmHWM of the child reset at each start (/proc/PID/clear_refs); sampled VmRSS max %.1f MiB blocking, %.1f MiB incremental\n",
 		float64(blk.rss)/(1<<20), float64(inc.rss)/(1<<20))
 	fmt.Printf("  check: ids 1..%s in an r record or changed meanwhile: %s blocking, %s incremental; unreadable records %d\n",
@@ -426,6 +432,37 @@ func attribute(phases []resnapPhase, changes []resnapChange, reads []resnapRead,
 		}
 		prev = ph.offsetsEnd
 	}
+}
+
+// resnapLogSplit is what mooncdc's log says of the two re-snapshots.
+type resnapLogSplit struct {
+	copyTook, incRead time.Duration
+	incRate           float64
+}
+
+// resnapLogTimes reads the blocking copy's "table copied" took and the
+// incremental snapshot's "incremental snapshot done" read and rows_per_s
+// (its chunks, from the first read to the last window durable) from
+// mooncdc's JSON log (durations in seconds).
+func resnapLogTimes(out string) resnapLogSplit {
+	var s resnapLogSplit
+	for _, m := range logLines(out) {
+		if tab, _ := m["table"].(string); tab != resnapQualified {
+			continue
+		}
+		switch m["msg"] {
+		case "table copied":
+			if v, ok := m["took"].(float64); ok {
+				s.copyTook = time.Duration(v * float64(time.Second))
+			}
+		case "incremental snapshot done":
+			if v, ok := m["read"].(float64); ok {
+				s.incRead = time.Duration(v * float64(time.Second))
+			}
+			s.incRate, _ = m["rows_per_s"].(float64)
+		}
+	}
+	return s
 }
 
 // waitStreaming waits until the child's /readyz says streaming.
