@@ -234,8 +234,9 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	fmt.Printf("  incremental/blocking rows/s: %.2f; p99 of the table's changes %s incremental vs %s blocking (the blocking copy holds them: about its length, %s)\n",
 		ratio, ms(inc.p99), ms(blk.p99), round(blk.took))
 	split := resnapLogTimes(r.output())
-	fmt.Printf("  from mooncdc's log: the blocking copy took %s (copy start → every row acked); the incremental one read its chunks in %s (%s rows/s), the rest of its %s is the stale-key pass (the topic read back) and the end\n",
-		round(split.copyTook), round(split.incRead), commas(int64(split.incRate)), round(inc.took))
+	fmt.Printf("  from mooncdc's log: the blocking copy took %s (copy start → every row acked); the incremental one, from the request: planned at %s, chunks read in %s (%s rows/s), stale keys tombstoned (the topic read back) at %s, done at %s\n",
+		round(split.copyTook), round(since(inc.from, split.incPlanned)), round(split.incRead), commas(int64(split.incRate)),
+		round(since(inc.from, split.incTombstoned)), round(since(inc.from, split.incDone)))
 	fmt.Printf("  peak RSS: VmHWM of the child reset at each start (/proc/PID/clear_refs); sampled VmRSS max %.1f MiB blocking, %.1f MiB incremental\n",
 		float64(blk.rss)/(1<<20), float64(inc.rss)/(1<<20))
 	fmt.Printf("  check: ids 1..%s in an r record or changed meanwhile: %s blocking, %s incremental; unreadable records %d\n",
@@ -438,15 +439,18 @@ func attribute(phases []resnapPhase, changes []resnapChange, reads []resnapRead,
 type resnapLogSplit struct {
 	copyTook, incRead time.Duration
 	incRate           float64
+	// The incremental snapshot's milestones (mooncdc's clock, ms): planned
+	// ("incremental snapshot"), stale keys tombstoned, done.
+	incPlanned, incTombstoned, incDone time.Time
 }
 
 // resnapLogTimes reads the blocking copy's "table copied" took and the
-// incremental snapshot's "incremental snapshot done" read and rows_per_s
-// (its chunks, from the first read to the last window durable) from
-// mooncdc's JSON log (durations in seconds).
+// incremental snapshot's milestones and its "incremental snapshot done"
+// read and rows_per_s (its chunks, from the first read to the last window
+// durable) from mooncdc's JSON log (durations in seconds).
 func resnapLogTimes(out string) resnapLogSplit {
 	var s resnapLogSplit
-	for _, m := range logLines(out) {
+	for t, m := range logLines(out) {
 		if tab, _ := m["table"].(string); tab != resnapQualified {
 			continue
 		}
@@ -455,7 +459,12 @@ func resnapLogTimes(out string) resnapLogSplit {
 			if v, ok := m["took"].(float64); ok {
 				s.copyTook = time.Duration(v * float64(time.Second))
 			}
+		case "incremental snapshot":
+			s.incPlanned = t
+		case "stale keys tombstoned":
+			s.incTombstoned = t
 		case "incremental snapshot done":
+			s.incDone = t
 			if v, ok := m["read"].(float64); ok {
 				s.incRead = time.Duration(v * float64(time.Second))
 			}
@@ -463,6 +472,14 @@ func resnapLogTimes(out string) resnapLogSplit {
 		}
 	}
 	return s
+}
+
+// since is t - from, or 0 when t is unknown.
+func since(from, t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Sub(from)
 }
 
 // waitStreaming waits until the child's /readyz says streaming.
