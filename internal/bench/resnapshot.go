@@ -22,9 +22,10 @@ import (
 
 // The re-snapshot benchmark (issue 29, -resnapshot-rows N, 1,000,000; 0
 // skips it): a table of N rows of the snapshot benchmark's shape, streamed
-// by the mooncdc binary (JSON, at-least-once, snapshot.mode never: it is
-// ready at once), under a write load of -resnapshot-load changes/s (1,000;
-// half updates of random rows, half inserts) for the whole measurement.
+// by the mooncdc binary (JSON, at-least-once, snapshot.mode initial: its
+// topic holds its rows first, as a streamed table's does), under a write
+// load of -resnapshot-load changes/s (1,000; half updates of random rows,
+// half inserts) for the whole measurement.
 // In one run, one after the other, it asks for
 //
 //   - a blocking re-snapshot (`mooncdc resnapshot public.resnap`): the
@@ -48,7 +49,11 @@ import (
 //     every 20 ms as a check;
 //
 // beside the same latency for the load alone before the first one, with
-// the ratio incremental/blocking rows/s (issue goal ≥ 0.8). Correctness,
+// the ratio incremental/blocking rows/s (issue goal ≥ 0.8), the records
+// the topic held when each was asked (what its stale-key pass reads
+// back: the incremental one, second, reads the blocking one's rows too),
+// and the incremental one's milestones from mooncdc's log (planned,
+// chunks read, stale keys tombstoned, done). Correctness,
 // cheaply: every id of 1..N is in an `r` record of the re-snapshot or
 // was changed by the stream while it ran (the incremental one leaves out
 // the keys the stream changed inside a window), and the run fails if not.
@@ -80,6 +85,18 @@ type resnapPhase struct {
 	hostBusy   time.Duration
 	polled     time.Duration   // start → the poll that saw done: the span of cpu and hostBusy
 	offsetsEnd map[int32]int64 // the topic's end offsets when done
+	// offsetsStart is the topic's end offsets when asked: its records
+	// then are what the stale-key pass at its end reads back.
+	offsetsStart map[int32]int64
+}
+
+// topicRecords is the records below the end offsets when asked.
+func (ph resnapPhase) topicRecords() int64 {
+	var n int64
+	for _, o := range ph.offsetsStart {
+		n += o
+	}
+	return n
 }
 
 func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp string) error {
@@ -120,6 +137,11 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	cfg.Postgres.Tables = []string{resnapQualified}
 	cfg.Postgres.Publication = resnapName + "_pub"
 	cfg.Postgres.Slot = resnapName + "_mooncdc"
+	// Copied first, as a streamed table is: its topic holds its rows
+	// before the re-snapshots, which the stale-key pass at the end of
+	// each reads back (snapshot.mode never would leave it empty for the
+	// first and full for the second).
+	cfg.Snapshot.Mode = config.SnapshotInitial
 	if o.snapConns > 0 {
 		cfg.Snapshot.ConnectionsPerTable = o.snapConns
 	}
@@ -131,7 +153,7 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 		return err
 	}
 	r := &childRunner{bin: o.mooncdc, config: path, cpuprofile: o.resnapCPUProfile}
-	step(fmt.Sprintf("re-snapshot: mooncdc run (%s), snapshot.mode never → Kafka (kfake %s)", o.mooncdc, brk.addr))
+	step(fmt.Sprintf("re-snapshot: mooncdc run (%s), snapshot.mode initial → Kafka (kfake %s)", o.mooncdc, brk.addr))
 	if err := r.start(); err != nil {
 		return err
 	}
@@ -146,7 +168,7 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	if err := waitStreaming(pctx, r, metricsAddr); err != nil {
 		return err
 	}
-	if err := waitReady(pctx, brk.addr); err != nil {
+	if err := waitReady(pctx, brk.addr, o.timeout); err != nil {
 		printLog("mooncdc", r.output())
 		return err
 	}
@@ -234,6 +256,8 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	fmt.Printf("  incremental/blocking rows/s: %.2f; p99 of the table's changes %s incremental vs %s blocking (the blocking copy holds them: about its length, %s)\n",
 		ratio, ms(inc.p99), ms(blk.p99), round(blk.took))
 	split := resnapLogTimes(r.output())
+	fmt.Printf("  the topic held %s records when the blocking copy was asked for, %s when the incremental one was (each one's stale-key pass reads them back)\n",
+		commas(blk.topicRecords()), commas(inc.topicRecords()))
 	fmt.Printf("  from mooncdc's log: the blocking copy took %s (copy start → every row acked); the incremental one, from the request: planned at %s, chunks read in %s (%s rows/s), stale keys tombstoned (the topic read back) at %s, done at %s\n",
 		round(split.copyTook), round(since(inc.from, split.incPlanned)), round(split.incRead), commas(int64(split.incRate)),
 		round(since(inc.from, split.incTombstoned)), round(since(inc.from, split.incDone)))
@@ -282,6 +306,7 @@ func resnapOnce(ctx context.Context, conn *pgx.Conn, r *childRunner, addr, confi
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+resnapQualified).Scan(&ph.rows); err != nil {
 		return ph, err
 	}
+	var err error
 	resetHWM := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", r.pid()), []byte("5"), 0) == nil
 	u0, s0, _ := procCPU(r.pid())
 	busy0 := hostBusy()
@@ -310,6 +335,9 @@ func resnapOnce(ctx context.Context, conn *pgx.Conn, r *childRunner, addr, confi
 		}
 	}()
 
+	if ph.offsetsStart, err = endOffsets(ctx, addr, resnapTopic); err != nil {
+		return ph, err
+	}
 	ph.from = time.Now()
 	step(fmt.Sprintf("re-snapshot, %s: mooncdc %s", ph.kind, strings.Join(args, " ")))
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
@@ -403,18 +431,17 @@ func latencies(changes []resnapChange, from, to time.Time) latencySummary {
 }
 
 // attribute gives each re-snapshot the latency of the changes committed
-// while it ran, its `r` records (by offset: below its end offsets and at
-// or above the previous one's), and the ids of 1..n they cover together
-// with the changes committed meanwhile.
+// while it ran, its `r` records (by offset: below its end offsets when
+// done, at or above those when asked), and the ids of 1..n they cover
+// together with the changes committed meanwhile.
 func attribute(phases []resnapPhase, changes []resnapChange, reads []resnapRead, n int) {
-	prev := map[int32]int64{}
 	for i := range phases {
 		ph := &phases[i]
 		l := latencies(changes, ph.from, ph.to)
 		ph.changes, ph.p50, ph.p99, ph.max = l.n, l.p50, l.p99, l.max
 		seen := make([]bool, n+1)
 		for _, rd := range reads {
-			if end, ok := ph.offsetsEnd[rd.partition]; ok && rd.offset < end && rd.offset >= prev[rd.partition] {
+			if end, ok := ph.offsetsEnd[rd.partition]; ok && rd.offset < end && rd.offset >= ph.offsetsStart[rd.partition] {
 				ph.reads++
 				if rd.id >= 1 && rd.id <= int64(n) {
 					seen[rd.id] = true
@@ -431,7 +458,6 @@ func attribute(phases []resnapPhase, changes []resnapChange, reads []resnapRead,
 				ph.covered++
 			}
 		}
-		prev = ph.offsetsEnd
 	}
 }
 
@@ -503,17 +529,17 @@ func waitStreaming(ctx context.Context, r *childRunner, metricsAddr string) erro
 	return nil
 }
 
-// waitReady waits until the offsets topic has the table ready, which
-// `mooncdc resnapshot` needs to find it.
-func waitReady(ctx context.Context, addr string) error {
-	deadline := time.Now().Add(time.Minute)
+// waitReady waits until the offsets topic has the table ready (copied
+// and handed over), which `mooncdc resnapshot` needs to find it.
+func waitReady(ctx context.Context, addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
 	for {
 		t, ok, err := tablePhase(ctx, addr, resnapName, resnapQualified)
 		if err == nil && ok && t.Phase == offsets.PhaseReady {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready in the offsets topic after a minute (last: %+v, %v)", resnapQualified, t, err)
+			return fmt.Errorf("%s not ready in the offsets topic after %s (last: %+v, %v)", resnapQualified, limit, t, err)
 		}
 		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
 			return err

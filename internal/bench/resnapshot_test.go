@@ -23,16 +23,17 @@ func TestKeyIDReadsPlainAndSchemaKeys(t *testing.T) {
 	}
 }
 
-// A re-snapshot's `r` records are those below its end offsets and at or
-// above the previous one's; its check counts an id re-read or changed
+// A re-snapshot's `r` records are those below its end offsets when done
+// and at or above those when asked; its check counts an id re-read or changed
 // while it ran, and no other.
 func TestAttributeSplitsReadsByEndOffsetsAndCoversChangedIDs(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	phases := []resnapPhase{
-		{from: t0, to: t0.Add(time.Second), offsetsEnd: map[int32]int64{0: 10}},
-		{from: t0.Add(2 * time.Second), to: t0.Add(3 * time.Second), offsetsEnd: map[int32]int64{0: 20}},
+		{from: t0, to: t0.Add(time.Second), offsetsStart: map[int32]int64{0: 2}, offsetsEnd: map[int32]int64{0: 10}},
+		{from: t0.Add(2 * time.Second), to: t0.Add(3 * time.Second), offsetsStart: map[int32]int64{0: 11}, offsetsEnd: map[int32]int64{0: 20}},
 	}
 	reads := []resnapRead{
+		{id: 1, offset: 0}, {id: 2, offset: 1}, // the initial copy's: neither's
 		{id: 1, offset: 2}, {id: 2, offset: 3}, {id: 3, offset: 4}, // first: all three
 		{id: 1, offset: 12}, {id: 3, offset: 13}, // second: 2 left out by its window
 		{id: 2, offset: 25}, // after both: neither's
