@@ -173,7 +173,11 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 		return err
 	}
 
-	cons, err := newResnapConsumer(brk.addr, resnapTopic)
+	copied, err := endOffsets(pctx, brk.addr, resnapTopic)
+	if err != nil {
+		return err
+	}
+	cons, err := newResnapConsumer(brk.addr, resnapTopic, copied)
 	if err != nil {
 		return err
 	}

@@ -126,9 +126,15 @@ type resnapConsumer struct {
 	bad     int // records it could not read: a failure of the run
 }
 
-func newResnapConsumer(addr, topic string) (*resnapConsumer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+// newResnapConsumer reads topic from the offsets given (by partition):
+// the end of the initial copy, so that the load's first changes do not
+// wait behind a million `r` records in this consumer.
+func newResnapConsumer(addr, topic string, from map[int32]int64) (*resnapConsumer, error) {
+	parts := map[int32]kgo.Offset{}
+	for p, o := range from {
+		parts[p] = kgo.NewOffset().At(o)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}),
 		kgo.FetchMaxWait(50*time.Millisecond), kgo.MetadataMinAge(100*time.Millisecond), kgo.MetadataMaxAge(time.Second))
 	if err != nil {
 		return nil, err
