@@ -72,6 +72,21 @@
 // table ready (or catchup). With -inprocess -snapshot-cpuprofile FILE the
 // snapshot runs in this process under the CPU profiler, start to exit.
 //
+// The re-snapshot part (resnapshot.go; -resnapshot-rows N, 1,000,000, 0
+// skips it; -resnapshot-load, 1,000 changes/s): a table of N rows streamed
+// by the mooncdc binary (JSON, at-least-once) under a write load of
+// updates and inserts for the whole measurement, re-snapshotted in one run
+// by `mooncdc resnapshot` (blocking: the table's changes wait for the
+// handover) and then `mooncdc resnapshot --incremental` (they stream on).
+// For each: rows/s (the table's rows when asked, over the time from the
+// command to done in the offsets topic), the p50/p99/max latency of the
+// table's changes committed meanwhile (commit time in the record to the
+// record fetched, as the latency benchmark measures it), the child's peak
+// RSS during it (VmHWM reset through /proc/PID/clear_refs), the machine's
+// CPU busy; then the ratio incremental/blocking rows/s and the goal line
+// (issue 29: ≥ 0.8). It fails unless every id of 1..N is in an `r` record
+// of each re-snapshot or was changed by the stream while it ran.
+//
 // Place in the pipeline: none; it measures the pipeline from outside. It
 // runs bin/mooncdc as a child process (or connector.Pipeline in this
 // process with -inprocess) against a throwaway Postgres (internal/pgtest)

@@ -54,6 +54,12 @@ type options struct {
 
 	compressions string
 	shapings     string
+
+	resnapRows int
+	resnapLoad int
+	// resnapCPUProfile is -resnapshot-cpuprofile: the re-snapshot
+	// child's CPU profile (its whole life, both re-snapshots).
+	resnapCPUProfile string
 }
 
 func main() {
@@ -93,6 +99,9 @@ func main() {
 	flag.DurationVar(&o.registryLatency, "registry-latency", 0, "run the thousands-of-tables benchmark once more with format avro and the registry stand-in delaying every request by this much, as a remote registry would (e.g. 20ms; 0 skips)")
 	flag.StringVar(&o.shapings, "shapings", "mask,hash,truncate,flat,transforms,cloudevents,protobuf,json_schema", "after the snapshot benchmark, run it again with each of these record-shaping options (mask, hash, truncate on the table's payload; flat, the envelope; transforms, a three-transform chain: Filter with CEL, InsertField, ReplaceField) or value formats (cloudevents; protobuf and json_schema with a Schema Registry stand-in); \"\" skips")
 	flag.StringVar(&o.compressions, "compressions", "lz4,zstd", "after the snapshot benchmark, run it and its Kafka limit again with each of these kafka.compression values (\"\" skips)")
+	flag.IntVar(&o.resnapRows, "resnapshot-rows", 1_000_000, "rows of the re-snapshot benchmark's table, re-snapshotted blocking then incremental under a write load (0 skips it)")
+	flag.IntVar(&o.resnapLoad, "resnapshot-load", 1000, "the re-snapshot benchmark's write load on its table, changes/s (half updates, half inserts)")
+	flag.StringVar(&o.resnapCPUProfile, "resnapshot-cpuprofile", "", "write the CPU profile of the re-snapshot benchmark's mooncdc child (run --cpuprofile; its whole life, both re-snapshots) to this file")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -106,8 +115,14 @@ func run(o options) error {
 		return fmt.Errorf("-n, -tx and -limit-runs must be positive")
 	case o.snapRows <= 0 || o.snapLimitRuns <= 0 || o.snapPairs <= 0 || o.snapConns < 0:
 		return fmt.Errorf("-snapshot-rows, -snapshot-limit-runs and -snapshot-pairs must be positive, -snapshot-connections not negative")
-	case !o.stream && !o.snapshot && !o.latency && !o.memBound && o.hugeTx == 0 && o.hugeTable == 0 && o.tables == 0:
-		return fmt.Errorf("every part is off (-stream, -snapshot, -latency, -membound, -huge-tx, -huge-table, -tables): nothing to run")
+	case !o.stream && !o.snapshot && !o.latency && !o.memBound && o.hugeTx == 0 && o.hugeTable == 0 && o.tables == 0 && o.resnapRows == 0:
+		return fmt.Errorf("every part is off (-stream, -snapshot, -latency, -membound, -huge-tx, -huge-table, -tables, -resnapshot-rows): nothing to run")
+	case o.resnapRows < 0 || o.resnapRows > 0 && o.resnapLoad <= 0:
+		return fmt.Errorf("-resnapshot-rows must not be negative, -resnapshot-load positive")
+	case o.resnapCPUProfile != "" && o.resnapRows == 0:
+		return fmt.Errorf("-resnapshot-cpuprofile profiles the re-snapshot benchmark, which -resnapshot-rows=0 skips")
+	case o.resnapRows > 0 && o.inprocess:
+		return fmt.Errorf("-resnapshot-rows runs the mooncdc binary (and its resnapshot command): add -resnapshot-rows=0 with -inprocess")
 	case o.memBound && o.inprocess:
 		return fmt.Errorf("-membound measures the mooncdc binary's RSS: add -membound=false with -inprocess")
 	case o.hugeTx > 0 && o.inprocess:
@@ -201,6 +216,12 @@ func run(o options) error {
 		if err := runManyTables(ctx, o, src, kfakeBin, tmp); err != nil {
 			step("thousands-of-tables benchmark failed (the error follows at the end)")
 			errs = append(errs, fmt.Errorf("thousands of tables: %w", err))
+		}
+	}
+	if o.resnapRows > 0 && ctx.Err() == nil {
+		if err := runResnapshot(ctx, o, src, kfakeBin, tmp); err != nil {
+			step("re-snapshot benchmark failed (the error follows at the end)")
+			errs = append(errs, fmt.Errorf("re-snapshot: %w", err))
 		}
 	}
 	if o.memBound && ctx.Err() == nil {
