@@ -37,3 +37,8 @@ func (h *Hooks) call(point, table string) {
 		fn(point, table)
 	}
 }
+
+// HookWindowWritten is where the main worker has handed an incremental
+// snapshot window's rows (and, exactly-once, the table's progress) to
+// Kafka, before the unit that holds them ends.
+const HookWindowWritten = emit.HookWindowWritten

@@ -120,6 +120,16 @@ type MainSink interface {
 	Run(ctx, soft context.Context) error
 	// Stopped records the durable LSN after a clean stop.
 	Stopped(ctx context.Context) error
+	// WithUnit writes the table state made by make, whose progress counts
+	// records sent in unit a (the open one: an incremental snapshot's
+	// chunk done), so that it becomes durable exactly with them, and
+	// reports whether it did. Exactly-once produces it in the open Kafka
+	// transaction, after them: the commit makes both visible or neither
+	// (a record of a, so that a failure fails the transaction).
+	// At-least-once writes nothing and does not call make: the caller
+	// stores the progress once a is durable, through the ordered writer
+	// of table states. make returns nil to write nothing.
+	WithUnit(a *TxAck, make func() *phases.State) bool
 }
 
 // CopySink is one table copy's sink: every record of the copy (its rows,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -161,6 +162,28 @@ func (w *eosMain) Begin() error {
 func (w *eosMain) Send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 	w.bytes += int64(len(rec.Key) + len(rec.Value))
 	w.cl.Produce(context.Background(), rec, promise)
+}
+
+// WithUnit produces make's table state in the open Kafka transaction, as
+// a record of unit a: after a's records, committed with them or aborted
+// with them (a failure fails the commit: Tracker.Err). The ordered writer
+// of table states is not used: its record would be visible before the
+// rows it counts are committed.
+func (w *eosMain) WithUnit(a *TxAck, make func() *phases.State) bool {
+	if !w.txOpen || a == nil {
+		return false
+	}
+	ts := make()
+	if ts == nil {
+		return false
+	}
+	rec := w.d.cfg.records.table(ts)
+	rec.Context = a
+	n := RecordBytes(rec)
+	w.bytes += int64(len(rec.Key) + len(rec.Value))
+	w.tracker.Add(a, n)
+	w.cl.Produce(context.Background(), rec, func(_ *kgo.Record, err error) { w.tracker.Ack(a, n, err) })
+	return true
 }
 
 // Ended records that everything up to end (a Postgres commit's end LSN) is

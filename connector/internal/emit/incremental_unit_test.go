@@ -102,7 +102,7 @@ func TestWindowRowsAreWrittenAtTheCloseLessTheKeysTheStreamChanged(t *testing.T)
 	rel := testRelation(1, "t")
 	keyed, _ := firstColumnKeyer{}.Keyed(rel)
 	ctx := context.Background()
-	drive(t, fx, func() error { return q.Watch(ctx, 1) })
+	drive(t, fx, func() error { return q.Watch(ctx, 1, nil) })
 	drive(t, fx, func() error { return q.SetFloor(ctx, 700) })
 	snap, err := watermark.ParseSnapshot("800:800:")
 	if err != nil {

@@ -196,9 +196,11 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	if res.Void != "" {
 		return res.Void, nil
 	}
-	it.mu.Lock()
-	it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, unit: res.Unit})
-	it.mu.Unlock()
+	if !res.Stored { // else inUnit counted it
+		it.mu.Lock()
+		it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, unit: res.Unit})
+		it.mu.Unlock()
+	}
 	it.c.counts.Rows.WithLabelValues(it.name).Add(float64(res.Rows))
 	return "", nil
 }
