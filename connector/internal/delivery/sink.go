@@ -40,6 +40,12 @@ import (
 //     acknowledged; exactly-once writes it as the last record of the
 //     copy's Kafka transaction and commits: the copy's rows, its catch-up
 //     and its handover become visible together, or none of them;
+//   - an incremental snapshot's progress with a window's chunk done:
+//     exactly-once writes it in the main worker's Kafka transaction right
+//     after the window's rows (MainSink.WithUnit), so that a crash never
+//     reads a committed chunk again nor counts an aborted one;
+//     at-least-once stores it once the rows are acknowledged, through
+//     the ordered writer of table states (next item);
 //   - every other table state (copying, errored, init, dropped, a
 //     promotion from catchup to ready, a shape fingerprint) goes through
 //     the one ordered writer of table states (stateWriter), in both
