@@ -39,6 +39,7 @@ func (h *Hooks) call(point, table string) {
 }
 
 // HookWindowWritten is where the main worker has handed an incremental
-// snapshot window's rows (and, exactly-once, the table's progress) to
-// Kafka, before the unit that holds them ends.
+// snapshot window's rows to Kafka (and, exactly-once, taken the table's
+// progress into the open transaction), before the unit that holds them
+// ends.
 const HookWindowWritten = emit.HookWindowWritten

@@ -47,8 +47,9 @@ type WindowResult struct {
 	Rows, Dropped int
 	Unit          *delivery.TxAck
 	Void          string
-	// Stored: the table's progress with this chunk done was written in
-	// Unit, after its rows (delivery.MainSink.WithUnit: exactly-once),
+	// Stored: the table's progress with this chunk done is written in
+	// the Kafka transaction of Unit (delivery.MainSink.WithUnit:
+	// exactly-once),
 	// by the ProgressFunc given to Watch, which counted the chunk as
 	// written in Unit; the reader does not count it again.
 	Stored bool
@@ -62,8 +63,9 @@ type WindowResult struct {
 type ProgressFunc func(chunk watermark.Chunk, rows int, unit *delivery.TxAck) *phases.State
 
 // HookWindowWritten is the test hook point (Config.Hook) right after a
-// window's rows (and, exactly-once, its progress) were handed to the
-// sink, before the unit that holds them ends.
+// window's rows were handed to the sink (and, exactly-once, its progress
+// taken into the open Kafka transaction), before the unit that holds
+// them ends.
 const HookWindowWritten = "incremental_window_written"
 
 // ErrIncrementalStopped is returned to a reader whose request the stream
