@@ -295,9 +295,9 @@ func crashAtAWindow(t *testing.T, e *ittest.Env, cfg config.Config, r *ittest.Ru
 }
 
 // fenceMain takes over the crashed pipeline's transactional id, as the
-// next instance does before it reads the offsets: the Kafka transaction
-// the crash left open (holding the offsets topic's last stable offset) is
-// aborted.
+// next instance does before it reads the offsets: a Kafka transaction
+// the crash left open is aborted (one that reached its commit holds the
+// offsets topic's last stable offset until then).
 func fenceMain(t *testing.T, e *ittest.Env, cfg config.Config) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Kafka), kgo.TransactionalID(cfg.Name+"-main"))
