@@ -37,3 +37,9 @@ func (h *Hooks) call(point, table string) {
 		fn(point, table)
 	}
 }
+
+// HookWindowWritten is where the main worker has handed an incremental
+// snapshot window's rows to Kafka (and, exactly-once, taken the table's
+// progress into the open transaction), before the unit that holds them
+// ends.
+const HookWindowWritten = emit.HookWindowWritten

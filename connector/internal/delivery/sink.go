@@ -40,6 +40,13 @@ import (
 //     acknowledged; exactly-once writes it as the last record of the
 //     copy's Kafka transaction and commits: the copy's rows, its catch-up
 //     and its handover become visible together, or none of them;
+//   - an incremental snapshot's progress with a window's chunk done:
+//     exactly-once writes it in the main worker's Kafka transaction that
+//     holds the window's rows, at its commit beside the pipeline record
+//     (MainSink.WithUnit), so that a crash never
+//     reads a committed chunk again nor counts an aborted one;
+//     at-least-once stores it once the rows are acknowledged, through
+//     the ordered writer of table states (next item);
 //   - every other table state (copying, errored, init, dropped, a
 //     promotion from catchup to ready, a shape fingerprint) goes through
 //     the one ordered writer of table states (stateWriter), in both
@@ -120,6 +127,16 @@ type MainSink interface {
 	Run(ctx, soft context.Context) error
 	// Stopped records the durable LSN after a clean stop.
 	Stopped(ctx context.Context) error
+	// WithUnit writes the table state made by make, whose progress counts
+	// records sent in unit a (the open one: an incremental snapshot's
+	// chunk done), so that it becomes durable exactly with them, and
+	// reports whether it did. Exactly-once writes it in the open Kafka
+	// transaction, after them (at its commit): the commit makes both
+	// visible or neither, and its failure fails the commit.
+	// At-least-once writes nothing and does not call make: the caller
+	// stores the progress once a is durable, through the ordered writer
+	// of table states. make returns nil to write nothing.
+	WithUnit(a *TxAck, make func() *phases.State) bool
 }
 
 // CopySink is one table copy's sink: every record of the copy (its rows,

@@ -54,7 +54,12 @@ func (s *aloMain) Send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 }
 
 func (s *aloMain) Ended(context.Context, schema.LSN) error { return nil }
-func (s *aloMain) Tick(context.Context) error              { return nil }
+
+// WithUnit: a unit is durable once its records are acknowledged, and a
+// table state written beside them could be acknowledged first; the
+// caller stores the progress once the unit is durable.
+func (s *aloMain) WithUnit(*TxAck, func() *phases.State) bool { return false }
+func (s *aloMain) Tick(context.Context) error                 { return nil }
 
 // Idle: the tracker moves the durable LSN itself (Tracker.AdvanceIdle).
 func (s *aloMain) Idle(schema.LSN) {}

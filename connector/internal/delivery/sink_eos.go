@@ -12,6 +12,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/fault"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -142,6 +143,9 @@ type eosMain struct {
 	tried   offsets.Pipeline
 	bytes   int64
 	lastEnd schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
+	// states are the table states to write in the open transaction, at
+	// its commit (WithUnit), by table.
+	states map[string]*phases.State
 }
 
 var _ MainSink = (*eosMain)(nil)
@@ -161,6 +165,55 @@ func (w *eosMain) Begin() error {
 func (w *eosMain) Send(rec *kgo.Record, promise func(*kgo.Record, error)) {
 	w.bytes += int64(len(rec.Key) + len(rec.Value))
 	w.cl.Produce(context.Background(), rec, promise)
+}
+
+// WithUnit makes the table state now and writes it in the open Kafka
+// transaction, after a's records: committed with them or aborted with
+// them. The ordered writer of table states is not used: its record would
+// be visible before the rows it counts are committed. It is produced at
+// the commit, beside the pipeline record (the newest state of each table
+// only: each counts the ones before), so that the offsets topic's last
+// stable offset waits for the transaction no longer than it does for the
+// pipeline record: a window closing at the BEGIN of a long transaction
+// would otherwise hold every reader of the offsets topic (status, a
+// standby) until its end.
+func (w *eosMain) WithUnit(a *TxAck, make func() *phases.State) bool {
+	if !w.txOpen || a == nil {
+		return false
+	}
+	ts := make()
+	if ts == nil {
+		return false
+	}
+	if w.states == nil {
+		w.states = map[string]*phases.State{}
+	}
+	w.states[ts.Table.Table] = ts
+	return true
+}
+
+// produceStates produces the table states WithUnit took, in the open
+// transaction, and returns the wait for their acknowledgements.
+func (w *eosMain) produceStates(ctx context.Context) func() error {
+	var done []chan error
+	for _, ts := range w.states {
+		ch := make(chan error, 1)
+		w.cl.Produce(ctx, w.d.cfg.records.table(ts), func(_ *kgo.Record, err error) { ch <- err })
+		done = append(done, ch)
+	}
+	clear(w.states)
+	return func() error {
+		var errs []error
+		for _, ch := range done {
+			select {
+			case err := <-ch:
+				errs = append(errs, err)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return errors.Join(errs...)
+	}
 }
 
 // Ended records that everything up to end (a Postgres commit's end LSN) is
@@ -213,13 +266,14 @@ func (w *eosMain) commit(ctx context.Context) error {
 	if prev == (offsets.Pipeline{}) {
 		prev = w.src
 	}
+	states := w.produceStates(ctx)
 	// Produced last and waited for, with the rest (Flush).
 	offErr := produceWait(ctx, w.cl, w.d.cfg.records.pipeline(&src, prev))
 	w.tried = src
 	if err := w.cl.Flush(ctx); err != nil {
 		return err
 	}
-	if err := errors.Join(w.tracker.Err(), offErr); err != nil {
+	if err := errors.Join(w.tracker.Err(), offErr, states()); err != nil {
 		return w.failed(fmt.Errorf("a record of the Kafka transaction failed: %w", err))
 	}
 	if err := w.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
@@ -251,6 +305,7 @@ func (w *eosMain) abort(ctx context.Context) error {
 		return nil
 	}
 	w.txOpen = false
+	clear(w.states)
 	if err := w.cl.AbortBufferedRecords(ctx); err != nil {
 		return TxnError(w.d.mainID(), fmt.Errorf("abort Kafka transaction: %w", err))
 	}

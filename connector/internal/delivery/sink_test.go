@@ -404,3 +404,93 @@ func TestExactlyOnceSinkTellsAFenceFromABrokerAbort(t *testing.T) {
 		})
 	}
 }
+
+// TestExactlyOnceSinkWritesATableStateInItsUnitsTransaction: a table state
+// handed to WithUnit (an incremental snapshot's progress) is produced in
+// the open Kafka transaction that holds the unit's records, at its commit
+// beside the pipeline record, the newest state of a table only (durable at
+// the commit, lost at an abort); at-least-once writes none and never
+// makes it.
+func TestExactlyOnceSinkWritesATableStateInItsUnitsTransaction(t *testing.T) {
+	ctx := context.Background()
+	f := &deliverytest.FakeProducer{}
+	d := &exactlyOnce{cfg: testDeliveryConfig(f), log: zap.NewNop()}
+	tracker := NewTracker(100, 1<<20, nil)
+	m := d.Main(tracker).(*eosMain)
+	m.cl = f
+	if err := m.Open(ctx, testSource); err != nil {
+		t.Fatal(err)
+	}
+	f.TakeEvents()
+	state := func(done string) func() *phases.State {
+		return func() *phases.State {
+			return &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, Incremental: offsets.RawJSON(done)}}
+		}
+	}
+	if m.WithUnit(tracker.Begin(), state(`{"done":[[0,1]]}`)) {
+		t.Fatal("WithUnit with no Kafka transaction open: true")
+	}
+	tracker.Abandon()
+
+	// Committed: the rows, then the newest state, then the pipeline record.
+	if err := m.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	a := tracker.Begin()
+	rec := &kgo.Record{Topic: "t", Value: []byte("row"), Context: a}
+	tracker.Add(a, RecordBytes(rec))
+	m.Send(rec, func(r *kgo.Record, err error) { tracker.Ack(a, RecordBytes(r), err) })
+	if !m.WithUnit(a, state(`{"done":[[0,2]]}`)) || !m.WithUnit(a, state(`{"done":[[0,3]]}`)) {
+		t.Fatal("WithUnit in an open Kafka transaction: false")
+	}
+	tracker.Commit(a, 200)
+	if err := m.Ended(ctx, 200); err != nil {
+		t.Fatal(err)
+	}
+	if durable, lost := tracker.UnitState(a); durable || lost {
+		t.Fatalf("unit before the commit: durable %v lost %v", durable, lost)
+	}
+	if got, want := f.TakeEvents(), []string{"begin", "produce t"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if err := m.commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.TakeEvents(), []string{"produce offsets", "produce offsets", "flush", "commit"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if durable, lost := tracker.UnitState(a); !durable || lost {
+		t.Fatalf("unit after the commit: durable %v lost %v", durable, lost)
+	}
+	if got := string(f.State(t).Tables["public.t"].Incremental); got != `{"done":[[0,3]]}` {
+		t.Fatalf("stored progress %s", got)
+	}
+
+	// Aborted with its session: the unit is lost, the state never written.
+	if err := m.Begin(); err != nil {
+		t.Fatal(err)
+	}
+	b := tracker.Begin()
+	if !m.WithUnit(b, state(`{"done":[[0,4]]}`)) {
+		t.Fatal("WithUnit: false")
+	}
+	tracker.Commit(b, 300)
+	m.lastEnd = 300
+	if err := m.SessionEnded(ctx, errors.New("session lost")); err != nil {
+		t.Fatal(err)
+	}
+	if _, lost := tracker.UnitState(b); !lost {
+		t.Fatal("the unit of an aborted transaction is not lost")
+	}
+	if err := m.Open(ctx, testSource); err != nil { // the next session's first commit
+		t.Fatal(err)
+	}
+	if got := string(f.State(t).Tables["public.t"].Incremental); got != `{"done":[[0,3]]}` {
+		t.Fatalf("stored progress after an abort %s, want the committed one", got)
+	}
+
+	alo := (&atLeastOnce{cfg: testDeliveryConfig(f), cl: f, log: zap.NewNop()}).Main(NewTracker(100, 1<<20, nil))
+	if alo.WithUnit(tracker.Begin(), func() *phases.State { t.Fatal("at-least-once made the state"); return nil }) {
+		t.Fatal("at-least-once WithUnit: true")
+	}
+}

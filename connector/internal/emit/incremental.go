@@ -12,6 +12,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/notify"
+	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
 	"github.com/mooncdc/mooncdc/schema"
@@ -47,7 +48,26 @@ type WindowResult struct {
 	Rows, Dropped int
 	Unit          *delivery.TxAck
 	Void          string
+	// Stored: the table's progress with this chunk done is written in
+	// the Kafka transaction of Unit (delivery.MainSink.WithUnit:
+	// exactly-once),
+	// by the ProgressFunc given to Watch, which counted the chunk as
+	// written in Unit; the reader does not count it again.
+	Stored bool
 }
+
+// ProgressFunc makes the watched table's state whose incremental progress
+// has chunk done (rows rows), written in unit with the chunk's rows, and
+// records that the chunk's rows went in unit; nil to write nothing. It
+// runs on the stream goroutine, only when the delivery writes a table
+// state with its unit (delivery.MainSink.WithUnit).
+type ProgressFunc func(chunk watermark.Chunk, rows int, unit *delivery.TxAck) *phases.State
+
+// HookWindowWritten is the test hook point (Config.Hook) right after a
+// window's rows were handed to the sink (and, exactly-once, its progress
+// taken into the open Kafka transaction), before the unit that holds
+// them ends.
+const HookWindowWritten = "incremental_window_written"
 
 // ErrIncrementalStopped is returned to a reader whose request the stream
 // goroutine will not answer: the pipeline is stopping.
@@ -77,6 +97,8 @@ type Incremental struct {
 	results map[uint64]chan WindowResult
 	keyBuf  []byte
 	rels    map[uint32]*schema.Relation // each watched table's last relation
+	// progress is each watched table's ProgressFunc (Watch).
+	progress map[uint32]ProgressFunc
 	// pos is the stream's last position between transactions in this
 	// session (an end LSN, a keepalive's WAL end; 0 until the session
 	// passes one): windows close there. A new session streams again from
@@ -103,7 +125,7 @@ type Incremental struct {
 
 // NewIncremental returns an idle queue.
 func NewIncremental() *Incremental {
-	return &Incremental{results: map[uint64]chan WindowResult{}, rels: map[uint32]*schema.Relation{}}
+	return &Incremental{results: map[uint64]chan WindowResult{}, rels: map[uint32]*schema.Relation{}, progress: map[uint32]ProgressFunc{}}
 }
 
 type incKind int
@@ -129,6 +151,7 @@ type incRequest struct {
 	w     *Window
 	rows  []Row
 	why   string
+	prog  ProgressFunc
 	topic string
 	keys  [][]byte
 	note  notify.Notification
@@ -182,9 +205,10 @@ func (q *Incremental) call(ctx context.Context, r *incRequest) (incReply, error)
 }
 
 // Watch starts recording the keys of table's changes; windows of it can
-// open once its floor is set.
-func (q *Incremental) Watch(ctx context.Context, table uint32) error {
-	_, err := q.call(ctx, &incRequest{kind: incWatch, table: table})
+// open once its floor is set. progress (nil: none) makes the table's
+// progress record when a delivery writes it with a window's rows.
+func (q *Incremental) Watch(ctx context.Context, table uint32, progress ProgressFunc) error {
+	_, err := q.call(ctx, &incRequest{kind: incWatch, table: table, prog: progress})
 	return err
 }
 
@@ -302,7 +326,11 @@ func (q *Incremental) serve() {
 				q.t = watermark.NewTracker[*kgo.Record](trackerLimit)
 			}
 			q.t.Watch(r.table)
+			if r.prog != nil {
+				q.progress[r.table] = r.prog
+			}
 		case incUnwatch:
+			delete(q.progress, r.table)
 			if q.t != nil {
 				for _, id := range q.t.Unwatch(r.table) {
 					if ch := q.results[id]; ch != nil {
@@ -533,12 +561,32 @@ func (e *Emitter) incAdvance(pos, at schema.LSN) error {
 		}
 		res.Rows = len(c.Rows)
 		q.closedRows.Add(int64(res.Rows))
+		if c.Void == "" {
+			res.Stored = e.storeWithUnit(c.Table, c.Chunk, res.Rows)
+			if e.Hook != nil {
+				e.Hook(HookWindowWritten, "")
+			}
+		}
 		if ch := q.results[c.ID]; ch != nil {
 			ch <- res
 			delete(q.results, c.ID)
 		}
 	}
 	return nil
+}
+
+// storeWithUnit writes table's progress with chunk done in e.cur, after
+// the chunk's rows, when the delivery writes table states with a unit
+// (delivery.MainSink.WithUnit, the one place that decides); it reports
+// whether it did.
+func (e *Emitter) storeWithUnit(table uint32, chunk watermark.Chunk, rows int) bool {
+	fn := e.Incremental.progress[table]
+	sink, ok := e.Sink.(delivery.MainSink)
+	if fn == nil || !ok {
+		return false
+	}
+	unit := e.cur
+	return sink.WithUnit(unit, func() *phases.State { return fn(chunk, rows, unit) })
 }
 
 // incReset ends a transaction the session left open (its rest is

@@ -159,6 +159,24 @@ func (p *Rules) Update(table string, change func(next *State, m schema.LSN)) (*S
 	return next, p.storeLocked(next)
 }
 
+// Note changes table's state in memory only, under the mutex, when it has
+// one: for a change whose record another writer already made durable (an
+// incremental snapshot's progress, written in the main worker's Kafka
+// transaction with the rows it counts: delivery.MainSink.WithUnit), so
+// that the states stored later carry it.
+func (p *Rules) Note(table string, change func(next *State)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cur := p.view[table]
+	if cur == nil {
+		return
+	}
+	next := *cur
+	next.ParkedLSN = 0
+	change(&next)
+	p.setLocked(&next)
+}
+
 // ResnapshotRequest is the state `mooncdc resnapshot` stores for table
 // name to ask for its re-copy at nowMs (Request reads it): init, stamped
 // newer than any earlier request of the table (old, its last state)

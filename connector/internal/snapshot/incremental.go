@@ -3,7 +3,6 @@ package snapshot
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -74,6 +73,9 @@ type closedChunk struct {
 	chunk watermark.Chunk
 	rows  int
 	unit  *delivery.TxAck // emit.WindowResult.Unit
+	// stored: the progress with it done was written in its unit
+	// (inUnit): once the unit is durable, so is that record.
+	stored bool
 }
 
 // errWindowLost: the unit of durability that held a window's rows was
@@ -261,7 +263,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 			}
 		}
 	}
-	if err := q.Watch(ctx, it.oid); err != nil {
+	if err := q.Watch(ctx, it.oid, it.inUnit); err != nil {
 		return err
 	}
 	defer q.Unwatch(it.oid)
@@ -373,110 +375,6 @@ func (s *Snapshotter) eligible(ctx context.Context, conn *pgx.Conn, name string,
 		return fmt.Errorf("read what publication %s publishes: %w", s.c.cfg.publication, err)
 	}
 	return watermark.Eligible(t)
-}
-
-// store writes the table's progress into its offsets record and waits
-// for it.
-func (it *incrementalTable) store(ctx context.Context) error {
-	it.mu.Lock()
-	raw, err := json.Marshal(it.prog)
-	it.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	_, wait := it.s.phases.Update(it.name, func(ts *phases.State, _ schema.LSN) {
-		ts.Incremental = offsets.RawJSON(raw)
-		ts.ResnapshotMs = max(ts.ResnapshotMs, it.reqMs)
-	})
-	return wait(ctx)
-}
-
-// markDone moves the closed chunks whose rows are durable (their unit:
-// delivery.Tracker.UnitState) into the progress; it reports whether any
-// moved, and errWindowLost for a unit that was lost.
-func (it *incrementalTable) markDone() (bool, error) {
-	it.mu.Lock()
-	defer it.mu.Unlock()
-	kept := it.closed[:0]
-	moved := false
-	for _, cc := range it.closed {
-		durable, lost := it.c.main.UnitState(cc.unit)
-		if lost {
-			return moved, errWindowLost
-		}
-		if !durable {
-			kept = append(kept, cc)
-			continue
-		}
-		if err := it.prog.MarkDone(cc.chunk, cc.rows); err != nil {
-			return moved, err
-		}
-		moved = true
-	}
-	it.closed = kept
-	return moved, nil
-}
-
-// checkpoints stores the progress once a second while chunks become
-// durable, until ctx ends.
-func (it *incrementalTable) checkpoints(ctx context.Context) error {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		moved, err := it.markDone()
-		if err != nil {
-			return err
-		}
-		if moved {
-			if err := it.store(ctx); err != nil && ctx.Err() == nil {
-				return err
-			}
-		}
-	}
-}
-
-// settle waits until every window's rows are durable and stores the
-// progress.
-func (it *incrementalTable) settle(ctx context.Context) error {
-	for {
-		if _, err := it.markDone(); err != nil {
-			return err
-		}
-		it.mu.Lock()
-		left := len(it.closed)
-		it.mu.Unlock()
-		if left == 0 {
-			return it.store(ctx)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// settleUnit waits until unit is durable.
-func (it *incrementalTable) settleUnit(ctx context.Context, unit *delivery.TxAck) error {
-	for {
-		durable, lost := it.c.main.UnitState(unit)
-		switch {
-		case lost:
-			return errWindowLost
-		case durable:
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // endOffsets reads topic's end offsets, by partition (as text: the

@@ -269,7 +269,9 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 		return res.Void, nil
 	}
 	it.mu.Lock()
-	it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, unit: res.Unit})
+	if !res.Stored { // else inUnit counted it
+		it.closed = append(it.closed, closedChunk{chunk: ch, rows: res.Rows, unit: res.Unit})
+	}
 	pages, id := it.prog.Pages, it.prog.CorrelationID
 	it.mu.Unlock()
 	it.s.note(id, func(src notify.Source, now int64) notify.Notification {

@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"context"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -162,9 +163,15 @@ func TestIncrementalSnapshotResumesByChunkAfterACrash(t *testing.T) {
 }
 
 // TestIncrementalSnapshotResumesByChunkAfterACrashExactlyOnce: the same in
-// exactly-once mode, where a chunk is done only once the Kafka
-// transaction holding its rows is committed (the crash aborts the open
-// one: its rows are read again, none is lost).
+// exactly-once mode, where a chunk's progress is written in the Kafka
+// transaction that holds its rows. Two crashes: one right after a
+// window's rows and progress were handed to Kafka, before their
+// transaction commits (HookWindowWritten, at a random window: both are
+// aborted, the chunk is read again), one at a random moment (most often
+// after a commit, before the next). A read_committed consumer then sees
+// each row's `r` record exactly once (the table does not change while it
+// is read, so each chunk is written by one window only), every row, and
+// no change record twice.
 func TestIncrementalSnapshotResumesByChunkAfterACrashExactlyOnce(t *testing.T) {
 	testResume(t, config.DeliveryExactlyOnce)
 }
@@ -199,13 +206,26 @@ func testResume(t *testing.T, mode config.Delivery) {
 		}
 	}()
 	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	var first uint32 // the pages stored as done before the last crash
+	if mode == config.DeliveryExactlyOnce {
+		first = crashAtAWindow(t, e, cfg, r)
+		r = start(t, cfg)
+		// Random, so that repeated runs crash between a commit and the
+		// next at different points.
+	}
 	// Crash once some chunks are done (durable, and stored in the offsets
 	// topic).
 	eventually.True(t, 60*time.Second, 20*time.Millisecond, "no chunk of the incremental snapshot was stored as done", func() bool {
 		raw := ittest.LoadOffsets(t, e, cfg).Tables["public.orders"].Incremental
-		return raw != "" && len(parseProgress(t, string(raw)).Done) > 0
+		return raw != "" && donePages(parseProgress(t, string(raw))) > first
 	})
+	if mode == config.DeliveryExactlyOnce {
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond)
+	}
 	r.Crash(t)
+	if mode == config.DeliveryExactlyOnce {
+		fenceMain(t, e, cfg)
+	}
 	st := ittest.LoadOffsets(t, e, cfg)
 	raw := st.Tables["public.orders"].Incremental
 	if raw == "" {
@@ -250,8 +270,113 @@ func testResume(t *testing.T, mode config.Delivery) {
 	}
 	checkData(t, ns[len(ns)-2], map[string]string{"data_collections": "public.orders", "scanned_collection": "public.orders",
 		"total_rows_scanned": strconv.Itoa(rows), "status": "SUCCEEDED"})
+	if mode == config.DeliveryExactlyOnce {
+		onceEach(t, evs, rows)
+		changesOnce(t, ittest.Decode(t, readAll(t, e.Kafka, "res.public.ticks", -1)))
+	}
 	if err := r2.Stop(t); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// crashAtAWindow crashes r right after the main worker handed a random
+// window's rows (the 3rd to the 12th) and its progress to Kafka, before
+// the Kafka transaction holding them commits, and returns the pages
+// stored as done then.
+func crashAtAWindow(t *testing.T, e *ittest.Env, cfg config.Config, r *ittest.Running) uint32 {
+	t.Helper()
+	k := int32(3 + rand.IntN(10))
+	var n atomic.Int32
+	r.P.Hooks().Set(func(point, _ string) {
+		if point == connector.HookWindowWritten && n.Add(1) == k {
+			r.P.Abort()
+			// The pipeline's hard context ends meanwhile: the commit
+			// that would follow fails.
+			time.Sleep(300 * time.Millisecond)
+		}
+	})
+	eventually.True(t, 60*time.Second, 5*time.Millisecond, "no window was written", func() bool { return n.Load() >= k })
+	r.Crash(t)
+	fenceMain(t, e, cfg)
+	var pages uint32
+	if raw := ittest.LoadOffsets(t, e, cfg).Tables["public.orders"].Incremental; raw != "" {
+		pages = donePages(parseProgress(t, string(raw)))
+	}
+	t.Logf("crashed after window %d was handed to Kafka, before its commit: %d pages stored as done", k, pages)
+	return pages
+}
+
+// fenceMain takes over the crashed pipeline's transactional id, as the
+// next instance does before it reads the offsets: a Kafka transaction
+// the crash left open is aborted (one that reached its commit holds the
+// offsets topic's last stable offset until then).
+func fenceMain(t *testing.T, e *ittest.Env, cfg config.Config) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Kafka), kgo.TransactionalID(cfg.Name+"-main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, _, err := cl.ProducerID(ctx); err != nil {
+		t.Fatalf("fence %s-main: %v", cfg.Name, err)
+	}
+}
+
+func donePages(p progress) uint32 {
+	var n uint32
+	for _, d := range p.Done {
+		n += d[1] - d[0]
+	}
+	return n
+}
+
+// onceEach fails unless each of the rows ids 1..rows has exactly one
+// incremental `r` record.
+func onceEach(t *testing.T, evs []ittest.Event, rows int) {
+	t.Helper()
+	reads := map[int64]int{}
+	for _, ev := range evs {
+		if ev.Op == "r" && ev.Source.Snapshot == "incremental" {
+			reads[int64(ev.Key["id"].(float64))]++
+		}
+	}
+	var twice, never []int64
+	for id := int64(1); id <= int64(rows); id++ {
+		switch reads[id] {
+		case 1:
+		case 0:
+			never = append(never, id)
+		default:
+			twice = append(twice, id)
+		}
+	}
+	if len(twice) > 0 || len(never) > 0 {
+		t.Fatalf("a read_committed consumer sees %d rows' `r` record more than once (first: %v) and %d rows' never (first: %v): "+
+			"a chunk's progress and its rows must commit together", len(twice), twice[:min(5, len(twice))], len(never), never[:min(5, len(never))])
+	}
+}
+
+// changesOnce fails when a change record of ticks (each update sets a new
+// n) is seen twice.
+func changesOnce(t *testing.T, evs []ittest.Event) {
+	t.Helper()
+	seen := map[float64]bool{}
+	n := 0
+	for _, ev := range evs {
+		if ev.Op != "u" {
+			continue
+		}
+		v := ev.After["n"].(float64)
+		if seen[v] {
+			t.Fatalf("a read_committed consumer sees the change to n = %v twice", v)
+		}
+		seen[v] = true
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no change of ticks in its topic")
 	}
 }
 
