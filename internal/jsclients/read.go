@@ -110,7 +110,7 @@ type wireRequest struct {
 // req.Timeout (plus the install and the node start) with what was
 // missing.
 func Read(ctx context.Context, req Request) ([]Record, error) {
-	script, err := Install(ctx)
+	tc, script, err := install(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func Read(ctx context.Context, req Request) ([]Record, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, req.Timeout+30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script, string(arg))
+	cmd := exec.CommandContext(ctx, tc.node, script, string(arg))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
