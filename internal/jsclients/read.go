@@ -160,7 +160,7 @@ func Read(ctx context.Context, req Request) ([]Record, error) {
 
 // ReadT is Read for a test: it skips under -short (make test-unit), as
 // the other integration harnesses do, and fails the test on an error
-// (a missing node or npm included: the error says how to install them).
+// (a failed fetch of Node.js included: the error names the fix).
 func ReadT(t testing.TB, req Request) []Record {
 	t.Helper()
 	SkipInShort(t)
