@@ -117,6 +117,43 @@ func TestReadWithoutNodeInPathFetchesNodeJS(t *testing.T) {
 	}
 }
 
+// TestMachineNodeUsedOnlyWhenCompleteAndRecent: the machine's node is
+// used only with npm beside it and at least Node.js 18 (the oldest the
+// pinned clients run on, minNodeMajor); otherwise the harness fetches its
+// own, and the reason is what its message says.
+func TestMachineNodeUsedOnlyWhenCompleteAndRecent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version string // what the fake node prints; "" for no node
+		npm     bool
+		want    string
+	}{
+		{"no node", "", true, "node is not in PATH"},
+		{"no npm", "v20.1.0", false, "npm is not in PATH"},
+		{"node 16", "v16.20.2", true, "node 16.20.2 is older than 18"},
+		{"node 18", "v18.19.0", true, ""},
+		{"node 22", "v22.3.0", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.version != "" {
+				if err := os.WriteFile(filepath.Join(dir, "node"), []byte("#!/bin/sh\necho "+tc.version+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.npm {
+				if err := os.WriteFile(filepath.Join(dir, "npm"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("PATH", dir)
+			if got := machineNode(t.Context()); got != tc.want {
+				t.Errorf("machineNode: %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestFetchElsewhereNamesTheFix: the pinned Node.js is built for Linux
 // x86-64; elsewhere a machine without node gets an error naming what to
 // install.
