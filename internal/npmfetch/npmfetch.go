@@ -1,10 +1,13 @@
-package pgtest
+package npmfetch
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"context"
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,17 +18,12 @@ import (
 	"time"
 )
 
-// This file fetches npmPackage without the npm client, for a machine with
-// only Go: the registry's package document lists every version with its
-// tarball and integrity (the npm registry API's "packument"), and the
-// tarball is checked against that integrity before it is unpacked. With npm
-// installed, npm.go uses it instead (it honours the user's .npmrc).
-
 // defaultRegistry is npm's default registry; $npm_config_registry (as npm
 // itself reads it) overrides it.
 const defaultRegistry = "https://registry.npmjs.org/"
 
-func registryURL() string {
+// Registry returns the registry's URL, ending in a slash.
+func Registry() string {
 	for _, k := range []string{"npm_config_registry", "NPM_CONFIG_REGISTRY"} {
 		if v := os.Getenv(k); v != "" {
 			return strings.TrimSuffix(v, "/") + "/"
@@ -34,17 +32,18 @@ func registryURL() string {
 	return defaultRegistry
 }
 
-// npmDist is a version's tarball and its integrity ("sha512-<base64>").
-type npmDist struct {
+// Dist is a version's tarball and its integrity ("sha512-<base64>").
+type Dist struct {
 	Tarball   string `json:"tarball"`
 	Integrity string `json:"integrity"`
 }
 
-// httpVersions reads the package document of npmPackage from registry.
-func httpVersions(ctx context.Context, registry string) (map[string]npmDist, error) {
+// Versions reads the package document of pkg from registry: every
+// published version and its Dist.
+func Versions(ctx context.Context, registry, pkg string) (map[string]Dist, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	u := registry + url.PathEscape(npmPackage)
+	u := registry + url.PathEscape(pkg)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -52,30 +51,30 @@ func httpVersions(ctx context.Context, registry string) (map[string]npmDist, err
 	req.Header.Set("Accept", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("read %s from the npm registry: %w", npmPackage, err)
+		return nil, fmt.Errorf("read %s from the npm registry: %w", pkg, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read %s from the npm registry %s: HTTP %s", npmPackage, registry, resp.Status)
+		return nil, fmt.Errorf("read %s from the npm registry %s: HTTP %s", pkg, registry, resp.Status)
 	}
 	var doc struct {
 		Versions map[string]struct {
-			Dist npmDist `json:"dist"`
+			Dist Dist `json:"dist"`
 		} `json:"versions"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("read %s from the npm registry: %w", npmPackage, err)
+		return nil, fmt.Errorf("read %s from the npm registry: %w", pkg, err)
 	}
-	out := make(map[string]npmDist, len(doc.Versions))
+	out := make(map[string]Dist, len(doc.Versions))
 	for v, d := range doc.Versions {
 		out[v] = d.Dist
 	}
 	return out, nil
 }
 
-// httpPack downloads dist's tarball into dir, checks its integrity, and
+// Pack downloads dist's tarball into dir, checks its integrity, and
 // returns its path.
-func httpPack(ctx context.Context, dist npmDist, dir string) (string, error) {
+func Pack(ctx context.Context, dist Dist, dir string) (string, error) {
 	algo, want, ok := strings.Cut(dist.Integrity, "-")
 	if !ok || algo != "sha512" {
 		return "", fmt.Errorf("%s: integrity %q is not sha512-<base64>", dist.Tarball, dist.Integrity)
@@ -111,4 +110,55 @@ func httpPack(ctx context.Context, dist npmDist, dir string) (string, error) {
 		return "", fmt.Errorf("download %s: its sha512 is %s, the registry says %s", dist.Tarball, got, want)
 	}
 	return path, nil
+}
+
+// Untar unpacks the gzipped tar file into dir, refusing paths that leave
+// it. Only directories and regular files are unpacked (npm tarballs hold
+// nothing else); a file keeps whether it is executable.
+func Untar(file, dir string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, filepath.Clean("/"+h.Name))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			mode := os.FileMode(0o644)
+			if h.Mode&0o111 != 0 {
+				mode = 0o755
+			}
+			out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(out, tr)
+			if cerr := out.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
 }
