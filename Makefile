@@ -21,19 +21,15 @@ build:
 
 # Unit and integration tests; the integration tests start their own Postgres
 # and Kafka and fail (never skip) when a prerequisite is missing. PostGIS and
-# pgvector (or its stand-in) are set up first (internal/pgtest/extensions.sh). The
-# allocation tests run again without -race, under which sync.Pool drops
-# items at random and allocation counts mean nothing.
-# The packages that have allocation tests: only they are built a second
-# time without -race (building every test binary again costs two minutes
-# from a cold cache).
-ALLOC_PKGS = $(sort $(dir $(shell grep -rlE --include='*_test.go' '^func Test[A-Za-z0-9_]*Alloc' .)))
-
+# pgvector (or its stand-in) are set up first (internal/pgtest/extensions.sh).
+# Everything is built once, with -race: the allocation tests hold under it
+# (the record pool's race build keeps what sync.Pool would drop,
+# connector/internal/record/pool_race.go), and the binaries tests run as
+# processes are linked from the same cache (internal/gobuild).
 test:
 	@. ./internal/pgtest/extensions.sh; \
 	echo "$(GO) test -race -timeout $(TEST_TIMEOUT) ./..."; \
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
-	$(GO) test -count=1 -run 'Alloc' $(ALLOC_PKGS)
 
 # The unit tests alone (go test -short): every test that needs a Postgres
 # cluster or a Kafka broker is skipped by the harness (pgtest.New,

@@ -206,9 +206,6 @@ func TestAvroSchemaCollisionIsATableError(t *testing.T) {
 // TestAvroEncodeZeroAllocs: like the JSON encoder, a typical row costs no
 // allocation once its plan is made.
 func TestAvroEncodeZeroAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts differ under -race; the non-race run of make test checks them")
-	}
 	e := NewAvroEncoder(testJSONConfig)
 	registered(t, e, customers)
 	ch := &Change{Op: OpCreate, Relation: customers, After: rowAlice, Tx: testTx, LSN: 24023000}

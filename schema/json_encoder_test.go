@@ -271,9 +271,6 @@ func TestJSONPlanFollowsRelationPointer(t *testing.T) {
 // typical row into buffers with capacity allocates nothing once the
 // relation's plan is made.
 func TestJSONEncodeZeroAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
-	}
 	e := NewJSONEncoder(testJSONConfig)
 	ch := &Change{Op: OpUpdate, Relation: customers, Before: keyOnly, After: rowAlice, Tx: testTx, LSN: 24023000}
 	p := e.Plan(customers)

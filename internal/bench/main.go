@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/mooncdc/mooncdc/internal/gobuild"
 )
 
 const goal = 0.5
@@ -165,7 +167,7 @@ func run(o options) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	kfakeBin, err := goBuild(tmp, "github.com/mooncdc/mooncdc/internal/kafkatest/kfakeserver", "kfakeserver")
+	kfakeBin, err := gobuild.BuildIn(tmp, "github.com/mooncdc/mooncdc/internal/kafkatest/kfakeserver", "kfakeserver")
 	if err != nil {
 		return err
 	}

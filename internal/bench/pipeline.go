@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -16,16 +14,6 @@ const (
 	connectorName = "bench"
 	dataTopic     = connectorName + ".public." + table
 )
-
-// goBuild builds a package of this module into dir.
-func goBuild(dir, pkg, name string) (string, error) {
-	path := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", path, pkg)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
-	}
-	return path, nil
-}
 
 // freeAddr returns 127.0.0.1:PORT with a port that was free a moment ago.
 func freeAddr() (string, error) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,16 +11,18 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/internal/gobuild"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
 )
 
-// buildMooncdc builds the mooncdc binary the demo runs.
+// buildMooncdc builds the mooncdc binary the demo runs, with the test's
+// race setting (gobuild: under make test a link from the cache, and the
+// binary checked by the race detector too).
 func buildMooncdc(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mooncdc")
-	build := exec.Command("go", "build", "-o", bin, "github.com/mooncdc/mooncdc/cmd/mooncdc")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build mooncdc: %v\n%s", err, out)
+	bin, err := gobuild.BuildIn(t.TempDir(), "github.com/mooncdc/mooncdc/cmd/mooncdc", "mooncdc")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

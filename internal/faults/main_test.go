@@ -5,13 +5,12 @@ package faults
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/internal/gobuild"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -24,11 +23,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		os.Exit(1)
 	}
-	mooncdcBin = filepath.Join(dir, "mooncdc")
-	// The test's working directory is this package's, inside the module.
-	build := exec.Command("go", "build", "-o", mooncdcBin, "github.com/mooncdc/mooncdc/cmd/mooncdc")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "faults: go build ./cmd/mooncdc: %v\n%s", err, out)
+	// Built with the suite's race setting (gobuild): make test-faults runs
+	// without -race, so this is the binary users run.
+	mooncdcBin, err = gobuild.BuildIn(dir, "github.com/mooncdc/mooncdc/cmd/mooncdc", "mooncdc")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "faults: %v\n", err)
 		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -7,14 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/internal/gobuild"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -288,29 +287,17 @@ func releaseBinary() {
 
 const serverPkg = "github.com/mooncdc/mooncdc/internal/kafkatest/kfakeserver"
 
+// buildServer builds the broker with the test's race setting (gobuild:
+// under make test a link from the cache).
 func buildServer() (dir, path string, err error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", "", fmt.Errorf("the go command is not on PATH (go test puts it there; otherwise add $(go env GOROOT)/bin to PATH): %w", err)
-	}
 	dir, err = os.MkdirTemp("", "kafkatest-kfakeserver-")
 	if err != nil {
 		return "", "", err
 	}
-	path = filepath.Join(dir, "kfakeserver")
-	cmd := exec.Command(goBin, "build", "-o", path, serverPkg)
-	// Build from this package's source directory so the module is found
-	// whatever the test's working directory; with -trimpath the file name
-	// is not a real path and the working directory (inside the module) is
-	// used instead.
-	if _, file, _, ok := runtime.Caller(0); ok {
-		if st, statErr := os.Stat(filepath.Dir(file)); statErr == nil && st.IsDir() {
-			cmd.Dir = filepath.Dir(file)
-		}
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
+	path, err = gobuild.BuildIn(dir, serverPkg, "kfakeserver")
+	if err != nil {
 		_ = os.RemoveAll(dir)
-		return "", "", fmt.Errorf("go build %s: %w\n%s", serverPkg, err, out)
+		return "", "", err
 	}
 	return dir, path, nil
 }

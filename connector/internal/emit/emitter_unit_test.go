@@ -264,9 +264,6 @@ func (ackingProducer) Flush(context.Context) error { return nil }
 // allocation: the plan is looked up by relation pointer, the record and
 // its buffers come from the pool, the promise is bound once.
 func TestEmitterAllocatesNothingPerRowOnAWarmPlan(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under -race; make test runs this test again without it")
-	}
 	measure := func(inc *Incremental) (one, perRow float64) {
 		fx := newEmitterFixture(t, 1_000_000, nil)
 		fx.em.Sink = testMainSink(t, ackingProducer{}, fx.tracker)

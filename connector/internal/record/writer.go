@@ -3,7 +3,6 @@ package record
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,11 +23,12 @@ import (
 
 // Pool recycles records with their key, value and header buffers,
 // so that a record costs no allocation once the pool is warm. Safe for
-// concurrent use.
-type Pool struct{ p sync.Pool }
+// concurrent use. Its free list is a sync.Pool (pool.go), or under the
+// race detector a plain one (pool_race.go).
+type Pool struct{ free freeList }
 
 func (rp *Pool) get() *kgo.Record {
-	if rec, _ := rp.p.Get().(*kgo.Record); rec != nil {
+	if rec := rp.free.get(); rec != nil {
 		return rec
 	}
 	return new(kgo.Record)
@@ -37,7 +37,7 @@ func (rp *Pool) get() *kgo.Record {
 // put recycles rec, keeping its buffers.
 func (rp *Pool) put(rec *kgo.Record) {
 	*rec = kgo.Record{Key: rec.Key[:0], Value: rec.Value[:0], Headers: rec.Headers[:0]}
-	rp.p.Put(rec)
+	rp.free.put(rec)
 }
 
 // Acks is the promise of one worker's records: it counts each record in

@@ -1,5 +1,5 @@
 //go:build race
 
-package schema
+package gobuild
 
 const raceEnabled = true

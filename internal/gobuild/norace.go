@@ -1,5 +1,5 @@
 //go:build !race
 
-package emit
+package gobuild
 
 const raceEnabled = false
