@@ -206,10 +206,15 @@ func (q *Incremental) call(ctx context.Context, r *incRequest) (incReply, error)
 
 // Watch starts recording the keys of table's changes; windows of it can
 // open once its floor is set. progress (nil: none) makes the table's
-// progress record when a delivery writes it with a window's rows.
-func (q *Incremental) Watch(ctx context.Context, table uint32, progress ProgressFunc) error {
-	_, err := q.call(ctx, &incRequest{kind: incWatch, table: table, prog: progress})
-	return err
+// progress record when a delivery writes it with a window's rows. It
+// returns the stream's position when the watch took effect: every
+// transaction the stream carried before (in any session of this run)
+// ended at or before it, so a server whose replay has reached it shows
+// all of them visible (the floor on a standby,
+// docs/incremental-snapshots.md).
+func (q *Incremental) Watch(ctx context.Context, table uint32, progress ProgressFunc) (schema.LSN, error) {
+	rep, err := q.call(ctx, &incRequest{kind: incWatch, table: table, prog: progress})
+	return rep.pos, err
 }
 
 // Unwatch stops recording table's keys and discards its open windows (a
@@ -329,6 +334,10 @@ func (q *Incremental) serve() {
 			if r.prog != nil {
 				q.progress[r.table] = r.prog
 			}
+			// Served between transactions (a BEGIN before its Begin, a
+			// COMMIT after its End, an idle position): every transaction
+			// the Tracker was not shown ended at or before maxPos.
+			rep.pos = q.maxPos
 		case incUnwatch:
 			delete(q.progress, r.table)
 			if q.t != nil {

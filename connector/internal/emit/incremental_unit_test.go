@@ -102,7 +102,7 @@ func TestWindowRowsAreWrittenAtTheCloseLessTheKeysTheStreamChanged(t *testing.T)
 	rel := testRelation(1, "t")
 	keyed, _ := firstColumnKeyer{}.Keyed(rel)
 	ctx := context.Background()
-	drive(t, fx, func() error { return q.Watch(ctx, 1, nil) })
+	drive(t, fx, func() error { _, err := q.Watch(ctx, 1, nil); return err })
 	drive(t, fx, func() error { return q.SetFloor(ctx, 700) })
 	snap, err := watermark.ParseSnapshot("800:800:")
 	if err != nil {
@@ -182,7 +182,7 @@ func TestWindowsWaitForTheNewSessionsStream(t *testing.T) {
 	q := NewIncremental()
 	fx.em.Incremental = q
 	ctx := context.Background()
-	serving(t, fx, func() error { return q.Watch(ctx, 1, nil) })
+	serving(t, fx, func() error { _, err := q.Watch(ctx, 1, nil); return err })
 	serving(t, fx, func() error { return q.SetFloor(ctx, 1) })
 	rel := testRelation(1, "t")
 	fx.tx(t, 100, &schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "a")}) // ends at 110

@@ -48,6 +48,38 @@ type incReader struct {
 	// perPage is the bytes a page's rows are estimated to take once
 	// encoded: what a reader asks of the budget before it reads.
 	perPage int64
+	// standby: the connection's server was in recovery when the reader
+	// began (pg_is_in_recovery()); its snapshots are judged with
+	// InRecovery (windowSnapshot), even after a promotion, which is safe.
+	standby bool
+}
+
+// snapshotSQL is a chunk transaction's first statement: its snapshot, and
+// the high watermark read after it exists. On a primary the WAL insert
+// position; on a hot standby the replay position, past every commit the
+// snapshot sees (a commit becomes visible on a standby when its record is
+// replayed, and the replay position moves past the record after that,
+// ApplyWalRecord in xlogrecovery.c). The CASE keeps it right across a
+// promotion: in recovery when evaluated, the snapshot was taken in
+// recovery (which only ends); out of it, the insert position is past
+// everything replayed.
+func snapshotSQL(standby bool) string {
+	if !standby {
+		return "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, CURRENT_TIMESTAMP"
+	}
+	return "SELECT pg_current_snapshot()::text, (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END)::text, CURRENT_TIMESTAMP"
+}
+
+// windowSnapshot is the snapshot the Tracker judges a window by: the
+// server's, or on a standby the part of it that holds there
+// (Snapshot.InRecovery: a standby's pg_current_snapshot() lists no
+// running id, F7).
+func windowSnapshot(standby bool, snapText string) (watermark.Snapshot, error) {
+	s, err := watermark.ParseSnapshot(snapText)
+	if err != nil || !standby {
+		return s, err
+	}
+	return s.InRecovery(), nil
 }
 
 // newReader opens a reader's connection and its record writer (a codec
@@ -61,6 +93,10 @@ func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*in
 	}
 	r := &incReader{it: it, conn: conn, filenode: filenode,
 		w: record.NewWriter(it.c.formats.Codec(), nil, record.NewAcks(it.c.main, new(record.Pool), nil))}
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&r.standby); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("read whether the server is a standby: %w", err)
+	}
 	if err := r.describe(ctx); err != nil {
 		conn.Close(context.Background())
 		return nil, err
@@ -205,12 +241,12 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	var snapText, highText string
 	var readAt time.Time
 	it.shared.snapMu.Lock()
-	err := r.conn.QueryRow(ctx, "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, CURRENT_TIMESTAMP").Scan(&snapText, &highText, &readAt)
+	err := r.conn.QueryRow(ctx, snapshotSQL(r.standby)).Scan(&snapText, &highText, &readAt)
 	var tk *emit.Ticket
 	if err == nil {
 		var snap watermark.Snapshot
 		var high pglogrepl.LSN
-		if snap, err = watermark.ParseSnapshot(snapText); err == nil {
+		if snap, err = windowSnapshot(r.standby, snapText); err == nil {
 			if high, err = pglogrepl.ParseLSN(highText); err == nil {
 				tk = it.q.Open(it.oid, ch, snap, schema.LSN(high))
 			}
