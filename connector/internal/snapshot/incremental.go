@@ -207,7 +207,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		return fmt.Errorf("incremental snapshot of %s: the table is not streamed (phase %v)", name, phaseOf(ts))
 	}
 	log := s.log.With(zap.String("table", name))
-	conn, err := pgsource.Dial(ctx, c.pgcfg)
+	conn, err := pgsource.Dial(ctx, c.readConfig())
 	if err != nil {
 		return err
 	}

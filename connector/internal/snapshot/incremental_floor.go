@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
@@ -133,6 +134,29 @@ func readFloor(ctx context.Context, conn *pgx.Conn, watched schema.LSN, log *zap
 		return 0, fmt.Errorf("read the incremental snapshot's floor: %w", err)
 	}
 	return floorOf(snapText, append(running, prepared...))
+}
+
+// incrementalReadConfig, when set, is the server an incremental snapshot
+// reads its floor and chunks on instead of postgres.url's: tests set it to
+// read a primary's stream and its standby's chunks, as a multi-host
+// postgres.url can make happen.
+var incrementalReadConfig *pgconn.Config
+
+// SetIncrementalReadConfig sets the server incremental snapshots read on
+// (nil: postgres.url's) and returns the previous one. For tests.
+func SetIncrementalReadConfig(cfg *pgconn.Config) *pgconn.Config {
+	prev := incrementalReadConfig
+	incrementalReadConfig = cfg
+	return prev
+}
+
+// readConfig is the server the incremental snapshot's floor and chunks
+// are read on.
+func (c *copier) readConfig() *pgconn.Config {
+	if incrementalReadConfig != nil {
+		return incrementalReadConfig
+	}
+	return c.pgcfg
 }
 
 // incrementalChunkPages is the chunk size in pages when set (tests ask

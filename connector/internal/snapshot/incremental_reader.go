@@ -87,7 +87,7 @@ func windowSnapshot(standby bool, snapText string) (watermark.Snapshot, error) {
 // chunk writers have), with the table's schema plan prepared as the
 // blocking copy prepares it.
 func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*incReader, error) {
-	conn, err := pgsource.Dial(ctx, it.c.pgcfg)
+	conn, err := pgsource.Dial(ctx, it.c.readConfig())
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
+	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -43,36 +44,44 @@ func standbyBinDir(t *testing.T) string {
 }
 
 // TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable:
-// mooncdc's postgres.url is a PostgreSQL 16 hot standby (issue 29: "a
-// replica/standby source must be able to run it"), so its slot, its
-// stream, its floor and every chunk are the standby's, and nothing is
-// written to it (it is read-only: any write would fail). The table is
-// under a write load of inserts, updates, deletes and key changes on the
-// primary while an execute-snapshot signal (inserted on the primary,
-// replayed and decoded on the standby) snapshots it again incrementally
-// on four connections, in chunks of four pages.
-//   - The consumer that rebuilds the table from the topic ends with the
-//     primary's final table.
-//   - No `r` record differs from the stream state of its key where the
+// an incremental snapshot whose floor and chunks are read on a PostgreSQL
+// 16 hot standby (issue 29: "a replica/standby source must be able to run
+// it"), where nothing can be written. The table is under a write load of
+// inserts, updates, deletes and key changes on the primary, with
+// transactions held open while others commit, while an execute-snapshot
+// signal (inserted on the primary) snapshots it again on four connections,
+// in chunks of four pages. Two sources, on one primary and its standby:
+//   - "standby": postgres.url is the standby's, so the slot, the stream,
+//     the floor and the chunks are all the standby's;
+//   - "stream from the primary, chunks from the standby": what a multi-host
+//     postgres.url can give (the replication connection reaching one host,
+//     a reader's another); the floor waits for the standby to replay what
+//     the stream passed, and the windows judge the standby's snapshots by
+//     what they prove (docs/incremental-snapshots.md, "The floor").
+//
+// In both:
+//   - the consumer that rebuilds the table from the topic ends with the
+//     primary's final table;
+//   - no `r` record differs from the stream state of its key where the
 //     stream had carried a change of it before (Claim 1: an `r` record
 //     never overwrites a newer change, nor brings a deleted key back).
 //
-// Before the standby was wired, the snapshot failed at its start
-// ("incremental snapshots on a hot standby are not wired yet").
+// Before the standby was wired the snapshot failed at its start
+// ("incremental snapshots on a hot standby are not wired yet"); with the
+// standby's snapshot taken at its word (without InRecovery) the first
+// case wrote `r` records over newer updates in 4 runs of 4.
 func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t *testing.T) {
 	pgtest.SkipIntegrationInShort(t)
 	bin := standbyBinDir(t)
 	smallChunks(t, 4)
 	primary := pgtest.New(t, func(o *pgtest.Options) { o.BinDir = bin })
-	standby := pgtest.NewStandby(t, primary, "inc_standby", nil)
+	// The standby applies each commit 200 ms after the primary made it: a
+	// stream from the primary then carries transactions the standby does
+	// not show yet, for long enough that a floor read without waiting for
+	// its replay misses some.
+	standby := pgtest.NewStandby(t, primary, "inc_standby", map[string]string{"recovery_min_apply_delay": "200ms"})
 	e := ittest.EnvOn(t, primary, kafkatest.New(t).Addr())
-	const rows = 8000
-	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL, pad text)`)
-	e.Exec(`INSERT INTO orders SELECT g, 0, repeat('p', 40) FROM generate_series(1, $1::int) g`, rows)
-	e.Exec(`CREATE TABLE debezium_signal (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
-	// A standby is read-only: the publication is made on the primary
-	// (docs/high-availability.md, capture from a physical standby).
-	e.Exec(`CREATE PUBLICATION mooncdc_sbinc FOR TABLE orders, debezium_signal`)
+	sb := ittest.EnvOn(t, standby, e.Kafka)
 	// The slot's first consistent point on the standby needs the primary
 	// to log its running transactions (its checkpoints do, slowly).
 	stopLog := make(chan struct{})
@@ -90,20 +99,45 @@ func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t
 		}
 	}()
 	defer func() { close(stopLog); logged.Wait() }()
-	sb := ittest.EnvOn(t, standby, e.Kafka)
+	t.Run("standby", func(t *testing.T) { snapshotOnStandby(t, e, sb, "sbinc", sb) })
+	t.Run("stream from the primary, chunks from the standby", func(t *testing.T) {
+		read, err := pgconn.ParseConfig(standby.URL("postgres"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := snapshot.SetIncrementalReadConfig(read)
+		t.Cleanup(func() { snapshot.SetIncrementalReadConfig(prev) })
+		snapshotOnStandby(t, e, sb, "mixinc", e)
+	})
+}
+
+// snapshotOnStandby runs the scenario with pipeline name, its table
+// name_orders on the primary e, its source src (the standby sb or the
+// primary e).
+func snapshotOnStandby(t *testing.T, e, sb *ittest.Env, name string, src *ittest.Env) {
+	const rows = 8000
+	table := name + "_orders"
+	signals := name + "_signal"
+	e.T, sb.T = t, t
+	e.Exec(`CREATE TABLE ` + table + ` (id bigint PRIMARY KEY, v bigint NOT NULL, pad text)`)
+	e.Exec(`INSERT INTO `+table+` SELECT g, 0, repeat('p', 40) FROM generate_series(1, $1::int) g`, rows)
+	e.Exec(`CREATE TABLE ` + signals + ` (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)
+	// A standby is read-only: the publication is made on the primary
+	// (docs/high-availability.md, capture from a physical standby).
+	e.Exec(`CREATE PUBLICATION mooncdc_` + name + ` FOR TABLE ` + table + `, ` + signals)
 	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the standby did not replay the publication within 30s", func() bool {
 		var n int
-		sb.Scan(`SELECT count(*) FROM pg_publication WHERE pubname = 'mooncdc_sbinc'`, &n)
+		sb.Scan(`SELECT count(*) FROM pg_publication WHERE pubname = 'mooncdc_`+name+`'`, &n)
 		return n == 1
 	})
 
-	cfg := sb.Config("sbinc", "public.orders")
-	cfg.Signals.Table = "public.debezium_signal"
+	cfg := src.Config(name, "public."+table)
+	cfg.Signals.Table = "public." + signals
 	cfg.Snapshot.ConnectionsPerTable = 4
 	cfg.Snapshot.Mode = config.SnapshotNever // only the windows and the stream make the topic
 	cfg.Heartbeat.Interval = 0               // a standby cannot write one
 	r := start(t, cfg)
-	topic := "sbinc.public.orders"
+	topic := name + ".public." + table
 
 	ctx, stop := context.WithCancel(context.Background())
 	var next atomic.Int64
@@ -111,24 +145,24 @@ func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t
 	var wg sync.WaitGroup
 	var txs int
 	wg.Add(5)
-	go func() { defer wg.Done(); txs = load(ctx, t, e, "orders", rows, &next) }()
+	go func() { defer wg.Done(); txs = load(ctx, t, e, table, rows, &next) }()
 	// Transactions that stay open while others commit: the standby's
 	// snapshot then has xids below its xmax still running on the primary,
 	// which its text does not list (F7), the case InRecovery is for.
 	for seed := range uint64(4) {
-		go func() { defer wg.Done(); openWhileOthersCommit(ctx, t, e, "orders", rows, seed) }()
+		go func() { defer wg.Done(); openWhileOthersCommit(ctx, t, e, table, rows, seed) }()
 	}
 	defer func() { stop(); wg.Wait() }()
 	time.Sleep(300 * time.Millisecond)
 
 	began := time.Now()
-	e.Exec(`INSERT INTO debezium_signal VALUES ('sb1', 'execute-snapshot', '{"data-collections":["public.orders"]}')`)
-	waitIncremental(t, r, "public.orders", 60*time.Second)
+	e.Exec(`INSERT INTO `+signals+` VALUES ('sb1', 'execute-snapshot', $1)`, `{"data-collections":["public.`+table+`"]}`)
+	waitIncremental(t, r, "public."+table, 60*time.Second)
 	took := time.Since(began)
 	time.Sleep(300 * time.Millisecond)
 	stop()
 	wg.Wait()
-	e.Exec(`INSERT INTO orders (id, v) VALUES (0, -7)`)
+	e.Exec(`INSERT INTO ` + table + ` (id, v) VALUES (0, -7)`)
 	var recs []*kgo.Record
 	eventually.True(t, 60*time.Second, 100*time.Millisecond, "the last change did not reach the topic", func() bool {
 		recs = readAll(t, e.Kafka, topic, -1)
@@ -136,10 +170,10 @@ func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t
 		return evs[0].After != nil && evs[0].After["v"].(float64) == -7
 	})
 	evs := ittest.Decode(t, recs)
-	sameRows(t, rebuild(t, evs), tableRows(t, e, "orders"))
+	sameRows(t, rebuild(t, evs), tableRows(t, e, table))
 	checked := rowsAreTheStreamState(t, evs)
 	nR := countIncremental(t, evs)
-	t.Logf("%d load transactions on the primary; the standby's incremental snapshot took %v: %d `r` records, %d of them of keys the stream had changed before, each equal to the stream's state",
+	t.Logf("%d load transactions on the primary; the incremental snapshot read on the standby took %v: %d `r` records, %d of them of keys the stream had changed before, each equal to the stream's state",
 		txs, took.Round(time.Millisecond), nR, checked)
 	if nR < rows*8/10 {
 		t.Fatalf("%d incremental `r` records, want about %d", nR, rows)
