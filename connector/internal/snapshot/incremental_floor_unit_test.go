@@ -2,9 +2,13 @@ package snapshot
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -140,5 +144,27 @@ func TestChunkPagesFitTheReadersInTheBudget(t *testing.T) {
 	}
 	if got := chunkPagesFor(1, 100, 8); got != 1 {
 		t.Fatalf("chunkPagesFor with a tiny budget = %d, want 1 page", got)
+	}
+}
+
+// A standby cancels a query that conflicts with its replay (a VACUUM
+// truncating the table on the primary, replayed as an ACCESS EXCLUSIVE
+// lock, after max_standby_streaming_delay): the chunk is read again.
+// Anything else still fails the snapshot.
+func TestARecoveryConflictReadsTheChunkAgain(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&pgconn.PgError{Severity: "ERROR", Code: "40001", Message: "canceling statement due to conflict with recovery"}, true},
+		{&pgconn.PgError{Severity: "FATAL", Code: "40001", Message: "terminating connection due to conflict with recovery"}, true},
+		{fmt.Errorf("read (0,4) of t: %w", &pgconn.PgError{Code: "40P01", Message: "canceling statement due to conflict with recovery"}), true},
+		{&pgconn.PgError{Code: "40001", Message: "could not serialize access due to concurrent update"}, false},
+		{&pgconn.PgError{Code: "57014", Message: "canceling statement due to user request"}, false},
+		{errors.New("canceling statement due to conflict with recovery"), false},
+	} {
+		if got := recoveryConflict(tc.err); got != tc.want {
+			t.Errorf("recoveryConflict(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

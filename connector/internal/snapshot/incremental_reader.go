@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -162,6 +163,37 @@ func (r *incReader) describe(ctx context.Context) error {
 
 func (r *incReader) close() { r.conn.Close(context.Background()) }
 
+// recoveryConflict reports whether err is a hot standby's cancellation
+// of a query that conflicts with its replay ("canceling statement due to
+// conflict with recovery", or "terminating connection …" for an idle
+// transaction: SQLSTATE 40001, or 40P01 for a buffer deadlock;
+// ProcessRecoveryConflictInterrupt, postgres.c), as a VACUUM truncating
+// the table on the primary (its ACCESS EXCLUSIVE lock, replayed) causes
+// after max_standby_streaming_delay. The chunk is read again.
+func recoveryConflict(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01") && strings.Contains(pg.Message, "conflict with recovery")
+}
+
+// again is a chunk read cancelled by a recovery conflict: the reader
+// connects again if the standby ended its connection, describes the table
+// anew, and the chunk is read again under a new snapshot.
+func (r *incReader) again(ctx context.Context, cause error) (string, error) {
+	why := "the standby cancelled the chunk's read for a conflict with its recovery (" + cause.Error() + "): read again"
+	if !r.conn.IsClosed() {
+		return why, nil
+	}
+	conn, err := pgsource.Dial(ctx, r.it.c.readConfig())
+	if err != nil {
+		return "", err
+	}
+	r.conn, r.stale = conn, true
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&r.standby); err != nil {
+		return "", fmt.Errorf("read whether the server is a standby: %w", err)
+	}
+	return why, nil
+}
+
 // errRewritten: the table's file is not the plan's any more.
 var errRewritten = errors.New("the table was rewritten during its incremental snapshot (VACUUM FULL, CLUSTER, ALTER TABLE … TYPE, TRUNCATE): its rows moved without change records")
 
@@ -209,6 +241,9 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	it := r.it
 	if r.stale {
 		if err := r.describe(ctx); err != nil {
+			if recoveryConflict(err) {
+				return r.again(ctx, err)
+			}
 			return "", err
 		}
 	}
@@ -254,6 +289,9 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	}
 	it.shared.snapMu.Unlock()
 	if err != nil {
+		if recoveryConflict(err) {
+			return r.again(ctx, err)
+		}
 		return "", fmt.Errorf("read a chunk's snapshot and high watermark: %w", err)
 	}
 	rows, size, cerr := r.copy(ctx, ch, readAt)
@@ -288,10 +326,16 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	}
 	if cerr != nil {
 		_ = tk.Abandon(ctx, w, cerr.Error())
+		if recoveryConflict(cerr) {
+			return r.again(ctx, cerr)
+		}
 		return "", cerr
 	}
 	if _, err := r.conn.Exec(ctx, "COMMIT"); err != nil {
 		_ = tk.Abandon(ctx, w, err.Error())
+		if recoveryConflict(err) {
+			return r.again(ctx, err)
+		}
 		return "", fmt.Errorf("end a chunk's transaction: %w", err)
 	}
 	committed = true

@@ -79,7 +79,10 @@ func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t
 	// stream from the primary then carries transactions the standby does
 	// not show yet, for long enough that a floor read without waiting for
 	// its replay misses some.
-	standby := pgtest.NewStandby(t, primary, "inc_standby", map[string]string{"recovery_min_apply_delay": "200ms"})
+	// It cancels a query that conflicts with its replay at once
+	// (max_standby_streaming_delay 0): the primary's ACCESS EXCLUSIVE
+	// locks of the first case cancel chunk reads, which are read again.
+	standby := pgtest.NewStandby(t, primary, "inc_standby", map[string]string{"recovery_min_apply_delay": "200ms", "max_standby_streaming_delay": "0"})
 	e := ittest.EnvOn(t, primary, kafkatest.New(t).Addr())
 	sb := ittest.EnvOn(t, standby, e.Kafka)
 	// The slot's first consistent point on the standby needs the primary
@@ -99,7 +102,7 @@ func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t
 		}
 	}()
 	defer func() { close(stopLog); logged.Wait() }()
-	t.Run("standby", func(t *testing.T) { snapshotOnStandby(t, e, sb, "sbinc", sb) })
+	t.Run("standby", func(t *testing.T) { snapshotOnStandby(t, e, sb, "sbinc", sb, true) })
 	t.Run("stream from the primary, chunks from the standby", func(t *testing.T) {
 		read, err := pgconn.ParseConfig(standby.URL("postgres"))
 		if err != nil {
@@ -107,14 +110,16 @@ func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t
 		}
 		prev := snapshot.SetIncrementalReadConfig(read)
 		t.Cleanup(func() { snapshot.SetIncrementalReadConfig(prev) })
-		snapshotOnStandby(t, e, sb, "mixinc", e)
+		snapshotOnStandby(t, e, sb, "mixinc", e, false)
 	})
 }
 
 // snapshotOnStandby runs the scenario with pipeline name, its table
 // name_orders on the primary e, its source src (the standby sb or the
-// primary e).
-func snapshotOnStandby(t *testing.T, e, sb *ittest.Env, name string, src *ittest.Env) {
+// primary e); with conflicts, the primary takes an ACCESS EXCLUSIVE lock
+// of the table every 100 ms during the snapshot, which the standby
+// replays and which cancels the chunk reads in its way.
+func snapshotOnStandby(t *testing.T, e, sb *ittest.Env, name string, src *ittest.Env, conflicts bool) {
 	const rows = 8000
 	table := name + "_orders"
 	signals := name + "_signal"
@@ -152,6 +157,16 @@ func snapshotOnStandby(t *testing.T, e, sb *ittest.Env, name string, src *ittest
 	for seed := range uint64(4) {
 		go func() { defer wg.Done(); openWhileOthersCommit(ctx, t, e, table, rows, seed) }()
 	}
+	if conflicts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				_ = e.PG.Exec(ctx, "", `BEGIN; LOCK TABLE `+table+` IN ACCESS EXCLUSIVE MODE; COMMIT`)
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+	}
 	defer func() { stop(); wg.Wait() }()
 	time.Sleep(300 * time.Millisecond)
 
@@ -180,6 +195,14 @@ func snapshotOnStandby(t *testing.T, e, sb *ittest.Env, name string, src *ittest
 	}
 	if checked == 0 {
 		t.Fatal("no `r` record came after a streamed change of its key: the load did not overlap the snapshot, and the test proves nothing of Claim 1")
+	}
+	if conflicts {
+		var n int64
+		sb.Scan(`SELECT confl_lock FROM pg_stat_database_conflicts WHERE datname = current_database()`, &n)
+		t.Logf("%d queries on the standby cancelled for a lock conflict with its recovery", n)
+		if n == 0 {
+			t.Fatal("no query was cancelled for a conflict with the standby's recovery: the test does not show that a cancelled chunk is read again")
+		}
 	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
