@@ -506,7 +506,7 @@ func heldIsCounted[R any](t *Tracker[R]) error {
 // standby (one schedule in five) and on several servers some of which lag
 // (one in seven: without Prune raising the floor, a window on a lagging
 // server misses the keys of a transaction a newer snapshot had pruned,
-// and seed 3 writes an `r` record over a newer change). It checks that every
+// and the model writes an `r` record over a newer change). It checks that every
 // `r` record written is the state the stream has given its key at that
 // point, and that a consumer that starts from nothing when the snapshot
 // starts ends with the table's final state.
