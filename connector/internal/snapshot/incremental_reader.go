@@ -99,6 +99,12 @@ func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*in
 		return nil, fmt.Errorf("read whether the server is a standby: %w", err)
 	}
 	if err := r.describe(ctx); err != nil {
+		if recoveryConflict(err) {
+			// Described at its first chunk (try), which reads again
+			// after a conflict.
+			r.stale = true
+			return r, nil
+		}
 		conn.Close(context.Background())
 		return nil, err
 	}
@@ -183,15 +189,25 @@ func (r *incReader) again(ctx context.Context, cause error) (string, error) {
 	if !r.conn.IsClosed() {
 		return why, nil
 	}
+	if err := r.reconnect(ctx); err != nil {
+		return "", err
+	}
+	return why, nil
+}
+
+// reconnect replaces the reader's connection, which a standby ended for a
+// conflict with its recovery; the table is described anew before the
+// next chunk.
+func (r *incReader) reconnect(ctx context.Context) error {
 	conn, err := pgsource.Dial(ctx, r.it.c.readConfig())
 	if err != nil {
-		return "", err
+		return err
 	}
 	r.conn, r.stale = conn, true
 	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&r.standby); err != nil {
-		return "", fmt.Errorf("read whether the server is a standby: %w", err)
+		return fmt.Errorf("read whether the server is a standby: %w", err)
 	}
-	return why, nil
+	return nil
 }
 
 // errRewritten: the table's file is not the plan's any more.
@@ -239,6 +255,13 @@ func (r *incReader) chunk(ctx context.Context, ch watermark.Chunk) error {
 // it was).
 func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error) {
 	it := r.it
+	if r.standby && r.conn.IsClosed() {
+		// Ended by the standby after a conflict (while the reader was
+		// described, say).
+		if err := r.reconnect(ctx); err != nil {
+			return "", err
+		}
+	}
 	if r.stale {
 		if err := r.describe(ctx); err != nil {
 			if recoveryConflict(err) {
