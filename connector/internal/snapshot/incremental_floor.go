@@ -16,9 +16,10 @@ import (
 	"github.com/mooncdc/mooncdc/schema"
 )
 
-// This file holds the pure parts of an incremental snapshot's start: the
-// floor its windows must see, the chunk size, and the byte budget its
-// windows share.
+// This file holds an incremental snapshot's start: the floor its windows
+// must see (computed by pure functions, read by readFloor, on a hot
+// standby once it has replayed what the stream passed), the server it
+// reads on, the chunk size, and the byte budget its windows share.
 
 // floorSQL reads what floorOf needs, on any connection, after the table
 // is watched: the current snapshot, and the top-level xids that are
