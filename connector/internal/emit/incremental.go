@@ -206,10 +206,15 @@ func (q *Incremental) call(ctx context.Context, r *incRequest) (incReply, error)
 
 // Watch starts recording the keys of table's changes; windows of it can
 // open once its floor is set. progress (nil: none) makes the table's
-// progress record when a delivery writes it with a window's rows.
-func (q *Incremental) Watch(ctx context.Context, table uint32, progress ProgressFunc) error {
-	_, err := q.call(ctx, &incRequest{kind: incWatch, table: table, prog: progress})
-	return err
+// progress record when a delivery writes it with a window's rows. It
+// returns the stream's position when the watch took effect: every
+// transaction the stream carried before (in any session of this run)
+// ended at or before it, so a server whose replay has reached it shows
+// all of them visible (the floor on a standby,
+// docs/incremental-snapshots.md).
+func (q *Incremental) Watch(ctx context.Context, table uint32, progress ProgressFunc) (schema.LSN, error) {
+	rep, err := q.call(ctx, &incRequest{kind: incWatch, table: table, prog: progress})
+	return rep.pos, err
 }
 
 // Unwatch stops recording table's keys and discards its open windows (a
@@ -286,25 +291,6 @@ func (tk *Ticket) result(ctx context.Context) (WindowResult, error) {
 	}
 }
 
-// StrikeFrom starts recording the keys the main worker writes to topic,
-// and returns the stream position before which every record it wrote is
-// in a unit that ends there: once that is durable, a read of the topic
-// sees them, and the ones after are struck from the tombstones.
-func (q *Incremental) StrikeFrom(ctx context.Context, topic string) (schema.LSN, error) {
-	rep, err := q.call(ctx, &incRequest{kind: incStrike, topic: topic})
-	return rep.pos, err
-}
-
-// Tombstones has the main worker write a tombstone to topic for each of
-// keys that it did not write since StrikeFrom, at the next unit of
-// durability, and stop striking topic; it returns how many it wrote, once
-// they are handed to the sink, and their unit (WindowResult.Unit). With
-// nil keys it only stops striking.
-func (q *Incremental) Tombstones(ctx context.Context, topic string, keys [][]byte) (int, *delivery.TxAck, error) {
-	rep, err := q.call(ctx, &incRequest{kind: incTombstones, topic: topic, keys: keys})
-	return rep.n, rep.unit, err
-}
-
 // WrittenRows is the number of rows windows have written so far.
 func (q *Incremental) WrittenRows() int64 { return q.closedRows.Load() }
 
@@ -329,6 +315,10 @@ func (q *Incremental) serve() {
 			if r.prog != nil {
 				q.progress[r.table] = r.prog
 			}
+			// Served between transactions (a BEGIN before its Begin, a
+			// COMMIT after its End, an idle position): every transaction
+			// the Tracker was not shown ended at or before maxPos.
+			rep.pos = q.maxPos
 		case incUnwatch:
 			delete(q.progress, r.table)
 			if q.t != nil {
@@ -388,47 +378,6 @@ func (q *Incremental) serve() {
 		}
 		r.done <- rep
 	}
-}
-
-// endStrike stops recording topic's keys.
-func (q *Incremental) endStrike(topic string) {
-	delete(q.strikes, topic)
-	if len(q.strikes) == 0 {
-		q.strikes = nil
-	}
-}
-
-// Strike records that the main worker wrote key to topic (a streamed
-// change), while that topic's stale keys are read. Stream goroutine only;
-// nothing is recorded unless StrikeFrom asked.
-func (q *Incremental) strike(topic string, key []byte) {
-	if set := q.strikes[topic]; set != nil {
-		set[string(key)] = struct{}{}
-	}
-}
-
-// writeTombstones writes the queued tombstones in e.cur, with the headers
-// of position at.
-func (e *Emitter) writeTombstones(at schema.LSN) {
-	q := e.Incremental
-	for _, r := range q.tombs {
-		set := q.strikes[r.topic]
-		n := 0
-		for _, k := range r.keys {
-			if _, struck := set[string(k)]; struck {
-				continue
-			}
-			ts := e.w.Record(e.cur)
-			ts.Topic, ts.Key, ts.Value = r.topic, append(ts.Key[:0], k...), nil
-			record.SetHeaders(ts, at, at, q.nextSeq(at))
-			e.w.Send(ts)
-			n++
-		}
-		q.endStrike(r.topic)
-		r.done <- incReply{n: n, unit: e.cur}
-	}
-	clear(q.tombs)
-	q.tombs = q.tombs[:0]
 }
 
 // nextSeq is the mooncdc.tx_seq of the next record a window or a stale

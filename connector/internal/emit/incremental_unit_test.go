@@ -102,7 +102,7 @@ func TestWindowRowsAreWrittenAtTheCloseLessTheKeysTheStreamChanged(t *testing.T)
 	rel := testRelation(1, "t")
 	keyed, _ := firstColumnKeyer{}.Keyed(rel)
 	ctx := context.Background()
-	drive(t, fx, func() error { return q.Watch(ctx, 1, nil) })
+	drive(t, fx, func() error { _, err := q.Watch(ctx, 1, nil); return err })
 	drive(t, fx, func() error { return q.SetFloor(ctx, 700) })
 	snap, err := watermark.ParseSnapshot("800:800:")
 	if err != nil {
@@ -182,7 +182,7 @@ func TestWindowsWaitForTheNewSessionsStream(t *testing.T) {
 	q := NewIncremental()
 	fx.em.Incremental = q
 	ctx := context.Background()
-	serving(t, fx, func() error { return q.Watch(ctx, 1, nil) })
+	serving(t, fx, func() error { _, err := q.Watch(ctx, 1, nil); return err })
 	serving(t, fx, func() error { return q.SetFloor(ctx, 1) })
 	rel := testRelation(1, "t")
 	fx.tx(t, 100, &schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "a")}) // ends at 110
@@ -227,5 +227,39 @@ func TestWindowsWaitForTheNewSessionsStream(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the window did not close once the new session passed its high watermark")
+	}
+}
+
+// Watch returns the stream's position when it took effect: past the end
+// of every transaction the stream carried before in this run, a
+// keepalive's WAL end included, and not set back by a new session (which
+// streams again from the durable LSN). On a hot standby the floor waits
+// for the replay to reach it (docs/incremental-snapshots.md, "The floor").
+func TestWatchReturnsAPositionPastEveryTransactionTheStreamCarried(t *testing.T) {
+	fx := newEmitterFixture(t, 1_000_000, nil)
+	q := NewIncremental()
+	fx.em.Incremental = q
+	rel := testRelation(1, "t")
+	ctx := context.Background()
+	watch := func(table uint32) schema.LSN {
+		var pos schema.LSN
+		drive(t, fx, func() error {
+			var err error
+			pos, err = q.Watch(ctx, table, nil)
+			return err
+		})
+		return pos
+	}
+	fx.tx(t, 500, &schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "a")}) // ends at 510
+	if got := watch(1); got != 510 {
+		t.Fatalf("Watch after a transaction ending at 510 = %s, want 510", got)
+	}
+	fx.tx(t, 600, &schema.Change{Op: schema.OpCreate, Relation: rel, After: row("2", "a")}) // ends at 610
+	if err := fx.em.Idle(700); err != nil {                                                 // a keepalive
+		t.Fatal(err)
+	}
+	q.incReset() // a new session: it streams again from the durable LSN
+	if got := watch(2); got != 700 {
+		t.Fatalf("Watch after a keepalive at 700 and a new session = %s, want 700", got)
 	}
 }

@@ -207,7 +207,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		return fmt.Errorf("incremental snapshot of %s: the table is not streamed (phase %v)", name, phaseOf(ts))
 	}
 	log := s.log.With(zap.String("table", name))
-	conn, err := pgsource.Dial(ctx, c.pgcfg)
+	conn, err := pgsource.Dial(ctx, c.readConfig())
 	if err != nil {
 		return err
 	}
@@ -263,17 +263,12 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 			}
 		}
 	}
-	if err := q.Watch(ctx, it.oid, it.inUnit); err != nil {
+	watched, err := q.Watch(ctx, it.oid, it.inUnit)
+	if err != nil {
 		return err
 	}
 	defer q.Unwatch(it.oid)
-	var snapText string
-	var inRecovery bool
-	var running, prepared []string
-	if err := conn.QueryRow(ctx, floorSQL).Scan(&snapText, &inRecovery, &running, &prepared); err != nil {
-		return fmt.Errorf("read the incremental snapshot's floor: %w", err)
-	}
-	z, err := floorOf(snapText, inRecovery, append(running, prepared...))
+	z, err := readFloor(ctx, conn, watched, log)
 	if err != nil {
 		return err
 	}

@@ -7,23 +7,37 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap"
+
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
+	"github.com/mooncdc/mooncdc/schema"
 )
 
-// This file holds the pure parts of an incremental snapshot's start: the
-// floor its windows must see, the chunk size, and the byte budget its
-// windows share.
+// This file holds an incremental snapshot's start: the floor its windows
+// must see (computed by pure functions, read by readFloor, on a hot
+// standby once it has replayed what the stream passed), the server it
+// reads on, the chunk size, and the byte budget its windows share.
 
 // floorSQL reads what floorOf needs, on any connection, after the table
-// is watched: the current snapshot, whether the server is in recovery,
-// and the top-level xids that are assigned and not yet visible to every
-// new snapshot: those of running transactions (pg_stat_activity's
-// backend_xid, which a backend keeps while its commit waits for a
-// synchronous standby, F6) and of prepared ones (pg_prepared_xacts, kept
-// until COMMIT PREPARED's wait ends, F2).
-const floorSQL = `SELECT pg_current_snapshot()::text, pg_is_in_recovery(),
+// is watched: the current snapshot, and the top-level xids that are
+// assigned and not yet visible to every new snapshot: those of running
+// transactions (pg_stat_activity's backend_xid, which a backend keeps
+// while its commit waits for a synchronous standby, F6) and of prepared
+// ones (pg_prepared_xacts, kept until COMMIT PREPARED's wait ends, F2).
+// On a hot standby only the snapshot matters (its backends assign no
+// xid; prepared transactions it lists only raise Z, which is safe), and
+// it is read once the standby has replayed past the stream's position at
+// the watch (floorWait).
+const floorSQL = `SELECT pg_current_snapshot()::text,
 	coalesce((SELECT array_agg(backend_xid::text) FROM pg_stat_activity WHERE backend_xid IS NOT NULL), '{}'),
 	coalesce((SELECT array_agg(transaction::text) FROM pg_prepared_xacts), '{}')`
+
+// replaySQL tells whether the server is a hot standby, and how far it has
+// replayed (NULL outside recovery).
+const replaySQL = `SELECT pg_is_in_recovery(), coalesce(pg_last_wal_replay_lsn()::text, '')`
 
 // floorOf returns Z, one past the largest transaction id assigned when
 // the table was watched: snap's xmax (one past the latest completed id)
@@ -32,15 +46,19 @@ const floorSQL = `SELECT pg_current_snapshot()::text, pg_is_in_recovery(),
 // before the Tracker recorded it was committed by then, so it has an id
 // below Z; a window whose snapshot sees every id below Z sees them all
 // (docs/incremental-snapshots.md, "The floor").
-func floorOf(snapText string, inRecovery bool, running []string) (uint64, error) {
+//
+// On a hot standby the same formula holds for a snapshot taken once the
+// standby has replayed every commit the stream carried before the watch
+// (floorWait): replaying a commit record removes its xid from
+// KnownAssignedXids and advances latestCompletedXid
+// (ExpireTreeKnownAssignedTransactionIds, procarray.c) before the replay
+// position moves past the record (ApplyWalRecord, xlogrecovery.c), and a
+// snapshot's xmax is latestCompletedXid + 1 (GetSnapshotData), so each of
+// them is below that snapshot's xmax.
+func floorOf(snapText string, running []string) (uint64, error) {
 	s, err := watermark.ParseSnapshot(snapText)
 	if err != nil {
 		return 0, err
-	}
-	if inRecovery {
-		// A standby's pg_stat_activity shows none of the primary's
-		// transactions; the wiring for a standby source is not done.
-		return 0, fmt.Errorf("incremental snapshots on a hot standby are not wired yet (pg_is_in_recovery() is true): ask for a blocking one (\"type\": \"blocking\")")
 	}
 	z := s.Xmax
 	for _, text := range running {
@@ -53,6 +71,93 @@ func floorOf(snapText string, inRecovery bool, running []string) (uint64, error)
 		}
 	}
 	return z, nil
+}
+
+// floorWait reports whether the floor must wait before it is read: on a
+// hot standby (inRecovery) whose replay position (replaySQL's text; empty
+// before anything was replayed) has not reached watched, the stream's
+// position when the table was watched. The stream may come from another
+// server than the one the floor and the chunks are read on (a multi-host
+// postgres.url): a standby then may not have replayed, so may not see, a
+// transaction the stream carried. On the standby the stream itself
+// decodes only replayed WAL, so there it never waits.
+func floorWait(inRecovery bool, replayText string, watched schema.LSN) (bool, error) {
+	if !inRecovery {
+		return false, nil
+	}
+	if replayText == "" {
+		return true, nil
+	}
+	replay, err := pglogrepl.ParseLSN(replayText)
+	if err != nil {
+		return false, fmt.Errorf("pg_last_wal_replay_lsn() %q: %w", replayText, err)
+	}
+	return schema.LSN(replay) < watched, nil
+}
+
+// readFloor reads the floor Z on conn once the table is watched, the
+// stream having been at watched then: on a hot standby, once its replay
+// has passed watched (polled, backing off to 0.5 s; a warning after 30 s
+// names the lag). Z is then read in a statement of its own, whose
+// snapshot is taken after the replay position was seen there.
+func readFloor(ctx context.Context, conn *pgx.Conn, watched schema.LSN, log *zap.Logger) (uint64, error) {
+	wait := 10 * time.Millisecond
+	since := time.Now()
+	warned := false
+	for {
+		var inRecovery bool
+		var replay string
+		if err := conn.QueryRow(ctx, replaySQL).Scan(&inRecovery, &replay); err != nil {
+			return 0, fmt.Errorf("read whether the server is a standby: %w", err)
+		}
+		again, err := floorWait(inRecovery, replay, watched)
+		if err != nil {
+			return 0, err
+		}
+		if !again {
+			break
+		}
+		if !warned && time.Since(since) > 30*time.Second {
+			log.Warn("the incremental snapshot waits for the standby it reads to replay the WAL the stream has passed; is its replay stalled or far behind?",
+				zap.String("replayed", replay), zap.Stringer("stream", watched))
+			warned = true
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+	var snapText string
+	var running, prepared []string
+	if err := conn.QueryRow(ctx, floorSQL).Scan(&snapText, &running, &prepared); err != nil {
+		return 0, fmt.Errorf("read the incremental snapshot's floor: %w", err)
+	}
+	return floorOf(snapText, append(running, prepared...))
+}
+
+// incrementalReadConfig, when set, is the server an incremental snapshot
+// reads its floor and chunks on instead of postgres.url's: tests set it to
+// read a primary's stream and its standby's chunks, as a multi-host
+// postgres.url can make happen.
+var incrementalReadConfig *pgconn.Config
+
+// SetIncrementalReadConfig sets the server incremental snapshots read on
+// (nil: postgres.url's) and returns the previous one. For tests.
+func SetIncrementalReadConfig(cfg *pgconn.Config) *pgconn.Config {
+	prev := incrementalReadConfig
+	incrementalReadConfig = cfg
+	return prev
+}
+
+// readConfig is the server the incremental snapshot's floor and chunks
+// are read on.
+func (c *copier) readConfig() *pgconn.Config {
+	if incrementalReadConfig != nil {
+		return incrementalReadConfig
+	}
+	return c.pgcfg
 }
 
 // incrementalChunkPages is the chunk size in pages when set (tests ask

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
@@ -48,6 +49,38 @@ type incReader struct {
 	// perPage is the bytes a page's rows are estimated to take once
 	// encoded: what a reader asks of the budget before it reads.
 	perPage int64
+	// standby: the connection's server was in recovery when the reader
+	// began (pg_is_in_recovery()); its snapshots are judged with
+	// InRecovery (windowSnapshot), even after a promotion, which is safe.
+	standby bool
+}
+
+// snapshotSQL is a chunk transaction's first statement: its snapshot, and
+// the high watermark read after it exists. On a primary the WAL insert
+// position; on a hot standby the replay position, past every commit the
+// snapshot sees (a commit becomes visible on a standby when its record is
+// replayed, and the replay position moves past the record after that,
+// ApplyWalRecord in xlogrecovery.c). The CASE keeps it right across a
+// promotion: in recovery when evaluated, the snapshot was taken in
+// recovery (which only ends); out of it, the insert position is past
+// everything replayed.
+func snapshotSQL(standby bool) string {
+	if !standby {
+		return "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, CURRENT_TIMESTAMP"
+	}
+	return "SELECT pg_current_snapshot()::text, (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_insert_lsn() END)::text, CURRENT_TIMESTAMP"
+}
+
+// windowSnapshot is the snapshot the Tracker judges a window by: the
+// server's, or on a standby the part of it that holds there
+// (Snapshot.InRecovery: a standby's pg_current_snapshot() lists no
+// running id, F7).
+func windowSnapshot(standby bool, snapText string) (watermark.Snapshot, error) {
+	s, err := watermark.ParseSnapshot(snapText)
+	if err != nil || !standby {
+		return s, err
+	}
+	return s.InRecovery(), nil
 }
 
 // newReader opens a reader's connection and its record writer (a codec
@@ -55,13 +88,23 @@ type incReader struct {
 // chunk writers have), with the table's schema plan prepared as the
 // blocking copy prepares it.
 func (it *incrementalTable) newReader(ctx context.Context, filenode uint32) (*incReader, error) {
-	conn, err := pgsource.Dial(ctx, it.c.pgcfg)
+	conn, err := pgsource.Dial(ctx, it.c.readConfig())
 	if err != nil {
 		return nil, err
 	}
 	r := &incReader{it: it, conn: conn, filenode: filenode,
 		w: record.NewWriter(it.c.formats.Codec(), nil, record.NewAcks(it.c.main, new(record.Pool), nil))}
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&r.standby); err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("read whether the server is a standby: %w", err)
+	}
 	if err := r.describe(ctx); err != nil {
+		if recoveryConflict(err) {
+			// Described at its first chunk (try), which reads again
+			// after a conflict.
+			r.stale = true
+			return r, nil
+		}
 		conn.Close(context.Background())
 		return nil, err
 	}
@@ -126,6 +169,47 @@ func (r *incReader) describe(ctx context.Context) error {
 
 func (r *incReader) close() { r.conn.Close(context.Background()) }
 
+// recoveryConflict reports whether err is a hot standby's cancellation
+// of a query that conflicts with its replay ("canceling statement due to
+// conflict with recovery", or "terminating connection …" for an idle
+// transaction: SQLSTATE 40001, or 40P01 for a buffer deadlock;
+// ProcessRecoveryConflictInterrupt, postgres.c), as a VACUUM truncating
+// the table on the primary (its ACCESS EXCLUSIVE lock, replayed) causes
+// after max_standby_streaming_delay. The chunk is read again.
+func recoveryConflict(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01") && strings.Contains(pg.Message, "conflict with recovery")
+}
+
+// again is a chunk read cancelled by a recovery conflict: the reader
+// connects again if the standby ended its connection, describes the table
+// anew, and the chunk is read again under a new snapshot.
+func (r *incReader) again(ctx context.Context, cause error) (string, error) {
+	why := "the standby cancelled the chunk's read for a conflict with its recovery (" + cause.Error() + "): read again"
+	if !r.conn.IsClosed() {
+		return why, nil
+	}
+	if err := r.reconnect(ctx); err != nil {
+		return "", err
+	}
+	return why, nil
+}
+
+// reconnect replaces the reader's connection, which a standby ended for a
+// conflict with its recovery; the table is described anew before the
+// next chunk.
+func (r *incReader) reconnect(ctx context.Context) error {
+	conn, err := pgsource.Dial(ctx, r.it.c.readConfig())
+	if err != nil {
+		return err
+	}
+	r.conn, r.stale = conn, true
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&r.standby); err != nil {
+		return fmt.Errorf("read whether the server is a standby: %w", err)
+	}
+	return nil
+}
+
 // errRewritten: the table's file is not the plan's any more.
 var errRewritten = errors.New("the table was rewritten during its incremental snapshot (VACUUM FULL, CLUSTER, ALTER TABLE … TYPE, TRUNCATE): its rows moved without change records")
 
@@ -171,8 +255,18 @@ func (r *incReader) chunk(ctx context.Context, ch watermark.Chunk) error {
 // it was).
 func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error) {
 	it := r.it
+	if r.standby && r.conn.IsClosed() {
+		// Ended by the standby after a conflict (while the reader was
+		// described, say).
+		if err := r.reconnect(ctx); err != nil {
+			return "", err
+		}
+	}
 	if r.stale {
 		if err := r.describe(ctx); err != nil {
+			if recoveryConflict(err) {
+				return r.again(ctx, err)
+			}
 			return "", err
 		}
 	}
@@ -205,12 +299,12 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	var snapText, highText string
 	var readAt time.Time
 	it.shared.snapMu.Lock()
-	err := r.conn.QueryRow(ctx, "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text, CURRENT_TIMESTAMP").Scan(&snapText, &highText, &readAt)
+	err := r.conn.QueryRow(ctx, snapshotSQL(r.standby)).Scan(&snapText, &highText, &readAt)
 	var tk *emit.Ticket
 	if err == nil {
 		var snap watermark.Snapshot
 		var high pglogrepl.LSN
-		if snap, err = watermark.ParseSnapshot(snapText); err == nil {
+		if snap, err = windowSnapshot(r.standby, snapText); err == nil {
 			if high, err = pglogrepl.ParseLSN(highText); err == nil {
 				tk = it.q.Open(it.oid, ch, snap, schema.LSN(high))
 			}
@@ -218,6 +312,9 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	}
 	it.shared.snapMu.Unlock()
 	if err != nil {
+		if recoveryConflict(err) {
+			return r.again(ctx, err)
+		}
 		return "", fmt.Errorf("read a chunk's snapshot and high watermark: %w", err)
 	}
 	rows, size, cerr := r.copy(ctx, ch, readAt)
@@ -252,10 +349,16 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	}
 	if cerr != nil {
 		_ = tk.Abandon(ctx, w, cerr.Error())
+		if recoveryConflict(cerr) {
+			return r.again(ctx, cerr)
+		}
 		return "", cerr
 	}
 	if _, err := r.conn.Exec(ctx, "COMMIT"); err != nil {
 		_ = tk.Abandon(ctx, w, err.Error())
+		if recoveryConflict(err) {
+			return r.again(ctx, err)
+		}
 		return "", fmt.Errorf("end a chunk's transaction: %w", err)
 	}
 	committed = true

@@ -19,8 +19,11 @@
 //     snapshot (Postgres writes a commit record before the transaction
 //     becomes visible, so the stream can be ahead of a snapshot); the log
 //     is saved with the durable LSN and restored by the next session
-//     (Saved), and the slot's exported snapshot is the floor every
-//     window's snapshot must see (SetFloor).
+//     (Saved), and a floor every window's snapshot must see (SetFloor,
+//     RaiseFloor: the union, Snapshot.Union, of the floors the wiring sets
+//     and of every snapshot that pruned the log, so that a window on a
+//     server that does not yet see what another showed visible is
+//     refused).
 //   - Plan, Chunk, Progress: the page ranges read in parallel, and the
 //     progress kept in the offsets topic so that a snapshot resumes by
 //     chunk.

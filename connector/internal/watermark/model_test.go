@@ -251,11 +251,23 @@ type rig struct {
 	// standby: chunks are read on a hot standby, whose
 	// pg_current_snapshot() lists no running id (told).
 	standby bool
+	// servers: chunks are read on several servers of one cluster, some
+	// behind the others (a lagging standby, one restarted behind what it
+	// had replayed): a read takes, one time in three, a snapshot and high
+	// watermark (its replay position) taken earlier, so that visibility
+	// does not only grow from one window's snapshot to the next.
+	servers bool
+	past    []pastSnapshot
 
 	voids, unproven, dropped, resumed int
 }
 
 const mTable, mOther = 1, 2
+
+type pastSnapshot struct {
+	s    Snapshot
+	high pglogrepl.LSN
+}
 
 func key(k int) Key { return Key(fmt.Sprint(k)) }
 
@@ -353,6 +365,16 @@ func (g *rig) read() {
 	}
 	c := g.queue[0]
 	s, high := g.m.snapshot()
+	if g.servers {
+		g.past = append(g.past, pastSnapshot{s, high})
+		if len(g.past) > 60 {
+			g.past = g.past[1:]
+		}
+		if g.m.r.IntN(3) == 0 {
+			p := g.past[g.m.r.IntN(len(g.past))]
+			s, high = p.s, p.high
+		}
+	}
 	w, err := g.tr.Open(mTable, c, g.told(s), high)
 	if errors.Is(err, ErrUnproven) {
 		g.unproven++
@@ -480,7 +502,11 @@ func heldIsCounted[R any](t *Tracker[R]) error {
 // model under random schedules: updates, inserts, deletes and key
 // changes in transactions that commit in one order and become visible in
 // another, chunks read in parallel under their own snapshots, the stream
-// ahead of or behind them, xids crossing an epoch. It checks that every
+// ahead of or behind them, xids crossing an epoch, chunks read on a hot
+// standby (one schedule in five) and on several servers some of which lag
+// (one in seven: without Prune raising the floor, a window on a lagging
+// server misses the keys of a transaction a newer snapshot had pruned,
+// and the model writes an `r` record over a newer change). It checks that every
 // `r` record written is the state the stream has given its key at that
 // point, and that a consumer that starts from nothing when the snapshot
 // starts ends with the table's final state.
@@ -497,7 +523,7 @@ func TestModelRowsNeverOverwriteNewerChangesAndTheTableIsRebuilt(t *testing.T) {
 		m := newModel(r, first)
 		limit := []int{8, 40, 1 << 20}[seed%3]
 		g := &rig{t: t, m: m, tr: NewTracker[mver](limit), state: map[int]mver{}, rowsOf: map[uint64][]Row[mver]{},
-			standby: seed%5 == 4}
+			standby: seed%5 == 4, servers: seed%7 == 3}
 		watchAt := 200 + r.IntN(400)
 		restartAt := r.IntN(watchAt) // a new session: the tracker starts empty, the stream goes on
 		steps := 5000

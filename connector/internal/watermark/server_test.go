@@ -40,6 +40,7 @@ func TestPostgresFactsTheArgumentRestsOn(t *testing.T) {
 		f.obs.Exec(context.Background(), `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'`)
 	})
 	t.Run("F7 a hot standby's snapshot lists no running transaction", func(t *testing.T) { f.standbySnapshot(t, standby) })
+	t.Run("a commit waiting for a standby is visible there first once replayed", func(t *testing.T) { f.visibleOnTheStandbyFirst(t, standby) })
 	t.Run("F6 and F1 a commit is streamed before it is visible", func(t *testing.T) { f.streamedBeforeVisible(t) })
 	t.Run("a prepared transaction is streamed at COMMIT PREPARED under its own xid", func(t *testing.T) { f.prepared(t) })
 	t.Run("the slot's exported snapshot waits for commits before its consistent point", func(t *testing.T) { f.exportedSnapshot(t) })
@@ -228,6 +229,70 @@ func (f *facts) standbySnapshot(t *testing.T, standby *pgtest.Cluster) {
 	}
 	if s.InRecovery().Visible(running) {
 		t.Fatalf("InRecovery() of %s sees running transaction %d", s, running)
+	}
+}
+
+// Visibility grows per server, not across servers (docs: "The floor"):
+// a commit that waits for a synchronous standby is invisible on the
+// primary (F6) while a standby that replayed its record shows it. And
+// once the standby's pg_last_wal_replay_lsn() is past the end of the
+// commit record, a snapshot it takes afterwards has the xid below its
+// xmax and sees the row (S1-S3: the redo removes the xid from
+// KnownAssignedXids and advances latestCompletedXid before the replay
+// position moves past the record): what the floor on a standby rests on.
+func (f *facts) visibleOnTheStandbyFirst(t *testing.T, standby *pgtest.Cluster) {
+	c := f.conn(false)
+	tx, err := c.Begin(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(f.ctx, `INSERT INTO f VALUES (150, 150)`); err != nil {
+		t.Fatal(err)
+	}
+	x := f.xid(tx)
+	done := f.committing(tx, c.PgConn().PID())
+	defer f.release(c.PgConn().PID(), done)
+	_, commit := f.streamed(x)
+	if commit == 0 {
+		t.Fatalf("transaction %d, waiting in SyncRep, is not in the stream", x)
+	}
+	sconn, err := standby.Connect(f.ctx, "postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sconn.Close(context.Background())
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var replayed bool
+		if err := sconn.QueryRow(f.ctx, `SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn`, commit.String()).Scan(&replayed); err != nil {
+			t.Fatal(err)
+		}
+		if replayed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby does not replay up to %s", commit)
+		}
+	}
+	// A statement of its own: its snapshot is taken after the replay
+	// position was seen past the commit.
+	var text string
+	var rows int
+	if err := sconn.QueryRow(f.ctx, `SELECT pg_current_snapshot()::text, (SELECT count(*) FROM f WHERE id = 150)`).Scan(&text, &rows); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSnapshot(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var primaryRows int
+	f.one(f.obs, &primaryRows, `SELECT count(*) FROM f WHERE id = 150`)
+	primary := f.snapshot(f.obs)
+	t.Logf("transaction %d (commit record ends at %s) waits in SyncRep: primary %s (%d rows), standby %s (%d rows)", x, commit, primary, primaryRows, s, rows)
+	if primaryRows != 0 || primary.Visible(x) {
+		t.Fatalf("the primary sees transaction %d, still waiting for its standby", x)
+	}
+	if rows != 1 || x >= s.Xmax {
+		t.Fatalf("the standby, replayed past %s, shows %d rows of transaction %d under %s: want its row, and the xid below xmax", commit, rows, x, s)
 	}
 }
 

@@ -163,6 +163,30 @@ func (s Snapshot) SeesAll(e Snapshot) bool {
 	return true
 }
 
+// Union returns the snapshot that sees exactly what s or e sees: a
+// transaction is visible to it when it is visible to either. A window's
+// snapshot that sees all the union sees, sees all of both (the Tracker's
+// floor: every id assigned before a table was watched, and everything an
+// earlier window's snapshot showed visible, Prune).
+func (s Snapshot) Union(e Snapshot) Snapshot {
+	if s.Xmax < e.Xmax {
+		s, e = e, s
+	}
+	// s has the larger Xmax: an id from there on is seen by neither, and
+	// one below it is unseen by s only if s lists it running.
+	u := Snapshot{Xmax: s.Xmax}
+	for _, x := range s.Xip {
+		if !e.Visible(x) {
+			u.Xip = append(u.Xip, x)
+		}
+	}
+	u.Xmin = u.Xmax
+	if len(u.Xip) > 0 {
+		u.Xmin = u.Xip[0]
+	}
+	return u
+}
+
 // InRecovery returns the part of s that holds on a hot standby: the
 // snapshot that sees exactly the ids below s.Xmin. Use it for every
 // snapshot read on a server in recovery (pg_is_in_recovery() true before

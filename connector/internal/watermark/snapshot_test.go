@@ -192,3 +192,34 @@ func FuzzParseSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// The union sees what either snapshot sees, and nothing else: checked id
+// by id against Visible, and by the text it keeps.
+func TestUnionSeesWhatEitherSees(t *testing.T) {
+	for _, tc := range []struct{ a, b, want string }{
+		{"100:100:", "100:100:", "100:100:"},
+		{"100:105:100,102", "100:105:100,103", "100:105:100"},
+		{"100:105:100,102", "103:103:", "105:105:"},
+		{"100:105:100,102", "101:101:", "102:105:102"},
+		{"700:747:", "747:749:747", "747:749:747"},
+		{"747:747:", "700:748:747", "747:748:747"}, // a standby's InRecovery and the primary's
+		{"10:20:12,15,18", "14:25:14,16,22", "22:25:22"},
+	} {
+		a, b := snap(t, tc.a), snap(t, tc.b)
+		for _, u := range []Snapshot{a.Union(b), b.Union(a)} {
+			if u.String() != tc.want {
+				t.Errorf("%s ∪ %s = %s, want %s", tc.a, tc.b, u, tc.want)
+			}
+			for x := uint64(3); x < 30; x++ {
+				if got, want := u.Visible(x), a.Visible(x) || b.Visible(x); got != want {
+					t.Errorf("%s ∪ %s: Visible(%d) = %v, want %v", tc.a, tc.b, x, got, want)
+				}
+			}
+			for x := uint64(690); x < 760; x++ {
+				if got, want := u.Visible(x), a.Visible(x) || b.Visible(x); got != want {
+					t.Errorf("%s ∪ %s: Visible(%d) = %v, want %v", tc.a, tc.b, x, got, want)
+				}
+			}
+		}
+	}
+}

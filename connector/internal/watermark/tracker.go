@@ -234,11 +234,24 @@ func (t *Tracker[R]) sees(w *Window[R]) bool {
 }
 
 // Prune forgets the logged transactions that s sees: they are visible to
-// every snapshot taken after s, so no later window needs them.
+// every snapshot taken after s on the same server, so no later window
+// needs them.
 //
 // Snapshots must be handed to Prune and Open in the order they were
 // taken (a reader takes its snapshot and hands it over under one lock):
 // a transaction s sees may be one an earlier snapshot did not.
+//
+// Visibility only grows on one server, not across servers: a hot standby
+// makes a commit visible when it replays its record, which can be before
+// the primary does (its backend still waits for the standby's answer) or
+// after (the standby lags), and a standby restarted by a crash reopens
+// for queries at its consistent point, which can be behind what it had
+// replayed. So when Prune forgets anything it raises the floor to s
+// (RaiseFloor): a later window whose snapshot does not see all s sees
+// (read on another server, or on a standby that fell behind) is refused
+// until it does, instead of missing the forgotten transactions' keys. On
+// one server every later snapshot sees all s sees, and the floor costs
+// nothing but the check.
 func (t *Tracker[R]) Prune(s Snapshot) {
 	kept := t.log[:0]
 	for _, e := range t.log {
@@ -249,10 +262,15 @@ func (t *Tracker[R]) Prune(s Snapshot) {
 		}
 		kept = append(kept, e)
 	}
+	forgot := len(kept) < len(t.log)
 	clear(t.log[len(kept):])
 	t.log = kept
 	if t.lost && FullXid(t.lostMax, s.Xmax) < s.Xmin {
 		t.lost = false
+		forgot = true
+	}
+	if forgot {
+		t.RaiseFloor(s)
 	}
 }
 
@@ -265,13 +283,19 @@ func (t *Tracker[R]) Prune(s Snapshot) {
 // a snapshot that does not see all of them.
 func (t *Tracker[R]) SetFloor(e Snapshot) { t.floor = &e }
 
-// RaiseFloor sets the floor to e unless the floor already sees all e
-// sees: of two floors, the one that demands more stays. The wiring sets
-// one per watched table, each the snapshot that sees every id assigned
-// before the table was watched.
+// RaiseFloor makes the floor demand what e demands as well: a window's
+// snapshot must then see every transaction the floor or e sees (their
+// Union; of two floors one of which sees all the other sees, the one
+// that demands more). The wiring sets one per watched table, each the
+// snapshot that sees every id assigned before the table was watched, and
+// Prune raises it to each snapshot that forgot a logged transaction.
 func (t *Tracker[R]) RaiseFloor(e Snapshot) {
-	if t.floor == nil || !t.floor.SeesAll(e) {
+	if t.floor == nil {
 		t.SetFloor(e)
+		return
+	}
+	if !t.floor.SeesAll(e) {
+		t.SetFloor(t.floor.Union(e))
 	}
 }
 
@@ -292,7 +316,7 @@ func (t *Tracker[R]) Open(table uint32, chunk Chunk, s Snapshot, high pglogrepl.
 		return nil, fmt.Errorf("open a window on table %d, which is not watched", table)
 	}
 	if t.floor != nil && !s.SeesAll(*t.floor) {
-		return nil, fmt.Errorf("%w: snapshot %s does not see every transaction committed before the slot's consistent point (%s)", ErrUnproven, s, *t.floor)
+		return nil, fmt.Errorf("%w: snapshot %s does not see every transaction the floor %s sees (assigned before the table was watched, or seen by an earlier window's snapshot)", ErrUnproven, s, *t.floor)
 	}
 	t.Prune(s)
 	if t.lost {

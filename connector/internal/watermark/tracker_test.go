@@ -574,3 +574,49 @@ func TestClosableSaysWhatAdvanceReturns(t *testing.T) {
 		t.Fatal("Advance disagrees with Closable")
 	}
 }
+
+// Visibility grows on one server, not across servers (docs/
+// incremental-snapshots.md, "The floor", on a standby): a hot standby makes
+// a commit visible when it replays it, which can be before the primary
+// (whose backend still waits for the standby's answer: F6) or after (the
+// standby lags), and a standby restarted by a crash reopens at its
+// consistent point, which can be behind what it had replayed. A snapshot
+// that forgets a logged transaction (Prune) raises the floor, so that a
+// later window whose snapshot does not see that transaction is refused
+// rather than opened without its keys. Transaction 105 changed key k and
+// was streamed before any window opened; the first snapshot sees it and
+// forgets it; the second comes from a server that does not see it yet.
+func TestAWindowOnAServerThatDoesNotSeeWhatAnEarlierOneForgotIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		first, second Snapshot
+		opens         bool
+	}{
+		{"the primary, then a standby that lags",
+			Snapshot{Xmin: 106, Xmax: 106}, Snapshot{Xmin: 104, Xmax: 106}.InRecovery(), false},
+		{"a standby, then the primary where 105 still waits for that standby",
+			Snapshot{Xmin: 106, Xmax: 106}.InRecovery(), Snapshot{Xmin: 105, Xmax: 106, Xip: []uint64{105}}, false},
+		{"a standby, then the same standby restarted behind it",
+			Snapshot{Xmin: 107, Xmax: 108}.InRecovery(), Snapshot{Xmin: 105, Xmax: 107}.InRecovery(), false},
+		{"a standby, then a later snapshot of it",
+			Snapshot{Xmin: 106, Xmax: 106}.InRecovery(), Snapshot{Xmin: 106, Xmax: 109}.InRecovery(), true},
+		{"the primary, then a later snapshot of it",
+			Snapshot{Xmin: 106, Xmax: 107, Xip: []uint64{106}}, Snapshot{Xmin: 106, Xmax: 108, Xip: []uint64{106}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newH(t, 100)
+			x.txn(105, 100, "k")
+			w := x.open(c0, tc.first.String(), 200) // forgets 105: seen
+			x.complete(w, "k=1")
+			x.advance(200)
+			x.want("T105 k", "r k=1")
+			_, err := x.tr.Open(tbl, Chunk{1, 2}, tc.second, 300)
+			if got := err == nil; got != tc.opens {
+				t.Fatalf("open under %s after %s forgot 105: %v, want opens=%v", tc.second, tc.first, err, tc.opens)
+			}
+			if err != nil && !errors.Is(err, ErrUnproven) {
+				t.Fatalf("refused with %v, want ErrUnproven", err)
+			}
+		})
+	}
+}
