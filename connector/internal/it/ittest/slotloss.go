@@ -42,3 +42,25 @@ func (e *Env) WalStatus(slot string) string {
 	}
 	return *s
 }
+
+// DropSlot drops the replication slot, as a user would after stopping
+// mooncdc: a stopped pipeline has closed its replication connection, but
+// the server ends that walsender a moment later, and until then the slot
+// is active and pg_drop_replication_slot refuses it (SQLSTATE 55006).
+// DropSlot waits up to 30 s for the slot to be free.
+func (e *Env) DropSlot(slot string) {
+	e.T.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var active bool
+		e.Scan(`SELECT coalesce((SELECT active FROM pg_replication_slots WHERE slot_name = '`+slot+`'), false)`, &active)
+		if !active {
+			break
+		}
+		if time.Now().After(deadline) {
+			e.T.Fatalf("slot %s still active 30 s after its pipeline stopped", slot)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.Exec(`SELECT pg_drop_replication_slot($1)`, slot)
+}

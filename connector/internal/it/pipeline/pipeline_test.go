@@ -325,7 +325,7 @@ func TestResumeAgainstAnotherDatabaseIsUnsafe(t *testing.T) {
 	}
 
 	// The slot dropped while offsets exist.
-	e.Exec(`SELECT pg_drop_replication_slot('mooncdc_ident')`)
+	e.DropSlot("mooncdc_ident")
 	err = ittest.RunToEnd(t, cfg)
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("want unsafe resume for a missing slot, got %v", err)

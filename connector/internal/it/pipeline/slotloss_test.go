@@ -143,7 +143,7 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 		if err := r.Stop(t); err != nil {
 			t.Fatal(err)
 		}
-		e.Exec(`SELECT pg_drop_replication_slot('mooncdc_lost')`)
+		e.DropSlot("mooncdc_lost")
 		e.Exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c')`)
 		r = ittest.Start(t, cfg)
 		if got := ittest.Counter(r.P.Metrics().SlotLossResnapshots); got != 1 {

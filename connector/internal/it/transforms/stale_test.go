@@ -90,7 +90,7 @@ func staleEnv(t *testing.T, name string, delivery config.Delivery, router string
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
-	e.Exec(`SELECT pg_drop_replication_slot('mooncdc_` + name + `')`)
+	e.DropSlot("mooncdc_" + name)
 	e.Exec(`DELETE FROM orders WHERE id IN (1, 2); UPDATE orders SET region = 'US' WHERE id = 3; INSERT INTO orders VALUES (5, 'EU')`)
 	core, logs := observer.New(zapcore.InfoLevel)
 	p, err := connector.New(cfg, zap.New(core))
