@@ -11,8 +11,12 @@ import (
 )
 
 // progressLogInterval is how often "copy progress" lines are logged when no
-// bars are drawn; a variable so that tests can shorten it.
-var progressLogInterval = progress.DefaultLogInterval
+// bars are drawn, and progressInterval how often the bars are redrawn;
+// variables so that tests can shorten them.
+var (
+	progressLogInterval = progress.DefaultLogInterval
+	progressInterval    = progress.DefaultInterval
+)
 
 // newProgress returns the reporter of run's table copies on stderr: a bar
 // per copy when stderr is a terminal and the log is meant for people
@@ -23,6 +27,7 @@ func newProgress(c config.LogConfig, stderr io.Writer) *progress.Reporter {
 	return progress.New(progress.Options{
 		Out:         stderr,
 		TTY:         c.Format == "console" && progress.IsTerminal(stderr),
+		Interval:    progressInterval,
 		LogInterval: progressLogInterval,
 	})
 }

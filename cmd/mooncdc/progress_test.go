@@ -156,10 +156,13 @@ func TestProgressRunLogsCopyProgressWhenStderrIsNotATerminal(t *testing.T) {
 }
 
 func TestProgressRunDrawsBarsOnATerminalWithLogLinesAbove(t *testing.T) {
-	// Enough rows that the copy outlasts several of the reporter's 200 ms
-	// redraws even on a quiet machine: 20,000 rows copied in one tick or
-	// less, and the test then saw no bar one run in two.
-	args := startBigTable(t, 400_000)
+	// The bars redrawn every 5 ms, so that a copy of 40,000 rows (about
+	// 0.5 s under -race) outlasts many redraws even on a quiet machine; at
+	// the 200 ms default 20,000 rows were copied in one tick or less and
+	// the test saw no bar one run in two, and 400,000 rows cost 35 s.
+	defer func(d time.Duration) { progressInterval = d }(progressInterval)
+	progressInterval = 5 * time.Millisecond
+	args := startBigTable(t, 40_000)
 	master, tty := openPTY(t, 120)
 	var screen syncBuf
 	copied := make(chan struct{})
