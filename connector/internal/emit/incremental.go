@@ -108,10 +108,10 @@ type Incremental struct {
 	// maxPos is the largest position of every session: every record made
 	// before is in a unit that ends at or before it (StrikeFrom).
 	pos, maxPos schema.LSN
-	// strikes holds, per topic whose stale keys are being read, the keys
-	// the stream wrote since (StrikeFrom); tombs the tombstones to write
-	// at the next unit.
-	strikes map[string]map[string]struct{}
+	// strikes holds, per topic whose stale keys are held, the keys that
+	// every record the main worker writes there strikes (StrikeFrom);
+	// tombs the tombstones to write at the next unit.
+	strikes map[string]StaleKeys
 	tombs   []*incRequest
 	// notes are the notifications to write at the next unit (Notify).
 	notes []notify.Notification
@@ -138,6 +138,7 @@ const (
 	incComplete
 	incAbandon
 	incStrike
+	incEndStrike
 	incTombstones
 	incNotify
 )
@@ -153,7 +154,7 @@ type incRequest struct {
 	why   string
 	prog  ProgressFunc
 	topic string
-	keys  [][]byte
+	stale StaleKeys
 	note  notify.Notification
 
 	done   chan incReply
@@ -286,25 +287,6 @@ func (tk *Ticket) result(ctx context.Context) (WindowResult, error) {
 	}
 }
 
-// StrikeFrom starts recording the keys the main worker writes to topic,
-// and returns the stream position before which every record it wrote is
-// in a unit that ends there: once that is durable, a read of the topic
-// sees them, and the ones after are struck from the tombstones.
-func (q *Incremental) StrikeFrom(ctx context.Context, topic string) (schema.LSN, error) {
-	rep, err := q.call(ctx, &incRequest{kind: incStrike, topic: topic})
-	return rep.pos, err
-}
-
-// Tombstones has the main worker write a tombstone to topic for each of
-// keys that it did not write since StrikeFrom, at the next unit of
-// durability, and stop striking topic; it returns how many it wrote, once
-// they are handed to the sink, and their unit (WindowResult.Unit). With
-// nil keys it only stops striking.
-func (q *Incremental) Tombstones(ctx context.Context, topic string, keys [][]byte) (int, *delivery.TxAck, error) {
-	rep, err := q.call(ctx, &incRequest{kind: incTombstones, topic: topic, keys: keys})
-	return rep.n, rep.unit, err
-}
-
 // WrittenRows is the number of rows windows have written so far.
 func (q *Incremental) WrittenRows() int64 { return q.closedRows.Load() }
 
@@ -371,15 +353,15 @@ func (q *Incremental) serve() {
 			}
 		case incStrike:
 			if q.strikes == nil {
-				q.strikes = map[string]map[string]struct{}{}
+				q.strikes = map[string]StaleKeys{}
 			}
-			q.strikes[r.topic] = map[string]struct{}{}
+			q.strikes[r.topic] = r.stale
 			rep.pos = q.maxPos
-		case incTombstones:
-			if r.keys == nil {
+		case incEndStrike:
+			if q.strikes[r.topic] == r.stale {
 				q.endStrike(r.topic)
-				break
 			}
+		case incTombstones:
 			q.tombs = append(q.tombs, r) // answered once written
 			continue
 		case incNotify:
@@ -388,47 +370,6 @@ func (q *Incremental) serve() {
 		}
 		r.done <- rep
 	}
-}
-
-// endStrike stops recording topic's keys.
-func (q *Incremental) endStrike(topic string) {
-	delete(q.strikes, topic)
-	if len(q.strikes) == 0 {
-		q.strikes = nil
-	}
-}
-
-// Strike records that the main worker wrote key to topic (a streamed
-// change), while that topic's stale keys are read. Stream goroutine only;
-// nothing is recorded unless StrikeFrom asked.
-func (q *Incremental) strike(topic string, key []byte) {
-	if set := q.strikes[topic]; set != nil {
-		set[string(key)] = struct{}{}
-	}
-}
-
-// writeTombstones writes the queued tombstones in e.cur, with the headers
-// of position at.
-func (e *Emitter) writeTombstones(at schema.LSN) {
-	q := e.Incremental
-	for _, r := range q.tombs {
-		set := q.strikes[r.topic]
-		n := 0
-		for _, k := range r.keys {
-			if _, struck := set[string(k)]; struck {
-				continue
-			}
-			ts := e.w.Record(e.cur)
-			ts.Topic, ts.Key, ts.Value = r.topic, append(ts.Key[:0], k...), nil
-			record.SetHeaders(ts, at, at, q.nextSeq(at))
-			e.w.Send(ts)
-			n++
-		}
-		q.endStrike(r.topic)
-		r.done <- incReply{n: n, unit: e.cur}
-	}
-	clear(q.tombs)
-	q.tombs = q.tombs[:0]
 }
 
 // nextSeq is the mooncdc.tx_seq of the next record a window or a stale
@@ -557,6 +498,7 @@ func (e *Emitter) incAdvance(pos, at schema.LSN) error {
 			rec := r.Value
 			rec.Context = e.cur
 			record.SetPosition(rec, at, at, q.nextSeq(at))
+			q.strike(rec.Topic, rec.Key) // a window's row is past the stale keys' mark
 			e.w.Send(rec)
 		}
 		res.Rows = len(c.Rows)
