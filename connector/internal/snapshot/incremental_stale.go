@@ -168,8 +168,7 @@ func (sp *stalePasses) read(ctx context.Context) error {
 			upTo = nil
 		}
 		_, err := scanKeys(ctx, it.c.cfg.kafka, p.topic, upTo, func(r *kgo.Record) error {
-			p.keys.see(r.Key, r.Value == nil, pastMark(p.mark, r))
-			if p.keys.outgrown() {
+			if !p.keys.see(r.Key, r.Value == nil, pastMark(p.mark, r)) {
 				return errStaleKeysOutgrown
 			}
 			return nil

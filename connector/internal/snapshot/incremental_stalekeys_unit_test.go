@@ -42,38 +42,55 @@ func TestStaleKeysLeavesOnlyKeysLiveBeforeTheMarkAndNeverWritten(t *testing.T) {
 		{"others untouched", "r a; r b; r c; s b; t c; done", "a"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := newStaleKeys(1 << 20)
-			for _, step := range strings.Split(c.steps, "; ") {
-				op, key, _ := strings.Cut(step, " ")
-				k := []byte(key)
-				switch op {
-				case "r":
-					s.see(k, false, false)
-				case "t":
-					s.see(k, true, false)
-				case "p":
-					s.see(k, false, true)
-				case "s":
-					s.Strike(k)
-				case "done":
-					s.readDone()
-				default:
-					t.Fatalf("step %q", step)
+		for _, collide := range []bool{false, true} {
+			name := c.name
+			if collide {
+				// Every key's hash the same: all but the first held
+				// beside the index (staleKeys.collide).
+				name += "/colliding hashes"
+			}
+			t.Run(name, func(t *testing.T) {
+				s := newStaleKeys(1 << 20)
+				if collide {
+					s.hash = func([]byte) uint64 { return 7 }
 				}
-			}
-			var left []string
-			for k := range s.Left() {
-				left = append(left, string(k))
-			}
-			slices.Sort(left)
-			if got := strings.Join(left, " "); got != c.left {
-				t.Fatalf("left %q, want %q", got, c.left)
-			}
-			if s.size() != len(left) {
-				t.Fatalf("%d entries held after the read, want %d (the struck ones go)", s.size(), len(left))
-			}
-		})
+				testStaleSteps(t, s, c.steps, c.left)
+			})
+		}
+	}
+}
+
+// testStaleSteps runs steps on s and checks the keys it leaves.
+func testStaleSteps(t *testing.T, s *staleKeys, steps, want string) {
+	t.Helper()
+	for _, step := range strings.Split(steps, "; ") {
+		op, key, _ := strings.Cut(step, " ")
+		k := []byte(key)
+		switch op {
+		case "r":
+			s.see(k, false, false)
+		case "t":
+			s.see(k, true, false)
+		case "p":
+			s.see(k, false, true)
+		case "s":
+			s.Strike(k)
+		case "done":
+			s.readDone()
+		default:
+			t.Fatalf("step %q", step)
+		}
+	}
+	var left []string
+	for k := range s.Left() {
+		left = append(left, string(k))
+	}
+	slices.Sort(left)
+	if got := strings.Join(left, " "); got != want {
+		t.Fatalf("left %q, want %q", got, want)
+	}
+	if s.size() != len(left) {
+		t.Fatalf("%d entries held after the read, want %d (the struck ones go)", s.size(), len(left))
 	}
 }
 
