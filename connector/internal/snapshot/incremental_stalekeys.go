@@ -70,6 +70,15 @@ const staleKeyOverhead = 48
 // (docs/incremental-snapshots.md, "Stale keys"). A variable for tests.
 var staleKeysLimit int64 = 1 << 30
 
+// SetStaleKeysLimit sets the bound of one topic's stale keys held by an
+// incremental snapshot, in bytes (staleKeyBytes a key), and returns the
+// previous one. For tests.
+func SetStaleKeysLimit(n int64) int64 {
+	prev := staleKeysLimit
+	staleKeysLimit = n
+	return prev
+}
+
 func newStaleKeys(limit int64) *staleKeys {
 	seed := maphash.MakeSeed()
 	hash := func(b []byte) uint64 { return maphash.Bytes(seed, b) }
