@@ -18,10 +18,10 @@ import (
 // that the table no longer has): from the start, the main worker strikes
 // every key it writes to each topic the table's records go to; then the
 // topic's end offsets are read (the mark, kept in the progress for a
-// resume), and the topic is read up to its end while the chunks are read
-// (staleKeys holds the keys live before the mark, less those struck); at
-// the end the main worker tombstones the keys left
-// (docs/incremental-snapshots.md, "Stale keys").
+// resume), and the topic is read up to the mark (a resumed snapshot: to
+// its end) while the chunks are read (staleKeys holds the keys live
+// before the mark, less those struck); at the end the main worker
+// tombstones the keys left (docs/incremental-snapshots.md, "Stale keys").
 
 // stalePasses are an incremental snapshot's reads of the keys of every
 // topic the table's records go to (its own, and those the transform
@@ -69,9 +69,12 @@ func (it *incrementalTable) beginStale(ctx context.Context, prog *watermark.Prog
 		return nil, nil
 	}
 	sp := &stalePasses{it: it, done: make(chan struct{})}
-	// The strikes begin before the mark is read: a record of the main
-	// worker's past the mark either strikes its key or was written
-	// before, and then is in the topic once its position is durable.
+	// The strikes begin before the mark is read (and before the watch):
+	// whatever the main worker writes past the mark for a change streamed
+	// after the watch, or for a window, strikes its key. What it wrote
+	// before the strikes is of changes streamed before the watch, which
+	// the argument does not need (a key of them still live is written
+	// again by a window or the stream).
 	for _, t := range topics {
 		keys := newStaleKeys(staleKeysLimit)
 		pos, err := it.q.StrikeFrom(ctx, t, keys)
