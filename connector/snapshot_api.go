@@ -24,4 +24,5 @@ const (
 	HookCatchup         = snapshot.HookCatchup         // private catch-up about to stream
 	HookBeforeHandover  = snapshot.HookBeforeHandover  // a handover attempt, before the pipeline mutex
 	HookHandedOver      = snapshot.HookHandedOver      // + the stored phase ("ready" or "catchup"): a handover is durable and visible
+	HookStaleKeysRead   = snapshot.HookStaleKeysRead   // an incremental snapshot begins reading a topic's keys, while its chunks are read
 )

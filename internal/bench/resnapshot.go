@@ -86,7 +86,8 @@ type resnapPhase struct {
 	polled     time.Duration   // start → the poll that saw done: the span of cpu and hostBusy
 	offsetsEnd map[int32]int64 // the topic's end offsets when done
 	// offsetsStart is the topic's end offsets when asked: its records
-	// then are what the stale-key pass at its end reads back.
+	// then are what the stale-key pass reads back (the incremental one
+	// beside its chunks).
 	offsetsStart map[int32]int64
 }
 
@@ -138,8 +139,8 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	cfg.Postgres.Publication = resnapName + "_pub"
 	cfg.Postgres.Slot = resnapName + "_mooncdc"
 	// Copied first, as a streamed table is: its topic holds its rows
-	// before the re-snapshots, which the stale-key pass at the end of
-	// each reads back (snapshot.mode never would leave it empty for the
+	// before the re-snapshots, which the stale-key pass of each reads
+	// back (snapshot.mode never would leave it empty for the
 	// first and full for the second).
 	cfg.Snapshot.Mode = config.SnapshotInitial
 	if o.snapConns > 0 {
@@ -262,9 +263,9 @@ func runResnapshot(ctx context.Context, o options, src *source, kfakeBin, tmp st
 	split := resnapLogTimes(r.output())
 	fmt.Printf("  the topic held %s records when the blocking copy was asked for, %s when the incremental one was (each one's stale-key pass reads them back)\n",
 		commas(blk.topicRecords()), commas(inc.topicRecords()))
-	fmt.Printf("  from mooncdc's log: the blocking copy took %s (copy start → every row acked); the incremental one, from the request: planned at %s, chunks read in %s (%s rows/s), stale keys tombstoned (the topic read back) at %s, done at %s\n",
+	fmt.Printf("  from mooncdc's log: the blocking copy took %s (copy start → every row acked); the incremental one, from the request: planned at %s, chunks read in %s (%s rows/s), the topic's keys read back beside them in %s (done at %s), stale keys tombstoned at %s, done at %s\n",
 		round(split.copyTook), round(since(inc.from, split.incPlanned)), round(split.incRead), commas(int64(split.incRate)),
-		round(since(inc.from, split.incTombstoned)), round(since(inc.from, split.incDone)))
+		round(split.incKeysTook), round(since(inc.from, split.incKeysRead)), round(since(inc.from, split.incTombstoned)), round(since(inc.from, split.incDone)))
 	fmt.Printf("  peak RSS: VmHWM of the child reset at each start (/proc/PID/clear_refs); sampled VmRSS max %.1f MiB blocking, %.1f MiB incremental\n",
 		float64(blk.rss)/(1<<20), float64(inc.rss)/(1<<20))
 	fmt.Printf("  check: ids 1..%s in an r record or changed meanwhile: %s blocking, %s incremental; unreadable records %d\n",
@@ -470,8 +471,10 @@ type resnapLogSplit struct {
 	copyTook, incRead time.Duration
 	incRate           float64
 	// The incremental snapshot's milestones (mooncdc's clock, ms): planned
-	// ("incremental snapshot"), stale keys tombstoned, done.
-	incPlanned, incTombstoned, incDone time.Time
+	// ("incremental snapshot"), the topic's keys read (beside the chunks;
+	// incKeysTook the read's length), stale keys tombstoned, done.
+	incPlanned, incKeysRead, incTombstoned, incDone time.Time
+	incKeysTook                                     time.Duration
 }
 
 // resnapLogTimes reads the blocking copy's "table copied" took and the
@@ -491,6 +494,11 @@ func resnapLogTimes(out string) resnapLogSplit {
 			}
 		case "incremental snapshot":
 			s.incPlanned = t
+		case "stale keys read":
+			s.incKeysRead = t
+			if v, ok := m["took"].(float64); ok {
+				s.incKeysTook = time.Duration(v * float64(time.Second))
+			}
 		case "stale keys tombstoned":
 			s.incTombstoned = t
 		case "incremental snapshot done":

@@ -412,7 +412,7 @@ func (e *Emitter) produce(a *delivery.TxAck, topic string, sp *schema.Plan, ch *
 	if err != nil {
 		return err
 	}
-	if q := e.Incremental; q != nil && q.strikes != nil && rec.Key != nil && rec.Topic != "" {
+	if q := e.Incremental; q != nil && q.strikes != nil {
 		// The topic and key as written: a transform chain may have
 		// changed both (rec.Topic is "" when it dropped the record).
 		q.strike(rec.Topic, rec.Key)

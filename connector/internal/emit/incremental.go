@@ -108,10 +108,10 @@ type Incremental struct {
 	// maxPos is the largest position of every session: every record made
 	// before is in a unit that ends at or before it (StrikeFrom).
 	pos, maxPos schema.LSN
-	// strikes holds, per topic whose stale keys are being read, the keys
-	// the stream wrote since (StrikeFrom); tombs the tombstones to write
-	// at the next unit.
-	strikes map[string]map[string]struct{}
+	// strikes holds, per topic whose stale keys are held, the keys that
+	// every record the main worker writes there strikes (StrikeFrom);
+	// tombs the tombstones to write at the next unit.
+	strikes map[string]StaleKeys
 	tombs   []*incRequest
 	// notes are the notifications to write at the next unit (Notify).
 	notes []notify.Notification
@@ -138,6 +138,7 @@ const (
 	incComplete
 	incAbandon
 	incStrike
+	incEndStrike
 	incTombstones
 	incNotify
 )
@@ -153,7 +154,7 @@ type incRequest struct {
 	why   string
 	prog  ProgressFunc
 	topic string
-	keys  [][]byte
+	stale StaleKeys
 	note  notify.Notification
 
 	done   chan incReply
@@ -361,15 +362,15 @@ func (q *Incremental) serve() {
 			}
 		case incStrike:
 			if q.strikes == nil {
-				q.strikes = map[string]map[string]struct{}{}
+				q.strikes = map[string]StaleKeys{}
 			}
-			q.strikes[r.topic] = map[string]struct{}{}
+			q.strikes[r.topic] = r.stale
 			rep.pos = q.maxPos
-		case incTombstones:
-			if r.keys == nil {
+		case incEndStrike:
+			if q.strikes[r.topic] == r.stale {
 				q.endStrike(r.topic)
-				break
 			}
+		case incTombstones:
 			q.tombs = append(q.tombs, r) // answered once written
 			continue
 		case incNotify:
@@ -506,6 +507,7 @@ func (e *Emitter) incAdvance(pos, at schema.LSN) error {
 			rec := r.Value
 			rec.Context = e.cur
 			record.SetPosition(rec, at, at, q.nextSeq(at))
+			q.strike(rec.Topic, rec.Key) // a window's row is past the stale keys' mark
 			e.w.Send(rec)
 		}
 		res.Rows = len(c.Rows)

@@ -10,4 +10,5 @@ const (
 	HookCatchup         = "catchup"          // private catch-up about to stream
 	HookBeforeHandover  = "before_handover"  // a handover attempt, before the pipeline mutex
 	HookHandedOver      = "handed_over_"     // + the stored phase ("ready" or "catchup"): a handover is durable and visible
+	HookStaleKeysRead   = "stale_keys_read"  // an incremental snapshot begins reading a topic's keys (incremental_stale.go)
 )

@@ -248,20 +248,14 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 	// a chunk read before, leaves its key with neither a window's row nor
 	// a stream record, and would tombstone a live row.
 	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed && !c.cfg.opts.Skip.Has(schema.OpUpdate)
-	if !resumed && tombstones {
-		// The stale keys' mark, read before the watch: a key with a record
-		// at or past it is the stream's or a window's, never stale.
-		if prog.StaleMark, err = endOffsets(ctx, c.cfg.kafka, plan.Topic); err != nil {
+	var stale *stalePasses
+	if tombstones {
+		// Before the watch: the strikes, the mark, and the read of the
+		// keys, which runs while the chunks are read.
+		if stale, err = it.beginStale(ctx, &prog, resumed); err != nil {
 			return err
 		}
-		if topics, err := chainTopics(c.formats.Chain(), plan.Topic); err == nil && len(topics) > 1 {
-			prog.StaleMarks = map[string]map[string]int64{}
-			for _, t := range topics[1:] {
-				if prog.StaleMarks[t], err = endOffsets(ctx, c.cfg.kafka, t); err != nil {
-					return err
-				}
-			}
-		}
+		defer stale.end()
 	}
 	watched, err := q.Watch(ctx, it.oid, it.inUnit)
 	if err != nil {
@@ -315,8 +309,8 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 	}
 	read := time.Since(readStart)
 	onScanned(it.prog.Rows) // settled: every chunk is in it.prog
-	if tombstones {
-		if err := it.tombstones(ctx, prog); err != nil {
+	if stale != nil {
+		if err := stale.tombstones(ctx); err != nil {
 			return err
 		}
 	}

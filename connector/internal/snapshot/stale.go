@@ -66,34 +66,75 @@ func (s *keySet) add(ctx context.Context, kafka []kgo.Opt, topic string, before 
 // it lacks) is not returned: the copy wrote it.
 func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string, before map[int32]int64) (*keySet, map[int32]int64, error) {
 	set := newKeySet()
-	cl, err := kgo.NewClient(append(slices.Clip(kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
+	read, err := scanKeys(ctx, kafka, topic, nil, func(r *kgo.Record) error {
+		if before != nil && pastMark(before, r) {
+			// Written by the resumed copy (its rows or changes): not
+			// stale, whatever it says.
+			delete(set.keys, topicKey{topic, string(r.Key)})
+			return nil
+		}
+		if r.Value == nil {
+			delete(set.keys, topicKey{topic, string(r.Key)})
+		} else if r.Key != nil {
+			set.keys[topicKey{topic, string(r.Key)}] = struct{}{}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
+	}
+	set.active = len(set.keys) > 0
+	return set, read, nil
+}
+
+// pastMark reports whether r is at or past mark's offset for its
+// partition (0 for a partition mark lacks).
+func pastMark(mark map[int32]int64, r *kgo.Record) bool {
+	o, ok := mark[r.Partition]
+	return !ok || r.Offset >= o
+}
+
+// scanKeys reads topic from the start to its end, or to upTo's offset
+// for each partition when upTo is not nil (none of a partition it lacks),
+// read_committed; it calls see with each record in offset order by
+// partition (an error from it ends the read with that error), and returns
+// the end offsets it read to (0 for an empty partition). It is the
+// blocking copy's read of the keys (liveKeys) and the incremental
+// snapshot's (incremental_stale.go).
+func scanKeys(ctx context.Context, kafka []kgo.Opt, topic string, upTo map[int32]int64, see func(*kgo.Record) error) (map[int32]int64, error) {
+	cl, err := kgo.NewClient(append(slices.Clip(kafka), kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
+	if err != nil {
+		return nil, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	ends, err := adm.ListEndOffsets(kadm.WithAuthorizedOps(ctx), topic)
 	if err != nil {
-		return nil, nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
 	}
 	want, read := map[int32]int64{}, map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil {
-			read[o.Partition] = o.Offset
+		if o.Err != nil {
+			return
 		}
-		if o.Err == nil && o.Offset > 0 {
-			want[o.Partition] = o.Offset
+		end := o.Offset
+		if upTo != nil {
+			end = min(end, upTo[o.Partition])
+		}
+		read[o.Partition] = end
+		if end > 0 {
+			want[o.Partition] = end
 		}
 	})
 	if err := ends.Error(); err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-		return nil, nil, fmt.Errorf("end offsets of %s: %w", topic, err)
+		return nil, fmt.Errorf("end offsets of %s: %w", topic, err)
 	}
 	if len(want) > 0 {
 		// A partition whose records were all deleted (retention,
 		// DeleteRecords) has start == end: nothing to read there.
 		starts, err := adm.ListStartOffsets(kadm.WithAuthorizedOps(ctx), topic)
 		if err != nil {
-			return nil, nil, fmt.Errorf("start offsets of %s: %w", topic, err)
+			return nil, fmt.Errorf("start offsets of %s: %w", topic, err)
 		}
 		starts.Each(func(o kadm.ListedOffset) {
 			if end, ok := want[o.Partition]; ok && o.Err == nil && o.Offset >= end {
@@ -102,7 +143,7 @@ func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string, before map[int
 		})
 	}
 	if len(want) == 0 {
-		return set, read, nil
+		return read, nil
 	}
 	// Read with offsets.ReadCommitted, not a consumer: in exactly-once
 	// mode every partition ends with a transaction marker (or aborted
@@ -110,29 +151,22 @@ func liveKeys(ctx context.Context, kafka []kgo.Opt, topic string, before map[int
 	// it reached the end.
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	for p := range want {
-		mark, marked := before[p]
+	for p, end := range want {
 		err := offsets.ReadCommitted(ctx, cl, topic, p, func(r *kgo.Record) error {
-			if before != nil && (!marked || r.Offset >= mark) {
-				// Written by the resumed copy (its rows or changes): not
-				// stale, whatever it says.
-				delete(set.keys, topicKey{topic, string(r.Key)})
-				return nil
+			if r.Offset >= end {
+				return errReadEnough
 			}
-			if r.Value == nil {
-				delete(set.keys, topicKey{topic, string(r.Key)})
-			} else if r.Key != nil {
-				set.keys[topicKey{topic, string(r.Key)}] = struct{}{}
-			}
-			return nil
+			return see(r)
 		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("read keys of %s: %w", topic, err)
+		if err != nil && !errors.Is(err, errReadEnough) {
+			return nil, fmt.Errorf("read keys of %s: %w", topic, err)
 		}
 	}
-	set.active = len(set.keys) > 0
-	return set, read, nil
+	return read, nil
 }
+
+// errReadEnough ends scanKeys's read of a partition at its upTo offset.
+var errReadEnough = errors.New("read to the offset asked")
 
 // staleTopics returns the topics a table whose own topic is topic has its
 // records in, so its stale keys are read there: topic alone without a

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,4 +201,31 @@ func parseProgress(t *testing.T, raw string) progress {
 		t.Fatalf("incremental progress %q: %v", raw, err)
 	}
 	return p
+}
+
+// hasValue reports whether topic's last record with key holds want in its
+// value (false on any error: the caller polls). Safe off the test
+// goroutine.
+func hasValue(addr, topic, key, want string) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var last []byte
+	for ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		fs.EachRecord(func(r *kgo.Record) {
+			if string(r.Key) == key {
+				last = r.Value
+			}
+		})
+		if last != nil && strings.Contains(string(last), want) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"regexp"
 	"strconv"
@@ -157,7 +158,9 @@ func TestIncrementalSnapshotNeverHoldsTheStream(t *testing.T) {
 // midway (Abort: nothing flushed, nothing confirmed) resumes at the next
 // start from the progress in the table's offsets record: only the chunks
 // not done are read again (the `r` records of the second run are exactly
-// the rows on the pages not done), and the rebuilt topic is the table.
+// the rows on the pages not done), and the rebuilt topic is the table:
+// the keys live in the topic before the snapshot that the first run's
+// windows wrote are not tombstoned after the resume, a stale key is.
 func TestIncrementalSnapshotResumesByChunkAfterACrash(t *testing.T) {
 	testResume(t, config.DeliveryAtLeastOnce)
 }
@@ -205,6 +208,29 @@ func testResume(t *testing.T, mode config.Delivery) {
 			time.Sleep(30 * time.Millisecond)
 		}
 	}()
+	// Keys live in the topic before the snapshot (records of the first
+	// 2,000 rows, on the first pages: what an earlier copy left) and a
+	// stale one: after the resume, the keys the first run's windows wrote
+	// past the mark, and no run writes again, are no stale keys (the
+	// resumed read strikes them: else the rebuilt topic loses them); the
+	// stale one is tombstoned (else the rebuilt topic has it). A row
+	// inserted and deleted first: the topic exists.
+	e.Exec(`INSERT INTO orders VALUES (-1, -1)`)
+	e.Exec(`DELETE FROM orders WHERE id = -1`)
+	readAll(t, e.Kafka, topic, 3)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Kafka))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var earlier []*kgo.Record
+	for _, id := range append(seq(1, 2000), 999999) {
+		n := strconv.Itoa(id)
+		earlier = append(earlier, &kgo.Record{Topic: topic, Key: []byte(`{"id":` + n + `}`), Value: []byte(`{"before":null,"after":{"id":` + n + `,"v":` + n + `},"op":"c"}`)})
+	}
+	if err := cl.ProduceSync(context.Background(), earlier...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
 	ittest.RequestIncremental(t, e, cfg, "public.orders")
 	var first uint32 // the pages stored as done before the last crash
 	if mode == config.DeliveryExactlyOnce {
@@ -402,6 +428,15 @@ func countIncremental(t *testing.T, evs []ittest.Event) int {
 	return n
 }
 
+// seq is from, from+1, …, to.
+func seq(from, to int) []int {
+	var s []int
+	for i := from; i <= to; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
 func itoa(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 
 func join(s []string, sep string) string { return strings.Join(s, sep) }
@@ -412,14 +447,24 @@ func join(s []string, sep string) string { return strings.Join(s, sep) }
 // topic holds that the table does not (left by something else than this
 // table's stream) is tombstoned at the end, while no key of the table is:
 // the rebuilt topic is the table.
+//
+// The topic's keys are read while the chunks are read, not after them
+// (the read begins before the last window is written), and a key the
+// stream writes while that read is in flight, after every chunk was read
+// (so no window writes it) and before the read meets the key's earlier
+// record, is not tombstoned: its strike outlives the read's meeting with
+// it (staleKeys).
 func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 	e := ittest.NewSerialEnv(t)
 	smallChunks(t, 2)
+	prevDelay := snapshot.SetIncrementalReadDelay(50 * time.Millisecond)
+	t.Cleanup(func() { snapshot.SetIncrementalReadDelay(prevDelay) })
 	const rows = 3000
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
 	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
 	cfg := e.Config("idle", "public.orders")
 	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Snapshot.ConnectionsPerTable = 1
 	cfg.Notifications.KafkaTopic = "idle.notifications"
 	topic := "idle.public.orders"
 	r := start(t, cfg)
@@ -427,16 +472,58 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 	e.Exec(`INSERT INTO orders VALUES (-1, -1)`)
 	e.Exec(`DELETE FROM orders WHERE id = -1`)
 	readAll(t, e.Kafka, topic, 3)
-	// A stale key: a record of a row the table does not have.
-	stale := &kgo.Record{Topic: topic, Key: []byte(`{"id":999999}`), Value: []byte(`{"before":null,"after":{"id":999999,"v":1},"op":"c"}`)}
+	// Stale keys: records of rows the table does not have (as a row
+	// deleted while nothing streamed would leave). 999999 is inserted
+	// into the table while the topic's keys are read.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Kafka))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.ProduceSync(context.Background(), stale).FirstErr(); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"999998", "999999"} {
+		stale := &kgo.Record{Topic: topic, Key: []byte(`{"id":` + id + `}`), Value: []byte(`{"before":null,"after":{"id":` + id + `,"v":1},"op":"c"}`)}
+		if err := cl.ProduceSync(context.Background(), stale).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cl.Close()
+	var pages int64
+	e.Scan(`SELECT pg_relation_size('orders') / current_setting('block_size')::bigint`, &pages)
+	chunks := int32((pages + 1) / 2)
+
+	var windows atomic.Int32
+	var first atomic.Bool
+	readBegan := make(chan int32, 1) // the windows written when the read of the keys began
+	hookErr := make(chan error, 1)
+	r.P.Hooks().Set(func(point, _ string) {
+		switch point {
+		case connector.HookWindowWritten:
+			windows.Add(1)
+		case connector.HookStaleKeysRead:
+			if !first.CompareAndSwap(false, true) {
+				return // a run again (a lost window): its read goes on
+			}
+			readBegan <- windows.Load()
+			// Hold the read until every window is written, then have the
+			// stream write 999999 (on a page read already) before the
+			// read goes on.
+			deadline := time.Now().Add(30 * time.Second)
+			for windows.Load() < chunks && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := e.PG.Exec(context.Background(), "postgres", `INSERT INTO orders VALUES (999999, 5)`); err != nil {
+				hookErr <- err
+				return
+			}
+			for !hasValue(e.Kafka, topic, `{"id":999999}`, `"v":5`) {
+				if time.Now().After(deadline) {
+					hookErr <- errors.New("the stream's insert of 999999 did not reach the topic")
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			hookErr <- nil
+		}
+	})
 
 	began := time.Now()
 	ittest.RequestIncremental(t, e, cfg, "public.orders")
@@ -449,6 +536,18 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 		// the readers' requests) each waited about a second.
 		t.Fatalf("the snapshot took %v on an idle server: its windows waited for the stream", took)
 	}
+	select {
+	case w := <-readBegan:
+		if w >= chunks {
+			t.Fatalf("the topic's keys were read once all %d windows were written: the read must overlap the chunks", chunks)
+		}
+		t.Logf("the read of the topic's keys began after %d of %d windows", w, chunks)
+	default:
+		t.Fatal("the topic's keys were not read")
+	}
+	if err := <-hookErr; err != nil {
+		t.Fatal(err)
+	}
 	evs := ittest.Decode(t, readAll(t, e.Kafka, topic, -1))
 	var tombstones []any
 	for _, ev := range evs[3:] { // after the stream's insert, delete and tombstone of -1
@@ -456,8 +555,8 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 			tombstones = append(tombstones, ev.Key["id"])
 		}
 	}
-	if len(tombstones) != 1 || tombstones[0].(float64) != 999999 {
-		t.Fatalf("tombstones for %v, want one, for the stale key 999999", tombstones)
+	if len(tombstones) != 1 || tombstones[0].(float64) != 999998 {
+		t.Fatalf("tombstones for %v, want one, for the stale key 999998 (999999 was written by the stream while the keys were read)", tombstones)
 	}
 	if n := countIncremental(t, evs); n != rows {
 		t.Fatalf("%d incremental `r` records, want %d", n, rows)
@@ -474,7 +573,7 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 	}
 	checkCommon(t, ns, "idle", began)
 	checkData(t, ns[0], map[string]string{"data_collections": "public.orders"})
-	chunks := checkInProgress(t, ns, "public.orders", 2)
+	inProgress := checkInProgress(t, ns, "public.orders", 2)
 	checkData(t, ns[len(ns)-2], map[string]string{"data_collections": "public.orders", "scanned_collection": "public.orders",
 		"total_rows_scanned": strconv.Itoa(rows), "status": "SUCCEEDED"})
 	checkData(t, ns[len(ns)-1], map[string]string{})
@@ -487,7 +586,7 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 	if len(ids) != len(ns) {
 		t.Errorf("%d notifications share %d ids, want one each", len(ns), len(ids))
 	}
-	t.Logf("notifications: STARTED, %d IN_PROGRESS, TABLE_SCAN_COMPLETED, COMPLETED", chunks)
+	t.Logf("notifications: STARTED, %d IN_PROGRESS, TABLE_SCAN_COMPLETED, COMPLETED", inProgress)
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package incremental
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -91,6 +92,63 @@ func TestIncrementalSnapshotSkippingUpdatesTombstonesNoLiveRow(t *testing.T) {
 	// Skipped updates leave v as it was (it is not changed here): the
 	// rebuilt topic must hold every row of the table.
 	sameRows(t, rebuild(t, evs), tableRows(t, e, "orders"))
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIncrementalSnapshotPastItsStaleKeysBoundSaysSoAndTombstonesNothing:
+// a topic with more keys than an incremental snapshot holds (its bound,
+// here 20 keys' worth) is left untombstoned, loudly: the snapshot ends,
+// its rows written, the stale key stays (no part of the keys is
+// tombstoned), an error log names the table and the topic, and /status
+// says why (stale_keys_not_tombstoned) and what to do.
+func TestIncrementalSnapshotPastItsStaleKeysBoundSaysSoAndTombstonesNothing(t *testing.T) {
+	e := ittest.NewSerialEnv(t)
+	prev := snapshot.SetStaleKeysLimit(20 * (14 + 48))
+	t.Cleanup(func() { snapshot.SetStaleKeysLimit(prev) })
+	const rows = 100
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
+	cfg := e.Config("bound", "public.orders")
+	topic := "bound.public.orders"
+	core, logs := observer.New(zapcore.InfoLevel)
+	p, err := connector.New(cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ittest.RunPipeline(t, p)
+	r.WaitReady(t)
+	r.WaitHandedOver(t)
+	readAll(t, e.Kafka, topic, rows) // the initial snapshot's: 100 keys before the mark
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.Kafka))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := &kgo.Record{Topic: topic, Key: []byte(`{"id":999999}`), Value: []byte(`{"before":null,"after":{"id":999999,"v":1},"op":"c"}`)}
+	if err := cl.ProduceSync(context.Background(), stale).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+
+	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	waitIncremental(t, r, "public.orders", 60*time.Second)
+	evs := ittest.Decode(t, readAll(t, e.Kafka, topic, -1))
+	for _, ev := range evs {
+		if ev.Tombstone {
+			t.Fatalf("a tombstone for %v: past its bound the snapshot must tombstone nothing", ev.Key)
+		}
+	}
+	if n := countIncremental(t, evs); n != rows {
+		t.Fatalf("%d incremental `r` records, want %d", n, rows)
+	}
+	if n := logs.FilterMessageSnippet("more keys than an incremental snapshot keeps").FilterField(zap.String("table", "public.orders")).
+		FilterField(zap.String("topic", topic)).FilterLevelExact(zapcore.ErrorLevel).Len(); n != 1 {
+		t.Errorf("%d error logs naming the table and the topic past the bound, want 1", n)
+	}
+	if why := r.P.Status().StaleKeys["public.orders"]; !strings.Contains(why, topic) || !strings.Contains(why, "blocking resnapshot") {
+		t.Errorf("/status stale_keys_not_tombstoned for public.orders is %q, want the topic and the fix", why)
+	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
