@@ -263,6 +263,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 			}
 		}
 	}
+	q.SetName(it.oid, it.name)
 	watched, err := q.Watch(ctx, it.oid, it.inUnit)
 	if err != nil {
 		return err
