@@ -20,9 +20,10 @@ import (
 // keys) as long as that lasts. Debezium has no equivalent: its window is
 // the stream's events between two signal-table writes, buffered until the
 // close marker arrives, with no bound on how long that takes
-// (AbstractIncrementalSnapshotChangeEventSource.java at v3.6.1.Final,
-// closeWindow). A constant: a window that lives that long is wrong
-// whatever the table, and reading its chunk again costs one chunk.
+// (AbstractIncrementalSnapshotChangeEventSource.java:111-120 at
+// v3.6.1.Final, closeWindow; no timeout in its package). A constant: a
+// window that lives that long is wrong whatever the table, and reading its
+// chunk again costs one chunk.
 const WindowLife = 5 * time.Minute
 
 // WindowStatus is an open window as status shows it.
