@@ -471,7 +471,9 @@ func (e *Emitter) Idle(walEnd schema.LSN) error {
 		q.pos = walEnd
 		q.maxPos = max(q.maxPos, q.pos)
 	}
-	q.expire(time.Now())
+	if q.t != nil {
+		q.expire(time.Now())
+	}
 	defer q.show()
 	at := q.pos
 	closes := q.t != nil && at != 0 && q.closable(at)
