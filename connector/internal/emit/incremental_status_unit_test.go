@@ -133,3 +133,34 @@ func TestWindowsAreShownAndVoidedPastTheirLongestLife(t *testing.T) {
 		})
 	}
 }
+
+// A window voided by the stream (a change of unknown key the snapshot does
+// not see)
+// while its chunk is read is shown void at the transaction's end, not
+// only once its read ends.
+func TestAWindowVoidedByTheStreamIsShownVoid(t *testing.T) {
+	fx := newEmitterFixture(t, 1_000_000, nil)
+	q := NewIncremental()
+	fx.em.Incremental = q
+	ctx := context.Background()
+	serving(t, fx, func() error { _, err := q.Watch(ctx, 1, nil); return err })
+	serving(t, fx, func() error { return q.SetFloor(ctx, 1) })
+	snap, err := watermark.ParseSnapshot("50:50:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := q.Open(1, watermark.Chunk{First: 0, End: 8}, snap, 0x352)
+	serving(t, fx, func() error { _, err := tk.Wait(ctx); return err })
+	if ws := q.OpenWindows(time.Now())[("oid 1")]; len(ws) != 1 || ws[0].Void != "" {
+		t.Fatalf("shown %+v, want one window, not void", ws)
+	}
+	rel := testRelation(1, "t")
+	fx.tx(t, 100, &schema.Change{Op: schema.OpCreate, Relation: rel, After: row("1", "a")})
+	// Transaction 110, not seen by 50:50:, with a key column sent as
+	// unchanged TOAST: it may touch any row of the chunk.
+	toast := schema.Tuple{{Kind: schema.ValueUnchangedToast}, {Kind: schema.ValueText, Data: []byte("b")}}
+	fx.tx(t, 110, &schema.Change{Op: schema.OpUpdate, Relation: rel, Before: row("1", "a"), After: toast})
+	if ws := q.OpenWindows(time.Now())["oid 1"]; len(ws) != 1 || !strings.Contains(ws[0].Void, "key is not known") || ws[0].Read {
+		t.Fatalf("shown %+v after a change of unknown key, want the window being read, void", ws)
+	}
+}
