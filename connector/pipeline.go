@@ -67,7 +67,16 @@ type Pipeline struct {
 	unknownTypes sync.Map // "table\x00column" of columns warned about
 	// noIncDrops: DisableIncrementalDrops, a test hook.
 	noIncDrops bool
+	// windowLife: SetIncrementalWindowLife, a test hook (0: emit.WindowLife).
+	windowLife time.Duration
+	// incAt is the run's incremental snapshot queue, for /status.
+	incAt atomic.Pointer[emit.Incremental]
 }
+
+// SetIncrementalWindowLife is a test hook: incremental snapshots' windows
+// open longer than d are voided (emit.WindowLife otherwise). Call it
+// before Run.
+func (p *Pipeline) SetIncrementalWindowLife(d time.Duration) { p.windowLife = d }
 
 // DisableIncrementalDrops is a test hook: incremental snapshots' windows
 // write every row they read, whatever the stream changed meanwhile (the
@@ -384,6 +393,8 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	// beside its emitter.
 	inc := emit.NewIncremental()
 	inc.DisableDrops = p.noIncDrops
+	inc.Life, inc.Log = p.windowLife, log
+	p.incAt.Store(inc)
 	snap := snapshot.New(snapshot.Config{Incremental: inc, Config: &cfg, Tables: p.tables, Naming: p.naming, Kafka: p.kafka, Keys: p.keys,
 		PgConfig: pgcfg, Delivery: del, Formats: formats, Plans: plans, Topics: topics, Phases: ph, Source: src, Main: tracker,
 		Progress: &p.copies, WorkerErrors: p.metrics.WorkerErrors, Counts: p.copyCounts(), Hook: p.hooks.call,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mooncdc/mooncdc/connector/config"
+	"github.com/mooncdc/mooncdc/connector/internal/emit"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 )
@@ -39,8 +40,16 @@ type LiveStatus struct {
 	// routes its records where the re-copy cannot follow them
 	// (docs/snapshots.md, "Stale keys and transforms").
 	StaleKeys map[string]string `json:"stale_keys_not_tombstoned,omitempty"`
-	Time      time.Time         `json:"time"`
+	// Windows are, by table, the open windows of its incremental
+	// snapshot (docs/incremental-snapshots.md, "Status").
+	Windows map[string][]IncrementalWindow `json:"incremental_windows,omitempty"`
+	Time    time.Time                      `json:"time"`
 }
+
+// IncrementalWindow is an open window of an incremental snapshot: its
+// chunk's pages, age, the rows and bytes it holds, and whether it waits
+// for the stream to pass its high watermark.
+type IncrementalWindow = emit.WindowStatus
 
 // The roles of an instance with ha.enabled (LiveStatus.Role).
 const (
@@ -61,6 +70,7 @@ func (p *Pipeline) Status() LiveStatus {
 		st.Copies = p.Copies()
 	}
 	st.StaleKeys = p.copies.StaleKeysSkipped()
+	st.Windows = p.incAt.Load().OpenWindows(st.Time)
 	if t := p.tracker.Load(); t != nil {
 		st.DurableLSN = t.Durable().String()
 	}

@@ -417,7 +417,13 @@ Flags:
           tables             [{table, phase, lsn, attempts, last_error, retry,
                              updated_at, estimated_rows (pg_class.reltuples),
                              copy: {stage, rows, estimated_rows, started,
-                             rows_per_second, eta_seconds}}]
+                             rows_per_second, eta_seconds},
+                             incremental: {pages, pages_done, rows, started,
+                             rows_per_second, eta_seconds, filter},
+                             incremental_windows: [{id, first_page, end_page
+                             (exclusive), opened, age_seconds, rows, bytes,
+                             read, waiting_for_stream, high_watermark,
+                             void}]}]
         LSNs are strings (0/16B3748), times RFC 3339; an unknown number is
         null, an unknown LSN, time or error is absent; copy is null unless the
         table is being copied by the running pipeline: rows produced so far

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -71,4 +74,54 @@ func incrementalText(r *incrementalReport) string {
 		s += ", ETA " + humanDuration(time.Duration(*r.ETASeconds*float64(time.Second)))
 	}
 	return s
+}
+
+// windowsText is what the PROGRESS column adds of a running incremental
+// snapshot's open windows (the running process's, LiveStatus.Windows):
+// "; window #12 pages 4096-5119, 1.2 s, 3,400 rows / 2.1 MiB, waiting for
+// the stream". Empty without any.
+func windowsText(ws []connector.IncrementalWindow) string {
+	var b strings.Builder
+	for _, w := range ws {
+		fmt.Fprintf(&b, "; window #%d pages %d-%d, %s", w.ID, w.FirstPage, max(w.EndPage, w.FirstPage+1)-1, windowAge(w.AgeSeconds))
+		switch {
+		case w.Void != "":
+			b.WriteString(", void (its chunk is read again): " + singleLine(w.Void))
+		case !w.Read:
+			b.WriteString(", reading its chunk")
+		default:
+			fmt.Fprintf(&b, ", %s rows / %s", thousands(int64(w.Rows)), humanBytes(int64(w.Bytes)))
+			if w.WaitingForStream {
+				b.WriteString(", waiting for the stream to pass " + w.High)
+			}
+		}
+	}
+	return b.String()
+}
+
+// windowAge prints a window's age: tenths of a second under a minute
+// (windows live milliseconds to seconds), humanDuration's above.
+func windowAge(sec float64) string {
+	if sec < 60 {
+		return strconv.FormatFloat(sec, 'f', 1, 64) + " s"
+	}
+	return humanDuration(time.Duration(sec * float64(time.Second)))
+}
+
+// thousands prints n with commas between groups of three digits: 3,400.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }

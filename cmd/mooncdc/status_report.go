@@ -94,6 +94,9 @@ type tableReport struct {
 	// Incremental is a running incremental snapshot's progress
 	// (status_incremental.go).
 	Incremental *incrementalReport `json:"incremental,omitempty"`
+	// Windows are its incremental snapshot's open windows, from the
+	// running process (connector.LiveStatus.Windows).
+	Windows []connector.IncrementalWindow `json:"incremental_windows,omitempty"`
 	// StaleKeys is why the table's last re-copy left keys it no longer
 	// has untombstoned (connector.LiveStatus.StaleKeys).
 	StaleKeys string `json:"stale_keys_not_tombstoned,omitempty"`
@@ -236,6 +239,7 @@ func tableReports(in statusInputs) []tableReport {
 		tr.Incremental = incrementalProgress(t.Incremental, in.now)
 		if in.live != nil {
 			tr.StaleKeys = in.live.StaleKeys[name]
+			tr.Windows = in.live.Windows[name]
 		}
 		out = append(out, tr)
 	}
@@ -388,7 +392,7 @@ func writeStatus(w io.Writer, r statusReport) {
 // tableProgress says how far the copy of t is.
 func tableProgress(t tableReport, running string) string {
 	if t.Incremental != nil && t.Copy == nil {
-		return incrementalText(t.Incremental)
+		return incrementalText(t.Incremental) + windowsText(t.Windows)
 	}
 	if c := t.Copy; c != nil && c.Stage == connector.CopyStageStarting {
 		return "copy starting (snapshot taken)"

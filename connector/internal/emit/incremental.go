@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/notify"
@@ -91,6 +93,17 @@ type Incremental struct {
 	// the stream changed meanwhile: the integration test checks that its
 	// consumer sees the difference (an `r` record over a newer change).
 	DisableDrops bool
+	// Life is a window's longest life (0: WindowLife); a test hook.
+	Life time.Duration
+	// Log gets a warning for each window voided past its life (nil: none).
+	Log *zap.Logger
+
+	// names names the watched tables (SetName), under mu.
+	names map[uint32]string
+	// shown is the open windows as the stream goroutine last published
+	// them (show), for status; changed says they changed since.
+	shown   atomic.Pointer[[]shownWindow]
+	changed bool
 
 	// The stream goroutine's alone.
 	t       *watermark.Tracker[*kgo.Record]
@@ -305,6 +318,7 @@ func (q *Incremental) serve() {
 	q.queue = nil
 	q.pending.Store(false)
 	q.mu.Unlock()
+	q.changed = true
 	for _, r := range reqs {
 		var rep incReply
 		switch r.kind {
@@ -434,6 +448,7 @@ func (e *Emitter) incEnd(tx *schema.Tx) error {
 	}
 	q.t.End()
 	q.serve()
+	defer q.show()
 	if err := e.writeQueued(tx.EndLSN); err != nil {
 		return err
 	}
@@ -457,6 +472,10 @@ func (e *Emitter) Idle(walEnd schema.LSN) error {
 		q.pos = walEnd
 		q.maxPos = max(q.maxPos, q.pos)
 	}
+	if q.t != nil {
+		q.expire(time.Now())
+	}
+	defer q.show()
 	at := q.pos
 	closes := q.t != nil && at != 0 && q.closable(at)
 	if !closes && (!q.queued() || at == 0) {
@@ -502,6 +521,7 @@ func (q *Incremental) closable(pos schema.LSN) bool {
 func (e *Emitter) incAdvance(pos, at schema.LSN) error {
 	q := e.Incremental
 	for _, c := range q.t.Advance(pglogrepl.LSN(pos)) {
+		q.changed = true
 		res := WindowResult{Void: c.Void, Dropped: c.Dropped, Unit: e.cur}
 		for _, r := range c.Rows {
 			rec := r.Value

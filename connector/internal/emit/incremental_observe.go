@@ -23,15 +23,15 @@ func (e *Emitter) incChange(r *route, ch *schema.Change) error {
 		return q.t.Observe(oid)
 	}
 	if ch.Op == schema.OpTruncate {
-		return q.t.ObserveAll(oid, "TRUNCATE")
+		return q.observeAll(oid, "TRUNCATE")
 	}
 	if prev, ok := q.rels[oid]; ok && prev != ch.Relation {
 		q.rels[oid] = ch.Relation
-		return q.t.ObserveAll(oid, "the table's relation changed (a schema change, or a new session)")
+		return q.observeAll(oid, "the table's relation changed (a schema change, or a new session)")
 	}
 	q.rels[oid] = ch.Relation
 	if r.Skip || r.KeyErr != nil || len(r.Rel.KeyIndexes) == 0 {
-		return q.t.ObserveAll(oid, "a change of a table without a key")
+		return q.observeAll(oid, "a change of a table without a key")
 	}
 	if q.DisableDrops {
 		return q.t.Observe(oid)
@@ -45,7 +45,7 @@ func (e *Emitter) incChange(r *route, ch *schema.Change) error {
 			k2 = watermark.Key(q.keyBuf)
 		}
 		if !ok {
-			return q.t.ObserveAll(oid, "a key change whose keys are not known")
+			return q.observeAll(oid, "a key change whose keys are not known")
 		}
 		return q.t.Observe(oid, k1, k2)
 	}
@@ -55,7 +55,14 @@ func (e *Emitter) incChange(r *route, ch *schema.Change) error {
 	}
 	var ok bool
 	if q.keyBuf, ok = AppendTupleKey(q.keyBuf[:0], r.Rel, t); !ok {
-		return q.t.ObserveAll(oid, "a change whose key is not known (a key column sent as unchanged TOAST)")
+		return q.observeAll(oid, "a change whose key is not known (a key column sent as unchanged TOAST)")
 	}
 	return q.t.Observe(oid, watermark.Key(q.keyBuf))
+}
+
+// observeAll is Tracker.ObserveAll, noting that windows may have become
+// void (status shows them so at the transaction's end).
+func (q *Incremental) observeAll(table uint32, reason string) error {
+	q.changed = true
+	return q.t.ObserveAll(table, reason)
 }

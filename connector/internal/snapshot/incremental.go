@@ -257,6 +257,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		}
 		defer stale.end()
 	}
+	q.SetName(it.oid, it.name)
 	watched, err := q.Watch(ctx, it.oid, it.inUnit)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package watermark
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 )
@@ -59,6 +60,10 @@ type Tracker[R any] struct {
 	// greatest of their xids (modulo 2^32), and whether there are any.
 	lost    bool
 	lostMax uint32
+
+	// now is the clock windows are stamped with at Open (time.Now;
+	// SetClock).
+	now func() time.Time
 }
 
 // entry is one streamed transaction's changes to one table.
@@ -73,8 +78,12 @@ type entry struct {
 // NewTracker returns an empty tracker whose log holds at most limit
 // entries plus keys (at least 1). It watches no table.
 func NewTracker[R any](limit int) *Tracker[R] {
-	return &Tracker[R]{limit: max(limit, 1), watched: map[uint32]bool{}, cur: map[uint32]*entry{}}
+	return &Tracker[R]{limit: max(limit, 1), watched: map[uint32]bool{}, cur: map[uint32]*entry{}, now: time.Now}
 }
+
+// SetClock sets the clock Open stamps windows with (time.Now by default).
+// For tests.
+func (t *Tracker[R]) SetClock(now func() time.Time) { t.now = now }
 
 // Watch starts recording the keys of table's changes. Windows can open for
 // it once every transaction of the table streamed before is visible to
@@ -322,7 +331,7 @@ func (t *Tracker[R]) Open(table uint32, chunk Chunk, s Snapshot, high pglogrepl.
 	if t.lost {
 		return nil, fmt.Errorf("%w (the log overflowed; transaction %d and earlier ones are not proven visible)", ErrUnproven, t.lostMax)
 	}
-	w := &Window[R]{id: t.nextID, table: table, chunk: chunk, snap: s, high: high, dropped: map[Key]struct{}{}}
+	w := &Window[R]{id: t.nextID, table: table, chunk: chunk, snap: s, high: high, opened: t.now(), dropped: map[Key]struct{}{}}
 	for _, e := range t.log {
 		if e.table != table {
 			continue
@@ -440,5 +449,46 @@ func (t *Tracker[R]) Advance(pos pglogrepl.LSN) []Closed[R] {
 	}
 	clear(t.windows[len(kept):])
 	t.windows = kept
+	return out
+}
+
+// Expired is a window Expire voided.
+type Expired struct {
+	ID    uint64
+	Table uint32
+	Chunk Chunk
+	Age   time.Duration
+	Why   string // the window's void reason
+}
+
+// Expire voids every open window that is not void yet and was opened
+// more than life before now, and returns them; pos is the stream's
+// position (to say how far it is behind a read window's High). A window
+// that lives that long holds its rows (up to a chunk's worth of
+// kafka.max_inflight_bytes) and its dropped keys while nothing ends it:
+// the stream has not passed its High (it is behind, or stalled), or its
+// chunk's read has not ended (a lock held on the table, a slow server).
+// Voiding is safe at any moment, inside a transaction too: a void window
+// writes nothing and its chunk is read again under a new snapshot, as
+// after a TRUNCATE (docs/incremental-snapshots.md, "A window's longest
+// life"). It comes back from Advance as void once its chunk is read.
+func (t *Tracker[R]) Expire(now time.Time, life time.Duration, pos pglogrepl.LSN) []Expired {
+	var out []Expired
+	for _, w := range t.windows {
+		age := now.Sub(w.opened)
+		if w.void != "" || age <= life {
+			continue
+		}
+		var why string
+		if w.complete {
+			why = fmt.Sprintf("open %s, past a window's longest life (%s): the stream, at %s, has not passed its high watermark %s (it is behind or stalled, e.g. sending a long transaction)",
+				age.Round(time.Millisecond), life, pos, w.high)
+		} else {
+			why = fmt.Sprintf("open %s, past a window's longest life (%s): its chunk's read has not ended (a lock held on the table by another transaction, or a slow server)",
+				age.Round(time.Millisecond), life)
+		}
+		w.voidBecause(why)
+		out = append(out, Expired{ID: w.id, Table: w.table, Chunk: w.chunk, Age: age, Why: why})
+	}
 	return out
 }

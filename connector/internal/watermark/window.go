@@ -1,6 +1,10 @@
 package watermark
 
-import "github.com/jackc/pglogrepl"
+import (
+	"time"
+
+	"github.com/jackc/pglogrepl"
+)
 
 // Key is a record's key as a window compares it: the encoded message key
 // (the primary key, the replica identity index, or format.message_key_columns),
@@ -28,6 +32,9 @@ type Window[R any] struct {
 	chunk Chunk
 	snap  Snapshot
 	high  pglogrepl.LSN
+	// opened is when Open made the window (the Tracker's clock): Expire
+	// voids a window past its longest life.
+	opened time.Time
 
 	dropped  map[Key]struct{}
 	void     string // why the window cannot be written; its chunk is read again
@@ -69,6 +76,20 @@ func (w *Window[R]) Closable(pos pglogrepl.LSN) bool {
 
 // Bytes is the size of the rows the window holds.
 func (w *Window[R]) Bytes() int { return w.bytes }
+
+// Rows is the number of rows the window holds (0 before its chunk is
+// read, and once void).
+func (w *Window[R]) Rows() int { return len(w.rows) }
+
+// Opened is when the window was opened, by the Tracker's clock.
+func (w *Window[R]) Opened() time.Time { return w.opened }
+
+// Read reports whether the window's chunk was read (Complete) or given
+// up (Abandon): from then on it waits for the stream to pass High.
+func (w *Window[R]) Read() bool { return w.complete }
+
+// Void is why the window will write nothing ("" while it may).
+func (w *Window[R]) Void() string { return w.void }
 
 // drop records that key changed in a transaction the snapshot does not
 // see: a row of the chunk with that key is older than a change the stream
