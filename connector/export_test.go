@@ -28,14 +28,6 @@ func HeartbeatSchemasForTest() (keyConnect, keyAvro, valueConnect, valueAvro str
 	return record.HeartbeatKeyConnect, record.HeartbeatKeyAvro, record.HeartbeatValueConnect, record.HeartbeatValueAvro
 }
 
-// SetCopyCheckpointEveryForTest sets how often a resumable copy
-// checkpoints (0: at every chunk's end) and returns the undo.
-func SetCopyCheckpointEveryForTest(d time.Duration) (undo func()) {
-	old := copyCheckpointEvery
-	copyCheckpointEvery = d
-	return func() { copyCheckpointEvery = old }
-}
-
 // SetQueryTimeoutForTest shortens the deadline of the queries on
 // connections opened from now on (pgsource/querydeadline.go).
 func SetQueryTimeoutForTest(d time.Duration) (undo func()) {
