@@ -194,6 +194,8 @@ func NewEnv(t *testing.T) *Env {
 
 // NewSerialEnv is NewEnv for a test that must run alone: one that changes
 // a package-level setting, which every pipeline of the other tests reads.
+// No test needs it today: a setting a test changes is a pipeline's own
+// (Tune, connector.Tuning), so that the test runs in parallel.
 func NewSerialEnv(t *testing.T) *Env {
 	t.Helper()
 	pgtest.SkipIntegrationInShort(t)
