@@ -32,8 +32,8 @@ type resumeEnv struct {
 }
 
 func newResumeEnv(t *testing.T, name string, mode config.Delivery) *resumeEnv {
-	t.Cleanup(connector.SetCopyCheckpointEveryForTest(0))
-	e := ittest.NewSerialEnv(t) // the checkpoint interval is the package's
+	e := ittest.NewEnv(t)
+	ittest.Tune(t, func(tu *connector.Tuning) { tu.CheckpointEvery = -1 }) // at every chunk's end
 	e.Exec(`CREATE TABLE rt (id int PRIMARY KEY, n bigint, pad text NOT NULL DEFAULT repeat('x', 200))`)
 	const rows = 20000
 	m := ittest.NewMutator(t, e, rows+2000, "rt")

@@ -2,13 +2,11 @@ package connector
 
 import (
 	"context"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mooncdc/mooncdc/connector/internal/record"
 	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
-	"github.com/mooncdc/mooncdc/connector/pgsource"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -26,20 +24,6 @@ func EncoderConfigForTest(p *Pipeline) schema.Config { return p.encoderConfig() 
 // heartbeat keys and values.
 func HeartbeatSchemasForTest() (keyConnect, keyAvro, valueConnect, valueAvro string) {
 	return record.HeartbeatKeyConnect, record.HeartbeatKeyAvro, record.HeartbeatValueConnect, record.HeartbeatValueAvro
-}
-
-// SetCopyCheckpointEveryForTest sets how often a resumable copy
-// checkpoints (0: at every chunk's end) and returns the undo.
-func SetCopyCheckpointEveryForTest(d time.Duration) (undo func()) {
-	old := copyCheckpointEvery
-	copyCheckpointEvery = d
-	return func() { copyCheckpointEvery = old }
-}
-
-// SetQueryTimeoutForTest shortens the deadline of the queries on
-// connections opened from now on (pgsource/querydeadline.go).
-func SetQueryTimeoutForTest(d time.Duration) (undo func()) {
-	return pgsource.SetQueryTimeout(d)
 }
 
 // SeatForTest marks p as a seat's pipeline (standby instances, a worker

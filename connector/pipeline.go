@@ -67,16 +67,12 @@ type Pipeline struct {
 	unknownTypes sync.Map // "table\x00column" of columns warned about
 	// noIncDrops: DisableIncrementalDrops, a test hook.
 	noIncDrops bool
-	// windowLife: SetIncrementalWindowLife, a test hook (0: emit.WindowLife).
-	windowLife time.Duration
 	// incAt is the run's incremental snapshot queue, for /status.
 	incAt atomic.Pointer[emit.Incremental]
+	// tuning: WithTuning, the test's settings of copies and incremental
+	// snapshots; zero in production.
+	tuning Tuning
 }
-
-// SetIncrementalWindowLife is a test hook: incremental snapshots' windows
-// open longer than d are voided (emit.WindowLife otherwise). Call it
-// before Run.
-func (p *Pipeline) SetIncrementalWindowLife(d time.Duration) { p.windowLife = d }
 
 // DisableIncrementalDrops is a test hook: incremental snapshots' windows
 // write every row they read, whatever the stream changed meanwhile (the
@@ -393,12 +389,12 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	// beside its emitter.
 	inc := emit.NewIncremental()
 	inc.DisableDrops = p.noIncDrops
-	inc.Life, inc.Log = p.windowLife, log
+	inc.Life, inc.Log = p.tuning.IncrementalWindowLife, log
 	p.incAt.Store(inc)
 	snap := snapshot.New(snapshot.Config{Incremental: inc, Config: &cfg, Tables: p.tables, Naming: p.naming, Kafka: p.kafka, Keys: p.keys,
 		PgConfig: pgcfg, Delivery: del, Formats: formats, Plans: plans, Topics: topics, Phases: ph, Source: src, Main: tracker,
 		Progress: &p.copies, WorkerErrors: p.metrics.WorkerErrors, Counts: p.copyCounts(), Hook: p.hooks.call,
-		Ready: p.Ready, Keyless: &p.keyless, Adopt: dbz != nil, CheckpointEvery: copyCheckpointEvery, Log: log})
+		Ready: p.Ready, Keyless: &p.keyless, Adopt: dbz != nil, Tuning: p.tuning, Log: log})
 	// A first discovery before streaming, so that no table's changes are
 	// skipped for want of a phase (snapshot.mode never streams them at once).
 	if err := fault.Retry(soft, log, "discover the publication's tables", func() error { return snap.Discover(soft) }); err != nil {
@@ -476,9 +472,3 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 	log.Info("stopped cleanly", zap.Stringer("durable_lsn", tracker.Durable()))
 	return nil
 }
-
-// copyCheckpointEvery is how often, at most, a resumable copy stores its
-// progress: at the end of a chunk once this long has passed since the
-// last checkpoint. In exactly-once mode each checkpoint commits the copy's
-// Kafka transaction, and the chunk writers pause meanwhile.
-var copyCheckpointEvery = 3 * time.Second

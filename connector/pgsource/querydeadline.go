@@ -17,19 +17,6 @@ import (
 // deadline wins when it is sooner.
 const QueryTimeout = config.DefaultReplicationTimeout
 
-// queryTimeout is QueryTimeout, shortened by tests.
-var queryTimeout = QueryTimeout
-
-// SetQueryTimeout replaces QueryTimeout for the connections opened from
-// now on, and returns the function that puts it back. It is for tests (a
-// half-open link's test shortens it, through connector's export_test.go);
-// not safe while connections are being opened.
-func SetQueryTimeout(d time.Duration) (undo func()) {
-	old := queryTimeout
-	queryTimeout = d
-	return func() { queryTimeout = old }
-}
-
 // queryDeadline is the pgx tracer that gives each Query, QueryRow and
 // Exec a deadline (pgx runs the query on the context TraceQueryStart
 // returns, and calls TraceQueryEnd when it is over, rows closed).

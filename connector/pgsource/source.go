@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -41,7 +42,7 @@ type SlotInfo struct {
 // Identify runs IDENTIFY_SYSTEM on a replication connection: it needs only
 // the REPLICATION attribute, unlike pg_control_system().
 func Identify(ctx context.Context, conn *pgconn.PgConn) (SourceIdentity, error) {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout) // a half-open link (snapshot: link.go)
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout) // a half-open link (snapshot: link.go)
 	defer cancel()
 	res, err := pglogrepl.IdentifySystem(ctx, conn)
 	if err != nil {
@@ -118,15 +119,22 @@ func Dial(ctx context.Context, base *pgconn.Config) (*pgx.Conn, error) {
 
 // ConnectSQL opens a normal (non-replication) connection with base's
 // settings, the session settings mooncdc decodes with, and application
-// name app. It blocks until connected or ctx ends; the error never quotes
-// a password.
+// name app; each of its queries is bounded by QueryTimeout. It blocks
+// until connected or ctx ends; the error never quotes a password.
 func ConnectSQL(ctx context.Context, base *pgconn.Config, app string) (*pgx.Conn, error) {
+	return ConnectSQLWithin(ctx, base, app, QueryTimeout)
+}
+
+// ConnectSQLWithin is ConnectSQL with each query bounded by d instead of
+// QueryTimeout: a test finds a half-open link in seconds with it, on its
+// own connection, without changing any other test's.
+func ConnectSQLWithin(ctx context.Context, base *pgconn.Config, app string, d time.Duration) (*pgx.Conn, error) {
 	cc, err := pgx.ParseConfig("")
 	if err != nil {
 		return nil, err
 	}
 	cc.Config = *stream.SessionConnConfig(base, app)
-	cc.Tracer = queryDeadline{d: queryTimeout} // a half-open link fails the query (snapshot: link.go)
+	cc.Tracer = queryDeadline{d: d} // a half-open link fails the query (snapshot: link.go)
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Postgres: %w", config.RedactedError{Err: err})

@@ -89,8 +89,9 @@ type copierConfig struct {
 	// session); linkTimeout what a COPY may stay silent (link.go).
 	replicationTimeout, linkTimeout time.Duration
 	// checkpointEvery is how often, at most, a resumable copy stores its
-	// progress (0: at every chunk's end).
+	// progress (0: at every chunk's end): tuning's, resolved.
 	checkpointEvery time.Duration
+	tuning          Tuning // the test's settings (tuning.go); zero in production
 }
 
 // snapshotPoint is where a copy's snapshot sits in the WAL.

@@ -288,7 +288,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 			rowsPerPage = float64(info.reltuples) / float64(info.relpages)
 		}
 		mark, marks := prog.StaleMark, prog.StaleMarks
-		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: chunkPagesFor(s.incShared.budget.limit, rowsPerPage, readers),
+		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: c.chunkPages(s.incShared.budget.limit, rowsPerPage, readers),
 			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, StaleMarks: marks, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID)}
 	}
 	it.prog = prog

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
@@ -137,54 +136,6 @@ func readFloor(ctx context.Context, conn *pgx.Conn, watched schema.LSN, log *zap
 	return floorOf(snapText, append(running, prepared...))
 }
 
-// incrementalReadConfig, when set, is the server an incremental snapshot
-// reads its floor and chunks on instead of postgres.url's: tests set it to
-// read a primary's stream and its standby's chunks, as a multi-host
-// postgres.url can make happen.
-var incrementalReadConfig *pgconn.Config
-
-// SetIncrementalReadConfig sets the server incremental snapshots read on
-// (nil: postgres.url's) and returns the previous one. For tests.
-func SetIncrementalReadConfig(cfg *pgconn.Config) *pgconn.Config {
-	prev := incrementalReadConfig
-	incrementalReadConfig = cfg
-	return prev
-}
-
-// readConfig is the server the incremental snapshot's floor and chunks
-// are read on.
-func (c *copier) readConfig() *pgconn.Config {
-	if incrementalReadConfig != nil {
-		return incrementalReadConfig
-	}
-	return c.pgcfg
-}
-
-// incrementalChunkPages is the chunk size in pages when set (tests ask
-// for small chunks: many windows); 0 sizes chunks from the budget.
-var incrementalChunkPages uint32
-
-// SetIncrementalChunkPages sets the chunk size of incremental snapshots
-// in pages (0: from the memory budget) and returns the previous value.
-// For tests.
-func SetIncrementalChunkPages(n uint32) uint32 {
-	prev := incrementalChunkPages
-	incrementalChunkPages = n
-	return prev
-}
-
-// incrementalReadDelay is a pause before each chunk's read (tests: a
-// snapshot slow enough to be stopped midway); 0 in production.
-var incrementalReadDelay time.Duration
-
-// SetIncrementalReadDelay sets a pause before each chunk an incremental
-// snapshot reads and returns the previous one. For tests.
-func SetIncrementalReadDelay(d time.Duration) time.Duration {
-	prev := incrementalReadDelay
-	incrementalReadDelay = d
-	return prev
-}
-
 // maxChunkPages bounds a chunk: a window holds its rows until the stream
 // passes its high watermark, and a small chunk closes sooner.
 const maxChunkPages = 1024
@@ -192,9 +143,6 @@ const maxChunkPages = 1024
 // chunkPagesFor sizes chunks so that readers windows fit in budget
 // (half of kafka.max_inflight_bytes) at pageBytes(rowsPerPage) a page.
 func chunkPagesFor(budget int64, rowsPerPage float64, readers int) uint32 {
-	if incrementalChunkPages > 0 {
-		return incrementalChunkPages
-	}
 	return watermark.ChunkPages(budget, pageBytes(rowsPerPage), readers, maxChunkPages)
 }
 

@@ -270,7 +270,7 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 			return "", err
 		}
 	}
-	if d := incrementalReadDelay; d > 0 {
+	if d := it.c.cfg.tuning.IncrementalReadDelay; d > 0 {
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()

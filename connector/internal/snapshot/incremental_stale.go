@@ -76,7 +76,7 @@ func (it *incrementalTable) beginStale(ctx context.Context, prog *watermark.Prog
 	// the argument does not need (a key of them still live is written
 	// again by a window or the stream).
 	for _, t := range topics {
-		keys := newStaleKeys(staleKeysLimit)
+		keys := newStaleKeys(it.c.staleKeysLimit())
 		pos, err := it.q.StrikeFrom(ctx, t, keys)
 		if err != nil {
 			sp.end()
@@ -144,7 +144,7 @@ func parseMark(raw map[string]int64) (map[int32]int64, error) {
 }
 
 // errStaleKeysOutgrown ends the read of a topic whose keys outgrew
-// staleKeysLimit.
+// their bound (copier.staleKeysLimit).
 var errStaleKeysOutgrown = errors.New("stale keys outgrew their bound")
 
 // read reads each topic's keys into its staleKeys: a record before the
@@ -180,7 +180,7 @@ func (sp *stalePasses) read(ctx context.Context) error {
 		switch {
 		case errors.Is(err, errStaleKeysOutgrown):
 			it.log.Error("the topic holds more keys than an incremental snapshot keeps to find the stale ones: none will be tombstoned there",
-				zap.String("table", it.name), zap.String("topic", p.topic), zap.Int64("bound_bytes", staleKeysLimit))
+				zap.String("table", it.name), zap.String("topic", p.topic), zap.Int64("bound_bytes", it.c.staleKeysLimit()))
 		case err != nil:
 			return err
 		default:
@@ -224,7 +224,7 @@ func (sp *stalePasses) tombstones(ctx context.Context) error {
 	skipped := sp.skipped
 	for _, p := range sp.passes {
 		if p.keys.outgrown() {
-			skipped = fmt.Sprintf("topic %s holds more keys than an incremental snapshot keeps (about %d MiB of them) to find the stale ones: none were tombstoned there; a blocking resnapshot (which holds them without that bound) tombstones them", p.topic, staleKeysLimit>>20)
+			skipped = fmt.Sprintf("topic %s holds more keys than an incremental snapshot keeps (about %d MiB of them) to find the stale ones: none were tombstoned there; a blocking resnapshot (which holds them without that bound) tombstones them", p.topic, it.c.staleKeysLimit()>>20)
 			it.q.EndStrike(p.topic, p.keys)
 			continue
 		}

@@ -64,20 +64,12 @@ const staleChunk = 1 << 20
 // as {"id":1234567}, 200,000 of them).
 const staleKeyOverhead = 48
 
-// staleKeysLimit bounds one topic's stale keys held by an incremental
-// snapshot: 1 GiB, some 17 million keys of 14 bytes. A table with more
-// keys in its topic is snapshotted without tombstones there, loudly
-// (docs/incremental-snapshots.md, "Stale keys"). A variable for tests.
-var staleKeysLimit int64 = 1 << 30
-
-// SetStaleKeysLimit sets the bound of one topic's stale keys held by an
-// incremental snapshot, in bytes (staleKeyBytes a key), and returns the
-// previous one. For tests.
-func SetStaleKeysLimit(n int64) int64 {
-	prev := staleKeysLimit
-	staleKeysLimit = n
-	return prev
-}
+// DefaultStaleKeysLimit bounds one topic's stale keys held by an
+// incremental snapshot: 1 GiB, some 17 million keys of 14 bytes. A table
+// with more keys in its topic is snapshotted without tombstones there,
+// loudly (docs/incremental-snapshots.md, "Stale keys"). Tuning's
+// StaleKeysLimit lowers it for tests.
+const DefaultStaleKeysLimit int64 = 1 << 30
 
 func newStaleKeys(limit int64) *staleKeys {
 	seed := maphash.MakeSeed()

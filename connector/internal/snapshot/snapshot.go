@@ -118,10 +118,10 @@ type Config struct {
 	Keyless      *pgsource.KeylessTables
 	// Adopt: the offsets were taken over from Debezium's.
 	Adopt bool
-	// CheckpointEvery is how often, at most, a resumable copy stores its
-	// progress (0: at every chunk's end).
-	CheckpointEvery time.Duration
-	Log             *zap.Logger
+	// Tuning is the test's settings of the copies and incremental
+	// snapshots (tuning.go); the zero value is production's.
+	Tuning Tuning
+	Log    *zap.Logger
 	// Incremental is the main worker's queue for incremental snapshots'
 	// readers (emit: Incremental); nil runs every re-copy as the blocking
 	// copy.
@@ -142,7 +142,7 @@ func New(o Config) *Snapshotter {
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
 			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
 			keys: o.Keys, kafka: o.Kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: record.OptionsOf(cfg),
-			checkpointEvery: o.CheckpointEvery},
+			checkpointEvery: o.Tuning.checkpointEvery(), tuning: o.Tuning},
 			pgcfg: o.PgConfig, delivery: o.Delivery, formats: o.Formats, plans: o.Plans, topics: o.Topics, phases: o.Phases, src: o.Source, main: o.Main,
 			progress: o.Progress, counts: o.Counts, hook: o.Hook, log: o.Log.Named("copy")}}
 }

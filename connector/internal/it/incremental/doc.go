@@ -5,5 +5,6 @@
 // resumes by chunk after a crash. One Postgres cluster for the package (a
 // database per test), a kfake broker per test. It has tests only; its
 // helpers are connector/internal/it/ittest's, and it drives connector's
-// exported API (and internal/snapshot's chunk-size test knob).
+// exported API (with small chunks and slow reads set per test through
+// ittest.Tune, so its tests run in parallel).
 package incremental

@@ -28,7 +28,7 @@ import (
 // MOONCDC_TEST_INCREMENTAL_NO_DROPS=1 (to see the tests fail without it).
 func start(t *testing.T, cfg config.Config) *ittest.Running {
 	t.Helper()
-	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), ittest.Options(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,15 +19,13 @@ import (
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
-	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
 // smallChunks makes incremental snapshots read chunks of pages pages
 // (many windows) until the test ends.
 func smallChunks(t *testing.T, pages uint32) {
-	prev := snapshot.SetIncrementalChunkPages(pages)
-	t.Cleanup(func() { snapshot.SetIncrementalChunkPages(prev) })
+	ittest.Tune(t, func(tu *connector.Tuning) { tu.IncrementalChunkPages = pages })
 }
 
 // TestIncrementalSnapshotNeverHoldsTheStream: a 50,000-row table under a
@@ -50,7 +48,7 @@ func smallChunks(t *testing.T, pages uint32) {
 //     (CommonOffsetContext.java:91-95, SnapshotRecord.java:44 at
 //     v3.6.1.Final), without txId or lsn (PostgresSourceInfoStructMaker.java:48-58).
 func TestIncrementalSnapshotNeverHoldsTheStream(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 4)
 	const rows = 50000
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL, pad text)`)
@@ -180,11 +178,10 @@ func TestIncrementalSnapshotResumesByChunkAfterACrashExactlyOnce(t *testing.T) {
 }
 
 func testResume(t *testing.T, mode config.Delivery) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 1)
 	// 109 chunks of 25 ms at least: the crash finds some done, not all.
-	prevDelay := snapshot.SetIncrementalReadDelay(25 * time.Millisecond)
-	t.Cleanup(func() { snapshot.SetIncrementalReadDelay(prevDelay) })
+	slowChunks(t, 25*time.Millisecond)
 	const rows = 20000
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
 	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
@@ -455,10 +452,9 @@ func join(s []string, sep string) string { return strings.Join(s, sep) }
 // record, is not tombstoned: its strike outlives the read's meeting with
 // it (staleKeys).
 func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 2)
-	prevDelay := snapshot.SetIncrementalReadDelay(50 * time.Millisecond)
-	t.Cleanup(func() { snapshot.SetIncrementalReadDelay(prevDelay) })
+	slowChunks(t, 50*time.Millisecond)
 	const rows = 3000
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
 	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
@@ -597,10 +593,9 @@ func TestIncrementalSnapshotOnAnIdleServerTombstonesStaleKeys(t *testing.T) {
 // data-collections named, or all): its progress leaves the table's record,
 // no `r` record follows, and the table, never held, streams on.
 func TestIncrementalSnapshotStopsAtStopSnapshot(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 1)
-	prevDelay := snapshot.SetIncrementalReadDelay(150 * time.Millisecond)
-	t.Cleanup(func() { snapshot.SetIncrementalReadDelay(prevDelay) })
+	slowChunks(t, 150*time.Millisecond)
 	const rows = 3000
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
 	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
@@ -679,7 +674,7 @@ func TestIncrementalSnapshotStopsAtStopSnapshot(t *testing.T) {
 // v3.6.1.Final). The request is refused with an error naming the table
 // and the fix, no row is read, and the table streams on.
 func TestIncrementalSnapshotRefusesATableWithoutAKey(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	e.Exec(`CREATE TABLE nokey (id bigint, v bigint)`)
 	e.Exec(`ALTER TABLE nokey REPLICA IDENTITY FULL`)
 	e.Exec(`INSERT INTO nokey SELECT g, g FROM generate_series(1, 10) g`)
@@ -689,7 +684,7 @@ func TestIncrementalSnapshotRefusesATableWithoutAKey(t *testing.T) {
 	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Notifications.KafkaTopic = "nok.notifications"
 	core, logs := observer.New(zap.InfoLevel)
-	p, err := connector.New(cfg, zap.New(core))
+	p, err := connector.New(cfg, zap.New(core), ittest.Options(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
-	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
 
@@ -25,8 +24,7 @@ import (
 // its read until the test ends (a snapshot slow enough to change the
 // table while it runs).
 func slowChunks(t *testing.T, d time.Duration) {
-	prev := snapshot.SetIncrementalReadDelay(d)
-	t.Cleanup(func() { snapshot.SetIncrementalReadDelay(prev) })
+	ittest.Tune(t, func(tu *connector.Tuning) { tu.IncrementalReadDelay = d })
 }
 
 // waitPlanned waits until the table's incremental snapshot is planned (its
@@ -51,7 +49,7 @@ func waitPlanned(t *testing.T, r *ittest.Running, table string) {
 // mark") does not hold, and the key must not be tombstoned: the row is in
 // the table.
 func TestIncrementalSnapshotSkippingUpdatesTombstonesNoLiveRow(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 4)
 	slowChunks(t, 300*time.Millisecond)
 	const rows = 2000
@@ -104,9 +102,8 @@ func TestIncrementalSnapshotSkippingUpdatesTombstonesNoLiveRow(t *testing.T) {
 // tombstoned), an error log names the table and the topic, and /status
 // says why (stale_keys_not_tombstoned) and what to do.
 func TestIncrementalSnapshotPastItsStaleKeysBoundSaysSoAndTombstonesNothing(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
-	prev := snapshot.SetStaleKeysLimit(20 * (14 + 48))
-	t.Cleanup(func() { snapshot.SetStaleKeysLimit(prev) })
+	e := ittest.NewEnv(t)
+	ittest.Tune(t, func(tu *connector.Tuning) { tu.StaleKeysLimit = 20 * (14 + 48) })
 	const rows = 100
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
 	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, $1::int) g`, rows)
@@ -163,7 +160,7 @@ func TestIncrementalSnapshotPastItsStaleKeysBoundSaysSoAndTombstonesNothing(t *t
 // writes those rows without the column, silently: a consumer rebuilding
 // the table has no w where the table has 5.
 func TestIncrementalSnapshotReadsColumnsAddedWhileItRuns(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 1)
 	slowChunks(t, 150*time.Millisecond)
 	const rows = 2000
@@ -230,14 +227,14 @@ func TestIncrementalSnapshotReadsColumnsAddedWhileItRuns(t *testing.T) {
 // (docs/incremental-snapshots.md, "Refused tables"), not as a
 // stop-snapshot, and the table streams on.
 func TestIncrementalSnapshotThatFailsSaysWhy(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	e.Exec(`CREATE TABLE nokey (a int, b int)`)
 	e.Exec(`ALTER TABLE nokey REPLICA IDENTITY FULL`)
 	e.Exec(`INSERT INTO nokey SELECT g, g FROM generate_series(1, 10) g`)
 	cfg := e.Config("fails", "public.nokey")
 	cfg.Snapshot.Mode = config.SnapshotNever
 	core, logs := observer.New(zap.InfoLevel)
-	p, err := connector.New(cfg, zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core)))
+	p, err := connector.New(cfg, zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core)), ittest.Options(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +278,7 @@ func TestIncrementalSnapshotThatFailsSaysWhy(t *testing.T) {
 // from page 0 (docs/incremental-snapshots.md, "Rewrites"), so a consumer
 // that starts from nothing still ends with the table.
 func TestIncrementalSnapshotOutlivesARewrite(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 1)
 	slowChunks(t, 100*time.Millisecond)
 	const rows = 2000
@@ -316,7 +313,7 @@ func TestIncrementalSnapshotOutlivesARewrite(t *testing.T) {
 // the snapshot's progress in the offsets topic, so the next start resumes
 // it (a stop is not a stop-snapshot).
 func TestIncrementalSnapshotStopsWithThePipeline(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 1)
 	slowChunks(t, 200*time.Millisecond)
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
@@ -347,7 +344,7 @@ func TestIncrementalSnapshotStopsWithThePipeline(t *testing.T) {
 // transaction, a line per chunk in the server's log (thousands for a
 // large table).
 func TestIncrementalSnapshotEndsEachChunksTransactionOnce(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 2)
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
 	e.Exec(`INSERT INTO orders SELECT g, g FROM generate_series(1, 1000) g`)
@@ -379,7 +376,7 @@ func TestIncrementalSnapshotEndsEachChunksTransactionOnce(t *testing.T) {
 // window keys the stream's changes never match (the drop rule compares
 // keys of different columns).
 func TestIncrementalSnapshotKeysRowsAsTheTableIsKeyedWhenRead(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
 	smallChunks(t, 1)
 	slowChunks(t, 150*time.Millisecond)
 	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)

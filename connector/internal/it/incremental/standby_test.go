@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/mooncdc/mooncdc/connector"
 	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
-	"github.com/mooncdc/mooncdc/connector/internal/snapshot"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 	"github.com/mooncdc/mooncdc/internal/kafkatest"
 	"github.com/mooncdc/mooncdc/internal/pgtest"
@@ -76,8 +76,8 @@ func standbyBinDir(t *testing.T) string {
 // recovery").
 func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t *testing.T) {
 	pgtest.SkipIntegrationInShort(t)
+	t.Parallel() // its clusters and its settings (ittest.Tune) are its own
 	bin := standbyBinDir(t)
-	smallChunks(t, 4)
 	primary := pgtest.New(t, func(o *pgtest.Options) { o.BinDir = bin })
 	// The standby applies each commit 200 ms after the primary made it: a
 	// stream from the primary then carries transactions the standby does
@@ -112,8 +112,7 @@ func TestIncrementalSnapshotOnAHotStandbyWritesNothingThereAndRebuildsTheTable(t
 		if err != nil {
 			t.Fatal(err)
 		}
-		prev := snapshot.SetIncrementalReadConfig(read)
-		t.Cleanup(func() { snapshot.SetIncrementalReadConfig(prev) })
+		ittest.Tune(t, func(tu *connector.Tuning) { tu.IncrementalRead = read })
 		snapshotOnStandby(t, e, sb, "mixinc", e, false)
 	})
 }
@@ -128,6 +127,7 @@ func snapshotOnStandby(t *testing.T, e, sb *ittest.Env, name string, src *ittest
 	table := name + "_orders"
 	signals := name + "_signal"
 	e.T, sb.T = t, t
+	smallChunks(t, 4)
 	e.Exec(`CREATE TABLE ` + table + ` (id bigint PRIMARY KEY, v bigint NOT NULL, pad text)`)
 	e.Exec(`INSERT INTO `+table+` SELECT g, 0, repeat('p', 40) FROM generate_series(1, $1::int) g`, rows)
 	e.Exec(`CREATE TABLE ` + signals + ` (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, data varchar(2048) NULL)`)

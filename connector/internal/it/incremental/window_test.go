@@ -29,7 +29,9 @@ import (
 // snapshot completes: a consumer of the topic ends with the table, the
 // transaction's updates included.
 func TestIncrementalSnapshotShowsItsWindowAndVoidsOneHeldPastItsLife(t *testing.T) {
-	e := ittest.NewSerialEnv(t)
+	e := ittest.NewEnv(t)
+	const life = time.Second
+	ittest.Tune(t, func(tu *connector.Tuning) { tu.IncrementalWindowLife = life })
 	smallChunks(t, 1)
 	slowChunks(t, 100*time.Millisecond)
 	const rows = 2000
@@ -39,12 +41,10 @@ func TestIncrementalSnapshotShowsItsWindowAndVoidsOneHeldPastItsLife(t *testing.
 	cfg.Snapshot.Mode = config.SnapshotNever
 	cfg.Snapshot.ConnectionsPerTable = 1
 	core, logs := observer.New(zap.WarnLevel)
-	p, err := connector.New(cfg, zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core)))
+	p, err := connector.New(cfg, zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).Core(), core)), ittest.Options(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const life = time.Second
-	p.SetIncrementalWindowLife(life)
 	r := ittest.RunPipeline(t, p)
 	r.WaitReady(t)
 	r.WaitHandedOver(t)

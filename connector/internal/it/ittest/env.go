@@ -177,8 +177,10 @@ func Main(m *testing.M) {
 // NewEnv gives the test a database of its own on the package's shared
 // cluster and a broker of its own, and runs it in parallel with the other
 // tests that do (go test -parallel, GOMAXPROCS by default): each such test
-// only waits on its servers most of the time. A test that changes a
-// package-level setting must not run beside others: it uses NewSerialEnv.
+// only waits on its servers most of the time. A test that needs its
+// pipelines' copies or incremental snapshots tuned says so with Tune (the
+// settings are its pipelines' own). A test that changes a package-level
+// setting must not run beside others: it uses NewSerialEnv.
 // The test's cleanup drops its replication slots and its database.
 //
 // Under go test -short (make test-unit) NewEnv skips the test.
@@ -192,6 +194,8 @@ func NewEnv(t *testing.T) *Env {
 
 // NewSerialEnv is NewEnv for a test that must run alone: one that changes
 // a package-level setting, which every pipeline of the other tests reads.
+// No test needs it today: a setting a test changes is a pipeline's own
+// (Tune, connector.Tuning), so that the test runs in parallel.
 func NewSerialEnv(t *testing.T) *Env {
 	t.Helper()
 	pgtest.SkipIntegrationInShort(t)

@@ -133,10 +133,11 @@ func (r *Running) Stopped() (bool, error) {
 	}
 }
 
-// StartStreaming runs the pipeline and waits until the main worker streams.
+// StartStreaming runs the pipeline (with the test's tuning, Tune) and
+// waits until the main worker streams.
 func StartStreaming(t *testing.T, cfg config.Config) *Running {
 	t.Helper()
-	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), Options(t)...)
 	if err != nil {
 		t.Fatalf("new pipeline: %v", err)
 	}
@@ -396,11 +397,11 @@ func CheckChanges(t *testing.T, evs []Event, total int, allowDups bool) {
 	t.Logf("%d change records, %d distinct changes, %d repeats", len(evs), total, repeats)
 }
 
-// RunToEnd runs a pipeline until Run returns (at most 60 s) and returns
-// its error.
+// RunToEnd runs a pipeline (with the test's tuning, Tune) until Run
+// returns (at most 60 s) and returns its error.
 func RunToEnd(t *testing.T, cfg config.Config) error {
 	t.Helper()
-	p, err := connector.New(cfg, zaptest.NewLogger(t))
+	p, err := connector.New(cfg, zaptest.NewLogger(t), Options(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,11 +30,11 @@ func CheckNoChangeRepeats(t *testing.T, table string, v TableView) {
 	}
 }
 
-// NewPipeline is connector.New with the test's logger; an error fails
-// the test.
+// NewPipeline is connector.New with the test's logger and tuning (Tune);
+// an error fails the test.
 func NewPipeline(t *testing.T, cfg config.Config) *connector.Pipeline {
 	t.Helper()
-	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), Options(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -249,8 +249,7 @@ func TestSilentSessionsOwnWalsenderIsEndedAtTheReconnect(t *testing.T) {
 // catalog and status queries, the heartbeat, slot checks and a copy's
 // snapshot import.
 func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
-	e := ittest.NewSerialEnv(t) // the query deadline is the package's
-	defer pgsource.SetQueryTimeout(2 * time.Second)()
+	e := ittest.NewEnv(t)
 	proxy := startHoleProxy(t, fmt.Sprintf("127.0.0.1:%d", e.PG.Port()))
 	cfg := e.Config("querydeadline")
 	cfg.Postgres.URL = strings.Replace(e.PG.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", e.PG.Port()), proxy.addr(), 1)
@@ -258,7 +257,7 @@ func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgsource.ConnectSQL(context.Background(), pgcfg, "t")
+	conn, err := pgsource.ConnectSQLWithin(context.Background(), pgcfg, "t", 2*time.Second) // QueryTimeout, shortened
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +277,7 @@ func TestQueryOnAHalfOpenLinkFailsWithinItsDeadline(t *testing.T) {
 		t.Error("the connection stays open after its query timed out")
 	}
 	// A new connection works.
-	again, err := pgsource.ConnectSQL(context.Background(), pgcfg, "t")
+	again, err := pgsource.ConnectSQLWithin(context.Background(), pgcfg, "t", 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
