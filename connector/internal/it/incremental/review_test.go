@@ -110,7 +110,7 @@ func TestIncrementalSnapshotPastItsStaleKeysBoundSaysSoAndTombstonesNothing(t *t
 	cfg := e.Config("bound", "public.orders")
 	topic := "bound.public.orders"
 	core, logs := observer.New(zapcore.InfoLevel)
-	p, err := connector.New(cfg, zap.New(core))
+	p, err := connector.New(cfg, zap.New(core), ittest.Options(t)...)
 	if err != nil {
 		t.Fatal(err)
 	}
