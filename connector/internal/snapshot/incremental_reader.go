@@ -368,6 +368,10 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	if err != nil {
 		return "", err
 	}
+	// The written rows' bytes are the records' now (in flight); the
+	// deferred adjust gives back the rest (dropped rows, a void window).
+	budget.written(res.Reserved)
+	held -= res.Reserved
 	if res.Void != "" {
 		return res.Void, nil
 	}
