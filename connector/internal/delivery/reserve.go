@@ -14,8 +14,10 @@ import (
 // kafka.max_inflight_bytes, and not 1.5 times it.
 //
 // A reader reserves its chunk's estimate before it reads (Reserve: it
-// waits like a record would, and never holds the stream up), trues it up
-// to the rows' size once read (Grow, Unreserve), and the main worker
+// waits like a record would; while it waits the stream leaves it the room
+// acknowledgements make, but never waits for a window), trues it up
+// to the rows as it reads them (ReserveMore: it waits too) and once read
+// (Grow, Unreserve), and the main worker
 // turns the reserved bytes into its records' as it writes the window's
 // rows (AddReserved: it never waits, the bytes being counted already).
 // What the window did not write (void, dropped rows) the reader gives
@@ -33,17 +35,48 @@ const reserveMaxWait = 20 * time.Millisecond
 // than the windows' share (a chunk of one page of wide rows) still goes,
 // alone. It fails only when ctx ends.
 func (t *Tracker) Reserve(ctx context.Context, n int64) error {
+	return t.reserve(ctx, n, false)
+}
+
+// ReserveMore is Reserve for a window that holds more rows than it
+// reserved, while it reads them: it waits for room as Reserve does, and
+// goes over the bound only when no record is in flight beside the
+// reservations (a chunk larger than the bound must still read, and the
+// windows beside it close without it).
+func (t *Tracker) ReserveMore(ctx context.Context, n int64) error {
+	return t.reserve(ctx, n, true)
+}
+
+func (t *Tracker) reserve(ctx context.Context, n int64, more bool) error {
 	wait := time.Millisecond
 	var timer *time.Timer
+	waiting := false
+	defer func() {
+		if waiting {
+			t.waiting.Add(-n)
+			t.wake() // given up: the stream may have room again
+		}
+	}()
 	for {
 		room := t.roomChan() // before looking, so a release in between is not missed
 		v := t.inflight.Load()
-		if v+n <= t.maxBytes || t.reserved.Load() == 0 && v+min(n, t.maxBytes/2) <= t.maxBytes {
+		r := t.reserved.Load()
+		if v+n <= t.maxBytes || r == 0 && v+min(n, t.maxBytes/2) <= t.maxBytes || more && v <= r {
 			if t.inflight.CompareAndSwap(v, v+n) {
 				t.reserved.Add(n)
+				if waiting {
+					t.waiting.Add(-n) // the room it was left is its own now
+					waiting = false
+				}
 				return nil
 			}
 			continue // a record came or went meanwhile: look again
+		}
+		if !waiting {
+			// The stream leaves it room from now (roomFor): the
+			// acknowledgements make room that the stream does not take.
+			t.waiting.Add(n)
+			waiting = true
 		}
 		if timer == nil {
 			timer = time.NewTimer(wait)

@@ -50,6 +50,10 @@ type Tracker struct {
 	// snapshots' windows (Reserve): bytes read and held until the stream
 	// passes their chunk's high watermark, then written as records.
 	reserved atomic.Int64
+	// waiting is the bytes of the reservations waiting for room: the
+	// stream leaves them that room (roomFor), so that a window is not
+	// starved by a stream that takes every byte acknowledged.
+	waiting  atomic.Int64
 	released atomic.Int64 // bytes Kafka acknowledged so far (not failed): its progress, for readiness
 	maxBytes int64
 	roomMu   sync.Mutex
@@ -354,12 +358,18 @@ func (t *Tracker) setDurableLocked(l schema.LSN, txs int) {
 // waiters of WaitRoom when that makes room: under the bound, or no
 // record left in flight beside the windows' reservations (roomFor).
 func (t *Tracker) release(n int64) {
-	if v := t.inflight.Add(-n); v <= t.maxBytes && v+n > t.maxBytes || v > t.maxBytes && v <= t.reserved.Load() {
-		t.roomMu.Lock()
-		close(t.room)
-		t.room = make(chan struct{})
-		t.roomMu.Unlock()
+	v, w := t.inflight.Add(-n), t.waiting.Load()
+	if v+n+w > t.maxBytes && (v+w <= t.maxBytes || v <= t.reserved.Load()) {
+		t.wake()
 	}
+}
+
+// wake wakes the waiters of WaitRoom and Reserve.
+func (t *Tracker) wake() {
+	t.roomMu.Lock()
+	close(t.room)
+	t.room = make(chan struct{})
+	t.roomMu.Unlock()
 }
 
 // roomChan returns the channel the next release that makes room closes.
@@ -375,12 +385,13 @@ func (t *Tracker) HasRoom() bool {
 	return t.roomFor() && (t.budget == nil || t.budget.roomFor())
 }
 
-// roomFor reports whether a record may go: the in-flight bytes are within
-// the bound, or nothing but windows' reservations is in flight (a window
-// larger than the bound must not stop the stream that closes it).
+// roomFor reports whether a record may go: the in-flight bytes, with the
+// reservations waiting for room, are within the bound, or nothing but
+// windows' reservations is in flight (so that the stream that closes the
+// windows never waits for them, only for acknowledgements).
 func (t *Tracker) roomFor() bool {
 	v := t.inflight.Load()
-	return v <= t.maxBytes || v <= t.reserved.Load()
+	return v+t.waiting.Load() <= t.maxBytes || v <= t.reserved.Load()
 }
 
 // WaitRoom blocks while the in-flight bytes exceed the bound, or the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -255,6 +256,7 @@ func (b *byteBudget) take(ctx context.Context, n int64) error {
 		b.cond.Wait()
 	}
 	b.held += n
+	windowsHeld.Add(n)
 	b.mu.Unlock()
 	if b.main != nil {
 		if err := b.main.Reserve(ctx, n); err != nil {
@@ -262,6 +264,19 @@ func (b *byteBudget) take(ctx context.Context, n int64) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// more adds n bytes to what a reader holds while it reads rows beyond its
+// estimate: it waits for room in the main tracker (ReserveMore), not in
+// the windows' share, whose readers may wait for this one's window.
+func (b *byteBudget) more(ctx context.Context, n int64) error {
+	if b.main != nil {
+		if err := b.main.ReserveMore(ctx, n); err != nil {
+			return err
+		}
+	}
+	b.share(n)
 	return nil
 }
 
@@ -282,10 +297,21 @@ func (b *byteBudget) adjust(d int64) {
 // the main worker took for the records it wrote (WindowResult.Reserved).
 func (b *byteBudget) written(n int64) { b.share(-n) }
 
+// windowsHeld is the bytes every byteBudget of the process holds: what
+// the windows of incremental snapshots hold (WindowBytesHeld).
+var windowsHeld atomic.Int64
+
+// WindowBytesHeld returns the bytes the windows of every incremental
+// snapshot of the process hold, estimated before a chunk's read and its
+// rows' size once read. For tests, which check them against the
+// in-flight bound.
+func WindowBytesHeld() int64 { return windowsHeld.Load() }
+
 // share changes the windows' share held by d.
 func (b *byteBudget) share(d int64) {
 	b.mu.Lock()
 	b.held += d
+	windowsHeld.Add(d)
 	b.mu.Unlock()
 	if d < 0 {
 		b.cond.Broadcast()
