@@ -174,3 +174,38 @@ func TestTrackerWindowLargerThanTheBoundStillGoes(t *testing.T) {
 		t.Fatalf("the second reservation did not go (done %v, err %v)", done, err)
 	}
 }
+
+// A read whose rows pass its estimate reserves more as it reads: it waits
+// for records like Reserve, and goes over the bound only when nothing but
+// reservations is in flight (its window must end, and the others' close
+// without it).
+func TestTrackerReserveMoreGoesOverTheBoundOnlyWithNoRecordInFlight(t *testing.T) {
+	const max = 10_000
+	tr := NewTracker(0, max, nil)
+	if err := tr.Reserve(context.Background(), 8000); err != nil {
+		t.Fatal(err)
+	}
+	a := tr.Begin()
+	tr.Add(a, 1000-recordCost)
+	got := make(chan error, 1)
+	go func() { got <- tr.ReserveMore(context.Background(), 4000) }()
+	if done, _ := returned(got, 50*time.Millisecond); done {
+		t.Fatal("more was reserved over the bound beside a record in flight")
+	}
+	tr.Ack(a, 1000-recordCost, nil)
+	if done, err := returned(got, 2*time.Second); !done || err != nil {
+		t.Fatalf("more was not reserved once no record was in flight (done %v, err %v)", done, err)
+	}
+	if tr.Inflight() != 12_000 || tr.Reserved() != 12_000 || !tr.HasRoom() {
+		t.Fatalf("inflight %d, reserved %d, room %v: want 12000, 12000 and room for the stream", tr.Inflight(), tr.Reserved(), tr.HasRoom())
+	}
+	// Reserve (not more) does not go over beside reservations.
+	got = reserveSoon(t, tr, 100)
+	if done, _ := returned(got, 50*time.Millisecond); done {
+		t.Fatal("a new reservation went over the bound beside others")
+	}
+	tr.Unreserve(12_000)
+	if done, err := returned(got, 2*time.Second); !done || err != nil {
+		t.Fatalf("the new reservation did not go once room was given back (done %v, err %v)", done, err)
+	}
+}
