@@ -51,9 +51,12 @@ func (t *Tracker) reserve(ctx context.Context, n int64, more bool) error {
 	wait := time.Millisecond
 	var timer *time.Timer
 	waiting := false
+	// The room the stream leaves it: a reservation larger than half the
+	// bound waits only for that much (as it goes with it, below).
+	w := min(n, t.maxBytes/2)
 	defer func() {
 		if waiting {
-			t.waiting.Add(-n)
+			t.waiting.Add(-w)
 			t.wake() // given up: the stream may have room again
 		}
 	}()
@@ -65,7 +68,7 @@ func (t *Tracker) reserve(ctx context.Context, n int64, more bool) error {
 			if t.inflight.CompareAndSwap(v, v+n) {
 				t.reserved.Add(n)
 				if waiting {
-					t.waiting.Add(-n) // the room it was left is its own now
+					t.waiting.Add(-w) // the room it was left is its own now
 					waiting = false
 				}
 				return nil
@@ -75,7 +78,7 @@ func (t *Tracker) reserve(ctx context.Context, n int64, more bool) error {
 		if !waiting {
 			// The stream leaves it room from now (roomFor): the
 			// acknowledgements make room that the stream does not take.
-			t.waiting.Add(n)
+			t.waiting.Add(w)
 			waiting = true
 		}
 		if timer == nil {
