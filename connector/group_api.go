@@ -56,6 +56,16 @@ func (p *Pipeline) Inflight() int64 {
 	return 0
 }
 
+// Reserved is the part of Inflight reserved for the rows incremental
+// snapshots' windows hold (delivery.Tracker.Reserve). Safe from any
+// goroutine.
+func (p *Pipeline) Reserved() int64 {
+	if t := p.tracker.Load(); t != nil {
+		return t.Reserved()
+	}
+	return 0
+}
+
 // Readiness is /readyz's answer for the pipeline: true with "streaming"
 // while the main worker streams and its links are alive, else false with
 // the reason. Safe from any goroutine.

@@ -57,4 +57,14 @@ func TestLinkWatchSaysWhyNotReady(t *testing.T) {
 	if got := w.kafkaStall(now.Add(80 * time.Second)); got != 0 {
 		t.Errorf("stall after the ack: %v, want 0", got)
 	}
+	// An incremental snapshot's window waiting for the stream holds
+	// reserved bytes, not records: nothing for Kafka to acknowledge.
+	if err := tr.Reserve(t.Context(), 5000); err != nil {
+		t.Fatal(err)
+	}
+	w.sample(now.Add(90*time.Second), tr)
+	w.sample(now.Add(200*time.Second), tr)
+	if got := w.kafkaStall(now.Add(200 * time.Second)); got != 0 {
+		t.Errorf("stall with only a window's reservation in flight: %v, want 0", got)
+	}
 }

@@ -48,13 +48,14 @@ func (w *linkWatch) kafkaStall(now time.Time) time.Duration {
 }
 
 // sample looks at the tracker: any acknowledgement since the last sample,
-// or nothing in flight, counts as Kafka's progress.
+// or no record in flight (incremental snapshots' windows' reservations
+// are not records), counts as Kafka's progress.
 func (w *linkWatch) sample(now time.Time, t *delivery.Tracker) {
 	if t == nil {
 		return
 	}
 	rel := t.Released()
-	if t.Inflight() <= 0 || rel != w.lastReleased || w.kafkaAt.Load() == 0 {
+	if t.Inflight()-t.Reserved() <= 0 || rel != w.lastReleased || w.kafkaAt.Load() == 0 {
 		w.kafkaAt.Store(now.UnixNano())
 	}
 	w.lastReleased = rel
@@ -83,7 +84,7 @@ func (p *Pipeline) watchLinks(ctx context.Context, t *delivery.Tracker) error {
 		p.linkWatch.sample(now, t)
 		quiet, _ := p.linkWatch.silence(now)
 		p.metrics.LastServerMessage.Set(quiet.Seconds())
-		if t.Inflight() > 0 {
+		if t.Inflight()-t.Reserved() > 0 { // records, not windows' reservations
 			p.metrics.KafkaStalled.Set(p.linkWatch.kafkaStall(now).Seconds())
 		} else {
 			p.metrics.KafkaStalled.Set(0)

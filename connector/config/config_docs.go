@@ -43,7 +43,7 @@ var configDocs = map[string]keyDoc{
 	"kafka.topic_partitions":         {doc: "Partitions of the data topics mooncdc creates."},
 	"kafka.topic_replication_factor": {doc: "Replication factor of the topics mooncdc creates; -1 is the brokers' default."},
 	"kafka.delivery":                 {doc: "`at-least-once` or `exactly-once` (Kafka transactions holding whole Postgres transactions and the offsets that cover them; see [Delivery](delivery.md))."},
-	"kafka.max_inflight_bytes":       {doc: "The memory bound: bytes of records produced and not yet acknowledged, the main worker's and every copy's together; past it mooncdc stops reading from Postgres. Peak RSS stays within this + 64 MiB; while an incremental snapshot runs, its open windows hold up to half of it more ([Incremental snapshots](incremental-snapshots.md), Memory)."},
+	"kafka.max_inflight_bytes":       {doc: "The memory bound: bytes of records produced and not yet acknowledged, the main worker's and every copy's together; past it mooncdc stops reading from Postgres. Peak RSS stays within this + 64 MiB. The rows an incremental snapshot's open windows hold count in it too (up to half of it; [Incremental snapshots](incremental-snapshots.md), Memory)."},
 	"kafka.compression":              {doc: "Producer batch compression: `none`, `gzip`, `snappy`, `lz4` (recommended: see [Operations](operations.md#compression)) or `zstd`."},
 	"kafka.transaction_max_bytes":    {doc: "Exactly-once: a Kafka transaction is committed, with the offsets record covering it, at the first Postgres commit past this many bytes (a larger Postgres transaction is never split)."},
 	"kafka.transaction_max_interval": {doc: "Exactly-once: likewise, at the first Postgres commit past this time."},

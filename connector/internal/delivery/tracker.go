@@ -46,6 +46,14 @@ type Tracker struct {
 	failed  error
 
 	inflight atomic.Int64
+	// reserved is the part of inflight reserved for incremental
+	// snapshots' windows (Reserve): bytes read and held until the stream
+	// passes their chunk's high watermark, then written as records.
+	reserved atomic.Int64
+	// waiting is the bytes of the reservations waiting for room: the
+	// stream leaves them that room (roomFor), so that a window is not
+	// starved by a stream that takes every byte acknowledged.
+	waiting  atomic.Int64
 	released atomic.Int64 // bytes Kafka acknowledged so far (not failed): its progress, for readiness
 	maxBytes int64
 	roomMu   sync.Mutex
@@ -127,7 +135,8 @@ func (t *Tracker) Durable() schema.LSN { return schema.LSN(t.durable.Load()) }
 
 // Inflight returns the bytes handed to the producer and not yet
 // acknowledged, each record counted with recordCost; for the pipeline's
-// tracker, the copies' records too (ShareBudget).
+// tracker, the copies' records too (ShareBudget), and the bytes reserved
+// for incremental snapshots' windows (Reserve).
 func (t *Tracker) Inflight() int64 { return t.inflight.Load() }
 
 // Settled returns the indexes of the units in acks that are closed with no
@@ -346,14 +355,21 @@ func (t *Tracker) setDurableLocked(l schema.LSN, txs int) {
 }
 
 // release takes n acknowledged bytes off the in-flight count, waking the
-// waiters of WaitRoom when that makes room.
+// waiters of WaitRoom when that makes room: under the bound, or no
+// record left in flight beside the windows' reservations (roomFor).
 func (t *Tracker) release(n int64) {
-	if v := t.inflight.Add(-n); v <= t.maxBytes && v+n > t.maxBytes {
-		t.roomMu.Lock()
-		close(t.room)
-		t.room = make(chan struct{})
-		t.roomMu.Unlock()
+	v, w := t.inflight.Add(-n), t.waiting.Load()
+	if v+n+w > t.maxBytes && (v+w <= t.maxBytes || v <= t.reserved.Load()) {
+		t.wake()
 	}
+}
+
+// wake wakes the waiters of WaitRoom and Reserve.
+func (t *Tracker) wake() {
+	t.roomMu.Lock()
+	close(t.room)
+	t.room = make(chan struct{})
+	t.roomMu.Unlock()
 }
 
 // roomChan returns the channel the next release that makes room closes.
@@ -366,7 +382,16 @@ func (t *Tracker) roomChan() chan struct{} {
 // HasRoom reports whether the in-flight bytes are within the bound, and
 // within the shared budget's (ShareBudget).
 func (t *Tracker) HasRoom() bool {
-	return t.inflight.Load() <= t.maxBytes && (t.budget == nil || t.budget.inflight.Load() <= t.budget.maxBytes)
+	return t.roomFor() && (t.budget == nil || t.budget.roomFor())
+}
+
+// roomFor reports whether a record may go: the in-flight bytes, with the
+// reservations waiting for room, are within the bound, or nothing but
+// windows' reservations is in flight (so that the stream that closes the
+// windows never waits for them, only for acknowledgements).
+func (t *Tracker) roomFor() bool {
+	v := t.inflight.Load()
+	return v+t.waiting.Load() <= t.maxBytes || v <= t.reserved.Load()
 }
 
 // WaitRoom blocks while the in-flight bytes exceed the bound, or the

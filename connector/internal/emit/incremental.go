@@ -50,6 +50,9 @@ type WindowResult struct {
 	Rows, Dropped int
 	Unit          *delivery.TxAck
 	Void          string
+	// Reserved is the bytes of the reservations (delivery.Tracker.Reserve)
+	// the written rows took: the reader gives back only the rest.
+	Reserved int64
 	// Stored: the table's progress with this chunk done is written in
 	// the Kafka transaction of Unit (delivery.MainSink.WithUnit:
 	// exactly-once),
@@ -528,7 +531,7 @@ func (e *Emitter) incAdvance(pos, at schema.LSN) error {
 			rec.Context = e.cur
 			record.SetPosition(rec, at, at, q.nextSeq(at))
 			q.strike(rec.Topic, rec.Key) // a window's row is past the stale keys' mark
-			e.w.Send(rec)
+			res.Reserved += e.w.SendReserved(rec)
 		}
 		res.Rows = len(c.Rows)
 		q.closedRows.Add(int64(res.Rows))

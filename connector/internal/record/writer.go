@@ -287,6 +287,20 @@ func (w *Writer) Send(rec *kgo.Record) {
 	w.Sink.Send(rec, w.acks.promise)
 }
 
+// SendReserved is Send for a row an incremental snapshot's window held:
+// its bytes are taken from the tracker's reservations
+// (delivery.Tracker.AddReserved), so it never waits. It returns the
+// bytes taken (0 for a record the transform chain dropped).
+func (w *Writer) SendReserved(rec *kgo.Record) int64 {
+	if dropped(rec) {
+		w.drop(rec)
+		return 0
+	}
+	took := w.acks.tracker.AddReserved(rec.Context.(*delivery.TxAck), delivery.RecordBytes(rec))
+	w.Sink.Send(rec, w.acks.promise)
+	return took
+}
+
 // SendWhenRoom sends rec once the tracker's in-flight bytes are within
 // its bound (a copy's rows push back on the copy; the stream waits
 // through its session instead). It fails when ctx ends or a record

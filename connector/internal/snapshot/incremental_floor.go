@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/watermark"
 	"github.com/mooncdc/mooncdc/schema"
 )
@@ -163,21 +165,29 @@ func pageBytes(rowsPerPage float64) int64 {
 // together: a reader takes its chunk's estimate before it reads, and
 // gives back what it holds when its window ends. One reader may always
 // go when nothing is held, so a chunk larger than the budget still
-// reads (alone).
+// reads (alone). limit caps the windows' share of kafka.max_inflight_bytes
+// (half), so that the stream always has room; main, the main worker's
+// tracker, counts what they hold in the same in-flight total as its
+// records (delivery.Tracker.Reserve), so that together they stay within
+// the bound.
 type byteBudget struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
 	limit int64
 	held  int64
+	main  *delivery.Tracker // nil: the windows' share alone (unit tests)
 }
 
-func newByteBudget(limit int64) *byteBudget {
-	b := &byteBudget{limit: limit}
+func newByteBudget(limit int64, main *delivery.Tracker) *byteBudget {
+	b := &byteBudget{limit: limit, main: main}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
-// take waits until n bytes fit (or nothing is held), or ctx ends.
+// take waits until n bytes fit in the windows' share (or nothing is
+// held), then until they fit in the main tracker's bound, or ctx ends.
+// It never waits for the main tracker under the lock: readers that give
+// back must not wait for one that waits.
 func (b *byteBudget) take(ctx context.Context, n int64) error {
 	stop := context.AfterFunc(ctx, func() {
 		b.mu.Lock()
@@ -186,22 +196,70 @@ func (b *byteBudget) take(ctx context.Context, n int64) error {
 	})
 	defer stop()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for b.held > 0 && b.held+n > b.limit {
 		if err := ctx.Err(); err != nil {
+			b.mu.Unlock()
 			return err
 		}
 		b.cond.Wait()
 	}
 	b.held += n
+	windowsHeld.Add(n)
+	b.mu.Unlock()
+	if b.main != nil {
+		if err := b.main.Reserve(ctx, n); err != nil {
+			b.share(-n)
+			return err
+		}
+	}
+	return nil
+}
+
+// more adds n bytes to what a reader holds while it reads rows beyond its
+// estimate: it waits for room in the main tracker (ReserveMore), not in
+// the windows' share, whose readers may wait for this one's window.
+func (b *byteBudget) more(ctx context.Context, n int64) error {
+	if b.main != nil {
+		if err := b.main.ReserveMore(ctx, n); err != nil {
+			return err
+		}
+	}
+	b.share(n)
 	return nil
 }
 
 // adjust changes what a reader holds by d (its rows' actual size minus
 // its estimate; negative gives back).
 func (b *byteBudget) adjust(d int64) {
+	if b.main != nil {
+		if d > 0 {
+			b.main.Grow(d) // the rows are read: counted, not waited for
+		} else {
+			b.main.Unreserve(-d)
+		}
+	}
+	b.share(d)
+}
+
+// written gives back n bytes of the windows' share whose reservation
+// the main worker took for the records it wrote (WindowResult.Reserved).
+func (b *byteBudget) written(n int64) { b.share(-n) }
+
+// windowsHeld is the bytes every byteBudget of the process holds: what
+// the windows of incremental snapshots hold (WindowBytesHeld).
+var windowsHeld atomic.Int64
+
+// WindowBytesHeld returns the bytes the windows of every incremental
+// snapshot of the process hold, estimated before a chunk's read and its
+// rows' size once read. For tests, which check them against the
+// in-flight bound.
+func WindowBytesHeld() int64 { return windowsHeld.Load() }
+
+// share changes the windows' share held by d.
+func (b *byteBudget) share(d int64) {
 	b.mu.Lock()
 	b.held += d
+	windowsHeld.Add(d)
 	b.mu.Unlock()
 	if d < 0 {
 		b.cond.Broadcast()

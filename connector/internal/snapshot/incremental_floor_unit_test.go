@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/schema"
 )
 
@@ -108,7 +109,7 @@ func TestAWindowOnAStandbyIsJudgedByItsInRecoverySnapshot(t *testing.T) {
 // The windows' budget: a reader waits while its estimate does not fit,
 // except when nothing is held (a chunk larger than the budget reads alone).
 func TestByteBudgetHoldsReadersBackUntilThereIsRoom(t *testing.T) {
-	b := newByteBudget(100)
+	b := newByteBudget(100, nil)
 	ctx := context.Background()
 	if err := b.take(ctx, 150); err != nil {
 		t.Fatal(err) // alone: goes over
@@ -130,6 +131,37 @@ func TestByteBudgetHoldsReadersBackUntilThereIsRoom(t *testing.T) {
 	cancel()
 	if err := <-got; err == nil {
 		t.Fatal("a waiting reader did not give up when its context ended")
+	}
+}
+
+// With the main worker's tracker, the windows' bytes are reserved there:
+// a reader waits while records in flight leave no room for its estimate,
+// though the windows' share has room, and what it holds, trued up to its
+// rows, counts in the tracker's in-flight total until given back.
+func TestByteBudgetReservesInTheMainTracker(t *testing.T) {
+	main := delivery.NewTracker(0, 200_000, nil)
+	b := newByteBudget(100_000, main)
+	ctx := context.Background()
+	a := main.Begin()
+	main.Add(a, 150_000) // records in flight: room for less than 50,000 more
+	got := make(chan error, 1)
+	go func() { got <- b.take(ctx, 60_000) }()
+	select {
+	case err := <-got:
+		t.Fatalf("a reader went beside records filling the bound: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	main.Ack(a, 150_000, nil)
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	b.adjust(-10_000) // its rows took 50,000
+	if main.Inflight() != 50_000 || main.Reserved() != 50_000 {
+		t.Fatalf("main tracker: inflight %d, reserved %d; want 50000 and 50000", main.Inflight(), main.Reserved())
+	}
+	b.adjust(-50_000)
+	if main.Inflight() != 0 || b.held != 0 {
+		t.Fatalf("after the give back: inflight %d, held %d; want 0", main.Inflight(), b.held)
 	}
 }
 

@@ -317,7 +317,7 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 		}
 		return "", fmt.Errorf("read a chunk's snapshot and high watermark: %w", err)
 	}
-	rows, size, cerr := r.copy(ctx, ch, readAt)
+	rows, size, cerr := r.copy(ctx, ch, readAt, &held)
 	var filenode uint32
 	var columns string
 	if cerr == nil {
@@ -364,10 +364,17 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	committed = true
 	budget.adjust(size - held)
 	held = size
+	// Later chunks reserve what this one's pages took, when the table's
+	// statistics said less (none: a table not analyzed yet).
+	r.perPage = max(r.perPage, size/max(int64(ch.Pages()), 1))
 	res, err := tk.Complete(ctx, w, rows)
 	if err != nil {
 		return "", err
 	}
+	// The written rows' bytes are the records' now (in flight); the
+	// deferred adjust gives back the rest (dropped rows, a void window).
+	budget.written(res.Reserved)
+	held -= res.Reserved
 	if res.Void != "" {
 		return res.Void, nil
 	}
@@ -389,9 +396,13 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 // without source.txId, lsn or xmin, as Debezium writes an incremental
 // snapshot's rows (PostgresSourceInfoStructMaker.java:48-58 at
 // v3.6.1.Final: they are put only when the snapshot is not INCREMENTAL).
-func (r *incReader) copy(ctx context.Context, ch watermark.Chunk, readAt time.Time) ([]emit.Row, int64, error) {
+//
+// held is what the window holds in the byte budget: when its rows pass
+// it, the read waits for room to hold more (byteBudget.more), so that
+// the in-flight bound holds while a chunk's estimate is short.
+func (r *incReader) copy(ctx context.Context, ch watermark.Chunk, readAt time.Time, held *int64) ([]emit.Row, int64, error) {
 	cw := &incCopy{r: r, ch: schema.Change{Op: schema.OpRead, Relation: r.rel, Snapshot: schema.SnapshotIncremental, SourceTime: readAt},
-		now: time.Now()}
+		now: time.Now(), ctx: ctx, held: held}
 	rng := "ctid >= '(" + strconv.FormatUint(uint64(ch.First), 10) + ",0)'::tid AND ctid < '(" + strconv.FormatUint(uint64(ch.End), 10) + ",0)'::tid"
 	if _, err := r.conn.PgConn().CopyTo(ctx, cw, fmt.Sprintf(r.query, rng)); err != nil {
 		if cw.err != nil {
@@ -416,7 +427,13 @@ type incCopy struct {
 	rows  []emit.Row
 	size  int64
 	err   error
+	ctx   context.Context
+	held  *int64 // the window's bytes in the budget (copy)
 }
+
+// moreStep is what a read whose rows passed their window's estimate adds
+// to it at a time beyond the rows' size: few waits, little held idle.
+const moreStep = 64 << 10
 
 // Write receives COPY data: whole rows (Postgres sends one row per
 // CopyData message).
@@ -457,5 +474,12 @@ func (c *incCopy) row(line []byte) error {
 	sz := delivery.RecordBytes(rec) + recordOverhead
 	c.rows = append(c.rows, emit.Row{Key: watermark.Key(key), Value: rec, Size: sz})
 	c.size += int64(sz)
+	if c.size > *c.held {
+		n := c.size - *c.held + moreStep
+		if err := c.r.it.shared.budget.more(c.ctx, n); err != nil {
+			return err
+		}
+		*c.held += n
+	}
 	return nil
 }

@@ -138,7 +138,7 @@ func New(o Config) *Snapshotter {
 		naming:        o.Naming, kafka: o.Kafka},
 		workerErrors: o.WorkerErrors, ready: o.Ready, keyless: o.Keyless,
 		phases: o.Phases, log: o.Log.Named("snapshot"), signals: make(chan signal, 16), adopt: o.Adopt,
-		inc: o.Incremental, incShared: &incrementalShared{budget: newByteBudget(max(cfg.Kafka.MaxInflightBytes/2, 1))}, incRunning: map[string]string{}, incStop: map[string]context.CancelFunc{},
+		inc: o.Incremental, incShared: &incrementalShared{budget: newByteBudget(max(cfg.Kafka.MaxInflightBytes/2, 1), o.Main)}, incRunning: map[string]string{}, incStop: map[string]context.CancelFunc{},
 		c: &copier{cfg: copierConfig{snapshot: cfg.Snapshot, slot: cfg.Postgres.Slot, publication: cfg.Postgres.Publication,
 			replicationTimeout: cfg.Postgres.ReplicationTimeout, linkTimeout: cfg.LinkTimeout(),
 			keys: o.Keys, kafka: o.Kafka, maxInflight: cfg.Kafka.MaxInflightBytes, prefix: cfg.Kafka.TopicPrefix, opts: record.OptionsOf(cfg),
