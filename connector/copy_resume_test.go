@@ -97,6 +97,7 @@ func (re *resumeEnv) crashMidCopy(t *testing.T, checkpoints int32) *offsets.Copy
 // storedProgress reads rt's progress from the offsets topic.
 func (re *resumeEnv) storedProgress(t *testing.T) *offsets.CopyProgress {
 	t.Helper()
+	re.fence(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(re.Kafka))
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +110,40 @@ func (re *resumeEnv) storedProgress(t *testing.T) *offsets.CopyProgress {
 		t.Fatal(err)
 	}
 	return st.Tables["public.rt"].Copy
+}
+
+// fence ends what a crashed run left open, as the next start does before
+// it reads the offsets (delivery: every transactional id, <name>-main and
+// <name>-copy-<n>, takes a new producer epoch, which aborts its open
+// transaction). The crash stand-in (Abort) may leave a transaction open,
+// as a real crash does, when its abort is cancelled; read_committed reads
+// of the offsets then wait for it for kafka.transaction_timeout (15 min).
+func (re *resumeEnv) fence(t *testing.T) {
+	t.Helper()
+	if re.cfg.Kafka.Delivery != config.DeliveryExactlyOnce {
+		return
+	}
+	workers := re.cfg.Snapshot.Workers
+	if workers <= 0 {
+		workers = config.DefaultSnapshotWorkers
+	}
+	ids := []string{re.cfg.Name + "-main"}
+	for n := range workers {
+		ids = append(ids, fmt.Sprintf("%s-copy-%d", re.cfg.Name, n))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, id := range ids {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(re.Kafka), kgo.TransactionalID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = cl.ProducerID(ctx)
+		cl.Close()
+		if err != nil {
+			t.Fatalf("fence %s: %v", id, err)
+		}
+	}
 }
 
 func (re *resumeEnv) slotExists(t *testing.T, slot string) bool {
