@@ -174,6 +174,24 @@ func (r *Running) WaitReady(t *testing.T) {
 	})
 }
 
+// WaitDurable waits until the pipeline's durable LSN (everything before
+// it decided by the main worker and acknowledged) is at least lsn: the
+// main worker has passed lsn.
+func (r *Running) WaitDurable(t *testing.T, lsn uint64) {
+	t.Helper()
+	eventually.Succeeds(t, 60*time.Second, 10*time.Millisecond, func() error {
+		s := r.P.Status().DurableLSN
+		var hi, lo uint64
+		if _, err := fmt.Sscanf(s, "%X/%X", &hi, &lo); err != nil {
+			return fmt.Errorf("durable LSN %q: %w", s, err)
+		}
+		if hi<<32|lo < lsn {
+			return fmt.Errorf("durable LSN %s, want at least %X/%X", s, lsn>>32, uint32(lsn))
+		}
+		return nil
+	})
+}
+
 // Stop stops cleanly and returns Run's error.
 func (r *Running) Stop(t *testing.T) error {
 	t.Helper()

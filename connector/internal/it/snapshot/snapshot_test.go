@@ -117,7 +117,8 @@ func TestHandoverReadyWhenCopyIsBehind(t *testing.T) {
 	e.Exec(`CREATE TABLE busy (id int PRIMARY KEY, n bigint)`)
 	m := ittest.NewMutator(t, e, 50, "slow", "busy")
 	m.Seed("slow", 50)
-	release := make(chan struct{})
+	copied, release := make(chan struct{}), make(chan struct{})
+	var copiedOnce sync.Once
 	cfg := e.Config("behind", "public.slow", "public.busy")
 	p, err := connector.New(cfg, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	if err != nil {
@@ -126,6 +127,7 @@ func TestHandoverReadyWhenCopyIsBehind(t *testing.T) {
 	var handedOver sync.Map
 	p.Hooks().Set(func(point, table string) {
 		if point == connector.HookCopied && table == "public.slow" {
+			copiedOnce.Do(func() { close(copied) })
 			<-release
 		}
 		if strings.HasPrefix(point, connector.HookHandedOver) {
@@ -134,8 +136,19 @@ func TestHandoverReadyWhenCopyIsBehind(t *testing.T) {
 	})
 	r := ittest.RunPipeline(t, p)
 	r.WaitReady(t)
-	// The main worker moves on (busy's and slow's changes) while slow's copy waits.
+	// slow's copy has its snapshot (the copies start a moment after the
+	// stream: writing before would leave nothing to catch up) ...
+	select {
+	case <-copied:
+	case <-time.After(60 * time.Second):
+		t.Fatal("slow's copy did not finish its COPY within 60s")
+	}
+	// ... the main worker moves on (busy's and slow's changes) while slow's
+	// copy waits, and is past all of them before the copy goes on: else the
+	// copy's catch-up (slow's changes alone) could overtake it on a busy
+	// machine and rightly hand over as catchup.
 	m.Run(context.Background(), 50)
+	r.WaitDurable(t, e.LSN(`pg_current_wal_lsn()`))
 	close(release)
 	r.WaitHandedOver(t)
 	if ph, _ := handedOver.Load("public.slow"); ph != "ready" {
