@@ -293,6 +293,20 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 			_, _ = r.conn.Exec(context.Background(), "ROLLBACK")
 		}
 	}()
+	// The table's share lock before the snapshot (LOCK takes none): a DDL
+	// of the table that committed before is seen by the snapshot, and
+	// none commits until the chunk's transaction ends. The COPY parses its
+	// query against the catalog as it is when it runs, not as the snapshot
+	// sees it: without the lock a DROP COLUMN committed between the two
+	// failed the read ("column … does not exist"), and an ALTER … TYPE or
+	// a rewrite could pass unseen by the checks below. The COPY takes the
+	// same lock anyway; this holds it a few statements longer.
+	if _, err := r.conn.Exec(ctx, "LOCK TABLE "+config.QualifiedName(r.rel.Schema, r.rel.Table)+" IN ACCESS SHARE MODE"); err != nil {
+		if recoveryConflict(err) {
+			return r.again(ctx, err)
+		}
+		return "", fmt.Errorf("lock %s for a chunk's read: %w", it.name, err)
+	}
 	// The transaction's first statement: its snapshot, and the high
 	// watermark read after it exists (docs: step 1). Under the shared
 	// lock, so that snapshots reach the Tracker in the order taken.
@@ -317,14 +331,17 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 		}
 		return "", fmt.Errorf("read a chunk's snapshot and high watermark: %w", err)
 	}
-	rows, size, cerr := r.copy(ctx, ch, readAt, &held)
+	it.c.call(HookChunkSnapshot, it.name)
+	// The file and the columns as the snapshot sees them, before the COPY
+	// reads by the reader's description (the lock keeps them so until the
+	// transaction ends).
 	var filenode uint32
 	var columns string
-	if cerr == nil {
-		cerr = r.conn.QueryRow(ctx, "SELECT coalesce(pg_relation_filenode($1::oid), 0)::oid", it.oid).Scan(&filenode)
-	}
-	if cerr == nil {
-		cerr = r.conn.QueryRow(ctx, columnsSQL, it.oid).Scan(&columns)
+	cerr := r.conn.QueryRow(ctx, "SELECT coalesce(pg_relation_filenode($1::oid), 0)::oid, ("+columnsSQL+")", it.oid).Scan(&filenode, &columns)
+	var rows []emit.Row
+	var size int64
+	if cerr == nil && filenode == r.filenode && columns == r.columns {
+		rows, size, cerr = r.copy(ctx, ch, readAt, &held)
 	}
 	w, err := tk.Wait(ctx)
 	if errors.Is(err, watermark.ErrUnproven) {
