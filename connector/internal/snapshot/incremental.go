@@ -17,6 +17,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/notify"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
@@ -121,10 +122,12 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			}
 		}
 		err := s.runIncremental(tctx, t, onScanned)
-		// A lost window resumes from the stored progress; a rewrite plans
-		// again from page 0 (runIncremental sees the new relfilenode).
-		for (errors.Is(err, errWindowLost) || errors.Is(err, errRewritten)) && tctx.Err() == nil {
-			s.log.Warn("incremental snapshot: "+err.Error(), zap.String("table", name))
+		for wait := 100 * time.Millisecond; rerun(err) && tctx.Err() == nil; {
+			s.log.Warn("incremental snapshot: "+err.Error()+"; it goes on from its stored progress", zap.String("table", name))
+			if recoveryConflict(err) && !fault.Sleep(tctx, wait) {
+				break
+			}
+			wait = min(2*wait, 5*time.Second)
 			if ts := s.phases.Get(name); ts != nil {
 				t.Incremental = ts.Incremental
 			}
@@ -159,6 +162,17 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			s.clearIncremental(context.Background(), name)
 		}
 	}()
+}
+
+// rerun reports whether a run of an incremental snapshot that ended with
+// err is run again, from the progress stored: a window lost; a rewrite
+// (runIncremental sees the new relfilenode and plans again from page 0);
+// a hot standby that cancelled one of the run's own short queries (the
+// table's description, its size, the floor) for a conflict with its
+// recovery, as it cancels a chunk's read, which is read again
+// (incReader.again) — before, that failed the snapshot.
+func rerun(err error) bool {
+	return errors.Is(err, errWindowLost) || errors.Is(err, errRewritten) || recoveryConflict(err)
 }
 
 // stopIncremental ends the running incremental snapshots of the tables
