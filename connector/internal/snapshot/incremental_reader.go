@@ -40,6 +40,7 @@ type incReader struct {
 	rel      *schema.Relation
 	filenode uint32
 	query    string // COPY (SELECT … WHERE <filter>) with %s for the ctid range
+	from     string // what it reads and locks (tableInfo.from)
 	// columns is the table's attributes and key (columnsSQL) as the
 	// snapshot the reader described it under saw them; stale asks for a
 	// new description before the next chunk (a chunk's snapshot saw
@@ -149,6 +150,7 @@ func (r *incReader) describe(ctx context.Context) error {
 		return fmt.Errorf("prepare the schemas of %s: %w", it.name, err)
 	}
 	rel := sp.Relation()
+	r.from = info.from()
 	cols := make([]string, len(rel.Columns))
 	for i, c := range rel.Columns {
 		cols[i] = config.QuoteIdent(c.Name)
@@ -157,7 +159,7 @@ func (r *incReader) describe(ctx context.Context) error {
 	if it.filter != "" {
 		where = "%s AND (" + strings.ReplaceAll(it.filter, "%", "%%") + ")"
 	}
-	q := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + config.QualifiedName(rel.Schema, rel.Table) + " WHERE " + where + ") TO STDOUT"
+	q := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + r.from + " WHERE " + where + ") TO STDOUT"
 	rowsPerPage := 1.0
 	if it.info.relpages > 0 && it.info.reltuples > 0 {
 		rowsPerPage = float64(it.info.reltuples) / float64(it.info.relpages)
@@ -301,7 +303,7 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	// failed the read ("column … does not exist"), and an ALTER … TYPE or
 	// a rewrite could pass unseen by the checks below. The COPY takes the
 	// same lock anyway; this holds it a few statements longer.
-	if _, err := r.conn.Exec(ctx, "LOCK TABLE "+config.QualifiedName(r.rel.Schema, r.rel.Table)+" IN ACCESS SHARE MODE"); err != nil {
+	if _, err := r.conn.Exec(ctx, "LOCK TABLE "+r.from+" IN ACCESS SHARE MODE"); err != nil {
 		if recoveryConflict(err) {
 			return r.again(ctx, err)
 		}
