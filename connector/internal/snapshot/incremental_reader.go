@@ -161,8 +161,8 @@ func (r *incReader) describe(ctx context.Context) error {
 	}
 	q := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + r.from + " WHERE " + where + ") TO STDOUT"
 	rowsPerPage := 1.0
-	if it.info.relpages > 0 && it.info.reltuples > 0 {
-		rowsPerPage = float64(it.info.reltuples) / float64(it.info.relpages)
+	if it.rowsPerPage > 0 {
+		rowsPerPage = it.rowsPerPage
 	}
 	r.sp, r.rel, r.query, r.columns, r.stale = sp, rel, q, columns, false
 	r.perPage = pageBytes(rowsPerPage)
@@ -213,7 +213,7 @@ func (r *incReader) reconnect(ctx context.Context) error {
 }
 
 // errRewritten: the table's file is not the plan's any more.
-var errRewritten = errors.New("the table was rewritten during its incremental snapshot (VACUUM FULL, CLUSTER, ALTER TABLE … TYPE, TRUNCATE): its rows moved without change records")
+var errRewritten = errors.New("the table was rewritten during its incremental snapshot (VACUUM FULL, CLUSTER, ALTER TABLE … TYPE, TRUNCATE, a partition attached or detached): its rows moved without change records")
 
 // chunk reads ch until its window is written: a window refused
 // (watermark.ErrUnproven: a transaction the stream carried is not visible
@@ -339,7 +339,7 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 	// transaction ends).
 	var filenode uint32
 	var columns string
-	cerr := r.conn.QueryRow(ctx, "SELECT coalesce(pg_relation_filenode($1::oid), 0)::oid, ("+columnsSQL+")", it.oid).Scan(&filenode, &columns)
+	cerr := r.conn.QueryRow(ctx, "SELECT "+fileSQL+", ("+columnsSQL+") FROM pg_class c WHERE c.oid = $1::oid", it.oid).Scan(&filenode, &columns)
 	var rows []emit.Row
 	var size int64
 	if cerr == nil && filenode == r.filenode && columns == r.columns {
