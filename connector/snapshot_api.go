@@ -25,4 +25,5 @@ const (
 	HookBeforeHandover  = snapshot.HookBeforeHandover  // a handover attempt, before the pipeline mutex
 	HookHandedOver      = snapshot.HookHandedOver      // + the stored phase ("ready" or "catchup"): a handover is durable and visible
 	HookStaleKeysRead   = snapshot.HookStaleKeysRead   // an incremental snapshot begins reading a topic's keys, while its chunks are read
+	HookChunkSnapshot   = snapshot.HookChunkSnapshot   // an incremental snapshot's chunk has its table lock and snapshot, before its COPY
 )

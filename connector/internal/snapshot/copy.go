@@ -227,10 +227,26 @@ func (c *copier) importSnapshot(ctx context.Context, snapshot string) (*pgx.Conn
 
 // tableInfo is the catalog's description of a table as of the snapshot.
 type tableInfo struct {
-	rel       *schema.Relation
-	reltuples int64
-	relpages  int64
-	rowFilter string // the publication's WHERE for the table, "" for none
+	rel         *schema.Relation
+	reltuples   int64
+	relpages    int64
+	rowFilter   string // the publication's WHERE for the table, "" for none
+	partitioned bool   // a partitioned root (relkind p), streamed through its root
+}
+
+// from is what a snapshot of the table reads: its own rows only (ONLY: an
+// inheritance child, a TimescaleDB chunk say, is a table of its own whose
+// changes pgoutput sends as the child's, so a parent's snapshot that read
+// them put rows on the parent's topic no change of the parent ever
+// updates or deletes), or a partitioned root's, held by its partitions
+// (whose changes publish_via_partition_root sends as the root's; ONLY
+// would read none).
+func (info tableInfo) from() string {
+	name := config.QualifiedName(info.rel.Schema, info.rel.Table)
+	if info.partitioned {
+		return name
+	}
+	return "ONLY " + name
 }
 
 // describeTable reads the table named name ("schema.table", as the
@@ -248,7 +264,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 	// tables).
 	found := 0
 	for _, where := range []string{"AND c.oid = $2", "ORDER BY c.oid = $2 DESC"} {
-		rows, err := conn.Query(ctx, `SELECT c.oid, n.nspname, c.relname, greatest(`+pgsource.EstimatedRowsSQL+`, 0)::bigint, c.relpages, c.relreplident::text
+		rows, err := conn.Query(ctx, `SELECT c.oid, n.nspname, c.relname, greatest(`+pgsource.EstimatedRowsSQL+`, 0)::bigint, c.relpages, c.relreplident::text, c.relkind = 'p'
 			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.relkind IN ('r', 'p') AND n.nspname || '.' || c.relname = $1 `+where, name, oid)
 		if err != nil {
@@ -265,7 +281,7 @@ func describeTable(ctx context.Context, conn *pgx.Conn, name string, oid uint32,
 				rows.Close()
 				return info, &CopyError{permanent: true, Err: fmt.Errorf("two tables are named %s (schema and table names that hold dots); rename one", name)}
 			}
-			if err := rows.Scan(&rel.OID, &rel.Schema, &rel.Table, &info.reltuples, &info.relpages, &ident); err != nil {
+			if err := rows.Scan(&rel.OID, &rel.Schema, &rel.Table, &info.reltuples, &info.relpages, &ident, &info.partitioned); err != nil {
 				rows.Close()
 				return info, fmt.Errorf("describe %s: %w", name, err)
 			}

@@ -11,4 +11,5 @@ const (
 	HookBeforeHandover  = "before_handover"  // a handover attempt, before the pipeline mutex
 	HookHandedOver      = "handed_over_"     // + the stored phase ("ready" or "catchup"): a handover is durable and visible
 	HookStaleKeysRead   = "stale_keys_read"  // an incremental snapshot begins reading a topic's keys (incremental_stale.go)
+	HookChunkSnapshot   = "chunk_snapshot"   // an incremental snapshot's chunk has its lock and snapshot, before its catalog check and COPY (incremental_reader.go)
 )

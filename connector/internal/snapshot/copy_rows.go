@@ -173,7 +173,7 @@ func (c *copier) copyRows(ctx context.Context, ts *phases.State, point snapshotP
 		zap.Int("stale_keys", len(stale.keys)))
 
 	snap := tracker.Begin()
-	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, lsn: point.lsn, stale: stale,
+	o := &snapshotOut{ctx: ctx, c: c, ack: snap, topic: topic, from: info.from(), lsn: point.lsn, stale: stale,
 		acks: record.NewAcks(tracker, new(record.Pool), nil), sink: out,
 		rows: c.counts.Rows.WithLabelValues(name), run: run, table: name, readAt: readAt, outbox: plan.Outbox, plan: plan.SchemaPlan,
 		cp: rs.newCheckpoints(parts)}
@@ -238,6 +238,7 @@ type snapshotOut struct {
 	acks  *record.Acks // the copy's tracker, and its record pool
 	ack   *delivery.TxAck
 	topic string
+	from  string // what the chunks read (tableInfo.from)
 	lsn   schema.LSN
 	stale *keySet
 	rows  interface{ Add(float64) }
@@ -334,7 +335,7 @@ func (w *chunkWriter) copyChunk(ctx context.Context, conn *pgx.Conn, rel *schema
 	for i, c := range rel.Columns {
 		cols[i] = config.QuoteIdent(c.Name)
 	}
-	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + config.QualifiedName(rel.Schema, rel.Table) + ch.where() + ") TO STDOUT"
+	sql := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + w.out.from + ch.where() + ") TO STDOUT"
 	w.ctx = ctx
 	// A snapshot row meets today's NOT NULL; only the registry may hold
 	// those columns as optional (record: nullable.go).

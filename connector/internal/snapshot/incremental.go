@@ -17,6 +17,7 @@ import (
 
 	"github.com/mooncdc/mooncdc/connector/internal/delivery"
 	"github.com/mooncdc/mooncdc/connector/internal/emit"
+	"github.com/mooncdc/mooncdc/connector/internal/fault"
 	"github.com/mooncdc/mooncdc/connector/internal/notify"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/connector/internal/record"
@@ -56,7 +57,10 @@ type incrementalTable struct {
 	log    *zap.Logger
 	info   tableInfo
 	plan   record.Plan
-	filter string // the chunk query's WHERE beyond the ctid range: the publication's row filter and additional-conditions
+	// rowsPerPage is the rows a chunk's page holds by the statistics
+	// (sizeSQL), 0 when unknown.
+	rowsPerPage float64
+	filter      string // the chunk query's WHERE beyond the ctid range: the publication's row filter and additional-conditions
 	// reqMs is the request's ResnapshotMs, carried into the table's
 	// record so that a restart, which reads the offsets topic's requests
 	// again, does not take it for a new one.
@@ -121,10 +125,12 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			}
 		}
 		err := s.runIncremental(tctx, t, onScanned)
-		// A lost window resumes from the stored progress; a rewrite plans
-		// again from page 0 (runIncremental sees the new relfilenode).
-		for (errors.Is(err, errWindowLost) || errors.Is(err, errRewritten)) && tctx.Err() == nil {
-			s.log.Warn("incremental snapshot: "+err.Error(), zap.String("table", name))
+		for wait := 100 * time.Millisecond; rerun(err) && tctx.Err() == nil; {
+			s.log.Warn("incremental snapshot: "+err.Error()+"; it goes on from its stored progress", zap.String("table", name))
+			if recoveryConflict(err) && !fault.Sleep(tctx, wait) {
+				break
+			}
+			wait = min(2*wait, 5*time.Second)
 			if ts := s.phases.Get(name); ts != nil {
 				t.Incremental = ts.Incremental
 			}
@@ -159,6 +165,41 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			s.clearIncremental(context.Background(), name)
 		}
 	}()
+}
+
+// fileSQL is the identity of the files of table c that a plan's chunks
+// read, which progress keeps as its relfilenode: a plain table's
+// relfilenode (a rewrite changes it); for a partitioned root, whose rows
+// are in its leaf partitions, a hash of every leaf's oid and relfilenode,
+// which an ATTACH or DETACH PARTITION (rows that come or go without change
+// records) or a leaf's rewrite changes. Either way, a new identity plans
+// again from page 0.
+const fileSQL = `CASE WHEN c.relkind = 'p' THEN coalesce((SELECT hashtext(string_agg(l.relid::text || ':' || coalesce(pg_relation_filenode(l.relid), 0)::text, ',' ORDER BY l.relid))::bigint & 4294967295
+		FROM pg_partition_tree(c.oid) l WHERE l.isleaf), 0)
+	ELSE coalesce(pg_relation_filenode(c.oid), 0)::bigint END`
+
+// sizeSQL is the plan's N (pages), its files' identity (fileSQL) and the
+// rows a chunk's page holds (statistics; 0 unknown) of table $1. A chunk's
+// ctid range [first, end) of a partitioned root reads those pages of every
+// leaf (a TID range scan each), so N is the largest leaf's, and a page of a
+// chunk holds a page of each leaf: the sum of the leaves' rows a page.
+const sizeSQL = `SELECT CASE WHEN c.relkind = 'p' THEN coalesce((SELECT max(pg_relation_size(l.relid)) FROM pg_partition_tree(c.oid) l WHERE l.isleaf), 0)
+		ELSE pg_relation_size(c.oid) END / current_setting('block_size')::bigint,
+	` + fileSQL + `,
+	(CASE WHEN c.relkind = 'p' THEN coalesce((SELECT sum(p.reltuples / p.relpages) FROM pg_partition_tree(c.oid) l JOIN pg_class p ON p.oid = l.relid
+		WHERE l.isleaf AND p.relpages > 0 AND p.reltuples > 0), 0)
+	WHEN c.relpages > 0 AND c.reltuples > 0 THEN c.reltuples / c.relpages ELSE 0 END)::float8
+	FROM pg_class c WHERE c.oid = $1::oid`
+
+// rerun reports whether a run of an incremental snapshot that ended with
+// err is run again, from the progress stored: a window lost; a rewrite
+// (runIncremental sees the new relfilenode and plans again from page 0);
+// a hot standby that cancelled one of the run's own short queries (the
+// table's description, its size, the floor) for a conflict with its
+// recovery, as it cancels a chunk's read, which is read again
+// (incReader.again) — before, that failed the snapshot.
+func rerun(err error) bool {
+	return errors.Is(err, errWindowLost) || errors.Is(err, errRewritten) || recoveryConflict(err)
 }
 
 // stopIncremental ends the running incremental snapshots of the tables
@@ -273,8 +314,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 	// N is read after the watch (docs: Claim 2 needs this order).
 	var pages int64
 	var filenode uint32
-	if err := conn.QueryRow(ctx, `SELECT pg_relation_size($1::oid) / current_setting('block_size')::bigint, coalesce(pg_relation_filenode($1::oid), 0)::oid`,
-		it.oid).Scan(&pages, &filenode); err != nil {
+	if err := conn.QueryRow(ctx, sizeSQL, it.oid).Scan(&pages, &filenode, &it.rowsPerPage); err != nil {
 		return fmt.Errorf("read the size of %s: %w", name, err)
 	}
 	if resumed && prog.Relfilenode != filenode {
@@ -283,12 +323,8 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 	}
 	readers := max(1, c.cfg.snapshot.ConnectionsPerTable)
 	if !resumed {
-		rowsPerPage := 0.0
-		if info.relpages > 0 {
-			rowsPerPage = float64(info.reltuples) / float64(info.relpages)
-		}
 		mark, marks := prog.StaleMark, prog.StaleMarks
-		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: c.chunkPages(s.incShared.budget.limit, rowsPerPage, readers),
+		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: c.chunkPages(s.incShared.budget.limit, it.rowsPerPage, readers),
 			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, StaleMarks: marks, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID)}
 	}
 	it.prog = prog
@@ -354,16 +390,13 @@ func (s *Snapshotter) eligible(ctx context.Context, conn *pgx.Conn, name string,
 	if len(info.rel.KeyIndexes) > 0 {
 		t.Key = watermark.KeyPrimary
 	}
-	var kind string
-	if err := conn.QueryRow(ctx, `SELECT relkind::text FROM pg_class WHERE oid = $1`, info.rel.OID).Scan(&kind); err != nil {
-		return fmt.Errorf("read the kind of %s: %w", name, err)
-	}
-	t.PartitionedRoot = kind == "p"
 	p := &t.Publishes
-	if err := conn.QueryRow(ctx, `SELECT pubinsert, pubupdate, pubdelete, pubtruncate FROM pg_publication WHERE pubname = $1`,
-		s.c.cfg.publication).Scan(&p.Insert, &p.Update, &p.Delete, &p.Truncate); err != nil {
+	var viaRoot bool
+	if err := conn.QueryRow(ctx, `SELECT pubinsert, pubupdate, pubdelete, pubtruncate, pubviaroot FROM pg_publication WHERE pubname = $1`,
+		s.c.cfg.publication).Scan(&p.Insert, &p.Update, &p.Delete, &p.Truncate, &viaRoot); err != nil {
 		return fmt.Errorf("read what publication %s publishes: %w", s.c.cfg.publication, err)
 	}
+	t.PartitionsAlone = info.partitioned && !viaRoot
 	return watermark.Eligible(t)
 }
 

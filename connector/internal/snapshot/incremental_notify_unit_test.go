@@ -15,7 +15,7 @@ import (
 // refusal SKIPPED, a failure SQL_EXCEPTION, no row EMPTY.
 func TestScanStatusAsDebeziumsTableScanCompletionStatus(t *testing.T) {
 	noKey := watermark.Eligible(watermark.Table{Name: "public.t"})
-	root := watermark.Eligible(watermark.Table{Name: "public.t", Key: watermark.KeyPrimary, PartitionedRoot: true,
+	outbox := watermark.Eligible(watermark.Table{Name: "public.t", Key: watermark.KeyPrimary, Outbox: true,
 		Publishes: watermark.Operations{Insert: true, Update: true, Delete: true, Truncate: true}})
 	for _, c := range []struct {
 		err  error
@@ -26,7 +26,7 @@ func TestScanStatusAsDebeziumsTableScanCompletionStatus(t *testing.T) {
 		{nil, 0, notify.ScanEmpty},
 		{noKey, 0, notify.ScanNoPrimaryKey},
 		{fmt.Errorf("wrapped: %w", noKey), 0, notify.ScanNoPrimaryKey},
-		{root, 0, notify.ScanSkipped},
+		{outbox, 0, notify.ScanSkipped},
 		{fmt.Errorf("read the size of public.t: boom"), 0, notify.ScanSQLException},
 	} {
 		if got := scanStatus(c.err, c.rows); got != c.want {

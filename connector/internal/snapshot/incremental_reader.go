@@ -40,6 +40,7 @@ type incReader struct {
 	rel      *schema.Relation
 	filenode uint32
 	query    string // COPY (SELECT … WHERE <filter>) with %s for the ctid range
+	from     string // what it reads and locks (tableInfo.from)
 	// columns is the table's attributes and key (columnsSQL) as the
 	// snapshot the reader described it under saw them; stale asks for a
 	// new description before the next chunk (a chunk's snapshot saw
@@ -149,6 +150,7 @@ func (r *incReader) describe(ctx context.Context) error {
 		return fmt.Errorf("prepare the schemas of %s: %w", it.name, err)
 	}
 	rel := sp.Relation()
+	r.from = info.from()
 	cols := make([]string, len(rel.Columns))
 	for i, c := range rel.Columns {
 		cols[i] = config.QuoteIdent(c.Name)
@@ -157,10 +159,10 @@ func (r *incReader) describe(ctx context.Context) error {
 	if it.filter != "" {
 		where = "%s AND (" + strings.ReplaceAll(it.filter, "%", "%%") + ")"
 	}
-	q := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + config.QualifiedName(rel.Schema, rel.Table) + " WHERE " + where + ") TO STDOUT"
+	q := "COPY (SELECT " + strings.Join(cols, ", ") + " FROM " + r.from + " WHERE " + where + ") TO STDOUT"
 	rowsPerPage := 1.0
-	if it.info.relpages > 0 && it.info.reltuples > 0 {
-		rowsPerPage = float64(it.info.reltuples) / float64(it.info.relpages)
+	if it.rowsPerPage > 0 {
+		rowsPerPage = it.rowsPerPage
 	}
 	r.sp, r.rel, r.query, r.columns, r.stale = sp, rel, q, columns, false
 	r.perPage = pageBytes(rowsPerPage)
@@ -211,7 +213,7 @@ func (r *incReader) reconnect(ctx context.Context) error {
 }
 
 // errRewritten: the table's file is not the plan's any more.
-var errRewritten = errors.New("the table was rewritten during its incremental snapshot (VACUUM FULL, CLUSTER, ALTER TABLE … TYPE, TRUNCATE): its rows moved without change records")
+var errRewritten = errors.New("the table was rewritten during its incremental snapshot (VACUUM FULL, CLUSTER, ALTER TABLE … TYPE, TRUNCATE, a partition attached or detached): its rows moved without change records")
 
 // chunk reads ch until its window is written: a window refused
 // (watermark.ErrUnproven: a transaction the stream carried is not visible
@@ -293,6 +295,20 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 			_, _ = r.conn.Exec(context.Background(), "ROLLBACK")
 		}
 	}()
+	// The table's share lock before the snapshot (LOCK takes none): a DDL
+	// of the table that committed before is seen by the snapshot, and
+	// none commits until the chunk's transaction ends. The COPY parses its
+	// query against the catalog as it is when it runs, not as the snapshot
+	// sees it: without the lock a DROP COLUMN committed between the two
+	// failed the read ("column … does not exist"), and an ALTER … TYPE or
+	// a rewrite could pass unseen by the checks below. The COPY takes the
+	// same lock anyway; this holds it a few statements longer.
+	if _, err := r.conn.Exec(ctx, "LOCK TABLE "+r.from+" IN ACCESS SHARE MODE"); err != nil {
+		if recoveryConflict(err) {
+			return r.again(ctx, err)
+		}
+		return "", fmt.Errorf("lock %s for a chunk's read: %w", it.name, err)
+	}
 	// The transaction's first statement: its snapshot, and the high
 	// watermark read after it exists (docs: step 1). Under the shared
 	// lock, so that snapshots reach the Tracker in the order taken.
@@ -317,14 +333,17 @@ func (r *incReader) try(ctx context.Context, ch watermark.Chunk) (string, error)
 		}
 		return "", fmt.Errorf("read a chunk's snapshot and high watermark: %w", err)
 	}
-	rows, size, cerr := r.copy(ctx, ch, readAt, &held)
+	it.c.call(HookChunkSnapshot, it.name)
+	// The file and the columns as the snapshot sees them, before the COPY
+	// reads by the reader's description (the lock keeps them so until the
+	// transaction ends).
 	var filenode uint32
 	var columns string
-	if cerr == nil {
-		cerr = r.conn.QueryRow(ctx, "SELECT coalesce(pg_relation_filenode($1::oid), 0)::oid", it.oid).Scan(&filenode)
-	}
-	if cerr == nil {
-		cerr = r.conn.QueryRow(ctx, columnsSQL, it.oid).Scan(&columns)
+	cerr := r.conn.QueryRow(ctx, "SELECT "+fileSQL+", ("+columnsSQL+") FROM pg_class c WHERE c.oid = $1::oid", it.oid).Scan(&filenode, &columns)
+	var rows []emit.Row
+	var size int64
+	if cerr == nil && filenode == r.filenode && columns == r.columns {
+		rows, size, cerr = r.copy(ctx, ch, readAt, &held)
 	}
 	w, err := tk.Wait(ctx)
 	if errors.Is(err, watermark.ErrUnproven) {

@@ -30,13 +30,11 @@ type Table struct {
 	Key       KeySource
 	Publishes Operations // what the publication publishes (pg_publication: pubinsert, pubupdate, pubdelete, pubtruncate)
 	Outbox    bool       // the table is format.outbox.table
-	// PartitionedRoot: the table is a partitioned table's root and its
-	// stream is the root's (postgres.publish_via_partition_root). The root
-	// has no pages of its own (pg_relation_size is 0), so a Plan over it
-	// reads nothing and every unchanged row would be missed; chunks of its
-	// leaves are not planned yet (docs/incremental-snapshots.md, open
-	// questions).
-	PartitionedRoot bool
+	// PartitionsAlone: the table is a partitioned root, and the
+	// publication sends its partitions' changes as theirs
+	// (publish_via_partition_root off): the stream never names the root,
+	// so no window could give way to a change of its rows.
+	PartitionsAlone bool
 }
 
 // Operations are the operations a publication publishes.
@@ -80,9 +78,9 @@ func Eligible(t Table) error {
 		return fail("the publication does not publish every operation, so the stream cannot show every change a chunk's rows must give way to",
 			"publish them all (ALTER PUBLICATION … SET (publish = 'insert, update, delete, truncate'))")
 	}
-	if t.PartitionedRoot {
-		return fail("the table is partitioned and streamed through its root (postgres.publish_via_partition_root): its rows live in its partitions, whose pages are not chunked yet",
-			"snapshot it with a blocking copy")
+	if t.PartitionsAlone {
+		return fail("the table is partitioned and the publication sends its partitions' changes as theirs, not as the table's (publish_via_partition_root is off)",
+			"ALTER PUBLICATION … SET (publish_via_partition_root = true), or snapshot it with a blocking copy")
 	}
 	if t.Outbox {
 		return fail("the outbox table's rows are events, written once when inserted", "do not re-snapshot the outbox table")

@@ -19,9 +19,9 @@ func TestEligibleNeedsAKeyAndEveryChangeInTheStream(t *testing.T) {
 		{"no key (FULL without message key columns)", Table{Name: "public.logs", Key: KeyNone, Publishes: all}, "null key"},
 		{"no truncate published", Table{Name: "public.orders", Key: KeyPrimary, Publishes: Operations{true, true, true, false}}, "publish"},
 		{"no delete published", Table{Name: "public.orders", Key: KeyPrimary, Publishes: Operations{true, true, false, true}}, "publish"},
-		// pg_relation_size of a partitioned root is 0: a Plan over it
-		// would read no row and report the snapshot done.
-		{"partitioned root streamed through the root", Table{Name: "public.events", Key: KeyPrimary, Publishes: all, PartitionedRoot: true}, "partitioned"},
+		// A root's windows watch the root's oid: changes sent as the
+		// partitions' would never void them.
+		{"partitioned root whose partitions are published as themselves", Table{Name: "public.events", Key: KeyPrimary, Publishes: all, PartitionsAlone: true}, "publish_via_partition_root"},
 		{"outbox", Table{Name: "public.outbox", Key: KeyPrimary, Publishes: all, Outbox: true}, "events"},
 	} {
 		err := Eligible(c.table)

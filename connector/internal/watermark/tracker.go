@@ -484,7 +484,7 @@ func (t *Tracker[R]) Expire(now time.Time, life time.Duration, pos pglogrepl.LSN
 			why = fmt.Sprintf("open %s, past a window's longest life (%s): the stream, at %s, has not passed its high watermark %s (it is behind or stalled, e.g. sending a long transaction)",
 				age.Round(time.Millisecond), life, pos, w.high)
 		} else {
-			why = fmt.Sprintf("open %s, past a window's longest life (%s): its chunk's read has not ended (a lock held on the table by another transaction, or a slow server)",
+			why = fmt.Sprintf("open %s, past a window's longest life (%s): its chunk's read has not ended (a slow or overloaded server)",
 				age.Round(time.Millisecond), life)
 		}
 		w.voidBecause(why)
