@@ -3,6 +3,7 @@ package snapshot
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -84,6 +85,12 @@ type closedChunk struct {
 // does not count that chunk as done.
 var errWindowLost = errors.New("a window's rows were written in a unit of durability that was lost (the session ended, or its Kafka transaction was aborted): resuming from the stored progress")
 
+// errRepairNeedsTombstones refuses the incremental path to a slot-loss
+// repair that could not tombstone the keys deleted in the gap (the
+// pipeline skips updates: the stale-key rule needs them): the blocking
+// copy repairs it.
+var errRepairNeedsTombstones = errors.New("format.skipped_operations skips updates, so an incremental snapshot cannot tell the keys deleted in the slot's gap: the repair takes the blocking copy")
+
 // errIncrementalStopped ends a snapshot whose table left the ready phase
 // (parked, errored, dropped, or copied again).
 var errIncrementalStopped = errors.New("the table is no longer streamed (parked, dropped or copied again): the incremental snapshot stops")
@@ -100,6 +107,7 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		return
 	}
 	fresh, id := requestOf(t)
+	repair := repairOf(t.Incremental)
 	s.incRunning[name] = id
 	tctx, stop := context.WithCancel(ctx)
 	s.incStop[name] = stop
@@ -148,17 +156,48 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		case ctx.Err() != nil:
 			s.log.Info("incremental snapshot stopped with the pipeline; it resumes at the next start", zap.String("table", name))
 		default:
-			s.log.Error("incremental snapshot failed; the table streams on, ask for it again (or for a blocking one) once the cause is fixed",
-				zap.String("table", name), zap.Error(err))
 			if !scanned {
 				s.note(id, func(src notify.Source, now int64) notify.Notification {
 					return src.ScanCompletedOf([]string{name}, name, 0, scanStatus(err, 0), now)
 				})
 			}
 			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
+			if ts := s.phases.Get(name); repair && ts != nil && ts.Phase == offsets.PhaseReady {
+				s.log.Error("the incremental snapshot of a slot-loss repair failed: the table is copied with the blocking copy instead, so that the gap is repaired",
+					zap.String("table", name), zap.Error(err))
+				s.repairBlocking(ctx, t)
+				return
+			}
+			s.log.Error("incremental snapshot failed; the table streams on, ask for it again (or for a blocking one) once the cause is fixed",
+				zap.String("table", name), zap.Error(err))
 			s.clearIncremental(context.Background(), name)
 		}
 	}()
+}
+
+// repairBlocking asks the loop for the blocking copy of t's table, whose
+// slot-loss repair could not run incrementally (a table the incremental
+// path refuses, or a snapshot that failed): the gap must not stay. The
+// table's stored record keeps the repair's mark until the copy stores its
+// phase, so a crash before that tries the repair again.
+func (s *Snapshotter) repairBlocking(ctx context.Context, t offsets.Table) {
+	req := offsets.Table{Table: t.Table, Phase: offsets.PhaseInit, ResnapshotMs: max(time.Now().UnixMilli(), t.ResnapshotMs+1)}
+	select {
+	case s.requests <- req:
+	case <-ctx.Done():
+	}
+}
+
+// repairOf reports whether raw, a table's incremental request or
+// progress, is a slot-loss repair's (offsets.IncrementalRepair).
+func repairOf(raw offsets.RawJSON) bool {
+	if raw == "" {
+		return false
+	}
+	var p struct {
+		Repair bool `json:"repair"`
+	}
+	return json.Unmarshal([]byte(raw), &p) == nil && p.Repair
 }
 
 // stopIncremental ends the running incremental snapshots of the tables
@@ -222,6 +261,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		return err
 	}
 	it := &incrementalTable{s: s, c: c, q: q, shared: s.incShared, name: name, oid: info.rel.OID, log: log, info: info, plan: plan, reqMs: req.ResnapshotMs}
+	repair := repairOf(ts.Incremental)
 	prog, resumed := it.stored(ts.Incremental)
 	filter := req.ResnapshotFilter
 	if resumed {
@@ -248,6 +288,11 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 	// a chunk read before, leaves its key with neither a window's row nor
 	// a stream record, and would tombstone a live row.
 	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed && !c.cfg.opts.Skip.Has(schema.OpUpdate)
+	if repair && c.cfg.opts.Skip.Has(schema.OpUpdate) {
+		// The blocking copy tombstones the keys the gap deleted whatever
+		// the pipeline skips.
+		return errRepairNeedsTombstones
+	}
 	var stale *stalePasses
 	if tombstones {
 		// Before the watch: the strikes, the mark, and the read of the
@@ -289,7 +334,8 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		}
 		mark, marks := prog.StaleMark, prog.StaleMarks
 		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: c.chunkPages(s.incShared.budget.limit, rowsPerPage, readers),
-			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, StaleMarks: marks, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID)}
+			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, StaleMarks: marks, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID),
+			Repair: repair}
 	}
 	it.prog = prog
 	chunks, err := prog.Remaining()

@@ -216,3 +216,59 @@ func checkCompacted(t *testing.T, e *ittest.Env, topic string, want map[string]s
 		return nil
 	})
 }
+
+// TestSlotLossRepairSurvivesACrashAfterTheNewSlot: the re-copy requests of
+// a slot-loss repair are in the offsets topic before the new slot exists,
+// so a crash right after the slot is created (before any copy stored a
+// phase, before the pipeline record moved to the new slot) leaves them in
+// place: the next start finds the new slot, its offsets trailing it as
+// after any restart, and still repairs the gap. Without the stored
+// requests the tables stay ready on the new slot and the gap's insert,
+// update and deletes are silently lost.
+func TestSlotLossRepairSurvivesACrashAfterTheNewSlot(t *testing.T) {
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+	e.Exec(`CREATE TABLE public.u (id int PRIMARY KEY, v text)`)
+	e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
+	e.Exec(`INSERT INTO u SELECT g, 'a' FROM generate_series(1, 3) g`)
+	cfg := e.Config("lostcrash", "public.t", "public.u")
+	cfg.OnSlotLoss = config.SlotLossResnapshot
+	r := ittest.Start(t, cfg)
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+	e.DropSlot("mooncdc_lostcrash")
+	// The gap.
+	e.Exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c'); DELETE FROM u WHERE id = 3`)
+
+	p, err := connector.New(cfg, nil, ittest.Options(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Hooks().Set(func(point, _ string) {
+		if point == connector.HookSlotReplaced {
+			p.Abort() // kill -9: nothing after this reaches Kafka or Postgres
+		}
+	})
+	crashed := ittest.RunPipeline(t, p)
+	select {
+	case err := <-crashed.Done:
+		crashed.Done <- err
+		if !errors.Is(err, connector.ErrAborted) {
+			t.Fatalf("run ended with %v, want the abort at the new slot", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not reach the new slot within 60s")
+	}
+	if n := e.Count(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'mooncdc_lostcrash'`); n != 1 {
+		t.Fatalf("%d slots named mooncdc_lostcrash after the crash, want the new one", n)
+	}
+
+	r = ittest.Start(t, cfg)
+	e.Exec(`INSERT INTO t VALUES (6, 'd')`) // streamed from the new slot
+	checkCompacted(t, e, "lostcrash.public.t", map[string]string{"2": "b", "3": "a", "4": "a", "5": "c", "6": "d"})
+	checkCompacted(t, e, "lostcrash.public.u", map[string]string{"1": "a", "2": "a"})
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
