@@ -3,7 +3,6 @@ package snapshot
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -84,12 +83,6 @@ type closedChunk struct {
 // aborted): the snapshot starts again from its stored progress, which
 // does not count that chunk as done.
 var errWindowLost = errors.New("a window's rows were written in a unit of durability that was lost (the session ended, or its Kafka transaction was aborted): resuming from the stored progress")
-
-// errRepairNeedsTombstones refuses the incremental path to a slot-loss
-// repair that could not tombstone the keys deleted in the gap (the
-// pipeline skips updates: the stale-key rule needs them): the blocking
-// copy repairs it.
-var errRepairNeedsTombstones = errors.New("format.skipped_operations skips updates, so an incremental snapshot cannot tell the keys deleted in the slot's gap: the repair takes the blocking copy")
 
 // errIncrementalStopped ends a snapshot whose table left the ready phase
 // (parked, errored, dropped, or copied again).
@@ -173,31 +166,6 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			s.clearIncremental(context.Background(), name)
 		}
 	}()
-}
-
-// repairBlocking asks the loop for the blocking copy of t's table, whose
-// slot-loss repair could not run incrementally (a table the incremental
-// path refuses, or a snapshot that failed): the gap must not stay. The
-// table's stored record keeps the repair's mark until the copy stores its
-// phase, so a crash before that tries the repair again.
-func (s *Snapshotter) repairBlocking(ctx context.Context, t offsets.Table) {
-	req := offsets.Table{Table: t.Table, Phase: offsets.PhaseInit, ResnapshotMs: max(time.Now().UnixMilli(), t.ResnapshotMs+1)}
-	select {
-	case s.requests <- req:
-	case <-ctx.Done():
-	}
-}
-
-// repairOf reports whether raw, a table's incremental request or
-// progress, is a slot-loss repair's (offsets.IncrementalRepair).
-func repairOf(raw offsets.RawJSON) bool {
-	if raw == "" {
-		return false
-	}
-	var p struct {
-		Repair bool `json:"repair"`
-	}
-	return json.Unmarshal([]byte(raw), &p) == nil && p.Repair
 }
 
 // stopIncremental ends the running incremental snapshots of the tables
