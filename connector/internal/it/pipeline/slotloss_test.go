@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -248,7 +249,8 @@ func checkCompacted(t *testing.T, e *ittest.Env, topic string, want map[string]s
 // place: the next start finds the new slot, its offsets trailing it as
 // after any restart, and still repairs the gap. Without the stored
 // requests the tables stay ready on the new slot and the gap's insert,
-// update and deletes are silently lost.
+// update and deletes are silently lost. A second crash, during the
+// repair's incremental snapshots, finds their mark stored with them.
 func TestSlotLossRepairSurvivesACrashAfterTheNewSlot(t *testing.T) {
 	e := ittest.NewEnv(t)
 	e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
@@ -272,6 +274,9 @@ func TestSlotLossRepairSurvivesACrashAfterTheNewSlot(t *testing.T) {
 	p.Hooks().Set(func(point, _ string) {
 		if point == connector.HookSlotReplaced {
 			p.Abort() // kill -9: nothing after this reaches Kafka or Postgres
+			// The hard context ends meanwhile: the pipeline record that
+			// would move to the new slot is not written.
+			time.Sleep(300 * time.Millisecond)
 		}
 	})
 	crashed := ittest.RunPipeline(t, p)
@@ -286,6 +291,29 @@ func TestSlotLossRepairSurvivesACrashAfterTheNewSlot(t *testing.T) {
 	}
 	if n := e.Count(`SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'mooncdc_lostcrash'`); n != 1 {
 		t.Fatalf("%d slots named mooncdc_lostcrash after the crash, want the new one", n)
+	}
+
+	// Crashed again once the repair's incremental snapshot has written a
+	// window: the repair's mark is in the table's stored progress, and the
+	// next start resumes it.
+	p, err = connector.New(cfg, nil, ittest.Options(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var windows atomic.Int32
+	p.Hooks().Set(func(point, _ string) {
+		if point == connector.HookWindowWritten && windows.Add(1) == 1 {
+			p.Abort()
+			time.Sleep(300 * time.Millisecond)
+		}
+	})
+	crashed = ittest.RunPipeline(t, p)
+	eventually.True(t, 60*time.Second, 5*time.Millisecond, "the repair wrote no window", func() bool { return windows.Load() >= 1 })
+	crashed.Crash(t)
+	for _, table := range []string{"public.t", "public.u"} {
+		if st := ittest.LoadOffsets(t, e, cfg).Tables[table]; st.Phase != "ready" || !strings.Contains(string(st.Incremental), `"repair":true`) {
+			t.Errorf("%s stored as %s with incremental %s after the crash during the repair, want ready with the repair's mark", table, st.Phase, st.Incremental)
+		}
 	}
 
 	r = ittest.Start(t, cfg)
