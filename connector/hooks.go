@@ -43,3 +43,8 @@ func (h *Hooks) call(point, table string) {
 // progress into the open transaction), before the unit that holds them
 // ends.
 const HookWindowWritten = emit.HookWindowWritten
+
+// HookSlotReplaced is where on_slot_loss: resnapshot has created the new
+// slot of a lost one, before the pipeline streams from it
+// (slotloss.go): a crash there must still repair the gap.
+const HookSlotReplaced = "slot-replaced"

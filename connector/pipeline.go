@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,9 +35,10 @@ type Pipeline struct {
 	keys    record.KeyRule      // format.message_key_columns
 	columns *config.ColumnRules // column selection and mappers; nil for none
 	naming  config.TopicNaming  // topics and record names (kafka.routes)
-	// resnapshotAll: the slot was replaced after a loss, so every table
-	// is copied again (slotloss.go).
-	resnapshotAll bool
+	// slotRepairs: the slot was replaced after a loss, and these are the
+	// re-copy requests stored for every table (slotloss.go), which the run
+	// starts from.
+	slotRepairs map[string]offsets.Table
 	// seated: the pipeline runs for a seat (connector/group: ha.enabled, or a
 	// worker group), so another instance may take over from it while it
 	// is paused; its writes are fenced by the broker (connector/internal/delivery).
@@ -308,9 +310,16 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 			return err
 		}
 	}
-	src, err := p.prepareSource(soft, pgcfg, state, dbz)
+	p.slotRepairs = nil
+	src, err := p.prepareSource(soft, pgcfg, state, dbz, states)
 	if err != nil {
 		return err
+	}
+	if len(p.slotRepairs) > 0 {
+		// Stored already; the states read before are older.
+		tables := maps.Clone(state.Tables)
+		maps.Copy(tables, p.slotRepairs)
+		state.Tables = tables
 	}
 	log.Info("resuming", zap.String("slot", cfg.Postgres.Slot), zap.Stringer("lsn", schema.LSN(src.DurableLSN)),
 		zap.String("system_id", src.SystemID), zap.String("database", src.Database))
@@ -378,11 +387,7 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 
 	// Table phases: the main worker emits a table's changes only once its
 	// copy is handed over (snapshot: handover.go).
-	mode := cfg.Snapshot.Mode
-	if p.resnapshotAll {
-		mode = config.SnapshotAlways
-	}
-	ph := phases.New(schema.LSN(src.DurableLSN), snapshot.InitialPhases(mode, state.Tables))
+	ph := phases.New(schema.LSN(src.DurableLSN), snapshot.InitialPhases(cfg.Snapshot.Mode, state.Tables))
 	ph.Store = states.Enqueue
 	p.phasesAt.Store(ph)
 	// The main worker's queue for incremental snapshots: one per run,

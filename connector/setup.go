@@ -120,18 +120,19 @@ func (p *Pipeline) loadOffsets(ctx context.Context) (offsets.State, error) {
 // pipeline's offsets record with the LSN to resume at.
 //
 // dbz, when not nil, is a Debezium connector's offset to take over from at
-// this first start (takeover.go).
-func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
+// this first start (takeover.go). states writes the re-copy requests of a
+// slot-loss repair (slotloss.go).
+func (p *Pipeline) prepareSource(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset, states *delivery.StateWriter) (offsets.Pipeline, error) {
 	var out offsets.Pipeline
 	err := fault.Retry(ctx, p.log, "connect to Postgres", func() error {
 		var err error
-		out, err = p.prepareSourceOnce(ctx, pgcfg, state, dbz)
+		out, err = p.prepareSourceOnce(ctx, pgcfg, state, dbz, states)
 		return err
 	})
 	return out, err
 }
 
-func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset) (offsets.Pipeline, error) {
+func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, state offsets.State, dbz *offsets.DebeziumOffset, states *delivery.StateWriter) (offsets.Pipeline, error) {
 	cfg := p.cfg
 	slotName, pubName := cfg.Postgres.Slot, cfg.Postgres.Publication
 	repl, err := pgsource.ConnectReplication(ctx, pgcfg)
@@ -201,9 +202,9 @@ func (p *Pipeline) prepareSourceOnce(ctx context.Context, pgcfg *pgconn.Config, 
 				"replication slot %q is missing, but the offsets of connector %q say streaming reached LSN %s: the changes after it are gone from Postgres; %s (or set on_slot_loss: resnapshot)",
 				slotName, cfg.Name, schema.LSN(sp.DurableLSN), p.startOver(false)))
 		case !slot.Exists:
-			return p.replaceLostSlot(ctx, repl, db, *sp, false, "missing")
+			return p.replaceLostSlot(ctx, repl, db, *sp, state.Tables, states, false, "missing")
 		case slot.WALStatus == "lost":
-			return p.replaceLostSlot(ctx, repl, db, *sp, true, "invalidated (wal_status lost)")
+			return p.replaceLostSlot(ctx, repl, db, *sp, state.Tables, states, true, "invalidated (wal_status lost)")
 		}
 		if err := p.ensurePublication(ctx, db); err != nil {
 			return offsets.Pipeline{}, err

@@ -124,6 +124,14 @@ type Table struct {
 // execute-snapshot signal of type incremental).
 const IncrementalRequested RawJSON = `{"chunk_pages":0}`
 
+// IncrementalRepair is Table.Incremental of the incremental snapshot that
+// on_slot_loss: resnapshot asks for on a ready table, not planned yet: a
+// repair of the slot's gap, which must end with the table's rows and
+// tombstones in its topic, so that one the incremental path cannot take
+// is copied with the blocking copy instead. The snapshot's progress keeps
+// the mark ("repair") until it ends.
+const IncrementalRepair RawJSON = `{"chunk_pages":0,"repair":true}`
+
 // RawJSON is a JSON value kept as its text: a field whose form another
 // package owns. Unlike json.RawMessage it is comparable, so Table stays
 // comparable; "" is absent (omitted, or null).

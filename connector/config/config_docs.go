@@ -135,7 +135,7 @@ var configDocs = map[string]keyDoc{
 	"log.format":     {doc: "`json` or `console`."},
 
 	"shutdown_timeout": {doc: "The longest a clean stop waits for Kafka (1s to 1h); past it mooncdc exits 1 and the unacknowledged records are sent again at the next start."},
-	"on_slot_loss":     {doc: "What a lost or missing slot does: `fail` (exit 3) or `resnapshot` (a new slot, every table copied again, vanished keys tombstoned)."},
+	"on_slot_loss":     {doc: "What a lost or missing slot does: `fail` (exit 3) or `resnapshot` (a new slot, every table copied again, a streamed one incrementally, vanished keys tombstoned)."},
 
 	"migrate_from.debezium.offsets_topic":  {doc: "Take over from a stopped Debezium connector at the first start: Kafka Connect's offsets topic (see [Coming from Debezium](debezium.md#taking-over-from-debezium))."},
 	"migrate_from.debezium.connector_name": {doc: "The Debezium connector's name in that offsets topic."},

@@ -215,6 +215,32 @@ func IncrementalRequest(name string, old offsets.Table, nowMs int64) offsets.Tab
 	return t
 }
 
+// SlotLossRequest is the state on_slot_loss: resnapshot stores for table
+// name, whose stored state is old, before it creates the new slot, so
+// that a crash at any later point leaves the re-copy asked for: a ready
+// table gets an incremental snapshot marked as the repair
+// (offsets.IncrementalRepair; it streams on from the new slot meanwhile,
+// and its rows are read again from page 0, whatever snapshot of it was
+// under way), a table in any other phase (init, copying, catchup,
+// errored) the blocking copy from scratch, whose records are marked as an
+// initial snapshot's. ok is false for a dropped table: nothing to repair.
+func SlotLossRequest(name string, old offsets.Table, nowMs int64) (t offsets.Table, ok bool) {
+	switch old.Phase {
+	case offsets.PhaseDropped:
+		return old, false
+	case offsets.PhaseReady:
+		t = IncrementalRequest(name, old, nowMs)
+		t.ResnapshotFilter, t.Incremental = "", offsets.IncrementalRepair
+		return t, true
+	}
+	t = old
+	t.Table = name
+	t.Phase, t.LSN, t.ResnapshotFilter, t.ResnapshotType, t.Copy, t.Incremental = offsets.PhaseInit, 0, "", "", nil, ""
+	t.UpdatedMs = nowMs
+	t.ResnapshotMs = max(nowMs, old.ResnapshotMs+1)
+	return t, true
+}
+
 // Request puts table back to init for a resnapshot request t, without
 // storing it (the request is in the offsets topic already), keeping the
 // Request's time so that later records carry it forward. A table that was

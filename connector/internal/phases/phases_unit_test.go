@@ -309,3 +309,40 @@ func TestIncrementalRequestKeepsAReadyTableStreaming(t *testing.T) {
 		t.Fatalf("IncrementalRequest of an errored table = %+v, want the plain request %+v", got, want)
 	}
 }
+
+// TestSlotLossRequestKeepsReadyTablesStreaming: the repair of a lost slot
+// asks a ready table for an incremental snapshot marked as the repair
+// (from page 0: a snapshot under way and its filter are replaced), every
+// table in another phase for a blocking copy from scratch (its progress
+// dropped, marked as an initial snapshot's copy, as before), and nothing
+// of a dropped table; every request is newer than the table's last.
+func TestSlotLossRequestKeepsReadyTablesStreaming(t *testing.T) {
+	const now = 1000
+	ready := offsets.Table{OID: 7, Phase: offsets.PhaseReady, LSN: 99, ResnapshotMs: 5000, Shape: "s",
+		ResnapshotFilter: "id > 3", Incremental: `{"pages":9,"chunk_pages":3,"done":[[0,3]]}`}
+	copyProgress := &offsets.CopyProgress{}
+	cases := []struct {
+		name   string
+		old    offsets.Table
+		want   offsets.Table
+		wantOK bool
+	}{
+		{"ready", ready, offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseReady, LSN: 99, ResnapshotMs: 5001, UpdatedMs: now, Shape: "s",
+			ResnapshotType: offsets.ResnapshotIncremental, Incremental: offsets.IncrementalRepair}, true},
+		{"copying", offsets.Table{OID: 7, Phase: offsets.PhaseCopying, Attempts: 1, Copy: copyProgress, ResnapshotType: offsets.ResnapshotIncremental, ResnapshotFilter: "x"},
+			offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseInit, Attempts: 1, ResnapshotMs: now, UpdatedMs: now}, true},
+		{"catchup", offsets.Table{OID: 7, Phase: offsets.PhaseCatchup, LSN: 50},
+			offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseInit, ResnapshotMs: now, UpdatedMs: now}, true},
+		{"init", offsets.Table{OID: 7, Phase: offsets.PhaseInit, ResnapshotMs: 2000},
+			offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseInit, ResnapshotMs: 2001, UpdatedMs: now}, true},
+		{"errored", offsets.Table{OID: 7, Phase: offsets.PhaseErrored, LSN: 50, LastError: "boom", Retry: "r"},
+			offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseInit, LastError: "boom", Retry: "r", ResnapshotMs: now, UpdatedMs: now}, true},
+		{"dropped", offsets.Table{OID: 7, Phase: offsets.PhaseDropped, LSN: 50}, offsets.Table{OID: 7, Phase: offsets.PhaseDropped, LSN: 50}, false},
+	}
+	for _, tc := range cases {
+		got, ok := SlotLossRequest("public.t", tc.old, now)
+		if ok != tc.wantOK || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, got, ok, tc.want, tc.wantOK)
+		}
+	}
+}

@@ -104,6 +104,7 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		return
 	}
 	fresh, id := requestOf(t)
+	repair := repairOf(t.Incremental)
 	s.incRunning[name] = id
 	tctx, stop := context.WithCancel(ctx)
 	s.incStop[name] = stop
@@ -154,14 +155,20 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 		case ctx.Err() != nil:
 			s.log.Info("incremental snapshot stopped with the pipeline; it resumes at the next start", zap.String("table", name))
 		default:
-			s.log.Error("incremental snapshot failed; the table streams on, ask for it again (or for a blocking one) once the cause is fixed",
-				zap.String("table", name), zap.Error(err))
 			if !scanned {
 				s.note(id, func(src notify.Source, now int64) notify.Notification {
 					return src.ScanCompletedOf([]string{name}, name, 0, scanStatus(err, 0), now)
 				})
 			}
 			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
+			if ts := s.phases.Get(name); repair && ts != nil && ts.Phase == offsets.PhaseReady {
+				s.log.Error("the incremental snapshot of a slot-loss repair failed: the table is copied with the blocking copy instead, so that the gap is repaired",
+					zap.String("table", name), zap.Error(err))
+				s.repairBlocking(ctx, t)
+				return
+			}
+			s.log.Error("incremental snapshot failed; the table streams on, ask for it again (or for a blocking one) once the cause is fixed",
+				zap.String("table", name), zap.Error(err))
 			s.clearIncremental(context.Background(), name)
 		}
 	}()
@@ -263,6 +270,7 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 		return err
 	}
 	it := &incrementalTable{s: s, c: c, q: q, shared: s.incShared, name: name, oid: info.rel.OID, log: log, info: info, plan: plan, reqMs: req.ResnapshotMs}
+	repair := repairOf(ts.Incremental)
 	prog, resumed := it.stored(ts.Incremental)
 	filter := req.ResnapshotFilter
 	if resumed {
@@ -289,6 +297,11 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 	// a chunk read before, leaves its key with neither a window's row nor
 	// a stream record, and would tombstone a live row.
 	tombstones := filter == "" && plan.OwnTopic() && !plan.Routed && !c.cfg.opts.Skip.Has(schema.OpUpdate)
+	if repair && c.cfg.opts.Skip.Has(schema.OpUpdate) {
+		// The blocking copy tombstones the keys the gap deleted whatever
+		// the pipeline skips.
+		return errRepairNeedsTombstones
+	}
 	var stale *stalePasses
 	if tombstones {
 		// Before the watch: the strikes, the mark, and the read of the
@@ -325,7 +338,8 @@ func (s *Snapshotter) runIncremental(ctx context.Context, req offsets.Table, onS
 	if !resumed {
 		mark, marks := prog.StaleMark, prog.StaleMarks
 		prog = watermark.Progress{Pages: uint32(pages), Relfilenode: filenode, ChunkPages: c.chunkPages(s.incShared.budget.limit, it.rowsPerPage, readers),
-			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, StaleMarks: marks, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID)}
+			StartedMs: time.Now().UnixMilli(), Filter: filter, StaleMark: mark, StaleMarks: marks, CorrelationID: cmp.Or(req.SignalID, prog.CorrelationID),
+			Repair: repair}
 	}
 	it.prog = prog
 	chunks, err := prog.Remaining()

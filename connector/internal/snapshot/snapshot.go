@@ -407,6 +407,8 @@ func (s *Snapshotter) finished() bool {
 	}
 	for _, ts := range s.phases.All() {
 		switch {
+		case ts.Phase == offsets.PhaseReady && repairOf(ts.Incremental):
+			return false // a slot-loss repair is a copy still to finish
 		case ts.Phase == offsets.PhaseReady, ts.Phase == offsets.PhaseCatchup, ts.Phase == offsets.PhaseDropped:
 		case ts.Phase == offsets.PhaseErrored && ts.RetryAt == 0:
 		default:
