@@ -223,6 +223,12 @@ func (sp *stalePasses) tombstones(ctx context.Context) error {
 	}
 	skipped := sp.skipped
 	for _, p := range sp.passes {
+		if p.keys.outgrown() && it.prog.Repair {
+			// A repair must tombstone the keys its gap deleted: the
+			// blocking copy holds them without the bound (the caller
+			// falls back to it).
+			return fmt.Errorf("topic %s holds more keys than an incremental snapshot keeps (about %d MiB of them) to find the stale ones, and a repair must tombstone those its gap deleted", p.topic, it.c.staleKeysLimit()>>20)
+		}
 		if p.keys.outgrown() {
 			skipped = fmt.Sprintf("topic %s holds more keys than an incremental snapshot keeps (about %d MiB of them) to find the stale ones: none were tombstoned there; a blocking resnapshot (which holds them without that bound) tombstones them", p.topic, it.c.staleKeysLimit()>>20)
 			it.q.EndStrike(p.topic, p.keys)
