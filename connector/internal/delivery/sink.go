@@ -154,9 +154,10 @@ type CopySink interface {
 	// (snapshot: copy_checkpoint.go), durable with the records the progress counts:
 	// at-least-once through setState (the pipeline's view and the ordered
 	// writer of table states), waited for; exactly-once as the last record
-	// of the copy's Kafka transaction, which it commits and follows with
-	// the next one, then setState (not waited for: the progress is
-	// durable). It blocks; the copy's writers are paused.
+	// of the copy's Kafka transaction, which it commits, then setState,
+	// waited for before the next transaction begins (the ordered writer's
+	// record of ts must not land after the next checkpoint's: eosCopy's
+	// Checkpoint). It blocks; the copy's writers are paused.
 	Checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) (wait func(context.Context) error)) error
 	// Handover is the copy's checkpoint: it waits (at most
 	// handoverAckWait; context.DeadlineExceeded then, to try again later)
