@@ -57,7 +57,12 @@ import (
 //     not by when it was made, and an aborted transaction would lose a
 //     shape the replay does not write again. Each of these states reads
 //     back as safe: copying, errored and init mean "copy again"; a
-//     promotion means nothing new to a main worker past the handover.
+//     promotion means nothing new to a main worker past the handover. In
+//     exactly-once mode a state of a table whose incremental progress
+//     the main worker committed carries the newest committed progress,
+//     and lands before the next commit of one (states_progress.go); a
+//     copy's checkpoint waits for its record before its next transaction
+//     (eosCopy.Checkpoint).
 
 // Producer is what a sink needs of a Kafka client: *kgo.Client, or a fake
 // in the sinks' unit tests. Produce must not block (the client's buffer is

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -266,6 +268,15 @@ func (w *eosMain) commit(ctx context.Context) error {
 	if prev == (offsets.Pipeline{}) {
 		prev = w.src
 	}
+	if len(w.states) > 0 {
+		// A table's progress goes in: every record of the ordered writer
+		// of table states made before it lands before it
+		// (states_progress.go).
+		if err := w.d.cfg.states.settled(ctx); err != nil {
+			return w.failed(err)
+		}
+	}
+	taken := slices.Collect(maps.Values(w.states))
 	states := w.produceStates(ctx)
 	// Produced last and waited for, with the rest (Flush).
 	offErr := produceWait(ctx, w.cl, w.d.cfg.records.pipeline(&src, prev))
@@ -280,6 +291,9 @@ func (w *eosMain) commit(ctx context.Context) error {
 		return w.failed(fmt.Errorf("commit Kafka transaction (up to LSN %s): %w", w.lastEnd, err))
 	}
 	w.txOpen, w.last, w.lastRecord = false, time.Now(), src
+	for _, ts := range taken {
+		w.d.cfg.states.committedProgress(ts)
+	}
 	w.tracker.SetCeiling(w.lastEnd)
 	w.d.cfg.transactions.WithLabelValues("commit").Inc()
 	return nil
