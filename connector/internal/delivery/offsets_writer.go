@@ -62,6 +62,11 @@ type StateWriter struct {
 	// the main worker committed in its Kafka transaction (exactly-once:
 	// committedProgress), which a state written here must not take back.
 	committed map[string]watermark.Progress
+	// n counts the records handed over; latest is, by table, the newest
+	// state handed over while the table's incremental snapshot ran (its
+	// progress set, or set before) and its number (overlay).
+	n      uint64
+	latest map[string]handedState
 }
 
 // NewStateWriter makes the ordered writer of table states that writes
@@ -88,6 +93,7 @@ func (w *StateWriter) Enqueue(ts *phases.State) (wait func(context.Context) erro
 	w.mu.Lock()
 	ts = w.newestProgress(ts)
 	w.last = acked
+	w.handed(ts)
 	w.mu.Unlock()
 	w.cl.Produce(w.ctx, w.records.table(ts), func(_ *kgo.Record, err error) {
 		if err != nil && w.ctx.Err() == nil {

@@ -37,6 +37,79 @@ import (
 // (eosMain.commit: settled). A progress taken into a transaction not yet
 // committed is never written here: that transaction may be aborted.
 
+// The other way round: the state a window takes into the main worker's
+// transaction is made when the window closes, and written at the commit,
+// after any record the ordered writer was handed meanwhile:
+//
+//	window k closes: its state (ready, Pk, shape S1) is taken ── the
+//	table's shape changes to S2, or the main worker parks it (errored at
+//	the change it cannot write): the ordered writer writes that ── the
+//	commit writes the window's state
+//
+// and the table's last record went back to S1, or to ready: a parked
+// table read back as streaming, whose changes after the park the main
+// worker had skipped. So the commit writes the newest state the ordered
+// writer was handed since the window's was made, with the window's
+// progress when it is ahead (overlay), and nothing when that state has no
+// progress (the snapshot was given up: its state stands).
+
+// handedState is a state handed to the ordered writer, and its number.
+type handedState struct {
+	ts  *phases.State
+	seq uint64
+}
+
+// seq returns the number of records handed to the ordered writer so far.
+func (w *StateWriter) seq() uint64 {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// handed counts ts, handed over, and keeps it as its table's newest
+// while the table's incremental snapshot runs. w.mu is held.
+func (w *StateWriter) handed(ts *phases.State) {
+	w.n++
+	table := ts.Table.Table
+	if _, ok := w.latest[table]; !ok && ts.Incremental == "" {
+		return
+	}
+	if w.latest == nil {
+		w.latest = map[string]handedState{}
+	}
+	w.latest[table] = handedState{ts, w.n}
+}
+
+// overlay returns the state to write at the commit for ts, a state a
+// window took into the main worker's transaction when the ordered writer
+// had been handed seq records: ts, or the newest state handed over since
+// with ts's progress when ts's is ahead, or nil when that state has no
+// progress.
+func (w *StateWriter) overlay(ts *phases.State, seq uint64) *phases.State {
+	if w == nil {
+		return ts
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l, ok := w.latest[ts.Table.Table]
+	if !ok || l.seq <= seq {
+		return ts
+	}
+	if l.ts.Incremental == "" {
+		return nil
+	}
+	next := *l.ts
+	var p, q watermark.Progress
+	if json.Unmarshal([]byte(ts.Incremental), &p) == nil && json.Unmarshal([]byte(l.ts.Incremental), &q) == nil && ahead(p, q) {
+		next.Incremental = ts.Incremental
+	}
+	next.ResnapshotMs = max(next.ResnapshotMs, ts.ResnapshotMs)
+	return &next
+}
+
 // committedProgress records that the main worker committed ts, a table's
 // state with its incremental progress, in its Kafka transaction.
 func (w *StateWriter) committedProgress(ts *phases.State) {

@@ -136,3 +136,87 @@ func progressDone(t *testing.T, raw offsets.RawJSON, want ...[2]uint32) bool {
 	}
 	return slices.Equal(p.Done, want)
 }
+
+// TestExactlyOnceWindowStateKeepsTheTablesNewerState: the state a window
+// takes into the main worker's transaction is made when it closes and
+// written at the commit; a state of the table the ordered writer was
+// handed in between (a shape change, a park) is newer: the commit writes
+// it, with the window's progress, so that the table's last record is not
+// ready again after a park (its changes after the park were skipped) nor
+// the old shape. When that newer state has no progress (the snapshot was
+// given up), the window's is not written at all.
+func TestExactlyOnceWindowStateKeepsTheTablesNewerState(t *testing.T) {
+	t.Parallel() // fakes only
+	ctx := context.Background()
+	f := &deliverytest.FakeProducer{}
+	cfg := testDeliveryConfig(f)
+	states := &StateWriter{ctx: ctx, cl: &deliverytest.FakeProducer{}, records: cfg.records, log: zap.NewNop()}
+	cfg.states = states
+	d := &exactlyOnce{cfg: cfg, log: zap.NewNop()}
+	tracker := NewTracker(100, 1<<20, nil)
+	m := d.Main(tracker).(*eosMain)
+	m.cl = f
+	if err := m.Open(ctx, testSource); err != nil {
+		t.Fatal(err)
+	}
+	const plan = `"pages":10,"relfilenode":7,"chunk_pages":1,"started_ms":1`
+	ready := func(done string) *phases.State {
+		return &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseReady, Shape: "s1",
+			Incremental: offsets.RawJSON(`{` + plan + `,"done":` + done + `}`)}}
+	}
+	states.Enqueue(ready(`[]`)) // the snapshot's plan
+	end := uint64(200)
+	window := func(done string, between func()) offsets.Table {
+		t.Helper()
+		if err := m.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		a := tracker.Begin()
+		if !m.WithUnit(a, func() *phases.State { return ready(done) }) {
+			t.Fatal("WithUnit: false")
+		}
+		tracker.Commit(a, schema.LSN(end))
+		between()
+		if err := m.Ended(ctx, schema.LSN(end)); err != nil {
+			t.Fatal(err)
+		}
+		end += 100
+		if err := m.commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return f.State(t).Tables["public.t"]
+	}
+
+	got := window(`[[0,1]]`, func() {})
+	if got.Phase != offsets.PhaseReady || !progressDone(t, got.Incremental, [2]uint32{0, 1}) {
+		t.Fatalf("a window with nothing between: %+v", got)
+	}
+	got = window(`[[0,2]]`, func() {
+		s := ready(`[[0,1]]`)
+		s.Shape = "s2"
+		states.Enqueue(s)
+	})
+	if got.Shape != "s2" || !progressDone(t, got.Incremental, [2]uint32{0, 2}) {
+		t.Fatalf("a shape stored between the window and its commit: the commit wrote %+v, want shape s2 and [0,2) done", got)
+	}
+	got = window(`[[0,3]]`, func() {
+		s := ready(`[[0,2]]`)
+		s.Shape, s.Phase, s.ParkedLSN, s.LastError, s.Retry = "s2", offsets.PhaseErrored, 250, "cannot encode", "resnapshot"
+		states.Enqueue(s)
+	})
+	if got.Phase != offsets.PhaseErrored || got.ParkedLSN != 250 {
+		t.Fatalf("a park between the window and its commit: the commit wrote %+v, want the park", got)
+	}
+	before := len(f.Records())
+	window(`[[0,4]]`, func() {
+		s := ready(`[[0,3]]`)
+		s.Phase, s.Incremental = offsets.PhaseErrored, ""
+		states.Enqueue(s)
+	})
+	for _, r := range f.Records()[before:] {
+		var st offsets.State
+		if err := offsets.Decode("shop", r.Key, r.Value, &st); err == nil && st.Tables["public.t"].Table != "" {
+			t.Fatalf("the snapshot given up between the window and its commit, the commit still wrote %+v", st.Tables["public.t"])
+		}
+	}
+}
