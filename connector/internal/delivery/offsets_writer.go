@@ -3,12 +3,14 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
+	"github.com/mooncdc/mooncdc/connector/internal/watermark"
 	"github.com/mooncdc/mooncdc/offsets"
 )
 
@@ -50,6 +52,21 @@ type StateWriter struct {
 	cl      Producer
 	records Records
 	log     *zap.Logger
+
+	mu sync.Mutex
+	// last is closed when the newest record handed over is acknowledged
+	// or failed (nil before the first): the offsets topic has one
+	// partition, so the ones before it are by then (settled).
+	last chan struct{}
+	// committed is, by table, the newest incremental snapshot progress
+	// the main worker committed in its Kafka transaction (exactly-once:
+	// committedProgress), which a state written here must not take back.
+	committed map[string]watermark.Progress
+	// n counts the records handed over; latest is, by table, the newest
+	// state handed over while the table's incremental snapshot ran (its
+	// progress set, or set before) and its number (overlay).
+	n      uint64
+	latest map[string]handedState
 }
 
 // NewStateWriter makes the ordered writer of table states that writes
@@ -72,10 +89,17 @@ const stateWriteTimeout = 30 * time.Second
 func (w *StateWriter) Enqueue(ts *phases.State) (wait func(context.Context) error) {
 	table := ts.Table.Table
 	done := make(chan error, 1)
+	acked := make(chan struct{})
+	w.mu.Lock()
+	ts = w.newestProgress(ts)
+	w.last = acked
+	w.handed(ts)
+	w.mu.Unlock()
 	w.cl.Produce(w.ctx, w.records.table(ts), func(_ *kgo.Record, err error) {
 		if err != nil && w.ctx.Err() == nil {
 			w.log.Warn("store table phase", zap.String("table", table), zap.Error(err))
 		}
+		close(acked)
 		done <- err
 	})
 	return func(ctx context.Context) error {
@@ -89,6 +113,30 @@ func (w *StateWriter) Enqueue(ts *phases.State) (wait func(context.Context) erro
 		case <-timer.C:
 			return fmt.Errorf("write the phase of %s to the offsets topic: not acknowledged after %s: %w", table, stateWriteTimeout, context.DeadlineExceeded)
 		}
+	}
+}
+
+// settled waits until every record handed over so far is acknowledged or
+// failed, at most until ctx ends or stateWriteTimeout passes.
+func (w *StateWriter) settled(ctx context.Context) error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	last := w.last
+	w.mu.Unlock()
+	if last == nil {
+		return nil
+	}
+	timer := time.NewTimer(stateWriteTimeout)
+	defer timer.Stop()
+	select {
+	case <-last:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the table states written before: %w", ctx.Err())
+	case <-timer.C:
+		return fmt.Errorf("wait for the table states written before: not acknowledged after %s: %w", stateWriteTimeout, context.DeadlineExceeded)
 	}
 }
 

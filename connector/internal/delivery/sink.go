@@ -57,7 +57,12 @@ import (
 //     not by when it was made, and an aborted transaction would lose a
 //     shape the replay does not write again. Each of these states reads
 //     back as safe: copying, errored and init mean "copy again"; a
-//     promotion means nothing new to a main worker past the handover.
+//     promotion means nothing new to a main worker past the handover. In
+//     exactly-once mode a state of a table whose incremental progress
+//     the main worker committed carries the newest committed progress,
+//     and lands before the next commit of one (states_progress.go); a
+//     copy's checkpoint waits for its record before its next transaction
+//     (eosCopy.Checkpoint).
 
 // Producer is what a sink needs of a Kafka client: *kgo.Client, or a fake
 // in the sinks' unit tests. Produce must not block (the client's buffer is
@@ -154,9 +159,10 @@ type CopySink interface {
 	// (snapshot: copy_checkpoint.go), durable with the records the progress counts:
 	// at-least-once through setState (the pipeline's view and the ordered
 	// writer of table states), waited for; exactly-once as the last record
-	// of the copy's Kafka transaction, which it commits and follows with
-	// the next one, then setState (not waited for: the progress is
-	// durable). It blocks; the copy's writers are paused.
+	// of the copy's Kafka transaction, which it commits, then setState,
+	// waited for before the next transaction begins (the ordered writer's
+	// record of ts must not land after the next checkpoint's: eosCopy's
+	// Checkpoint). It blocks; the copy's writers are paused.
 	Checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) (wait func(context.Context) error)) error
 	// Handover is the copy's checkpoint: it waits (at most
 	// handoverAckWait; context.DeadlineExceeded then, to try again later)

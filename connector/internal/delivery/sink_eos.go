@@ -145,7 +145,15 @@ type eosMain struct {
 	lastEnd schema.LSN // end LSN of the newest Postgres transaction in the open Kafka transaction
 	// states are the table states to write in the open transaction, at
 	// its commit (WithUnit), by table.
-	states map[string]*phases.State
+	states map[string]takenState
+}
+
+// takenState is a table state WithUnit took, and the ordered writer's
+// count of records (StateWriter.seq) when it was made: one handed over
+// later holds a newer state of the table (StateWriter.overlay).
+type takenState struct {
+	ts  *phases.State
+	seq uint64
 }
 
 var _ MainSink = (*eosMain)(nil)
@@ -181,28 +189,37 @@ func (w *eosMain) WithUnit(a *TxAck, make func() *phases.State) bool {
 	if !w.txOpen || a == nil {
 		return false
 	}
+	seq := w.d.cfg.states.seq() // before make reads the table's state
 	ts := make()
 	if ts == nil {
 		return false
 	}
 	if w.states == nil {
-		w.states = map[string]*phases.State{}
+		w.states = map[string]takenState{}
 	}
-	w.states[ts.Table.Table] = ts
+	w.states[ts.Table.Table] = takenState{ts, seq}
 	return true
 }
 
 // produceStates produces the table states WithUnit took, in the open
-// transaction, and returns the wait for their acknowledgements.
-func (w *eosMain) produceStates(ctx context.Context) func() error {
+// transaction, each with what the ordered writer of table states wrote of
+// its table since it was made (StateWriter.overlay), and returns them and
+// the wait for their acknowledgements.
+func (w *eosMain) produceStates(ctx context.Context) ([]*phases.State, func() error) {
 	var done []chan error
-	for _, ts := range w.states {
+	var taken []*phases.State
+	for _, st := range w.states {
+		ts := w.d.cfg.states.overlay(st.ts, st.seq)
+		if ts == nil {
+			continue
+		}
+		taken = append(taken, ts)
 		ch := make(chan error, 1)
 		w.cl.Produce(ctx, w.d.cfg.records.table(ts), func(_ *kgo.Record, err error) { ch <- err })
 		done = append(done, ch)
 	}
 	clear(w.states)
-	return func() error {
+	return taken, func() error {
 		var errs []error
 		for _, ch := range done {
 			select {
@@ -266,7 +283,15 @@ func (w *eosMain) commit(ctx context.Context) error {
 	if prev == (offsets.Pipeline{}) {
 		prev = w.src
 	}
-	states := w.produceStates(ctx)
+	if len(w.states) > 0 {
+		// A table's progress goes in: every record of the ordered writer
+		// of table states made before it lands before it
+		// (states_progress.go).
+		if err := w.d.cfg.states.settled(ctx); err != nil {
+			return w.failed(err)
+		}
+	}
+	taken, states := w.produceStates(ctx)
 	// Produced last and waited for, with the rest (Flush).
 	offErr := produceWait(ctx, w.cl, w.d.cfg.records.pipeline(&src, prev))
 	w.tried = src
@@ -280,6 +305,9 @@ func (w *eosMain) commit(ctx context.Context) error {
 		return w.failed(fmt.Errorf("commit Kafka transaction (up to LSN %s): %w", w.lastEnd, err))
 	}
 	w.txOpen, w.last, w.lastRecord = false, time.Now(), src
+	for _, ts := range taken {
+		w.d.cfg.states.committedProgress(ts)
+	}
 	w.tracker.SetCeiling(w.lastEnd)
 	w.d.cfg.transactions.WithLabelValues("commit").Inc()
 	return nil

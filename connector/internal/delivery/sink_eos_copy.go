@@ -48,12 +48,41 @@ func (s *eosCopy) Settle(ctx context.Context) error {
 }
 
 // Checkpoint writes ts as the last record of the copy's Kafka transaction,
-// commits it, begins the next one, and then sets the view.
+// commits it, sets the view and waits until the ordered writer of table
+// states has stored it again, then begins the next transaction.
+//
+// The progress is durable at the commit; the ordered writer stores it
+// again with the table's newest state (ts was read before, and another
+// writer may have changed the table's state since). That second record is
+// written by another client, outside the copy's transactions, so nothing
+// but this wait orders it before the next checkpoint's commit. Without
+// it, under load:
+//
+//	checkpoint k commits progress Pk (base Bk) ── the ordered writer's Pk
+//	lingers in its client, or is in flight ── the copy streams on and
+//	checkpoint k+1 commits Pk+1 (base Bk+1) with the changes up to Bk+1
+//	── the ordered writer's Pk lands, after Pk+1 ── a crash before its
+//	Pk+1 lands
+//
+// left Pk the table's last record: the next run resumed from Bk and wrote
+// the changes between Bk and Bk+1 a second time (and a Pk landing after
+// the handover's phase record would even have put a handed-over table back
+// to copying). With the wait, every record handed to the ordered writer
+// before checkpoint k returned is in the topic before checkpoint k+1's.
+// What is left: another writer's record of the table's state made between
+// the two (the main worker's shape fingerprint: a DDL while the table is
+// copied) carries Pk and may land after Pk+1; a resume from it starts
+// over, as the shape changed (snapshot: copy_resume.go), so no change
+// record is written twice.
 func (s *eosCopy) Checkpoint(ctx context.Context, ts *phases.State, setState func(*phases.State) func(context.Context) error) error {
 	if err := s.commit(ctx, ts, "at a checkpoint"); err != nil {
 		return err
 	}
-	setState(ts) // durable already; the ordered writer stores it again with the table's newest state
+	if err := setState(ts)(ctx); err != nil {
+		// Its record may still land later: the copy stops here (and is
+		// retried from what is stored) rather than commit past it.
+		return fmt.Errorf("store the copy's progress again with the table's state: %w", err)
+	}
 	if err := s.cl.BeginTransaction(); err != nil {
 		return TxnError(s.id, fmt.Errorf("begin the copy's next Kafka transaction: %w", err))
 	}

@@ -312,6 +312,61 @@ func TestCopySinksStoreTheHandoverAfterTheCopysRecords(t *testing.T) {
 	})
 }
 
+// TestExactlyOnceCopyCheckpointWaitsForTheStatesRecord: an exactly-once
+// checkpoint commits the progress in the copy's transaction and has the
+// ordered writer of table states (another client) store it again; it
+// returns, and the copy's next transaction (whose checkpoint commits a
+// newer progress) begins, only once that record is acknowledged. Else the
+// older record could land after the newer one and, after a crash, be the
+// table's last: the next run resumed from the older base and wrote the
+// changes in between twice (connector: TestResumeCrashedInItsStreamResumesFromItsNewBase).
+// A record the writer failed fails the checkpoint.
+func TestExactlyOnceCopyCheckpointWaitsForTheStatesRecord(t *testing.T) {
+	t.Parallel() // fakes only
+	ctx := context.Background()
+	ts := &phases.State{Table: offsets.Table{Table: "public.t", Phase: offsets.PhaseCopying, Copy: &offsets.CopyProgress{BaseLSN: 250}}}
+	for _, fail := range []bool{false, true} {
+		f := &deliverytest.FakeProducer{}               // the copy's transactional producer
+		plain := &deliverytest.FakeProducer{Hold: true} // the ordered writer's client
+		cfg := testDeliveryConfig(f)
+		states := &StateWriter{ctx: ctx, cl: plain, records: cfg.records, log: zap.NewNop()}
+		s := &eosCopy{d: &exactlyOnce{cfg: cfg, log: zap.NewNop()}, ctx: ctx, cl: f, tracker: NewTracker(200, 1<<20, nil)}
+		done := make(chan error, 1)
+		go func() { done <- s.Checkpoint(ctx, ts, states.Enqueue) }()
+		eventually.True(t, 5*time.Second, time.Millisecond, "the ordered writer got no record", func() bool { return len(plain.Records()) == 1 })
+		select {
+		case err := <-done:
+			t.Fatalf("the checkpoint returned (%v) before the ordered writer's record was acknowledged", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if got, want := f.TakeEvents(), []string{"produce offsets", "flush", "commit"}; !slices.Equal(got, want) {
+			t.Fatalf("before the ordered writer's acknowledgement: %v, want %v (no next transaction)", got, want)
+		}
+		if fail {
+			plain.Mu.Lock()
+			plain.Fail = errors.New("broker gone")
+			plain.Mu.Unlock()
+		}
+		plain.Release()
+		err := <-done
+		if fail {
+			if err == nil || !strings.Contains(err.Error(), "broker gone") {
+				t.Fatalf("a failed record of the ordered writer: checkpoint returned %v", err)
+			}
+			if got := f.TakeEvents(); len(got) != 0 {
+				t.Fatalf("after a failed record of the ordered writer: %v, want nothing", got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := f.TakeEvents(), []string{"begin"}; !slices.Equal(got, want) {
+			t.Fatalf("after the acknowledgement: %v, want %v", got, want)
+		}
+	}
+}
+
 // TestCopySinkHandoverWaitsBoundedForAcknowledgements: under the pipeline
 // mutex, a copy's handover waits at most handoverAckWait for its records,
 // then says so (the catch-up tries again later), storing nothing.

@@ -22,6 +22,9 @@ type Env struct {
 	T     *testing.T
 	PG    *Cluster
 	Kafka string
+	// Broker is the in-process broker at Kafka, for fault injection
+	// (its Cluster's ControlKey); nil when the test brought its own (EnvOn).
+	Broker *kafkatest.Broker
 }
 
 // Cluster is the Postgres cluster a test works on, seen from its database:
@@ -222,7 +225,8 @@ func NewSerialEnv(t *testing.T) *Env {
 		}
 		releaseNames(t)
 	})
-	e.Kafka = kafkatest.New(t).Addr()
+	e.Broker = kafkatest.New(t)
+	e.Kafka = e.Broker.Addr()
 	return e
 }
 
@@ -238,7 +242,10 @@ func NewPrivateEnv(t *testing.T, opts ...func(*pgtest.Options)) *Env {
 		t.Parallel()
 	}
 	pg := pgtest.New(t, opts...)
-	return EnvOn(t, pg, kafkatest.New(t).Addr())
+	b := kafkatest.New(t)
+	e := EnvOn(t, pg, b.Addr())
+	e.Broker = b
+	return e
 }
 
 // EnvOn is the Env of a cluster and a broker the test made itself.

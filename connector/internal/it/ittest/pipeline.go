@@ -247,7 +247,13 @@ type Event struct {
 		ID         string `json:"id"`
 		TotalOrder int    `json:"total_order"`
 	} `json:"transaction"`
-	Offset int64
+	// Where the record is: its offset and partition, and the
+	// producer (id and epoch) that wrote it, so that a check that finds a
+	// record twice can say which writer wrote each.
+	Offset        int64
+	Partition     int32
+	ProducerID    int64
+	ProducerEpoch int16
 }
 
 // Decode decodes plain JSON records. Records in JsonConverter's enveloped
@@ -270,7 +276,7 @@ func Decode(t *testing.T, recs []*kgo.Record) []Event {
 		} else if err := json.Unmarshal(r.Value, &ev); err != nil {
 			t.Fatalf("value %q: %v", r.Value, err)
 		}
-		ev.Offset = r.Offset
+		ev.Offset, ev.Partition, ev.ProducerID, ev.ProducerEpoch = r.Offset, r.Partition, r.ProducerID, r.ProducerEpoch
 		out = append(out, ev)
 	}
 	return out

@@ -128,10 +128,39 @@ type TableView struct {
 	Reads   int
 }
 
-// RecEvent is one record of a key: its op and n.
+// RecEvent is one record of a key: its op and n, and where it came from
+// (Where).
 type RecEvent struct {
 	Op string
 	N  int64
+	// LSN and TxID are the record's source.lsn and source.txId (0 for a
+	// snapshot row's txId, none for a tombstone); Offset, Partition and
+	// Producer (id/epoch) are where it is in the topic and who wrote it.
+	LSN       int64
+	TxID      int64
+	Offset    int64
+	Partition int32
+	Producer  string
+}
+
+// String is the record as the checks print a key's records: op:n.
+func (r RecEvent) String() string { return fmt.Sprintf("%s:%d", r.Op, r.N) }
+
+// Where says where r is in the topic and where it came from: partition,
+// offset, source.lsn and txId, and the producer id/epoch that wrote it (a
+// copy worker's transactional producer and the main worker's differ).
+func (r RecEvent) Where() string {
+	return fmt.Sprintf("%s n=%d at partition %d offset %d (source.lsn %d, txId %d, producer %s)", r.Op, r.N, r.Partition, r.Offset, r.LSN, r.TxID, r.Producer)
+}
+
+// recEvent is ev's RecEvent with op and n.
+func recEvent(ev Event, op string, n int64) RecEvent {
+	r := RecEvent{Op: op, N: n, LSN: ev.Source.LSN, Offset: ev.Offset, Partition: ev.Partition,
+		Producer: fmt.Sprintf("%d/%d", ev.ProducerID, ev.ProducerEpoch)}
+	if ev.Source.TxID != nil {
+		r.TxID = *ev.Source.TxID
+	}
+	return r
 }
 
 // Rebuild replays the records of a table into its rows.
@@ -152,15 +181,15 @@ func Rebuild(t *testing.T, evs []Event) TableView {
 			if recs := v.Records[id]; len(recs) == 0 || recs[len(recs)-1].Op != "d" {
 				// Not after a delete: a re-copy's tombstone for a key its
 				// snapshot no longer has.
-				v.Records[id] = append(v.Records[id], RecEvent{"x", -1})
+				v.Records[id] = append(v.Records[id], recEvent(ev, "x", -1))
 			}
 		case ev.Op == "d":
 			delete(v.Rows, id)
-			v.Records[id] = append(v.Records[id], RecEvent{"d", -1})
+			v.Records[id] = append(v.Records[id], recEvent(ev, "d", -1))
 		default:
 			n := int64(ev.After["n"].(float64))
 			v.Rows[id] = n
-			v.Records[id] = append(v.Records[id], RecEvent{ev.Op, n})
+			v.Records[id] = append(v.Records[id], recEvent(ev, ev.Op, n))
 			if ev.Op == "r" {
 				v.Reads++
 			}

@@ -12,20 +12,28 @@ import (
 )
 
 // CheckNoChangeRepeats: change records (c, u, d) carry each write at most
-// once; only snapshot rows may repeat.
+// once; only snapshot rows may repeat. An upsert is known by its n (each
+// write has its own), a delete by its source.lsn (a key may be deleted
+// more than once, each at its own LSN). A failure says where both copies
+// are and who wrote them (RecEvent.Where).
 func CheckNoChangeRepeats(t *testing.T, table string, v TableView) {
 	t.Helper()
 	for key, recs := range v.Records {
-		seen := map[string]bool{}
+		seen := map[string]RecEvent{}
 		for _, r := range recs {
-			if r.Op == "r" || r.Op == "d" {
+			var id string
+			switch r.Op {
+			case "r", "x":
 				continue
+			case "d":
+				id = fmt.Sprintf("d@%d", r.LSN)
+			default:
+				id = fmt.Sprint(r.N)
 			}
-			id := fmt.Sprint(r.N)
-			if seen[id] {
-				t.Fatalf("%s key %d: change n=%d emitted twice (records %v)", table, key, r.N, recs)
+			if first, ok := seen[id]; ok {
+				t.Fatalf("%s key %d: change %s emitted twice: first %s, again %s (records %v)", table, key, id, first.Where(), r.Where(), recs)
 			}
-			seen[id] = true
+			seen[id] = r
 		}
 	}
 }
