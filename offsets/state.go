@@ -117,6 +117,13 @@ type Table struct {
 	// ({"chunk_pages":0}); nil for none. The table stays ready meanwhile.
 	// Kept as raw JSON: its form is the snapshot's (watermark.Progress).
 	Incremental RawJSON `json:"incremental,omitempty"`
+	// LeftMs is when discovery found that the table, which still exists,
+	// left the pipeline (Unix milliseconds; 0: it is in it): removed from
+	// the publication, or no longer selected by postgres.tables or
+	// postgres.tables_exclude. Its changes since are in no record, so when
+	// it comes back its rows are read again (phases.AddedBack): an
+	// incremental snapshot if it was ready, else a copy as a new table.
+	LeftMs int64 `json:"left_ms,omitempty"`
 }
 
 // IncrementalRequested is Table.Incremental of an incremental snapshot

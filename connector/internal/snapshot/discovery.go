@@ -34,7 +34,18 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 	defer db.Close(context.Background())
 	pub := s.cfg.postgres.Publication
 	if len(s.cfg.tables.Include) > 0 {
-		added, keyless, err := pgsource.AddMatchingTables(ctx, db, pub, s.cfg.tables)
+		// A table mooncdc adds that has a phase was removed from the
+		// publication since (ALTER PUBLICATION … DROP TABLE): it left the
+		// pipeline, stored before it is added back so that a crash between
+		// never forgets it; it comes back below.
+		left := func(ts []config.TableName) {
+			for _, tn := range ts {
+				if cur := s.phases.Get(tn.String()); cur != nil && cur.Phase != offsets.PhaseDropped && cur.LeftMs == 0 {
+					s.markLeft(ctx, tn.String(), "removed from publication "+pub+", which mooncdc adds it back to")
+				}
+			}
+		}
+		added, keyless, err := pgsource.AddMatchingTables(ctx, db, pub, s.cfg.tables, left)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -44,7 +55,11 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 			s.log.Warn("a new table matches postgres.tables but cannot be added to the publication", zap.Error(err))
 		}
 		if len(added) > 0 {
-			s.log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", added))
+			names := make([]string, len(added))
+			for i, tn := range added {
+				names[i] = tn.String()
+			}
+			s.log.Info("added new tables matching postgres.tables to the publication", zap.Strings("tables", names))
 		}
 		s.keyless.Report(s.log, keyless)
 	}
@@ -137,6 +152,10 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 			s.names = map[string]config.TableName{}
 		}
 		s.names[f.name] = f.tn
+		if cur := s.phases.Get(f.name); cur != nil && cur.LeftMs != 0 && cur.Phase != offsets.PhaseDropped && !refused[f.name] {
+			s.addedBack(ctx, f.name, f.oid) // leave.go
+			continue
+		}
 		if cur := s.phases.Get(f.name); cur != nil && (cur.Phase != offsets.PhaseDropped || cur.OID == f.oid) || refused[f.name] {
 			continue
 		}
@@ -152,7 +171,7 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 		if s.cfg.snapshot.Mode == config.SnapshotNever || first && s.adopt {
 			// Ready at M, the main worker's position as the view changes.
 			ts, wait := s.phases.Update(f.name, func(ts *phases.State, m schema.LSN) {
-				ts.OID, ts.Phase, ts.LSN = oid, offsets.PhaseReady, uint64(m)
+				ts.OID, ts.Phase, ts.LSN, ts.LeftMs = oid, offsets.PhaseReady, uint64(m), 0
 			})
 			stored = append(stored, wait)
 			why := "snapshot.mode never"
@@ -162,23 +181,41 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 			s.log.Info("new table streams without a snapshot ("+why+")", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 			continue
 		}
-		_, wait := s.phases.Update(f.name, func(ts *phases.State, _ schema.LSN) { ts.OID, ts.Phase = oid, offsets.PhaseInit })
+		_, wait := s.phases.Update(f.name, func(ts *phases.State, _ schema.LSN) { ts.OID, ts.Phase, ts.LeftMs = oid, offsets.PhaseInit, 0 })
 		stored = append(stored, wait)
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
 	}
-	return s.markDropped(ctx, db, published)
+	if len(tables) == 0 {
+		// No table at all: a publication dropped (and not yet created
+		// again) is a miss, not every table leaving.
+		var exists bool
+		if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, pub).Scan(&exists); err != nil {
+			return fmt.Errorf("look for publication %q: %w", pub, err)
+		}
+		if !exists {
+			s.log.Warn("publication not found: no table is taken as dropped or as having left the pipeline", zap.String("publication", pub))
+			return nil
+		}
+	}
+	publishedOIDs := make(map[uint32]bool, len(tables))
+	for _, f := range tables {
+		publishedOIDs[f.oid] = true
+	}
+	return s.markDropped(ctx, db, published, publishedOIDs)
 }
 
 // markDropped gives the phase dropped to the tables that no longer exist
 // (DROP TABLE; their oid is gone from pg_class), so that none is parked
-// or copied again, and status says so. A table only removed from the
-// publication, or renamed, still exists and keeps its phase. A copy that
-// runs is left to fail first.
-func (s *Snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published map[string]bool) error {
+// or copied again, and status says so. A copy that runs is left to fail
+// first. A table only removed from the publication (or no longer
+// selected) still exists and keeps its phase, with the mark that it left
+// the pipeline (markLeft); a renamed one (its oid published under its new
+// name) did not leave it.
+func (s *Snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published map[string]bool, publishedOIDs map[uint32]bool) error {
 	var gone []*phases.State
 	var oids []uint32
 	for name, ts := range s.phases.All() {
-		if !published[name] && ts.OID != 0 && ts.Phase != offsets.PhaseDropped && ts.Phase != offsets.PhaseCopying {
+		if !published[name] && ts.OID != 0 && ts.Phase != offsets.PhaseDropped && (ts.Phase != offsets.PhaseCopying || ts.LeftMs == 0) {
 			gone = append(gone, ts)
 			oids = append(oids, ts.OID)
 		}
@@ -202,15 +239,21 @@ func (s *Snapshotter) markDropped(ctx context.Context, db *pgx.Conn, published m
 		return fmt.Errorf("look for dropped tables: %w", err)
 	}
 	for _, ts := range gone {
+		name := ts.Table.Table
 		if exists[ts.OID] {
+			if ts.LeftMs == 0 && !publishedOIDs[ts.OID] {
+				s.markLeft(ctx, name, "no longer in the publication, or no longer selected by postgres.tables")
+			}
 			continue
 		}
-		name := ts.Table.Table
+		if ts.Phase == offsets.PhaseCopying {
+			continue // left to fail first
+		}
 		s.setPhase(ctx, name, func(next *phases.State) {
 			if next.Phase != offsets.PhaseReady && next.Phase != offsets.PhaseCatchup {
 				next.LSN = 0 // never handed over: the main worker writes none of it
 			}
-			next.Phase, next.LastError, next.Retry, next.RetryAt = offsets.PhaseDropped, "", "", 0
+			next.Phase, next.LastError, next.Retry, next.RetryAt, next.LeftMs = offsets.PhaseDropped, "", "", 0, 0
 		})
 		s.log.Info("table dropped: nothing more to copy or stream (its changes before the DROP are written)", zap.String("table", name))
 	}

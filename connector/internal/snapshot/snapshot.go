@@ -67,6 +67,11 @@ type Snapshotter struct {
 	// warnedPartitions: the warning about a publication that publishes
 	// partitions separately was logged (discovery's goroutine only).
 	warnedPartitions bool
+	// back holds the incremental requests of tables that came back to the
+	// pipeline (leave.go), for the loop to start after the discovery that
+	// found them (discovery's goroutine only; Run starts those of the
+	// first discovery with the snapshots to resume).
+	back []offsets.Table
 	// allDone is called once, in snapshot.mode initial_only, when every
 	// table is handed over or waits for resnapshot.
 	AllDone func()
@@ -203,6 +208,7 @@ func (s *Snapshotter) Run(ctx context.Context) error {
 	s.seen = map[string]int64{}
 	s.requests = make(chan offsets.Table, 64)
 	s.pending = map[string]offsets.Table{}
+	s.back = nil // the first discovery's: resumed below, as stored requests
 	for name, ts := range s.phases.All() {
 		s.seen[name] = ts.ResnapshotMs
 	}
@@ -290,6 +296,10 @@ func (s *Snapshotter) loop(ctx context.Context) error {
 				s.log.Warn("table discovery failed; trying again later", zap.Error(err))
 			}
 			lastDiscovery = time.Now()
+			for _, t := range s.back {
+				s.request(t)
+			}
+			s.back = nil
 			s.c.sweepCopySlots(ctx) // copyslot.go
 		}
 		s.schedule()
