@@ -345,6 +345,9 @@ func (s *Snapshotter) schedule() {
 		if s.busy[name] {
 			continue
 		}
+		if ts.LeftMs != 0 {
+			continue // out of the pipeline: copied when it comes back (leave.go)
+		}
 		if ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.RetryAt > 0 && ts.RetryAt <= now) {
 			due = append(due, name)
 			switch {
@@ -419,6 +422,7 @@ func (s *Snapshotter) finished() bool {
 		switch {
 		case ts.Phase == offsets.PhaseReady, ts.Phase == offsets.PhaseCatchup, ts.Phase == offsets.PhaseDropped:
 		case ts.Phase == offsets.PhaseErrored && ts.RetryAt == 0:
+		case ts.LeftMs != 0 && ts.Phase != offsets.PhaseCopying: // out of the pipeline: nothing to copy
 		default:
 			return false
 		}

@@ -135,6 +135,45 @@ func TestTableLeftOutOfTheConfigAcrossARestartLosesNoChange(t *testing.T) {
 	}
 }
 
+// TestTableLeftOutOfTheConfigIsNotCopied: a table left out of
+// postgres.tables is not copied while it is out, even when its phase asks
+// for a copy (snapshot.mode always sets every stored table back to init):
+// it is copied when it comes back. Before, its copy wrote its rows to its
+// topic although no pattern selected it.
+func TestTableLeftOutOfTheConfigIsNotCopied(t *testing.T) {
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`INSERT INTO orders SELECT g, 0 FROM generate_series(1, 100) g`)
+	e.Exec(`CREATE TABLE other (id bigint PRIMARY KEY)`)
+	e.Exec(`INSERT INTO other VALUES (1)`)
+	cfg := e.Config("backcopy", "public.orders", "public.other")
+	topic := "backcopy.public.orders"
+	r := start(t, cfg)
+	readAll(t, e.Kafka, topic, 100)
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+
+	out := cfg
+	out.Postgres.Tables = []string{"public.other"}
+	out.Snapshot.Mode = "always"
+	r = ittest.StartStreaming(t, out)
+	// other copied again; orders stays init (its copy waits for its return).
+	eventually.True(t, 60*time.Second, 20*time.Millisecond, "public.other not copied again", func() bool {
+		return r.P.TablePhases()["public.other"].Phase == "ready"
+	})
+	readAll(t, e.Kafka, "backcopy.public.other", 2)
+	if ph := r.P.TablePhases()["public.orders"]; ph.LeftMs == 0 || ph.Phase != "init" {
+		t.Fatalf("public.orders, left out of postgres.tables: %+v, want init with left_ms", ph)
+	}
+	if n := len(readAll(t, e.Kafka, topic, -1)); n != 100 {
+		t.Fatalf("%d records in %s after a start that left it out of postgres.tables, want the first copy's 100", n, topic)
+	}
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitLeft waits until the table's record says it left the pipeline
 // (left) or that it is in it.
 func waitLeft(t *testing.T, r *ittest.Running, table string, left bool) {
