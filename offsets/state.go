@@ -124,6 +124,14 @@ type Table struct {
 	// it comes back its rows are read again (phases.AddedBack): an
 	// incremental snapshot if it was ready, else a copy as a new table.
 	LeftMs int64 `json:"left_ms,omitempty"`
+	// PubRel is the oid of the publication's pg_publication_rel row that
+	// publishes the table (its own, or a partitioned ancestor's) when
+	// discovery last saw it; 0: unknown, or published otherwise (FOR ALL
+	// TABLES, FOR TABLES IN SCHEMA). A table removed from the publication
+	// and added back gets a new row: a new PubRel tells discovery that it
+	// left and came back unseen (between two discoveries, or while
+	// mooncdc was stopped).
+	PubRel uint32 `json:"pub_rel,omitempty"`
 }
 
 // IncrementalRequested is Table.Incremental of an incremental snapshot

@@ -305,7 +305,7 @@ func (p *Rules) Handover(ts *State, pos schema.LSN, checkpoint func(next *State)
 		next.Shape = cur.Shape // the main worker's, written while the copy ran
 		// The table left the pipeline while it was copied: it comes back
 		// with its rows read again (discovery: leave.go).
-		next.LeftMs = cur.LeftMs
+		next.LeftMs, next.PubRel = cur.LeftMs, cur.PubRel
 	}
 	next.Phase = offsets.PhaseCatchup
 	if pos == m {

@@ -347,16 +347,16 @@ func TestAddedBackReadsTheRowsAgain(t *testing.T) {
 // TestHandoverKeepsTheMarkThatTheTableLeft: a table that left the
 // pipeline while it was copied keeps the mark at its handover (which makes
 // its state from the copy's), so that discovery reads it again when it
-// comes back.
+// comes back, and the publication row discovery saw it published by.
 func TestHandoverKeepsTheMarkThatTheTableLeft(t *testing.T) {
 	p := New(10, map[string]*State{"public.t": {Table: offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseCopying}}})
 	copying := p.Get("public.t")
-	p.Update("public.t", func(next *State, _ schema.LSN) { next.LeftMs = 800 })
+	p.Update("public.t", func(next *State, _ schema.LSN) { next.LeftMs, next.PubRel = 800, 16400 })
 	next, _, err := p.Handover(copying, 10, func(*State) error { return nil }, nil)
 	if err != nil || next == nil {
 		t.Fatalf("handover: %v, %v", next, err)
 	}
-	if next.Phase != offsets.PhaseReady || next.LeftMs != 800 {
-		t.Fatalf("after the handover: phase %s, left_ms %d; want ready with left_ms 800", next.Phase, next.LeftMs)
+	if next.Phase != offsets.PhaseReady || next.LeftMs != 800 || next.PubRel != 16400 {
+		t.Fatalf("after the handover: phase %s, left_ms %d, pub_rel %d; want ready with left_ms 800 and pub_rel 16400", next.Phase, next.LeftMs, next.PubRel)
 	}
 }

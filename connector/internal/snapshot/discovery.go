@@ -66,7 +66,13 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 	// A publication without publish_via_partition_root lists the
 	// partitions of a partitioned table, each streamed as a table of its
 	// own: postgres.tables selects them by their root's name.
-	rows, err := db.Query(ctx, `SELECT c.oid, t.schemaname, t.tablename, rn.nspname, r.relname FROM pg_publication_tables t
+	// pub_rel: the publication's row that publishes the table (its own or
+	// its partitioned root's; an index lookup per table), whose oid
+	// changes when the table is removed and added back.
+	rows, err := db.Query(ctx, `SELECT c.oid, t.schemaname, t.tablename, rn.nspname, r.relname,
+		coalesce((SELECT max(pr.oid) FROM pg_publication_rel pr
+			WHERE pr.prpubid = (SELECT oid FROM pg_publication WHERE pubname = $1) AND pr.prrelid IN (c.oid, r.oid)), 0)
+		FROM pg_publication_tables t
 		JOIN pg_namespace n ON n.nspname = t.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename
 		JOIN pg_class r ON r.oid = coalesce(pg_partition_root(c.oid), c.oid) JOIN pg_namespace rn ON rn.oid = r.relnamespace
 		WHERE t.pubname = $1`, pub)
@@ -74,15 +80,16 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 		return fmt.Errorf("list the tables of publication %q: %w", pub, err)
 	}
 	type found struct {
-		oid  uint32
-		tn   config.TableName
-		name string
+		oid    uint32
+		tn     config.TableName
+		name   string
+		pubRel uint32
 	}
 	var tables []found
 	for rows.Next() {
 		var f found
 		var sch, tab, rootSch, rootTab string
-		if err := rows.Scan(&f.oid, &sch, &tab, &rootSch, &rootTab); err != nil {
+		if err := rows.Scan(&f.oid, &sch, &tab, &rootSch, &rootTab, &f.pubRel); err != nil {
 			return err
 		}
 		partition := sch != rootSch || tab != rootTab
@@ -152,9 +159,19 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 			s.names = map[string]config.TableName{}
 		}
 		s.names[f.name] = f.tn
+		if s.leftUnseen(f.name, f.oid, f.pubRel) && !refused[f.name] {
+			s.markLeft(ctx, f.name, "removed from the publication and added back since the last discovery") // leave.go
+		}
 		if cur := s.phases.Get(f.name); cur != nil && cur.LeftMs != 0 && cur.Phase != offsets.PhaseDropped && !refused[f.name] {
-			s.addedBack(ctx, f.name, f.oid) // leave.go
+			s.addedBack(ctx, f.name, f.oid, f.pubRel)
 			continue
+		}
+		if cur := s.phases.Get(f.name); cur != nil && cur.Phase != offsets.PhaseDropped && cur.OID == f.oid && cur.PubRel != f.pubRel {
+			// First seen (a record from before pub_rel, or a rename's new
+			// name), or published otherwise now: remembered, with the
+			// new tables' records.
+			_, wait := s.phases.Update(f.name, func(ts *phases.State, _ schema.LSN) { ts.PubRel = f.pubRel })
+			stored = append(stored, wait)
 		}
 		if cur := s.phases.Get(f.name); cur != nil && (cur.Phase != offsets.PhaseDropped || cur.OID == f.oid) || refused[f.name] {
 			continue
@@ -171,7 +188,7 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 		if s.cfg.snapshot.Mode == config.SnapshotNever || first && s.adopt {
 			// Ready at M, the main worker's position as the view changes.
 			ts, wait := s.phases.Update(f.name, func(ts *phases.State, m schema.LSN) {
-				ts.OID, ts.Phase, ts.LSN, ts.LeftMs = oid, offsets.PhaseReady, uint64(m), 0
+				ts.OID, ts.Phase, ts.LSN, ts.LeftMs, ts.PubRel = oid, offsets.PhaseReady, uint64(m), 0, f.pubRel
 			})
 			stored = append(stored, wait)
 			why := "snapshot.mode never"
@@ -181,7 +198,9 @@ func (s *Snapshotter) Discover(ctx context.Context) error {
 			s.log.Info("new table streams without a snapshot ("+why+")", zap.String("table", f.name), zap.Stringer("lsn", schema.LSN(ts.LSN)))
 			continue
 		}
-		_, wait := s.phases.Update(f.name, func(ts *phases.State, _ schema.LSN) { ts.OID, ts.Phase, ts.LeftMs = oid, offsets.PhaseInit, 0 })
+		_, wait := s.phases.Update(f.name, func(ts *phases.State, _ schema.LSN) {
+			ts.OID, ts.Phase, ts.LeftMs, ts.PubRel = oid, offsets.PhaseInit, 0, f.pubRel
+		})
 		stored = append(stored, wait)
 		s.log.Info("new table: copy queued", zap.String("table", f.name))
 	}

@@ -45,7 +45,7 @@ func (s *Snapshotter) markLeft(ctx context.Context, name, why string) {
 // or by Run with the snapshots to resume at the first discovery. It waits
 // (false: the marker stays, the next discovery tries again) while the
 // table is being copied or its stopped incremental snapshot has not ended.
-func (s *Snapshotter) addedBack(ctx context.Context, name string, oid uint32) bool {
+func (s *Snapshotter) addedBack(ctx context.Context, name string, oid, pubRel uint32) bool {
 	if cur := s.phases.Get(name); cur == nil || cur.Phase == offsets.PhaseCopying {
 		return false
 	}
@@ -60,7 +60,7 @@ func (s *Snapshotter) addedBack(ctx context.Context, name string, oid uint32) bo
 	_, wait := s.phases.Update(name, func(next *phases.State, m schema.LSN) {
 		streaming := next.Phase == offsets.PhaseReady || next.Phase == offsets.PhaseCatchup
 		next.Table = phases.AddedBack(name, next.Table, now)
-		next.OID, next.RetryAt = oid, 0
+		next.OID, next.RetryAt, next.PubRel = oid, 0, pubRel
 		if streaming && next.Phase == offsets.PhaseInit {
 			next.SettleAt = m // its records up to M may be in flight (phases.Request)
 		}
@@ -75,4 +75,15 @@ func (s *Snapshotter) addedBack(ctx context.Context, name string, oid uint32) bo
 	}
 	s.log.Info("table came back to the pipeline: copy queued, as a new table's", zap.String("table", name))
 	return true
+}
+
+// leftUnseen reports whether table name, published now by the
+// publication's row pubRel, was removed from the publication and added
+// back since discovery stored its row (a new row has a new oid): between
+// two discoveries, or while mooncdc was stopped. A table not seen with a
+// row before (0), or whose relation changed, did not.
+func (s *Snapshotter) leftUnseen(name string, oid, pubRel uint32) bool {
+	cur := s.phases.Get(name)
+	return cur != nil && cur.LeftMs == 0 && cur.Phase != offsets.PhaseDropped && cur.OID == oid &&
+		cur.PubRel != 0 && pubRel != 0 && cur.PubRel != pubRel
 }

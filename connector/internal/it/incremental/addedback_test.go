@@ -88,6 +88,42 @@ func TestTableRemovedFromMooncdcsPublicationLosesNoChange(t *testing.T) {
 	}
 }
 
+// TestTableRemovedAndAddedBackBetweenTwoDiscoveriesLosesNoChange: the
+// same on a publication the user manages, the table removed, changed and
+// added back in one transaction, so that no discovery sees it out: its
+// publication row (pg_publication_rel) is a new one, which tells
+// discovery that it left and came back. Before: no trace, the changes
+// made while it was out missing from its topic.
+func TestTableRemovedAndAddedBackBetweenTwoDiscoveriesLosesNoChange(t *testing.T) {
+	e := ittest.NewEnv(t)
+	smallChunks(t, 2)
+	slowChunks(t, 20*time.Millisecond)
+	const rows = 2000
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`INSERT INTO orders SELECT g, 0 FROM generate_series(1, $1::int) g`, rows)
+	e.Exec(`CREATE PUBLICATION unseen_pub FOR TABLE orders`)
+	cfg := e.Config("unseen")
+	cfg.Postgres.Publication = "unseen_pub"
+	cfg.Snapshot.DiscoveryInterval = time.Second
+	r := start(t, cfg)
+	topic := "unseen.public.orders"
+	e.Exec(`INSERT INTO orders VALUES (5000, 0)`)
+	readAll(t, e.Kafka, topic, rows+1)
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, "pub_rel not stored", func() bool {
+		return r.P.TablePhases()["public.orders"].PubRel != 0
+	})
+
+	e.Exec(`ALTER PUBLICATION unseen_pub DROP TABLE orders;
+		INSERT INTO orders SELECT g, 7 FROM generate_series(3001, 3100) g;
+		UPDATE orders SET v = 8 WHERE id <= 100;
+		DELETE FROM orders WHERE id BETWEEN 101 AND 200;
+		ALTER PUBLICATION unseen_pub ADD TABLE orders`)
+	checkAddedBack(t, e, r, topic, rows)
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestTableLeftOutOfTheConfigAcrossARestartLosesNoChange: the same with a
 // table left out of postgres.tables across a restart (the publication,
 // which mooncdc created, still has it: mooncdc never removes a table from
