@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/phases"
 	"github.com/mooncdc/mooncdc/offsets"
 	"github.com/mooncdc/mooncdc/schema"
@@ -54,6 +55,16 @@ func (s *Snapshotter) addedBack(ctx context.Context, name string, oid, pubRel ui
 	s.incMu.Unlock()
 	if running {
 		return false
+	}
+	if s.cfg.snapshot.Mode == config.SnapshotNever {
+		// No copy of any kind, as for a new table: it streams on from here,
+		// and the log says what its topic misses.
+		_, wait := s.phases.Update(name, func(next *phases.State, _ schema.LSN) { next.LeftMs, next.OID, next.PubRel = 0, oid, pubRel })
+		_ = wait(ctx)
+		s.log.Warn("table came back to the pipeline and streams on; with snapshot.mode never its rows are not read again, so its "+
+			"changes made while it was out are not in its topic: ask for an incremental snapshot (mooncdc resnapshot --incremental) to read them",
+			zap.String("table", name))
+		return true
 	}
 	now := time.Now().UnixMilli()
 	var back offsets.Table

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooncdc/mooncdc/connector/config"
 	"github.com/mooncdc/mooncdc/connector/internal/it/ittest"
 	"github.com/mooncdc/mooncdc/internal/eventually"
 )
@@ -119,6 +120,46 @@ func TestTableRemovedAndAddedBackBetweenTwoDiscoveriesLosesNoChange(t *testing.T
 		DELETE FROM orders WHERE id BETWEEN 101 AND 200;
 		ALTER PUBLICATION unseen_pub ADD TABLE orders`)
 	checkAddedBack(t, e, r, topic, rows)
+	if err := r.Stop(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTableAddedBackUnderSnapshotModeNeverIsNotReadAgain: with
+// snapshot.mode never (no copy of any kind, only changes from now on) a
+// table that comes back streams on without a snapshot, as a new table
+// does, and the mark that it left is cleared (the log says what its topic
+// misses).
+func TestTableAddedBackUnderSnapshotModeNeverIsNotReadAgain(t *testing.T) {
+	e := ittest.NewEnv(t)
+	e.Exec(`CREATE TABLE orders (id bigint PRIMARY KEY, v bigint NOT NULL)`)
+	e.Exec(`CREATE PUBLICATION never_pub FOR TABLE orders`)
+	cfg := e.Config("backnever")
+	cfg.Postgres.Publication = "never_pub"
+	cfg.Snapshot.Mode = config.SnapshotNever
+	cfg.Snapshot.DiscoveryInterval = time.Second
+	r := start(t, cfg)
+	topic := "backnever.public.orders"
+	e.Exec(`INSERT INTO orders VALUES (1, 0)`)
+	readAll(t, e.Kafka, topic, 1)
+	var stamp uint32
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, "pub_rel not stored", func() bool {
+		stamp = r.P.TablePhases()["public.orders"].PubRel
+		return stamp != 0
+	})
+	e.Exec(`ALTER PUBLICATION never_pub DROP TABLE orders; INSERT INTO orders VALUES (2, 0); ALTER PUBLICATION never_pub ADD TABLE orders`)
+	eventually.True(t, 30*time.Second, 20*time.Millisecond, "the new publication row not seen", func() bool {
+		ph := r.P.TablePhases()["public.orders"]
+		return ph.PubRel != stamp && ph.PubRel != 0
+	})
+	if ph := r.P.TablePhases()["public.orders"]; ph.LeftMs != 0 || ph.Incremental != "" || ph.Phase != "ready" {
+		t.Fatalf("public.orders back under snapshot.mode never: %+v, want ready, no left_ms, no incremental snapshot", ph)
+	}
+	e.Exec(`INSERT INTO orders VALUES (3, 0)`)
+	evs := ittest.Decode(t, readAll(t, e.Kafka, topic, 2))
+	if len(evs) != 2 || evs[1].Op != "c" || evs[1].Key["id"].(float64) != 3 {
+		t.Fatalf("records %+v, want the creates of 1 and 3 (2, made while it was out, is not read again)", evs)
+	}
 	if err := r.Stop(t); err != nil {
 		t.Fatal(err)
 	}
