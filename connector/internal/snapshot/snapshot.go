@@ -238,7 +238,7 @@ func (s *Snapshotter) Run(ctx context.Context) error {
 	// Incremental snapshots the last run left unfinished resume (their
 	// tables are ready, with progress in their records).
 	for name, ts := range s.phases.All() {
-		if ts.Phase == offsets.PhaseReady && ts.Incremental != "" && s.inc != nil {
+		if ts.Phase == offsets.PhaseReady && ts.Incremental != "" && s.inc != nil && ts.LeftMs == 0 {
 			t := ts.Table
 			t.Table = name
 			s.startIncremental(gctx, t)

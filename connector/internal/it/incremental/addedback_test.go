@@ -48,6 +48,15 @@ func TestTableAddedBackToThePublicationLosesNoChange(t *testing.T) {
 	// The main worker is past the changes above once other's row is out.
 	e.Exec(`INSERT INTO other VALUES (1)`)
 	readAll(t, e.Kafka, "back.public.other", 1)
+	// A snapshot asked for while it is out reads nothing: none of its
+	// changes would follow the rows.
+	ittest.RequestIncremental(t, e, cfg, "public.orders")
+	for range 20 {
+		if ph := r.P.TablePhases()["public.orders"]; ph.Incremental != "" {
+			t.Fatalf("an incremental snapshot of a table out of the pipeline: %+v", ph)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 
 	e.Exec(`ALTER PUBLICATION back_pub ADD TABLE orders`)
 	checkAddedBack(t, e, r, topic, rows)
