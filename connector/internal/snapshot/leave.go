@@ -23,9 +23,10 @@ import (
 // for a table out of the pipeline, and a new one starts when it comes
 // back. A copy that runs goes on (it is left to fail, or to hand over: the
 // handover keeps the marker). The main worker writes none of the changes
-// of a table left out of postgres.tables (connector: Include) from the
-// position it is at when the marker is stored; a table removed from the
-// publication is not in the stream.
+// of a table left out of postgres.tables (connector: Include; the config
+// changes only with a restart, whose first discovery stores the marker
+// before the stream starts); a table removed from the publication is not
+// in the stream.
 func (s *Snapshotter) markLeft(ctx context.Context, name, why string) {
 	now := time.Now().UnixMilli()
 	s.setPhase(ctx, name, func(next *phases.State) {
