@@ -425,8 +425,14 @@ func (p *Pipeline) run(hard, soft context.Context) error {
 		Prefix: cfg.Kafka.TopicPrefix, Plans: plans, Keys: keys, Opts: record.OptionsOf(&cfg),
 		// A table that discovery gave a phase is captured even when its
 		// name matches no pattern: a partition selected by its root's name.
+		// One that left the pipeline (no longer selected: left_ms) is not,
+		// until it comes back (snapshot: leave.go).
 		Include: func(schemaName, table string) bool {
-			return p.include(schemaName, table) || ph.Get(schemaName+"."+table) != nil
+			if p.include(schemaName, table) {
+				return true
+			}
+			ts := ph.Get(schemaName + "." + table)
+			return ts != nil && ts.LeftMs == 0
 		},
 		Gate: ph, Hook: p.hooks.call, OnPromote: p.logPromoted, StoresShapes: true, Activity: &p.activity,
 		OnTableError: func(table string, lsn schema.LSN, err error) { snap.Parked(gctx, table, lsn, err) },

@@ -117,6 +117,21 @@ type Table struct {
 	// ({"chunk_pages":0}); nil for none. The table stays ready meanwhile.
 	// Kept as raw JSON: its form is the snapshot's (watermark.Progress).
 	Incremental RawJSON `json:"incremental,omitempty"`
+	// LeftMs is when discovery found that the table, which still exists,
+	// left the pipeline (Unix milliseconds; 0: it is in it): removed from
+	// the publication, or no longer selected by postgres.tables or
+	// postgres.tables_exclude. Its changes since are in no record, so when
+	// it comes back its rows are read again (phases.AddedBack): an
+	// incremental snapshot if it was ready, else a copy as a new table.
+	LeftMs int64 `json:"left_ms,omitempty"`
+	// PubRel is the oid of the publication's pg_publication_rel row that
+	// publishes the table (its own, or a partitioned ancestor's) when
+	// discovery last saw it; 0: unknown, or published otherwise (FOR ALL
+	// TABLES, FOR TABLES IN SCHEMA). A table removed from the publication
+	// and added back gets a new row: a new PubRel tells discovery that it
+	// left and came back unseen (between two discoveries, or while
+	// mooncdc was stopped).
+	PubRel uint32 `json:"pub_rel,omitempty"`
 }
 
 // IncrementalRequested is Table.Incremental of an incremental snapshot
@@ -125,8 +140,9 @@ type Table struct {
 const IncrementalRequested RawJSON = `{"chunk_pages":0}`
 
 // IncrementalRepair is Table.Incremental of the incremental snapshot that
-// on_slot_loss: resnapshot asks for on a ready table, not planned yet: a
-// repair of the slot's gap, which must end with the table's rows and
+// on_slot_loss: resnapshot, or a table added back to the pipeline, asks
+// for on a ready table, not planned yet: a repair of the gap (the lost
+// slot's, the table's time out of the pipeline), which must end with the table's rows and
 // tombstones in its topic, so that one the incremental path cannot take
 // is copied with the blocking copy instead. The snapshot's progress keeps
 // the mark ("repair") until it ends.

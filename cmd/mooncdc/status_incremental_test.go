@@ -95,3 +95,31 @@ func TestStatusShowsAnIncrementalSnapshotsOpenWindows(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusShowsATableThatLeftThePipeline: a table whose record has
+// left_ms (no longer published or selected) says so, with when, in the
+// text and in the JSON (left_at), whatever its phase; one that never left
+// says its phase's progress.
+func TestStatusShowsATableThatLeftThePipeline(t *testing.T) {
+	cfg := config.DefaultConfig()
+	cfg.Name = "shop"
+	cfg.ApplyDefaults()
+	now := time.UnixMilli(1_764_670_010_000)
+	live := &connector.LiveStatus{Name: "shop", Streaming: true, Time: now, Tables: map[string]offsets.Table{
+		"public.gone":   {Phase: offsets.PhaseReady, LSN: 99, LeftMs: 1_764_670_000_000},
+		"public.orders": {Phase: offsets.PhaseReady, LSN: 99}}}
+	r := buildStatusReport(cfg, statusInputs{live: live, now: now})
+	if len(r.Tables) != 2 {
+		t.Fatalf("tables %+v", r.Tables)
+	}
+	want := "left the pipeline at 2025-12-02T10:06:40Z: no longer published or selected; its rows are read again when it comes back"
+	if got := tableProgress(r.Tables[0], r.Running); got != want {
+		t.Fatalf("%s: %q, want %q", r.Tables[0].Table, got, want)
+	}
+	if r.Tables[0].LeftAt == nil || r.Tables[1].LeftAt != nil {
+		t.Fatalf("left_at: %v and %v, want the first only", r.Tables[0].LeftAt, r.Tables[1].LeftAt)
+	}
+	if got := tableProgress(r.Tables[1], r.Running); got != "copied" {
+		t.Fatalf("%s: %q, want copied", r.Tables[1].Table, got)
+	}
+}

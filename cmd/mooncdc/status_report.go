@@ -100,6 +100,9 @@ type tableReport struct {
 	// StaleKeys is why the table's last re-copy left keys it no longer
 	// has untombstoned (connector.LiveStatus.StaleKeys).
 	StaleKeys string `json:"stale_keys_not_tombstoned,omitempty"`
+	// LeftAt is when the table, which still exists, left the pipeline
+	// (no longer published or selected: offsets.Table.LeftMs).
+	LeftAt *time.Time `json:"left_at,omitempty"`
 }
 
 type copyReport struct {
@@ -237,6 +240,7 @@ func tableReports(in statusInputs) []tableReport {
 			tr.Copy = copyProgress(c, in.live.Time)
 		}
 		tr.Incremental = incrementalProgress(t.Incremental, in.now)
+		tr.LeftAt = msTime(t.LeftMs)
 		if in.live != nil {
 			tr.StaleKeys = in.live.StaleKeys[name]
 			tr.Windows = in.live.Windows[name]
@@ -393,6 +397,9 @@ func writeStatus(w io.Writer, r statusReport) {
 func tableProgress(t tableReport, running string) string {
 	if t.Incremental != nil && t.Copy == nil {
 		return incrementalText(t.Incremental) + windowsText(t.Windows)
+	}
+	if t.LeftAt != nil && t.Copy == nil {
+		return "left the pipeline at " + t.LeftAt.UTC().Format(time.RFC3339) + ": no longer published or selected; its rows are read again when it comes back"
 	}
 	if c := t.Copy; c != nil && c.Stage == connector.CopyStageStarting {
 		return "copy starting (snapshot taken)"

@@ -272,7 +272,10 @@ func detailSuffix(e *pgconn.PgError) string {
 // AddMatchingTables adds the tables that patterns select and publication
 // pub does not cover yet, unless it publishes all tables. It returns the
 // tables it added and those it left out for want of a replica identity.
-func AddMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel config.TableSelection) (added []string, keyless []config.TableName, err error) {
+// before, when not nil, is told the tables it is about to add, before it
+// adds them.
+func AddMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel config.TableSelection,
+	before func([]config.TableName)) (added []config.TableName, keyless []config.TableName, err error) {
 	all, _, err := publicationInfo(ctx, db, pub)
 	if err != nil || all {
 		return nil, nil, err
@@ -288,13 +291,21 @@ func AddMatchingTables(ctx context.Context, db *pgx.Conn, pub string, sel config
 	if err := filtersNeedPG15(ctx, db, sel); err != nil {
 		return nil, keyless, err
 	}
+	for _, c := range cs {
+		if c.identity {
+			added = append(added, c.TableName)
+		}
+	}
+	if before != nil {
+		before(added)
+	}
 	if err := execPublication(ctx, db, "ALTER PUBLICATION "+config.QuoteIdent(pub)+" ADD TABLE "+strings.Join(publish, ", "), cs, sel); err != nil {
 		if errors.As(err, new(*fault.CriticalError)) {
 			return nil, keyless, err
 		}
 		return nil, keyless, fmt.Errorf("add %s to publication %q: %w (grant mooncdc's role ownership of the tables, or add them yourself)", strings.Join(publish, ", "), pub, err)
 	}
-	return publish, keyless, nil
+	return added, keyless, nil
 }
 
 func patternStrings(ps []config.TablePattern) []string {

@@ -241,6 +241,35 @@ func SlotLossRequest(name string, old offsets.Table, nowMs int64) (t offsets.Tab
 	return t, true
 }
 
+// AddedBack is the state of table name when it comes back to the pipeline
+// at nowMs (published or selected again) after it left it (old.LeftMs):
+// its changes meanwhile are in no record. A ready table, whose topic has
+// readers, gets an incremental snapshot marked as a repair, as
+// SlotLossRequest's (offsets.IncrementalRepair): it streams on at once
+// while its rows are read again in chunks, the keys deleted while it was
+// out are tombstoned by the snapshot's stale-key pass, and where the
+// incremental path cannot repair the table (refused, failed, updates
+// skipped, stale keys past its bound) the blocking copy does. Any other phase is
+// copied as a new table is (init, no re-copy markers): it was not
+// streamed, or not yet. The left marker is cleared in the same record, so
+// that a crash never leaves a table back without its request.
+func AddedBack(name string, old offsets.Table, nowMs int64) offsets.Table {
+	old.LeftMs = 0
+	if old.Phase == offsets.PhaseReady {
+		t := IncrementalRequest(name, old, nowMs)
+		t.ResnapshotFilter, t.Incremental = "", offsets.IncrementalRepair
+		return t
+	}
+	t := old
+	t.Table = name
+	t.UpdatedMs = nowMs
+	t.Phase, t.LSN, t.Attempts, t.LastError, t.Retry, t.ParkedLSN = offsets.PhaseInit, 0, 0, "", "", 0
+	// A copy's progress holds a slot whose stream, like the pipeline's,
+	// carried none of the table's changes while it was out: copy anew.
+	t.Copy, t.Incremental, t.ResnapshotFilter, t.ResnapshotType = nil, "", "", ""
+	return t
+}
+
 // Request puts table back to init for a resnapshot request t, without
 // storing it (the request is in the offsets topic already), keeping the
 // Request's time so that later records carry it forward. A table that was
@@ -303,6 +332,9 @@ func (p *Rules) Handover(ts *State, pos schema.LSN, checkpoint func(next *State)
 	next = &State{Table: ts.Table}
 	if cur := p.view[ts.Table.Table]; cur != nil {
 		next.Shape = cur.Shape // the main worker's, written while the copy ran
+		// The table left the pipeline while it was copied: it comes back
+		// with its rows read again (discovery: leave.go).
+		next.LeftMs, next.PubRel = cur.LeftMs, cur.PubRel
 	}
 	next.Phase = offsets.PhaseCatchup
 	if pos == m {

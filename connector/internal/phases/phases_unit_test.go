@@ -346,3 +346,54 @@ func TestSlotLossRequestKeepsReadyTablesStreaming(t *testing.T) {
 		}
 	}
 }
+
+// TestAddedBackReadsTheRowsAgain: a table that comes back to the pipeline
+// after it left it (left_ms) has its rows read again, the marker cleared
+// in the same record: a ready table (its topic has readers) gets the
+// incremental request marked as a repair and stays ready (it streams on at once); any other
+// phase is copied as a new table is (init, no re-copy markers, no copy
+// progress: the copy slot's stream missed the changes too).
+func TestAddedBackReadsTheRowsAgain(t *testing.T) {
+	progress := &offsets.CopyProgress{}
+	for _, tc := range []struct {
+		name string
+		old  offsets.Table
+		want offsets.Table
+	}{
+		{"ready: incremental, streams on",
+			offsets.Table{OID: 7, Phase: offsets.PhaseReady, LSN: 99, ResnapshotMs: 5000, Shape: "s", LeftMs: 800, ResnapshotFilter: "id > 3"},
+			offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseReady, LSN: 99, Shape: "s", UpdatedMs: 1000, ResnapshotMs: 5001,
+				ResnapshotType: offsets.ResnapshotIncremental, Incremental: offsets.IncrementalRepair}},
+		{"errored (parked): copied as a new table",
+			offsets.Table{OID: 7, Phase: offsets.PhaseErrored, LSN: 99, ParkedLSN: 120, Attempts: 3, LastError: "x", Retry: "r", Shape: "s", LeftMs: 800,
+				ResnapshotType: offsets.ResnapshotBlocking, Copy: progress},
+			offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseInit, Shape: "s", UpdatedMs: 1000}},
+		{"init: still copied",
+			offsets.Table{OID: 7, Phase: offsets.PhaseInit, LeftMs: 800},
+			offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseInit, UpdatedMs: 1000}},
+		{"catchup: copied again (handed over, not ready yet)",
+			offsets.Table{OID: 7, Phase: offsets.PhaseCatchup, LSN: 99, LeftMs: 800},
+			offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseInit, UpdatedMs: 1000}},
+	} {
+		if got := AddedBack("public.t", tc.old, 1000); got != tc.want {
+			t.Errorf("%s: AddedBack = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestHandoverKeepsTheMarkThatTheTableLeft: a table that left the
+// pipeline while it was copied keeps the mark at its handover (which makes
+// its state from the copy's), so that discovery reads it again when it
+// comes back, and the publication row discovery saw it published by.
+func TestHandoverKeepsTheMarkThatTheTableLeft(t *testing.T) {
+	p := New(10, map[string]*State{"public.t": {Table: offsets.Table{Table: "public.t", OID: 7, Phase: offsets.PhaseCopying}}})
+	copying := p.Get("public.t")
+	p.Update("public.t", func(next *State, _ schema.LSN) { next.LeftMs, next.PubRel = 800, 16400 })
+	next, _, err := p.Handover(copying, 10, func(*State) error { return nil }, nil)
+	if err != nil || next == nil {
+		t.Fatalf("handover: %v, %v", next, err)
+	}
+	if next.Phase != offsets.PhaseReady || next.LeftMs != 800 || next.PubRel != 16400 {
+		t.Fatalf("after the handover: phase %s, left_ms %d, pub_rel %d; want ready with left_ms 800 and pub_rel 16400", next.Phase, next.LeftMs, next.PubRel)
+	}
+}

@@ -162,7 +162,7 @@ func (s *Snapshotter) startIncremental(ctx context.Context, t offsets.Table) {
 			}
 			s.note(id, func(src notify.Source, now int64) notify.Notification { return src.CompletedOf(now) })
 			if ts := s.phases.Get(name); repair && ts != nil && ts.Phase == offsets.PhaseReady {
-				s.log.Error("the incremental snapshot of a slot-loss repair failed: the table is copied with the blocking copy instead, so that the gap is repaired",
+				s.log.Error("the incremental snapshot of a repair (a lost slot's gap, or a table added back) failed: the table is copied with the blocking copy instead, so that the gap is repaired",
 					zap.String("table", name), zap.Error(err))
 				s.repairBlocking(ctx, t)
 				return

@@ -60,6 +60,13 @@ func (s *Snapshotter) request(t offsets.Table) {
 		return
 	}
 	s.seen[name] = t.ResnapshotMs
+	if ts := s.phases.Get(name); ts != nil && ts.LeftMs != 0 {
+		// Out of the pipeline: none of its changes would follow the rows
+		// read; they are read again when it comes back (leave.go).
+		s.log.Warn("snapshot requested for a table out of the pipeline (no longer published or selected): "+
+			"nothing is read now; its rows are read again when it comes back", zap.String("table", name))
+		return
+	}
 	if t.Incremental != "" {
 		// An incremental snapshot (an execute-snapshot signal of type
 		// incremental, `mooncdc resnapshot --incremental`) runs on a

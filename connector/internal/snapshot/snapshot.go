@@ -67,6 +67,11 @@ type Snapshotter struct {
 	// warnedPartitions: the warning about a publication that publishes
 	// partitions separately was logged (discovery's goroutine only).
 	warnedPartitions bool
+	// back holds the incremental requests of tables that came back to the
+	// pipeline (leave.go), for the loop to start after the discovery that
+	// found them (discovery's goroutine only; Run starts those of the
+	// first discovery with the snapshots to resume).
+	back []offsets.Table
 	// allDone is called once, in snapshot.mode initial_only, when every
 	// table is handed over or waits for resnapshot.
 	AllDone func()
@@ -203,6 +208,7 @@ func (s *Snapshotter) Run(ctx context.Context) error {
 	s.seen = map[string]int64{}
 	s.requests = make(chan offsets.Table, 64)
 	s.pending = map[string]offsets.Table{}
+	s.back = nil // the first discovery's: resumed below, as stored requests
 	for name, ts := range s.phases.All() {
 		s.seen[name] = ts.ResnapshotMs
 	}
@@ -232,7 +238,7 @@ func (s *Snapshotter) Run(ctx context.Context) error {
 	// Incremental snapshots the last run left unfinished resume (their
 	// tables are ready, with progress in their records).
 	for name, ts := range s.phases.All() {
-		if ts.Phase == offsets.PhaseReady && ts.Incremental != "" && s.inc != nil {
+		if ts.Phase == offsets.PhaseReady && ts.Incremental != "" && s.inc != nil && ts.LeftMs == 0 {
 			t := ts.Table
 			t.Table = name
 			s.startIncremental(gctx, t)
@@ -290,6 +296,10 @@ func (s *Snapshotter) loop(ctx context.Context) error {
 				s.log.Warn("table discovery failed; trying again later", zap.Error(err))
 			}
 			lastDiscovery = time.Now()
+			for _, t := range s.back {
+				s.request(t)
+			}
+			s.back = nil
 			s.c.sweepCopySlots(ctx) // copyslot.go
 		}
 		s.schedule()
@@ -334,6 +344,9 @@ func (s *Snapshotter) schedule() {
 	for name, ts := range s.phases.All() {
 		if s.busy[name] {
 			continue
+		}
+		if ts.LeftMs != 0 {
+			continue // out of the pipeline: copied when it comes back (leave.go)
 		}
 		if ts.Phase == offsets.PhaseInit || (ts.Phase == offsets.PhaseErrored && ts.RetryAt > 0 && ts.RetryAt <= now) {
 			due = append(due, name)
@@ -408,9 +421,10 @@ func (s *Snapshotter) finished() bool {
 	for _, ts := range s.phases.All() {
 		switch {
 		case ts.Phase == offsets.PhaseReady && repairOf(ts.Incremental):
-			return false // a slot-loss repair is a copy still to finish
+			return false // a repair is a copy still to finish
 		case ts.Phase == offsets.PhaseReady, ts.Phase == offsets.PhaseCatchup, ts.Phase == offsets.PhaseDropped:
 		case ts.Phase == offsets.PhaseErrored && ts.RetryAt == 0:
+		case ts.LeftMs != 0 && ts.Phase != offsets.PhaseCopying: // out of the pipeline: nothing to copy
 		default:
 			return false
 		}

@@ -89,8 +89,8 @@ type Progress struct {
 	// its correlation id in its offsets (AbstractIncrementalSnapshotContext.java:295
 	// at v3.6.1.Final).
 	CorrelationID string `json:"correlation_id,omitempty"`
-	// Repair marks the snapshot of a slot-loss repair
-	// (offsets.IncrementalRepair): if it cannot finish, the table is
+	// Repair marks the snapshot of a repair: a lost slot's gap, a table
+	// added back (offsets.IncrementalRepair): if it cannot finish, the table is
 	// copied with the blocking copy rather than left with the gap.
 	Repair bool `json:"repair,omitempty"`
 }
