@@ -42,9 +42,9 @@ func TestPackagesImportOnlyAlongTheFlow(t *testing.T) {
 		"connector/internal/notify":                {},                               // pure: Debezium's notifications, stdlib only
 		"connector/internal/fault":                 {"connector/config", "connector/internal/transform", "connector/stream"},
 		"connector/pgsource":                       {"connector/config", "connector/internal/transform", "connector/internal/fault", "connector/stream"},
-		"connector/internal/delivery":              {"connector/config", "connector/internal/transform", "connector/internal/fault", "connector/internal/phases", "connector/stream"},
+		"connector/internal/delivery":              {"connector/config", "connector/internal/transform", "connector/internal/fault", "connector/internal/phases", "connector/internal/watermark", "connector/stream"},
 		"connector/internal/delivery/deliverytest": {},
-		"connector/internal/record":                {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/notify", "connector/stream"},
+		"connector/internal/record":                {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/watermark", "connector/internal/notify", "connector/stream"},
 		"connector/internal/emit":                  {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/internal/delivery", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/internal/watermark", "connector/internal/notify", "connector/stream"},
 		"connector/internal/snapshot":              {"connector/config", "connector/internal/connectformat", "connector/internal/transform", "connector/pgsource", "connector/stream", "connector/internal/delivery", "connector/internal/emit", "connector/internal/fault", "connector/internal/phases", "connector/internal/record", "connector/internal/watermark", "connector/internal/notify"},
 	}
