@@ -368,7 +368,7 @@ func TestSlotLossRepairStreamsOnWhileTheTableIsReadAgain(t *testing.T) {
 		t.Run(string(delivery), func(t *testing.T) {
 			e := ittest.NewEnv(t)
 			// Chunks of 2 pages read one at a time, 200 ms apart: a snapshot
-			// of seconds, long enough to see the stream flow during it.
+			// of seconds, whose rows interleave with the stream's changes.
 			ittest.Tune(t, func(tu *connector.Tuning) {
 				tu.IncrementalChunkPages, tu.IncrementalReadDelay = 2, 200*time.Millisecond
 			})
@@ -395,6 +395,20 @@ func TestSlotLossRepairStreamsOnWhileTheTableIsReadAgain(t *testing.T) {
 			go func() { defer close(loaded); m.Run(load, 1<<30) }()
 			defer func() { stopLoad(); <-loaded }()
 			r = ittest.StartStreaming(t, cfg)
+			// A chunk's read waits (after its snapshot) until the change
+			// below is in Kafka: the snapshot is open then, however fast the
+			// machine reads the rest.
+			seen := make(chan struct{})
+			var holding atomic.Bool
+			holding.Store(true)
+			r.P.Hooks().Set(func(point, table string) {
+				if point == connector.HookChunkSnapshot && table == "public.t" && holding.CompareAndSwap(true, false) {
+					select {
+					case <-seen:
+					case <-time.After(60 * time.Second):
+					}
+				}
+			})
 			if got := ittest.Counter(r.P.Metrics().SlotLossResnapshots); got != 1 {
 				t.Errorf("mooncdc_slot_loss_resnapshots_total = %v, want 1", got)
 			}
@@ -418,8 +432,9 @@ func TestSlotLossRepairStreamsOnWhileTheTableIsReadAgain(t *testing.T) {
 				return false
 			})
 			if inc := r.P.TablePhases()["public.t"].Incremental; inc == "" {
-				t.Fatal("the snapshot ended before the change written during it reached Kafka: the test shows nothing (slow the chunks down)")
+				t.Fatal("the snapshot ended before the change written during it reached Kafka: the test shows nothing")
 			}
+			close(seen)
 			eventually.True(t, 90*time.Second, 50*time.Millisecond, "the repair's incremental snapshot did not end", func() bool {
 				if stopped, err := r.Stopped(); stopped {
 					t.Fatalf("pipeline stopped: %v", err)
