@@ -159,54 +159,43 @@ func TestSlotLossResnapshotRepairsTheGap(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Run("skipping updates", func(t *testing.T) {
-		// format.skipped_operations: [u] leaves an incremental snapshot no
-		// stale-key rule (a moved row's key would have no record), so the
-		// repair of a streamed table falls back to the blocking copy, which
-		// tombstones the keys the gap deleted.
-		e := ittest.NewEnv(t)
-		e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
-		e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
-		cfg := e.Config("lostskipu", "public.t")
-		cfg.OnSlotLoss = config.SlotLossResnapshot
-		cfg.Format.SkippedOperations = []string{"t", "u"}
-		r := ittest.Start(t, cfg)
-		if err := r.Stop(t); err != nil {
-			t.Fatal(err)
-		}
-		e.DropSlot("mooncdc_lostskipu")
-		e.Exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c')`)
-		r = ittest.Start(t, cfg)
-		e.Exec(`INSERT INTO t VALUES (6, 'd')`)
-		checkCompacted(t, e, "lostskipu.public.t", map[string]string{"2": "b", "3": "a", "4": "a", "5": "c", "6": "d"})
-		if err := r.Stop(t); err != nil {
-			t.Fatal(err)
-		}
-	})
-	t.Run("stale keys past the incremental bound", func(t *testing.T) {
-		// An incremental snapshot whose topic holds more keys than it keeps
-		// (snapshot: staleKeysLimit; 1 byte here) tombstones none; a repair
-		// must, so it falls back to the blocking copy, which tombstones the
-		// keys the gap deleted.
-		ittest.Tune(t, func(tu *connector.Tuning) { tu.StaleKeysLimit = 1 })
-		e := ittest.NewEnv(t)
-		e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
-		e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
-		cfg := e.Config("lostbound", "public.t")
-		cfg.OnSlotLoss = config.SlotLossResnapshot
-		r := ittest.Start(t, cfg)
-		if err := r.Stop(t); err != nil {
-			t.Fatal(err)
-		}
-		e.DropSlot("mooncdc_lostbound")
-		e.Exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c')`)
-		r = ittest.Start(t, cfg)
-		e.Exec(`INSERT INTO t VALUES (6, 'd')`)
-		checkCompacted(t, e, "lostbound.public.t", map[string]string{"2": "b", "3": "a", "4": "a", "5": "c", "6": "d"})
-		if err := r.Stop(t); err != nil {
-			t.Fatal(err)
-		}
-	})
+	// Where the incremental path cannot repair a streamed table, the repair
+	// falls back to the blocking copy, which tombstones the keys the gap
+	// deleted:
+	//   - format.skipped_operations: [u] leaves an incremental snapshot no
+	//     stale-key rule (a moved row's key would have no record);
+	//   - a topic holding more keys than an incremental snapshot keeps
+	//     (snapshot: staleKeysLimit; 1 byte here) has none tombstoned.
+	for _, tc := range []struct {
+		name, pipeline string
+		set            func(*testing.T, *config.Config)
+	}{
+		{"skipping updates", "lostskipu", func(_ *testing.T, cfg *config.Config) { cfg.Format.SkippedOperations = []string{"t", "u"} }},
+		{"stale keys past the incremental bound", "lostbound", func(t *testing.T, _ *config.Config) {
+			ittest.Tune(t, func(tu *connector.Tuning) { tu.StaleKeysLimit = 1 })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := ittest.NewEnv(t)
+			e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, v text)`)
+			e.Exec(`INSERT INTO t SELECT g, 'a' FROM generate_series(1, 4) g`)
+			cfg := e.Config(tc.pipeline, "public.t")
+			cfg.OnSlotLoss = config.SlotLossResnapshot
+			tc.set(t, &cfg)
+			r := ittest.Start(t, cfg)
+			if err := r.Stop(t); err != nil {
+				t.Fatal(err)
+			}
+			e.DropSlot("mooncdc_" + tc.pipeline)
+			e.Exec(`DELETE FROM t WHERE id = 1; UPDATE t SET v = 'b' WHERE id = 2; INSERT INTO t VALUES (5, 'c')`)
+			r = ittest.Start(t, cfg)
+			e.Exec(`INSERT INTO t VALUES (6, 'd')`)
+			checkCompacted(t, e, tc.pipeline+".public.t", map[string]string{"2": "b", "3": "a", "4": "a", "5": "c", "6": "d"})
+			if err := r.Stop(t); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 	t.Run("while streaming", func(t *testing.T) {
 		pg := pgtest.New(t, func(o *pgtest.Options) {
 			o.Settings = map[string]string{"max_slot_wal_keep_size": "1MB", "min_wal_size": "32MB", "max_wal_size": "64MB"}
