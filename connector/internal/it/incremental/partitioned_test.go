@@ -33,7 +33,7 @@ func TestIncrementalSnapshotOfAPartitionedTable(t *testing.T) {
 	e.Exec(`CREATE TABLE porders_0 PARTITION OF porders FOR VALUES IN (0)`)
 	e.Exec(`CREATE TABLE porders_1 PARTITION OF porders FOR VALUES IN (1)`)
 	e.Exec(`CREATE TABLE porders_2 PARTITION OF porders FOR VALUES IN (2)`)
-	const rows = 6000
+	const rows = 3000
 	// 60 %, 30 % and 10 % of the rows: leaves of different sizes.
 	e.Exec(`INSERT INTO porders SELECT g, CASE WHEN g % 10 < 6 THEN 0 WHEN g % 10 < 9 THEN 1 ELSE 2 END, 0, repeat('p', 60)
 		FROM generate_series(1, $1::int) g`, rows)

@@ -356,10 +356,10 @@ func TestSlotLossRepairStreamsOnWhileTheTableIsReadAgain(t *testing.T) {
 	for _, delivery := range []config.Delivery{config.DeliveryAtLeastOnce, config.DeliveryExactlyOnce} {
 		t.Run(string(delivery), func(t *testing.T) {
 			e := ittest.NewEnv(t)
-			// Chunks of 2 pages read one at a time, 200 ms apart: a snapshot
-			// of seconds, whose rows interleave with the stream's changes.
+			// Chunks of 2 pages read one at a time, 50 ms apart: a snapshot
+			// whose rows interleave with the stream's changes.
 			ittest.Tune(t, func(tu *connector.Tuning) {
-				tu.IncrementalChunkPages, tu.IncrementalReadDelay = 2, 200*time.Millisecond
+				tu.IncrementalChunkPages, tu.IncrementalReadDelay = 2, 50*time.Millisecond
 			})
 			const rows, loadKeys = 1500, 1200 // the load changes ids below 1200; 1200… are the test's
 			e.Exec(`CREATE TABLE public.t (id int PRIMARY KEY, n bigint NOT NULL, pad text NOT NULL DEFAULT repeat('p', 200))`)
